@@ -1,0 +1,233 @@
+package cache
+
+import "sync/atomic"
+
+// maxFreq caps an entry's re-read counter (two bits, as in S3-FIFO).
+const maxFreq = 3
+
+// Queue an entry is in.
+const (
+	inNone uint8 = iota
+	inSmall
+	inMain
+)
+
+// chunkKey names chunk idx of object key.
+type chunkKey struct {
+	key string
+	idx int64
+}
+
+// entry is one resident chunk. Its list links and queue are guarded by
+// Cache.mu (write lock); the atomics are updated by readers under the read
+// lock.
+type entry struct {
+	key  chunkKey
+	data []byte // never modified once the entry is published
+
+	freq       atomic.Int32 // re-reads since insertion or last main pass, capped at maxFreq
+	readHigh   atomic.Int64 // highest chunk-relative byte end served so far
+	lastAccess atomic.Int64 // Cache.now() of the last access
+
+	queue      uint8
+	prev, next *entry
+}
+
+// size is the number of bytes the entry holds.
+func (e *entry) size() int64 { return int64(len(e.data)) }
+
+// touch records a read of [lo, hi) of the chunk at time now. A read that
+// starts below the highest byte served before re-reads data and counts as
+// reuse; forward progress does not. It reports whether this read carried the
+// read mark across the chunk's midpoint, the read-ahead trigger.
+func (e *entry) touch(lo, hi, now int64) (crossedMid bool) {
+	old := e.readHigh.Load()
+	if lo < old {
+		if f := e.freq.Load(); f < maxFreq {
+			e.freq.CompareAndSwap(f, f+1) // lossy under contention; fine for a heuristic
+		}
+	}
+	for cur := old; hi > cur; cur = e.readHigh.Load() {
+		if e.readHigh.CompareAndSwap(cur, hi) {
+			break
+		}
+	}
+	e.lastAccess.Store(now)
+	mid := e.size() / 2
+	return old < mid && hi >= mid
+}
+
+// fifo is an intrusive doubly linked FIFO of entries: push at head, pop at
+// tail. It tracks the bytes it holds.
+type fifo struct {
+	head, tail *entry
+	bytes      int64
+	n          int
+}
+
+func (q *fifo) pushHead(e *entry) {
+	e.prev, e.next = nil, q.head
+	if q.head != nil {
+		q.head.prev = e
+	} else {
+		q.tail = e
+	}
+	q.head = e
+	q.bytes += e.size()
+	q.n++
+}
+
+func (q *fifo) remove(e *entry) {
+	if e.prev != nil {
+		e.prev.next = e.next
+	} else {
+		q.head = e.next
+	}
+	if e.next != nil {
+		e.next.prev = e.prev
+	} else {
+		q.tail = e.prev
+	}
+	e.prev, e.next = nil, nil
+	q.bytes -= e.size()
+	q.n--
+}
+
+// ghost remembers the keys of chunks recently evicted from the small queue,
+// without their data, in a bounded FIFO. A miss on a ghost key is a chunk
+// that came back soon after eviction: it goes straight to the main queue.
+type ghost struct {
+	keys map[chunkKey]uint64 // key -> sequence of its ring slot
+	ring []ghostSlot
+	pos  int
+	seq  uint64
+}
+
+type ghostSlot struct {
+	key chunkKey
+	seq uint64
+}
+
+func newGhost(capacity int) *ghost {
+	return &ghost{keys: make(map[chunkKey]uint64, capacity), ring: make([]ghostSlot, max(capacity, 1))}
+}
+
+// add remembers k, forgetting the oldest key when full.
+func (g *ghost) add(k chunkKey) {
+	old := g.ring[g.pos]
+	if s, ok := g.keys[old.key]; ok && s == old.seq {
+		delete(g.keys, old.key)
+	}
+	g.seq++
+	g.ring[g.pos] = ghostSlot{key: k, seq: g.seq}
+	g.keys[k] = g.seq
+	g.pos = (g.pos + 1) % len(g.ring)
+}
+
+// take reports whether k is remembered and forgets it.
+func (g *ghost) take(k chunkKey) bool {
+	if _, ok := g.keys[k]; !ok {
+		return false
+	}
+	delete(g.keys, k)
+	return true
+}
+
+// insertLocked makes e resident: in main if its key is a ghost, else in
+// small. The caller has already made room. c.mu must be held (write).
+func (c *Cache) insertLocked(e *entry) {
+	c.mu.entries[e.key] = e
+	if c.mu.ghost.take(e.key) {
+		e.queue = inMain
+		c.mu.main.pushHead(e)
+	} else {
+		e.queue = inSmall
+		c.mu.small.pushHead(e)
+	}
+}
+
+// residentLocked is the number of bytes held by resident chunks.
+// c.mu must be held.
+func (c *Cache) residentLocked() int64 { return c.mu.small.bytes + c.mu.main.bytes }
+
+// reserveLocked evicts until n more bytes fit under MaxBytes and reserves
+// them for a load. It reports false, reserving nothing, when they cannot fit
+// because the rest is reserved by other loads. c.mu must be held (write).
+func (c *Cache) reserveLocked(n int64) bool {
+	if !c.makeRoomLocked(n) {
+		return false
+	}
+	c.mu.reserved += n
+	return true
+}
+
+// makeRoomLocked evicts until n more bytes fit under MaxBytes. c.mu must be
+// held (write).
+func (c *Cache) makeRoomLocked(n int64) bool {
+	for c.residentLocked()+c.mu.reserved+n > c.opts.MaxBytes {
+		if !c.evictOneLocked() {
+			return false
+		}
+	}
+	return true
+}
+
+// evictOneLocked frees one chunk following S3-FIFO: from small while it
+// holds more than its share (or main is empty), else from main. It reports
+// false when nothing is resident. c.mu must be held (write).
+func (c *Cache) evictOneLocked() bool {
+	for c.mu.small.n > 0 || c.mu.main.n > 0 {
+		if c.mu.small.n > 0 && (c.mu.small.bytes >= c.smallTarget || c.mu.main.n == 0) {
+			if c.evictSmallLocked() {
+				return true
+			}
+			continue
+		}
+		if c.evictMainLocked() {
+			return true
+		}
+	}
+	return false
+}
+
+// evictSmallLocked looks at the tail of small: a re-read chunk moves to main
+// (reporting false: nothing freed yet), a chunk never re-read is evicted and
+// its key remembered in the ghost queue.
+func (c *Cache) evictSmallLocked() bool {
+	e := c.mu.small.tail
+	c.mu.small.remove(e)
+	if e.freq.Load() > 0 {
+		e.queue = inMain
+		c.mu.main.pushHead(e)
+		return false
+	}
+	c.mu.ghost.add(e.key)
+	c.dropLocked(e)
+	return true
+}
+
+// evictMainLocked looks at the tail of main: a chunk re-read since its last
+// pass goes back to the head with one less credit (CLOCK-like), otherwise it
+// is evicted. It reports whether a chunk was freed.
+func (c *Cache) evictMainLocked() bool {
+	e := c.mu.main.tail
+	c.mu.main.remove(e)
+	if f := e.freq.Load(); f > 0 {
+		e.freq.Store(f - 1)
+		c.mu.main.pushHead(e)
+		return false
+	}
+	c.dropLocked(e)
+	return true
+}
+
+// dropLocked forgets an entry already unlinked from its queue and hands its
+// data to the disk tier.
+func (c *Cache) dropLocked(e *entry) {
+	e.queue = inNone
+	delete(c.mu.entries, e.key)
+	c.stats.evictions.Add(1)
+	if c.disk != nil {
+		c.disk.offer(e.key, e.data)
+	}
+}

@@ -1,0 +1,116 @@
+// Command broker runs a floe broker. With no flags it is a complete
+// single-node cluster: Pebble state and a local-directory object store under
+// ./data, an in-process coordinator, Kafka on 127.0.0.1:9092 and HTTP
+// (/healthz, /metrics, /kv) on 127.0.0.1:8080.
+//
+// Every flag can also be set by an environment variable: --ingest-linger is
+// FLOE_INGEST_LINGER. A flag on the command line wins.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/floe-io/floe/node"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "broker:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("broker", flag.ContinueOnError)
+	var (
+		cfg      node.Config
+		logLevel string
+		drain    time.Duration
+	)
+	fs.StringVar(&cfg.DataDir, "data-dir", "./data", "directory for coordinator state and, without S3, objects")
+	fs.StringVar(&cfg.KafkaAddr, "kafka-addr", "127.0.0.1:9092", "Kafka listener address")
+	fs.StringVar(&cfg.AdvertisedAddr, "advertised-addr", "", "host:port returned in Metadata (default: the Kafka listener)")
+	fs.StringVar(&cfg.HTTPAddr, "http-addr", "127.0.0.1:8080", "HTTP address for /healthz, /metrics and /kv (\"-\" disables)")
+	fs.StringVar(&cfg.S3.Bucket, "s3-bucket", "", "S3 bucket; set to store objects in S3 instead of --data-dir")
+	fs.StringVar(&cfg.S3.Endpoint, "s3-endpoint", "", "S3 endpoint URL, e.g. http://127.0.0.1:9000 for MinIO (default: AWS)")
+	fs.StringVar(&cfg.S3.Region, "s3-region", "", "S3 region (default: AWS config chain, else us-east-1)")
+	fs.BoolVar(&cfg.S3.PathStyle, "s3-path-style", false, "address buckets by path (MinIO)")
+	fs.StringVar(&cfg.S3Prefix, "s3-prefix", "", "prefix for every object key")
+	nodeID := fs.Int("node-id", 1, "Kafka node id of this broker")
+	fs.StringVar(&cfg.Broker.Rack, "rack", "", "rack (availability zone) returned in Metadata")
+	fs.StringVar(&cfg.Broker.ClusterID, "cluster-id", "floe", "cluster id returned in Metadata")
+	fs.BoolVar(&cfg.Broker.AutoCreateTopics, "auto-create-topics", false, "create unknown topics on Metadata when the client allows it")
+	numPartitions := fs.Int("num-partitions", 1, "partitions of auto-created topics and CreateTopics with -1")
+	maxRequest := fs.Int("max-request-bytes", 100<<20, "largest request frame; larger ones close the connection")
+	fs.IntVar(&cfg.Ingest.MaxBytes, "ingest-max-bytes", 8<<20, "roll the object buffer at this size")
+	fs.DurationVar(&cfg.Ingest.Linger, "ingest-linger", 250*time.Millisecond, "longest a batch waits in the object buffer")
+	fs.Float64Var(&cfg.Ingest.MaxPutRate, "ingest-max-put-rate", 100, "objects per second this broker may roll early (before linger) when idle")
+	fs.Int64Var(&cfg.Ingest.MaxBufferedBytes, "ingest-max-buffered-bytes", 256<<20, "bytes buffered before producers wait")
+	fs.Int64Var(&cfg.Cache.MaxBytes, "cache-bytes", 512<<20, "chunk cache size in bytes")
+	fs.Int64Var(&cfg.Cache.ChunkBytes, "cache-chunk-bytes", 4<<20, "chunk cache chunk size")
+	fs.StringVar(&cfg.Cache.Dir, "cache-dir", "", "optional disk tier for the chunk cache")
+	fs.BoolVar(&cfg.Coordinator.KVIndexEnabled, "kv-index-enabled", false, "allow topics to enable kv.index.enabled")
+	fs.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.DurationVar(&drain, "drain-timeout", 30*time.Second, "how long a graceful stop may take")
+	if err := setFromEnv(fs); err != nil {
+		return err
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	cfg.Broker.NodeID = int32(*nodeID)
+	cfg.Broker.MaxRequestBytes = int32(*maxRequest)
+	cfg.Broker.DefaultPartitions = int32(*numPartitions)
+	cfg.Broker.KVIndexEnabled = cfg.Coordinator.KVIndexEnabled
+	cfg.Coordinator.DefaultPartitions = int32(*numPartitions)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	n, err := node.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		cfg.Logger.Info("stopping: draining buffered produce requests")
+	case serveErr = <-n.Err():
+		cfg.Logger.Error("listener failed", "err", serveErr)
+	}
+	stop()
+	dctx, cancel := context.WithTimeout(context.Background(), drain)
+	defer cancel()
+	if err := n.Close(dctx); err != nil {
+		return errors.Join(serveErr, fmt.Errorf("drain: %w", err))
+	}
+	cfg.Logger.Info("stopped")
+	return serveErr
+}
+
+// setFromEnv sets each flag from FLOE_<NAME> when that variable is set.
+func setFromEnv(fs *flag.FlagSet) error {
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		name := "FLOE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(name); ok {
+			if err := f.Value.Set(v); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			}
+		}
+	})
+	return errors.Join(errs...)
+}

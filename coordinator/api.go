@@ -1,0 +1,179 @@
+package coordinator
+
+import (
+	"encoding/hex"
+)
+
+// TopicID is a topic's UUID, as Kafka's Metadata v10+ returns it. A
+// recreated topic gets a new id.
+type TopicID [16]byte
+
+// String formats the id as Kafka's tools do (hex, for logs and keys).
+func (id TopicID) String() string { return hex.EncodeToString(id[:]) }
+
+// IsZero reports whether id is the all-zero (unset) id.
+func (id TopicID) IsZero() bool { return id == TopicID{} }
+
+// Topic is a topic's metadata.
+type Topic struct {
+	ID         TopicID
+	Name       string
+	Partitions int32
+	// Configs holds only the configs set explicitly on the topic; see
+	// TopicConfigDefs for the defaults of the rest.
+	Configs map[string]string
+}
+
+// CreateTopicRequest asks for a new topic.
+type CreateTopicRequest struct {
+	Name string
+	// Partitions <= 0 means the cluster default (num.partitions).
+	Partitions int32
+	// ReplicationFactor is accepted for compatibility: -1 or 1..3 are fine,
+	// since object storage replicates the data.
+	ReplicationFactor int16
+	Configs           map[string]string
+	ValidateOnly      bool
+}
+
+// ConfigOp is one change to a topic config, as IncrementalAlterConfigs
+// sends it.
+type ConfigOp struct {
+	Name string
+	// Op is Kafka's op code: 0 SET, 1 DELETE, 2 APPEND, 3 SUBTRACT.
+	Op    int8
+	Value *string
+}
+
+// Config op codes, as IncrementalAlterConfigs encodes them.
+const (
+	OpSet      int8 = 0
+	OpDelete   int8 = 1
+	OpAppend   int8 = 2
+	OpSubtract int8 = 3
+)
+
+// PartitionState is a partition's offsets.
+type PartitionState struct {
+	LogStartOffset int64
+	HighWatermark  int64
+}
+
+// CommitRequest commits one uploaded object: every batch in it, in the order
+// the broker appended them. The coordinator assigns offsets to all batches
+// in one durable write.
+type CommitRequest struct {
+	ObjectKey  string
+	ObjectSize int64
+	BrokerID   int32
+	Batches    []CommitBatch
+}
+
+// CommitBatch is one record batch inside a committed object.
+type CommitBatch struct {
+	TopicID   TopicID
+	Partition int32
+	// ByteOffset and ByteLength locate the batch in the object.
+	ByteOffset int64
+	ByteLength int32
+	// LastOffsetDelta+1 offsets are assigned to the batch.
+	LastOffsetDelta int32
+	// MaxTimestamp is the batch header's max timestamp (CreateTime).
+	MaxTimestamp int64
+	// Idempotence fields from the batch header; ProducerID -1 if none.
+	ProducerID    int64
+	ProducerEpoch int16
+	BaseSequence  int32
+	// Keys is set only for topics with kv.index.enabled: one entry per
+	// record with a non-null key.
+	Keys []KeyEntry
+}
+
+// KeyEntry is one record's key, as the key index needs it.
+type KeyEntry struct {
+	Key         []byte
+	OffsetDelta int32
+	Tombstone   bool
+}
+
+// CommitResponse answers a CommitRequest, one result per batch in order.
+type CommitResponse struct {
+	Results []BatchResult
+}
+
+// BatchResult is the outcome for one committed batch.
+type BatchResult struct {
+	// ErrorCode is a Kafka error code; 0 on success.
+	ErrorCode int16
+	// BaseOffset is the offset assigned to the batch's first record (for a
+	// duplicate idempotent batch, the offset it was first given).
+	BaseOffset int64
+	// LogAppendTime is the broker time for LogAppendTime topics, else -1.
+	LogAppendTime  int64
+	LogStartOffset int64
+}
+
+// FindBatchesRequest asks where the batches from Offset on live.
+type FindBatchesRequest struct {
+	TopicID   TopicID
+	Partition int32
+	Offset    int64
+	// MaxBytes bounds the summed batch lengths; the first batch is always
+	// returned whole even if larger (Kafka's fetch semantics).
+	MaxBytes int32
+}
+
+// BatchCoord is where one committed batch lives.
+type BatchCoord struct {
+	ObjectKey string
+	// ObjectSize is the whole object's size, so that readers know its
+	// chunk bounds.
+	ObjectSize int64
+	ByteOffset int64
+	ByteLength int32
+	BaseOffset int64
+	LastOffset int64
+	// MaxTimestamp is the batch's max timestamp: the producer's for
+	// CreateTime topics, the append time for LogAppendTime topics.
+	MaxTimestamp int64
+	// LogAppendTime is true when the batch must be patched to
+	// LogAppendTime (timestamp type bit, max timestamp, CRC) on the wire.
+	LogAppendTime bool
+}
+
+// FindBatchesResponse lists the batches covering the requested offset on,
+// with the partition's offsets at the time of the read.
+type FindBatchesResponse struct {
+	Batches []BatchCoord
+	PartitionState
+}
+
+// Special timestamps of ListOffsets.
+const (
+	TimestampLatest   int64 = -1
+	TimestampEarliest int64 = -2
+	TimestampMax      int64 = -3
+)
+
+// InitProducerIDRequest mirrors Kafka's InitProducerId.
+type InitProducerIDRequest struct {
+	TransactionalID *string
+	TimeoutMs       int32
+	// ProducerID and ProducerEpoch are -1 for a new producer; set for an
+	// epoch bump (KIP-360).
+	ProducerID    int64
+	ProducerEpoch int16
+}
+
+// InitProducerIDResponse is the producer id and epoch to use.
+type InitProducerIDResponse struct {
+	ProducerID    int64
+	ProducerEpoch int16
+}
+
+// CommitNotice says a partition's high watermark advanced.
+type CommitNotice struct {
+	TopicID       TopicID
+	Partition     int32
+	HighWatermark int64
+}

@@ -1,0 +1,295 @@
+package coordinator
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// Value encodings. Every value starts with a format byte (valueV1) so that a
+// later version can change a layout without a rewrite; the rest is
+// encoding/binary varints (see the package doc for each layout).
+
+const valueV1 byte = 1
+
+var errShortValue = errors.New("coordinator: truncated value")
+
+// decoder reads varints from a value, remembering the first error.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func newDecoder(what string, b []byte) *decoder {
+	d := &decoder{b: b}
+	if len(b) == 0 || b[0] != valueV1 {
+		d.err = fmt.Errorf("coordinator: %s value: unknown format %x", what, b)
+		return d
+	}
+	d.b = b[1:]
+	return d
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = errShortValue
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.err = errShortValue
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) byte() byte {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b) == 0 {
+		d.err = errShortValue
+		return 0
+	}
+	v := d.b[0]
+	d.b = d.b[1:]
+	return v
+}
+
+func (d *decoder) bytes(n uint64) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if uint64(len(d.b)) < n {
+		d.err = errShortValue
+		return nil
+	}
+	v := d.b[:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) string() string { return string(d.bytes(d.uvarint())) }
+
+func (d *decoder) done(what string) error {
+	if d.err == nil && len(d.b) != 0 {
+		d.err = fmt.Errorf("coordinator: %s value: %d trailing bytes", what, len(d.b))
+	}
+	if d.err != nil {
+		return fmt.Errorf("decode %s value: %w", what, d.err)
+	}
+	return nil
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// topicValue encodes a topic: name, partition count, creation time and its
+// explicitly set configs, sorted by name.
+func encodeTopic(t *topicState) []byte {
+	b := []byte{valueV1}
+	b = appendString(b, t.name)
+	b = binary.AppendUvarint(b, uint64(len(t.parts)))
+	b = binary.AppendVarint(b, t.createdMs)
+	names := make([]string, 0, len(t.configs))
+	for k := range t.configs {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	b = binary.AppendUvarint(b, uint64(len(names)))
+	for _, k := range names {
+		b = appendString(b, k)
+		b = appendString(b, t.configs[k])
+	}
+	return b
+}
+
+// decodeTopic decodes a topic value; partitions are loaded separately.
+func decodeTopic(id TopicID, v []byte) (t *topicState, partitions int, err error) {
+	d := newDecoder("topic", v)
+	t = &topicState{id: id, configs: map[string]string{}}
+	t.name = d.string()
+	partitions = int(d.uvarint())
+	t.createdMs = d.varint()
+	n := d.uvarint()
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		k := d.string()
+		t.configs[k] = d.string()
+	}
+	return t, partitions, d.done("topic")
+}
+
+// encodePartition encodes a partition's offsets.
+func encodePartition(p *partState) []byte {
+	b := make([]byte, 0, 1+5*binary.MaxVarintLen64)
+	b = append(b, valueV1)
+	b = binary.AppendVarint(b, p.logStart)
+	b = binary.AppendVarint(b, p.hwm)
+	b = binary.AppendVarint(b, p.maxTimestamp)
+	b = binary.AppendVarint(b, p.maxTimestampOffset)
+	b = binary.AppendVarint(b, p.maxTimestampLast)
+	return b
+}
+
+func decodePartition(v []byte) (partState, error) {
+	d := newDecoder("partition", v)
+	p := partState{
+		logStart:           d.varint(),
+		hwm:                d.varint(),
+		maxTimestamp:       d.varint(),
+		maxTimestampOffset: d.varint(),
+		maxTimestampLast:   d.varint(),
+	}
+	return p, d.done("partition")
+}
+
+// batchValue is where one committed batch lives and what ListOffsets needs
+// to know about it. Its last offset is in the key.
+type batchValue struct {
+	object          uint64
+	byteOffset      int64
+	byteLength      int32
+	lastOffsetDelta int32
+	maxTimestamp    int64
+	logAppendTime   bool
+}
+
+const batchFlagLogAppendTime byte = 1
+
+func appendBatchValue(b []byte, v *batchValue) []byte {
+	b = append(b, valueV1)
+	var flags byte
+	if v.logAppendTime {
+		flags |= batchFlagLogAppendTime
+	}
+	b = append(b, flags)
+	b = binary.AppendUvarint(b, v.object)
+	b = binary.AppendUvarint(b, uint64(v.byteOffset))
+	b = binary.AppendUvarint(b, uint64(v.byteLength))
+	b = binary.AppendUvarint(b, uint64(v.lastOffsetDelta))
+	b = binary.AppendVarint(b, v.maxTimestamp)
+	return b
+}
+
+func decodeBatchValue(v []byte) (batchValue, error) {
+	d := newDecoder("batch", v)
+	flags := d.byte()
+	bv := batchValue{
+		object:          d.uvarint(),
+		byteOffset:      int64(d.uvarint()),
+		byteLength:      int32(d.uvarint()),
+		lastOffsetDelta: int32(d.uvarint()),
+		maxTimestamp:    d.varint(),
+		logAppendTime:   flags&batchFlagLogAppendTime != 0,
+	}
+	return bv, d.done("batch")
+}
+
+func encodeObject(o *objectState) []byte {
+	b := make([]byte, 0, 1+6*binary.MaxVarintLen64+len(o.key))
+	b = append(b, valueV1)
+	b = append(b, byte(o.state))
+	b = binary.AppendVarint(b, o.size)
+	b = binary.AppendVarint(b, o.live)
+	b = binary.AppendVarint(b, o.createdMs)
+	b = binary.AppendVarint(b, o.garbageSinceMs)
+	b = binary.AppendVarint(b, int64(o.brokerID))
+	b = appendString(b, o.key)
+	return b
+}
+
+func decodeObject(v []byte) (objectState, error) {
+	d := newDecoder("object", v)
+	o := objectState{
+		state:          ObjectState(d.byte()),
+		size:           d.varint(),
+		live:           d.varint(),
+		createdMs:      d.varint(),
+		garbageSinceMs: d.varint(),
+		brokerID:       int32(d.varint()),
+	}
+	o.key = d.string()
+	return o, d.done("object")
+}
+
+func encodeProducer(p *producerState) []byte {
+	b := make([]byte, 0, 1+3+binary.MaxVarintLen64+p.n*4*binary.MaxVarintLen64)
+	b = append(b, valueV1)
+	b = binary.AppendVarint(b, int64(p.epoch))
+	b = binary.AppendVarint(b, p.lastUpdateMs)
+	b = append(b, byte(p.n))
+	for _, sb := range p.batches[:p.n] {
+		b = binary.AppendVarint(b, int64(sb.baseSeq))
+		b = binary.AppendVarint(b, int64(sb.lastSeq))
+		b = binary.AppendVarint(b, sb.baseOffset)
+		b = binary.AppendVarint(b, sb.timestamp)
+	}
+	return b
+}
+
+func decodeProducer(v []byte) (producerState, error) {
+	d := newDecoder("producer", v)
+	p := producerState{
+		epoch:        int16(d.varint()),
+		lastUpdateMs: d.varint(),
+	}
+	n := int(d.byte())
+	if n > maxProducerBatches {
+		return p, fmt.Errorf("decode producer value: %d batches", n)
+	}
+	for i := 0; i < n && d.err == nil; i++ {
+		p.batches[i] = seqBatch{
+			baseSeq:    int32(d.varint()),
+			lastSeq:    int32(d.varint()),
+			baseOffset: d.varint(),
+			timestamp:  d.varint(),
+		}
+	}
+	p.n = n
+	return p, d.done("producer")
+}
+
+// producerIDValue is what InitProducerID remembers about a producer id to
+// bump its epoch (KIP-360): the current epoch and the one it was bumped from,
+// so that a retried bump gets the same answer.
+type producerIDValue struct {
+	epoch     int16
+	lastEpoch int16
+}
+
+func encodeProducerID(v producerIDValue) []byte {
+	b := []byte{valueV1}
+	b = binary.AppendVarint(b, int64(v.epoch))
+	return binary.AppendVarint(b, int64(v.lastEpoch))
+}
+
+func decodeProducerID(v []byte) (producerIDValue, error) {
+	d := newDecoder("producer id", v)
+	p := producerIDValue{epoch: int16(d.varint()), lastEpoch: int16(d.varint())}
+	return p, d.done("producer id")
+}
+
+func encodeUint64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+
+func decodeUint64(what string, v []byte) (uint64, error) {
+	if len(v) != 8 {
+		return 0, fmt.Errorf("coordinator: bad %s value %x", what, v)
+	}
+	return binary.BigEndian.Uint64(v), nil
+}

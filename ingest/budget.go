@@ -1,0 +1,51 @@
+package ingest
+
+import "time"
+
+// putBudget is a token bucket of object PUTs per second. Early rolls take a
+// token only when one is there; rolls forced by size or linger spend one
+// regardless (the bucket goes into debt), so that under load early rolls
+// stop and objects fill up.
+type putBudget struct {
+	rate   float64 // tokens per second
+	burst  float64
+	tokens float64
+	last   time.Time
+}
+
+func newPutBudget(rate float64, now time.Time) *putBudget {
+	burst := max(1, rate/10)
+	return &putBudget{rate: rate, burst: burst, tokens: burst, last: now}
+}
+
+func (b *putBudget) refill(now time.Time) {
+	if now.After(b.last) {
+		b.tokens = min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
+		b.last = now
+	}
+}
+
+// tryTake takes a token if one is available.
+func (b *putBudget) tryTake(now time.Time) bool {
+	b.refill(now)
+	if b.tokens >= 1 {
+		b.tokens--
+		return true
+	}
+	return false
+}
+
+// spend takes a token, going into debt if there is none.
+func (b *putBudget) spend(now time.Time) {
+	b.refill(now)
+	b.tokens--
+}
+
+// wait is how long until a token is available.
+func (b *putBudget) wait(now time.Time) time.Duration {
+	b.refill(now)
+	if b.tokens >= 1 {
+		return 0
+	}
+	return time.Duration((1 - b.tokens) / b.rate * float64(time.Second))
+}

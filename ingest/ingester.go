@@ -1,0 +1,448 @@
+// Package ingest is floe's produce path. Batches from every partition are
+// appended, unchanged, to one open object buffer; the buffer rolls into an
+// object at a size or a linger time (or at once when the uploader is idle and
+// the PUT budget allows); objects upload in parallel and commit to the
+// coordinator strictly in object order; each Append's Pending completes with
+// its offsets only after the commit is durable.
+//
+//	Append ──► open object ──roll──► upload (≤ MaxUploads at once) ──► commit in order ──► Pending done
+//	            (size, linger,        Put <prefix>/wal/<uuidv7>         CommitObject
+//	             or idle + budget)
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordinator"
+)
+
+// ErrClosed is returned by Append after Close.
+var ErrClosed = errors.New("ingest: closed")
+
+// Putter uploads objects; objectstore.Store implements it.
+type Putter interface {
+	Put(ctx context.Context, key string, data []byte) error
+}
+
+// Committer commits uploaded objects; the coordinator implements it.
+type Committer interface {
+	CommitObject(ctx context.Context, req *coordinator.CommitRequest) (*coordinator.CommitResponse, error)
+}
+
+// WriteThrough receives each object after its upload, before its commit, so
+// that consumers at the head of the log read it from memory. The chunk cache
+// implements it.
+type WriteThrough interface {
+	Put(key string, data []byte)
+}
+
+// Batch is one validated record batch to append.
+type Batch struct {
+	// Data is the batch exactly as the producer sent it.
+	Data []byte
+	// Commit carries what the coordinator needs of the batch: topic id,
+	// partition, LastOffsetDelta, MaxTimestamp, producer fields, keys.
+	// ByteOffset and ByteLength are filled in by Append.
+	Commit coordinator.CommitBatch
+}
+
+// Pending is the outcome of one Append: results for its batches, in order,
+// once the object holding them is committed.
+type Pending struct {
+	done    chan struct{}
+	results []coordinator.BatchResult
+	err     error
+}
+
+// Wait returns the per-batch results, or the error that failed them all
+// (a Kafka error: KAFKA_STORAGE_ERROR or REQUEST_TIMED_OUT, both retriable).
+func (p *Pending) Wait(ctx context.Context) ([]coordinator.BatchResult, error) {
+	select {
+	case <-p.done:
+		return p.results, p.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("wait for commit: %w", kerr.RequestTimedOut)
+	}
+}
+
+// Done is closed when the results are known.
+func (p *Pending) Done() <-chan struct{} { return p.done }
+
+// object is an object buffer: open while batches are appended, then
+// uploaded and committed.
+type object struct {
+	seq     uint64
+	key     string
+	buf     []byte
+	batches []coordinator.CommitBatch
+	// owners[i] is the Pending and result index of batches[i].
+	owners   []owner
+	pendings []*Pending
+	firstAt  time.Time
+
+	uploaded  chan struct{}
+	uploadErr error
+}
+
+type owner struct {
+	p   *Pending
+	idx int
+}
+
+// Ingester buffers, uploads and commits produce batches.
+type Ingester struct {
+	opts  Options
+	store Putter
+	coord Committer
+	cache WriteThrough
+	log   *slog.Logger
+	now   func() time.Time
+	// commitReady wakes the commit loop (capacity 1).
+	commitReady chan struct{}
+
+	uploadSlots chan struct{}
+	committerWG sync.WaitGroup
+
+	mu struct {
+		sync.Mutex
+		cur      *object
+		timer    *time.Timer
+		active   int // rolled objects not yet committed
+		buffered int64
+		// roomFreed is closed and replaced whenever buffered bytes drop.
+		roomFreed chan struct{}
+		budget    *putBudget
+		seq       uint64
+		closed    bool
+		idle      chan struct{} // closed when active drops to 0 after Close
+		// queue holds rolled objects in roll order, for the commit loop.
+		queue []*object
+	}
+}
+
+// New returns an Ingester that uploads to store and commits to coord. cache
+// may be nil.
+func New(opts Options, store Putter, coord Committer, cache WriteThrough) (*Ingester, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts.setDefaults()
+	in := &Ingester{
+		opts:        opts,
+		store:       store,
+		coord:       coord,
+		cache:       cache,
+		log:         opts.Logger,
+		now:         time.Now,
+		commitReady: make(chan struct{}, 1),
+		uploadSlots: make(chan struct{}, opts.MaxUploads),
+	}
+	in.mu.roomFreed = make(chan struct{})
+	in.mu.budget = newPutBudget(opts.MaxPutRate, in.now())
+	in.committerWG.Add(1)
+	go in.commitLoop()
+	return in, nil
+}
+
+// Append adds batches to the open object, waiting for room while more than
+// MaxBufferedBytes are buffered. All batches of one call go into the same
+// object. The returned Pending completes after the commit.
+func (in *Ingester) Append(ctx context.Context, batches []Batch) (*Pending, error) {
+	var n int64
+	for _, b := range batches {
+		n += int64(len(b.Data))
+	}
+	p := &Pending{done: make(chan struct{}), results: make([]coordinator.BatchResult, len(batches))}
+	if len(batches) == 0 {
+		close(p.done)
+		return p, nil
+	}
+	in.mu.Lock()
+	for {
+		if in.mu.closed {
+			in.mu.Unlock()
+			return nil, ErrClosed
+		}
+		if in.mu.buffered == 0 || in.mu.buffered+n <= in.opts.MaxBufferedBytes {
+			break
+		}
+		wait := in.mu.roomFreed
+		in.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("wait for ingest buffer room: %w", kerr.RequestTimedOut)
+		}
+		in.mu.Lock()
+	}
+	in.mu.buffered += n
+	now := in.now()
+	o := in.mu.cur
+	if o != nil && len(o.buf)+int(n) > in.opts.MaxBytes {
+		in.rollLocked(now, true)
+		o = nil
+	}
+	if o == nil {
+		o = &object{firstAt: now, uploaded: make(chan struct{})}
+		in.mu.cur = o
+	}
+	for i, b := range batches {
+		cb := b.Commit
+		cb.ByteOffset = int64(len(o.buf))
+		cb.ByteLength = int32(len(b.Data))
+		o.buf = append(o.buf, b.Data...)
+		o.batches = append(o.batches, cb)
+		o.owners = append(o.owners, owner{p, i})
+	}
+	o.pendings = append(o.pendings, p)
+	in.maybeRollLocked(now)
+	in.mu.Unlock()
+	return p, nil
+}
+
+// maybeRollLocked rolls the open object if it is full, or early if nothing
+// is being uploaded or committed and the PUT budget allows; otherwise it
+// makes sure a timer will roll it. in.mu must be held.
+func (in *Ingester) maybeRollLocked(now time.Time) {
+	o := in.mu.cur
+	if o == nil {
+		return
+	}
+	switch {
+	case len(o.buf) >= in.opts.MaxBytes:
+		in.rollLocked(now, true)
+		return
+	case now.Sub(o.firstAt) >= in.opts.Linger:
+		in.rollLocked(now, true)
+		return
+	case in.mu.active == 0 && in.mu.budget.tryTake(now):
+		in.rollLocked(now, false)
+		return
+	}
+	// Wake at the linger deadline, or earlier when the budget refills and
+	// the pipeline is idle.
+	d := o.firstAt.Add(in.opts.Linger).Sub(now)
+	if in.mu.active == 0 {
+		d = min(d, in.mu.budget.wait(now))
+	}
+	d = max(d, 0)
+	if in.mu.timer == nil {
+		in.mu.timer = time.AfterFunc(d, in.onTimer)
+	} else {
+		in.mu.timer.Reset(d)
+	}
+}
+
+func (in *Ingester) onTimer() {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.maybeRollLocked(in.now())
+}
+
+// rollLocked closes the open object and starts its upload. spend says the
+// roll is forced (size, linger, close) and takes a PUT token regardless.
+// in.mu must be held.
+func (in *Ingester) rollLocked(now time.Time, spend bool) {
+	o := in.mu.cur
+	if o == nil {
+		return
+	}
+	in.mu.cur = nil
+	if in.mu.timer != nil {
+		in.mu.timer.Stop()
+	}
+	if spend {
+		in.mu.budget.spend(now)
+	}
+	in.mu.seq++
+	o.seq = in.mu.seq
+	id, err := uuid.NewV7()
+	if err != nil {
+		id = uuid.New()
+	}
+	o.key = objectKey(in.opts.Prefix, id.String())
+	in.mu.active++
+	in.mu.queue = append(in.mu.queue, o) // commits follow roll order
+	select {
+	case in.commitReady <- struct{}{}:
+	default:
+	}
+	go in.upload(o)
+}
+
+func objectKey(prefix, id string) string {
+	if prefix == "" {
+		return "wal/" + id
+	}
+	return prefix + "/wal/" + id
+}
+
+// upload puts o, retrying transient failures within UploadTimeout.
+func (in *Ingester) upload(o *object) {
+	in.uploadSlots <- struct{}{}
+	defer func() { <-in.uploadSlots }()
+	ctx, cancel := context.WithTimeout(context.Background(), in.opts.UploadTimeout)
+	defer cancel()
+	backoff := 50 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := in.store.Put(ctx, o.key, o.buf)
+		if err == nil {
+			if in.cache != nil {
+				in.cache.Put(o.key, o.buf)
+			}
+			break
+		}
+		if attempt == 3 || ctx.Err() != nil {
+			o.uploadErr = fmt.Errorf("upload object %s: %w", o.key, err)
+			break
+		}
+		in.log.Warn("object upload failed, retrying", "key", o.key, "attempt", attempt, "err", err)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+		}
+		backoff *= 2
+	}
+	close(o.uploaded)
+}
+
+// commitLoop commits uploaded objects strictly in roll order.
+func (in *Ingester) commitLoop() {
+	defer in.committerWG.Done()
+	for {
+		in.mu.Lock()
+		var o *object
+		if len(in.mu.queue) > 0 {
+			o = in.mu.queue[0]
+			in.mu.queue[0] = nil
+			in.mu.queue = in.mu.queue[1:]
+		}
+		done := in.mu.closed && in.mu.active == 0
+		in.mu.Unlock()
+		if o == nil {
+			if done {
+				return
+			}
+			<-in.commitReady
+			continue
+		}
+		<-o.uploaded
+		in.commitObject(o)
+		in.finish(o)
+	}
+}
+
+func (in *Ingester) commitObject(o *object) {
+	if o.uploadErr != nil {
+		in.log.Error("object upload failed", "key", o.key, "err", o.uploadErr)
+		in.failAll(o, kerr.KafkaStorageError)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), in.opts.CommitTimeout)
+	defer cancel()
+	resp, err := in.coord.CommitObject(ctx, &coordinator.CommitRequest{
+		ObjectKey:  o.key,
+		ObjectSize: int64(len(o.buf)),
+		BrokerID:   in.opts.BrokerID,
+		Batches:    o.batches,
+	})
+	if err == nil && len(resp.Results) != len(o.batches) {
+		err = fmt.Errorf("coordinator answered %d results for %d batches", len(resp.Results), len(o.batches))
+	}
+	if err != nil {
+		in.log.Error("object commit failed", "key", o.key, "err", err)
+		var ke *kerr.Error
+		if errors.As(err, &ke) && ke.Retriable {
+			in.failAll(o, ke)
+		} else if errors.Is(err, context.DeadlineExceeded) {
+			in.failAll(o, kerr.RequestTimedOut)
+		} else {
+			in.failAll(o, kerr.KafkaStorageError)
+		}
+		return
+	}
+	for i, r := range resp.Results {
+		ow := o.owners[i]
+		ow.p.results[ow.idx] = r
+	}
+}
+
+func (in *Ingester) failAll(o *object, err *kerr.Error) {
+	for _, p := range o.pendings {
+		p.err = err
+	}
+}
+
+// finish completes o's Pendings, returns its bytes to the buffer budget,
+// and lets the next object roll early.
+func (in *Ingester) finish(o *object) {
+	for _, p := range o.pendings {
+		close(p.done)
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.mu.buffered -= int64(len(o.buf))
+	close(in.mu.roomFreed)
+	in.mu.roomFreed = make(chan struct{})
+	in.mu.active--
+	if in.mu.closed {
+		if in.mu.cur != nil {
+			in.rollLocked(in.now(), true)
+		}
+		if in.mu.active == 0 && in.mu.idle != nil {
+			close(in.mu.idle)
+			in.mu.idle = nil
+		}
+		return
+	}
+	in.maybeRollLocked(in.now())
+}
+
+// Buffered returns the bytes appended but not yet committed.
+func (in *Ingester) Buffered() int64 {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.mu.buffered
+}
+
+// Close stops taking batches, rolls the open object, and waits until every
+// rolled object is committed (or failed), or ctx ends.
+func (in *Ingester) Close(ctx context.Context) error {
+	in.mu.Lock()
+	if in.mu.closed {
+		in.mu.Unlock()
+		return nil
+	}
+	in.mu.closed = true
+	if in.mu.timer != nil {
+		in.mu.timer.Stop()
+	}
+	in.rollLocked(in.now(), true)
+	var idle chan struct{}
+	if in.mu.active > 0 {
+		idle = make(chan struct{})
+		in.mu.idle = idle
+	}
+	in.mu.Unlock()
+	if idle != nil {
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return fmt.Errorf("drain ingest: %w", ctx.Err())
+		}
+	}
+	select {
+	case in.commitReady <- struct{}{}:
+	default:
+	}
+	in.committerWG.Wait()
+	return nil
+}

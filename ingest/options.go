@@ -1,0 +1,91 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Options configure an Ingester. The zero value of a field means its default.
+type Options struct {
+	// MaxBytes rolls the open object when it reaches this size
+	// (--ingest-max-bytes). Default: 8 MiB.
+	MaxBytes int
+	// Linger is the longest a batch waits in the open object before it is
+	// rolled (--ingest-linger). Default: 250ms.
+	Linger time.Duration
+	// MaxPutRate is the budget of objects per second for early rolls
+	// (--ingest-max-put-rate): when nothing else is being uploaded the
+	// object rolls at once rather than lingering, but only while the budget
+	// allows. Every PUT costs money on S3; this is the operator's
+	// latency/cost knob. Default: 100.
+	MaxPutRate float64
+	// MaxBufferedBytes bounds bytes appended but not yet committed
+	// (--ingest-max-buffered-bytes); Append waits for room beyond it.
+	// Default: 256 MiB.
+	MaxBufferedBytes int64
+	// MaxUploads bounds the objects being uploaded at once. Default: 8.
+	MaxUploads int
+	// UploadTimeout bounds one object's upload, retries included.
+	// Default: 30s.
+	UploadTimeout time.Duration
+	// CommitTimeout bounds one CommitObject call. Default: 10s.
+	CommitTimeout time.Duration
+	// Prefix is prepended to object keys: <Prefix>/wal/<uuidv7>.
+	Prefix string
+	// BrokerID is sent with every commit.
+	BrokerID int32
+	// Logger receives ingest's logs. Default: slog.Default().
+	Logger *slog.Logger
+}
+
+func (o *Options) setDefaults() {
+	if o.MaxBytes == 0 {
+		o.MaxBytes = 8 << 20
+	}
+	if o.Linger == 0 {
+		o.Linger = 250 * time.Millisecond
+	}
+	if o.MaxPutRate == 0 {
+		o.MaxPutRate = 100
+	}
+	if o.MaxBufferedBytes == 0 {
+		o.MaxBufferedBytes = 256 << 20
+	}
+	if o.MaxUploads == 0 {
+		o.MaxUploads = 8
+	}
+	if o.UploadTimeout == 0 {
+		o.UploadTimeout = 30 * time.Second
+	}
+	if o.CommitTimeout == 0 {
+		o.CommitTimeout = 10 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Validate reports every bad combination of options at once.
+func (o Options) Validate() error {
+	var errs []error
+	if o.MaxBytes < 0 {
+		errs = append(errs, fmt.Errorf("ingest max bytes %d is negative", o.MaxBytes))
+	}
+	if o.Linger < 0 {
+		errs = append(errs, fmt.Errorf("ingest linger %s is negative", o.Linger))
+	}
+	if o.MaxPutRate < 0 {
+		errs = append(errs, fmt.Errorf("ingest max put rate %g is negative", o.MaxPutRate))
+	}
+	if o.MaxBufferedBytes < 0 {
+		errs = append(errs, fmt.Errorf("ingest max buffered bytes %d is negative", o.MaxBufferedBytes))
+	} else if o.MaxBufferedBytes > 0 && o.MaxBufferedBytes < int64(o.MaxBytes) {
+		errs = append(errs, fmt.Errorf("ingest max buffered bytes %d is below max object bytes %d", o.MaxBufferedBytes, o.MaxBytes))
+	}
+	if o.MaxUploads < 0 {
+		errs = append(errs, fmt.Errorf("ingest max uploads %d is negative", o.MaxUploads))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,152 @@
+package floetest
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var build struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// Binary builds ./cmd/<name> of this module once per test process and
+// returns its path.
+func Binary(t testing.TB, name string) string {
+	t.Helper()
+	build.once.Do(func() {
+		build.dir, build.err = os.MkdirTemp("", "floe-bin-")
+	})
+	if build.err != nil {
+		t.Fatalf("temp dir for binaries: %v", build.err)
+	}
+	path := filepath.Join(build.dir, name)
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "build", "-o", path, "./cmd/"+name)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/%s: %v\n%s", name, err, out)
+	}
+	return path
+}
+
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Process is a floe binary running for a test.
+type Process struct {
+	t         testing.TB
+	cmd       *exec.Cmd
+	out       *syncBuffer
+	done      chan struct{}
+	KafkaAddr string
+	HTTPAddr  string
+}
+
+// StartBroker runs the broker binary with args plus free --kafka-addr and
+// --http-addr, and waits until /healthz answers. It is killed at cleanup if
+// still running.
+func StartBroker(t testing.TB, args ...string) *Process {
+	t.Helper()
+	p := &Process{t: t, KafkaAddr: FreeAddr(t), HTTPAddr: FreeAddr(t), out: new(syncBuffer), done: make(chan struct{})}
+	args = append([]string{"--kafka-addr", p.KafkaAddr, "--http-addr", p.HTTPAddr}, args...)
+	p.cmd = exec.Command(Binary(t, "broker"), args...)
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if os.Getenv("FLOE_TEST_LOG") == "1" {
+		p.cmd.Stdout, p.cmd.Stderr = os.Stderr, os.Stderr
+	}
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start broker: %v", err)
+	}
+	go func() { p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(p.Kill)
+	CheckFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+		select {
+		case <-p.done:
+			return fmt.Errorf("broker exited: %s", p.out)
+		default:
+		}
+		resp, err := http.Get("http://" + p.HTTPAddr + "/healthz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
+	})
+	return p
+}
+
+// Stop sends SIGTERM and waits for a graceful exit.
+func (p *Process) Stop() {
+	p.t.Helper()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(60 * time.Second):
+		p.t.Errorf("broker did not stop within 60s; killing.\n%s", p.out)
+		p.Kill()
+	}
+}
+
+// Kill sends SIGKILL (a crash) and waits for the exit.
+func (p *Process) Kill() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	p.cmd.Process.Kill()
+	<-p.done
+}
+
+// Output returns what the process printed (when not streaming logs).
+func (p *Process) Output() string { return p.out.String() }
+
+// syncBuffer is a bytes.Buffer safe for the process's writes and the test's
+// reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,254 @@
+// Package node wires floe's parts into one running broker: object store,
+// coordinator, ingest, chunk cache, the Kafka listener and the HTTP port.
+// cmd/broker parses flags into a Config and runs a Node; tests start Nodes
+// in-process the same way.
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/floe-io/floe/broker"
+	"github.com/floe-io/floe/cache"
+	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/ingest"
+	"github.com/floe-io/floe/objectstore"
+)
+
+// Config is everything a Node needs. The zero value of a field means its
+// default; cmd/broker's flags fill it in.
+type Config struct {
+	// DataDir holds the coordinator's Pebble state and, without S3, the
+	// local-directory object store (--data-dir). Default: ./data.
+	DataDir string
+	// KafkaAddr is the Kafka listener (--kafka-addr). Default:
+	// 127.0.0.1:9092.
+	KafkaAddr string
+	// AdvertisedAddr is what Metadata returns (--advertised-addr).
+	// Default: the Kafka listener's address.
+	AdvertisedAddr string
+	// HTTPAddr serves /healthz, /metrics and /kv (--http-addr). Default:
+	// 127.0.0.1:8080. "-" disables it.
+	HTTPAddr string
+	// S3 switches the object store to S3 when S3.Bucket is set.
+	S3 objectstore.S3Options
+	// S3Prefix is prepended to every object key (--s3-prefix).
+	S3Prefix string
+	// Store, when set, is used instead of the configured object store
+	// (tests inject fault wrappers here).
+	Store objectstore.Store
+
+	Broker      broker.Options
+	Ingest      ingest.Options
+	Cache       cache.Options
+	Coordinator coordinator.Options
+
+	Logger *slog.Logger
+}
+
+// Node is one running broker with its in-process coordinator.
+type Node struct {
+	cfg     Config
+	log     *slog.Logger
+	store   objectstore.Store
+	coord   *coordinator.Coordinator
+	cache   *cache.Cache
+	ingest  *ingest.Ingester
+	broker  *broker.Broker
+	kafkaLn net.Listener
+	httpLn  net.Listener
+	http    *http.Server
+	served  chan error
+}
+
+// Start opens the state, binds the listeners and starts serving.
+func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
+	if cfg.DataDir == "" {
+		cfg.DataDir = "./data"
+	}
+	if cfg.KafkaAddr == "" {
+		cfg.KafkaAddr = "127.0.0.1:9092"
+	}
+	if cfg.HTTPAddr == "" {
+		cfg.HTTPAddr = "127.0.0.1:8080"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	n := &Node{cfg: cfg, log: cfg.Logger, served: make(chan error, 2)}
+	defer func() {
+		if err != nil {
+			n.closeParts()
+		}
+	}()
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+
+	switch {
+	case cfg.Store != nil:
+		n.store = cfg.Store
+	case cfg.S3.Bucket != "":
+		s3, err := objectstore.NewS3(ctx, cfg.S3)
+		if err != nil {
+			return nil, fmt.Errorf("open s3 store: %w", err)
+		}
+		n.store = s3
+	default:
+		dir, err := objectstore.NewDir(filepath.Join(cfg.DataDir, "objects"))
+		if err != nil {
+			return nil, fmt.Errorf("open object dir: %w", err)
+		}
+		n.store = dir
+	}
+
+	copts := cfg.Coordinator
+	if copts.Dir == "" {
+		copts.Dir = filepath.Join(cfg.DataDir, "coordinator")
+	}
+	if copts.Logger == nil {
+		copts.Logger = cfg.Logger
+	}
+	if n.coord, err = coordinator.Open(copts); err != nil {
+		return nil, fmt.Errorf("open coordinator: %w", err)
+	}
+
+	cacheOpts := cfg.Cache
+	if cacheOpts.Logger == nil {
+		cacheOpts.Logger = cfg.Logger
+	}
+	if n.cache, err = cache.New(n.store, cacheOpts); err != nil {
+		return nil, fmt.Errorf("open cache: %w", err)
+	}
+
+	iopts := cfg.Ingest
+	if iopts.Prefix == "" {
+		iopts.Prefix = cfg.S3Prefix
+	}
+	if iopts.BrokerID == 0 {
+		iopts.BrokerID = cfg.Broker.NodeID
+	}
+	if iopts.Logger == nil {
+		iopts.Logger = cfg.Logger
+	}
+	if n.ingest, err = ingest.New(iopts, n.store, n.coord, n.cache); err != nil {
+		return nil, fmt.Errorf("start ingest: %w", err)
+	}
+
+	if n.kafkaLn, err = net.Listen("tcp", cfg.KafkaAddr); err != nil {
+		return nil, fmt.Errorf("listen kafka: %w", err)
+	}
+	bopts := cfg.Broker
+	if bopts.AdvertisedAddr == "" {
+		bopts.AdvertisedAddr = cfg.AdvertisedAddr
+	}
+	if bopts.AdvertisedAddr == "" {
+		bopts.AdvertisedAddr = n.kafkaLn.Addr().String()
+	}
+	if bopts.DefaultPartitions == 0 {
+		bopts.DefaultPartitions = copts.DefaultPartitions
+	}
+	if bopts.Logger == nil {
+		bopts.Logger = cfg.Logger
+	}
+	n.broker = broker.New(bopts, n.coord, n.ingest, n.cache)
+	go func() { n.served <- n.broker.Serve(n.kafkaLn) }()
+
+	if cfg.HTTPAddr != "-" {
+		if n.httpLn, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
+			return nil, fmt.Errorf("listen http: %w", err)
+		}
+		n.http = &http.Server{Handler: n.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := n.http.Serve(n.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				n.served <- fmt.Errorf("serve http: %w", err)
+			}
+		}()
+	}
+	n.log.Info("floe broker started", "kafka", n.kafkaLn.Addr().String(), "advertised", bopts.AdvertisedAddr, "http", n.HTTPAddr(), "data_dir", cfg.DataDir)
+	return n, nil
+}
+
+func (n *Node) httpHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprintln(w, "ok")
+	})
+	return mux
+}
+
+// KafkaAddr is the bound Kafka listener address.
+func (n *Node) KafkaAddr() string { return n.kafkaLn.Addr().String() }
+
+// HTTPAddr is the bound HTTP address, or "" when disabled.
+func (n *Node) HTTPAddr() string {
+	if n.httpLn == nil {
+		return ""
+	}
+	return n.httpLn.Addr().String()
+}
+
+// Coordinator returns the in-process coordinator (for tests and tools).
+func (n *Node) Coordinator() *coordinator.Coordinator { return n.coord }
+
+// Store returns the object store in use.
+func (n *Node) Store() objectstore.Store { return n.store }
+
+// Cache returns the chunk cache.
+func (n *Node) Cache() *cache.Cache { return n.cache }
+
+// Err reports a listener that stopped serving on its own.
+func (n *Node) Err() <-chan error { return n.served }
+
+// Close drains gracefully: stop accepting connections, flush and commit what
+// is buffered (producers waiting on it get their answers), close the
+// connections, then close the state.
+func (n *Node) Close(ctx context.Context) error {
+	var errs []error
+	if n.broker != nil {
+		n.broker.Drain()
+	}
+	if n.ingest != nil {
+		if err := n.ingest.Close(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if n.http != nil {
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		n.http.Shutdown(sctx)
+		cancel()
+	}
+	if n.broker != nil {
+		if err := n.broker.Close(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	errs = append(errs, n.closeParts())
+	return errors.Join(errs...)
+}
+
+func (n *Node) closeParts() error {
+	var errs []error
+	if n.kafkaLn != nil {
+		n.kafkaLn.Close()
+	}
+	if n.httpLn != nil {
+		n.httpLn.Close()
+	}
+	if n.cache != nil {
+		errs = append(errs, n.cache.Close())
+	}
+	if n.coord != nil {
+		errs = append(errs, n.coord.Close())
+		n.coord = nil
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,304 @@
+package objectstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// tmpPrefix starts the name of every file Dir.Put writes before renaming
+// it into place. List skips such files and Dir rejects keys with a segment
+// that starts with it, so a half-written object is never visible.
+const tmpPrefix = ".floe-tmp-"
+
+// Dir is a Store in a local directory, the embedded default. Each key is a
+// file under the root, '/' in keys making subdirectories. Put is atomic and
+// durable: data goes to a temporary file in the target directory, is
+// fsynced and renamed into place, and the directory is fsynced.
+//
+// Because keys are paths, Dir cannot hold both "a" and "a/b"; floe's key
+// layouts never need that. Empty directories left by Delete are not
+// removed, and temporary files of a Put interrupted by a crash stay on
+// disk (invisible to List) until removed by hand.
+type Dir struct {
+	root string
+}
+
+var _ Store = (*Dir)(nil)
+
+// NewDir returns a Store rooted at root, creating the directory if needed.
+func NewDir(root string) (*Dir, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("object store dir %s: %w", root, err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("object store dir: %w", err)
+	}
+	return &Dir{root: abs}, nil
+}
+
+// Root returns the absolute directory the store lives in.
+func (d *Dir) Root() string { return d.root }
+
+// path returns the file that holds key, after checking that key is valid
+// and cannot escape the root.
+func (d *Dir) path(key string) (string, error) {
+	if err := checkKey(key); err != nil {
+		return "", err
+	}
+	for seg := range strings.SplitSeq(key, "/") {
+		if strings.HasPrefix(seg, tmpPrefix) {
+			return "", fmt.Errorf("%w: %q has a segment starting with %q", ErrInvalidKey, key, tmpPrefix)
+		}
+	}
+	return filepath.Join(d.root, filepath.FromSlash(key)), nil
+}
+
+// Put atomically writes data under key and returns once it is durable.
+func (d *Dir) Put(ctx context.Context, key string, data []byte) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	p, err := d.path(key)
+	if err != nil {
+		return fmt.Errorf("put: %w", err)
+	}
+	dir := filepath.Dir(p)
+	if err := d.mkdirAllSync(dir); err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	if err := writeFileAtomic(dir, p, data); err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to a temporary file in dir, fsyncs it,
+// renames it to p and fsyncs dir, so that p is either absent or complete.
+func writeFileAtomic(dir, p string, data []byte) (err error) {
+	f, err := os.CreateTemp(dir, tmpPrefix+"*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(tmp)
+		}
+	}()
+	if err := f.Chmod(0o644); err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// mkdirAllSync creates dir and any missing parents below the root, and
+// fsyncs the parent of each directory it creates so that the new entries
+// survive a crash.
+func (d *Dir) mkdirAllSync(dir string) error {
+	if fi, err := os.Stat(dir); err == nil {
+		if !fi.IsDir() {
+			return fmt.Errorf("%s is not a directory", dir)
+		}
+		return nil
+	}
+	if dir == d.root || len(dir) < len(d.root) {
+		return os.MkdirAll(dir, 0o755)
+	}
+	parent := filepath.Dir(dir)
+	if err := d.mkdirAllSync(parent); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return syncDir(parent)
+}
+
+// syncDir fsyncs a directory, making renames and creations in it durable.
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sync dir %s: %w", dir, err)
+	}
+	return nil
+}
+
+// GetRange reads length bytes of key from offset with one ReadAt.
+func (d *Dir) GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("get %s: %w", key, err)
+	}
+	p, err := d.path(key)
+	if err != nil {
+		return nil, fmt.Errorf("get: %w", err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", key, mapNotExist(err))
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", key, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("get %s: %w", key, ErrNotFound)
+	}
+	n, err := checkRange(key, fi.Size(), offset, length)
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, n)
+	got, err := f.ReadAt(buf, offset)
+	if err != nil && !(errors.Is(err, io.EOF) && int64(got) == n) {
+		return nil, fmt.Errorf("get %s [%d, +%d): %w", key, offset, n, err)
+	}
+	return buf, nil
+}
+
+// Delete removes key; a missing key is not an error. The removal is not
+// fsynced: a delete lost in a crash is found again by garbage collection.
+func (d *Dir) Delete(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("delete %s: %w", key, err)
+	}
+	p, err := d.path(key)
+	if err != nil {
+		return fmt.Errorf("delete: %w", err)
+	}
+	fi, err := os.Lstat(p)
+	if err != nil {
+		if isNotExist(err) {
+			return nil
+		}
+		return fmt.Errorf("delete %s: %w", key, err)
+	}
+	if fi.IsDir() {
+		return nil // a directory is not an object
+	}
+	if err := os.Remove(p); err != nil && !isNotExist(err) {
+		return fmt.Errorf("delete %s: %w", key, err)
+	}
+	return nil
+}
+
+// List walks only the directories that can hold keys starting with prefix
+// and returns the objects found, in key order.
+func (d *Dir) List(ctx context.Context, prefix string) ([]ObjectInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("list %s: %w", prefix, err)
+	}
+	base := prefix[:strings.LastIndex(prefix, "/")+1] // "" or ends in '/'
+	if base != "" && checkKey(strings.TrimSuffix(base, "/")) != nil {
+		return nil, nil // no valid key lives under such a prefix
+	}
+	start := filepath.Join(d.root, filepath.FromSlash(base))
+	var out []ObjectInfo
+	err := filepath.WalkDir(start, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if isNotExist(err) {
+				return nil // removed while we walked, or no such prefix
+			}
+			return err
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if p == d.root {
+			return nil
+		}
+		rel, err := filepath.Rel(d.root, p)
+		if err != nil {
+			return err
+		}
+		key := filepath.ToSlash(rel)
+		if e.IsDir() {
+			if p == start || strings.HasPrefix(key+"/", prefix) || strings.HasPrefix(prefix, key+"/") {
+				return nil
+			}
+			return filepath.SkipDir
+		}
+		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), tmpPrefix) || !strings.HasPrefix(key, prefix) {
+			return nil
+		}
+		fi, err := e.Info()
+		if err != nil {
+			if isNotExist(err) {
+				return nil
+			}
+			return err
+		}
+		out = append(out, ObjectInfo{Key: key, Size: fi.Size(), LastModified: fi.ModTime()})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", prefix, err)
+	}
+	// Walk order is per directory; key order differs when a name sorts
+	// before '/' (e.g. "a.b" < "a/b"), so sort the full keys.
+	slices.SortFunc(out, func(a, b ObjectInfo) int { return strings.Compare(a.Key, b.Key) })
+	return out, nil
+}
+
+// Head returns the size and modification time of key.
+func (d *Dir) Head(ctx context.Context, key string) (ObjectInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return ObjectInfo{}, fmt.Errorf("head %s: %w", key, err)
+	}
+	p, err := d.path(key)
+	if err != nil {
+		return ObjectInfo{}, fmt.Errorf("head: %w", err)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return ObjectInfo{}, fmt.Errorf("head %s: %w", key, mapNotExist(err))
+	}
+	if !fi.Mode().IsRegular() {
+		return ObjectInfo{}, fmt.Errorf("head %s: %w", key, ErrNotFound)
+	}
+	return ObjectInfo{Key: key, Size: fi.Size(), LastModified: fi.ModTime()}, nil
+}
+
+// isNotExist reports whether err means the path does not exist, including
+// ENOTDIR: a path through a regular file, which is no object either.
+func isNotExist(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
+// mapNotExist turns a does-not-exist error into ErrNotFound and returns
+// other errors unchanged.
+func mapNotExist(err error) error {
+	if isNotExist(err) {
+		return ErrNotFound
+	}
+	return err
+}

@@ -1,0 +1,57 @@
+// Package objectstore is floe's one view of object storage: a small
+// interface (Put, GetRange, Delete, List, Head) and its backends.
+//
+//   - S3: any S3 API (AWS, MinIO) through aws-sdk-go-v2.
+//   - Dir: a local directory, the embedded default. Writes are atomic.
+//   - Memory: an in-process map, for unit tests.
+//   - Faulty: a wrapper that injects errors and latency, for tests.
+//
+// Objects are immutable once written: floe never overwrites a key, so no
+// backend needs read-after-overwrite consistency.
+package objectstore
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned (wrapped) by GetRange and Head when the key does
+// not exist. Check it with errors.Is.
+var ErrNotFound = errors.New("objectstore: object not found")
+
+// ErrInvalidRange is returned (wrapped) by GetRange when the offset is
+// negative or beyond the end of the object. Reading at exactly the end
+// returns no bytes and no error.
+var ErrInvalidRange = errors.New("objectstore: offset beyond end of object")
+
+// ErrInvalidKey is returned (wrapped) by every backend for a key that is
+// empty, absolute, or contains empty, "." or ".." path segments. All
+// backends reject the same keys so that code tested against Memory
+// behaves the same on Dir and S3.
+var ErrInvalidKey = errors.New("objectstore: invalid key")
+
+// ObjectInfo describes one stored object.
+type ObjectInfo struct {
+	Key          string
+	Size         int64
+	LastModified time.Time
+}
+
+// Store is the object storage interface every backend implements. All
+// methods are safe for concurrent use and honour ctx's deadline.
+type Store interface {
+	// Put writes data under key, replacing nothing: keys are written once.
+	// When Put returns nil the object is durable and readable.
+	Put(ctx context.Context, key string, data []byte) error
+	// GetRange reads length bytes of key starting at offset. A length < 0
+	// reads to the end. Reading past the end returns the bytes that exist;
+	// an offset beyond the end returns an error.
+	GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error)
+	// Delete removes key. Deleting a missing key is not an error.
+	Delete(ctx context.Context, key string) error
+	// List returns every object whose key starts with prefix, in key order.
+	List(ctx context.Context, prefix string) ([]ObjectInfo, error)
+	// Head returns the size and modification time of key.
+	Head(ctx context.Context, key string) (ObjectInfo, error)
+}
