@@ -59,11 +59,21 @@
 // proceeds but its chunk is handed to its readers without being cached
 // (counted in Stats.Bypasses); a read-ahead is skipped.
 //
+// # Read-ahead
+//
+// A read of chunk i counts as sequential when chunk i-1 of the same object
+// is loading or was read within the last 10s. A sequential read that misses
+// chunk i, or that carries the chunk's read mark past its midpoint, starts
+// asynchronous loads of chunks i+1..i+ReadAhead that exist and are absent,
+// at most ReadAheadConcurrency at a time. Isolated or backward reads (key
+// lookups) never prefetch.
+//
 // # Concurrency
 //
 // Concurrent misses for one chunk share one load (see flight.go). The load
 // runs in its own goroutine under its own timeout, so a reader that gives up
-// (ctx cancelled) does not cancel the load for the others.
+// (ctx cancelled) does not cancel the load for the others. Cache.mu guards
+// the queues; the disk tier has its own mutex; no goroutine ever holds both.
 //
 // # Metrics
 //

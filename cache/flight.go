@@ -13,10 +13,9 @@ type flight struct {
 	data []byte
 	err  error
 
-	// Guarded by Cache.mu (write lock) until done is closed.
-	size     int64 // expected chunk length
-	reserved bool  // size bytes are reserved in Cache.mu.reserved
-	high     int64 // highest chunk-relative byte end asked for by its readers
+	size     int64 // expected chunk length; set before the load starts
+	reserved bool  // size bytes are reserved in Cache.mu.reserved; set before the load starts
+	high     int64 // highest chunk-relative byte end asked for by its readers; guarded by Cache.mu
 }
 
 // wait returns the flight's result, or ctx's error if ctx ends first. A

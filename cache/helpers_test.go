@@ -14,6 +14,9 @@ import (
 	"github.com/floe-io/floe/objectstore"
 )
 
+// Every objectstore backend can sit behind the cache.
+var _ Getter = objectstore.Store(nil)
+
 // fakeStore is an in-memory Getter that counts GETs, can add latency, and
 // can hold every GET until released.
 type fakeStore struct {

@@ -27,7 +27,8 @@ type Topic struct {
 // CreateTopicRequest asks for a new topic.
 type CreateTopicRequest struct {
 	Name string
-	// Partitions <= 0 means the cluster default (num.partitions).
+	// Partitions -1 means the cluster default (num.partitions); 0 and other
+	// negative values are INVALID_PARTITIONS, as in Kafka.
 	Partitions int32
 	// ReplicationFactor is accepted for compatibility: -1 or 1..3 are fine,
 	// since object storage replicates the data.

@@ -46,6 +46,10 @@ type Config struct {
 	CreateTopic bool
 	// Partitions is the partition count used by CreateTopic. Default: 8.
 	Partitions int
+	// TopicConfigs are the topic configs set by CreateTopic, e.g.
+	// cleanup.policy=compact and kv.index.enabled=true for /kv lookups on
+	// floe. Default: none.
+	TopicConfigs map[string]string
 	// ReplicationFactor is used by CreateTopic; -1 asks for the broker's
 	// default. Default: -1.
 	ReplicationFactor int
@@ -207,6 +211,14 @@ func (c *Config) Validate() error {
 	}
 	if c.CreateTopic && c.Partitions < 1 {
 		bad("--partitions: %d, must be >= 1", c.Partitions)
+	}
+	for k := range c.TopicConfigs {
+		if k == "" {
+			bad("--topic-config: empty config name")
+		}
+	}
+	if len(c.TopicConfigs) > 0 && !c.CreateTopic {
+		bad("--topic-config: needs --create-topic")
 	}
 	if c.ReplicationFactor == 0 || c.ReplicationFactor < -1 || c.ReplicationFactor > 32767 {
 		bad("--replication-factor: %d, must be -1 (broker default) or >= 1", c.ReplicationFactor)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -51,7 +52,7 @@ func parseCompression(s string) (kgo.CompressionCodec, error) {
 
 // producerOpts are the kgo options of one producer client.
 func producerOpts(cfg *Config) []kgo.Opt {
-	acks, _ := parseAcks(cfg.Acks)               // validated
+	acks, _ := parseAcks(cfg.Acks)                // validated
 	codec, _ := parseCompression(cfg.Compression) // validated
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
@@ -148,13 +149,18 @@ func storeMax(a *atomic.Int64, v int64) {
 }
 
 // newLimiter returns a token bucket for perSec events/s shared by all
-// workers, or nil for flat out. The burst is 10ms worth of tokens (at least
-// one), so low rates are spaced evenly and high rates do not wait per event.
+// workers, or nil for flat out. The bucket holds 50ms of tokens (at least
+// one), so a worker that wakes late or a stalled process catches up on that
+// much and the average rate holds; it starts empty so the run does not open
+// with a burst.
 func newLimiter(perSec float64) *rate.Limiter {
 	if perSec <= 0 {
 		return nil
 	}
-	return rate.NewLimiter(rate.Limit(perSec), max(1, int(perSec/100)))
+	burst := max(1, int(math.Ceil(perSec/20)))
+	lim := rate.NewLimiter(rate.Limit(perSec), burst)
+	lim.AllowN(time.Now(), burst)
+	return lim
 }
 
 // payload hands out record values: windows of RecordSize bytes at random

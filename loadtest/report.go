@@ -134,24 +134,29 @@ func (r *Report) WriteJSON(path string) error {
 func (r *Report) WriteText(w io.Writer) error {
 	s := r.Setup
 	var b strings.Builder
-	fmt.Fprintf(&b, "floe loadtest  topic=%s partitions=%d producers=%d consumers=%dx%d acks=%s compression=%s record-size=%d elapsed=%.1fs",
+	fmt.Fprintf(&b, "floe loadtest  topic=%s partitions=%d producers=%d consumers=%d reader-sets=%d acks=%s compression=%s record-size=%d elapsed=%.1fs",
 		s.Topic, s.Partitions, s.Producers, s.Consumers, s.ReaderSets, s.Acks, s.Compression, s.RecordSize, r.ElapsedSec)
 	if r.Interrupted {
 		b.WriteString(" (interrupted)")
 	}
 	b.WriteString("\n\n")
 
+	label := func(name string) string { return fmt.Sprintf("%-10s", name) } // left-aligned in right-aligned tables
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "throughput\trecords\tmeasured\twindow s\trecords/s\tMiB/s\t")
-	fmt.Fprintf(tw, "produce\t%d\t%d\t%.2f\t%.0f\t%.2f\t\n", r.Produce.Records, r.Produce.MeasuredRecords, r.Produce.WindowSec, r.Produce.RecordsPerSec, r.Produce.MiBPerSec)
-	fmt.Fprintf(tw, "consume\t%d\t%d\t%.2f\t%.0f\t%.2f\t\n", r.Consume.Records, r.Consume.MeasuredRecords, r.Consume.WindowSec, r.Consume.RecordsPerSec, r.Consume.MiBPerSec)
+	fmt.Fprintf(tw, "%s\trecords\tmeasured\twindow s\trecords/s\tMiB/s\t\n", label("throughput"))
+	fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.0f\t%.2f\t\n", label("produce"), r.Produce.Records, r.Produce.MeasuredRecords, r.Produce.WindowSec, r.Produce.RecordsPerSec, r.Produce.MiBPerSec)
+	fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.0f\t%.2f\t\n", label("consume"), r.Consume.Records, r.Consume.MeasuredRecords, r.Consume.WindowSec, r.Consume.RecordsPerSec, r.Consume.MiBPerSec)
 	if r.KV != nil {
-		fmt.Fprintf(tw, "kv lookup\t%d\t%d\t\t%.0f\t\t\n", r.KV.Lookups, r.KV.Latency.Count, r.KV.LookupsPerSec)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t\t%.0f\t-\t\n", label("kv lookup"), r.KV.Lookups, r.KV.Latency.Count, r.KV.LookupsPerSec)
 	}
-	fmt.Fprintln(tw, "\t\t\t\t\t\t")
-	fmt.Fprintln(tw, "latency ms\tcount\tp50\tp90\tp99\tp99.9\tmax\t")
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	b.WriteString("\n")
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s\tcount\tp50\tp90\tp99\tp99.9\tmax\t\n", label("latency ms"))
 	row := func(name string, l LatencyStats) {
-		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", name, l.Count, l.P50Ms, l.P90Ms, l.P99Ms, l.P999Ms, l.MaxMs)
+		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", label(name), l.Count, l.P50Ms, l.P90Ms, l.P99Ms, l.P999Ms, l.MaxMs)
 	}
 	row("produce", r.Produce.Latency)
 	row("end-to-end", r.Consume.EndToEnd)

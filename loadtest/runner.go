@@ -25,8 +25,9 @@ const (
 const gib = 1 << 30
 
 // Run runs one load test and returns its report. Canceling ctx (SIGINT)
-// ends the load phase early; the run still drains, within DrainTimeout, and
-// reports, with Interrupted set. An error means the run could not start
+// ends the load phase early; the run still drains (producers flush,
+// consumers catch up), within DrainTimeout, and reports, with Interrupted
+// set. An error means the run could not start
 // (bad config, unreachable cluster, missing topic) or was not measured.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
@@ -62,7 +63,8 @@ type runner struct {
 
 func (r *runner) run(ctx context.Context) (*Report, error) {
 	cfg := r.cfg
-	admCl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...))
+	// A short metadata min age: the topic may have just been created.
+	admCl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...), kgo.MetadataMinAge(100*time.Millisecond))
 	if err != nil {
 		return nil, fmt.Errorf("admin client: %w", err)
 	}
@@ -93,8 +95,9 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 
 	r.t0 = time.Now()
 	r.warmupEnd = r.t0.Add(cfg.Warmup)
+	lim := newLimiter(cfg.Rate) // made now: a bucket filled during setup would open with a burst
 	for _, p := range r.producers {
-		p.warmupEnd = r.warmupEnd
+		p.warmupEnd, p.lim = r.warmupEnd, lim
 	}
 	for _, c := range r.consumers {
 		c.warmupEnd = r.warmupEnd
@@ -139,14 +142,21 @@ func (r *runner) setupTopic(ctx context.Context) error {
 		if !cfg.CreateTopic {
 			return fmt.Errorf("topic %s does not exist (pass --create-topic)", cfg.Topic)
 		}
-		resp, err := r.adm.CreateTopic(ctx, int32(cfg.Partitions), int16(cfg.ReplicationFactor), nil, cfg.Topic)
+		var configs map[string]*string
+		for k, v := range cfg.TopicConfigs {
+			if configs == nil {
+				configs = make(map[string]*string)
+			}
+			configs[k] = &v
+		}
+		resp, err := r.adm.CreateTopic(ctx, int32(cfg.Partitions), int16(cfg.ReplicationFactor), configs, cfg.Topic)
 		if err == nil {
 			err = resp.Err
 		}
 		if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 			return fmt.Errorf("create topic %s: %w", cfg.Topic, err)
 		}
-		r.log.Info("created topic", "topic", cfg.Topic, "partitions", cfg.Partitions)
+		r.log.Info("created topic", "topic", cfg.Topic, "partitions", cfg.Partitions, "configs", cfg.TopicConfigs)
 		// Metadata may lag the creation on a real cluster.
 		for {
 			if td, err = r.adm.ListTopics(ctx, cfg.Topic); err == nil && td.Has(cfg.Topic) && len(td[cfg.Topic].Partitions) > 0 {
@@ -189,7 +199,6 @@ func (r *runner) setupTopic(ctx context.Context) error {
 // newProducers makes the producer clients, adding them to clients.
 func (r *runner) newProducers(clients *[]*kgo.Client) error {
 	cfg := r.cfg
-	lim := newLimiter(cfg.Rate)
 	pay := newPayload(cfg.Payload, cfg.RecordSize)
 	for i := range cfg.Producers {
 		cl, err := kgo.NewClient(producerOpts(cfg)...)
@@ -197,7 +206,7 @@ func (r *runner) newProducers(clients *[]*kgo.Client) error {
 			return fmt.Errorf("producer %d: %w", i, err)
 		}
 		*clients = append(*clients, cl)
-		r.producers = append(r.producers, &producer{cl: cl, cfg: cfg, lim: lim, payload: pay, hist: NewHistogram(), c: &r.pc, errs: r.errs})
+		r.producers = append(r.producers, &producer{cl: cl, cfg: cfg, payload: pay, hist: NewHistogram(), c: &r.pc, errs: r.errs})
 	}
 	return nil
 }
@@ -319,7 +328,7 @@ func (r *runner) load(ctx context.Context) (kvEnd time.Time, caughtUp bool) {
 	fwg.Wait()
 	closeAll(producerClients(r.producers))
 
-	caughtUp = len(r.sets) > 0 && len(r.producers) > 0 && ctx.Err() == nil && r.awaitCatchUp(ctx, drainEnd)
+	caughtUp = len(r.sets) > 0 && len(r.producers) > 0 && r.awaitCatchUp(context.WithoutCancel(ctx), drainEnd)
 	consumeCancel()
 	cwg.Wait()
 	cls := make([]*kgo.Client, 0, len(r.consumers))
@@ -331,7 +340,8 @@ func (r *runner) load(ctx context.Context) (kvEnd time.Time, caughtUp bool) {
 }
 
 // awaitCatchUp gives the reader sets the final high watermarks and waits
-// until all reach them, ctx is canceled, or deadline.
+// until all reach them or deadline. It runs after SIGINT too, so that what
+// was produced is also consumed; a second SIGINT kills the process.
 func (r *runner) awaitCatchUp(ctx context.Context, deadline time.Time) bool {
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()

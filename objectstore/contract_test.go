@@ -3,6 +3,7 @@ package objectstore_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -39,11 +40,10 @@ func TestS3MinIOContract(t *testing.T) {
 
 // randBytes returns n deterministic pseudo-random bytes.
 func randBytes(seed uint64, n int) []byte {
-	r := rand.New(rand.NewPCG(seed, seed))
+	var s [32]byte
+	binary.LittleEndian.PutUint64(s[:], seed)
 	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
+	_, _ = rand.NewChaCha8(s).Read(b)
 	return b
 }
 

@@ -56,7 +56,7 @@ type FaultStats struct {
 	Puts, Gets, Deletes, Lists, Heads int64 // calls, failed or not
 
 	PutErrors, GetErrors, DeleteErrors, ListErrors, HeadErrors int64 // injected failures
-	AmbiguousPuts                                              int64 // puts written, then failed
+	AmbiguousPuts                                              int64 // puts written, then failed anyway
 }
 
 // Faulty wraps a Store and injects errors and latency, for tests. It is
@@ -177,9 +177,6 @@ func (f *Faulty) Put(ctx context.Context, key string, data []byte) error {
 	if fail {
 		f.mu.stats.PutErrors++
 	}
-	if ambiguous {
-		f.mu.stats.AmbiguousPuts++
-	}
 	f.mu.Unlock()
 
 	if err := sleep(ctx, delay); err != nil {
@@ -192,6 +189,9 @@ func (f *Faulty) Put(ctx context.Context, key string, data []byte) error {
 		return err
 	}
 	if ambiguous {
+		f.mu.Lock()
+		f.mu.stats.AmbiguousPuts++
+		f.mu.Unlock()
 		return fmt.Errorf("put %s: %w (ambiguous: the object was written)", key, ErrInjected)
 	}
 	return nil

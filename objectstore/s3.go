@@ -58,11 +58,7 @@ func (o S3Options) Validate() error {
 		errs = append(errs, errors.New("s3: bucket is required"))
 	}
 	if o.Endpoint != "" {
-		u, err := url.Parse(o.Endpoint)
-		switch {
-		case err != nil:
-			errs = append(errs, fmt.Errorf("s3: endpoint: %w", err))
-		case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		if u, err := url.Parse(o.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			errs = append(errs, fmt.Errorf("s3: endpoint %q must be an http:// or https:// URL", o.Endpoint))
 		}
 	}

@@ -2,6 +2,7 @@ package record
 
 import (
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
 )
 
@@ -29,18 +30,9 @@ func checksum(b []byte) uint32 { return crc32.Checksum(b[offAttributes:], castag
 // clients, LogAppendTime set by a producer, zstd below Produce v7, timestamp bounds,
 // size limits, and producer state.
 func Validate(b []byte) (Header, error) {
-	if len(b) <= offMagic {
-		return Header{}, errorf(ErrCorrupt, "batch of %d bytes is shorter than a header", len(b))
-	}
-	h, err := ParseHeader(b)
+	h, err := parseWhole(b)
 	if err != nil {
-		if len(b) < HeaderSize && h.Magic == 2 {
-			return h, errorf(ErrCorrupt, "batch of %d bytes is shorter than a header", len(b))
-		}
 		return h, err
-	}
-	if h.Size() != len(b) {
-		return h, errorf(ErrCorrupt, "batch length %d says %d bytes, have %d", h.BatchLength, h.Size(), len(b))
 	}
 	if crc := checksum(b); crc != h.CRC {
 		return h, errorf(ErrCorrupt, "crc %#08x, computed %#08x", h.CRC, crc)
@@ -68,6 +60,25 @@ func Validate(b []byte) (Header, error) {
 	}
 	if !h.LogAppendTime() && h.MaxTimestamp != -1 && h.MaxTimestamp < h.BaseTimestamp {
 		return h, errorf(ErrInvalid, "max timestamp %d is below base timestamp %d", h.MaxTimestamp, h.BaseTimestamp)
+	}
+	return h, nil
+}
+
+// parseWhole parses the header of b, which must be exactly one batch: unlike
+// ParseHeader, it reports a short b as ErrCorrupt, not ErrShort.
+func parseWhole(b []byte) (Header, error) {
+	if len(b) <= offMagic {
+		return Header{}, errorf(ErrCorrupt, "batch of %d bytes is shorter than a header", len(b))
+	}
+	h, err := ParseHeader(b)
+	if err != nil {
+		if errors.Is(err, ErrShort) {
+			return h, errorf(ErrCorrupt, "batch of %d bytes is shorter than a header", len(b))
+		}
+		return h, err
+	}
+	if h.Size() != len(b) {
+		return h, errorf(ErrCorrupt, "batch length %d says %d bytes, have %d", h.BatchLength, h.Size(), len(b))
 	}
 	return h, nil
 }

@@ -73,13 +73,14 @@ type Process struct {
 }
 
 // StartBroker runs the broker binary with args plus free --kafka-addr and
-// --http-addr, and waits until /healthz answers. It is killed at cleanup if
-// still running.
-func StartBroker(t testing.TB, args ...string) *Process {
+// --http-addr, and env added to the test's environment, and waits until
+// /healthz answers. It is killed at cleanup if still running.
+func StartBroker(t testing.TB, env []string, args ...string) *Process {
 	t.Helper()
 	p := &Process{t: t, KafkaAddr: FreeAddr(t), HTTPAddr: FreeAddr(t), out: new(syncBuffer), done: make(chan struct{})}
 	args = append([]string{"--kafka-addr", p.KafkaAddr, "--http-addr", p.HTTPAddr}, args...)
 	p.cmd = exec.Command(Binary(t, "broker"), args...)
+	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if os.Getenv("FLOE_TEST_LOG") == "1" {
 		p.cmd.Stdout, p.cmd.Stderr = os.Stderr, os.Stderr

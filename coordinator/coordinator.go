@@ -1,0 +1,404 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/vfs"
+)
+
+// Options configures a Coordinator.
+type Options struct {
+	// Dir is the Pebble directory; it is created if missing. Required.
+	Dir string
+	// DefaultPartitions is the partition count of topics created without
+	// one (Kafka's num.partitions). Default: 1.
+	DefaultPartitions int32
+	// KVIndexEnabled is the cluster switch (--kv-index-enabled) without which
+	// no topic may turn kv.index.enabled on. Default: false.
+	KVIndexEnabled bool
+	// Now returns the current time; tests replace it. Default: time.Now.
+	Now func() time.Time
+	// Logger receives the coordinator's and Pebble's logs. Default: discard.
+	Logger *slog.Logger
+
+	// fs replaces the filesystem under Pebble (tests inject write failures).
+	fs vfs.FS
+}
+
+// Validate reports every invalid option at once.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.Dir == "" && o.fs == nil {
+		errs = append(errs, errors.New("coordinator: Options.Dir is required"))
+	}
+	if o.DefaultPartitions < 0 || o.DefaultPartitions > maxPartitions {
+		errs = append(errs, fmt.Errorf("coordinator: Options.DefaultPartitions %d out of range 1..%d", o.DefaultPartitions, maxPartitions))
+	}
+	return errors.Join(errs...)
+}
+
+// Coordinator is the batch coordinator: it owns topics, partition offsets,
+// the coordinates of every committed batch, the objects they live in and
+// the idempotent producers' state. Its state is in Pebble, every mutation
+// written with pebble.Sync; the hot part (topics, partition offsets,
+// producer state, objects) is also kept in memory so that CommitObject does
+// no Pebble reads.
+//
+// Locks, in the order they may be taken (see the package doc): closeMu,
+// commit, mu; pids and subs are taken alone.
+type Coordinator struct {
+	opts Options
+	log  *slog.Logger
+	now  func() time.Time
+	db   *pebble.DB
+
+	// closeMu is held for reading by every public method for as long as it
+	// uses db, and for writing by Close.
+	closeMu sync.RWMutex
+	closed  bool // guarded by closeMu
+
+	// commit serializes every mutation of coordinator state (commits, topic
+	// admin, DeleteRecords). Its holder builds one Pebble batch, commits it
+	// with Sync, and only then installs the result in memory, so that a failed
+	// write leaves memory unchanged.
+	commit struct {
+		sync.Mutex
+		// producers is the idempotence state per (producer, topic, partition).
+		producers map[producerStateKey]*producerState
+		// nextObject is the number the next new object gets.
+		nextObject uint64
+	}
+
+	// mu guards the in-memory state that readers (FindBatches, Topic,
+	// PartitionState...) share with mutators. Its fields change only with
+	// both commit and mu held, so a commit holder may read them without mu.
+	mu struct {
+		sync.RWMutex
+		topicsByName map[string]*topicState
+		topicsByID   map[TopicID]*topicState
+		objects      map[uint64]*objectState
+		objectsByKey map[string]uint64
+	}
+
+	// pids allocates producer ids and bumps their epochs (InitProducerID).
+	pids struct {
+		sync.Mutex
+		next int64
+	}
+
+	subs struct {
+		sync.Mutex
+		next int
+		fns  map[int]func([]CommitNotice)
+	}
+
+	// testBeforeCommit, when set, runs before each Pebble commit of
+	// CommitObject and fails it by returning an error (tests only).
+	testBeforeCommit func() error
+}
+
+// topicState is a topic in memory. configs and parts are read under mu (or
+// by the commit holder); parts[i] is updated in place under mu, configs is
+// replaced as a whole.
+type topicState struct {
+	id            TopicID
+	name          string
+	createdMs     int64
+	configs       map[string]string
+	logAppendTime bool
+	parts         []partState
+}
+
+// partState is a partition's offsets, plus what ListOffsets(TimestampMax)
+// answers, kept current so that no batch scan is needed.
+type partState struct {
+	logStart int64
+	hwm      int64
+	// maxTimestamp is the largest batch max timestamp among live batches
+	// (-1 when none); maxTimestampOffset is the offset ListOffsets answers for
+	// it and maxTimestampLast the last offset of the batch that holds it.
+	maxTimestamp       int64
+	maxTimestampOffset int64
+	maxTimestampLast   int64
+}
+
+func newPartState() partState {
+	return partState{maxTimestamp: -1, maxTimestampOffset: -1, maxTimestampLast: -1}
+}
+
+// maxPartitions bounds a topic's partition count, so that one request
+// cannot make the coordinator allocate without limit.
+const maxPartitions = 1 << 20
+
+// Open opens (creating if needed) the coordinator state in opts.Dir and
+// loads its hot part into memory.
+func Open(opts Options) (*Coordinator, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.DefaultPartitions == 0 {
+		opts.DefaultPartitions = 1
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Coordinator{opts: opts, log: opts.Logger, now: opts.Now}
+	popts := &pebble.Options{Logger: pebbleLogger{opts.Logger}}
+	if opts.fs != nil {
+		popts.FS = opts.fs
+	}
+	db, err := pebble.Open(opts.Dir, popts)
+	if err != nil {
+		return nil, fmt.Errorf("coordinator: open pebble %s: %w", opts.Dir, err)
+	}
+	c.db = db
+	if err := c.load(); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	c.log.Info("coordinator opened", "dir", opts.Dir,
+		"topics", len(c.mu.topicsByID), "objects", len(c.mu.objects),
+		"producer_states", len(c.commit.producers), "next_producer_id", c.pids.next)
+	return c, nil
+}
+
+// Close closes the Pebble database after in-flight calls finish. Later
+// calls return ErrClosed; closing twice is a no-op.
+func (c *Coordinator) Close() error {
+	c.closeMu.Lock()
+	defer c.closeMu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	if err := c.db.Close(); err != nil {
+		return fmt.Errorf("coordinator: close pebble: %w", err)
+	}
+	return nil
+}
+
+// enter starts a public call: it fails on a done context or a closed
+// coordinator, else holds closeMu for reading until leave.
+func (c *Coordinator) enter(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.closeMu.RLock()
+	if c.closed {
+		c.closeMu.RUnlock()
+		return ErrClosed
+	}
+	return nil
+}
+
+func (c *Coordinator) leave() { c.closeMu.RUnlock() }
+
+// load reads the whole hot state from Pebble. It runs before c is shared.
+func (c *Coordinator) load() error {
+	c.mu.topicsByName = map[string]*topicState{}
+	c.mu.topicsByID = map[TopicID]*topicState{}
+	c.mu.objects = map[uint64]*objectState{}
+	c.mu.objectsByKey = map[string]uint64{}
+	c.commit.producers = map[producerStateKey]*producerState{}
+
+	if err := c.loadMeta(); err != nil {
+		return err
+	}
+	partCounts := map[TopicID]int{}
+	err := c.scan(prefixTopic, func(k, v []byte) error {
+		if len(k) != 17 {
+			return fmt.Errorf("coordinator: bad topic key %x", k)
+		}
+		var id TopicID
+		copy(id[:], k[1:])
+		t, n, err := decodeTopic(id, v)
+		if err != nil {
+			return err
+		}
+		t.logAppendTime = isLogAppendTime(t.configs)
+		t.parts = make([]partState, n)
+		for i := range t.parts {
+			t.parts[i] = newPartState()
+		}
+		partCounts[id] = n
+		c.mu.topicsByID[id] = t
+		c.mu.topicsByName[t.name] = t
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = c.scan(prefixTopicName, func(k, v []byte) error {
+		name := string(k[1:])
+		t := c.mu.topicsByName[name]
+		if t == nil || len(v) != 16 || TopicID(v) != t.id {
+			return fmt.Errorf("coordinator: topic name %q points to %x, which is not its topic", name, v)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	seen := map[TopicID]int{}
+	err = c.scan(prefixPartition, func(k, v []byte) error {
+		if len(k) != 21 {
+			return fmt.Errorf("coordinator: bad partition key %x", k)
+		}
+		var id TopicID
+		copy(id[:], k[1:17])
+		p := int(int32(binary.BigEndian.Uint32(k[17:])))
+		t := c.mu.topicsByID[id]
+		if t == nil || p < 0 || p >= len(t.parts) {
+			return fmt.Errorf("coordinator: partition %s/%d has no topic", id, p)
+		}
+		st, err := decodePartition(v)
+		if err != nil {
+			return err
+		}
+		t.parts[p] = st
+		seen[id]++
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for id, n := range partCounts {
+		if seen[id] != n {
+			return fmt.Errorf("coordinator: topic %s has %d partitions but %d partition records", id, n, seen[id])
+		}
+	}
+	var maxObject uint64
+	err = c.scan(prefixObject, func(k, v []byte) error {
+		num, err := decodeObjectKey(k)
+		if err != nil {
+			return err
+		}
+		o, err := decodeObject(v)
+		if err != nil {
+			return err
+		}
+		o.num = num
+		c.mu.objects[num] = &o
+		c.mu.objectsByKey[o.key] = num
+		maxObject = max(maxObject, num+1)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	c.commit.nextObject = max(c.commit.nextObject, maxObject)
+	return c.scan(prefixProducer, func(k, v []byte) error {
+		pk, err := decodeProducerKey(k)
+		if err != nil {
+			return err
+		}
+		ps, err := decodeProducer(v)
+		if err != nil {
+			return err
+		}
+		c.commit.producers[pk] = &ps
+		return nil
+	})
+}
+
+// loadMeta checks the format version (writing it into a new database) and
+// loads the counters.
+func (c *Coordinator) loadMeta() error {
+	v, closer, err := c.db.Get(keyFormatVersion)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+		if err := c.db.Set(keyFormatVersion, encodeUint64(formatVersion), pebble.Sync); err != nil {
+			return fmt.Errorf("coordinator: write format version: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("coordinator: read format version: %w", err)
+	default:
+		ver, derr := decodeUint64("format version", v)
+		_ = closer.Close()
+		if derr != nil {
+			return derr
+		}
+		if ver != formatVersion {
+			return fmt.Errorf("coordinator: state format %d, this build reads %d", ver, formatVersion)
+		}
+	}
+	read := func(key []byte, what string) (uint64, error) {
+		v, closer, err := c.db.Get(key)
+		if errors.Is(err, pebble.ErrNotFound) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("coordinator: read %s: %w", what, err)
+		}
+		defer closer.Close()
+		return decodeUint64(what, v)
+	}
+	next, err := read(keyNextProducerID, "next producer id")
+	if err != nil {
+		return err
+	}
+	c.pids.next = max(int64(next), firstProducerID)
+	obj, err := read(keyNextObject, "next object")
+	if err != nil {
+		return err
+	}
+	c.commit.nextObject = obj
+	return nil
+}
+
+// scan calls fn for every key of one family, in key order.
+func (c *Coordinator) scan(prefix byte, fn func(k, v []byte) error) error {
+	lower, upper := familyBounds(prefix)
+	return c.scanRange(lower, upper, fn)
+}
+
+// scanRange calls fn for every key in [lower, upper), in key order. k and v
+// are only valid during the call.
+func (c *Coordinator) scanRange(lower, upper []byte, fn func(k, v []byte) error) error {
+	it, err := c.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return fmt.Errorf("coordinator: new iterator: %w", err)
+	}
+	for valid := it.First(); valid; valid = it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			_ = it.Close()
+			return fmt.Errorf("coordinator: read %x: %w", it.Key(), err)
+		}
+		if err := fn(it.Key(), v); err != nil {
+			_ = it.Close()
+			return err
+		}
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("coordinator: iterate: %w", err)
+	}
+	return nil
+}
+
+// pebbleLogger sends Pebble's logs to slog: its chatter at debug level.
+type pebbleLogger struct{ log *slog.Logger }
+
+func (l pebbleLogger) Infof(format string, args ...any) {
+	l.log.Debug("pebble: " + fmt.Sprintf(format, args...))
+}
+
+func (l pebbleLogger) Errorf(format string, args ...any) {
+	l.log.Error("pebble: " + fmt.Sprintf(format, args...))
+}
+
+func (l pebbleLogger) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	l.log.Error("pebble: fatal: " + msg)
+	panic("pebble: " + msg)
+}

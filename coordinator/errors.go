@@ -1,0 +1,37 @@
+package coordinator
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// ErrClosed is returned by every method once Close has been called.
+var ErrClosed = errors.New("coordinator: closed")
+
+// KafkaError is a Kafka-level failure that carries the message Apache Kafka
+// would put in a response's error_message field (for example "Unknown topic
+// config name: x"), so that admin tools show the same text. It unwraps to its
+// *kerr.Error, so callers get the code with errors.As(err, &kerrErr) and the
+// message with errors.As(err, &kafkaErr).
+type KafkaError struct {
+	Code    *kerr.Error
+	Message string
+}
+
+// Error returns the message followed by the Kafka error name.
+func (e *KafkaError) Error() string {
+	if e.Message == "" {
+		return e.Code.Error()
+	}
+	return e.Message + " (" + e.Code.Message + ")"
+}
+
+// Unwrap returns the Kafka error code.
+func (e *KafkaError) Unwrap() error { return e.Code }
+
+// kafkaErrorf builds a *KafkaError with a formatted message.
+func kafkaErrorf(code *kerr.Error, format string, args ...any) error {
+	return &KafkaError{Code: code, Message: fmt.Sprintf(format, args...)}
+}

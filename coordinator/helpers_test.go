@@ -1,0 +1,187 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// testLogger logs only with FLOE_TEST_LOG set.
+func testLogger() *slog.Logger {
+	if os.Getenv("FLOE_TEST_LOG") == "" {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// testClock is a settable clock for Options.Now.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newTestClock() *testClock {
+	return &testClock{t: time.UnixMilli(1_700_000_000_000)}
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// testEnv is a coordinator on a temp dir that tests can reopen.
+type testEnv struct {
+	t     testing.TB
+	opts  Options
+	clock *testClock
+	c     *Coordinator
+}
+
+func newEnv(t testing.TB, mods ...func(*Options)) *testEnv {
+	t.Helper()
+	clock := newTestClock()
+	opts := Options{Dir: t.TempDir(), Now: clock.Now, Logger: testLogger()}
+	for _, m := range mods {
+		m(&opts)
+	}
+	e := &testEnv{t: t, opts: opts, clock: clock}
+	e.open()
+	t.Cleanup(func() {
+		if e.c != nil {
+			_ = e.c.Close()
+		}
+	})
+	return e
+}
+
+func (e *testEnv) open() {
+	e.t.Helper()
+	c, err := Open(e.opts)
+	if err != nil {
+		e.t.Fatalf("Open: %v", err)
+	}
+	e.c = c
+}
+
+// reopen closes and opens the coordinator on the same directory.
+func (e *testEnv) reopen() {
+	e.t.Helper()
+	if err := e.c.Close(); err != nil {
+		e.t.Fatalf("Close: %v", err)
+	}
+	e.c = nil
+	e.open()
+}
+
+func (e *testEnv) topic(name string, partitions int32, configs map[string]string) Topic {
+	e.t.Helper()
+	tp, err := e.c.CreateTopic(context.Background(), CreateTopicRequest{
+		Name: name, Partitions: partitions, ReplicationFactor: -1, Configs: configs,
+	})
+	if err != nil {
+		e.t.Fatalf("CreateTopic(%s): %v", name, err)
+	}
+	return tp
+}
+
+// batchLen is the length the test helpers give every batch.
+const batchLen = 100
+
+// plain is a non-idempotent batch of delta+1 records.
+func plain(id TopicID, partition, delta int32) CommitBatch {
+	return CommitBatch{TopicID: id, Partition: partition, LastOffsetDelta: delta, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, MaxTimestamp: 1000}
+}
+
+// idem is an idempotent batch.
+func idem(id TopicID, partition, delta int32, pid int64, epoch int16, seq int32) CommitBatch {
+	return CommitBatch{TopicID: id, Partition: partition, LastOffsetDelta: delta, ProducerID: pid, ProducerEpoch: epoch, BaseSequence: seq, MaxTimestamp: 1000}
+}
+
+// objectReq lays batches out back to back (batchLen bytes each, unless set)
+// in an object named key.
+func objectReq(key string, batches ...CommitBatch) *CommitRequest {
+	var off int64
+	for i := range batches {
+		if batches[i].ByteLength == 0 {
+			batches[i].ByteLength = batchLen
+		}
+		batches[i].ByteOffset = off
+		off += int64(batches[i].ByteLength)
+	}
+	return &CommitRequest{ObjectKey: key, ObjectSize: off, BrokerID: 1, Batches: batches}
+}
+
+func (e *testEnv) commit(key string, batches ...CommitBatch) []BatchResult {
+	e.t.Helper()
+	resp, err := e.c.CommitObject(context.Background(), objectReq(key, batches...))
+	if err != nil {
+		e.t.Fatalf("CommitObject(%s): %v", key, err)
+	}
+	if len(resp.Results) != len(batches) {
+		e.t.Fatalf("CommitObject(%s): %d results for %d batches", key, len(resp.Results), len(batches))
+	}
+	return resp.Results
+}
+
+func (e *testEnv) state(id TopicID, partition int32) PartitionState {
+	e.t.Helper()
+	st, err := e.c.PartitionState(context.Background(), id, partition)
+	if err != nil {
+		e.t.Fatalf("PartitionState: %v", err)
+	}
+	return st
+}
+
+func (e *testEnv) object(key string) ObjectInfo {
+	e.t.Helper()
+	objs, err := e.c.Objects(context.Background())
+	if err != nil {
+		e.t.Fatalf("Objects: %v", err)
+	}
+	for _, o := range objs {
+		if o.Key == key {
+			return o
+		}
+	}
+	e.t.Fatalf("object %q not found in %+v", key, objs)
+	return ObjectInfo{}
+}
+
+// wantKerr fails unless err wraps the Kafka error want.
+func wantKerr(t testing.TB, err error, want *kerr.Error) {
+	t.Helper()
+	var ke *kerr.Error
+	if !errors.As(err, &ke) || ke != want {
+		t.Fatalf("error = %v, want one wrapping %s", err, want.Message)
+	}
+}
+
+// baseOffsets formats results as "base/code" pairs for compact comparison.
+func baseOffsets(rs []BatchResult) string {
+	s := ""
+	for i, r := range rs {
+		if i > 0 {
+			s += " "
+		}
+		if r.ErrorCode != 0 {
+			s += fmt.Sprintf("err%d", r.ErrorCode)
+		} else {
+			s += fmt.Sprint(r.BaseOffset)
+		}
+	}
+	return s
+}

@@ -1,0 +1,268 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Idempotence follows Apache Kafka 3.x (ProducerStateManager):
+//
+//   - State is per (producer id, topic, partition): the producer epoch and the
+//     sequence ranges of its last 5 batches with the base offsets they got.
+//   - A batch whose epoch equals the state's and whose (base, last) sequence
+//     equals one of the 5 is a duplicate: it answers the original base offset
+//     with no error and gets no new offsets.
+//   - A lower epoch is INVALID_PRODUCER_EPOCH.
+//   - A higher epoch must start at sequence 0, else OUT_OF_ORDER_SEQUENCE_NUMBER;
+//     it replaces the state.
+//   - The same epoch must continue the last batch: base = last + 1, wrapping
+//     from MaxInt32 to 0; else OUT_OF_ORDER_SEQUENCE_NUMBER.
+//   - A producer with no state here (new, or expired) is accepted at any
+//     sequence: Kafka stopped answering UNKNOWN_PRODUCER_ID for this in 2.5
+//     (KIP-360), and clients then continue their sequence unharmed.
+//
+// Batches of one object see each other: the commit works on a copy of the
+// state that each accepted batch advances.
+
+// maxProducerBatches is how many batches per producer and partition are
+// remembered for duplicate detection (Kafka's
+// max.in.flight.requests.per.connection limit for idempotence).
+const maxProducerBatches = 5
+
+// noProducerEpoch marks a state that has seen no batch.
+const noProducerEpoch int16 = -1
+
+// firstProducerID is the first producer id handed out.
+const firstProducerID int64 = 1
+
+// maxTransactionTimeoutMs is Kafka's transaction.max.timeout.ms default.
+const maxTransactionTimeoutMs = 900000
+
+// Kafka error codes CommitObject answers per batch.
+var (
+	codeUnknownTopicOrPartition = kerr.UnknownTopicOrPartition.Code
+	codeUnknownTopicID          = kerr.UnknownTopicID.Code
+	codeInvalidProducerEpoch    = kerr.InvalidProducerEpoch.Code
+	codeOutOfOrderSequence      = kerr.OutOfOrderSequenceNumber.Code
+	codeInvalidRecord           = kerr.InvalidRecord.Code
+)
+
+type producerStateKey struct {
+	producerID int64
+	topic      TopicID
+	partition  int32
+}
+
+// producerState is one producer's idempotence state on one partition.
+type producerState struct {
+	epoch        int16
+	lastUpdateMs int64
+	// batches[:n] are the latest batches, oldest first.
+	batches [maxProducerBatches]seqBatch
+	n       int
+}
+
+// seqBatch is one remembered batch: its sequence range and what it was
+// answered.
+type seqBatch struct {
+	baseSeq    int32
+	lastSeq    int32
+	baseOffset int64
+	timestamp  int64 // stored max timestamp (the append time on LogAppendTime topics)
+}
+
+// lastSequence is the sequence of the batch's last record, wrapping like
+// Kafka's DefaultRecordBatch.incrementSequence.
+func lastSequence(baseSeq, lastOffsetDelta int32) int32 {
+	if baseSeq > math.MaxInt32-lastOffsetDelta {
+		return lastOffsetDelta - (math.MaxInt32 - baseSeq) - 1
+	}
+	return baseSeq + lastOffsetDelta
+}
+
+// inSequence reports whether next may follow last.
+func inSequence(last, next int32) bool {
+	return int64(next) == int64(last)+1 || (next == 0 && last == math.MaxInt32)
+}
+
+// check decides a batch of this producer: an error code, or a duplicate
+// (the remembered batch), or neither (append it, then call record).
+func (p *producerState) check(cb *CommitBatch) (code int16, dup *seqBatch) {
+	lastSeq := lastSequence(cb.BaseSequence, cb.LastOffsetDelta)
+	if cb.ProducerEpoch == p.epoch {
+		for i := 0; i < p.n; i++ {
+			if b := &p.batches[i]; b.baseSeq == cb.BaseSequence && b.lastSeq == lastSeq {
+				return 0, b
+			}
+		}
+	}
+	if p.epoch == noProducerEpoch {
+		return 0, nil // unknown producer: any sequence
+	}
+	switch {
+	case cb.ProducerEpoch < p.epoch:
+		return codeInvalidProducerEpoch, nil
+	case cb.ProducerEpoch > p.epoch:
+		if cb.BaseSequence != 0 {
+			return codeOutOfOrderSequence, nil
+		}
+	case p.n > 0 && !inSequence(p.batches[p.n-1].lastSeq, cb.BaseSequence):
+		return codeOutOfOrderSequence, nil
+	}
+	return 0, nil
+}
+
+// record remembers an accepted batch.
+func (p *producerState) record(cb *CommitBatch, baseOffset, timestamp, nowMs int64) {
+	if cb.ProducerEpoch != p.epoch {
+		p.epoch = cb.ProducerEpoch
+		p.n = 0
+	}
+	if p.n == maxProducerBatches {
+		copy(p.batches[:], p.batches[1:])
+		p.n--
+	}
+	p.batches[p.n] = seqBatch{
+		baseSeq:    cb.BaseSequence,
+		lastSeq:    lastSequence(cb.BaseSequence, cb.LastOffsetDelta),
+		baseOffset: baseOffset,
+		timestamp:  timestamp,
+	}
+	p.n++
+	p.lastUpdateMs = nowMs
+}
+
+// InitProducerID hands out a producer id and epoch (Kafka's InitProducerId
+// for idempotent producers):
+//
+//   - ProducerID -1: a new id (from a durable counter) with epoch 0.
+//   - ProducerID and ProducerEpoch set (KIP-360 epoch bump): epoch + 1 on the
+//     same id. A client's epoch may be ahead of the coordinator's (the Java
+//     client bumps idempotent epochs locally), so any epoch at or above the
+//     current one is bumped from; a retry of the last bump (the epoch it was
+//     bumped from) gets the same answer again; an older epoch is
+//     INVALID_PRODUCER_EPOCH. An exhausted epoch (>= 32766) rolls to a new id
+//     with epoch 0, and so does an id this coordinator never handed out.
+//     ProducerID and ProducerEpoch must be both -1 or both set, else
+//     INVALID_REQUEST.
+//   - TransactionalID set: transactions are not supported. After Kafka's own
+//     checks (empty id: INVALID_REQUEST; TimeoutMs outside
+//     1..transaction.max.timeout.ms (900000): INVALID_TRANSACTION_TIMEOUT) it
+//     fails with TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which every client
+//     treats as fatal at once (a retriable code such as
+//     COORDINATOR_NOT_AVAILABLE would make it retry until it times out),
+//     with a message saying transactions are not supported. TimeoutMs is not
+//     checked without a transactional id, as in Kafka (idempotent clients
+//     send anything there, e.g. librdkafka -1).
+func (c *Coordinator) InitProducerID(ctx context.Context, req InitProducerIDRequest) (InitProducerIDResponse, error) {
+	if err := c.enter(ctx); err != nil {
+		return InitProducerIDResponse{}, err
+	}
+	defer c.leave()
+	fail := func(err error) (InitProducerIDResponse, error) {
+		return InitProducerIDResponse{}, fmt.Errorf("init producer id: %w", err)
+	}
+	if req.TransactionalID != nil {
+		switch {
+		case *req.TransactionalID == "":
+			return fail(kafkaErrorf(kerr.InvalidRequest, "Transactional id must not be empty"))
+		case req.TimeoutMs <= 0 || req.TimeoutMs > maxTransactionTimeoutMs:
+			return fail(kafkaErrorf(kerr.InvalidTransactionTimeout,
+				"Transaction timeout %d ms is not in 1..%d (transaction.max.timeout.ms)", req.TimeoutMs, maxTransactionTimeoutMs))
+		}
+		return fail(kafkaErrorf(kerr.TransactionalIDAuthorizationFailed,
+			"Transactions are not supported by floe (transactional.id %q); use an idempotent producer without transactional.id", *req.TransactionalID))
+	}
+	if (req.ProducerID < 0) != (req.ProducerEpoch < 0) {
+		return fail(kafkaErrorf(kerr.InvalidRequest,
+			"Producer id %d and epoch %d must be both -1 or both set", req.ProducerID, req.ProducerEpoch))
+	}
+
+	c.pids.Lock()
+	defer c.pids.Unlock()
+	if req.ProducerID < 0 || req.ProducerID >= c.pids.next {
+		return c.allocateProducerIDLocked()
+	}
+	cur := producerIDValue{epoch: 0, lastEpoch: noProducerEpoch}
+	v, closer, err := c.db.Get(producerEpochKey(req.ProducerID))
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+	case err != nil:
+		return fail(fmt.Errorf("read producer %d: %w", req.ProducerID, err))
+	default:
+		cur, err = decodeProducerID(v)
+		_ = closer.Close()
+		if err != nil {
+			return fail(err)
+		}
+	}
+	switch {
+	case req.ProducerEpoch >= cur.epoch:
+	case req.ProducerEpoch == cur.lastEpoch:
+		return InitProducerIDResponse{ProducerID: req.ProducerID, ProducerEpoch: cur.epoch}, nil
+	default:
+		return fail(kafkaErrorf(kerr.InvalidProducerEpoch,
+			"Producer %d epoch %d is older than its current epoch %d", req.ProducerID, req.ProducerEpoch, cur.epoch))
+	}
+	if req.ProducerEpoch >= math.MaxInt16-1 {
+		return c.allocateProducerIDLocked()
+	}
+	next := producerIDValue{epoch: req.ProducerEpoch + 1, lastEpoch: req.ProducerEpoch}
+	if err := c.db.Set(producerEpochKey(req.ProducerID), encodeProducerID(next), pebble.Sync); err != nil {
+		return fail(fmt.Errorf("write producer %d: %w", req.ProducerID, err))
+	}
+	c.log.Debug("producer epoch bumped", "producer_id", req.ProducerID, "epoch", next.epoch)
+	return InitProducerIDResponse{ProducerID: req.ProducerID, ProducerEpoch: next.epoch}, nil
+}
+
+// allocateProducerIDLocked hands out the next producer id with epoch 0,
+// persisting the counter first. c.pids must be held.
+func (c *Coordinator) allocateProducerIDLocked() (InitProducerIDResponse, error) {
+	id := c.pids.next
+	if err := c.db.Set(keyNextProducerID, encodeUint64(uint64(id+1)), pebble.Sync); err != nil {
+		return InitProducerIDResponse{}, fmt.Errorf("init producer id: write counter: %w", err)
+	}
+	c.pids.next = id + 1
+	return InitProducerIDResponse{ProducerID: id, ProducerEpoch: 0}, nil
+}
+
+// ExpireProducers drops the idempotence state of every (producer,
+// partition) that has not committed a batch for maxIdle (Kafka's
+// producer.id.expiration.ms, default 1 day), so that producer state does not
+// grow without bound. It returns how many states it dropped. A producer that
+// comes back afterwards is accepted at any sequence.
+func (c *Coordinator) ExpireProducers(ctx context.Context, maxIdle time.Duration) (int, error) {
+	if err := c.enter(ctx); err != nil {
+		return 0, err
+	}
+	defer c.leave()
+	c.commit.Lock()
+	defer c.commit.Unlock()
+	cutoff := c.now().Add(-maxIdle).UnixMilli()
+	b := c.db.NewBatch()
+	defer b.Close()
+	var expired []producerStateKey
+	for pk, ps := range c.commit.producers {
+		if ps.lastUpdateMs < cutoff {
+			expired = append(expired, pk)
+			_ = b.Delete(producerKey(pk), nil)
+		}
+	}
+	if len(expired) == 0 {
+		return 0, nil
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return 0, fmt.Errorf("expire producers: commit: %w", err)
+	}
+	for _, pk := range expired {
+		delete(c.commit.producers, pk)
+	}
+	c.log.Info("producer states expired", "count", len(expired))
+	return len(expired), nil
+}

@@ -1,0 +1,463 @@
+package coordinator
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sort"
+	"strings"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/google/uuid"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// maxTopicNameLen is Kafka's limit (249, so that partition directory names
+// fit in 255 bytes).
+const maxTopicNameLen = 249
+
+// validateTopicName applies Kafka's topic name rules.
+func validateTopicName(name string) error {
+	switch {
+	case name == "":
+		return kafkaErrorf(kerr.InvalidTopicException, "Topic name is illegal, it can't be empty")
+	case name == "." || name == "..":
+		return kafkaErrorf(kerr.InvalidTopicException, "Topic name cannot be \".\" or \"..\"")
+	case len(name) > maxTopicNameLen:
+		return kafkaErrorf(kerr.InvalidTopicException,
+			"Topic name is illegal, it can't be longer than %d characters, topic name: %s", maxTopicNameLen, name)
+	}
+	for i := 0; i < len(name); i++ {
+		b := name[i]
+		if !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '.' || b == '_' || b == '-') {
+			return kafkaErrorf(kerr.InvalidTopicException,
+				"Topic name %q is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'", name)
+		}
+	}
+	return nil
+}
+
+// collisionName maps '.' to '_': Kafka refuses topics whose names differ
+// only there, because metric names would collide.
+func collisionName(name string) string { return strings.ReplaceAll(name, ".", "_") }
+
+// newTopicID returns a random topic id that Kafka would also hand out: not
+// zero, not the metadata topic's id (1), and not starting with '-' in
+// base64 (Kafka's Uuid.randomUuid rules, so tools can parse it).
+func newTopicID() TopicID {
+	for {
+		id := TopicID(uuid.New())
+		if id.IsZero() || id == (TopicID{15: 1}) || id[0]>>2 == 62 {
+			continue
+		}
+		return id
+	}
+}
+
+// toTopic copies a topicState into its exported form. The caller holds mu
+// (or commit).
+func (t *topicState) toTopic() Topic {
+	return Topic{ID: t.id, Name: t.name, Partitions: int32(len(t.parts)), Configs: maps.Clone(t.configs)}
+}
+
+// CreateTopic creates a topic, or with ValidateOnly checks that it could be
+// created and returns it without an id. Kafka-level failures:
+// InvalidTopicException, TopicAlreadyExists, InvalidPartitions,
+// InvalidReplicationFactor, InvalidConfig.
+func (c *Coordinator) CreateTopic(ctx context.Context, req CreateTopicRequest) (Topic, error) {
+	if err := c.enter(ctx); err != nil {
+		return Topic{}, err
+	}
+	defer c.leave()
+	wrap := func(err error) (Topic, error) { return Topic{}, fmt.Errorf("create topic %q: %w", req.Name, err) }
+	if err := validateTopicName(req.Name); err != nil {
+		return wrap(err)
+	}
+
+	c.commit.Lock()
+	defer c.commit.Unlock()
+	if _, ok := c.mu.topicsByName[req.Name]; ok {
+		return wrap(kafkaErrorf(kerr.TopicAlreadyExists, "Topic '%s' already exists.", req.Name))
+	}
+	cn := collisionName(req.Name)
+	for name := range c.mu.topicsByName {
+		if collisionName(name) == cn {
+			return wrap(kafkaErrorf(kerr.InvalidTopicException, "Topic '%s' collides with existing topic: %s", req.Name, name))
+		}
+	}
+	partitions := req.Partitions
+	switch {
+	case partitions == -1:
+		partitions = c.opts.DefaultPartitions
+	case partitions <= 0:
+		return wrap(kafkaErrorf(kerr.InvalidPartitions, "Number of partitions was set to an invalid non-positive value."))
+	case partitions > maxPartitions:
+		return wrap(kafkaErrorf(kerr.InvalidPartitions, "Number of partitions %d is above the maximum of %d.", partitions, maxPartitions))
+	}
+	switch rf := req.ReplicationFactor; {
+	case rf == 0 || rf < -1:
+		return wrap(kafkaErrorf(kerr.InvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value."))
+	case rf > 3:
+		return wrap(kafkaErrorf(kerr.InvalidReplicationFactor,
+			"Replication factor: %d larger than available brokers: 3 (object storage keeps the copies; use -1, 1, 2 or 3).", rf))
+	}
+	configs, err := validateTopicConfigs(req.Configs, false, c.opts.KVIndexEnabled)
+	if err != nil {
+		return wrap(err)
+	}
+	t := &topicState{
+		name:          req.Name,
+		createdMs:     c.now().UnixMilli(),
+		configs:       configs,
+		logAppendTime: isLogAppendTime(configs),
+		parts:         make([]partState, partitions),
+	}
+	for i := range t.parts {
+		t.parts[i] = newPartState()
+	}
+	if req.ValidateOnly {
+		return t.toTopic(), nil
+	}
+	t.id = newTopicID()
+
+	b := c.db.NewBatch()
+	defer b.Close()
+	_ = b.Set(topicNameKey(t.name), t.id[:], nil)
+	_ = b.Set(topicKey(t.id), encodeTopic(t), nil)
+	for i := range t.parts {
+		_ = b.Set(partitionKey(t.id, int32(i)), encodePartition(&t.parts[i]), nil)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return wrap(fmt.Errorf("commit: %w", err))
+	}
+	c.mu.Lock()
+	c.mu.topicsByName[t.name] = t
+	c.mu.topicsByID[t.id] = t
+	c.mu.Unlock()
+	c.log.Info("topic created", "topic", t.name, "id", t.id, "partitions", partitions, "configs", configs)
+	return t.toTopic(), nil
+}
+
+// DeleteTopic deletes a topic by name with its partitions, batches and
+// producer state, and returns its id. The objects its batches lived in lose
+// those bytes; objects left with no live bytes become garbage.
+// Kafka-level failure: UnknownTopicOrPartition.
+//
+// It scans the topic's batch keys under the commit lock, so commits wait
+// for it; topics are deleted rarely.
+func (c *Coordinator) DeleteTopic(ctx context.Context, name string) (TopicID, error) {
+	if err := c.enter(ctx); err != nil {
+		return TopicID{}, err
+	}
+	defer c.leave()
+	c.commit.Lock()
+	defer c.commit.Unlock()
+	t := c.mu.topicsByName[name]
+	if t == nil {
+		return TopicID{}, fmt.Errorf("delete topic %q: %w", name, kerr.UnknownTopicOrPartition)
+	}
+	if err := c.deleteTopicLocked(t); err != nil {
+		return TopicID{}, fmt.Errorf("delete topic %q: %w", name, err)
+	}
+	return t.id, nil
+}
+
+// DeleteTopicByID deletes a topic by id (DeleteTopics v6+) and returns its
+// name. Kafka-level failure: UnknownTopicID.
+func (c *Coordinator) DeleteTopicByID(ctx context.Context, id TopicID) (string, error) {
+	if err := c.enter(ctx); err != nil {
+		return "", err
+	}
+	defer c.leave()
+	c.commit.Lock()
+	defer c.commit.Unlock()
+	t := c.mu.topicsByID[id]
+	if t == nil {
+		return "", fmt.Errorf("delete topic %s: %w", id, kerr.UnknownTopicID)
+	}
+	if err := c.deleteTopicLocked(t); err != nil {
+		return "", fmt.Errorf("delete topic %q: %w", t.name, err)
+	}
+	return t.name, nil
+}
+
+// deleteTopicLocked removes t in one synced batch. c.commit must be held.
+func (c *Coordinator) deleteTopicLocked(t *topicState) error {
+	nowMs := c.now().UnixMilli()
+	b := c.db.NewBatch()
+	defer b.Close()
+	_ = b.Delete(topicNameKey(t.name), nil)
+	_ = b.Delete(topicKey(t.id), nil)
+	pl := partitionsPrefix(t.id)
+	_ = b.DeleteRange(pl, prefixEnd(pl), nil)
+
+	lower, upper := batchTopicBounds(t.id)
+	dead := map[uint64]int64{}
+	var batches int
+	err := c.scanRange(lower, upper, func(_, v []byte) error {
+		bv, err := decodeBatchValue(v)
+		if err != nil {
+			return err
+		}
+		dead[bv.object] += int64(bv.byteLength)
+		batches++
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	_ = b.DeleteRange(lower, upper, nil)
+	objects := c.deadBytesLocked(b, dead, nowMs)
+
+	var producers []producerStateKey
+	for pk := range c.commit.producers {
+		if pk.topic == t.id {
+			producers = append(producers, pk)
+			_ = b.Delete(producerKey(pk), nil)
+		}
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+
+	c.mu.Lock()
+	delete(c.mu.topicsByName, t.name)
+	delete(c.mu.topicsByID, t.id)
+	c.installObjectsLocked(objects)
+	c.mu.Unlock()
+	for _, pk := range producers {
+		delete(c.commit.producers, pk)
+	}
+	c.log.Info("topic deleted", "topic", t.name, "id", t.id, "batches", batches, "objects_touched", len(objects))
+	return nil
+}
+
+// CreatePartitions raises a topic's partition count to count (Kafka's
+// CreatePartitions). Kafka-level failures: UnknownTopicOrPartition;
+// InvalidPartitions when count is not above the current count.
+func (c *Coordinator) CreatePartitions(ctx context.Context, name string, count int32, validateOnly bool) error {
+	if err := c.enter(ctx); err != nil {
+		return err
+	}
+	defer c.leave()
+	wrap := func(err error) error { return fmt.Errorf("create partitions of topic %q: %w", name, err) }
+	c.commit.Lock()
+	defer c.commit.Unlock()
+	t := c.mu.topicsByName[name]
+	if t == nil {
+		return wrap(kerr.UnknownTopicOrPartition)
+	}
+	cur := int32(len(t.parts))
+	switch {
+	case count < cur:
+		return wrap(kafkaErrorf(kerr.InvalidPartitions,
+			"Topic currently has %d partitions, which is higher than the requested %d.", cur, count))
+	case count == cur:
+		return wrap(kafkaErrorf(kerr.InvalidPartitions, "Topic already has %d partitions.", cur))
+	case count > maxPartitions:
+		return wrap(kafkaErrorf(kerr.InvalidPartitions, "Number of partitions %d is above the maximum of %d.", count, maxPartitions))
+	}
+	if validateOnly {
+		return nil
+	}
+	parts := make([]partState, count)
+	copy(parts, t.parts)
+	for i := cur; i < count; i++ {
+		parts[i] = newPartState()
+	}
+	next := *t
+	next.parts = parts
+
+	b := c.db.NewBatch()
+	defer b.Close()
+	_ = b.Set(topicKey(t.id), encodeTopic(&next), nil)
+	for i := cur; i < count; i++ {
+		_ = b.Set(partitionKey(t.id, i), encodePartition(&parts[i]), nil)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return wrap(fmt.Errorf("commit: %w", err))
+	}
+	c.mu.Lock()
+	t.parts = parts
+	c.mu.Unlock()
+	c.log.Info("partitions created", "topic", name, "from", cur, "to", count)
+	return nil
+}
+
+// AlterTopicConfigs changes a topic's configs. incremental (Kafka's
+// IncrementalAlterConfigs) applies each op: SET, DELETE (back to default),
+// APPEND and SUBTRACT (list-type configs only, starting from the current or
+// default value). Otherwise (legacy AlterConfigs) the ops' values replace
+// the whole explicit config set, a nil value meaning unset, and every
+// config not named reverts to its default. Kafka-level failures:
+// UnknownTopicOrPartition; InvalidConfig for unknown names and bad values;
+// InvalidRequest for duplicate names, null values and unknown op codes.
+func (c *Coordinator) AlterTopicConfigs(ctx context.Context, name string, ops []ConfigOp, incremental bool, validateOnly bool) error {
+	if err := c.enter(ctx); err != nil {
+		return err
+	}
+	defer c.leave()
+	wrap := func(err error) error { return fmt.Errorf("alter configs of topic %q: %w", name, err) }
+	c.commit.Lock()
+	defer c.commit.Unlock()
+	t := c.mu.topicsByName[name]
+	if t == nil {
+		return wrap(kerr.UnknownTopicOrPartition)
+	}
+	next, err := applyConfigOps(t.configs, ops, incremental)
+	if err != nil {
+		return wrap(err)
+	}
+	kvBefore := strings.EqualFold(t.toTopic().Config(ConfigKVIndexEnabled), "true")
+	next, err = validateTopicConfigs(next, kvBefore, c.opts.KVIndexEnabled)
+	if err != nil {
+		return wrap(err)
+	}
+	if validateOnly {
+		return nil
+	}
+	updated := *t
+	updated.configs = next
+	if err := c.db.Set(topicKey(t.id), encodeTopic(&updated), pebble.Sync); err != nil {
+		return wrap(fmt.Errorf("commit: %w", err))
+	}
+	c.mu.Lock()
+	t.configs = next
+	t.logAppendTime = isLogAppendTime(next)
+	c.mu.Unlock()
+	c.log.Info("topic configs altered", "topic", name, "configs", next, "incremental", incremental)
+	return nil
+}
+
+// applyConfigOps returns the explicit config set that results from ops.
+// Values are validated afterwards, on the whole set.
+func applyConfigOps(current map[string]string, ops []ConfigOp, incremental bool) (map[string]string, error) {
+	seen := make(map[string]bool, len(ops))
+	for _, op := range ops {
+		if seen[op.Name] {
+			return nil, kafkaErrorf(kerr.InvalidRequest, "Error due to duplicate config keys: %s", op.Name)
+		}
+		seen[op.Name] = true
+	}
+	if !incremental {
+		next := make(map[string]string, len(ops))
+		for _, op := range ops {
+			if _, ok := configDefsByName[op.Name]; !ok {
+				return nil, kafkaErrorf(kerr.InvalidConfig, "Unknown topic config name: %s", op.Name)
+			}
+			if op.Value != nil {
+				next[op.Name] = *op.Value
+			}
+		}
+		return next, nil
+	}
+	next := maps.Clone(current)
+	if next == nil {
+		next = map[string]string{}
+	}
+	for _, op := range ops {
+		d, ok := configDefsByName[op.Name]
+		if !ok {
+			return nil, kafkaErrorf(kerr.InvalidConfig, "Unknown topic config name: %s", op.Name)
+		}
+		if op.Op != OpDelete && op.Value == nil {
+			return nil, kafkaErrorf(kerr.InvalidRequest, "Null value not supported for : %s", op.Name)
+		}
+		switch op.Op {
+		case OpSet:
+			next[op.Name] = *op.Value
+		case OpDelete:
+			delete(next, op.Name)
+		case OpAppend, OpSubtract:
+			verb := "append"
+			if op.Op == OpSubtract {
+				verb = "subtract"
+			}
+			if d.Type != ConfigTypeList {
+				return nil, kafkaErrorf(kerr.InvalidConfig, "Config value %s is not allowed for config key: %s", verb, op.Name)
+			}
+			base, ok := next[op.Name]
+			if !ok {
+				base = d.Default
+			}
+			items := splitList(base)
+			if op.Op == OpAppend {
+				for _, v := range splitList(*op.Value) {
+					if !containsString(items, v) {
+						items = append(items, v)
+					}
+				}
+			} else {
+				drop := splitList(*op.Value)
+				kept := items[:0]
+				for _, v := range items {
+					if !containsString(drop, v) {
+						kept = append(kept, v)
+					}
+				}
+				items = kept
+			}
+			next[op.Name] = strings.Join(items, ",")
+		default:
+			return nil, kafkaErrorf(kerr.InvalidRequest, "Unknown config op type %d for %s", op.Op, op.Name)
+		}
+	}
+	return next, nil
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Topic returns a topic by name. Kafka-level failure:
+// UnknownTopicOrPartition.
+func (c *Coordinator) Topic(ctx context.Context, name string) (Topic, error) {
+	if err := c.enter(ctx); err != nil {
+		return Topic{}, err
+	}
+	defer c.leave()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	t := c.mu.topicsByName[name]
+	if t == nil {
+		return Topic{}, fmt.Errorf("topic %q: %w", name, kerr.UnknownTopicOrPartition)
+	}
+	return t.toTopic(), nil
+}
+
+// TopicByID returns a topic by id. Kafka-level failure: UnknownTopicID
+// (also for the id of a deleted topic).
+func (c *Coordinator) TopicByID(ctx context.Context, id TopicID) (Topic, error) {
+	if err := c.enter(ctx); err != nil {
+		return Topic{}, err
+	}
+	defer c.leave()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	t := c.mu.topicsByID[id]
+	if t == nil {
+		return Topic{}, fmt.Errorf("topic %s: %w", id, kerr.UnknownTopicID)
+	}
+	return t.toTopic(), nil
+}
+
+// Topics returns every topic, sorted by name.
+func (c *Coordinator) Topics(ctx context.Context) ([]Topic, error) {
+	if err := c.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer c.leave()
+	c.mu.RLock()
+	out := make([]Topic, 0, len(c.mu.topicsByName))
+	for _, t := range c.mu.topicsByName {
+		out = append(out, t.toTopic())
+	}
+	c.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}

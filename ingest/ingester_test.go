@@ -1,0 +1,297 @@
+package ingest
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/objectstore"
+)
+
+// fakeCommitter records commits and assigns offsets per partition; it can
+// be blocked to hold commits back.
+type fakeCommitter struct {
+	mu      sync.Mutex
+	objects []*coordinator.CommitRequest
+	next    map[int32]int64
+	block   chan struct{} // when non-nil, commits wait for it to close
+	err     error
+}
+
+func (f *fakeCommitter) CommitObject(ctx context.Context, req *coordinator.CommitRequest) (*coordinator.CommitResponse, error) {
+	f.mu.Lock()
+	block := f.block
+	f.mu.Unlock()
+	if block != nil {
+		select {
+		case <-block:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	if f.next == nil {
+		f.next = make(map[int32]int64)
+	}
+	resp := &coordinator.CommitResponse{}
+	for _, b := range req.Batches {
+		resp.Results = append(resp.Results, coordinator.BatchResult{BaseOffset: f.next[b.Partition], LogAppendTime: -1})
+		f.next[b.Partition] += int64(b.LastOffsetDelta) + 1
+	}
+	f.objects = append(f.objects, req)
+	return resp, nil
+}
+
+func (f *fakeCommitter) committed() []*coordinator.CommitRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]*coordinator.CommitRequest(nil), f.objects...)
+}
+
+// batch returns a fake batch whose bytes carry seq, so tests can check order.
+func batch(partition int32, seq uint64, size int) Batch {
+	data := make([]byte, max(size, 8))
+	binary.BigEndian.PutUint64(data, seq)
+	return Batch{Data: data, Commit: coordinator.CommitBatch{Partition: partition, ProducerID: -1}}
+}
+
+func waitCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func newTestIngester(t *testing.T, opts Options, store Putter, c Committer) *Ingester {
+	t.Helper()
+	in, err := New(opts, store, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.Close(context.Background()) })
+	return in
+}
+
+// An idle ingester rolls at once: a lone producer does not wait the linger.
+func TestRollsEarlyWhenIdle(t *testing.T) {
+	c := &fakeCommitter{}
+	in := newTestIngester(t, Options{Linger: time.Hour, MaxPutRate: 1000}, objectstore.NewMemory(), c)
+	for i := range 3 {
+		p, err := in.Append(waitCtx(t), []Batch{batch(0, uint64(i), 100)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := p.Wait(waitCtx(t))
+		if err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+		if res[0].BaseOffset != int64(i) {
+			t.Fatalf("append %d: base offset %d", i, res[0].BaseOffset)
+		}
+	}
+	if got := len(c.committed()); got != 3 {
+		t.Fatalf("%d objects committed, want 3 (one per idle append)", got)
+	}
+}
+
+// With the PUT budget spent, an idle ingester waits for the linger instead.
+func TestPutBudgetDefersToLinger(t *testing.T) {
+	c := &fakeCommitter{}
+	in := newTestIngester(t, Options{Linger: 200 * time.Millisecond, MaxPutRate: 0.001}, objectstore.NewMemory(), c)
+	p1, _ := in.Append(waitCtx(t), []Batch{batch(0, 1, 100)})
+	if _, err := p1.Wait(waitCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	p2, _ := in.Append(waitCtx(t), []Batch{batch(0, 2, 100)})
+	p3, _ := in.Append(waitCtx(t), []Batch{batch(0, 3, 100)})
+	if _, err := p3.Wait(waitCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p2.Wait(waitCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(start); waited < 150*time.Millisecond {
+		t.Fatalf("second object rolled after %s, before the linger, with no PUT budget left", waited)
+	}
+	objs := c.committed()
+	if len(objs) != 2 || len(objs[1].Batches) != 2 {
+		t.Fatalf("want 2 objects, the second with 2 batches; got %d objects", len(objs))
+	}
+}
+
+// Objects roll at MaxBytes, and commits follow roll order even when uploads
+// finish out of order.
+func TestCommitsInObjectOrder(t *testing.T) {
+	c := &fakeCommitter{}
+	store := objectstore.NewFaulty(objectstore.NewMemory(), objectstore.FaultOptions{Seed: 1, LatencyJitter: 5 * time.Millisecond})
+	in := newTestIngester(t, Options{MaxBytes: 4096, Linger: 5 * time.Millisecond, MaxPutRate: 1e6}, store, c)
+	var pendings []*Pending
+	for i := range 500 {
+		p, err := in.Append(waitCtx(t), []Batch{batch(int32(i%3), uint64(i), 1000)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pendings = append(pendings, p)
+	}
+	for _, p := range pendings {
+		if _, err := p.Wait(waitCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var last int64 = -1
+	objs := c.committed()
+	for _, o := range objs {
+		if o.ObjectSize > 4096+1000 {
+			t.Fatalf("object of %d bytes exceeds max bytes", o.ObjectSize)
+		}
+		for _, b := range o.Batches {
+			data, err := store.Inner().GetRange(context.Background(), o.ObjectKey, b.ByteOffset, int64(b.ByteLength))
+			if err != nil {
+				t.Fatal(err)
+			}
+			seq := int64(binary.BigEndian.Uint64(data))
+			if seq != last+1 {
+				t.Fatalf("batch %d committed after %d", seq, last)
+			}
+			last = seq
+		}
+	}
+	if last != 499 {
+		t.Fatalf("last committed batch %d, want 499", last)
+	}
+	if len(objs) < 100 {
+		t.Fatalf("only %d objects for 500 KB at 4 KiB each", len(objs))
+	}
+}
+
+// A failed upload fails every batch of its object with a retriable error,
+// and the next object goes through.
+func TestUploadFailureFailsObject(t *testing.T) {
+	c := &fakeCommitter{}
+	store := objectstore.NewFaulty(objectstore.NewMemory(), objectstore.FaultOptions{})
+	store.FailNextPuts(3) // every attempt of the first object
+	in := newTestIngester(t, Options{}, store, c)
+	p, _ := in.Append(waitCtx(t), []Batch{batch(0, 1, 100)})
+	_, err := p.Wait(waitCtx(t))
+	var ke *kerr.Error
+	if !errors.As(err, &ke) || ke != kerr.KafkaStorageError || !ke.Retriable {
+		t.Fatalf("failed upload: err %v, want retriable KAFKA_STORAGE_ERROR", err)
+	}
+	p, _ = in.Append(waitCtx(t), []Batch{batch(0, 2, 100)})
+	if _, err := p.Wait(waitCtx(t)); err != nil {
+		t.Fatalf("after a failed upload: %v", err)
+	}
+	if len(c.committed()) != 1 {
+		t.Fatalf("the failed object was committed")
+	}
+}
+
+// A failed commit fails the object's batches.
+func TestCommitFailureFailsObject(t *testing.T) {
+	c := &fakeCommitter{err: errors.New("pebble: disk full")}
+	in := newTestIngester(t, Options{}, objectstore.NewMemory(), c)
+	p, _ := in.Append(waitCtx(t), []Batch{batch(0, 1, 100)})
+	if _, err := p.Wait(waitCtx(t)); !errors.Is(err, kerr.KafkaStorageError) {
+		t.Fatalf("failed commit: err %v, want KAFKA_STORAGE_ERROR", err)
+	}
+}
+
+// Producers wait while MaxBufferedBytes are uncommitted, and go on once
+// commits free room.
+func TestBackPressure(t *testing.T) {
+	c := &fakeCommitter{block: make(chan struct{})}
+	in := newTestIngester(t, Options{MaxBytes: 1000, MaxBufferedBytes: 3000}, objectstore.NewMemory(), c)
+	var pendings []*Pending
+	for i := range 3 {
+		p, err := in.Append(waitCtx(t), []Batch{batch(0, uint64(i), 1000)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pendings = append(pendings, p)
+	}
+	if got := in.Buffered(); got != 3000 {
+		t.Fatalf("buffered %d, want 3000", got)
+	}
+	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := in.Append(short, []Batch{batch(0, 3, 1000)}); !errors.Is(err, kerr.RequestTimedOut) {
+		t.Fatalf("append past the buffer bound: err %v, want REQUEST_TIMED_OUT", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		p, err := in.Append(waitCtx(t), []Batch{batch(0, 3, 1000)})
+		if err == nil {
+			_, err = p.Wait(waitCtx(t))
+		}
+		done <- err
+	}()
+	c.mu.Lock()
+	close(c.block)
+	c.block = nil
+	c.mu.Unlock()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pendings {
+		if _, err := p.Wait(waitCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Close commits what is buffered before returning.
+func TestCloseFlushes(t *testing.T) {
+	c := &fakeCommitter{}
+	in, err := New(Options{Linger: time.Hour, MaxPutRate: 0.001}, objectstore.NewMemory(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, _ := in.Append(waitCtx(t), []Batch{batch(0, 1, 100)}) // takes the only token
+	p2, _ := in.Append(waitCtx(t), []Batch{batch(0, 2, 100)}) // lingers
+	if err := in.Close(waitCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*Pending{p1, p2} {
+		select {
+		case <-p.Done():
+		default:
+			t.Fatal("Close returned before a buffered batch was committed")
+		}
+		if _, err := p.Wait(waitCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := in.Append(waitCtx(t), []Batch{batch(0, 3, 100)}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("append after close: %v, want ErrClosed", err)
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		opts Options
+		ok   bool
+	}{
+		{"zero is defaults", Options{}, true},
+		{"negative linger", Options{Linger: -1}, false},
+		{"buffer below object", Options{MaxBytes: 1000, MaxBufferedBytes: 10}, false},
+		{"negative rate", Options{MaxPutRate: -1}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.opts.Validate(); (err == nil) != tt.ok {
+				t.Fatalf("Validate() = %v, want ok=%v", err, tt.ok)
+			}
+		})
+	}
+}

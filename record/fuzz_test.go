@@ -1,0 +1,155 @@
+package record
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"testing"
+)
+
+// fuzzLimit bounds decompression in the fuzzers, so that no input can make them
+// allocate more than a few MiB.
+const fuzzLimit = 1 << 20
+
+// seedBatches are valid batches of every codec and framing, for the fuzzers' corpora.
+func seedBatches(tb testing.TB) [][]byte {
+	var out [][]byte
+	sets := [][]Record{
+		{{}},
+		{{Key: []byte("k"), Value: []byte("v"), Headers: []RecordHeader{{Key: "h", Value: nil}}}},
+		sampleRecords(5, 30, 40),
+		sampleRecords(20, 600, 41),
+	}
+	for _, recs := range sets {
+		for _, codec := range allCodecs {
+			out = append(out, mustBuild(tb, BuildOptions{Codec: codec, BaseTimestamp: 1000, ProducerID: -1}, recs))
+			if codec == CodecSnappy {
+				out = append(out, mustBuild(tb, BuildOptions{Codec: codec, SnappyXerial: true}, recs))
+			}
+		}
+	}
+	return out
+}
+
+func FuzzValidate(f *testing.F) {
+	for _, b := range seedBatches(f) {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, err := Validate(b)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrUnsupportedMagic) && !errors.Is(err, ErrUnsupportedCodec) {
+				t.Fatalf("Validate: error %v matches no sentinel", err)
+			}
+			return
+		}
+		if h.Size() != len(b) || h.Magic != 2 || h.NumRecords != h.LastOffsetDelta+1 || checksum(b) != h.CRC {
+			t.Fatalf("Validate accepted %+v for %d bytes", h, len(b))
+		}
+		if ph, err := ParseHeader(b); err != nil || ph != h {
+			t.Fatalf("ParseHeader disagrees: %+v, %v", ph, err)
+		}
+		// A valid batch stays valid through the wire patches.
+		c := bytes.Clone(b)
+		SetBaseOffset(c, 12345)
+		SetPartitionLeaderEpoch(c, 6)
+		SetLogAppendTime(c, 99)
+		if _, err := Validate(c); err != nil {
+			t.Fatalf("patched batch: %v", err)
+		}
+		_ = RecordsLimit(b, fuzzLimit, func(*Record) error { return nil })
+	})
+}
+
+// FuzzRecords decodes fuzzed records under a well-formed header, so that the fuzzer
+// spends its time in the decompressors and the record parser rather than on the CRC.
+func FuzzRecords(f *testing.F) {
+	for _, b := range seedBatches(f) {
+		h, _ := ParseHeader(b)
+		f.Add(uint8(h.Codec()), h.NumRecords, h.LastOffsetDelta, b[HeaderSize:])
+	}
+	f.Fuzz(func(t *testing.T, codec uint8, n, lastDelta int32, payload []byte) {
+		h := Header{Attributes: int16(codec & AttrCodecMask), NumRecords: n, LastOffsetDelta: lastDelta, ProducerID: -1}
+		b := rawBatch(h, payload)
+		var (
+			recs  []Record
+			prev  = int32(-1)
+			bytes int
+		)
+		err := RecordsLimit(b, fuzzLimit, func(r *Record) error {
+			if r.OffsetDelta <= prev || r.OffsetDelta > lastDelta {
+				t.Fatalf("offset delta %d after %d, last %d", r.OffsetDelta, prev, lastDelta)
+			}
+			prev = r.OffsetDelta
+			bytes += len(r.Key) + len(r.Value)
+			recs = append(recs, cloneRecord(r))
+			return nil
+		})
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrUnsupportedCodec) && !errors.Is(err, ErrTooLarge) {
+				t.Fatalf("Records: error %v matches no expected sentinel", err)
+			}
+			return
+		}
+		if len(recs) != int(n) {
+			t.Fatalf("%d records, header says %d", len(recs), n)
+		}
+		if bytes > fuzzLimit+len(payload) {
+			t.Fatalf("decoded %d bytes of keys and values past the limit", bytes)
+		}
+		if n == 0 {
+			return
+		}
+		// What decoded re-encodes to a batch that decodes the same.
+		opts := BuildOptions{Codec: h.Codec(), ProducerID: -1}
+		rb := mustBuild(t, opts, recs)
+		if _, err := Validate(rb); err != nil {
+			t.Fatalf("rebuilt batch: %v", err)
+		}
+		got, err := collect(rb)
+		if err != nil {
+			t.Fatalf("rebuilt batch: %v", err)
+		}
+		if err := sameRecords(got, numbered(recs)); err != nil {
+			t.Fatalf("rebuilt batch: %v", err)
+		}
+	})
+}
+
+func FuzzSplit(f *testing.F) {
+	seeds := seedBatches(f)
+	f.Add([]byte{})
+	f.Add(bytes.Join(seeds[:3], nil))
+	f.Add(bytes.Join(seeds, nil))
+	f.Add(append(bytes.Clone(seeds[0]), 0, 0, 0))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		batches, err := Split(b)
+		var iterated [][]byte
+		var iterErr error
+		for batch, err := range Batches(b) {
+			if err != nil {
+				iterErr = err
+				break
+			}
+			iterated = append(iterated, batch)
+		}
+		if (err == nil) != (iterErr == nil) {
+			t.Fatalf("Split error %v, Batches error %v", err, iterErr)
+		}
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) || batches != nil {
+				t.Fatalf("Split: %v with %d batches", err, len(batches))
+			}
+			return
+		}
+		if !bytes.Equal(bytes.Join(batches, nil), b) || len(iterated) != len(batches) {
+			t.Fatal("batches do not add up to the input")
+		}
+		for _, batch := range batches {
+			if len(batch) < lengthOverhead+minLegacyLength || int(binary.BigEndian.Uint32(batch[offBatchLength:]))+lengthOverhead != len(batch) {
+				t.Fatalf("misframed batch of %d bytes", len(batch))
+			}
+			_, _ = Validate(batch)
+		}
+	})
+}
