@@ -29,6 +29,9 @@ import (
 // the collector. Committing an object key again (a retried commit) adds its
 // accepted batches to the same object record.
 //
+// Pebble itself treats a failed WAL write as fatal: the call panics (see
+// Options.Logger) and the process must restart, recovering from the WAL.
+//
 // Batches are not yet fed to the key index (CommitBatch.Keys is ignored).
 func (c *Coordinator) CommitObject(ctx context.Context, req *CommitRequest) (*CommitResponse, error) {
 	resp, notices, err := c.commitObject(ctx, req)

@@ -387,6 +387,9 @@ func (c *Coordinator) scanRange(lower, upper []byte, fn func(k, v []byte) error)
 }
 
 // pebbleLogger sends Pebble's logs to slog: its chatter at debug level.
+// Fatalf panics: Pebble calls it when it cannot go on (a failed WAL write
+// leaves its commit pipeline broken), and the process must crash and
+// recover from the WAL on restart rather than keep serving.
 type pebbleLogger struct{ log *slog.Logger }
 
 func (l pebbleLogger) Infof(format string, args ...any) {
@@ -400,5 +403,5 @@ func (l pebbleLogger) Errorf(format string, args ...any) {
 func (l pebbleLogger) Fatalf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	l.log.Error("pebble: fatal: " + msg)
-	panic("pebble: " + msg)
+	panic("coordinator: pebble fatal: " + msg)
 }

@@ -149,6 +149,7 @@ func (c *Coordinator) FindBatches(ctx context.Context, req FindBatchesRequest) (
 			return resp, fmt.Errorf("find batches: batch at offset %d references unknown object %d", resp.Batches[i].BaseOffset, num)
 		}
 		resp.Batches[i].ObjectKey = o.key
+		resp.Batches[i].ObjectSize = o.size
 	}
 	return resp, nil
 }

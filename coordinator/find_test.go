@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -179,8 +180,8 @@ func TestListOffsetLogAppendTime(t *testing.T) {
 	ctx := context.Background()
 	t0 := e.clock.Now().UnixMilli()
 	e.commit("o1", plain(tp.ID, 0, 2)) // [0-2] at t0
-	e.clock.Advance(1000)
-	e.commit("o2", plain(tp.ID, 0, 3)) // [3-6] at t0+1000ms... (Advance takes a Duration)
+	e.clock.Advance(time.Second)
+	e.commit("o2", plain(tp.ID, 0, 3)) // [3-6] at t1
 	t1 := e.clock.Now().UnixMilli()
 	if off, ts, _ := e.c.ListOffset(ctx, tp.ID, 0, TimestampMax); off != 3 || ts != t1 {
 		t.Errorf("max: %d %d, want 3 %d (LogAppendTime: the batch's base offset)", off, ts, t1)

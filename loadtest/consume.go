@@ -95,7 +95,10 @@ type consumer struct {
 // offsets); a group consumer starts at start[p] for partitions without a
 // committed offset when reading from the end, else at the log start.
 func consumerOpts(cfg *Config, name string, parts map[int32]kgo.Offset, start map[int32]int64) []kgo.Opt {
-	opts := []kgo.Opt{kgo.SeedBrokers(cfg.Brokers...)}
+	// Retryable fetch errors (KAFKA_STORAGE_ERROR, NOT_LEADER...) are
+	// retried by the client either way; keeping them counts them as errors
+	// instead of hiding a broker that never answers with data.
+	opts := []kgo.Opt{kgo.SeedBrokers(cfg.Brokers...), kgo.KeepRetryableFetchErrors()}
 	if name == "" {
 		return append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{cfg.Topic: parts}))
 	}

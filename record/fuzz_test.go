@@ -1,6 +1,8 @@
 package record
 
 import (
+	"fmt"
+	"time"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -69,6 +71,8 @@ func FuzzRecords(f *testing.F) {
 		f.Add(uint8(h.Codec()), h.NumRecords, h.LastOffsetDelta, b[HeaderSize:])
 	}
 	f.Fuzz(func(t *testing.T, codec uint8, n, lastDelta int32, payload []byte) {
+		tm := time.AfterFunc(5*time.Second, func() { panic(fmt.Sprintf("HANG codec=%d n=%d last=%d payload=%x", codec, n, lastDelta, payload)) })
+		defer tm.Stop()
 		h := Header{Attributes: int16(codec & AttrCodecMask), NumRecords: n, LastOffsetDelta: lastDelta, ProducerID: -1}
 		b := rawBatch(h, payload)
 		var (

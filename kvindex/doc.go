@@ -1,0 +1,74 @@
+// Package kvindex is floe's key index: for topics with kv.index.enabled it maps each
+// record key to the Kafka offset of the latest record carrying it, and serves
+// GET /kv/{topic}/{key} by looking the key up and reading that record back from the
+// log. Values are never copied into the index: the log stays the only copy of the data,
+// and the index is bounded by the live key set, not by value size.
+//
+// # Index
+//
+// The index lives in the coordinator's Pebble database under one key family byte the
+// coordinator reserves for it (New's prefix). The coordinator calls Apply inside the
+// Pebble batch that assigns a commit's offsets, so an index entry becomes durable in
+// the same synced write as the offset it points at: the index never runs ahead of the
+// log. Numbers are big-endian so that Pebble's byte order groups a topic's keys by
+// partition.
+//
+//	entry   prefix(1) | topic id(16) | partition(4, 0..2^31-1) | raw key(n)  ->  offset(8)
+//	marker  prefix(1) | topic id(16) | ff ff ff ff                          ->  01
+//
+//	 0      1                       17            21
+//	+------+------------------------+-------------+---------------------+
+//	|prefix|       topic id         |  partition  |  key bytes, as the  |
+//	|  1B  |         16B            | int32 >= 0  |  producer sent them |
+//	+------+------------------------+-------------+---------------------+
+//	value: int64 Kafka offset of the latest record with that key
+//
+// A tombstone (a record whose value is null) deletes the key's entry. The marker key
+// sits after every entry of its topic (partitions are never negative, so an entry's
+// partition bytes start below 0x80) and exists while the topic's index is being
+// (re)built from the log: such a topic answers 503 until Rebuild removes it. DropTopic
+// removes a topic's entries and marker with one range deletion.
+//
+// # Lookups
+//
+// NewHandler serves GET /kv/{topic}/{key}[?partition=N][&key_encoding=base64url] over a
+// Service, which the broker implements with the coordinator and its cache. The key is
+// the path segment after the topic, percent-decoded (a '/' inside a raw key must be sent
+// as %2F; proxies that decode %2F break this, so key_encoding=base64url, RFC 4648's
+// URL-safe alphabet with or without padding, is the safe way to send arbitrary bytes).
+// Without ?partition=N the partition is Partition(key, partitions), the Java client's
+// default partitioner. The handler then checks, in order: the index entry exists, its
+// offset is below the high watermark, the batch holding it is readable (not only in
+// tiered storage unless remote reads are enabled), the record at that exact offset
+// carries the same key (a mismatch or a missing record is a stale pointer left behind by
+// compaction), and its value is not null. Records from aborted transactions are served
+// like any other, as in the RFC this follows.
+//
+// A hit answers 200 with the raw value and Content-Type application/octet-stream, and
+// the headers X-Kv-Partition, X-Kv-Offset and X-Kv-Timestamp (milliseconds: the batch's
+// log append time when it has one, else the record's create time).
+//
+// # Errors
+//
+// Every error answers a JSON body {"error_code": <int>, "message": "..."}, with codes in
+// the style of Redpanda's HTTP proxy (HTTP status followed by a two-digit reason; 40401
+// and 40402 mean what they mean there):
+//
+//	status  error_code  meaning
+//	------  ----------  ----------------------------------------------------------------
+//	400     40001       malformed path or key: not /kv/{topic}/{key}, empty key, or a
+//	                    raw key with a literal '/'
+//	400     40002       bad key encoding: key_encoding other than base64url, or a key that
+//	                    is not valid base64url
+//	400     40003       bad partition: ?partition= not an integer, negative, or not below
+//	                    the topic's partition count
+//	404     40401       topic not found
+//	404     40402       partition not found (the Service reports ErrUnknownPartition)
+//	404     40403       topic not indexed (kv.index.enabled is off)
+//	404     40404       key not found: no entry, tombstoned, offset at or past the high
+//	                    watermark, stale pointer, record gone from the log, or record
+//	                    only in tiered storage while remote reads are disabled
+//	405     40501       method not allowed (Allow: GET)
+//	500     50001       internal error (logged)
+//	503     50301       the topic's index is being rebuilt (Retry-After: 1)
+package kvindex

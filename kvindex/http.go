@@ -1,0 +1,184 @@
+package kvindex
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// HandlerOptions configures NewHandler.
+type HandlerOptions struct {
+	// RemoteReadEnabled lets a lookup read a record that lives only in tiered storage,
+	// a cold read against the object store; off, such lookups answer 404
+	// (--kv-remote-read-enabled). Default: false.
+	RemoteReadEnabled bool
+	// Observer, when set, is called after every request with the status answered and
+	// the time taken, for metrics. It runs on the request's goroutine and must be quick.
+	// Default: nil.
+	Observer func(status int, d time.Duration)
+	// Logger receives internal errors (the 500s); lookups themselves are not logged.
+	// Default: slog.Default().
+	Logger *slog.Logger
+}
+
+// handler serves GET /kv/{topic}/{key}.
+type handler struct {
+	svc  Service
+	opts HandlerOptions
+	log  *slog.Logger
+}
+
+// NewHandler returns the handler of GET /kv/{topic}/{key}[?partition=N]
+// [&key_encoding=base64url], which reads keys through svc. It parses the full request
+// path, so mount it on the "/kv/" prefix without stripping it:
+//
+//	mux.Handle("/kv/", kvindex.NewHandler(svc, opts))
+//
+// Statuses and error bodies are described in the package documentation. The hit path
+// starts no goroutine and allocates little beyond what svc does.
+func NewHandler(svc Service, opts HandlerOptions) http.Handler {
+	h := &handler{svc: svc, opts: opts, log: opts.Logger}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	return h
+}
+
+// ServeHTTP implements http.Handler.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.opts.Observer == nil {
+		h.serve(w, r)
+		return
+	}
+	start := time.Now()
+	status := h.serve(w, r)
+	h.opts.Observer(status, time.Since(start))
+}
+
+// serve answers r and returns the status it answered.
+func (h *handler) serve(w http.ResponseWriter, r *http.Request) int {
+	if r.Method != http.MethodGet {
+		return h.fail(w, errMethod)
+	}
+	req, e := parseRequest(r.URL.Path, r.URL.RawPath, r.URL.RawQuery)
+	if e != nil {
+		return h.fail(w, e)
+	}
+	ctx := r.Context()
+
+	t, err := h.svc.Topic(ctx, req.topic)
+	switch {
+	case errors.Is(err, ErrUnknownTopic):
+		return h.fail(w, topicError(CodeTopicNotFound, req.topic))
+	case err != nil:
+		return h.internal(w, r, "topic", err)
+	case !t.Indexed:
+		return h.fail(w, topicError(CodeTopicNotIndexed, req.topic))
+	case !t.Ready:
+		return h.fail(w, errNotReady)
+	case t.Partitions <= 0:
+		return h.fail(w, errNoPartition)
+	}
+	p := req.partition
+	switch {
+	case p < 0:
+		p = Partition(req.key, t.Partitions)
+	case p >= t.Partitions:
+		return h.fail(w, errPartitionRange)
+	}
+
+	offset, ok, err := h.svc.Lookup(ctx, t.ID, p, req.key)
+	if err != nil {
+		return h.serviceError(w, r, "lookup", err)
+	}
+	if !ok {
+		return h.fail(w, errKeyNotFound)
+	}
+	hwm, err := h.svc.HighWatermark(ctx, t.ID, p)
+	if err != nil {
+		return h.serviceError(w, r, "high watermark", err)
+	}
+	if offset >= hwm {
+		return h.fail(w, errPastHWM)
+	}
+	b, err := h.svc.ReadBatch(ctx, t.ID, p, offset, h.opts.RemoteReadEnabled)
+	if err != nil {
+		return h.serviceError(w, r, "read batch", err)
+	}
+	if b.Remote && !h.opts.RemoteReadEnabled {
+		return h.fail(w, errRemote)
+	}
+	value, ts, out, err := readRecord(b, offset, req.key)
+	switch {
+	case err != nil:
+		return h.internal(w, r, "read record", err)
+	case out == tombstone:
+		return h.fail(w, errTombstone)
+	case out == stale:
+		return h.fail(w, errStale)
+	}
+	writeValue(w, p, offset, ts, value)
+	return http.StatusOK
+}
+
+// writeValue answers 200 with value. The headers' values share one allocation for
+// their slices and one for their text.
+func writeValue(w http.ResponseWriter, partition int32, offset, ts int64, value []byte) {
+	var buf [80]byte
+	nums := strconv.AppendInt(buf[:0], int64(partition), 10)
+	e1 := len(nums)
+	nums = strconv.AppendInt(nums, offset, 10)
+	e2 := len(nums)
+	nums = strconv.AppendInt(nums, ts, 10)
+	e3 := len(nums)
+	nums = strconv.AppendInt(nums, int64(len(value)), 10)
+	s := string(nums)
+
+	vals := make([]string, 5)
+	vals[0] = "application/octet-stream"
+	vals[1], vals[2], vals[3], vals[4] = s[:e1], s[e1:e2], s[e2:e3], s[e3:]
+	hdr := w.Header()
+	hdr["Content-Type"] = vals[0:1:1]
+	hdr["X-Kv-Partition"] = vals[1:2:2]
+	hdr["X-Kv-Offset"] = vals[2:3:3]
+	hdr["X-Kv-Timestamp"] = vals[3:4:4]
+	hdr["Content-Length"] = vals[4:5:5]
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(value)
+}
+
+// fail answers e and returns its status.
+func (h *handler) fail(w http.ResponseWriter, e *apiError) int {
+	writeError(w, e)
+	return e.status
+}
+
+// serviceError answers a Service error: its sentinels are 404s, anything else a 500.
+func (h *handler) serviceError(w http.ResponseWriter, r *http.Request, op string, err error) int {
+	switch {
+	case errors.Is(err, ErrOffsetOutOfRange):
+		return h.fail(w, errGone)
+	case errors.Is(err, ErrUnknownPartition):
+		return h.fail(w, errNoPartition)
+	case errors.Is(err, ErrUnknownTopic): // deleted since Topic answered
+		return h.fail(w, errKeyNotFound)
+	}
+	return h.internal(w, r, op, err)
+}
+
+// internal logs err, unless the client went away, and answers 500. The log names the
+// topic but not the key, which may be personal data.
+func (h *handler) internal(w http.ResponseWriter, r *http.Request, op string, err error) int {
+	if ctx := r.Context(); ctx.Err() == nil {
+		h.log.ErrorContext(ctx, "kv lookup failed", "op", op, "topic", topicOf(r), "err", err)
+	}
+	return h.fail(w, errInternal)
+}
+
+// topicOf returns the topic segment of a lookup's path, for logs.
+func topicOf(r *http.Request) string {
+	req, _ := parseRequest(r.URL.Path, r.URL.RawPath, "")
+	return req.topic
+}
