@@ -107,8 +107,10 @@ func (c *Coordinator) commitObjectLocked(req *CommitRequest) (*CommitResponse, [
 	producers := make(map[producerStateKey]*pendingProducer)
 
 	obj, isNew := c.objectForCommitLocked(req, nowMs)
-	b := c.db.NewBatchWithSize(len(req.Batches) * (batchKeyLen + 32))
-	defer b.Close()
+	w := &sortedWrites{
+		arena: make([]byte, 0, len(req.Batches)*(batchKeyLen+32)),
+		kvs:   make([]kvRef, 0, 2*len(req.Batches)+2),
+	}
 	key := make([]byte, 0, batchKeyLen)
 	val := make([]byte, 0, 64)
 
@@ -181,7 +183,7 @@ func (c *Coordinator) commitObjectLocked(req *CommitRequest) (*CommitResponse, [
 			maxTimestamp:    ts,
 			logAppendTime:   t.logAppendTime,
 		})
-		_ = b.Set(key, val, nil) // Set copies key and value
+		w.set(key, val)
 		pp.st.hwm = last + 1
 		pp.st.noteBatch(base, last, ts, t.logAppendTime)
 		pp.changed = true
@@ -200,12 +202,12 @@ func (c *Coordinator) commitObjectLocked(req *CommitRequest) (*CommitResponse, [
 
 	for _, pp := range partOrder {
 		if pp.changed {
-			_ = b.Set(partitionKey(pp.topic.id, pp.partition), encodePartition(&pp.st), nil)
+			w.set(partitionKey(pp.topic.id, pp.partition), encodePartition(&pp.st))
 		}
 	}
 	for prk, prod := range producers {
 		if prod.changed {
-			_ = b.Set(producerKey(prk), encodeProducer(&prod.st), nil)
+			w.set(producerKey(prk), encodeProducer(&prod.st))
 		}
 	}
 	obj.live += accepted
@@ -215,11 +217,14 @@ func (c *Coordinator) commitObjectLocked(req *CommitRequest) (*CommitResponse, [
 		obj.state, obj.garbageSinceMs = ObjectLive, 0
 	}
 	if isNew || accepted > 0 {
-		_ = b.Set(objectKey(obj.num), encodeObject(obj), nil)
+		w.set(objectKey(obj.num), encodeObject(obj))
 	}
 	if isNew {
-		_ = b.Set(keyNextObject, encodeUint64(obj.num+1), nil)
+		w.set(keyNextObject, encodeUint64(obj.num+1))
 	}
+	b := c.db.NewBatchWithSize(len(w.arena) + 16*len(w.kvs))
+	defer b.Close()
+	w.apply(b)
 
 	if c.testBeforeCommit != nil {
 		if err := c.testBeforeCommit(); err != nil {

@@ -133,6 +133,10 @@ func newPartState() partState {
 	return partState{maxTimestamp: -1, maxTimestampOffset: -1, maxTimestampLast: -1}
 }
 
+// pebbleCacheSize is Pebble's block cache: reads are FindBatches and
+// ListOffsets scans of recent batches.
+const pebbleCacheSize = 64 << 20
+
 // maxPartitions bounds a topic's partition count, so that one request
 // cannot make the coordinator allocate without limit.
 const maxPartitions = 1 << 20
@@ -153,7 +157,20 @@ func Open(opts Options) (*Coordinator, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	c := &Coordinator{opts: opts, log: opts.Logger, now: opts.Now}
-	popts := &pebble.Options{Logger: pebbleLogger{opts.Logger}}
+	cache := pebble.NewCache(pebbleCacheSize)
+	defer cache.Unref()
+	popts := &pebble.Options{
+		Logger: pebbleLogger{opts.Logger},
+		Cache:  cache,
+		// Commits write a few thousand keys each: a large memtable and
+		// generous L0 limits keep flushes and compactions from stalling them.
+		MemTableSize:                4 << 20,
+		MemTableStopWritesThreshold: 4,
+		L0CompactionThreshold:       2,
+		L0StopWritesThreshold:       1000,
+		LBaseMaxBytes:               256 << 20,
+		MaxConcurrentCompactions:    func() int { return 2 },
+	}
 	if opts.fs != nil {
 		popts.FS = opts.fs
 	}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/floe-io/floe/cache"
+	"github.com/floe-io/floe/ingest"
 	"github.com/floe-io/floe/internal/floetest"
 	"github.com/floe-io/floe/node"
 	"github.com/floe-io/floe/objectstore"
@@ -28,19 +30,26 @@ func TestObjectStoreFaultsDuringProduce(t *testing.T) {
 		Seed:             7,
 		PutErrorRate:     0.4,
 		AmbiguousPutRate: 0.2,
-		GetErrorRate:     0.1,
+		GetErrorRate:     0.05,
 		Latency:          time.Millisecond,
 		LatencyJitter:    3 * time.Millisecond,
 	})
-	n := floetest.StartNode(t, node.Config{DataDir: dataDir, Store: faulty})
+	// Small objects and a small cache, so that there are many PUTs and the
+	// reads miss the cache and GET through the faults too.
+	n := floetest.StartNode(t, node.Config{
+		DataDir: dataDir,
+		Store:   faulty,
+		Ingest:  ingest.Options{MaxBytes: 32 << 10, MaxPutRate: 1000},
+		Cache:   cache.Options{ChunkBytes: 64 << 10, MaxBytes: 256 << 10},
+	})
 	adm := newAdmin(t, n.KafkaAddr())
 
-	w := workload{topic: "faults", partitions: 4, records: 20_000, baseTime: time.UnixMilli(1_700_000_000_000)}
+	w := workload{topic: "faults", partitions: 4, records: 10_000, baseTime: time.UnixMilli(1_700_000_000_000)}
 	if _, err := adm.CreateTopic(context.Background(), w.partitions, 1, nil, w.topic); err != nil {
 		t.Fatal(err)
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(n.KafkaAddr()), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.RecordRetries(1000), kgo.RetryBackoffFn(func(int) time.Duration { return 5 * time.Millisecond }))
+		kgo.RecordRetries(1000), kgo.ProducerBatchMaxBytes(16<<10), kgo.RetryBackoffFn(func(int) time.Duration { return 5 * time.Millisecond }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,14 +78,13 @@ func TestObjectStoreFaultsDuringProduce(t *testing.T) {
 	if len(failed) > 0 {
 		t.Fatalf("%d records failed, first: %v", len(failed), failed[0])
 	}
+	// Reads fail too; consumers retry through them.
+	w.consumeAndCheck(t, n.KafkaAddr())
 	st := faulty.Stats()
-	if st.PutErrors == 0 || st.AmbiguousPuts == 0 {
-		t.Fatalf("no faults were injected: %+v", st)
+	if st.PutErrors == 0 || st.AmbiguousPuts == 0 || st.GetErrors == 0 {
+		t.Fatalf("too few faults were injected: %+v", st)
 	}
 	t.Logf("faults injected: %+v", st)
-
-	// Reads fail too, for a while; consumers retry through them.
-	w.consumeAndCheck(t, n.KafkaAddr())
 	faulty.Heal()
 	w.consumeAndCheck(t, n.KafkaAddr())
 }

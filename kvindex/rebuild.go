@@ -137,9 +137,7 @@ func (rb *rebuilder) partition(ctx context.Context, p int32) error {
 		if err := rb.flush(); err != nil {
 			return err
 		}
-		if hwm, err = rb.src.HighWatermark(ctx, rb.topic, p); err != nil {
-			return err
-		}
+		break
 	}
 	return nil
 }

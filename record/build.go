@@ -26,7 +26,8 @@ type BuildOptions struct {
 	// AttrDeleteHorizon) to set besides the codec; its codec bits must be 0.
 	Attributes int16
 	// BaseTimestamp is the batch's base timestamp; records' timestamps are deltas from
-	// it, and MaxTimestamp is the largest of them.
+	// it, and MaxTimestamp is the largest of them. As producers take the first record's
+	// timestamp as the base, some delta must be >= 0.
 	BaseTimestamp int64
 	// ProducerID, ProducerEpoch and BaseSequence identify an idempotent producer's batch.
 	ProducerID    int64
@@ -74,6 +75,10 @@ func Build(opts BuildOptions, recs []Record) ([]byte, error) {
 		r.OffsetDelta = int32(i)
 		raw = appendRecord(raw, &r)
 		h.MaxTimestamp = max(h.MaxTimestamp, opts.BaseTimestamp+r.TimestampDelta)
+	}
+
+	if h.Attributes&(AttrLogAppendTime|AttrDeleteHorizon) == 0 && h.MaxTimestamp < h.BaseTimestamp {
+		return nil, errors.New("record: Build: every record's timestamp delta is negative; Validate would refuse the batch")
 	}
 
 	b := appendHeader(make([]byte, 0, HeaderSize+len(raw)), &h)

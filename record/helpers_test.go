@@ -131,7 +131,9 @@ func sampleRecords(n int, valueSize int, seed uint64) []Record {
 	recs := make([]Record, n)
 	for i := range recs {
 		r := &recs[i]
-		r.TimestampDelta = int64(i*3) - int64(rng.IntN(5))
+		if i > 0 { // the first record's timestamp is the base, as producers write it
+			r.TimestampDelta = int64(i*3) - int64(rng.IntN(5))
+		}
 		switch i % 4 {
 		case 0:
 			r.Key = nil

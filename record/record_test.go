@@ -158,3 +158,16 @@ func TestRecordsAliasing(t *testing.T) {
 		}
 	}
 }
+
+func TestBuildRefusesAllNegativeDeltas(t *testing.T) {
+	if _, err := Build(noProducer, []Record{{TimestampDelta: -1}, {TimestampDelta: -3}}); err == nil {
+		t.Fatal("Build accepted a batch whose timestamps are all before its base")
+	}
+	b, err := Build(BuildOptions{Attributes: AttrLogAppendTime, ProducerID: -1}, []Record{{TimestampDelta: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Validate(b); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -24,7 +24,8 @@ func checksum(b []byte) uint32 { return crc32.Checksum(b[offAttributes:], castag
 //   - a producer id >= 0 with a negative base sequence or epoch, and a transactional
 //     batch without a producer id (ErrInvalid);
 //   - a CreateTime batch whose MaxTimestamp is neither -1 nor >= BaseTimestamp
-//     (ErrInvalid).
+//     (ErrInvalid): producers take the first record's timestamp as the base. Batches
+//     with LogAppendTime or a delete horizon in BaseTimestamp are exempt.
 //
 // What depends on the topic or the request is left to the caller: control batches from
 // clients, LogAppendTime set by a producer, zstd below Produce v7, timestamp bounds,
@@ -58,7 +59,7 @@ func Validate(b []byte) (Header, error) {
 	} else if h.Transactional() {
 		return h, errorf(ErrInvalid, "transactional batch without a producer id")
 	}
-	if !h.LogAppendTime() && h.MaxTimestamp != -1 && h.MaxTimestamp < h.BaseTimestamp {
+	if h.Attributes&(AttrLogAppendTime|AttrDeleteHorizon) == 0 && h.MaxTimestamp != -1 && h.MaxTimestamp < h.BaseTimestamp {
 		return h, errorf(ErrInvalid, "max timestamp %d is below base timestamp %d", h.MaxTimestamp, h.BaseTimestamp)
 	}
 	return h, nil

@@ -78,6 +78,7 @@ func TestValidate(t *testing.T) {
 		{"ok-no-timestamps", with(func(h *Header) { h.BaseTimestamp, h.MaxTimestamp = -1, -1 }), nil},
 		{"ok-max-unset", with(func(h *Header) { h.MaxTimestamp = -1 }), nil},
 		{"ok-log-append-time-before-base", with(func(h *Header) { h.Attributes, h.MaxTimestamp = AttrLogAppendTime, 10 }), nil},
+		{"ok-delete-horizon-after-max", with(func(h *Header) { h.Attributes, h.BaseTimestamp = AttrDeleteHorizon, 5000 }), nil},
 		{"ok-base-offset-and-epoch-ignored", with(func(h *Header) { h.BaseOffset, h.PartitionLeaderEpoch = 1 << 40, 77 }), nil},
 		{"ok-producer-id-below-minus-one", with(func(h *Header) { h.ProducerID = -2 }), nil}, // Kafka: no producer id
 

@@ -1,0 +1,78 @@
+// Package groups is floe's group coordinator, part of the batch coordinator
+// but its own package: classic consumer groups (JoinGroup, SyncGroup,
+// Heartbeat, LeaveGroup), committed offsets (OffsetCommit, OffsetFetch,
+// OffsetDelete) and group administration (DescribeGroups, ListGroups,
+// DeleteGroups), answering with the error codes Apache Kafka returns.
+//
+// The methods take and return kmsg requests and responses, so the broker's
+// handlers stay thin and the same calls can later be served over NATS.
+//
+// # Classic groups
+//
+// A group moves through Kafka's states:
+//
+//	                 a member joins, leaves or expires
+//	        ┌───────────────────────────┬──────────────────────────┐
+//	        ▼                           │                          │
+//	Empty ─────▶ PreparingRebalance ─────────▶ CompletingRebalance ─────▶ Stable
+//	  ▲   join          │         all rejoined or         │      leader's
+//	  │                 │         rebalance timeout       │      SyncGroup
+//	  └─────────────────┘                                 │
+//	    nobody rejoined                                   └─ REBALANCE_IN_PROGRESS
+//	                                                         to waiting SyncGroups
+//
+// DeleteGroups removes an Empty group (Dead), with its offsets.
+//
+// JoinGroup responses are held while the group prepares a rebalance: until
+// every known member rejoined or the longest rebalance timeout passed
+// (dynamic members that did not rejoin are then dropped). The leader's
+// response carries every member's metadata; followers' SyncGroups wait for
+// the leader's, however long: a new rebalance (with REBALANCE_IN_PROGRESS)
+// is the only other way out. Members that got a JoinGroup response but send
+// no SyncGroup within the rebalance timeout are dropped. Sessions expire on
+// the coordinator's own clock (Options.Now) from a loop that sleeps until
+// the next deadline. Static members (group.instance.id, KIP-345) that join
+// again with a new member id fence the old one and, in a Stable group whose
+// selected protocol stays the same, take over its assignment without a
+// rebalance.
+//
+// # Durability
+//
+// Committed offsets are written to Pebble with pebble.Sync before
+// OffsetCommit answers. Each generation change also writes the group's
+// record (protocol type, generation, and when it became Empty), so that
+// after a restart every group that has offsets is listed and described as
+// Empty, and its offsets expire on schedule. Members, generations in
+// progress and assignments live in memory: after a restart the members'
+// heartbeats fail with UNKNOWN_MEMBER_ID and clients rejoin.
+//
+// # Key families
+//
+// Every key starts with a one-byte family tag; lengths are big-endian
+// uint16. Values start with a format byte (1) followed by varints
+// (encoding/binary); "str" is a uvarint length and the bytes.
+//
+//	family  key                                                 value
+//	------  --------------------------------------------------  ------------------------------------------
+//	meta    'm' "format"                                        8-byte big-endian format version (1)
+//	group   'g' group                                           protocol type str, generation,
+//	                                                            empty-since ms (0: not Empty when written)
+//	offset  'o' len(2) group len(2) topic partition(4)          offset, leader epoch, commit ms,
+//	                                                            metadata str
+//
+// A group's offsets share the prefix 'o' len group, so deleting a group is
+// one range deletion.
+//
+// # Locks
+//
+// Locks are taken in this order, never the reverse:
+//
+//	Groups.closeMu (read: every call while it uses the state; write: Close)
+//	  group.mu (one group's state)
+//	    Groups.mu (the group map)
+//	    scheduler.mu (the deadline heap)
+//
+// A call looks a group up under Groups.mu, releases it, then locks the
+// group; a group found dead (deleted meanwhile) is looked up again. No lock
+// is held while a JoinGroup or SyncGroup waits for its answer.
+package groups

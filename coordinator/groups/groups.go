@@ -1,0 +1,206 @@
+package groups
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ErrClosed is returned by Close when called twice; the Kafka-facing
+// methods answer NOT_COORDINATOR once the coordinator is closed.
+var ErrClosed = errors.New("groups: closed")
+
+// Groups is the group coordinator: classic consumer groups (JoinGroup,
+// SyncGroup, Heartbeat, LeaveGroup), KIP-848 consumer groups, and the
+// committed offsets of both, durable in Pebble.
+//
+// Its methods take and return kmsg requests and responses at the request's
+// version; Kafka-level failures are error codes in the response. JoinGroup
+// and SyncGroup block until the rebalance answers them; they return an error
+// only when ctx ends first.
+type Groups struct {
+	opts Options
+	log  *slog.Logger
+	now  func() time.Time
+	db   *pebble.DB
+
+	// closeMu is held for reading by every call while it uses the state
+	// (never while it waits for a rebalance), and for writing by Close.
+	closeMu sync.RWMutex
+	closed  bool // guarded by closeMu
+
+	mu struct {
+		sync.Mutex
+		groups map[string]*group
+	}
+
+	sched scheduler
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Open opens (creating if needed) the committed offsets and group metadata
+// in opts.Dir, and starts the loop that expires sessions and offsets.
+func Open(opts Options) (*Groups, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts.setDefaults()
+	gs := &Groups{opts: opts, log: opts.Logger, now: opts.Now, done: make(chan struct{})}
+	gs.mu.groups = make(map[string]*group)
+	gs.sched.init()
+	db, err := openDB(opts.Dir, opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	gs.db = db
+	l, err := loadAll(db)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("groups: load %s: %w", opts.Dir, err)
+	}
+	now := gs.now()
+	nOffsets := 0
+	for name, r := range l.groups {
+		g := newGroup(gs, name)
+		g.mu.persisted = true
+		g.mu.protocolType = r.protocolType
+		g.mu.generation = r.generation
+		if r.emptySinceMs > 0 {
+			g.mu.stateSince = time.UnixMilli(r.emptySinceMs)
+		} else {
+			g.mu.stateSince = now
+		}
+		gs.mu.groups[name] = g
+	}
+	for name, topics := range l.offsets {
+		g := gs.mu.groups[name]
+		if g == nil {
+			g = newGroup(gs, name) // a simple group: offsets only
+			gs.mu.groups[name] = g
+		}
+		g.mu.offsets = topics
+		for _, ps := range topics {
+			nOffsets += len(ps)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	gs.cancel = cancel
+	go gs.run(ctx)
+	gs.log.Info("group coordinator opened", "dir", opts.Dir, "groups", len(gs.mu.groups), "offsets", nOffsets)
+	return gs, nil
+}
+
+// Close stops the expiry loop, answers every held JoinGroup and SyncGroup
+// with NOT_COORDINATOR (the client finds the coordinator again and
+// rejoins), and closes Pebble after the calls in progress finish.
+func (gs *Groups) Close() error {
+	gs.closeMu.Lock()
+	if gs.closed {
+		gs.closeMu.Unlock()
+		return ErrClosed
+	}
+	gs.closed = true
+	gs.closeMu.Unlock()
+	gs.cancel()
+	<-gs.done
+	for _, g := range gs.snapshot() {
+		g.mu.Lock()
+		for _, m := range g.mu.members {
+			g.answerJoinLocked(m, errorJoinResponse(m.id, kerr.NotCoordinator))
+			g.answerSyncLocked(m, &kmsg.SyncGroupResponse{ErrorCode: kerr.NotCoordinator.Code})
+		}
+		g.mu.Unlock()
+	}
+	if err := gs.db.Close(); err != nil {
+		return fmt.Errorf("groups: close pebble: %w", err)
+	}
+	return nil
+}
+
+// enter starts a call: false once closed, else closeMu is held for reading
+// until leave.
+func (gs *Groups) enter() bool {
+	gs.closeMu.RLock()
+	if gs.closed {
+		gs.closeMu.RUnlock()
+		return false
+	}
+	return true
+}
+
+func (gs *Groups) leave() { gs.closeMu.RUnlock() }
+
+// lockGroup returns name's group with its mutex held, creating it (Empty)
+// when create is set; nil when it does not exist. created reports a new
+// group, which the caller drops again if its request left it unused.
+func (gs *Groups) lockGroup(name string, create bool) (g *group, created bool) {
+	for {
+		gs.mu.Lock()
+		g = gs.mu.groups[name]
+		created = false
+		if g == nil {
+			if !create {
+				gs.mu.Unlock()
+				return nil, false
+			}
+			g = newGroup(gs, name)
+			gs.mu.groups[name] = g
+			created = true
+		}
+		gs.mu.Unlock()
+		g.mu.Lock()
+		if !g.mu.dead {
+			return g, created
+		}
+		g.mu.Unlock() // deleted meanwhile: look again
+	}
+}
+
+// snapshot returns the current groups.
+func (gs *Groups) snapshot() []*group {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	out := make([]*group, 0, len(gs.mu.groups))
+	for _, g := range gs.mu.groups {
+		out = append(out, g)
+	}
+	return out
+}
+
+// removeLocked marks g dead and drops it from Groups (g.mu held). Its
+// durable state must already be deleted.
+func (g *group) removeLocked() {
+	g.mu.dead = true
+	g.mu.state = Dead
+	g.gs.mu.Lock()
+	if g.gs.mu.groups[g.name] == g {
+		delete(g.gs.mu.groups, g.name)
+	}
+	g.gs.mu.Unlock()
+}
+
+// persistLocked writes the group record (protocol type, generation, when
+// it became Empty). A failure is logged: members and generations live in
+// memory, and the next write catches up.
+func (g *group) persistLocked() {
+	r := groupRecord{protocolType: g.mu.protocolType, generation: g.mu.generation}
+	if g.mu.state == Empty {
+		r.emptySinceMs = msOf(g.mu.stateSince)
+	}
+	b := g.gs.newBatch()
+	b.setGroup(g.name, r)
+	if err := b.commit(); err != nil {
+		g.gs.log.Error("persist group", "group", g.name, "err", err)
+		return
+	}
+	g.mu.persisted = true
+}

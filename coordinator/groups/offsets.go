@@ -1,0 +1,487 @@
+package groups
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// OffsetCommit serves OffsetCommit (v0-v9). A member of a classic group
+// commits with its member id and generation; a commit with generation -1
+// (and no member) is a simple commit, accepted only while the group is
+// Empty, and creates the group when it does not exist. Offsets are durable
+// (a synced Pebble write) before the response. The caller answers
+// partitions of unknown topics itself; every partition in req is stored.
+func (gs *Groups) OffsetCommit(_ context.Context, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	codes := gs.commit(req)
+	for i, t := range req.Topics {
+		st := kmsg.NewOffsetCommitResponseTopic()
+		st.Topic = t.Topic
+		st.TopicID = t.TopicID
+		for j, p := range t.Partitions {
+			sp := kmsg.NewOffsetCommitResponseTopicPartition()
+			sp.Partition = p.Partition
+			sp.ErrorCode = codes.code(i, j)
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}
+
+// commitCodes is the outcome of a commit: one code for every partition, or
+// a code per partition.
+type commitCodes struct {
+	all   int16
+	parts [][]int16
+}
+
+func (c commitCodes) code(topic, partition int) int16 {
+	if c.parts == nil {
+		return c.all
+	}
+	return c.parts[topic][partition]
+}
+
+func allCodes(e *kerr.Error) commitCodes { return commitCodes{all: e.Code} }
+
+func (gs *Groups) commit(req *kmsg.OffsetCommitRequest) commitCodes {
+	if req.Group == "" {
+		return allCodes(kerr.InvalidGroupID)
+	}
+	if !gs.enter() {
+		return allCodes(kerr.NotCoordinator)
+	}
+	defer gs.leave()
+	g, created := gs.lockGroup(req.Group, req.Generation < 0)
+	if g == nil {
+		if req.Version >= 9 {
+			return allCodes(kerr.GroupIDNotFound)
+		}
+		return allCodes(kerr.IllegalGeneration)
+	}
+	defer g.mu.Unlock()
+	if created {
+		g.gs.log.Info("creating a simple group for a manual offset commit", "group", g.name)
+	}
+	var err *kerr.Error
+	if g.mu.consumer != nil {
+		err = g.validateConsumerCommitLocked(req)
+	} else {
+		err = g.validateCommitLocked(req)
+	}
+	if err != nil {
+		if created && g.unusedLocked() {
+			g.removeLocked()
+		}
+		return allCodes(err)
+	}
+
+	now := gs.now()
+	codes := commitCodes{parts: make([][]int16, len(req.Topics))}
+	b := gs.newBatch()
+	type write struct {
+		topic     string
+		partition int32
+		r         offsetRecord
+	}
+	var writes []write
+	for i, t := range req.Topics {
+		codes.parts[i] = make([]int16, len(t.Partitions))
+		for j, p := range t.Partitions {
+			if p.Metadata != nil && len(*p.Metadata) > gs.opts.MaxMetadataBytes {
+				codes.parts[i][j] = kerr.OffsetMetadataTooLarge.Code
+				continue
+			}
+			r := offsetRecord{offset: p.Offset, leaderEpoch: p.LeaderEpoch, commitMs: msOf(now)}
+			if req.Version < 6 || r.leaderEpoch < -1 {
+				r.leaderEpoch = -1
+			}
+			if p.Metadata != nil {
+				r.metadata = strings.Clone(*p.Metadata)
+			}
+			w := write{topic: strings.Clone(t.Topic), partition: p.Partition, r: r}
+			b.setOffset(g.name, w.topic, w.partition, r)
+			writes = append(writes, w)
+		}
+	}
+	if err := b.commit(); err != nil {
+		gs.log.Error("commit offsets", "group", g.name, "err", err)
+		for i := range codes.parts {
+			for j := range codes.parts[i] {
+				if codes.parts[i][j] == 0 {
+					codes.parts[i][j] = kerr.CoordinatorNotAvailable.Code
+				}
+			}
+		}
+		if created && g.unusedLocked() {
+			g.removeLocked()
+		}
+		return codes
+	}
+	for _, w := range writes {
+		ps := g.mu.offsets[w.topic]
+		if ps == nil {
+			ps = make(map[int32]offsetRecord)
+			g.mu.offsets[w.topic] = ps
+		}
+		ps[w.partition] = w.r
+	}
+	if created && g.unusedLocked() {
+		g.removeLocked()
+	}
+	return codes
+}
+
+// validateCommitLocked checks a commit against a classic group, as Kafka's
+// ClassicGroup.validateOffsetCommit; it also keeps the member's session
+// alive.
+func (g *group) validateCommitLocked(req *kmsg.OffsetCommitRequest) *kerr.Error {
+	if req.Generation < 0 && g.mu.state == Empty {
+		return nil // a simple commit (admin, or a consumer without a group)
+	}
+	if req.Generation >= 0 || req.MemberID != "" || req.InstanceID != nil {
+		if err := g.validateMemberLocked(req.MemberID, req.InstanceID); err != nil {
+			return err
+		}
+		if req.Generation != g.mu.generation {
+			return kerr.IllegalGeneration
+		}
+	} else if g.mu.state != Empty {
+		return kerr.UnknownMemberID
+	}
+	if g.mu.state == CompletingRebalance {
+		// The member has this generation's JoinGroup response but
+		// not its assignment yet.
+		return kerr.RebalanceInProgress
+	}
+	if m := g.mu.members[req.MemberID]; m != nil && (g.mu.state == Stable || g.mu.state == PreparingRebalance) {
+		g.touchLocked(m)
+	}
+	return nil
+}
+
+// OffsetFetch serves OffsetFetch (v0-v8; v8+ asks for several groups). Every
+// asked partition is answered, with offset -1, leader epoch -1 and empty
+// metadata where nothing is committed; null topics ask for every committed
+// partition. A group that does not exist has nothing committed (no error).
+// RequireStable needs no waiting: floe has no transactional commits.
+func (gs *Groups) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
+	if req.Version >= 8 {
+		for _, rg := range req.Groups {
+			resp.Groups = append(resp.Groups, gs.fetchGroup(req.Version, rg))
+		}
+		return resp
+	}
+	rg := kmsg.NewOffsetFetchRequestGroup()
+	rg.Group = req.Group
+	if req.Topics != nil {
+		rg.Topics = make([]kmsg.OffsetFetchRequestGroupTopic, 0, len(req.Topics))
+		for _, t := range req.Topics {
+			rt := kmsg.NewOffsetFetchRequestGroupTopic()
+			rt.Topic, rt.Partitions = t.Topic, t.Partitions
+			rg.Topics = append(rg.Topics, rt)
+		}
+	}
+	sg := gs.fetchGroup(req.Version, rg)
+	resp.ErrorCode = sg.ErrorCode
+	for _, t := range sg.Topics {
+		st := kmsg.NewOffsetFetchResponseTopic()
+		st.Topic = t.Topic
+		for _, p := range t.Partitions {
+			sp := kmsg.NewOffsetFetchResponseTopicPartition()
+			sp.Partition, sp.Offset, sp.LeaderEpoch, sp.Metadata, sp.ErrorCode = p.Partition, p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if req.Version < 2 && sg.ErrorCode != 0 {
+		// No group-level error field before v2: every asked
+		// partition carries it.
+		for _, t := range req.Topics {
+			st := kmsg.NewOffsetFetchResponseTopic()
+			st.Topic = t.Topic
+			for _, p := range t.Partitions {
+				sp := kmsg.NewOffsetFetchResponseTopicPartition()
+				sp.Partition, sp.Offset, sp.ErrorCode = p, -1, sg.ErrorCode
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+	}
+	return resp
+}
+
+func (gs *Groups) fetchGroup(version int16, rg kmsg.OffsetFetchRequestGroup) kmsg.OffsetFetchResponseGroup {
+	sg := kmsg.NewOffsetFetchResponseGroup()
+	sg.Group = rg.Group
+	if !gs.enter() {
+		sg.ErrorCode = kerr.NotCoordinator.Code
+		return sg
+	}
+	defer gs.leave()
+	var offsets map[string]map[int32]offsetRecord
+	if g, _ := gs.lockGroup(rg.Group, false); g != nil {
+		if version >= 9 && g.mu.consumer != nil {
+			if err := g.validateConsumerFetchLocked(rg); err != nil {
+				g.mu.Unlock()
+				sg.ErrorCode = err.Code
+				return sg
+			}
+		}
+		offsets = g.mu.offsets
+		defer g.mu.Unlock()
+	}
+	if rg.Topics == nil {
+		for _, topic := range slices.Sorted(maps.Keys(offsets)) {
+			st := kmsg.NewOffsetFetchResponseGroupTopic()
+			st.Topic = topic
+			for _, p := range slices.Sorted(maps.Keys(offsets[topic])) {
+				st.Partitions = append(st.Partitions, fetchedPartition(p, offsets[topic][p], true))
+			}
+			sg.Topics = append(sg.Topics, st)
+		}
+		return sg
+	}
+	for _, t := range rg.Topics {
+		st := kmsg.NewOffsetFetchResponseGroupTopic()
+		st.Topic, st.TopicID = t.Topic, t.TopicID
+		for _, p := range t.Partitions {
+			r, ok := offsets[t.Topic][p]
+			st.Partitions = append(st.Partitions, fetchedPartition(p, r, ok))
+		}
+		sg.Topics = append(sg.Topics, st)
+	}
+	return sg
+}
+
+func fetchedPartition(p int32, r offsetRecord, ok bool) kmsg.OffsetFetchResponseGroupTopicPartition {
+	sp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+	sp.Partition = p
+	if !ok {
+		sp.Offset, sp.LeaderEpoch, sp.Metadata = -1, -1, strPtr("")
+		return sp
+	}
+	sp.Offset, sp.LeaderEpoch, sp.Metadata = r.offset, r.leaderEpoch, strPtr(r.metadata)
+	return sp
+}
+
+// OffsetDelete serves OffsetDelete (v0): it deletes committed offsets of an
+// Empty group, or of topics a consumer group is not subscribed to
+// (GROUP_SUBSCRIBED_TO_TOPIC for those it is). The caller answers
+// partitions of unknown topics itself.
+func (gs *Groups) OffsetDelete(_ context.Context, req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+	code, parts := gs.deleteOffsets(req)
+	resp.ErrorCode = code
+	if code != 0 {
+		return resp
+	}
+	for i, t := range req.Topics {
+		st := kmsg.NewOffsetDeleteResponseTopic()
+		st.Topic = t.Topic
+		for j, p := range t.Partitions {
+			sp := kmsg.NewOffsetDeleteResponseTopicPartition()
+			sp.Partition = p.Partition
+			sp.ErrorCode = parts[i][j]
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}
+
+func (gs *Groups) deleteOffsets(req *kmsg.OffsetDeleteRequest) (int16, [][]int16) {
+	if req.Group == "" {
+		return kerr.InvalidGroupID.Code, nil
+	}
+	if !gs.enter() {
+		return kerr.NotCoordinator.Code, nil
+	}
+	defer gs.leave()
+	g, _ := gs.lockGroup(req.Group, false)
+	if g == nil {
+		return kerr.GroupIDNotFound.Code, nil
+	}
+	defer g.mu.Unlock()
+	if g.mu.consumer == nil && g.mu.state != Empty && g.mu.protocolType != consumerProtocolType {
+		return kerr.NonEmptyGroup.Code, nil
+	}
+	subscribedOK := g.mu.consumer != nil || g.mu.state != Empty
+	parts := make([][]int16, len(req.Topics))
+	b := gs.newBatch()
+	type del struct {
+		topic     string
+		partition int32
+	}
+	var dels []del
+	for i, t := range req.Topics {
+		parts[i] = make([]int16, len(t.Partitions))
+		subscribed := subscribedOK && g.isSubscribedLocked(t.Topic)
+		for j, p := range t.Partitions {
+			if subscribed {
+				parts[i][j] = kerr.GroupSubscribedToTopic.Code
+				continue
+			}
+			if _, ok := g.mu.offsets[t.Topic][p.Partition]; ok {
+				b.deleteOffset(g.name, t.Topic, p.Partition)
+				dels = append(dels, del{t.Topic, p.Partition})
+			}
+		}
+	}
+	if err := b.commit(); err != nil {
+		gs.log.Error("delete offsets", "group", g.name, "err", err)
+		return kerr.CoordinatorNotAvailable.Code, nil
+	}
+	for _, d := range dels {
+		g.deleteOffsetLocked(d.topic, d.partition)
+	}
+	return 0, parts
+}
+
+func (g *group) deleteOffsetLocked(topic string, partition int32) {
+	ps := g.mu.offsets[topic]
+	delete(ps, partition)
+	if len(ps) == 0 {
+		delete(g.mu.offsets, topic)
+	}
+}
+
+// DeleteTopicOffsets drops every group's committed offsets of the deleted
+// topics, as Kafka does when a topic is deleted.
+func (gs *Groups) DeleteTopicOffsets(_ context.Context, topics ...string) error {
+	if !gs.enter() {
+		return ErrClosed
+	}
+	defer gs.leave()
+	for _, g := range gs.snapshot() {
+		g.mu.Lock()
+		if g.mu.dead {
+			g.mu.Unlock()
+			continue
+		}
+		b := gs.newBatch()
+		var drop []string
+		for _, t := range topics {
+			for p := range g.mu.offsets[t] {
+				b.deleteOffset(g.name, t, p)
+			}
+			if _, ok := g.mu.offsets[t]; ok {
+				drop = append(drop, t)
+			}
+		}
+		if err := b.commit(); err != nil {
+			g.mu.Unlock()
+			return err
+		}
+		for _, t := range drop {
+			delete(g.mu.offsets, t)
+		}
+		g.mu.Unlock()
+	}
+	return nil
+}
+
+// expireOffsets is the retention pass: it drops offsets older than
+// OffsetRetention, as Kafka's cleanupGroupMetadata (an Empty group's
+// offsets count from when it became Empty, a simple group's from each
+// commit, a Stable consumer group's only for topics it no longer
+// subscribes to), then deletes Empty groups left without offsets.
+func (gs *Groups) expireOffsets() {
+	if !gs.enter() {
+		return
+	}
+	defer gs.leave()
+	now := gs.now()
+	retention := gs.opts.OffsetRetention
+	for _, g := range gs.snapshot() {
+		g.mu.Lock()
+		if g.mu.dead {
+			g.mu.Unlock()
+			continue
+		}
+		g.expireOffsetsLocked(now, retention)
+		g.mu.Unlock()
+	}
+}
+
+func (g *group) expireOffsetsLocked(now time.Time, retention time.Duration) {
+	var base func(r offsetRecord) int64
+	switch {
+	case g.mu.consumer != nil:
+		if g.mu.consumer.emptyLocked() {
+			since := msOf(g.mu.consumer.emptySince)
+			base = func(offsetRecord) int64 { return since }
+		} else {
+			base = func(r offsetRecord) int64 { return r.commitMs }
+		}
+	case g.mu.protocolType == "":
+		base = func(r offsetRecord) int64 { return r.commitMs }
+	case g.mu.state == Empty:
+		since := msOf(g.mu.stateSince)
+		base = func(offsetRecord) int64 { return since }
+	case g.mu.state == Stable && g.mu.protocolType == consumerProtocolType && g.mu.subscribedKnown:
+		base = func(r offsetRecord) int64 { return r.commitMs }
+	}
+	b := g.gs.newBatch()
+	type tp struct {
+		topic     string
+		partition int32
+	}
+	var expired []tp
+	if base != nil {
+		for topic, ps := range g.mu.offsets {
+			if g.mu.state != Empty && g.isSubscribedLocked(topic) {
+				continue
+			}
+			for p, r := range ps {
+				if msOf(now)-base(r) >= retention.Milliseconds() {
+					b.deleteOffset(g.name, topic, p)
+					expired = append(expired, tp{topic, p})
+				}
+			}
+		}
+	}
+	remaining := 0
+	for _, ps := range g.mu.offsets {
+		remaining += len(ps)
+	}
+	drop := remaining == len(expired) && g.emptyForDeleteLocked() && len(g.mu.pending) == 0
+	if drop {
+		b.deleteGroup(g.name)
+	}
+	if b.empty() {
+		return
+	}
+	if err := b.commit(); err != nil {
+		g.gs.log.Error("expire offsets", "group", g.name, "err", err)
+		return
+	}
+	for _, e := range expired {
+		g.deleteOffsetLocked(e.topic, e.partition)
+	}
+	if len(expired) > 0 {
+		g.gs.log.Info("expired committed offsets", "group", g.name, "partitions", len(expired))
+	}
+	if drop {
+		g.mu.persisted = false
+		g.removeLocked()
+		g.gs.log.Info("removed empty group without offsets", "group", g.name)
+	}
+}
+
+// emptyForDeleteLocked reports whether the group has no members at all, so
+// that DeleteGroups or the retention pass may remove it.
+func (g *group) emptyForDeleteLocked() bool {
+	if c := g.mu.consumer; c != nil {
+		return c.emptyLocked()
+	}
+	return g.mu.state == Empty && len(g.mu.members) == 0
+}

@@ -1,0 +1,318 @@
+package groups
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+)
+
+// On-disk layout: see the package doc for the key families.
+
+const (
+	famMeta   byte = 'm'
+	famGroup  byte = 'g'
+	famOffset byte = 'o'
+
+	valueV1 byte = 1
+
+	// formatVersion is the on-disk format this code writes and reads.
+	formatVersion = 1
+)
+
+var formatKey = []byte{famMeta, 'f', 'o', 'r', 'm', 'a', 't'}
+
+// groupRecord is what survives a restart of a group: enough to list and
+// describe it as Empty and to expire its offsets.
+type groupRecord struct {
+	protocolType string
+	generation   int32
+	// emptySinceMs is when the group last became Empty; 0 when it was not
+	// empty at the time of the write.
+	emptySinceMs int64
+}
+
+// offsetRecord is one committed offset.
+type offsetRecord struct {
+	offset      int64
+	leaderEpoch int32
+	commitMs    int64
+	metadata    string
+}
+
+func groupKey(group string) []byte {
+	k := make([]byte, 0, 1+len(group))
+	k = append(k, famGroup)
+	return append(k, group...)
+}
+
+// offsetPrefix is the prefix of every offset key of group.
+func offsetPrefix(group string) []byte {
+	k := make([]byte, 0, 3+len(group))
+	k = append(k, famOffset)
+	k = binary.BigEndian.AppendUint16(k, uint16(len(group)))
+	return append(k, group...)
+}
+
+func offsetKey(group, topic string, partition int32) []byte {
+	k := offsetPrefix(group)
+	k = binary.BigEndian.AppendUint16(k, uint16(len(topic)))
+	k = append(k, topic...)
+	return binary.BigEndian.AppendUint32(k, uint32(partition))
+}
+
+// parseOffsetKey splits an offset key into its group, topic and partition.
+func parseOffsetKey(k []byte) (group, topic string, partition int32, err error) {
+	bad := fmt.Errorf("groups: bad offset key %x", k)
+	if len(k) < 3 || k[0] != famOffset {
+		return "", "", 0, bad
+	}
+	k = k[1:]
+	n := int(binary.BigEndian.Uint16(k))
+	k = k[2:]
+	if len(k) < n+2 {
+		return "", "", 0, bad
+	}
+	group, k = string(k[:n]), k[n:]
+	n = int(binary.BigEndian.Uint16(k))
+	k = k[2:]
+	if len(k) != n+4 {
+		return "", "", 0, bad
+	}
+	topic = string(k[:n])
+	partition = int32(binary.BigEndian.Uint32(k[n:]))
+	return group, topic, partition, nil
+}
+
+// prefixEnd returns the first key after every key with prefix p.
+func prefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		end[i]++
+		if end[i] != 0 {
+			return end[:i+1]
+		}
+	}
+	return nil // p is all 0xff: no end
+}
+
+func appendStr(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+func (r groupRecord) encode() []byte {
+	v := []byte{valueV1}
+	v = appendStr(v, r.protocolType)
+	v = binary.AppendVarint(v, int64(r.generation))
+	return binary.AppendVarint(v, r.emptySinceMs)
+}
+
+func (r offsetRecord) encode() []byte {
+	v := []byte{valueV1}
+	v = binary.AppendVarint(v, r.offset)
+	v = binary.AppendVarint(v, int64(r.leaderEpoch))
+	v = binary.AppendVarint(v, r.commitMs)
+	return appendStr(v, r.metadata)
+}
+
+var errShortValue = errors.New("groups: truncated value")
+
+// decoder reads a value, remembering the first error.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func newDecoder(what string, b []byte) *decoder {
+	d := &decoder{b: b}
+	if len(b) == 0 || b[0] != valueV1 {
+		d.err = fmt.Errorf("groups: %s value: unknown format %x", what, b)
+		return d
+	}
+	d.b = b[1:]
+	return d
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.err = errShortValue
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) str() string {
+	if d.err != nil {
+		return ""
+	}
+	n, w := binary.Uvarint(d.b)
+	if w <= 0 || uint64(len(d.b)-w) < n {
+		d.err = errShortValue
+		return ""
+	}
+	s := string(d.b[w : w+int(n)])
+	d.b = d.b[w+int(n):]
+	return s
+}
+
+func decodeGroupRecord(b []byte) (groupRecord, error) {
+	d := newDecoder("group", b)
+	var r groupRecord
+	r.protocolType = d.str()
+	r.generation = int32(d.varint())
+	r.emptySinceMs = d.varint()
+	return r, d.err
+}
+
+func decodeOffsetRecord(b []byte) (offsetRecord, error) {
+	d := newDecoder("offset", b)
+	var r offsetRecord
+	r.offset = d.varint()
+	r.leaderEpoch = int32(d.varint())
+	r.commitMs = d.varint()
+	r.metadata = d.str()
+	return r, d.err
+}
+
+// openDB opens Pebble in dir and checks (or writes) the format version.
+func openDB(dir string, log *slog.Logger) (*pebble.DB, error) {
+	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{log}})
+	if err != nil {
+		return nil, fmt.Errorf("groups: open pebble %s: %w", dir, err)
+	}
+	v, closer, err := db.Get(formatKey)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+		if err := db.Set(formatKey, binary.BigEndian.AppendUint64(nil, formatVersion), pebble.Sync); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("groups: write format: %w", err)
+		}
+	case err != nil:
+		db.Close()
+		return nil, fmt.Errorf("groups: read format: %w", err)
+	default:
+		ok := len(v) == 8 && binary.BigEndian.Uint64(v) == formatVersion
+		closer.Close()
+		if !ok {
+			db.Close()
+			return nil, fmt.Errorf("groups: %s holds an unknown format %x", dir, v)
+		}
+	}
+	return db, nil
+}
+
+// loaded is the durable state read at Open.
+type loaded struct {
+	groups  map[string]groupRecord
+	offsets map[string]map[string]map[int32]offsetRecord
+}
+
+func loadAll(db *pebble.DB) (loaded, error) {
+	l := loaded{groups: make(map[string]groupRecord), offsets: make(map[string]map[string]map[int32]offsetRecord)}
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{famGroup}, UpperBound: []byte{famGroup + 1}})
+	if err != nil {
+		return l, err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		r, err := decodeGroupRecord(it.Value())
+		if err != nil {
+			it.Close()
+			return l, fmt.Errorf("group %q: %w", it.Key()[1:], err)
+		}
+		l.groups[string(it.Key()[1:])] = r
+	}
+	if err := it.Close(); err != nil {
+		return l, err
+	}
+	it, err = db.NewIter(&pebble.IterOptions{LowerBound: []byte{famOffset}, UpperBound: []byte{famOffset + 1}})
+	if err != nil {
+		return l, err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		group, topic, partition, err := parseOffsetKey(it.Key())
+		if err != nil {
+			it.Close()
+			return l, err
+		}
+		r, err := decodeOffsetRecord(it.Value())
+		if err != nil {
+			it.Close()
+			return l, fmt.Errorf("offset %s/%s/%d: %w", group, topic, partition, err)
+		}
+		topics := l.offsets[group]
+		if topics == nil {
+			topics = make(map[string]map[int32]offsetRecord)
+			l.offsets[group] = topics
+		}
+		parts := topics[topic]
+		if parts == nil {
+			parts = make(map[int32]offsetRecord)
+			topics[topic] = parts
+		}
+		parts[partition] = r
+	}
+	return l, it.Close()
+}
+
+// batch collects the writes of one operation, committed with pebble.Sync.
+type batch struct{ b *pebble.Batch }
+
+func (gs *Groups) newBatch() batch { return batch{gs.db.NewBatch()} }
+
+func (b batch) setGroup(name string, r groupRecord) {
+	b.b.Set(groupKey(name), r.encode(), nil)
+}
+
+func (b batch) deleteGroup(name string) {
+	b.b.Delete(groupKey(name), nil)
+	p := offsetPrefix(name)
+	b.b.DeleteRange(p, prefixEnd(p), nil)
+}
+
+func (b batch) setOffset(group, topic string, partition int32, r offsetRecord) {
+	b.b.Set(offsetKey(group, topic, partition), r.encode(), nil)
+}
+
+func (b batch) deleteOffset(group, topic string, partition int32) {
+	b.b.Delete(offsetKey(group, topic, partition), nil)
+}
+
+func (b batch) empty() bool { return b.b.Empty() }
+
+// commit writes the batch durably and releases it.
+func (b batch) commit() error {
+	defer b.b.Close()
+	if b.b.Empty() {
+		return nil
+	}
+	return b.b.Commit(pebble.Sync)
+}
+
+func msOf(t time.Time) int64 { return t.UnixMilli() }
+
+// pebbleLogger sends Pebble's logs to slog: its chatter at debug level.
+// Fatalf panics, as Pebble expects: it calls it when it cannot go on.
+type pebbleLogger struct{ log *slog.Logger }
+
+func (l pebbleLogger) Infof(format string, args ...any) {
+	l.log.Debug("pebble: " + fmt.Sprintf(format, args...))
+}
+
+func (l pebbleLogger) Errorf(format string, args ...any) {
+	l.log.Error("pebble: " + fmt.Sprintf(format, args...))
+}
+
+func (l pebbleLogger) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	l.log.Error("pebble fatal: " + msg)
+	panic("groups: pebble: " + msg)
+}
