@@ -212,8 +212,9 @@ func (c *Coordinator) commitObjectLocked(req *CommitRequest) (*CommitResponse, [
 	}
 	obj.live += accepted
 	if obj.live > 0 && obj.state == ObjectGarbage {
-		// A retried commit revived it. The collector must re-check the state
-		// before deleting.
+		// A new object is garbage until a batch is accepted; a known garbage
+		// object may be revived by a retried commit (so the collector must
+		// re-check an object's state when it deletes it).
 		obj.state, obj.garbageSinceMs = ObjectLive, 0
 	}
 	if isNew || accepted > 0 {

@@ -164,7 +164,7 @@ func Open(opts Options) (*Coordinator, error) {
 		Cache:  cache,
 		// Commits write a few thousand keys each: a large memtable and
 		// generous L0 limits keep flushes and compactions from stalling them.
-		MemTableSize:                4 << 20,
+		MemTableSize:                64 << 20,
 		MemTableStopWritesThreshold: 4,
 		L0CompactionThreshold:       2,
 		L0StopWritesThreshold:       1000,

@@ -38,12 +38,12 @@ type fixture struct {
 }
 
 // produce appends one batch of recs to the partition the first key hashes to.
-func (f *fixture) produce(t *testing.T, opts record.BuildOptions, recs ...kv) int64 {
+func (f *fixture) produce(t testing.TB, opts record.BuildOptions, recs ...kv) int64 {
 	t.Helper()
 	return f.log.append(t, kvTopic, Partition(recs[0].key, 3), build(t, opts, recs...))
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	f := &fixture{log: newFakeLog(), off: map[string]int64{}}
 	f.log.addTopic("kv", TopicInfo{ID: kvTopic, Partitions: 3, Indexed: true, Ready: true})

@@ -137,7 +137,9 @@ func (rb *rebuilder) partition(ctx context.Context, p int32) error {
 		if err := rb.flush(); err != nil {
 			return err
 		}
-		break
+		if hwm, err = rb.src.HighWatermark(ctx, rb.topic, p); err != nil {
+			return err
+		}
 	}
 	return nil
 }

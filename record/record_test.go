@@ -171,3 +171,43 @@ func TestBuildRefusesAllNegativeDeltas(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRecordsHeaderKeysOutliveCall checks that header keys kept from fn stay right
+// after Records returns and after later calls reuse its state.
+func TestRecordsHeaderKeysOutliveCall(t *testing.T) {
+	var recs []Record
+	for i := range 40 {
+		var hs []RecordHeader
+		for j := range i % 20 {
+			hs = append(hs, RecordHeader{Key: fmt.Sprintf("key-%d-%d", j, i%3), Value: []byte("v")})
+		}
+		recs = append(recs, Record{Headers: hs})
+	}
+	b := mustBuild(t, BuildOptions{Codec: CodecLZ4}, recs)
+	var kept [][]string
+	for range 2 {
+		kept = kept[:0]
+		err := Records(b, func(r *Record) error {
+			var ks []string
+			for _, h := range r.Headers {
+				ks = append(ks, h.Key)
+			}
+			kept = append(kept, ks)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := mustBuild(t, BuildOptions{}, []Record{{Headers: []RecordHeader{{Key: "zzzzzzzzz-0"}, {Key: "zzzzzzzzz-1"}}}})
+	if err := Records(other, func(*Record) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for i, ks := range kept {
+		for j, k := range ks {
+			if want := recs[i].Headers[j].Key; k != want {
+				t.Fatalf("record %d header %d: kept key %q, want %q", i, j, k, want)
+			}
+		}
+	}
+}

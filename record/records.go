@@ -90,10 +90,18 @@ func RecordsLimit(b []byte, maxDecompressed int, fn func(*Record) error) error {
 // iterState is what one Records call reuses from the last: the record handed to fn,
 // its headers, and the decompression buffer.
 type iterState struct {
-	rec Record
-	hdr []RecordHeader
-	buf []byte
+	rec  Record
+	hdr  []RecordHeader
+	buf  []byte
+	keys []string // header keys last seen, by position
 }
+
+// Header keys are remembered for the first maxCachedKeys positions, up to
+// maxCachedKeyLen bytes long.
+const (
+	maxCachedKeys   = 16
+	maxCachedKeyLen = 256
+)
 
 var iterPool = sync.Pool{New: func() any { return new(iterState) }}
 
@@ -108,6 +116,23 @@ func (st *iterState) release() {
 		st.buf = nil
 	}
 	iterPool.Put(st)
+}
+
+// key returns b as a string, reusing the key last seen at header position j: records
+// of a batch usually carry the same header keys, which then cost no allocation.
+func (st *iterState) key(j int, b []byte) string {
+	if j >= maxCachedKeys || len(b) > maxCachedKeyLen {
+		return string(b)
+	}
+	if j < len(st.keys) {
+		if st.keys[j] != string(b) {
+			st.keys[j] = string(b)
+		}
+		return st.keys[j]
+	}
+	k := string(b)
+	st.keys = append(st.keys, k) // j == len(st.keys): positions come in order
+	return k
 }
 
 // minRecordSize is the size of the smallest record: a one-byte length, attributes,
@@ -143,15 +168,15 @@ func (st *iterState) each(h *Header, data []byte, fn func(*Record) error) error 
 			return errorf(ErrInvalid, "record %d: invalid header count %d", i, n)
 		}
 		hdr := st.hdr[:0]
-		for range n {
+		for j := range int(n) {
 			kn := rr.varint()
 			if kn < 0 || int(kn) > end-rr.off {
 				rr.bad = true
 				break
 			}
-			key := string(data[rr.off : rr.off+int(kn)])
+			hdr = append(hdr, RecordHeader{Key: st.key(j, data[rr.off:rr.off+int(kn)])})
 			rr.off += int(kn)
-			hdr = append(hdr, RecordHeader{Key: key, Value: rr.bytes()})
+			hdr[j].Value = rr.bytes()
 		}
 		st.hdr = hdr
 		if n > 0 {

@@ -13,12 +13,8 @@ type reader struct {
 	bad bool
 }
 
-func (r *reader) uvarint(maxBytes int) uint64 {
-	if r.off < len(r.b) && r.b[r.off] < 0x80 { // the common one-byte case
-		v := r.b[r.off]
-		r.off++
-		return uint64(v)
-	}
+// uvarintSlow reads a varint of at most maxBytes bytes.
+func (r *reader) uvarintSlow(maxBytes int) uint64 {
 	v, n := binary.Uvarint(r.b[r.off:])
 	if n <= 0 || n > maxBytes {
 		r.bad = true
@@ -29,9 +25,19 @@ func (r *reader) uvarint(maxBytes int) uint64 {
 	return v
 }
 
-// varint reads a zig-zag int32.
+// varint reads a zig-zag int32. The one-byte case is inlined.
 func (r *reader) varint() int32 {
-	u := r.uvarint(5)
+	if i := r.off; i < len(r.b) {
+		if c := r.b[i]; c < 0x80 {
+			r.off = i + 1
+			return int32(c>>1) ^ -int32(c&1)
+		}
+	}
+	return r.varintSlow()
+}
+
+func (r *reader) varintSlow() int32 {
+	u := r.uvarintSlow(5)
 	if u > 0xffffffff {
 		r.bad = true
 		r.off = len(r.b)
@@ -43,7 +49,13 @@ func (r *reader) varint() int32 {
 
 // varlong reads a zig-zag int64.
 func (r *reader) varlong() int64 {
-	u := r.uvarint(binary.MaxVarintLen64)
+	if i := r.off; i < len(r.b) {
+		if c := r.b[i]; c < 0x80 {
+			r.off = i + 1
+			return int64(c>>1) ^ -int64(c&1)
+		}
+	}
+	u := r.uvarintSlow(binary.MaxVarintLen64)
 	return int64(u>>1) ^ -int64(u&1)
 }
 

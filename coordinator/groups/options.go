@@ -53,6 +53,10 @@ type Options struct {
 	// ConsumerHeartbeatInterval is group.consumer.heartbeat.interval.ms for
 	// KIP-848 consumer groups. Default: 5s.
 	ConsumerHeartbeatInterval time.Duration
+
+	// manualExpiry stops the background loop from running deadlines:
+	// tests on a fake clock call expire themselves.
+	manualExpiry bool
 }
 
 // Validate reports every invalid option at once.

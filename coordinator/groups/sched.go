@@ -127,6 +127,10 @@ func (gs *Groups) expire() time.Time {
 // run drives expire and the offset retention pass until ctx ends.
 func (gs *Groups) run(ctx context.Context) {
 	defer close(gs.done)
+	if gs.opts.manualExpiry {
+		<-ctx.Done()
+		return
+	}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	nextRetention := gs.now().Add(gs.opts.RetentionCheckInterval)
