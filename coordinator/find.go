@@ -150,6 +150,7 @@ func (c *Coordinator) FindBatches(ctx context.Context, req FindBatchesRequest) (
 		}
 		resp.Batches[i].ObjectKey = o.key
 		resp.Batches[i].ObjectSize = o.size
+		resp.Batches[i].ObjectSize = o.size
 	}
 	return resp, nil
 }

@@ -82,7 +82,7 @@ func TestFindBatches(t *testing.T) {
 		}
 	}
 	if r, _ := e.c.FindBatches(ctx, FindBatchesRequest{TopicID: tp.ID, Partition: 0, Offset: 6, MaxBytes: 1}); r.Batches[0] != (BatchCoord{
-		ObjectKey: "fill-2", ByteOffset: 0, ByteLength: 100, BaseOffset: 6, LastOffset: 9, MaxTimestamp: 1000,
+		ObjectKey: "fill-2", ObjectSize: 100, ByteOffset: 0, ByteLength: 100, BaseOffset: 6, LastOffset: 9, MaxTimestamp: 1000,
 	}) {
 		t.Errorf("coords %+v", r.Batches[0])
 	}

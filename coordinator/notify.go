@@ -4,7 +4,8 @@ package coordinator
 // advanced at least one high watermark, with one notice per such
 // partition, so that long-polling fetches can wake up. fn runs on the
 // committing goroutine, after the commit's locks are released, and should
-// return quickly (hand off to a channel). Notices of concurrent commits may
+// return quickly (hand off to a channel); it must not modify the slice,
+// which every subscriber shares. Notices of concurrent commits may
 // arrive out of order; a high watermark only grows, so keep the largest.
 // The returned cancel stops further calls.
 func (c *Coordinator) Subscribe(fn func([]CommitNotice)) (cancel func()) {

@@ -62,10 +62,15 @@ func testProduceConsumeRestart(t *testing.T, env []string, args ...string) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		start := time.Now()
 		w.produce(t, cl)
 		cl.Close()
+		produced := time.Now()
 		w.consumeAndCheck(t, p.KafkaAddr)
+		consumed := time.Now()
 		w.checkListOffsets(t, adm)
+		t.Logf("%s: produced %d records in %s, consumed in %s, list offsets in %s", c.name, w.records,
+			produced.Sub(start), consumed.Sub(produced), time.Since(consumed))
 		loads = append(loads, w)
 	}
 

@@ -130,20 +130,18 @@ func readLimited(dst []byte, r io.Reader, hint, limit int) ([]byte, error) {
 }
 
 func decodeZstd(dst, src []byte, limit int) ([]byte, error) {
-	if limit == 0 {
-		limit = 1 // the decoder's minimum; the length check below still holds at 0
-	}
+	dlimit := max(limit, 1) // the decoder's minimum; the length check below still holds
 	zd, _ := zstdDecoders.Get().(*zstdDecoder)
 	if zd == nil {
 		var err error
-		if zd, err = newZstdDecoder(limit); err != nil {
+		if zd, err = newZstdDecoder(dlimit); err != nil {
 			return nil, err
 		}
-	} else if zd.limit != limit {
-		if err := zd.d.ResetWithOptions(nil, zstd.WithDecoderMaxMemory(uint64(limit))); err != nil {
+	} else if zd.limit != dlimit {
+		if err := zd.d.ResetWithOptions(nil, zstd.WithDecoderMaxMemory(uint64(dlimit))); err != nil {
 			return nil, err
 		}
-		zd.limit = limit
+		zd.limit = dlimit
 	}
 	out, err := zd.d.DecodeAll(src, dst)
 	zstdDecoders.Put(zd)

@@ -5,9 +5,10 @@ import (
 	"fmt"
 )
 
-// Sentinel errors. Every error this package returns wraps exactly one of them (ErrInvalid
-// also matches ErrCorrupt); test with errors.Is. The Kafka error code each one suggests is
-// the one Apache Kafka answers a producer with in the same situation.
+// Sentinel errors. Every error ParseHeader, Validate, Split and Records return wraps one
+// of them (and errors wrapping ErrInvalid also match ErrCorrupt); test with errors.Is.
+// The Kafka error code each suggests is the one Apache Kafka answers a producer with in
+// the same situation.
 var (
 	// ErrShort reports that a buffer ends before the structure it should hold does: fewer
 	// bytes than a batch header, when parsing a header from a stream.

@@ -43,8 +43,8 @@ type Record struct {
 // at the first error fn returns and returns it unchanged.
 //
 // fn's *Record, its Key, Value, Headers and the header values alias buffers owned by
-// Records (or b itself) and are valid only during the call: copy what must outlive it.
-// Header keys are ordinary strings and can be kept.
+// Records (or b itself) and are valid only during the call: copy what must outlive it,
+// and modify none of it. Header keys are ordinary strings and can be kept.
 //
 // Records does not check the CRC (Validate does); it checks everything it decodes:
 // the batch length, the codec, that the records decompress within DefaultMaxDecompressed
@@ -61,7 +61,8 @@ func Records(b []byte, fn func(*Record) error) error {
 }
 
 // RecordsLimit is Records with maxDecompressed, instead of DefaultMaxDecompressed, as
-// the limit on the decompressed size of the batch's records.
+// the limit in bytes on the decompressed size of the batch's records. Uncompressed
+// batches are not limited: they are already in memory.
 func RecordsLimit(b []byte, maxDecompressed int, fn func(*Record) error) error {
 	h, err := parseWhole(b)
 	if err != nil {

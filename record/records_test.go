@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // rec assembles one encoded record from raw pieces: a length prefix computed from the
@@ -212,13 +214,36 @@ func TestRecordsLimit(t *testing.T) {
 func TestRecordsLimitBomb(t *testing.T) {
 	huge := make([]byte, 32<<20) // zeros: compresses to almost nothing
 	payload := rawRecords(Record{Value: huge})
+	type bomb struct {
+		name  string
+		codec Codec
+		data  []byte
+	}
+	var bombs []bomb
 	for _, codec := range allCodecs[1:] {
-		t.Run(codec.String(), func(t *testing.T) {
-			c, err := compress(nil, codec, payload, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b := rawBatch(Header{NumRecords: 1, Attributes: int16(codec), ProducerID: -1}, c)
+		c, err := compress(nil, codec, payload, codec == CodecSnappy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bombs = append(bombs, bomb{codec.String(), codec, c})
+	}
+	// A zstd frame written as a stream does not declare its size up front.
+	var zbuf bytes.Buffer
+	zw, _ := zstd.NewWriter(&zbuf, zstd.WithEncoderConcurrency(1))
+	zw.Write(payload)
+	zw.Close()
+	var zh zstd.Header
+	if err := zh.Decode(zbuf.Bytes()); err != nil || zh.HasFCS {
+		t.Fatalf("streamed zstd frame: has content size %v, %v", zh.HasFCS, err)
+	}
+	bombs = append(bombs, bomb{"zstd-without-content-size", CodecZstd, zbuf.Bytes()})
+	// Raw snappy declares its size up front; xerial blocks each do.
+	raw, _ := compress(nil, CodecSnappy, payload, false)
+	bombs = append(bombs, bomb{"snappy-raw", CodecSnappy, raw})
+
+	for _, bb := range bombs {
+		t.Run(bb.name, func(t *testing.T) {
+			b := rawBatch(Header{NumRecords: 1, Attributes: int16(bb.codec), ProducerID: -1}, bb.data)
 			var before, after runtimeMem
 			before.read()
 			err = RecordsLimit(b, 1<<20, func(*Record) error { return nil })

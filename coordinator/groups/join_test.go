@@ -167,10 +167,14 @@ func TestLeaderNeverSyncs(t *testing.T) {
 	}
 	sf := h.startSync(syncReq("g", follower, rf.Generation, nil))
 	h.waitParked("g", 0, 1)
-	h.advance(29 * time.Second)
+	for range 5 {
+		h.advance(5 * time.Second)
+		wantCode(t, "leader heartbeat", h.heartbeat("g", leader, rl.Generation, nil), nil)
+	}
+	h.advance(4 * time.Second)
 	sf.notYet(t)
-	// The leader's session is not what ends it: at the rebalance timeout
-	// the leader, which never sent SyncGroup, is removed.
+	// The leader heartbeats, but at the rebalance timeout the leader,
+	// which never sent SyncGroup, is removed.
 	h.advance(2 * time.Second)
 	got := sf.wait(t)
 	wantCode(t, "follower sync", got.ErrorCode, kerr.RebalanceInProgress)
