@@ -20,8 +20,10 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/metrics"
 )
 
 // ErrClosed is returned by Append after Close.
@@ -111,11 +113,18 @@ type Ingester struct {
 	uploadSlots chan struct{}
 	committerWG sync.WaitGroup
 
+	commitDuration metric.Float64Histogram
+	objectBytes    metric.Int64Histogram
+
 	mu struct {
 		sync.Mutex
 		cur      *object
 		timer    *time.Timer
 		active   int // rolled objects not yet committed
+		// uploading counts rolled objects whose upload has not ended; an
+		// early roll waits for it to be 0, so that the next object's upload
+		// overlaps the previous object's commit but not its upload.
+		uploading int
 		buffered int64
 		// roomFreed is closed and replaced whenever buffered bytes drop.
 		roomFreed chan struct{}
@@ -144,6 +153,20 @@ func New(opts Options, store Putter, coord Committer, cache WriteThrough) (*Inge
 		now:         time.Now,
 		commitReady: make(chan struct{}, 1),
 		uploadSlots: make(chan struct{}, opts.MaxUploads),
+	}
+	m := metrics.OrNoop(opts.Meter)
+	in.commitDuration, _ = m.Float64Histogram("floe.ingest.commit.duration", metric.WithUnit("s"),
+		metric.WithDescription("CommitObject latency, from upload done to offsets assigned."))
+	in.objectBytes, _ = m.Int64Histogram("floe.ingest.object.size", metric.WithUnit("By"),
+		metric.WithDescription("Size of the objects ingest rolls."),
+		metric.WithExplicitBucketBoundaries(1<<10, 16<<10, 64<<10, 256<<10, 1<<20, 4<<20, 8<<20, 16<<20, 64<<20))
+	if _, err := m.Int64ObservableGauge("floe.ingest.buffered", metric.WithUnit("By"),
+		metric.WithDescription("Bytes appended but not yet committed."),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(in.Buffered())
+			return nil
+		})); err != nil {
+		return nil, fmt.Errorf("ingest metrics: %w", err)
 	}
 	in.mu.roomFreed = make(chan struct{})
 	in.mu.budget = newPutBudget(opts.MaxPutRate, in.now())
@@ -223,14 +246,14 @@ func (in *Ingester) maybeRollLocked(now time.Time) {
 	case now.Sub(o.firstAt) >= in.opts.Linger:
 		in.rollLocked(now, true)
 		return
-	case in.mu.active == 0 && in.mu.budget.tryTake(now):
+	case in.mu.uploading == 0 && in.mu.budget.tryTake(now):
 		in.rollLocked(now, false)
 		return
 	}
 	// Wake at the linger deadline, or earlier when the budget refills and
 	// the pipeline is idle.
 	d := o.firstAt.Add(in.opts.Linger).Sub(now)
-	if in.mu.active == 0 {
+	if in.mu.uploading == 0 {
 		d = min(d, in.mu.budget.wait(now))
 	}
 	d = max(d, 0)
@@ -269,7 +292,9 @@ func (in *Ingester) rollLocked(now time.Time, spend bool) {
 		id = uuid.New()
 	}
 	o.key = objectKey(in.opts.Prefix, id.String())
+	in.objectBytes.Record(context.Background(), int64(len(o.buf)))
 	in.mu.active++
+	in.mu.uploading++
 	in.mu.queue = append(in.mu.queue, o) // commits follow roll order
 	select {
 	case in.commitReady <- struct{}{}:
@@ -312,6 +337,12 @@ func (in *Ingester) upload(o *object) {
 		backoff *= 2
 	}
 	close(o.uploaded)
+	in.mu.Lock()
+	in.mu.uploading--
+	if !in.mu.closed {
+		in.maybeRollLocked(in.now())
+	}
+	in.mu.Unlock()
 }
 
 // commitLoop commits uploaded objects strictly in roll order.
@@ -348,6 +379,8 @@ func (in *Ingester) commitObject(o *object) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), in.opts.CommitTimeout)
 	defer cancel()
+	start := time.Now()
+	defer func() { in.commitDuration.Record(ctx, time.Since(start).Seconds()) }()
 	resp, err := in.coord.CommitObject(ctx, &coordinator.CommitRequest{
 		ObjectKey:  o.key,
 		ObjectSize: int64(len(o.buf)),

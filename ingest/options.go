@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"go.opentelemetry.io/otel/metric"
 )
 
 // Options configure an Ingester. The zero value of a field means its default.
@@ -38,6 +40,8 @@ type Options struct {
 	BrokerID int32
 	// Logger receives ingest's logs. Default: slog.Default().
 	Logger *slog.Logger
+	// Meter records ingest's metrics. Default: no metrics.
+	Meter metric.Meter
 }
 
 func (o *Options) setDefaults() {

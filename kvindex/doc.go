@@ -29,6 +29,16 @@
 // (re)built from the log: such a topic answers 503 until Rebuild removes it. DropTopic
 // removes a topic's entries and marker with one range deletion.
 //
+// # Turning the index on
+//
+// A topic created with kv.index.enabled=true is indexed from its first commit. A topic
+// that turns it on later has data to index first: the coordinator commits
+// SetReady(b, id, false) in the same batch as the config change, Applies entries for
+// every commit from then on, and runs Rebuild, which replays the log into the index and
+// marks the topic ready. The mark survives restarts, so a coordinator that finds an
+// indexed topic not Ready at startup runs Rebuild again. Turning the index off, or
+// deleting the topic, is DropTopic.
+//
 // # Lookups
 //
 // NewHandler serves GET /kv/{topic}/{key}[?partition=N][&key_encoding=base64url] over a

@@ -34,8 +34,10 @@ const (
 
 // ErrorBody is the JSON body of every error answer, for clients and tests to decode.
 type ErrorBody struct {
-	ErrorCode int    `json:"error_code"`
-	Message   string `json:"message"`
+	// ErrorCode is one of the Code constants.
+	ErrorCode int `json:"error_code"`
+	// Message says what went wrong in English, naming the topic when it is the cause.
+	Message string `json:"message"`
 }
 
 // apiError is an error answer: an HTTP status and an ErrorBody.
@@ -44,11 +46,13 @@ type apiError struct {
 	code   int
 	msg    string
 	body   []byte // the encoded ErrorBody, precomputed for the fixed errors
+	length string // len(body), for Content-Length
 }
 
 // newAPIError returns an apiError with its body encoded.
 func newAPIError(status, code int, msg string) *apiError {
-	return &apiError{status: status, code: code, msg: msg, body: appendErrorBody(nil, code, msg)}
+	body := appendErrorBody(nil, code, msg)
+	return &apiError{status: status, code: code, msg: msg, body: body, length: strconv.Itoa(len(body))}
 }
 
 // The fixed errors, encoded once.
@@ -85,16 +89,20 @@ func topicError(code int, topic string) *apiError {
 // quote returns s in double quotes, escaped like a JSON string, for messages.
 func quote(s string) string { return string(appendJSONString(nil, s)) }
 
-// writeError answers e.
+// writeError answers e. Its headers' values share one allocation.
 func writeError(w http.ResponseWriter, e *apiError) {
+	vals := make([]string, 3)
+	vals[0], vals[1] = "application/json", e.length
 	h := w.Header()
-	h["Content-Type"] = []string{"application/json"}
-	h["Content-Length"] = []string{strconv.Itoa(len(e.body))}
+	h["Content-Type"] = vals[0:1:1]
+	h["Content-Length"] = vals[1:2:2]
 	switch e.status {
 	case http.StatusMethodNotAllowed:
-		h["Allow"] = []string{"GET"}
+		vals[2] = "GET"
+		h["Allow"] = vals[2:3:3]
 	case http.StatusServiceUnavailable:
-		h["Retry-After"] = []string{"1"}
+		vals[2] = "1"
+		h["Retry-After"] = vals[2:3:3]
 	}
 	w.WriteHeader(e.status)
 	_, _ = w.Write(e.body)

@@ -83,9 +83,6 @@ func newFixture(t testing.TB) *fixture {
 	f.log.setEntry(kvTopic, gapPart, "g1", gap+1)
 	f.log.setEntry(kvTopic, gapPart, "g2x", gap+2) // the record at gap+2 is g2
 	f.off["g2"] = gap + 2
-	if p := Partition([]byte("g2"), 3); p != gapPart {
-		f.log.setEntry(kvTopic, p, "g2", -1) // unreachable: asked with ?partition=
-	}
 	// A control batch: never a user's record.
 	ctl := noProducer
 	ctl.Attributes = record.AttrControl
@@ -106,8 +103,6 @@ func newFixture(t testing.TB) *fixture {
 			kv{key: []byte("before"), value: []byte("b")},
 			kv{key: []byte(k), value: []byte(strings.Repeat(c.String(), 100)), tsDelta: 7},
 			kv{key: []byte("after"), value: []byte("a")}))
-		f.log.setEntry(kvTopic, p, "before", -1)
-		f.log.setEntry(kvTopic, p, "after", -1)
 	}
 
 	// LogAppendTime: from the coordinator's coordinates, and from a patched header.
@@ -196,7 +191,6 @@ func TestHandler(t *testing.T) {
 		{name: "compacted offset", target: "/kv/kv/g1", status: 404, code: CodeKeyNotFound, msg: "compacted"},
 		{name: "key differs at offset", target: "/kv/kv/g2x", status: 404, code: CodeKeyNotFound},
 		{name: "record after a gap", target: "/kv/kv/g2?partition=" + strconv.Itoa(int(Partition([]byte("g1"), 3))),
-			setup: func(f *fixture) { f.log.setEntry(kvTopic, Partition([]byte("g1"), 3), "g2", f.off["g2"]) },
 			status: 200, body: "two", part: Partition([]byte("g1"), 3), offset: "g2", ts: 9002},
 		{name: "control batch", target: "/kv/kv/ctl?partition=1", status: 404, code: CodeKeyNotFound},
 		{name: "remote gated", target: "/kv/kv/cold", status: 404, code: CodeKeyNotFound, msg: "tiered storage"},

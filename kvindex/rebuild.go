@@ -32,7 +32,11 @@ type LogBatch struct {
 // LogSource is the log Rebuild reads, implemented over the coordinator's batch
 // coordinates and the object store (the broker's fetch path, or a command-line tool).
 type LogSource interface {
-	// HighWatermark returns the partition's current high watermark.
+	// HighWatermark returns the partition's current high watermark. It must not miss
+	// a batch whose commit, and so whose Apply entries, is already written: the
+	// coordinator, which installs a commit's new high watermark in memory only after the
+	// Pebble write, reads it under the lock that serializes commits. Rebuild's
+	// correctness rests on this (see Rebuild).
 	HighWatermark(ctx context.Context, topicID [16]byte, partition int32) (int64, error)
 	// Batches yields, in offset order, every committed batch of the partition holding
 	// offsets at or after from, starting from the log start when from is below it, and
@@ -52,8 +56,10 @@ type LogSource interface {
 // to the high watermark, partition by partition, in offset order, and finishes a
 // partition only when the high watermark read after its last write is not past what it
 // replayed. A replayed entry may briefly overwrite a newer one Apply wrote; the replay
-// rewrites the newer one later, and the topic answers 503 meanwhile. So the result is
-// exact provided every batch committed after the mark carries its Apply entries.
+// rewrites the newer one later, and the topic answers 503 meanwhile. Any batch committed
+// after that last high watermark read was Applied after Rebuild's last write, so the
+// result is exact provided every batch committed after the mark carries its Apply
+// entries and src.HighWatermark never misses a written commit.
 //
 // Entries are written with pebble.NoSync, in batches of a few MiB; the final ready mark
 // is synced, which syncs them too. Rebuild honours ctx between batches. The caller runs

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"iter"
 	"math/rand/v2"
+	"net/http/httptest"
+	"strconv"
 	"testing"
 
 	"github.com/cockroachdb/pebble"
@@ -336,5 +338,56 @@ func TestRebuildEmptiedLog(t *testing.T) {
 	wantOffset(t, ix, topicA, 0, "old", -1)
 	if !ix.Ready(topicA) {
 		t.Error("not ready")
+	}
+}
+
+// indexService is the fakeLog with lookups answered by a real Index.
+type indexService struct {
+	*fakeLog
+	ix *Index
+}
+
+func (s indexService) Lookup(_ context.Context, id [16]byte, p int32, key []byte) (int64, bool, error) {
+	return s.ix.Lookup(id, p, key)
+}
+
+// TestHandlerOverIndex serves every key of a random log, half indexed by Apply and half
+// by Rebuild, through the handler with a real Index.
+func TestHandlerOverIndex(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	defer db.Close()
+	ix := New(db, testPrefix)
+	f := newFakeLog()
+	f.addTopic("t", TopicInfo{ID: topicA, Partitions: 3, Indexed: true, Ready: true})
+	rng := rand.New(rand.NewPCG(9, 9))
+	randomLog(t, rng, f, topicA, 3, 100, nil)
+	markRebuilding(t, db, ix, topicA)
+	if err := Rebuild(context.Background(), ix, topicA, 3, f); err != nil {
+		t.Fatal(err)
+	}
+	randomLog(t, rng, f, topicA, 3, 100, func(p int32, base int64, b []byte) {
+		commit(t, db, func(pb *pebble.Batch) { ix.Apply(pb, topicA, p, base, entriesOf(t, b)) })
+	})
+
+	h := NewHandler(indexService{f, ix}, HandlerOptions{Logger: discard})
+	hits := 0
+	for p := range int32(3) {
+		for i := range 40 {
+			key := fmt.Sprintf("key-%d", i)
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest("GET", fmt.Sprintf("/kv/t/%s?partition=%d", key, p), nil))
+			off, ok := f.entries[fakeKey{topicA, p, key}]
+			switch {
+			case !ok && w.Code != 404:
+				t.Errorf("%d/%s: status %d, want 404", p, key, w.Code)
+			case ok && (w.Code != 200 || w.Header().Get("X-Kv-Offset") != strconv.FormatInt(off, 10)):
+				t.Errorf("%d/%s: status %d offset %s, want 200 at %d", p, key, w.Code, w.Header().Get("X-Kv-Offset"), off)
+			case ok:
+				hits++
+			}
+		}
+	}
+	if hits < 40 {
+		t.Errorf("only %d hits", hits)
 	}
 }

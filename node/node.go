@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/floe-io/floe/cache"
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/ingest"
+	"github.com/floe-io/floe/metrics"
 	"github.com/floe-io/floe/objectstore"
 )
 
@@ -66,6 +68,7 @@ type Node struct {
 	httpLn  net.Listener
 	http    *http.Server
 	served  chan error
+	metrics *metrics.Provider
 }
 
 // Start opens the state, binds the listeners and starts serving.
@@ -91,6 +94,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
+	if n.metrics, err = metrics.New(); err != nil {
+		return nil, err
+	}
 
 	switch {
 	case cfg.Store != nil:
@@ -108,6 +114,8 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		}
 		n.store = dir
 	}
+
+	n.store = objectstore.Instrument(n.store, n.metrics.Meter("floe/objectstore"))
 
 	copts := cfg.Coordinator
 	if copts.Dir == "" {
@@ -138,6 +146,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if iopts.Logger == nil {
 		iopts.Logger = cfg.Logger
 	}
+	iopts.Meter = n.metrics.Meter("floe/ingest")
 	if n.ingest, err = ingest.New(iopts, n.store, n.coord, n.cache); err != nil {
 		return nil, fmt.Errorf("start ingest: %w", err)
 	}
@@ -157,6 +166,10 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	if bopts.Logger == nil {
 		bopts.Logger = cfg.Logger
+	}
+	bopts.Meter = n.metrics.Meter("floe/broker")
+	if err := n.registerObservers(n.metrics.Meter("floe/node")); err != nil {
+		return nil, fmt.Errorf("register metrics: %w", err)
 	}
 	n.broker = broker.New(bopts, n.coord, n.ingest, n.cache)
 	go func() { n.served <- n.broker.Serve(n.kafkaLn) }()
@@ -182,6 +195,10 @@ func (n *Node) httpHandler() http.Handler {
 		w.Header().Set("Content-Type", "text/plain")
 		fmt.Fprintln(w, "ok")
 	})
+	mux.Handle("GET /metrics", n.metrics.Handler())
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	return mux
 }
 
@@ -249,6 +266,10 @@ func (n *Node) closeParts() error {
 	if n.coord != nil {
 		errs = append(errs, n.coord.Close())
 		n.coord = nil
+	}
+	if n.metrics != nil {
+		errs = append(errs, n.metrics.Shutdown(context.Background()))
+		n.metrics = nil
 	}
 	return errors.Join(errs...)
 }

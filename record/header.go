@@ -122,8 +122,9 @@ type Header struct {
 func (h Header) Codec() Codec { return Codec(h.Attributes & AttrCodecMask) }
 
 // LogAppendTime reports whether the timestamp type is LogAppendTime (attribute bit
-// 0x08). A producer that sets it is refused by Kafka with INVALID_TIMESTAMP; brokers
-// set it on the way out for topics with message.timestamp.type=LogAppendTime.
+// 0x08). Producers leave it clear (Kafka may answer INVALID_TIMESTAMP to one that does
+// not); brokers set it, with SetLogAppendTime, for topics with
+// message.timestamp.type=LogAppendTime.
 func (h Header) LogAppendTime() bool { return h.Attributes&AttrLogAppendTime != 0 }
 
 // Transactional reports whether the batch belongs to a transaction (attribute bit 0x10).

@@ -90,8 +90,8 @@ func TestSetLogAppendTimeBadLength(t *testing.T) {
 func TestPatchPanicsOnShortBuffer(t *testing.T) {
 	b := mustBuild(t, noProducer, sampleRecords(2, 5, 14))
 	cases := map[string]func(){
-		"SetBaseOffset":              func() { SetBaseOffset(b[:7], 1) },
-		"SetPartitionLeaderEpoch":    func() { SetPartitionLeaderEpoch(b[:15], 1) },
+		"SetBaseOffset":           func() { SetBaseOffset(b[:7], 1) },
+		"SetPartitionLeaderEpoch": func() { SetPartitionLeaderEpoch(b[:15], 1) },
 		"SetLogAppendTime":        func() { SetLogAppendTime(b[:HeaderSize-1], 1) },
 	}
 	for name, f := range cases {

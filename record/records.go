@@ -54,15 +54,18 @@ type Record struct {
 // ties NumRecords to LastOffsetDelta, the offset deltas are therefore 0..NumRecords-1:
 // floe stores batches as sent, so it must refuse what Kafka would renumber.
 //
-// Snappy data may be a raw snappy block (franz-go, librdkafka, sarama) or xerial framed
-// (the Java client); lz4 data is the LZ4 frame format Kafka uses since magic 1.
+// Snappy data may be one raw snappy block (as franz-go and librdkafka write it) or
+// xerial framed (as the Java client writes it, and franz-go when it merges batches);
+// lz4 data is the LZ4 frame format Kafka uses since magic 1.
 func Records(b []byte, fn func(*Record) error) error {
 	return RecordsLimit(b, DefaultMaxDecompressed, fn)
 }
 
 // RecordsLimit is Records with maxDecompressed, instead of DefaultMaxDecompressed, as
 // the limit in bytes on the decompressed size of the batch's records. Uncompressed
-// batches are not limited: they are already in memory.
+// batches are not limited: they are already in memory. A zstd frame whose declared
+// window is larger than the limit is refused too (no default zstd level writes windows
+// over 8 MiB).
 func RecordsLimit(b []byte, maxDecompressed int, fn func(*Record) error) error {
 	h, err := parseWhole(b)
 	if err != nil {

@@ -246,7 +246,7 @@ func TestRecordsLimitBomb(t *testing.T) {
 			b := rawBatch(Header{NumRecords: 1, Attributes: int16(bb.codec), ProducerID: -1}, bb.data)
 			var before, after runtimeMem
 			before.read()
-			err = RecordsLimit(b, 1<<20, func(*Record) error { return nil })
+			err := RecordsLimit(b, 1<<20, func(*Record) error { return nil })
 			after.read()
 			if !errors.Is(err, ErrTooLarge) {
 				t.Fatalf("error %v, want ErrTooLarge", err)

@@ -72,14 +72,16 @@ func TestValidate(t *testing.T) {
 	}{
 		{"ok", with(func(*Header) {}), nil},
 		{"ok-idempotent", with(func(h *Header) { h.ProducerID, h.ProducerEpoch, h.BaseSequence = 5, 0, 0 }), nil},
-		{"ok-sequence-near-wrap", with(func(h *Header) { h.ProducerID, h.ProducerEpoch, h.BaseSequence = 5, 0, 1<<31 - 1 }), nil},
-		{"ok-transactional", with(func(h *Header) { h.Attributes, h.ProducerID, h.ProducerEpoch, h.BaseSequence = AttrTransactional, 5, 0, 0 }), nil},
+		{"ok-sequence-near-wrap", with(func(h *Header) { h.ProducerID, h.ProducerEpoch, h.BaseSequence = 5, 0, 1<<31-1 }), nil},
+		{"ok-transactional", with(func(h *Header) {
+			h.Attributes, h.ProducerID, h.ProducerEpoch, h.BaseSequence = AttrTransactional, 5, 0, 0
+		}), nil},
 		{"ok-control", with(func(h *Header) { h.Attributes = AttrControl }), nil},
 		{"ok-no-timestamps", with(func(h *Header) { h.BaseTimestamp, h.MaxTimestamp = -1, -1 }), nil},
 		{"ok-max-unset", with(func(h *Header) { h.MaxTimestamp = -1 }), nil},
 		{"ok-log-append-time-before-base", with(func(h *Header) { h.Attributes, h.MaxTimestamp = AttrLogAppendTime, 10 }), nil},
 		{"ok-delete-horizon-after-max", with(func(h *Header) { h.Attributes, h.BaseTimestamp = AttrDeleteHorizon, 5000 }), nil},
-		{"ok-base-offset-and-epoch-ignored", with(func(h *Header) { h.BaseOffset, h.PartitionLeaderEpoch = 1 << 40, 77 }), nil},
+		{"ok-base-offset-and-epoch-ignored", with(func(h *Header) { h.BaseOffset, h.PartitionLeaderEpoch = 1<<40, 77 }), nil},
 		{"ok-producer-id-below-minus-one", with(func(h *Header) { h.ProducerID = -2 }), nil}, // Kafka: no producer id
 
 		{"empty", nil, ErrCorrupt},

@@ -1,0 +1,190 @@
+package kvindex
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/floe-io/floe/record"
+)
+
+// benchService is a Service with one indexed key whose record sits in a cached,
+// uncompressed batch of 100 records, as a hot lookup finds it: it allocates nothing
+// and takes no lock, so the benchmarks measure the handler.
+type benchService struct {
+	info   TopicInfo
+	key    []byte
+	part   int32
+	offset int64
+	batch  Batch
+}
+
+func newBenchService(tb testing.TB, codec record.Codec) *benchService {
+	s := &benchService{info: TopicInfo{ID: topicA, Partitions: 12, Indexed: true, Ready: true}}
+	s.key = []byte("user-0000123456")
+	s.part = Partition(s.key, 12)
+	recs := make([]kv, 100)
+	for i := range recs {
+		recs[i] = kv{key: fmt.Appendf(nil, "user-%010d", 123400+i), value: make([]byte, 200), tsDelta: int64(i)}
+	}
+	opts := withTS(1_700_000_000_000)
+	opts.Codec = codec
+	s.batch = Batch{Data: build(tb, opts, recs...), BaseOffset: 5000}
+	s.offset = 5000 + 56 // the 57th record: "user-0000123456"
+	return s
+}
+
+func (s *benchService) Topic(context.Context, string) (TopicInfo, error) { return s.info, nil }
+
+func (s *benchService) Lookup(_ context.Context, _ [16]byte, p int32, key []byte) (int64, bool, error) {
+	return s.offset, p == s.part && string(key) == string(s.key), nil
+}
+
+func (s *benchService) HighWatermark(context.Context, [16]byte, int32) (int64, error) {
+	return 1 << 40, nil
+}
+
+func (s *benchService) ReadBatch(context.Context, [16]byte, int32, int64, bool) (Batch, error) {
+	return s.batch, nil
+}
+
+// discardWriter is a reusable ResponseWriter, to count the handler's own allocations.
+type discardWriter struct {
+	h      http.Header
+	status int
+}
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (w *discardWriter) WriteHeader(status int)      { w.status = status }
+
+// BenchmarkHandlerHit is the hit path through httptest.NewRecorder: parse, partition,
+// Service calls, record read, headers and body.
+func BenchmarkHandlerHit(b *testing.B) {
+	for _, codec := range []record.Codec{record.CodecNone, record.CodecLZ4, record.CodecZstd} {
+		b.Run(codec.String(), func(b *testing.B) {
+			h := NewHandler(newBenchService(b, codec), HandlerOptions{Logger: discard})
+			r := httptest.NewRequest(http.MethodGet, "/kv/users/user-0000123456", nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				if w.Code != http.StatusOK {
+					b.Fatalf("status %d: %s", w.Code, w.Body)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkHandlerHitOwn is the hit path with a reused writer: what the handler itself
+// costs, allocations included.
+func BenchmarkHandlerHitOwn(b *testing.B) {
+	h := NewHandler(newBenchService(b, record.CodecNone), HandlerOptions{Logger: discard,
+		Observer: func(int, time.Duration) {}})
+	r := httptest.NewRequest(http.MethodGet, "/kv/users/user-0000123456", nil)
+	w := &discardWriter{h: http.Header{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		clear(w.h)
+		h.ServeHTTP(w, r)
+		if w.status != http.StatusOK {
+			b.Fatalf("status %d", w.status)
+		}
+	}
+}
+
+// BenchmarkHandlerMiss is a key with no index entry (404 with a fixed JSON body).
+func BenchmarkHandlerMiss(b *testing.B) {
+	h := NewHandler(newBenchService(b, record.CodecNone), HandlerOptions{Logger: discard})
+	r := httptest.NewRequest(http.MethodGet, "/kv/users/nobody", nil)
+	w := &discardWriter{h: http.Header{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		clear(w.h)
+		h.ServeHTTP(w, r)
+		if w.status != http.StatusNotFound {
+			b.Fatalf("status %d", w.status)
+		}
+	}
+}
+
+// BenchmarkHandlerHitParallel runs the hit path on every P at once.
+func BenchmarkHandlerHitParallel(b *testing.B) {
+	h := NewHandler(newBenchService(b, record.CodecNone), HandlerOptions{Logger: discard})
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		r := httptest.NewRequest(http.MethodGet, "/kv/users/user-0000123456", nil)
+		for pb.Next() {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+		}
+	})
+}
+
+// BenchmarkHandlerHTTP serves lookups over loopback HTTP/1.1 with keep-alive from 8
+// concurrent clients in the same process (so clients and server share the CPUs), and
+// reports latency percentiles and throughput. The Service is in memory: this is the
+// HTTP and handler share of a cached lookup's latency.
+func BenchmarkHandlerHTTP(b *testing.B) {
+	srv := httptest.NewServer(NewHandler(newBenchService(b, record.CodecNone), HandlerOptions{Logger: discard}))
+	defer srv.Close()
+	tr := &http.Transport{MaxIdleConnsPerHost: 64}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	url := srv.URL + "/kv/users/user-0000123456"
+
+	const workers = 8
+	var (
+		next atomic.Int64
+		mu   sync.Mutex
+		lats []time.Duration
+		wg   sync.WaitGroup
+	)
+	n := int64(b.N)
+	b.ResetTimer()
+	start := time.Now()
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []time.Duration
+			for next.Add(1) <= n {
+				t0 := time.Now()
+				res, err := client.Get(url)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				mine = append(mine, time.Since(t0))
+				if res.StatusCode != http.StatusOK {
+					b.Errorf("status %d", res.StatusCode)
+					return
+				}
+			}
+			mu.Lock()
+			lats = append(lats, mine...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if len(lats) == 0 {
+		return
+	}
+	slices.Sort(lats)
+	pct := func(p float64) float64 { return float64(lats[int(p*float64(len(lats)-1))].Microseconds()) }
+	b.ReportMetric(pct(0.50), "p50-µs")
+	b.ReportMetric(pct(0.99), "p99-µs")
+	b.ReportMetric(float64(len(lats))/elapsed.Seconds(), "lookups/s")
+}

@@ -1,0 +1,65 @@
+package node
+
+import (
+	"context"
+	"errors"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// registerObservers exposes state the parts keep as counters and gauges:
+// the chunk cache's statistics and every partition's high watermark.
+func (n *Node) registerObservers(m metric.Meter) error {
+	counter := func(name, unit, desc string) metric.Int64ObservableCounter {
+		c, err := m.Int64ObservableCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		if err != nil {
+			panic(err) // only on invalid names, a programming error
+		}
+		return c
+	}
+	hits := counter("floe.cache.hits", "{access}", "Chunk accesses served from memory.")
+	misses := counter("floe.cache.misses", "{access}", "Chunk accesses that waited for a load.")
+	gets := counter("floe.cache.gets", "{request}", "Ranged GETs the cache issued to the object store.")
+	loaded := counter("floe.cache.loaded", "By", "Bytes the cache read from the object store.")
+	evictions := counter("floe.cache.evictions", "{chunk}", "Chunks evicted from memory.")
+	readAheads := counter("floe.cache.read_aheads", "{chunk}", "Read-ahead loads started.")
+	resident, err := m.Int64ObservableGauge("floe.cache.resident", metric.WithUnit("By"),
+		metric.WithDescription("Bytes held by resident chunks."))
+	if err != nil {
+		return err
+	}
+	hwm, err := m.Int64ObservableGauge("floe.partition.high_watermark", metric.WithUnit("{offset}"),
+		metric.WithDescription("Each partition's high watermark."))
+	if err != nil {
+		return err
+	}
+	_, err = m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		st := n.cache.Stats()
+		o.ObserveInt64(hits, st.Hits)
+		o.ObserveInt64(misses, st.Misses)
+		o.ObserveInt64(gets, st.Gets)
+		o.ObserveInt64(loaded, st.BytesLoaded)
+		o.ObserveInt64(evictions, st.Evictions)
+		o.ObserveInt64(readAheads, st.ReadAheads)
+		o.ObserveInt64(resident, st.Bytes)
+		topics, err := n.coord.Topics(ctx)
+		if err != nil {
+			return err
+		}
+		var errs []error
+		for _, t := range topics {
+			for p := range t.Partitions {
+				ps, err := n.coord.PartitionState(ctx, t.ID, p)
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				o.ObserveInt64(hwm, ps.HighWatermark, metric.WithAttributes(
+					attribute.String("topic", t.Name), attribute.Int("partition", int(p))))
+			}
+		}
+		return errors.Join(errs...)
+	}, hits, misses, gets, loaded, evictions, readAheads, resident, hwm)
+	return err
+}
