@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/floe-io/floe/internal/floetest"
@@ -175,17 +174,17 @@ func TestGroupStaticMemberRestart(t *testing.T) {
 
 // seenSet records which workload records were consumed.
 type seenSet struct {
-	mu    sync.Mutex
-	count_ []int
+	mu     sync.Mutex
+	counts []int
 }
 
-func newSeenSet(n int) *seenSet { return &seenSet{count_: make([]int, n)} }
+func newSeenSet(n int) *seenSet { return &seenSet{counts: make([]int, n)} }
 
 func (s *seenSet) add(i int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if i < len(s.count_) {
-		s.count_[i]++
+	if i < len(s.counts) {
+		s.counts[i]++
 	}
 }
 
@@ -193,7 +192,7 @@ func (s *seenSet) count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
-	for _, c := range s.count_ {
+	for _, c := range s.counts {
 		if c > 0 {
 			n++
 		}
@@ -205,7 +204,7 @@ func (s *seenSet) missing() []int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []int
-	for i, c := range s.count_ {
+	for i, c := range s.counts {
 		if c == 0 {
 			out = append(out, i)
 		}
@@ -217,7 +216,7 @@ func (s *seenSet) duplicates() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
-	for _, c := range s.count_ {
+	for _, c := range s.counts {
 		n += max(c-1, 0)
 	}
 	return n
@@ -389,5 +388,3 @@ func (d *killableDialer) kill() {
 		c.Close()
 	}
 }
-
-var _ = kadm.NewClient

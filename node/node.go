@@ -43,6 +43,9 @@ type Config struct {
 	S3 objectstore.S3Options
 	// S3Prefix is prepended to every object key (--s3-prefix).
 	S3Prefix string
+	// S3CreateBucket creates the bucket at start when it is missing
+	// (--s3-create-bucket), for dev clusters.
+	S3CreateBucket bool
 	// Store, when set, is used instead of the configured object store
 	// (tests inject fault wrappers here).
 	Store objectstore.Store
@@ -105,6 +108,11 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		s3, err := objectstore.NewS3(ctx, cfg.S3)
 		if err != nil {
 			return nil, fmt.Errorf("open s3 store: %w", err)
+		}
+		if cfg.S3CreateBucket {
+			if err := s3.EnsureBucket(ctx); err != nil {
+				return nil, err
+			}
 		}
 		n.store = s3
 	default:

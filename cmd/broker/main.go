@@ -45,6 +45,7 @@ func run(args []string) error {
 	fs.StringVar(&cfg.S3.Region, "s3-region", "", "S3 region (default: AWS config chain, else us-east-1)")
 	fs.BoolVar(&cfg.S3.PathStyle, "s3-path-style", false, "address buckets by path (MinIO)")
 	fs.StringVar(&cfg.S3Prefix, "s3-prefix", "", "prefix for every object key")
+	fs.BoolVar(&cfg.S3CreateBucket, "s3-create-bucket", false, "create the bucket at start if it is missing")
 	nodeID := fs.Int("node-id", 1, "Kafka node id of this broker")
 	fs.StringVar(&cfg.Broker.Rack, "rack", "", "rack (availability zone) returned in Metadata")
 	fs.StringVar(&cfg.Broker.ClusterID, "cluster-id", "floe", "cluster id returned in Metadata")
