@@ -129,62 +129,66 @@ func BenchmarkHandlerHitParallel(b *testing.B) {
 	})
 }
 
-// BenchmarkHandlerHTTP serves lookups over loopback HTTP/1.1 with keep-alive from 8
-// concurrent clients in the same process (so clients and server share the CPUs), and
-// reports latency percentiles and throughput. The Service is in memory: this is the
+// BenchmarkHandlerHTTP serves lookups over loopback HTTP/1.1 with keep-alive from 1 and
+// from 8 concurrent clients in the same process (clients and server share the CPUs),
+// and reports latency percentiles and throughput. The Service is in memory: this is the
 // HTTP and handler share of a cached lookup's latency.
 func BenchmarkHandlerHTTP(b *testing.B) {
 	srv := httptest.NewServer(NewHandler(newBenchService(b, record.CodecNone), HandlerOptions{Logger: discard}))
 	defer srv.Close()
-	tr := &http.Transport{MaxIdleConnsPerHost: 64}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr}
 	url := srv.URL + "/kv/users/user-0000123456"
-
-	const workers = 8
-	var (
-		next atomic.Int64
-		mu   sync.Mutex
-		lats []time.Duration
-		wg   sync.WaitGroup
-	)
-	n := int64(b.N)
-	b.ResetTimer()
-	start := time.Now()
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var mine []time.Duration
-			for next.Add(1) <= n {
-				t0 := time.Now()
-				res, err := client.Get(url)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				_, _ = io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				mine = append(mine, time.Since(t0))
-				if res.StatusCode != http.StatusOK {
-					b.Errorf("status %d", res.StatusCode)
-					return
-				}
+	for _, workers := range []int{1, 8} {
+		b.Run(fmt.Sprint("clients=", workers), func(b *testing.B) {
+			tr := &http.Transport{MaxIdleConnsPerHost: 64}
+			defer tr.CloseIdleConnections()
+			client := &http.Client{Transport: tr}
+			var (
+				next atomic.Int64
+				mu   sync.Mutex
+				lats []time.Duration
+				wg   sync.WaitGroup
+			)
+			n := int64(b.N)
+			b.ResetTimer()
+			start := time.Now()
+			for range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					var mine []time.Duration
+					defer func() {
+						mu.Lock()
+						lats = append(lats, mine...)
+						mu.Unlock()
+					}()
+					for next.Add(1) <= n {
+						t0 := time.Now()
+						res, err := client.Get(url)
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						_, _ = io.Copy(io.Discard, res.Body)
+						res.Body.Close()
+						mine = append(mine, time.Since(t0))
+						if res.StatusCode != http.StatusOK {
+							b.Errorf("status %d", res.StatusCode)
+							return
+						}
+					}
+				}()
 			}
-			mu.Lock()
-			lats = append(lats, mine...)
-			mu.Unlock()
-		}()
+			wg.Wait()
+			elapsed := time.Since(start)
+			b.StopTimer()
+			if len(lats) == 0 {
+				return
+			}
+			slices.Sort(lats)
+			pct := func(p float64) float64 { return float64(lats[int(p*float64(len(lats)-1))].Microseconds()) }
+			b.ReportMetric(pct(0.50), "p50-µs")
+			b.ReportMetric(pct(0.99), "p99-µs")
+			b.ReportMetric(float64(len(lats))/elapsed.Seconds(), "lookups/s")
+		})
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	if len(lats) == 0 {
-		return
-	}
-	slices.Sort(lats)
-	pct := func(p float64) float64 { return float64(lats[int(p*float64(len(lats)-1))].Microseconds()) }
-	b.ReportMetric(pct(0.50), "p50-µs")
-	b.ReportMetric(pct(0.99), "p99-µs")
-	b.ReportMetric(float64(len(lats))/elapsed.Seconds(), "lookups/s")
 }
