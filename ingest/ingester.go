@@ -132,6 +132,8 @@ type Ingester struct {
 		seq       uint64
 		closed    bool
 		idle      chan struct{} // closed when active drops to 0 after Close
+		// lastSize is the size of the last rolled object.
+		lastSize int
 		// queue holds rolled objects in roll order, for the commit loop.
 		queue []*object
 	}
@@ -215,6 +217,9 @@ func (in *Ingester) Append(ctx context.Context, batches []Batch) (*Pending, erro
 	}
 	if o == nil {
 		o = &object{firstAt: now, uploaded: make(chan struct{})}
+		// Size the buffer from the last object so that a busy broker
+		// copies each batch once instead of regrowing the buffer.
+		o.buf = make([]byte, 0, min(max(int(n), in.mu.lastSize+in.mu.lastSize/4, 64<<10), in.opts.MaxBytes+int(n)))
 		in.mu.cur = o
 	}
 	for i, b := range batches {
@@ -295,6 +300,7 @@ func (in *Ingester) rollLocked(now time.Time, spend bool) {
 	in.objectBytes.Record(context.Background(), int64(len(o.buf)))
 	in.mu.active++
 	in.mu.uploading++
+	in.mu.lastSize = len(o.buf)
 	in.mu.queue = append(in.mu.queue, o) // commits follow roll order
 	select {
 	case in.commitReady <- struct{}{}:
