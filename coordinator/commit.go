@@ -115,7 +115,10 @@ func (c *Coordinator) commitObjectLocked(req *CommitRequest) (*CommitResponse, [
 	val := make([]byte, 0, 64)
 
 	resp := &CommitResponse{Results: make([]BatchResult, len(req.Batches))}
-	var accepted int64
+	var (
+		accepted int64
+		kvs      []kvApply
+	)
 	for i := range req.Batches {
 		cb := &req.Batches[i]
 		res := &resp.Results[i]
@@ -192,6 +195,9 @@ func (c *Coordinator) commitObjectLocked(req *CommitRequest) (*CommitResponse, [
 			prod.changed = true
 		}
 		accepted += int64(cb.ByteLength)
+		if t.kvIndexed && len(cb.Keys) > 0 {
+			kvs = append(kvs, kvApply{cb.TopicID, cb.Partition, base, cb.Keys})
+		}
 
 		res.BaseOffset = base
 		res.LogStartOffset = pp.st.logStart
@@ -226,6 +232,11 @@ func (c *Coordinator) commitObjectLocked(req *CommitRequest) (*CommitResponse, [
 	b := c.db.NewBatchWithSize(len(w.arena) + 16*len(w.kvs))
 	defer b.Close()
 	w.apply(b)
+	// The key index is written in the same durable batch that assigns the
+	// offsets, so it never runs ahead of the log nor misses a record.
+	for _, kv := range kvs {
+		c.kv.Apply(b, kv.id, kv.partition, kv.base, kvEntries(kv.keys))
+	}
 
 	if c.testBeforeCommit != nil {
 		if err := c.testBeforeCommit(); err != nil {
@@ -299,4 +310,12 @@ func (p *partState) noteBatch(base, last, ts int64, logAppendTime bool) {
 	if logAppendTime {
 		p.maxTimestampOffset = base
 	}
+}
+
+// kvApply is one accepted batch's keys, for the key index.
+type kvApply struct {
+	id        TopicID
+	partition int32
+	base      int64
+	keys      []KeyEntry
 }

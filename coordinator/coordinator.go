@@ -11,6 +11,8 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
+
+	"github.com/floe-io/floe/kvindex"
 )
 
 // Options configures a Coordinator.
@@ -27,6 +29,17 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives the coordinator's and Pebble's logs. Default: discard.
 	Logger *slog.Logger
+	// Objects reads batches back to build a topic's key index from the log
+	// when kv.index.enabled is turned on for a topic with data. Without it
+	// such an index stays not ready. Default: none.
+	Objects ObjectReader
+	// BrokerTTL is how long a broker registration lives without a
+	// heartbeat (RegisterBroker) before ListBrokers stops naming it.
+	// Default: 6s.
+	BrokerTTL time.Duration
+	// GCGrace is how long garbage and orphan objects are kept before the
+	// collector deletes them (--gc-grace). Default: 10m.
+	GCGrace time.Duration
 
 	// fs replaces the filesystem under Pebble (tests inject write failures).
 	fs vfs.FS
@@ -41,6 +54,12 @@ func (o *Options) Validate() error {
 	if o.DefaultPartitions < 0 || o.DefaultPartitions > maxPartitions {
 		errs = append(errs, fmt.Errorf("coordinator: Options.DefaultPartitions %d out of range 1..%d", o.DefaultPartitions, maxPartitions))
 	}
+	if o.BrokerTTL < 0 {
+		errs = append(errs, fmt.Errorf("coordinator: Options.BrokerTTL %s is negative", o.BrokerTTL))
+	}
+	if o.GCGrace < 0 {
+		errs = append(errs, fmt.Errorf("coordinator: Options.GCGrace %s is negative", o.GCGrace))
+	}
 	return errors.Join(errs...)
 }
 
@@ -52,12 +71,15 @@ func (o *Options) Validate() error {
 // no Pebble reads.
 //
 // Locks, in the order they may be taken (see the package doc): closeMu,
-// commit, mu; pids and subs are taken alone.
+// commit, mu; pids, subs and brokers are taken alone.
 type Coordinator struct {
 	opts Options
 	log  *slog.Logger
 	now  func() time.Time
 	db   *pebble.DB
+	kv   *kvindex.Index
+	// rebuilds are the running key index builds by topic; c.commit guards.
+	rebuilds map[TopicID]rebuild
 
 	// closeMu is held for reading by every public method for as long as it
 	// uses db, and for writing by Close.
@@ -99,6 +121,9 @@ type Coordinator struct {
 		fns  map[int]func([]CommitNotice)
 	}
 
+	// brokers is the broker registry (brokers.go), in memory only.
+	brokers brokerRegistry
+
 	// testBeforeCommit, when set, runs before each Pebble commit of
 	// CommitObject and fails it by returning an error (tests only).
 	testBeforeCommit func() error
@@ -113,7 +138,9 @@ type topicState struct {
 	createdMs     int64
 	configs       map[string]string
 	logAppendTime bool
-	parts         []partState
+	// kvIndexed is kv.index.enabled: commits feed the key index.
+	kvIndexed bool
+	parts     []partState
 }
 
 // partState is a partition's offsets, plus what ListOffsets(TimestampMax)
@@ -156,6 +183,12 @@ func Open(opts Options) (*Coordinator, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.BrokerTTL == 0 {
+		opts.BrokerTTL = defaultBrokerTTL
+	}
+	if opts.GCGrace == 0 {
+		opts.GCGrace = defaultGCGrace
+	}
 	c := &Coordinator{opts: opts, log: opts.Logger, now: opts.Now}
 	cache := pebble.NewCache(pebbleCacheSize)
 	defer cache.Unref()
@@ -179,10 +212,19 @@ func Open(opts Options) (*Coordinator, error) {
 		return nil, fmt.Errorf("coordinator: open pebble %s: %w", opts.Dir, err)
 	}
 	c.db = db
+	c.kv = kvindex.New(db, prefixKV)
+	c.rebuilds = make(map[TopicID]rebuild)
 	if err := c.load(); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
+	c.commit.Lock()
+	for _, t := range c.mu.topicsByID {
+		if t.kvIndexed && !c.kv.Ready(t.id) {
+			c.startRebuildLocked(t) // interrupted by a restart: go on
+		}
+	}
+	c.commit.Unlock()
 	c.log.Info("coordinator opened", "dir", opts.Dir,
 		"topics", len(c.mu.topicsByID), "objects", len(c.mu.objects),
 		"producer_states", len(c.commit.producers), "next_producer_id", c.pids.next)
@@ -198,6 +240,11 @@ func (c *Coordinator) Close() error {
 		return nil
 	}
 	c.closed = true
+	c.commit.Lock()
+	for id := range c.rebuilds {
+		c.stopRebuildLocked(id)
+	}
+	c.commit.Unlock()
 	if err := c.db.Close(); err != nil {
 		return fmt.Errorf("coordinator: close pebble: %w", err)
 	}
@@ -243,6 +290,7 @@ func (c *Coordinator) load() error {
 			return err
 		}
 		t.logAppendTime = isLogAppendTime(t.configs)
+		t.kvIndexed = isKVIndexed(t.configs)
 		t.parts = make([]partState, n)
 		for i := range t.parts {
 			t.parts[i] = newPartState()

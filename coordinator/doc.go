@@ -68,6 +68,7 @@
 //	        only with commit held, so commit's holder reads without it)
 //	pids (producer id allocation; taken under closeMu only)
 //	subs (subscriber list; taken alone)
+//	brokers (broker registry; taken alone)
 //
 // Subscribers are called with no lock held.
 package coordinator

@@ -110,6 +110,7 @@ func (c *Coordinator) CreateTopic(ctx context.Context, req CreateTopicRequest) (
 		createdMs:     c.now().UnixMilli(),
 		configs:       configs,
 		logAppendTime: isLogAppendTime(configs),
+		kvIndexed:     isKVIndexed(configs),
 		parts:         make([]partState, partitions),
 	}
 	for i := range t.parts {
@@ -184,8 +185,10 @@ func (c *Coordinator) DeleteTopicByID(ctx context.Context, id TopicID) (string, 
 // deleteTopicLocked removes t in one synced batch. c.commit must be held.
 func (c *Coordinator) deleteTopicLocked(t *topicState) error {
 	nowMs := c.now().UnixMilli()
+	c.stopRebuildLocked(t.id)
 	b := c.db.NewBatch()
 	defer b.Close()
+	c.kv.DropTopic(b, t.id)
 	_ = b.Delete(topicNameKey(t.name), nil)
 	_ = b.Delete(topicKey(t.id), nil)
 	pl := partitionsPrefix(t.id)
@@ -318,13 +321,29 @@ func (c *Coordinator) AlterTopicConfigs(ctx context.Context, name string, ops []
 	}
 	updated := *t
 	updated.configs = next
-	if err := c.db.Set(topicKey(t.id), encodeTopic(&updated), pebble.Sync); err != nil {
+	kvAfter := isKVIndexed(next)
+	b := c.db.NewBatch()
+	defer b.Close()
+	_ = b.Set(topicKey(t.id), encodeTopic(&updated), nil)
+	switch {
+	case kvAfter && !t.kvIndexed:
+		// Index what the log already holds before lookups answer.
+		c.kv.SetReady(b, t.id, !t.hasData())
+	case !kvAfter && t.kvIndexed:
+		c.stopRebuildLocked(t.id)
+		c.kv.DropTopic(b, t.id)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
 		return wrap(fmt.Errorf("commit: %w", err))
 	}
 	c.mu.Lock()
 	t.configs = next
 	t.logAppendTime = isLogAppendTime(next)
+	t.kvIndexed = kvAfter
 	c.mu.Unlock()
+	if kvAfter && !c.kv.Ready(t.id) {
+		c.startRebuildLocked(t)
+	}
 	c.log.Info("topic configs altered", "topic", name, "configs", next, "incremental", incremental)
 	return nil
 }
@@ -460,4 +479,14 @@ func (c *Coordinator) Topics(ctx context.Context) ([]Topic, error) {
 	c.mu.RUnlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// hasData reports whether any partition of t ever had a record.
+func (t *topicState) hasData() bool {
+	for _, p := range t.parts {
+		if p.hwm > 0 {
+			return true
+		}
+	}
+	return false
 }

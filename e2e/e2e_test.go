@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"bytes"
+	"errors"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -177,4 +178,10 @@ func (w workload) checkListOffsets(t *testing.T, adm *kadm.Client) {
 			}
 		}
 	}
+}
+
+// errorsIs is errors.Is for Kafka errors that kadm may return by value.
+func errorsIs(err error, target *kerr.Error) bool {
+	var ke *kerr.Error
+	return errors.As(err, &ke) && ke.Code == target.Code
 }

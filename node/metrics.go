@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -62,4 +63,24 @@ func (n *Node) registerObservers(m metric.Meter) error {
 		return errors.Join(errs...)
 	}, hits, misses, gets, loaded, evictions, readAheads, resident, hwm)
 	return err
+}
+
+// kvObserver records /kv lookup latency by HTTP status.
+func (n *Node) kvObserver() func(status int, d time.Duration) {
+	h, err := n.metrics.Meter("floe/kv").Float64Histogram("floe.kv.lookup.duration", metric.WithUnit("s"),
+		metric.WithDescription("GET /kv/{topic}/{key} latency by HTTP status."))
+	if err != nil {
+		return nil
+	}
+	attrs := map[int]metric.MeasurementOption{}
+	for _, code := range []int{200, 400, 404, 405, 500, 503} {
+		attrs[code] = metric.WithAttributes(attribute.Int("http.response.status_code", code))
+	}
+	return func(status int, d time.Duration) {
+		a, ok := attrs[status]
+		if !ok {
+			a = metric.WithAttributes(attribute.Int("http.response.status_code", status))
+		}
+		h.Record(context.Background(), d.Seconds(), a)
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/floe-io/floe/cache"
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/ingest"
+	"github.com/floe-io/floe/kvindex"
 	"github.com/floe-io/floe/metrics"
 	"github.com/floe-io/floe/objectstore"
 )
@@ -46,6 +47,9 @@ type Config struct {
 	// S3CreateBucket creates the bucket at start when it is missing
 	// (--s3-create-bucket), for dev clusters.
 	S3CreateBucket bool
+	// KVRemoteReadEnabled lets /kv read records that live only in tiered
+	// storage (--kv-remote-read-enabled). Default: false.
+	KVRemoteReadEnabled bool
 	// Store, when set, is used instead of the configured object store
 	// (tests inject fault wrappers here).
 	Store objectstore.Store
@@ -72,6 +76,7 @@ type Node struct {
 	http    *http.Server
 	served  chan error
 	metrics *metrics.Provider
+	closed  bool
 }
 
 // Start opens the state, binds the listeners and starts serving.
@@ -131,6 +136,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	if copts.Logger == nil {
 		copts.Logger = cfg.Logger
+	}
+	if copts.Objects == nil {
+		copts.Objects = n.store
 	}
 	if n.coord, err = coordinator.Open(copts); err != nil {
 		return nil, fmt.Errorf("open coordinator: %w", err)
@@ -204,6 +212,11 @@ func (n *Node) httpHandler() http.Handler {
 		fmt.Fprintln(w, "ok")
 	})
 	mux.Handle("GET /metrics", n.metrics.Handler())
+	mux.Handle("/kv/", kvindex.NewHandler(n.broker.KVService(), kvindex.HandlerOptions{
+		RemoteReadEnabled: n.cfg.KVRemoteReadEnabled,
+		Logger:            n.log,
+		Observer:          n.kvObserver(),
+	}))
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
@@ -237,6 +250,10 @@ func (n *Node) Err() <-chan error { return n.served }
 // is buffered (producers waiting on it get their answers), close the
 // connections, then close the state.
 func (n *Node) Close(ctx context.Context) error {
+	if n.closed {
+		return nil
+	}
+	n.closed = true
 	var errs []error
 	if n.broker != nil {
 		n.broker.Drain()

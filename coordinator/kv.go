@@ -1,0 +1,193 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/kvindex"
+)
+
+// prefixKV is the key family of the key index (kvindex owns its layout).
+const prefixKV byte = 'k'
+
+// ObjectReader reads batch bytes back from object storage, for rebuilding
+// the key index from the log. objectstore.Store implements it.
+type ObjectReader interface {
+	GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error)
+}
+
+func isKVIndexed(configs map[string]string) bool {
+	return strings.EqualFold(configs[ConfigKVIndexEnabled], "true")
+}
+
+// kvEntries converts a batch's keys for the index.
+func kvEntries(keys []KeyEntry) []kvindex.Entry {
+	out := make([]kvindex.Entry, len(keys))
+	for i, k := range keys {
+		out[i] = kvindex.Entry(k)
+	}
+	return out
+}
+
+// KvLookup returns the Kafka offset of the latest record with key in a
+// partition of an indexed topic, and the partition's high watermark read at
+// the same time. found is false for an absent or tombstoned key.
+func (c *Coordinator) KvLookup(ctx context.Context, id TopicID, partition int32, key []byte) (offset, hwm int64, found bool, err error) {
+	if err := c.enter(ctx); err != nil {
+		return 0, 0, false, err
+	}
+	defer c.leave()
+	c.mu.RLock()
+	_, st, err := c.partitionLocked(id, partition)
+	c.mu.RUnlock()
+	if err != nil {
+		return 0, 0, false, err
+	}
+	offset, found, err = c.kv.Lookup(id, partition, key)
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("kv lookup: %w", err)
+	}
+	return offset, st.hwm, found, nil
+}
+
+// KvReady reports whether a topic's key index answers lookups: false while
+// it is being built from the log after kv.index.enabled was turned on.
+func (c *Coordinator) KvReady(ctx context.Context, id TopicID) (bool, error) {
+	if err := c.enter(ctx); err != nil {
+		return false, err
+	}
+	defer c.leave()
+	return c.kv.Ready(id), nil
+}
+
+// RebuildKVIndex drops a topic's key index and builds it again from the
+// log, then marks it ready. Lookups on the topic answer 503 meanwhile. It
+// is the repair tool for an index suspected wrong, and what turning
+// kv.index.enabled on for a topic with data runs in the background.
+func (c *Coordinator) RebuildKVIndex(ctx context.Context, name string) error {
+	if err := c.enter(ctx); err != nil {
+		return err
+	}
+	defer c.leave()
+	c.commit.Lock()
+	t := c.mu.topicsByName[name]
+	if t == nil {
+		c.commit.Unlock()
+		return fmt.Errorf("rebuild key index of %q: %w", name, kerr.UnknownTopicOrPartition)
+	}
+	if !t.kvIndexed {
+		c.commit.Unlock()
+		return kafkaErrorf(kerr.InvalidConfig, "topic %q does not have %s=true", name, ConfigKVIndexEnabled)
+	}
+	c.stopRebuildLocked(t.id)
+	b := c.db.NewBatch()
+	c.kv.DropTopic(b, t.id)
+	c.kv.SetReady(b, t.id, false)
+	err := b.Commit(pebble.Sync)
+	b.Close()
+	if err != nil {
+		c.commit.Unlock()
+		return fmt.Errorf("rebuild key index of %q: %w", name, err)
+	}
+	done := c.startRebuildLocked(t)
+	c.commit.Unlock()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// startRebuildLocked builds t's index from the log in the background. The
+// returned channel receives its outcome. c.commit must be held.
+func (c *Coordinator) startRebuildLocked(t *topicState) <-chan error {
+	done := make(chan error, 1)
+	if c.opts.Objects == nil {
+		err := fmt.Errorf("rebuild key index of %q: no object reader configured", t.name)
+		c.log.Error("key index stays not ready", "topic", t.name, "err", err)
+		done <- err
+		return done
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	c.rebuilds[t.id] = rebuild{cancel: cancel, stopped: stopped}
+	id, name, partitions := t.id, t.name, int32(len(t.parts))
+	go func() {
+		defer close(stopped)
+		err := kvindex.Rebuild(ctx, c.kv, id, partitions, logSource{c})
+		if err == nil {
+			c.log.Info("key index built from the log", "topic", name)
+		} else if !errors.Is(err, context.Canceled) && !errors.Is(err, kvindex.ErrRebuildAborted) {
+			c.log.Error("key index rebuild failed", "topic", name, "err", err)
+		}
+		done <- err
+	}()
+	return done
+}
+
+// stopRebuildLocked cancels a running rebuild of id and waits for it.
+// c.commit must be held (the rebuild does not take it while writing).
+func (c *Coordinator) stopRebuildLocked(id TopicID) {
+	if r, ok := c.rebuilds[id]; ok {
+		r.cancel()
+		<-r.stopped
+		delete(c.rebuilds, id)
+	}
+}
+
+type rebuild struct {
+	cancel  context.CancelFunc
+	stopped chan struct{}
+}
+
+// logSource serves the committed log to kvindex.Rebuild.
+type logSource struct{ c *Coordinator }
+
+// HighWatermark reads under c.commit, so that every offset below it is in
+// Pebble and its index entries are written by the commit that wrote it.
+func (s logSource) HighWatermark(ctx context.Context, id [16]byte, partition int32) (int64, error) {
+	s.c.commit.Lock()
+	defer s.c.commit.Unlock()
+	s.c.mu.RLock()
+	defer s.c.mu.RUnlock()
+	_, st, err := s.c.partitionLocked(TopicID(id), partition)
+	return st.hwm, err
+}
+
+func (s logSource) Batches(ctx context.Context, id [16]byte, partition int32, from int64) iter.Seq2[kvindex.LogBatch, error] {
+	return func(yield func(kvindex.LogBatch, error) bool) {
+		offset := from
+		for {
+			found, err := s.c.FindBatches(ctx, FindBatchesRequest{TopicID: TopicID(id), Partition: partition, Offset: offset, MaxBytes: 4 << 20})
+			if errors.Is(err, kerr.OffsetOutOfRange) && offset < found.LogStartOffset {
+				offset = found.LogStartOffset
+				continue
+			}
+			if err != nil {
+				yield(kvindex.LogBatch{}, err)
+				return
+			}
+			if len(found.Batches) == 0 {
+				return
+			}
+			for _, bc := range found.Batches {
+				data, err := s.c.opts.Objects.GetRange(ctx, bc.ObjectKey, bc.ByteOffset, int64(bc.ByteLength))
+				if err != nil {
+					yield(kvindex.LogBatch{}, fmt.Errorf("read batch %d of %s: %w", bc.BaseOffset, bc.ObjectKey, err))
+					return
+				}
+				if !yield(kvindex.LogBatch{Data: data, BaseOffset: bc.BaseOffset}, nil) {
+					return
+				}
+				offset = bc.LastOffset + 1
+			}
+		}
+	}
+}

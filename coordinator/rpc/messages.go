@@ -1,0 +1,335 @@
+package rpc
+
+import (
+	"github.com/floe-io/floe/coordinator"
+)
+
+// The request and response bodies of every op, as encode/decode pairs. A
+// decode function reads with d and leaves any failure in d.err; the caller
+// checks it once. Bodies are laid out field by field in the order written
+// here (see the package doc for the primitives).
+
+// Request types of ops whose arguments are not one coordinator type.
+type (
+	topicPartitionReq struct {
+		ID        coordinator.TopicID
+		Partition int32
+	}
+	listOffsetReq struct {
+		ID        coordinator.TopicID
+		Partition int32
+		Timestamp int64
+	}
+	listOffsetResp struct {
+		Offset    int64
+		Timestamp int64
+	}
+	deleteRecordsReq struct {
+		ID        coordinator.TopicID
+		Partition int32
+		Offset    int64
+	}
+	createPartitionsReq struct {
+		Name         string
+		Count        int32
+		ValidateOnly bool
+	}
+	alterConfigsReq struct {
+		Name         string
+		Ops          []coordinator.ConfigOp
+		Incremental  bool
+		ValidateOnly bool
+	}
+	// topicsReq pages through the topics: those named after After.
+	topicsReq struct {
+		After string
+	}
+	topicsResp struct {
+		Topics []coordinator.Topic
+		// More says that topics after the last one remain.
+		More bool
+	}
+	empty struct{}
+)
+
+func encEmpty(*encoder, empty)       {}
+func decEmpty(*decoder) (v empty)    { return v }
+func encString(e *encoder, s string) { e.str(s) }
+func decString(d *decoder) string    { return d.str() }
+func encInt64(e *encoder, v int64)   { e.varint(v) }
+func decInt64(d *decoder) int64      { return d.varint() }
+
+func encID(e *encoder, id coordinator.TopicID) { e.id(id) }
+func decID(d *decoder) coordinator.TopicID     { return d.id() }
+
+// topic: id(16) name(str) partitions(varint) configs(map).
+func encTopic(e *encoder, t coordinator.Topic) {
+	e.id(t.ID)
+	e.str(t.Name)
+	e.varint(int64(t.Partitions))
+	e.strMap(t.Configs)
+}
+
+func decTopic(d *decoder) coordinator.Topic {
+	return coordinator.Topic{ID: d.id(), Name: d.str(), Partitions: d.int32(), Configs: d.strMap()}
+}
+
+// minTopicSize is the smallest encoded topic: id, empty name, partitions,
+// empty map.
+const minTopicSize = 16 + 1 + 1 + 1
+
+func encCreateTopicReq(e *encoder, r coordinator.CreateTopicRequest) {
+	e.str(r.Name)
+	e.varint(int64(r.Partitions))
+	e.varint(int64(r.ReplicationFactor))
+	e.strMap(r.Configs)
+	e.bool(r.ValidateOnly)
+}
+
+func decCreateTopicReq(d *decoder) coordinator.CreateTopicRequest {
+	return coordinator.CreateTopicRequest{
+		Name: d.str(), Partitions: d.int32(), ReplicationFactor: d.int16(),
+		Configs: d.strMap(), ValidateOnly: d.bool(),
+	}
+}
+
+func encCreatePartitionsReq(e *encoder, r createPartitionsReq) {
+	e.str(r.Name)
+	e.varint(int64(r.Count))
+	e.bool(r.ValidateOnly)
+}
+
+func decCreatePartitionsReq(d *decoder) createPartitionsReq {
+	return createPartitionsReq{Name: d.str(), Count: d.int32(), ValidateOnly: d.bool()}
+}
+
+// alter configs: name, n ops × (name str, op byte, value optStr),
+// incremental, validate only.
+func encAlterConfigsReq(e *encoder, r alterConfigsReq) {
+	e.str(r.Name)
+	e.uvarint(uint64(len(r.Ops)))
+	for _, op := range r.Ops {
+		e.str(op.Name)
+		e.byte(byte(op.Op))
+		e.optStr(op.Value)
+	}
+	e.bool(r.Incremental)
+	e.bool(r.ValidateOnly)
+}
+
+func decAlterConfigsReq(d *decoder) alterConfigsReq {
+	r := alterConfigsReq{Name: d.str()}
+	if n := d.count(3); n > 0 {
+		r.Ops = make([]coordinator.ConfigOp, n)
+		for i := range r.Ops {
+			r.Ops[i] = coordinator.ConfigOp{Name: d.str(), Op: int8(d.byte()), Value: d.optStr()}
+		}
+	}
+	r.Incremental = d.bool()
+	r.ValidateOnly = d.bool()
+	return r
+}
+
+func encTopicsReq(e *encoder, r topicsReq) { e.str(r.After) }
+func decTopicsReq(d *decoder) topicsReq    { return topicsReq{After: d.str()} }
+
+func encTopicsResp(e *encoder, r topicsResp) {
+	e.uvarint(uint64(len(r.Topics)))
+	for _, t := range r.Topics {
+		encTopic(e, t)
+	}
+	e.bool(r.More)
+}
+
+func decTopicsResp(d *decoder) topicsResp {
+	var r topicsResp
+	if n := d.count(minTopicSize); n > 0 {
+		r.Topics = make([]coordinator.Topic, n)
+		for i := range r.Topics {
+			r.Topics[i] = decTopic(d)
+		}
+	}
+	r.More = d.bool()
+	return r
+}
+
+func encTopicPartitionReq(e *encoder, r topicPartitionReq) {
+	e.id(r.ID)
+	e.varint(int64(r.Partition))
+}
+
+func decTopicPartitionReq(d *decoder) topicPartitionReq {
+	return topicPartitionReq{ID: d.id(), Partition: d.int32()}
+}
+
+func encPartitionState(e *encoder, s coordinator.PartitionState) {
+	e.varint(s.LogStartOffset)
+	e.varint(s.HighWatermark)
+}
+
+func decPartitionState(d *decoder) coordinator.PartitionState {
+	return coordinator.PartitionState{LogStartOffset: d.varint(), HighWatermark: d.varint()}
+}
+
+func encFindBatchesReq(e *encoder, r coordinator.FindBatchesRequest) {
+	e.id(r.TopicID)
+	e.varint(int64(r.Partition))
+	e.varint(r.Offset)
+	e.varint(int64(r.MaxBytes))
+}
+
+func decFindBatchesReq(d *decoder) coordinator.FindBatchesRequest {
+	return coordinator.FindBatchesRequest{TopicID: d.id(), Partition: d.int32(), Offset: d.varint(), MaxBytes: d.int32()}
+}
+
+// Batch coordinate flags.
+const flagLogAppendTime = 1 << 0
+
+// find batches response: log start, high watermark, n objects × (key str,
+// size), n batches × (object index, byte offset, byte length, base offset,
+// last offset - base offset, max timestamp, flags). Consecutive batches
+// mostly share an object, so keys are sent once.
+func encFindBatchesResp(e *encoder, r coordinator.FindBatchesResponse) {
+	encPartitionState(e, r.PartitionState)
+	var keys []string
+	idx := make([]int, len(r.Batches))
+	for i, b := range r.Batches {
+		j := len(keys) - 1
+		if j < 0 || keys[j] != b.ObjectKey || r.Batches[i-1].ObjectSize != b.ObjectSize {
+			keys = append(keys, b.ObjectKey)
+			j++
+		}
+		idx[i] = j
+	}
+	e.uvarint(uint64(len(keys)))
+	for i, b := range r.Batches {
+		if i == 0 || idx[i] != idx[i-1] {
+			e.str(b.ObjectKey)
+			e.varint(b.ObjectSize)
+		}
+	}
+	e.uvarint(uint64(len(r.Batches)))
+	for i, b := range r.Batches {
+		e.uvarint(uint64(idx[i]))
+		e.varint(b.ByteOffset)
+		e.varint(int64(b.ByteLength))
+		e.varint(b.BaseOffset)
+		e.varint(b.LastOffset - b.BaseOffset)
+		e.varint(b.MaxTimestamp)
+		var flags byte
+		if b.LogAppendTime {
+			flags |= flagLogAppendTime
+		}
+		e.byte(flags)
+	}
+}
+
+func decFindBatchesResp(d *decoder) coordinator.FindBatchesResponse {
+	r := coordinator.FindBatchesResponse{PartitionState: decPartitionState(d)}
+	type object struct {
+		key  string
+		size int64
+	}
+	objects := make([]object, d.count(2))
+	for i := range objects {
+		objects[i] = object{d.str(), d.varint()}
+	}
+	if n := d.count(7); n > 0 {
+		r.Batches = make([]coordinator.BatchCoord, n)
+		for i := range r.Batches {
+			j := d.uvarint()
+			if j >= uint64(len(objects)) {
+				d.fail("batch %d names object %d of %d", i, j, len(objects))
+				break
+			}
+			b := coordinator.BatchCoord{ObjectKey: objects[j].key, ObjectSize: objects[j].size,
+				ByteOffset: d.varint(), ByteLength: d.int32(), BaseOffset: d.varint()}
+			b.LastOffset = b.BaseOffset + d.varint()
+			b.MaxTimestamp = d.varint()
+			flags := d.byte()
+			b.LogAppendTime = flags&flagLogAppendTime != 0
+			r.Batches[i] = b
+		}
+	}
+	return r
+}
+
+func encListOffsetReq(e *encoder, r listOffsetReq) {
+	e.id(r.ID)
+	e.varint(int64(r.Partition))
+	e.varint(r.Timestamp)
+}
+
+func decListOffsetReq(d *decoder) listOffsetReq {
+	return listOffsetReq{ID: d.id(), Partition: d.int32(), Timestamp: d.varint()}
+}
+
+func encListOffsetResp(e *encoder, r listOffsetResp) {
+	e.varint(r.Offset)
+	e.varint(r.Timestamp)
+}
+
+func decListOffsetResp(d *decoder) listOffsetResp {
+	return listOffsetResp{Offset: d.varint(), Timestamp: d.varint()}
+}
+
+func encDeleteRecordsReq(e *encoder, r deleteRecordsReq) {
+	e.id(r.ID)
+	e.varint(int64(r.Partition))
+	e.varint(r.Offset)
+}
+
+func decDeleteRecordsReq(d *decoder) deleteRecordsReq {
+	return deleteRecordsReq{ID: d.id(), Partition: d.int32(), Offset: d.varint()}
+}
+
+func encInitProducerIDReq(e *encoder, r coordinator.InitProducerIDRequest) {
+	e.optStr(r.TransactionalID)
+	e.varint(int64(r.TimeoutMs))
+	e.varint(r.ProducerID)
+	e.varint(int64(r.ProducerEpoch))
+}
+
+func decInitProducerIDReq(d *decoder) coordinator.InitProducerIDRequest {
+	return coordinator.InitProducerIDRequest{TransactionalID: d.optStr(), TimeoutMs: d.int32(),
+		ProducerID: d.varint(), ProducerEpoch: d.int16()}
+}
+
+func encInitProducerIDResp(e *encoder, r coordinator.InitProducerIDResponse) {
+	e.varint(r.ProducerID)
+	e.varint(int64(r.ProducerEpoch))
+}
+
+func decInitProducerIDResp(d *decoder) coordinator.InitProducerIDResponse {
+	return coordinator.InitProducerIDResponse{ProducerID: d.varint(), ProducerEpoch: d.int16()}
+}
+
+func encBrokerInfo(e *encoder, b coordinator.BrokerInfo) {
+	e.varint(int64(b.NodeID))
+	e.str(b.Host)
+	e.varint(int64(b.Port))
+	e.str(b.Rack)
+}
+
+func decBrokerInfo(d *decoder) coordinator.BrokerInfo {
+	return coordinator.BrokerInfo{NodeID: d.int32(), Host: d.str(), Port: d.int32(), Rack: d.str()}
+}
+
+func encBrokerList(e *encoder, bs []coordinator.BrokerInfo) {
+	e.uvarint(uint64(len(bs)))
+	for _, b := range bs {
+		encBrokerInfo(e, b)
+	}
+}
+
+func decBrokerList(d *decoder) []coordinator.BrokerInfo {
+	n := d.count(4)
+	if n == 0 {
+		return nil
+	}
+	out := make([]coordinator.BrokerInfo, n)
+	for i := range out {
+		out[i] = decBrokerInfo(d)
+	}
+	return out
+}
