@@ -159,7 +159,7 @@ func TestKVLookups(t *testing.T) {
 		}{
 			{"/kv/kv/never-written", 404, "", kvindex.CodeKeyNotFound},
 			{"/kv/kv/" + b64 + "?key_encoding=base64url", 200, "binary", 0},
-			{"/kv/kv/" + b64 + "=?key_encoding=base64url", 200, "binary", 0},
+			{"/kv/kv/" + base64.URLEncoding.EncodeToString(binKey) + "?key_encoding=base64url", 200, "binary", 0},
 			{"/kv/kv/placed", 404, "", kvindex.CodeKeyNotFound}, // hashed to another partition
 			{"/kv/kv/placed?partition=0", 200, "by hand", 0},
 			{"/kv/kv/placed?partition=9", 400, "", kvindex.CodeBadPartition},

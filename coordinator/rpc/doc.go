@@ -1,0 +1,68 @@
+// Package rpc serves the batch coordinator's API over NATS request/reply,
+// and is the brokers' client for it. The coordinator process (or a broker
+// embedding one) runs Serve; brokers call the coordinator through a Client,
+// which implements the same methods as *coordinator.Coordinator.
+//
+// # Subjects
+//
+//	<cluster>.coord.<op>   request/reply; the coordinator subscribes in the
+//	                       queue group "floe-coordinator"
+//	<cluster>.commits      commit notices, published by the coordinator
+//
+// The ops are create_topic, delete_topic, delete_topic_by_id,
+// create_partitions, alter_topic_configs, topic, topic_by_id, topics,
+// find_batches, partition_state, list_offset, delete_records,
+// init_producer_id, commit_object, register_broker, deregister_broker and
+// list_brokers.
+//
+// # Encoding
+//
+// Every message is binary (encoding/binary), with a version byte first.
+// Numbers are varints: signed ones (int16, int32, int64) zigzag-encoded,
+// counts and lengths unsigned. A str or bytes is a uvarint length and the
+// bytes; an optional str a presence byte (0 or 1) and the str when present;
+// a bool one byte (0 or 1); a topic id its 16 raw bytes; a map of strings a
+// count and the (key, value) pairs sorted by key.
+//
+//	request   +---------+-------------------+----------------------------+
+//	          | version | timeout ms        | body (per op)              |
+//	          | 1 byte  | uvarint           |                            |
+//	          +---------+-------------------+----------------------------+
+//	reply     +---------+-------------------+----------------------------+
+//	          | version | status            | body (per op), status 0    |
+//	          | 1 byte  | 0 ok, 1 error     | or error, status 1         |
+//	          +---------+-------------------+----------------------------+
+//	error     Kafka error code (varint; 0: not a Kafka-level failure),
+//	          flags (1 byte; bit 0: a coordinator.KafkaError, with a Kafka
+//	          error message), Kafka error message (str), error text (str)
+//	notice    version, n topics × (topic id(16),
+//	                               n partitions × (partition, high watermark))
+//
+// The timeout is what is left of the caller's deadline when it sent the
+// request: the coordinator gives up on a request once it passes, so that a
+// request queued too long is not executed after its caller stopped waiting.
+// Each op's body lays its fields out in order (see messages.go and
+// commit.go). Decoders bound every count by the bytes left, so that a
+// forged message cannot make them allocate, and ignore trailing bytes, so
+// that a later version may append fields. A message of another version is
+// answered with UNSUPPORTED_VERSION.
+//
+// # Errors
+//
+// A Kafka-level failure travels as its code and message: the client returns
+// a *RemoteError that unwraps to the same *kerr.Error (and
+// *coordinator.KafkaError) the coordinator returned, so errors.Is and
+// errors.As work as they do in-process. Any other failure of the
+// coordinator unwraps to ErrInternal; a request that got no answer (no
+// coordinator, deadline passed, NATS down) to ErrUnavailable. Both also
+// unwrap to kerr.KafkaStorageError, a retriable code.
+//
+// # Size
+//
+// A NATS message is at most the server's max_payload (1 MiB by default;
+// embedded servers use 8 MiB). The client splits a commit too large for one
+// message into consecutive commits of the same object (the coordinator
+// adds the batches of a repeated object key to it), the server trims a
+// find_batches answer to what fits (fetches return fewer batches), and
+// topics are listed in pages.
+package rpc
