@@ -1,0 +1,60 @@
+package rpc
+
+import (
+	"sync"
+)
+
+// version is the only message version this build reads and writes.
+const version = 1
+
+// queueGroup is the queue group coordinators subscribe in, so that each
+// request reaches one of them.
+const queueGroup = "floe-coordinator"
+
+// Op names: the last token of a request's subject.
+const (
+	opCreateTopic       = "create_topic"
+	opDeleteTopic       = "delete_topic"
+	opDeleteTopicByID   = "delete_topic_by_id"
+	opCreatePartitions  = "create_partitions"
+	opAlterTopicConfigs = "alter_topic_configs"
+	opTopic             = "topic"
+	opTopicByID         = "topic_by_id"
+	opTopics            = "topics"
+	opFindBatches       = "find_batches"
+	opPartitionState    = "partition_state"
+	opListOffset        = "list_offset"
+	opDeleteRecords     = "delete_records"
+	opInitProducerID    = "init_producer_id"
+	opCommitObject      = "commit_object"
+	opRegisterBroker    = "register_broker"
+	opDeregisterBroker  = "deregister_broker"
+	opListBrokers       = "list_brokers"
+)
+
+// Reply statuses.
+const (
+	statusOK    = 0
+	statusError = 1
+)
+
+// Subject returns the request subject of op in cluster.
+func Subject(cluster, op string) string { return cluster + ".coord." + op }
+
+// CommitsSubject returns the subject commit notices are published on.
+func CommitsSubject(cluster string) string { return cluster + ".commits" }
+
+// encoders recycles message buffers: NATS copies a message when it is
+// published, so a buffer is free again once Publish or Request returns.
+var encoders = sync.Pool{New: func() any { return &encoder{b: make([]byte, 0, 256)} }}
+
+// maxPooledBuffer keeps rare huge buffers out of the pool.
+const maxPooledBuffer = 1 << 20
+
+func getEncoder() *encoder { e := encoders.Get().(*encoder); e.b = e.b[:0]; return e }
+
+func putEncoder(e *encoder) {
+	if cap(e.b) <= maxPooledBuffer {
+		encoders.Put(e)
+	}
+}
