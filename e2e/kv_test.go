@@ -23,7 +23,7 @@ import (
 )
 
 // kvNode starts a node with the key index switched on, on dataDir.
-func kvNode(t *testing.T, dataDir string) *node.Node {
+func kvNode(t testing.TB, dataDir string) *node.Node {
 	return floetest.StartNode(t, node.Config{DataDir: dataDir, Coordinator: coordinator.Options{KVIndexEnabled: true}})
 }
 
@@ -63,7 +63,7 @@ func kvGet(t *testing.T, httpAddr, path string) kvAnswer {
 	return a
 }
 
-func createKVTopic(t *testing.T, adm *kadm.Client, name string, partitions int32) {
+func createKVTopic(t testing.TB, adm *kadm.Client, name string, partitions int32) {
 	t.Helper()
 	resp, err := adm.CreateTopic(context.Background(), partitions, 1, map[string]*string{
 		"cleanup.policy": ptr("compact"), "kv.index.enabled": ptr("true")}, name)

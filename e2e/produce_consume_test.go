@@ -84,7 +84,7 @@ func testProduceConsumeRestart(t *testing.T, env []string, args ...string) {
 	}
 }
 
-func newAdmin(t *testing.T, seeds string) *kadm.Client {
+func newAdmin(t testing.TB, seeds string) *kadm.Client {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds))
 	if err != nil {
