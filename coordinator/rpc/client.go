@@ -1,0 +1,309 @@
+package rpc
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordinator"
+)
+
+// ClientOptions configure a Client.
+type ClientOptions struct {
+	// Timeout bounds every request whose context has no earlier deadline.
+	// Default: 5s.
+	Timeout time.Duration
+	// Logger receives the client's logs (undecodable commit notices).
+	// Default: discard.
+	Logger *slog.Logger
+}
+
+// Client calls a coordinator served by Serve. It implements the methods
+// brokers need of *coordinator.Coordinator (broker.Coordinator,
+// ingest.Committer) plus the broker registry, and is safe for concurrent
+// use. It does not own its NATS connection.
+type Client struct {
+	nc       *nats.Conn
+	cluster  string
+	opts     ClientOptions
+	subjects map[string]string
+}
+
+// NewClient returns a client for the coordinator of cluster on nc.
+func NewClient(nc *nats.Conn, cluster string, opts ClientOptions) *Client {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 5 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Client{nc: nc, cluster: cluster, opts: opts, subjects: map[string]string{}}
+	for op := range handlers {
+		c.subjects[op] = Subject(cluster, op)
+	}
+	return c
+}
+
+// clientError is a request that failed in the client: no answer
+// (ErrUnavailable) or an answer it cannot read (ErrInternal).
+type clientError struct {
+	op    string
+	kind  error
+	cause error
+}
+
+func (e *clientError) Error() string {
+	return "coordinator " + e.op + ": " + e.kind.Error() + ": " + e.cause.Error()
+}
+
+func (e *clientError) Unwrap() []error { return []error{kerr.KafkaStorageError, e.kind, e.cause} }
+
+// call sends op's request, encoded by enc, and decodes the reply with dec.
+func call[Resp any](c *Client, ctx context.Context, op string, enc func(*encoder), dec func(*decoder) Resp) (Resp, error) {
+	var zero Resp
+	timeout := c.opts.Timeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(dl))
+	}
+	if err := ctx.Err(); err != nil {
+		return zero, &clientError{op, ErrUnavailable, err}
+	}
+	if timeout <= 0 {
+		return zero, &clientError{op, ErrUnavailable, context.DeadlineExceeded}
+	}
+	if st := c.nc.Status(); st != nats.CONNECTED {
+		// Fail at once rather than queue the request while NATS reconnects.
+		return zero, &clientError{op, ErrUnavailable, fmt.Errorf("nats connection %s", st)}
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	e := getEncoder()
+	defer putEncoder(e)
+	e.byte(version)
+	e.uvarint(uint64((timeout + time.Millisecond - 1) / time.Millisecond))
+	enc(e)
+	if limit := c.nc.MaxPayload(); int64(len(e.b)) > limit {
+		return zero, &coordinator.KafkaError{Code: kerr.MessageTooLarge,
+			Message: fmt.Sprintf("coordinator %s: request of %d bytes exceeds the NATS max payload of %d", op, len(e.b), limit)}
+	}
+	m, err := c.nc.RequestWithContext(ctx, c.subjects[op], e.b)
+	if err != nil {
+		return zero, &clientError{op, ErrUnavailable, err}
+	}
+	d := decoder{b: m.Data}
+	ver, status := d.byte(), d.byte()
+	switch {
+	case d.err != nil:
+		return zero, &clientError{op, ErrInternal, d.err}
+	case ver != version:
+		return zero, &clientError{op, ErrInternal, fmt.Errorf("%w: reply version %d", errMalformed, ver)}
+	case status == statusError:
+		return zero, decError(&d, op)
+	case status != statusOK:
+		return zero, &clientError{op, ErrInternal, fmt.Errorf("%w: reply status %d", errMalformed, status)}
+	}
+	resp := dec(&d)
+	if d.err != nil {
+		return zero, &clientError{op, ErrInternal, d.err}
+	}
+	return resp, nil
+}
+
+// CreateTopic creates a topic; see coordinator.Coordinator.CreateTopic.
+func (c *Client) CreateTopic(ctx context.Context, req coordinator.CreateTopicRequest) (coordinator.Topic, error) {
+	return call(c, ctx, opCreateTopic, func(e *encoder) { encCreateTopicReq(e, req) }, decTopic)
+}
+
+// DeleteTopic deletes a topic by name; see coordinator.Coordinator.DeleteTopic.
+func (c *Client) DeleteTopic(ctx context.Context, name string) (coordinator.TopicID, error) {
+	return call(c, ctx, opDeleteTopic, func(e *encoder) { e.str(name) }, decID)
+}
+
+// DeleteTopicByID deletes a topic by id; see
+// coordinator.Coordinator.DeleteTopicByID.
+func (c *Client) DeleteTopicByID(ctx context.Context, id coordinator.TopicID) (string, error) {
+	return call(c, ctx, opDeleteTopicByID, func(e *encoder) { e.id(id) }, decString)
+}
+
+// CreatePartitions grows a topic; see coordinator.Coordinator.CreatePartitions.
+func (c *Client) CreatePartitions(ctx context.Context, name string, count int32, validateOnly bool) error {
+	_, err := call(c, ctx, opCreatePartitions, func(e *encoder) {
+		encCreatePartitionsReq(e, createPartitionsReq{Name: name, Count: count, ValidateOnly: validateOnly})
+	}, decEmpty)
+	return err
+}
+
+// AlterTopicConfigs changes a topic's configs; see
+// coordinator.Coordinator.AlterTopicConfigs.
+func (c *Client) AlterTopicConfigs(ctx context.Context, name string, ops []coordinator.ConfigOp, incremental, validateOnly bool) error {
+	_, err := call(c, ctx, opAlterTopicConfigs, func(e *encoder) {
+		encAlterConfigsReq(e, alterConfigsReq{Name: name, Ops: ops, Incremental: incremental, ValidateOnly: validateOnly})
+	}, decEmpty)
+	return err
+}
+
+// Topic returns a topic by name; see coordinator.Coordinator.Topic.
+func (c *Client) Topic(ctx context.Context, name string) (coordinator.Topic, error) {
+	return call(c, ctx, opTopic, func(e *encoder) { e.str(name) }, decTopic)
+}
+
+// TopicByID returns a topic by id; see coordinator.Coordinator.TopicByID.
+func (c *Client) TopicByID(ctx context.Context, id coordinator.TopicID) (coordinator.Topic, error) {
+	return call(c, ctx, opTopicByID, func(e *encoder) { e.id(id) }, decTopic)
+}
+
+// Topics returns every topic, sorted by name, fetched in as many pages as
+// the NATS payload limit needs.
+func (c *Client) Topics(ctx context.Context) ([]coordinator.Topic, error) {
+	var (
+		out   []coordinator.Topic
+		after string
+	)
+	for {
+		page, err := call(c, ctx, opTopics, func(e *encoder) { encTopicsReq(e, topicsReq{After: after}) }, decTopicsResp)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Topics...)
+		if !page.More || len(page.Topics) == 0 {
+			return out, nil
+		}
+		after = page.Topics[len(page.Topics)-1].Name
+	}
+}
+
+// FindBatches returns where the batches from an offset on live; see
+// coordinator.Coordinator.FindBatches. The answer may hold fewer batches
+// than MaxBytes allows when they would not fit in one NATS message.
+func (c *Client) FindBatches(ctx context.Context, req coordinator.FindBatchesRequest) (coordinator.FindBatchesResponse, error) {
+	return call(c, ctx, opFindBatches, func(e *encoder) { encFindBatchesReq(e, req) }, decFindBatchesResp)
+}
+
+// PartitionState returns a partition's offsets; see
+// coordinator.Coordinator.PartitionState.
+func (c *Client) PartitionState(ctx context.Context, id coordinator.TopicID, partition int32) (coordinator.PartitionState, error) {
+	return call(c, ctx, opPartitionState, func(e *encoder) {
+		encTopicPartitionReq(e, topicPartitionReq{ID: id, Partition: partition})
+	}, decPartitionState)
+}
+
+// ListOffset answers ListOffsets for one partition; see
+// coordinator.Coordinator.ListOffset.
+func (c *Client) ListOffset(ctx context.Context, id coordinator.TopicID, partition int32, timestamp int64) (offset, ts int64, err error) {
+	r, err := call(c, ctx, opListOffset, func(e *encoder) {
+		encListOffsetReq(e, listOffsetReq{ID: id, Partition: partition, Timestamp: timestamp})
+	}, decListOffsetResp)
+	return r.Offset, r.Timestamp, err
+}
+
+// DeleteRecords moves a partition's log start; see
+// coordinator.Coordinator.DeleteRecords.
+func (c *Client) DeleteRecords(ctx context.Context, id coordinator.TopicID, partition int32, offset int64) (int64, error) {
+	return call(c, ctx, opDeleteRecords, func(e *encoder) {
+		encDeleteRecordsReq(e, deleteRecordsReq{ID: id, Partition: partition, Offset: offset})
+	}, decInt64)
+}
+
+// InitProducerID hands out a producer id and epoch; see
+// coordinator.Coordinator.InitProducerID.
+func (c *Client) InitProducerID(ctx context.Context, req coordinator.InitProducerIDRequest) (coordinator.InitProducerIDResponse, error) {
+	return call(c, ctx, opInitProducerID, func(e *encoder) { encInitProducerIDReq(e, req) }, decInitProducerIDResp)
+}
+
+// CommitObject commits an uploaded object; see
+// coordinator.Coordinator.CommitObject. A request too large for one NATS
+// message is committed as consecutive commits of the same object; if one
+// of them fails, the ones before it stay committed and the error is
+// returned (the broker answers a retriable error, as for a commit whose
+// answer was lost).
+func (c *Client) CommitObject(ctx context.Context, req *coordinator.CommitRequest) (*coordinator.CommitResponse, error) {
+	limit := int(c.nc.MaxPayload())
+	if encodedCommitBound(req) <= limit {
+		return c.commitObject(ctx, req)
+	}
+	parts := splitCommit(req, limit)
+	out := &coordinator.CommitResponse{Results: make([]coordinator.BatchResult, 0, len(req.Batches))}
+	for i, part := range parts {
+		resp, err := c.commitObject(ctx, part)
+		if err != nil {
+			if i > 0 {
+				c.opts.Logger.Warn("commit failed after part of the object was committed",
+					"key", req.ObjectKey, "parts", len(parts), "committed", i, "err", err)
+			}
+			return nil, err
+		}
+		if len(resp.Results) != len(part.Batches) {
+			return nil, &clientError{opCommitObject, ErrInternal,
+				fmt.Errorf("%d results for %d batches", len(resp.Results), len(part.Batches))}
+		}
+		out.Results = append(out.Results, resp.Results...)
+	}
+	return out, nil
+}
+
+func (c *Client) commitObject(ctx context.Context, req *coordinator.CommitRequest) (*coordinator.CommitResponse, error) {
+	return call(c, ctx, opCommitObject, func(e *encoder) { encCommitReq(e, req) }, decCommitResp)
+}
+
+// encodedCommitBound bounds a commit request's encoded size cheaply: no
+// field of a batch takes more than 10 bytes.
+func encodedCommitBound(r *coordinator.CommitRequest) int {
+	n := commitOverhead + len(r.ObjectKey) + len(r.Batches)*(16+10*10)
+	for i := range r.Batches {
+		for _, k := range r.Batches[i].Keys {
+			n += len(k.Key) + 10 + 5 + 1
+		}
+	}
+	return n
+}
+
+// RegisterBroker registers a broker or renews its registration; see
+// coordinator.Coordinator.RegisterBroker.
+func (c *Client) RegisterBroker(ctx context.Context, info coordinator.BrokerInfo) error {
+	_, err := call(c, ctx, opRegisterBroker, func(e *encoder) { encBrokerInfo(e, info) }, decEmpty)
+	return err
+}
+
+// DeregisterBroker removes a broker's registration; see
+// coordinator.Coordinator.DeregisterBroker.
+func (c *Client) DeregisterBroker(ctx context.Context, info coordinator.BrokerInfo) error {
+	_, err := call(c, ctx, opDeregisterBroker, func(e *encoder) { encBrokerInfo(e, info) }, decEmpty)
+	return err
+}
+
+// ListBrokers returns the live brokers sorted by node id; see
+// coordinator.Coordinator.ListBrokers.
+func (c *Client) ListBrokers(ctx context.Context) ([]coordinator.BrokerInfo, error) {
+	return call(c, ctx, opListBrokers, func(*encoder) {}, decBrokerList)
+}
+
+// Subscribe calls fn with the notices of every commit any coordinator of
+// the cluster publishes, on one goroutine, in the order they arrive; see
+// coordinator.Coordinator.Subscribe. Notices published while the NATS
+// connection is down are lost (a waiting fetch then waits out its
+// MaxWaitMs). The returned cancel stops further calls.
+func (c *Client) Subscribe(fn func([]coordinator.CommitNotice)) (cancel func()) {
+	sub, err := c.nc.Subscribe(CommitsSubject(c.cluster), func(m *nats.Msg) {
+		ns, err := decNotices(m.Data)
+		if err != nil {
+			c.opts.Logger.Warn("undecodable commit notice", "subject", m.Subject, "err", err)
+			return
+		}
+		if len(ns) > 0 {
+			fn(ns)
+		}
+	})
+	if err == nil {
+		err = sub.SetPendingLimits(-1, 64<<20)
+	}
+	if err != nil {
+		c.opts.Logger.Error("subscribe to commit notices", "subject", CommitsSubject(c.cluster), "err", err)
+		return func() {}
+	}
+	return func() { _ = sub.Unsubscribe() }
+}

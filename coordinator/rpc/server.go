@@ -1,0 +1,325 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordinator"
+)
+
+const (
+	// defaultServerTimeout bounds a request that carries no timeout.
+	defaultServerTimeout = 5 * time.Second
+	// maxServerTimeout bounds the timeout a request may ask for.
+	maxServerTimeout = time.Minute
+	// maxConcurrent bounds the requests being served at once; past it the
+	// server stops taking messages off its subscriptions.
+	maxConcurrent = 1024
+	// replyOverhead is room kept in a reply for its envelope.
+	replyOverhead = 64
+)
+
+// handler serves one op: it decodes the request body from d and encodes
+// the response body into e, or returns the error to answer.
+type handler func(s *Server, ctx context.Context, d *decoder, e *encoder) error
+
+// unary builds the handler of an op that decodes one request, makes one
+// coordinator call and encodes its result.
+func unary[Req, Resp any](dec func(*decoder) Req, call func(*coordinator.Coordinator, context.Context, Req) (Resp, error),
+	enc func(*encoder, Resp)) handler {
+	return func(s *Server, ctx context.Context, d *decoder, e *encoder) error {
+		req := dec(d)
+		if d.err != nil {
+			return &coordinator.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
+		}
+		resp, err := call(s.c, ctx, req)
+		if err != nil {
+			return err
+		}
+		enc(e, resp)
+		return nil
+	}
+}
+
+// handlers maps every op to its handler.
+var handlers = map[string]handler{
+	opCreateTopic:     unary(decCreateTopicReq, (*coordinator.Coordinator).CreateTopic, encTopic),
+	opDeleteTopic:     unary(decString, (*coordinator.Coordinator).DeleteTopic, encID),
+	opDeleteTopicByID: unary(decID, (*coordinator.Coordinator).DeleteTopicByID, encString),
+	opCreatePartitions: unary(decCreatePartitionsReq, func(c *coordinator.Coordinator, ctx context.Context, r createPartitionsReq) (empty, error) {
+		return empty{}, c.CreatePartitions(ctx, r.Name, r.Count, r.ValidateOnly)
+	}, encEmpty),
+	opAlterTopicConfigs: unary(decAlterConfigsReq, func(c *coordinator.Coordinator, ctx context.Context, r alterConfigsReq) (empty, error) {
+		return empty{}, c.AlterTopicConfigs(ctx, r.Name, r.Ops, r.Incremental, r.ValidateOnly)
+	}, encEmpty),
+	opTopic:       unary(decString, (*coordinator.Coordinator).Topic, encTopic),
+	opTopicByID:   unary(decID, (*coordinator.Coordinator).TopicByID, encTopic),
+	opTopics:      (*Server).handleTopics,
+	opFindBatches: (*Server).handleFindBatches,
+	opPartitionState: unary(decTopicPartitionReq, func(c *coordinator.Coordinator, ctx context.Context, r topicPartitionReq) (coordinator.PartitionState, error) {
+		return c.PartitionState(ctx, r.ID, r.Partition)
+	}, encPartitionState),
+	opListOffset: unary(decListOffsetReq, func(c *coordinator.Coordinator, ctx context.Context, r listOffsetReq) (listOffsetResp, error) {
+		off, ts, err := c.ListOffset(ctx, r.ID, r.Partition, r.Timestamp)
+		return listOffsetResp{Offset: off, Timestamp: ts}, err
+	}, encListOffsetResp),
+	opDeleteRecords: unary(decDeleteRecordsReq, func(c *coordinator.Coordinator, ctx context.Context, r deleteRecordsReq) (int64, error) {
+		return c.DeleteRecords(ctx, r.ID, r.Partition, r.Offset)
+	}, encInt64),
+	opInitProducerID: unary(decInitProducerIDReq, (*coordinator.Coordinator).InitProducerID, encInitProducerIDResp),
+	opCommitObject:   unary(decCommitReq, (*coordinator.Coordinator).CommitObject, encCommitResp),
+	opRegisterBroker: unary(decBrokerInfo, func(c *coordinator.Coordinator, ctx context.Context, b coordinator.BrokerInfo) (empty, error) {
+		return empty{}, c.RegisterBroker(ctx, b)
+	}, encEmpty),
+	opDeregisterBroker: unary(decBrokerInfo, func(c *coordinator.Coordinator, ctx context.Context, b coordinator.BrokerInfo) (empty, error) {
+		return empty{}, c.DeregisterBroker(ctx, b)
+	}, encEmpty),
+	opListBrokers: unary(decEmpty, func(c *coordinator.Coordinator, ctx context.Context, _ empty) ([]coordinator.BrokerInfo, error) {
+		return c.ListBrokers(ctx)
+	}, encBrokerList),
+}
+
+// Server serves a Coordinator over NATS: one queue subscription per op,
+// each request handled on its own goroutine, and the coordinator's commit
+// notices published on CommitsSubject.
+type Server struct {
+	nc      *nats.Conn
+	cluster string
+	c       *coordinator.Coordinator
+	log     *slog.Logger
+	ctx     context.Context
+	cancel  context.CancelFunc
+	sem     chan struct{}
+
+	// unsubscribe stops the coordinator's commit notices.
+	unsubscribe func()
+
+	mu struct {
+		sync.Mutex
+		subs   []*nats.Subscription
+		closed bool
+	}
+	// inflight counts running handlers; Add only under mu while not closed.
+	inflight sync.WaitGroup
+}
+
+// Serve subscribes to every op of cluster on nc and serves requests with c
+// until ctx is done or Close is called. It does not close nc or c. A nil
+// logger discards the logs.
+func Serve(ctx context.Context, nc *nats.Conn, cluster string, c *coordinator.Coordinator, logger *slog.Logger) (*Server, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if cluster == "" {
+		return nil, errors.New("rpc: empty cluster name")
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	s := &Server{nc: nc, cluster: cluster, c: c, log: logger, ctx: sctx, cancel: cancel,
+		sem: make(chan struct{}, maxConcurrent)}
+	for op, h := range handlers {
+		sub, err := nc.QueueSubscribe(Subject(cluster, op), queueGroup, s.dispatch(op, h))
+		if err == nil {
+			// Never drop requests for being slow: the client's deadline
+			// bounds how long they wait.
+			err = sub.SetPendingLimits(-1, -1)
+		}
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("rpc: subscribe %s: %w", Subject(cluster, op), err)
+		}
+		s.mu.subs = append(s.mu.subs, sub)
+	}
+	// Make sure the server has the subscriptions before anyone is told
+	// the coordinator is up.
+	if err := nc.FlushWithContext(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("rpc: flush subscriptions: %w", err)
+	}
+	s.unsubscribe = c.Subscribe(s.publishNotices)
+	go func() {
+		<-sctx.Done()
+		s.Close()
+	}()
+	s.log.Info("coordinator serving over nats", "cluster", cluster, "url", nc.ConnectedUrlRedacted())
+	return s, nil
+}
+
+// Close stops taking requests and waits for the ones being served. It does
+// not close the NATS connection or the coordinator.
+func (s *Server) Close() {
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.mu.closed = true
+	subs := s.mu.subs
+	s.mu.Unlock()
+	for _, sub := range subs {
+		_ = sub.Unsubscribe()
+	}
+	if s.unsubscribe != nil {
+		s.unsubscribe()
+	}
+	s.inflight.Wait()
+	s.cancel()
+}
+
+// dispatch returns the subscription callback of op: it hands each request
+// to a goroutine, blocking while maxConcurrent are running.
+func (s *Server) dispatch(op string, h handler) nats.MsgHandler {
+	return func(m *nats.Msg) {
+		select {
+		case s.sem <- struct{}{}:
+		case <-s.ctx.Done():
+			return
+		}
+		s.mu.Lock()
+		if s.mu.closed {
+			s.mu.Unlock()
+			<-s.sem
+			return
+		}
+		s.inflight.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer func() {
+				<-s.sem
+				s.inflight.Done()
+			}()
+			s.serve(op, h, m)
+		}()
+	}
+}
+
+// serve handles one request and sends its reply.
+func (s *Server) serve(op string, h handler, m *nats.Msg) {
+	if m.Reply == "" {
+		return // nobody to answer
+	}
+	d := decoder{b: m.Data}
+	ver := d.byte()
+	timeout := time.Duration(d.uvarint()) * time.Millisecond
+	e := getEncoder()
+	defer putEncoder(e)
+	e.byte(version)
+	var err error
+	switch {
+	case d.err != nil:
+		err = &coordinator.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
+	case ver != version:
+		err = errUnsupportedVersion
+	default:
+		if timeout <= 0 {
+			timeout = defaultServerTimeout
+		}
+		ctx, cancel := context.WithTimeout(s.ctx, min(timeout, maxServerTimeout))
+		e.byte(statusOK)
+		err = h(s, ctx, &d, e)
+		cancel()
+	}
+	if err == nil && int64(len(e.b)) > s.nc.MaxPayload() {
+		err = fmt.Errorf("reply of %d bytes exceeds the NATS max payload of %d", len(e.b), s.nc.MaxPayload())
+	}
+	if err != nil {
+		e.b = e.b[:1]
+		e.byte(statusError)
+		encError(e, err)
+		if !isKafkaError(err) {
+			s.log.Warn("coordinator request failed", "op", op, "err", err)
+		}
+	}
+	if err := m.Respond(e.b); err != nil {
+		s.log.Debug("reply to coordinator request", "op", op, "err", err)
+	}
+}
+
+// isKafkaError reports whether err is a Kafka-level failure, answered as a
+// code rather than logged.
+func isKafkaError(err error) bool {
+	var ke *kerr.Error
+	return errors.As(err, &ke)
+}
+
+// payloadLimit is the largest reply body the server may send.
+func (s *Server) payloadLimit() int {
+	return int(s.nc.MaxPayload()) - replyOverhead
+}
+
+// handleFindBatches answers find_batches, dropping trailing batches that
+// would not fit in one message (a fetch returning fewer batches is fine).
+func (s *Server) handleFindBatches(ctx context.Context, d *decoder, e *encoder) error {
+	req := decFindBatchesReq(d)
+	if d.err != nil {
+		return &coordinator.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
+	}
+	resp, err := s.c.FindBatches(ctx, req)
+	if err != nil {
+		return err
+	}
+	start := len(e.b)
+	for {
+		encFindBatchesResp(e, resp)
+		if len(e.b) <= s.payloadLimit() || len(resp.Batches) <= 1 {
+			return nil
+		}
+		keep := max(1, len(resp.Batches)*s.payloadLimit()/(len(e.b)-start)*9/10)
+		resp.Batches = resp.Batches[:min(keep, len(resp.Batches)-1)]
+		e.b = e.b[:start]
+	}
+}
+
+// handleTopics answers one page of topics: those named after the request's
+// After, as many as fit in one message.
+func (s *Server) handleTopics(ctx context.Context, d *decoder, e *encoder) error {
+	req := decTopicsReq(d)
+	if d.err != nil {
+		return &coordinator.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
+	}
+	topics, err := s.c.Topics(ctx)
+	if err != nil {
+		return err
+	}
+	i := 0
+	for i < len(topics) && topics[i].Name <= req.After {
+		i++
+	}
+	var page encoder
+	n, limit := 0, s.payloadLimit()-16
+	for ; i < len(topics); i++ {
+		mark := len(page.b)
+		encTopic(&page, topics[i])
+		if len(page.b) > limit && n > 0 {
+			page.b = page.b[:mark]
+			break
+		}
+		n++
+	}
+	e.uvarint(uint64(n))
+	e.b = append(e.b, page.b...)
+	e.bool(i < len(topics))
+	return nil
+}
+
+// publishNotices publishes one commit's notices on CommitsSubject, grouped
+// by topic, in as many messages as the payload limit needs.
+func (s *Server) publishNotices(ns []coordinator.CommitNotice) {
+	subj := CommitsSubject(s.cluster)
+	limit := s.payloadLimit()
+	for len(ns) > 0 {
+		e := getEncoder()
+		n := encNotices(e, ns, limit)
+		if err := s.nc.Publish(subj, e.b); err != nil {
+			s.log.Debug("publish commit notices", "err", err)
+		}
+		putEncoder(e)
+		ns = ns[n:]
+	}
+}
