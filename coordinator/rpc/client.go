@@ -262,6 +262,21 @@ func encodedCommitBound(r *coordinator.CommitRequest) int {
 	return n
 }
 
+// KvLookup returns the offset of a key's latest record in an indexed
+// topic's partition; see coordinator.Coordinator.KvLookup.
+func (c *Client) KvLookup(ctx context.Context, id coordinator.TopicID, partition int32, key []byte) (offset, hwm int64, found bool, err error) {
+	r, err := call(c, ctx, opKvLookup, func(e *encoder) {
+		encKvLookupReq(e, kvLookupReq{ID: id, Partition: partition, Key: key})
+	}, decKvLookupResp)
+	return r.Offset, r.HighWatermark, r.Found, err
+}
+
+// KvReady reports whether a topic's key index answers lookups; see
+// coordinator.Coordinator.KvReady.
+func (c *Client) KvReady(ctx context.Context, id coordinator.TopicID) (bool, error) {
+	return call(c, ctx, opKvReady, func(e *encoder) { e.id(id) }, decBool)
+}
+
 // RegisterBroker registers a broker or renews its registration; see
 // coordinator.Coordinator.RegisterBroker.
 func (c *Client) RegisterBroker(ctx context.Context, info coordinator.BrokerInfo) error {

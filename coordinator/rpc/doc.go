@@ -12,8 +12,8 @@
 // The ops are create_topic, delete_topic, delete_topic_by_id,
 // create_partitions, alter_topic_configs, topic, topic_by_id, topics,
 // find_batches, partition_state, list_offset, delete_records,
-// init_producer_id, commit_object, register_broker, deregister_broker and
-// list_brokers.
+// init_producer_id, commit_object, kv_lookup, kv_ready, register_broker,
+// deregister_broker and list_brokers.
 //
 // # Encoding
 //

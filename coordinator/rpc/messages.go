@@ -49,6 +49,16 @@ type (
 		// More says that topics after the last one remain.
 		More bool
 	}
+	kvLookupReq struct {
+		ID        coordinator.TopicID
+		Partition int32
+		Key       []byte
+	}
+	kvLookupResp struct {
+		Offset        int64
+		HighWatermark int64
+		Found         bool
+	}
 	empty struct{}
 )
 
@@ -333,3 +343,26 @@ func decBrokerList(d *decoder) []coordinator.BrokerInfo {
 	}
 	return out
 }
+
+func encKvLookupReq(e *encoder, r kvLookupReq) {
+	e.id(r.ID)
+	e.varint(int64(r.Partition))
+	e.bytes(r.Key)
+}
+
+func decKvLookupReq(d *decoder) kvLookupReq {
+	return kvLookupReq{ID: d.id(), Partition: d.int32(), Key: d.bytes()}
+}
+
+func encKvLookupResp(e *encoder, r kvLookupResp) {
+	e.varint(r.Offset)
+	e.varint(r.HighWatermark)
+	e.bool(r.Found)
+}
+
+func decKvLookupResp(d *decoder) kvLookupResp {
+	return kvLookupResp{Offset: d.varint(), HighWatermark: d.varint(), Found: d.bool()}
+}
+
+func encBool(e *encoder, v bool) { e.bool(v) }
+func decBool(d *decoder) bool    { return d.bool() }

@@ -30,6 +30,8 @@ const (
 	opRegisterBroker    = "register_broker"
 	opDeregisterBroker  = "deregister_broker"
 	opListBrokers       = "list_brokers"
+	opKvLookup          = "kv_lookup"
+	opKvReady           = "kv_ready"
 )
 
 // Reply statuses.

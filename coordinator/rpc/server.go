@@ -81,6 +81,11 @@ var handlers = map[string]handler{
 	opDeregisterBroker: unary(decBrokerInfo, func(c *coordinator.Coordinator, ctx context.Context, b coordinator.BrokerInfo) (empty, error) {
 		return empty{}, c.DeregisterBroker(ctx, b)
 	}, encEmpty),
+	opKvLookup: unary(decKvLookupReq, func(c *coordinator.Coordinator, ctx context.Context, r kvLookupReq) (kvLookupResp, error) {
+		off, hwm, found, err := c.KvLookup(ctx, r.ID, r.Partition, r.Key)
+		return kvLookupResp{Offset: off, HighWatermark: hwm, Found: found}, err
+	}, encKvLookupResp),
+	opKvReady: unary(decID, (*coordinator.Coordinator).KvReady, encBool),
 	opListBrokers: unary(decEmpty, func(c *coordinator.Coordinator, ctx context.Context, _ empty) ([]coordinator.BrokerInfo, error) {
 		return c.ListBrokers(ctx)
 	}, encBrokerList),

@@ -1,0 +1,327 @@
+package rpc
+
+import (
+	"errors"
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordinator"
+)
+
+var (
+	idA = coordinator.TopicID{0: 0xaa, 15: 1}
+	idB = coordinator.TopicID{0: 0xbb, 15: 2}
+)
+
+func strp(s string) *string { return &s }
+
+// roundTrip encodes v, decodes it back and compares; then checks that
+// every strict prefix of the encoding fails to decode (and does not panic).
+func roundTrip[T any](t *testing.T, v T, enc func(*encoder, T), dec func(*decoder) T) {
+	t.Helper()
+	var e encoder
+	enc(&e, v)
+	d := decoder{b: e.b}
+	got := dec(&d)
+	if d.err != nil {
+		t.Fatalf("decode: %v", d.err)
+	}
+	if len(d.b) != 0 {
+		t.Fatalf("%d bytes left after decoding", len(d.b))
+	}
+	if !reflect.DeepEqual(got, v) {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", got, v)
+	}
+	for i := range len(e.b) {
+		d := decoder{b: e.b[:i]}
+		dec(&d)
+		if d.err == nil && len(e.b) > 0 {
+			t.Fatalf("prefix of %d of %d bytes decoded without error", i, len(e.b))
+		}
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	commit := &coordinator.CommitRequest{
+		ObjectKey: "prefix/wal/0192f6a0-0000-7000-8000-000000000001", ObjectSize: 1 << 23, BrokerID: 3,
+		Batches: []coordinator.CommitBatch{
+			{TopicID: idA, Partition: 0, ByteOffset: 0, ByteLength: 100, LastOffsetDelta: 9, MaxTimestamp: 1_700_000_000_000,
+				ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
+			{TopicID: idB, Partition: 599, ByteOffset: 100, ByteLength: 5000, LastOffsetDelta: 0, MaxTimestamp: 1_700_000_000_005,
+				ProducerID: 1234567, ProducerEpoch: 3, BaseSequence: math.MaxInt32,
+				Keys: []coordinator.KeyEntry{{Key: []byte("k1"), OffsetDelta: 0}, {Key: []byte{}, OffsetDelta: 1, Tombstone: true}}},
+			// A gap and a smaller timestamp: both deltas negative or large.
+			{TopicID: idA, Partition: math.MaxInt32, ByteOffset: 9000, ByteLength: math.MaxInt32, LastOffsetDelta: math.MaxInt32,
+				MaxTimestamp: math.MinInt64, ProducerID: math.MaxInt64, ProducerEpoch: math.MaxInt16, BaseSequence: 0},
+			{TopicID: idA, Partition: -1, ByteOffset: -5, ByteLength: -1, LastOffsetDelta: -1, MaxTimestamp: math.MaxInt64,
+				ProducerID: math.MinInt64, ProducerEpoch: math.MinInt16, BaseSequence: math.MinInt32},
+		},
+	}
+	cases := []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		{"empty", func(t *testing.T) { roundTrip(t, empty{}, encEmpty, decEmpty) }},
+		{"string", func(t *testing.T) { roundTrip(t, "topic-ä.1", encString, decString) }},
+		{"int64", func(t *testing.T) { roundTrip(t, int64(math.MinInt64), encInt64, decInt64) }},
+		{"id", func(t *testing.T) { roundTrip(t, idA, encID, decID) }},
+		{"topic", func(t *testing.T) {
+			roundTrip(t, coordinator.Topic{ID: idA, Name: "orders", Partitions: 600,
+				Configs: map[string]string{"cleanup.policy": "compact", "retention.ms": "-1", "": ""}}, encTopic, decTopic)
+		}},
+		{"topic no configs", func(t *testing.T) {
+			roundTrip(t, coordinator.Topic{ID: idB, Name: "t", Partitions: 1}, encTopic, decTopic)
+		}},
+		{"create topic", func(t *testing.T) {
+			roundTrip(t, coordinator.CreateTopicRequest{Name: "x", Partitions: -1, ReplicationFactor: -1,
+				Configs: map[string]string{"a": "b"}, ValidateOnly: true}, encCreateTopicReq, decCreateTopicReq)
+		}},
+		{"create partitions", func(t *testing.T) {
+			roundTrip(t, createPartitionsReq{Name: "x", Count: 12, ValidateOnly: true}, encCreatePartitionsReq, decCreatePartitionsReq)
+		}},
+		{"alter configs", func(t *testing.T) {
+			roundTrip(t, alterConfigsReq{Name: "x", Ops: []coordinator.ConfigOp{
+				{Name: "retention.ms", Op: coordinator.OpSet, Value: strp("1000")},
+				{Name: "cleanup.policy", Op: coordinator.OpDelete},
+				{Name: "x", Op: coordinator.OpSubtract, Value: strp("")},
+			}, Incremental: true}, encAlterConfigsReq, decAlterConfigsReq)
+		}},
+		{"alter configs none", func(t *testing.T) {
+			roundTrip(t, alterConfigsReq{Name: "x", ValidateOnly: true}, encAlterConfigsReq, decAlterConfigsReq)
+		}},
+		{"topics request", func(t *testing.T) { roundTrip(t, topicsReq{After: "m"}, encTopicsReq, decTopicsReq) }},
+		{"topics response", func(t *testing.T) {
+			roundTrip(t, topicsResp{Topics: []coordinator.Topic{{ID: idA, Name: "a", Partitions: 1},
+				{ID: idB, Name: "b", Partitions: 2, Configs: map[string]string{"k": "v"}}}, More: true}, encTopicsResp, decTopicsResp)
+		}},
+		{"topics response empty", func(t *testing.T) { roundTrip(t, topicsResp{}, encTopicsResp, decTopicsResp) }},
+		{"topic partition", func(t *testing.T) {
+			roundTrip(t, topicPartitionReq{ID: idA, Partition: 7}, encTopicPartitionReq, decTopicPartitionReq)
+		}},
+		{"partition state", func(t *testing.T) {
+			roundTrip(t, coordinator.PartitionState{LogStartOffset: 5, HighWatermark: 1 << 40}, encPartitionState, decPartitionState)
+		}},
+		{"find batches request", func(t *testing.T) {
+			roundTrip(t, coordinator.FindBatchesRequest{TopicID: idA, Partition: 3, Offset: 1 << 33, MaxBytes: 1 << 20},
+				encFindBatchesReq, decFindBatchesReq)
+		}},
+		{"find batches response", func(t *testing.T) {
+			roundTrip(t, coordinator.FindBatchesResponse{
+				PartitionState: coordinator.PartitionState{LogStartOffset: 0, HighWatermark: 30},
+				Batches: []coordinator.BatchCoord{
+					{ObjectKey: "wal/1", ObjectSize: 1000, ByteOffset: 0, ByteLength: 100, BaseOffset: 0, LastOffset: 9, MaxTimestamp: 5},
+					{ObjectKey: "wal/1", ObjectSize: 1000, ByteOffset: 100, ByteLength: 100, BaseOffset: 10, LastOffset: 19, MaxTimestamp: 6, LogAppendTime: true},
+					{ObjectKey: "wal/2", ObjectSize: 50, ByteOffset: 0, ByteLength: 50, BaseOffset: 20, LastOffset: 29, MaxTimestamp: -1},
+					{ObjectKey: "wal/1", ObjectSize: 1000, ByteOffset: 200, ByteLength: 100, BaseOffset: 30, LastOffset: 30, MaxTimestamp: 7},
+				},
+			}, encFindBatchesResp, decFindBatchesResp)
+		}},
+		{"find batches response empty", func(t *testing.T) {
+			roundTrip(t, coordinator.FindBatchesResponse{PartitionState: coordinator.PartitionState{HighWatermark: 3}},
+				encFindBatchesResp, decFindBatchesResp)
+		}},
+		{"list offset", func(t *testing.T) {
+			roundTrip(t, listOffsetReq{ID: idA, Partition: 1, Timestamp: coordinator.TimestampMax}, encListOffsetReq, decListOffsetReq)
+			roundTrip(t, listOffsetResp{Offset: 42, Timestamp: -1}, encListOffsetResp, decListOffsetResp)
+		}},
+		{"delete records", func(t *testing.T) {
+			roundTrip(t, deleteRecordsReq{ID: idB, Partition: 0, Offset: -1}, encDeleteRecordsReq, decDeleteRecordsReq)
+		}},
+		{"init producer id", func(t *testing.T) {
+			roundTrip(t, coordinator.InitProducerIDRequest{TransactionalID: strp("tx"), TimeoutMs: 60000, ProducerID: 9, ProducerEpoch: 2},
+				encInitProducerIDReq, decInitProducerIDReq)
+			roundTrip(t, coordinator.InitProducerIDRequest{ProducerID: -1, ProducerEpoch: -1}, encInitProducerIDReq, decInitProducerIDReq)
+			roundTrip(t, coordinator.InitProducerIDResponse{ProducerID: 1000, ProducerEpoch: 0}, encInitProducerIDResp, decInitProducerIDResp)
+		}},
+		{"commit request", func(t *testing.T) { roundTrip(t, commit, encCommitReq, decCommitReq) }},
+		{"commit request empty", func(t *testing.T) {
+			roundTrip(t, &coordinator.CommitRequest{ObjectKey: "k"}, encCommitReq, decCommitReq)
+		}},
+		{"commit response", func(t *testing.T) {
+			roundTrip(t, &coordinator.CommitResponse{Results: []coordinator.BatchResult{
+				{BaseOffset: 0, LogAppendTime: -1, LogStartOffset: 0},
+				{ErrorCode: kerr.OutOfOrderSequenceNumber.Code, BaseOffset: -1, LogAppendTime: -1, LogStartOffset: -1},
+				{BaseOffset: 1 << 50, LogAppendTime: 1_700_000_000_000, LogStartOffset: 17},
+			}}, encCommitResp, decCommitResp)
+		}},
+		{"kv lookup", func(t *testing.T) {
+			roundTrip(t, kvLookupReq{ID: idA, Partition: 2, Key: []byte("key")}, encKvLookupReq, decKvLookupReq)
+			roundTrip(t, kvLookupResp{Offset: 7, HighWatermark: 9, Found: true}, encKvLookupResp, decKvLookupResp)
+			roundTrip(t, true, encBool, decBool)
+		}},
+		{"broker info", func(t *testing.T) {
+			roundTrip(t, coordinator.BrokerInfo{NodeID: 3, Host: "10.0.0.3", Port: 9092, Rack: "eu-west-1a"}, encBrokerInfo, decBrokerInfo)
+		}},
+		{"broker list", func(t *testing.T) {
+			roundTrip(t, []coordinator.BrokerInfo{{NodeID: 1, Host: "a", Port: 1}, {NodeID: 2, Host: "b", Port: 2, Rack: "r"}},
+				encBrokerList, decBrokerList)
+			roundTrip(t, []coordinator.BrokerInfo(nil), encBrokerList, decBrokerList)
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, c.run)
+	}
+}
+
+func TestNoticesRoundTrip(t *testing.T) {
+	ns := []coordinator.CommitNotice{
+		{TopicID: idA, Partition: 0, HighWatermark: 10},
+		{TopicID: idA, Partition: 5, HighWatermark: 1 << 40},
+		{TopicID: idB, Partition: 0, HighWatermark: 1},
+		{TopicID: idA, Partition: 1, HighWatermark: 3},
+	}
+	var e encoder
+	if n := encNotices(&e, ns, 1<<20); n != len(ns) {
+		t.Fatalf("encoded %d of %d notices", n, len(ns))
+	}
+	got, err := decNotices(e.b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, ns) {
+		t.Fatalf("got %+v, want %+v", got, ns)
+	}
+	// A small limit splits them over several messages, each at least one.
+	var all []coordinator.CommitNotice
+	for rest := ns; len(rest) > 0; {
+		var e encoder
+		n := encNotices(&e, rest, 50)
+		if n < 1 || len(e.b) > 50 && n > 1 {
+			t.Fatalf("encoded %d notices in %d bytes with limit 50", n, len(e.b))
+		}
+		part, err := decNotices(e.b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, part...)
+		rest = rest[n:]
+	}
+	if !reflect.DeepEqual(all, ns) {
+		t.Fatalf("split notices: got %+v, want %+v", all, ns)
+	}
+}
+
+func TestErrorRoundTrip(t *testing.T) {
+	cases := []struct {
+		name     string
+		err      error
+		wantKerr *kerr.Error
+		wantMsg  string // KafkaError message, "" when none
+		internal bool
+		wantText string
+	}{
+		{name: "kafka error", err: &coordinator.KafkaError{Code: kerr.InvalidConfig, Message: "Unknown topic config name: x"},
+			wantKerr: kerr.InvalidConfig, wantMsg: "Unknown topic config name: x"},
+		{name: "wrapped kerr", err: errors.Join(errors.New(`topic "x"`), kerr.UnknownTopicOrPartition),
+			wantKerr: kerr.UnknownTopicOrPartition},
+		{name: "wrapped kafka error", err: &wrapped{"commit object \"k\": ", &coordinator.KafkaError{Code: kerr.InvalidRequest, Message: "empty object key"}},
+			wantKerr: kerr.InvalidRequest, wantMsg: "empty object key"},
+		{name: "internal", err: coordinator.ErrClosed, wantKerr: kerr.KafkaStorageError, internal: true},
+		{name: "unknown code", err: &kerr.Error{Message: "FUTURE", Code: 30000}, internal: false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var e encoder
+			encError(&e, c.err)
+			d := decoder{b: e.b}
+			got := decError(&d, "op")
+			var re *RemoteError
+			if !errors.As(got, &re) {
+				t.Fatalf("decoded %T %v, want a *RemoteError", got, got)
+			}
+			if got.Error() != c.err.Error() {
+				t.Errorf("text %q, want %q", got.Error(), c.err.Error())
+			}
+			if c.wantKerr != nil && !errors.Is(got, c.wantKerr) {
+				t.Errorf("%v does not wrap %v", got, c.wantKerr)
+			}
+			var ke *kerr.Error
+			if !errors.As(got, &ke) {
+				t.Fatalf("%v wraps no *kerr.Error", got)
+			}
+			var kafkaErr *coordinator.KafkaError
+			hasMsg := errors.As(got, &kafkaErr)
+			if (c.wantMsg != "") != hasMsg || hasMsg && kafkaErr.Message != c.wantMsg {
+				t.Errorf("KafkaError %v, want message %q", kafkaErr, c.wantMsg)
+			}
+			if errors.Is(got, ErrInternal) != c.internal {
+				t.Errorf("errors.Is(ErrInternal) = %v, want %v", !c.internal, c.internal)
+			}
+			if c.internal && !ke.Retriable {
+				t.Errorf("internal error wraps %v, which is not retriable", ke)
+			}
+			if c.name == "unknown code" && ke.Code != 30000 {
+				t.Errorf("code %d, want 30000", ke.Code)
+			}
+		})
+	}
+}
+
+// wrapped is fmt.Errorf("%s%w") without the fmt dependency in the table.
+type wrapped struct {
+	prefix string
+	err    error
+}
+
+func (w *wrapped) Error() string { return w.prefix + w.err.Error() }
+func (w *wrapped) Unwrap() error { return w.err }
+
+func TestDecoderRejectsForgedCounts(t *testing.T) {
+	var e encoder
+	e.uvarint(1 << 40) // a count no message could hold
+	for name, dec := range map[string]func(*decoder){
+		"topics":  func(d *decoder) { decTopicsResp(d) },
+		"brokers": func(d *decoder) { decBrokerList(d) },
+		"map":     func(d *decoder) { d.strMap() },
+		"str":     func(d *decoder) { d.str() },
+	} {
+		d := decoder{b: e.b}
+		dec(&d)
+		if !errors.Is(d.err, errMalformed) {
+			t.Errorf("%s: err %v, want errMalformed", name, d.err)
+		}
+	}
+}
+
+func TestSplitCommit(t *testing.T) {
+	req := &coordinator.CommitRequest{ObjectKey: "wal/x", ObjectSize: 1 << 30, BrokerID: 1}
+	var off int64
+	for i := range 5000 {
+		id := idA
+		if i%3 == 0 {
+			id = idB
+		}
+		b := coordinator.CommitBatch{TopicID: id, Partition: int32(i % 600), ByteOffset: off, ByteLength: 1000,
+			LastOffsetDelta: 9, MaxTimestamp: 1_700_000_000_000 + int64(i), ProducerID: int64(i), BaseSequence: int32(i)}
+		if i%7 == 0 {
+			b.Keys = []coordinator.KeyEntry{{Key: make([]byte, 300)}}
+		}
+		req.Batches = append(req.Batches, b)
+		off += 1000
+	}
+	const limit = 16 << 10
+	parts := splitCommit(req, limit)
+	if len(parts) < 2 {
+		t.Fatalf("%d parts", len(parts))
+	}
+	var joined []coordinator.CommitBatch
+	for i, p := range parts {
+		if p.ObjectKey != req.ObjectKey || p.ObjectSize != req.ObjectSize || p.BrokerID != req.BrokerID {
+			t.Fatalf("part %d: %+v", i, p)
+		}
+		e := encoder{}
+		e.byte(version)
+		e.uvarint(5000)
+		encCommitReq(&e, p)
+		if len(e.b) > limit {
+			t.Fatalf("part %d encodes to %d bytes, limit %d", i, len(e.b), limit)
+		}
+		joined = append(joined, p.Batches...)
+	}
+	if !reflect.DeepEqual(joined, req.Batches) {
+		t.Fatal("parts do not add up to the request")
+	}
+}

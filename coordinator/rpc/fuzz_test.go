@@ -1,0 +1,147 @@
+package rpc
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordinator"
+)
+
+// Decoders read bytes from the network: whatever they are given, they
+// must not panic or allocate beyond the input, and what they accept must
+// survive a re-encoding unchanged.
+//
+//	go test ./coordinator/rpc -run '^$' -fuzz FuzzDecodeRequest -fuzztime 1m
+
+// fuzzCodec decodes data with dec; if that succeeds, the value must encode
+// and decode back to itself.
+func fuzzCodec[T any](t *testing.T, data []byte, enc func(*encoder, T), dec func(*decoder) T) {
+	d := decoder{b: data}
+	v := dec(&d)
+	if d.err != nil {
+		return
+	}
+	var e encoder
+	enc(&e, v)
+	d2 := decoder{b: e.b}
+	v2 := dec(&d2)
+	if d2.err != nil {
+		t.Fatalf("re-encoding of %+v does not decode: %v", v, d2.err)
+	}
+	if len(d2.b) != 0 {
+		t.Fatalf("re-encoding of %+v leaves %d bytes", v, len(d2.b))
+	}
+	if !reflect.DeepEqual(v, v2) {
+		t.Fatalf("re-encoding changed the value:\n%+v\n%+v", v, v2)
+	}
+}
+
+// requestCodecs check the body of every op's request.
+var requestCodecs = []func(t *testing.T, data []byte){
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encCreateTopicReq, decCreateTopicReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encString, decString) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encID, decID) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encCreatePartitionsReq, decCreatePartitionsReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encAlterConfigsReq, decAlterConfigsReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encTopicsReq, decTopicsReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encFindBatchesReq, decFindBatchesReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encTopicPartitionReq, decTopicPartitionReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encListOffsetReq, decListOffsetReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encDeleteRecordsReq, decDeleteRecordsReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encInitProducerIDReq, decInitProducerIDReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encCommitReq, decCommitReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encBrokerInfo, decBrokerInfo) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encKvLookupReq, decKvLookupReq) },
+}
+
+// responseCodecs check the body of every op's response.
+var responseCodecs = []func(t *testing.T, data []byte){
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encTopic, decTopic) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encTopicsResp, decTopicsResp) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encPartitionState, decPartitionState) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encFindBatchesResp, decFindBatchesResp) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encListOffsetResp, decListOffsetResp) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encInt64, decInt64) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encInitProducerIDResp, decInitProducerIDResp) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encCommitResp, decCommitResp) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encBrokerList, decBrokerList) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encKvLookupResp, decKvLookupResp) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encBool, decBool) },
+	func(t *testing.T, b []byte) {
+		d := decoder{b: b}
+		_ = decError(&d, "op")
+	},
+}
+
+func seed(f *testing.F, enc func(*encoder)) {
+	var e encoder
+	enc(&e)
+	f.Add(e.b)
+}
+
+func FuzzDecodeRequest(f *testing.F) {
+	seed(f, func(e *encoder) {
+		encCommitReq(e, &coordinator.CommitRequest{ObjectKey: "wal/1", ObjectSize: 300, BrokerID: 1, Batches: []coordinator.CommitBatch{
+			{TopicID: idA, ByteLength: 100, LastOffsetDelta: 1, ProducerID: -1},
+			{TopicID: idB, Partition: 2, ByteOffset: 100, ByteLength: 200, ProducerID: 5, BaseSequence: 9,
+				Keys: []coordinator.KeyEntry{{Key: []byte("k"), Tombstone: true}}},
+		}})
+	})
+	seed(f, func(e *encoder) {
+		encCreateTopicReq(e, coordinator.CreateTopicRequest{Name: "t", Partitions: 3, Configs: map[string]string{"a": "b"}})
+	})
+	seed(f, func(e *encoder) {
+		encAlterConfigsReq(e, alterConfigsReq{Name: "t", Ops: []coordinator.ConfigOp{{Name: "a", Value: strp("b")}}})
+	})
+	seed(f, func(e *encoder) {
+		encInitProducerIDReq(e, coordinator.InitProducerIDRequest{TransactionalID: strp("x"), ProducerID: -1})
+	})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, check := range requestCodecs {
+			check(t, data)
+		}
+	})
+}
+
+func FuzzDecodeReply(f *testing.F) {
+	seed(f, func(e *encoder) {
+		encFindBatchesResp(e, coordinator.FindBatchesResponse{Batches: []coordinator.BatchCoord{
+			{ObjectKey: "a", ObjectSize: 10, ByteLength: 10, LastOffset: 3},
+			{ObjectKey: "a", ObjectSize: 10, ByteOffset: 10, BaseOffset: 4, LastOffset: 5, LogAppendTime: true},
+		}})
+	})
+	seed(f, func(e *encoder) {
+		encTopicsResp(e, topicsResp{Topics: []coordinator.Topic{{ID: idA, Name: "a", Configs: map[string]string{"x": "y"}}}})
+	})
+	seed(f, func(e *encoder) { encError(e, &coordinator.KafkaError{Code: kerr.InvalidConfig, Message: "m"}) })
+	seed(f, func(e *encoder) {
+		encCommitResp(e, &coordinator.CommitResponse{Results: []coordinator.BatchResult{{BaseOffset: 5}}})
+	})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, check := range responseCodecs {
+			check(t, data)
+		}
+	})
+}
+
+func FuzzDecodeNotices(f *testing.F) {
+	seed(f, func(e *encoder) {
+		encNotices(e, []coordinator.CommitNotice{{TopicID: idA, HighWatermark: 5}, {TopicID: idB, Partition: 1, HighWatermark: 9}}, 1<<20)
+	})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ns, err := decNotices(data)
+		if err != nil {
+			return
+		}
+		var e encoder
+		if n := encNotices(&e, ns, 1<<30); n != len(ns) {
+			t.Fatalf("re-encoded %d of %d notices", n, len(ns))
+		}
+		again, err := decNotices(e.b)
+		if err != nil || !reflect.DeepEqual(again, ns) {
+			t.Fatalf("re-encoding changed notices: %v\n%+v\n%+v", err, ns, again)
+		}
+	})
+}
