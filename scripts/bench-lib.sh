@@ -1,0 +1,67 @@
+# Shared helpers of the benchmark scripts: build the binaries, start a
+# broker on the local directory or on a MinIO started here, clean up.
+# Source it; it sets $work and cleans up on exit.
+set -euo pipefail
+FLOE_GOBIN="${FLOE_GOBIN:-$HOME/.cache/floe-gobin}"
+work="$(mktemp -d)"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+go build -o "$work/broker" ./cmd/broker
+go build -o "$work/loadtest" ./cmd/loadtest
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+wait_http() {
+  for _ in $(seq 1 300); do
+    curl -sf "$1" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  echo "timed out waiting for $1" >&2
+  return 1
+}
+
+# start_minio: starts MinIO on free ports and sets $s3_args for brokers.
+start_minio() {
+  local mport cport
+  mport=$(free_port); cport=$(free_port)
+  if [ ! -x "$FLOE_GOBIN/minio" ]; then
+    GOBIN="$FLOE_GOBIN" go install github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c
+  fi
+  MINIO_ROOT_USER=floe MINIO_ROOT_PASSWORD=floe-secret "$FLOE_GOBIN/minio" server --quiet \
+    --address "127.0.0.1:$mport" --console-address "127.0.0.1:$cport" "$work/minio-$mport" >"$work/minio.log" 2>&1 &
+  pids+=($!)
+  wait_http "http://127.0.0.1:$mport/minio/health/live"
+  export AWS_ACCESS_KEY_ID=floe AWS_SECRET_ACCESS_KEY=floe-secret
+  s3_args=(--s3-bucket bench --s3-endpoint "http://127.0.0.1:$mport" --s3-path-style --s3-region us-east-1 --s3-create-bucket)
+}
+
+# start_broker STORE DATADIR [broker flags...]: starts a broker on STORE
+# (dir, or minio after start_minio) and sets $kafka, $http, $broker_pid.
+start_broker() {
+  local store="$1" data="$2"; shift 2
+  local kport hport args=()
+  kport=$(free_port); hport=$(free_port)
+  args=(--data-dir "$data" --kafka-addr "127.0.0.1:$kport" --http-addr "127.0.0.1:$hport" --log-level warn)
+  if [ "$store" = minio ]; then
+    args+=("${s3_args[@]}")
+  fi
+  "$work/broker" "${args[@]}" "$@" >>"$work/broker.log" 2>&1 &
+  broker_pid=$!
+  pids+=($broker_pid)
+  kafka="127.0.0.1:$kport"
+  http="127.0.0.1:$hport"
+  wait_http "http://$http/healthz"
+}
+
+stop_broker() { kill "$broker_pid"; wait "$broker_pid" 2>/dev/null || true; }
+
+# metric NAME: the sum of a Prometheus counter/gauge on the broker.
+metric() {
+  curl -s "http://$http/metrics" | awk -v n="$1" '$1 == n || index($1, n"{") == 1 { s += $2 } END { printf "%.0f\n", s }'
+}

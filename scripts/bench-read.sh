@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Read-path benchmark (chunk cache issue): end-to-end latency at half the
+# saturation rate and at low load, GETs per GiB consumed by three consumer
+# groups reading one topic through one broker, and the cache hit ratio of
+# tailing consumers. Prints loadtest reports and cache counters; not part of
+# the test suite.
+#
+#   ./scripts/bench-read.sh                 # dir and minio
+#   STORES=minio RATE=60000 ./scripts/bench-read.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DURATION="${DURATION:-15s}"
+STORES="${STORES:-dir minio}"
+RATE="${RATE:-80000}"   # records/s of 1 KiB: about half the saturation measured by bench-produce.sh
+. scripts/bench-lib.sh
+
+cache_line() {
+  local h m
+  h=$(metric floe_cache_hits_total); m=$(metric floe_cache_misses_total)
+  echo "cache: hits $h, misses $m, GETs $(metric floe_cache_gets_total), hit ratio $(python3 -c "print(f'{$h/max($h+$m,1)*100:.2f}%')")"
+}
+
+run_store() {
+  local store="$1"
+  [ "$store" = minio ] && start_minio
+  start_broker "$store" "$work/data-$store"
+  local lt=("$work/loadtest" --brokers "$kafka" --metrics-url "http://$http/metrics" --progress 0 --log-level warn)
+  echo "=== $store: tailing consumers at $RATE records/s (1 KiB, 8 partitions), 3 reader sets ==="
+  "${lt[@]}" --topic tail --create-topic --partitions 8 --producers 2 --record-size 1024 --rate "$RATE" \
+    --consumers 1 --consumer-groups 3 --duration "$DURATION"
+  cache_line
+  echo "=== $store: three reader sets catching up from the start (cold reads through one broker) ==="
+  stop_broker
+  start_broker "$store" "$work/data-$store"   # same data, empty cache
+  "${lt[@]}" --topic tail --partitions 8 --producers 1 --rate 1 --record-size 1024 \
+    --consumers 1 --consumer-groups 3 --from-start --duration "$DURATION"
+  cache_line
+  echo "=== $store: low load end to end (1 producer, 50 records/s, 1 KiB) ==="
+  "${lt[@]}" --topic low --create-topic --partitions 1 --producers 1 --record-size 1024 --rate 50 \
+    --consumers 1 --duration "$DURATION"
+  stop_broker
+}
+
+for s in $STORES; do run_store "$s"; done
