@@ -39,7 +39,7 @@ func testGroupCrash(t *testing.T, balancer kgo.GroupBalancer) {
 	n := floetest.StartNode(t, node.Config{})
 	seeds := n.KafkaAddr()
 	adm := newAdmin(t, seeds)
-	w := workload{topic: "groups", partitions: 12, records: 12_000, baseTime: time.UnixMilli(1_700_000_000_000)}
+	w := workload{topic: "groups", partitions: 12, records: 24_000, baseTime: time.UnixMilli(1_700_000_000_000)}
 	if _, err := adm.CreateTopic(context.Background(), w.partitions, 1, nil, w.topic); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func testGroupCrash(t *testing.T, balancer kgo.GroupBalancer) {
 	}
 	// Consume a while, so that the victim has processed and committed.
 	floetest.CheckFor(t, time.Minute, 10*time.Millisecond, func() error {
-		if got := seen.count(); got < w.records/4 {
+		if got := seen.count(); got < w.records/6 {
 			return fmt.Errorf("%d of %d records consumed", got, w.records)
 		}
 		for _, m := range members {
@@ -72,6 +72,9 @@ func testGroupCrash(t *testing.T, balancer kgo.GroupBalancer) {
 	killedAt := time.Now()
 	victim.crash()
 	t.Logf("crashed %s owning partitions %v after %d records", victim.name, orphaned, seen.count())
+	if seen.count() == w.records {
+		t.Log("everything was consumed before the crash: the test only checks the reassignment")
+	}
 
 	// Within the session timeout (plus the rebalance) the survivors own
 	// the victim's partitions.
@@ -258,6 +261,7 @@ func startGroupMember(t *testing.T, seeds, group, topic, name string, seen *seen
 		kgo.BlockRebalanceOnPoll(),
 		kgo.FetchMaxWait(200 * time.Millisecond),
 		kgo.FetchMaxBytes(64 << 10),
+		kgo.FetchMaxPartitionBytes(8 << 10),
 		kgo.ClientID(name),
 		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, a map[string][]int32) {
 			m.mu.Lock()
@@ -295,6 +299,9 @@ func startGroupMember(t *testing.T, seeds, group, topic, name string, seen *seen
 
 func (m *groupMember) consume(ctx context.Context, seen *seenSet) {
 	defer close(m.done)
+	// BlockRebalanceOnPoll: a poll not followed by AllowRebalance would
+	// keep Close from leaving.
+	defer m.cl.AllowRebalance()
 	for {
 		fs := m.cl.PollFetches(ctx)
 		if ctx.Err() != nil || fs.IsClientClosed() {
@@ -310,7 +317,7 @@ func (m *groupMember) consume(ctx context.Context, seen *seenSet) {
 			recs = append(recs, r)
 		})
 		if len(recs) > 0 {
-			time.Sleep(20 * time.Millisecond) // processing
+			time.Sleep(time.Duration(len(recs)) * time.Millisecond) // processing
 			if err := m.cl.CommitRecords(ctx, recs...); err != nil && ctx.Err() == nil {
 				m.t.Logf("%s: commit: %v (the records are delivered again)", m.name, err)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/floe-io/floe/broker"
 	"github.com/floe-io/floe/internal/floetest"
 	"github.com/floe-io/floe/node"
 	"github.com/floe-io/floe/record"
@@ -215,5 +216,50 @@ func TestFetchLongPollWakesAndAcksZero(t *testing.T) {
 		}
 	case <-time.After(maxWait + 10*time.Second):
 		t.Fatal("the acks=0 record never reached the consumer")
+	}
+}
+
+// Metadata creates missing topics only when the broker switch is on and
+// the client allows it.
+func TestMetadataAutoCreate(t *testing.T) {
+	tests := []struct {
+		name        string
+		brokerAllow bool
+		clientAllow bool
+		wantCreated bool
+	}{
+		{"switch off", false, true, false},
+		{"client forbids", true, false, false},
+		{"both allow", true, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := floetest.StartNode(t, node.Config{Broker: broker.Options{AutoCreateTopics: tt.brokerAllow}})
+			cl, err := kgo.NewClient(kgo.SeedBrokers(n.KafkaAddr()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cl.Close()
+			req := kmsg.NewPtrMetadataRequest()
+			topic := "auto"
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = &topic
+			req.Topics = append(req.Topics, rt)
+			req.AllowAutoTopicCreation = tt.clientAllow
+			resp, err := req.RequestWith(context.Background(), cl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			code := resp.Topics[0].ErrorCode
+			if created := code == 0; created != tt.wantCreated {
+				t.Fatalf("error code %v, want created=%v", kerr.ErrorForCode(code), tt.wantCreated)
+			}
+			if !tt.wantCreated && code != kerr.UnknownTopicOrPartition.Code {
+				t.Fatalf("error code %v, want UNKNOWN_TOPIC_OR_PARTITION", kerr.ErrorForCode(code))
+			}
+			if tt.wantCreated && (len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].TopicID == [16]byte{}) {
+				t.Fatalf("created topic: %d partitions, id %x", len(resp.Topics[0].Partitions), resp.Topics[0].TopicID)
+			}
+		})
 	}
 }

@@ -66,28 +66,34 @@ func (e *encoder) strMap(m map[string]string) {
 	}
 }
 
-// decoder reads the format's primitives from b. The first failure sticks:
-// later reads return zero values and err keeps the first error, so that
-// decoding functions check it once at the end.
+// decoder reads the format's primitives from b, from off on. The first
+// failure sticks: later reads return zero values and err keeps the first
+// error, so that decoding functions check it once at the end. (An offset
+// rather than reslicing b keeps pointer writes, and their GC write
+// barriers, out of the decoding loop.)
 type decoder struct {
 	b   []byte
+	off int
 	err error
 }
+
+// left returns the number of bytes not yet read.
+func (d *decoder) left() int { return len(d.b) - d.off }
 
 func (d *decoder) fail(format string, args ...any) {
 	if d.err == nil {
 		d.err = fmt.Errorf("%w: %s", errMalformed, fmt.Sprintf(format, args...))
 	}
-	d.b = nil
+	d.off = len(d.b)
 }
 
 func (d *decoder) byte() byte {
-	if len(d.b) < 1 {
+	if d.off >= len(d.b) {
 		d.fail("truncated")
 		return 0
 	}
-	v := d.b[0]
-	d.b = d.b[1:]
+	v := d.b[d.off]
+	d.off++
 	return v
 }
 
@@ -104,23 +110,28 @@ func (d *decoder) bool() bool {
 }
 
 func (d *decoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
+	// The one-byte case inline: most counts, lengths and indexes.
+	if d.off < len(d.b) && d.b[d.off] < 0x80 {
+		v := d.b[d.off]
+		d.off++
+		return uint64(v)
+	}
+	v, n := binary.Uvarint(d.b[d.off:])
 	if n <= 0 {
 		d.fail("bad uvarint")
 		return 0
 	}
-	d.b = d.b[n:]
+	d.off += n
 	return v
 }
 
 func (d *decoder) varint() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail("bad varint")
-		return 0
+	ux := d.uvarint()
+	x := int64(ux >> 1)
+	if ux&1 != 0 {
+		x = ^x
 	}
-	d.b = d.b[n:]
-	return v
+	return x
 }
 
 func (d *decoder) int32() int32 {
@@ -144,8 +155,8 @@ func (d *decoder) int16() int16 {
 // length reads a uvarint length that must fit in what is left.
 func (d *decoder) length() int {
 	n := d.uvarint()
-	if n > uint64(len(d.b)) {
-		d.fail("length %d exceeds the %d bytes left", n, len(d.b))
+	if n > uint64(d.left()) {
+		d.fail("length %d exceeds the %d bytes left", n, d.left())
 		return 0
 	}
 	return int(n)
@@ -156,8 +167,8 @@ func (d *decoder) length() int {
 // message could hold.
 func (d *decoder) count(minSize int) int {
 	n := d.uvarint()
-	if n > uint64(len(d.b)/minSize) {
-		d.fail("count %d exceeds what %d bytes can hold", n, len(d.b))
+	if n > uint64(d.left()/minSize) {
+		d.fail("count %d exceeds what %d bytes can hold", n, d.left())
 		return 0
 	}
 	return int(n)
@@ -165,16 +176,16 @@ func (d *decoder) count(minSize int) int {
 
 func (d *decoder) str() string {
 	n := d.length()
-	s := string(d.b[:n])
-	d.b = d.b[n:]
+	s := string(d.b[d.off : d.off+n])
+	d.off += n
 	return s
 }
 
 // bytes returns a slice of the message (not a copy).
 func (d *decoder) bytes() []byte {
 	n := d.length()
-	p := d.b[:n:n]
-	d.b = d.b[n:]
+	p := d.b[d.off : d.off+n : d.off+n]
+	d.off += n
 	return p
 }
 
@@ -188,12 +199,12 @@ func (d *decoder) optStr() *string {
 
 func (d *decoder) id() coordinator.TopicID {
 	var id coordinator.TopicID
-	if len(d.b) < len(id) {
+	if d.left() < len(id) {
 		d.fail("truncated topic id")
 		return id
 	}
-	copy(id[:], d.b)
-	d.b = d.b[len(id):]
+	copy(id[:], d.b[d.off:])
+	d.off += len(id)
 	return id
 }
 

@@ -29,8 +29,8 @@ func roundTrip[T any](t *testing.T, v T, enc func(*encoder, T), dec func(*decode
 	if d.err != nil {
 		t.Fatalf("decode: %v", d.err)
 	}
-	if len(d.b) != 0 {
-		t.Fatalf("%d bytes left after decoding", len(d.b))
+	if d.left() != 0 {
+		t.Fatalf("%d bytes left after decoding", d.left())
 	}
 	if !reflect.DeepEqual(got, v) {
 		t.Fatalf("round trip:\n got %+v\nwant %+v", got, v)

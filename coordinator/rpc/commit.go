@@ -85,7 +85,11 @@ func decCommitReq(d *decoder) *coordinator.CommitRequest {
 			d.fail("batch %d names topic %d of %d", i, t, len(ids))
 			break
 		}
-		b := coordinator.CommitBatch{TopicID: ids[t], Partition: d.int32()}
+		// Decode in place: copying a whole batch in would cost a write
+		// barrier per batch.
+		b := &r.Batches[i]
+		b.TopicID = ids[t]
+		b.Partition = d.int32()
 		b.ByteOffset = end + d.varint()
 		b.ByteLength = d.int32()
 		b.LastOffsetDelta = d.int32()
@@ -101,7 +105,6 @@ func decCommitReq(d *decoder) *coordinator.CommitRequest {
 		}
 		end = b.ByteOffset + int64(b.ByteLength)
 		ts = b.MaxTimestamp
-		r.Batches[i] = b
 	}
 	return r
 }

@@ -30,8 +30,8 @@ func fuzzCodec[T any](t *testing.T, data []byte, enc func(*encoder, T), dec func
 	if d2.err != nil {
 		t.Fatalf("re-encoding of %+v does not decode: %v", v, d2.err)
 	}
-	if len(d2.b) != 0 {
-		t.Fatalf("re-encoding of %+v leaves %d bytes", v, len(d2.b))
+	if d2.left() != 0 {
+		t.Fatalf("re-encoding of %+v leaves %d bytes", v, d2.left())
 	}
 	if !reflect.DeepEqual(v, v2) {
 		t.Fatalf("re-encoding changed the value:\n%+v\n%+v", v, v2)

@@ -24,6 +24,8 @@ const (
 	maxConcurrent = 1024
 	// replyOverhead is room kept in a reply for its envelope.
 	replyOverhead = 64
+	// drainTimeout bounds how long Close serves requests already delivered.
+	drainTimeout = 5 * time.Second
 )
 
 // handler serves one op: it decodes the request body from d and encodes
@@ -108,8 +110,10 @@ type Server struct {
 
 	mu struct {
 		sync.Mutex
-		subs   []*nats.Subscription
-		closed bool
+		subs []*nats.Subscription
+		// closing is set when Close starts draining; closed once the
+		// subscriptions are drained, after which no handler starts.
+		closing, closed bool
 	}
 	// inflight counts running handlers; Add only under mu while not closed.
 	inflight sync.WaitGroup
@@ -143,7 +147,7 @@ func Serve(ctx context.Context, nc *nats.Conn, cluster string, c *coordinator.Co
 	}
 	// Make sure the server has the subscriptions before anyone is told
 	// the coordinator is up.
-	if err := nc.FlushWithContext(ctx); err != nil {
+	if err := nc.FlushTimeout(10 * time.Second); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("rpc: flush subscriptions: %w", err)
 	}
@@ -156,23 +160,40 @@ func Serve(ctx context.Context, nc *nats.Conn, cluster string, c *coordinator.Co
 	return s, nil
 }
 
-// Close stops taking requests and waits for the ones being served. It does
-// not close the NATS connection or the coordinator.
+// Close stops taking requests and waits for the ones being served: it
+// removes the subscriptions (other coordinators of the queue group get the
+// next requests), serves what was already delivered, and returns once
+// every reply is sent. It does not close the NATS connection or the
+// coordinator.
 func (s *Server) Close() {
 	s.mu.Lock()
-	if s.mu.closed {
+	if s.mu.closing {
 		s.mu.Unlock()
 		return
 	}
-	s.mu.closed = true
+	s.mu.closing = true
 	subs := s.mu.subs
 	s.mu.Unlock()
-	for _, sub := range subs {
-		_ = sub.Unsubscribe()
-	}
 	if s.unsubscribe != nil {
 		s.unsubscribe()
 	}
+	for _, sub := range subs {
+		if err := sub.Drain(); err != nil {
+			_ = sub.Unsubscribe()
+		}
+	}
+	// Make sure the NATS server knows: from here on, requests go to other
+	// coordinators or fail at once with no responders.
+	_ = s.nc.FlushTimeout(2 * time.Second)
+	deadline := time.Now().Add(drainTimeout)
+	for _, sub := range subs {
+		for sub.IsDraining() && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	s.mu.Lock()
+	s.mu.closed = true
+	s.mu.Unlock()
 	s.inflight.Wait()
 	s.cancel()
 }

@@ -1,0 +1,231 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordinator/rpc"
+)
+
+const (
+	// defaultHeartbeatInterval is Config.HeartbeatInterval's default; the
+	// coordinator forgets a broker after 6s without one.
+	defaultHeartbeatInterval = 2 * time.Second
+	// embeddedMaxPayload is the embedded NATS server's max_payload: room
+	// for large commits in one message (larger ones are split).
+	embeddedMaxPayload = 8 << 20
+)
+
+// startCoordinator gives the node its coordinator client: connected to the
+// cluster's NATS at cfg.NATSURL, or to an embedded NATS server on which the
+// node serves its own embedded coordinator. Either way the broker and
+// ingest reach the coordinator through the same rpc.Client.
+func (n *Node) startCoordinator(ctx context.Context, copts coordinator.Options) error {
+	cfg := n.cfg
+	name := fmt.Sprintf("floe-broker-%d", cfg.Broker.NodeID)
+	if cfg.NATSURL != "" {
+		nc, err := nats.Connect(cfg.NATSURL, append(n.natsOptions(name),
+			// Brokers are stateless: start even while NATS is not up yet.
+			nats.RetryOnFailedConnect(true))...)
+		if err != nil {
+			return fmt.Errorf("connect to nats %s: %w", cfg.NATSURL, err)
+		}
+		n.nc = nc
+		n.client = rpc.NewClient(nc, cfg.Cluster, rpc.ClientOptions{Timeout: cfg.CoordinatorTimeout, Logger: n.log})
+		n.log.Info("using the cluster's coordinator", "nats_url", cfg.NATSURL, "cluster", cfg.Cluster)
+		return nil
+	}
+
+	sopts := &server.Options{
+		ServerName: name,
+		DontListen: cfg.NATSListen == "",
+		NoSigs:     true,
+		MaxPayload: embeddedMaxPayload,
+	}
+	if cfg.NATSListen != "" {
+		host, port, err := net.SplitHostPort(cfg.NATSListen)
+		if err != nil {
+			return fmt.Errorf("nats listen address %q: %w", cfg.NATSListen, err)
+		}
+		if sopts.Port, err = strconv.Atoi(port); err != nil {
+			return fmt.Errorf("nats listen port %q: %w", port, err)
+		}
+		sopts.Host = host
+	}
+	ns, err := server.NewServer(sopts)
+	if err != nil {
+		return fmt.Errorf("embedded nats server: %w", err)
+	}
+	ns.SetLoggerV2(natsLogger{n.log.With("component", "nats")}, false, false, false)
+	n.natsServer = ns
+	ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		return fmt.Errorf("embedded nats server not ready after 10s")
+	}
+	if n.coord, err = coordinator.Open(copts); err != nil {
+		return fmt.Errorf("open coordinator: %w", err)
+	}
+	// The coordinator serves on its own connection, so that its requests
+	// and the broker's replies are read concurrently.
+	if n.srvConn, err = nats.Connect("", append(n.natsOptions(name+"-coordinator"), nats.InProcessServer(ns))...); err != nil {
+		return fmt.Errorf("connect to embedded nats: %w", err)
+	}
+	if n.rpcServer, err = rpc.Serve(ctx, n.srvConn, cfg.Cluster, n.coord, n.log); err != nil {
+		return err
+	}
+	if n.nc, err = nats.Connect("", append(n.natsOptions(name), nats.InProcessServer(ns))...); err != nil {
+		return fmt.Errorf("connect to embedded nats: %w", err)
+	}
+	n.client = rpc.NewClient(n.nc, cfg.Cluster, rpc.ClientOptions{Timeout: cfg.CoordinatorTimeout, Logger: n.log})
+	if cfg.NATSListen != "" {
+		n.log.Info("embedded nats listening", "url", ns.ClientURL(), "cluster", cfg.Cluster)
+	}
+	return nil
+}
+
+// natsOptions are the options of the node's NATS connections: reconnect
+// forever, and log connection changes.
+func (n *Node) natsOptions(name string) []nats.Option {
+	return []nats.Option{
+		nats.Name(name),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			if !nc.IsClosed() {
+				n.log.Warn("nats disconnected", "conn", name, "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			n.log.Info("nats reconnected", "conn", name, "url", nc.ConnectedUrlRedacted())
+		}),
+		nats.ConnectHandler(func(nc *nats.Conn) {
+			n.log.Info("nats connected", "conn", name, "url", nc.ConnectedUrlRedacted())
+		}),
+	}
+}
+
+// brokerInfo is this broker's registry entry.
+func brokerInfo(nodeID int32, advertised, rack string) (coordinator.BrokerInfo, error) {
+	host, port, err := net.SplitHostPort(advertised)
+	if err != nil {
+		return coordinator.BrokerInfo{}, fmt.Errorf("advertised address %q: %w", advertised, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return coordinator.BrokerInfo{}, fmt.Errorf("advertised port %q: %w", port, err)
+	}
+	return coordinator.BrokerInfo{NodeID: nodeID, Host: host, Port: int32(p), Rack: rack}, nil
+}
+
+// startHeartbeat registers the broker with the coordinator now and every
+// interval until stopHeartbeat, so that every broker's Metadata names it.
+func (n *Node) startHeartbeat(info coordinator.BrokerInfo) {
+	interval := n.cfg.HeartbeatInterval
+	if interval <= 0 {
+		interval = defaultHeartbeatInterval
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	n.heartbeat.info, n.heartbeat.cancel, n.heartbeat.done = info, cancel, done
+	go func() {
+		defer close(done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		registered, failing := false, false
+		for {
+			rctx, rcancel := context.WithTimeout(ctx, interval)
+			err := n.client.RegisterBroker(rctx, info)
+			rcancel()
+			switch {
+			case ctx.Err() != nil:
+				return
+			case err == nil && !registered:
+				n.log.Info("registered with the coordinator", "node_id", info.NodeID, "addr", info.Addr())
+				registered, failing = true, false
+			case err != nil && !failing:
+				n.log.Warn("cannot register with the coordinator; retrying", "node_id", info.NodeID, "err", err)
+				registered, failing = false, true
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// stopHeartbeat stops the heartbeat and deregisters the broker, so that
+// Metadata stops naming it at once.
+func (n *Node) stopHeartbeat(ctx context.Context) {
+	if n.heartbeat.cancel == nil {
+		return
+	}
+	n.heartbeat.cancel()
+	<-n.heartbeat.done
+	n.heartbeat.cancel = nil
+	dctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if err := n.client.DeregisterBroker(dctx, n.heartbeat.info); err != nil {
+		n.log.Warn("deregister from the coordinator", "err", err)
+	}
+}
+
+// closeCoordinator stops what startCoordinator started, in reverse.
+func (n *Node) closeCoordinator() error {
+	if n.rpcServer != nil {
+		n.rpcServer.Close()
+		n.rpcServer = nil
+	}
+	var err error
+	if n.coord != nil {
+		err = n.coord.Close()
+		n.coord = nil
+	}
+	if n.nc != nil {
+		n.nc.Close()
+		n.nc = nil
+	}
+	if n.srvConn != nil {
+		n.srvConn.Close()
+		n.srvConn = nil
+	}
+	if n.natsServer != nil {
+		n.natsServer.Shutdown()
+		n.natsServer.WaitForShutdown()
+		n.natsServer = nil
+	}
+	return err
+}
+
+// NATSURL returns the URL other processes reach the embedded NATS server
+// at (with Config.NATSListen), or "" when there is none.
+func (n *Node) NATSURL() string {
+	if n.natsServer == nil || n.cfg.NATSListen == "" {
+		return ""
+	}
+	return n.natsServer.ClientURL()
+}
+
+// CoordinatorClient returns the client the broker and ingest reach the
+// coordinator with.
+func (n *Node) CoordinatorClient() *rpc.Client { return n.client }
+
+// natsLogger sends the embedded NATS server's logs to slog; its notices
+// (startup chatter) at debug level.
+type natsLogger struct{ log *slog.Logger }
+
+func (l natsLogger) Noticef(format string, v ...any) { l.log.Debug(fmt.Sprintf(format, v...)) }
+func (l natsLogger) Warnf(format string, v ...any)   { l.log.Warn(fmt.Sprintf(format, v...)) }
+func (l natsLogger) Fatalf(format string, v ...any)  { l.log.Error(fmt.Sprintf(format, v...)) }
+func (l natsLogger) Errorf(format string, v ...any)  { l.log.Error(fmt.Sprintf(format, v...)) }
+func (l natsLogger) Debugf(format string, v ...any)  { l.log.Debug(fmt.Sprintf(format, v...)) }
+func (l natsLogger) Tracef(format string, v ...any)  {}
