@@ -28,7 +28,7 @@ const (
 // cluster's NATS at cfg.NATSURL, or to an embedded NATS server on which the
 // node serves its own embedded coordinator. Either way the broker and
 // ingest reach the coordinator through the same rpc.Client.
-func (n *Node) startCoordinator(ctx context.Context, copts coordinator.Options) error {
+func (n *Node) startCoordinator(copts coordinator.Options) error {
 	cfg := n.cfg
 	name := fmt.Sprintf("floe-broker-%d", cfg.Broker.NodeID)
 	if cfg.NATSURL != "" {
@@ -78,7 +78,9 @@ func (n *Node) startCoordinator(ctx context.Context, copts coordinator.Options) 
 	if n.srvConn, err = nats.Connect("", append(n.natsOptions(name+"-coordinator"), nats.InProcessServer(ns))...); err != nil {
 		return fmt.Errorf("connect to embedded nats: %w", err)
 	}
-	if n.rpcServer, err = rpc.Serve(ctx, n.srvConn, cfg.Cluster, n.coord, n.log); err != nil {
+	// Served until Close, not until ctx ends: a draining broker still
+	// commits what it buffered.
+	if n.rpcServer, err = rpc.Serve(context.Background(), n.srvConn, cfg.Cluster, n.coord, n.log); err != nil {
 		return err
 	}
 	if n.nc, err = nats.Connect("", append(n.natsOptions(name), nats.InProcessServer(ns))...); err != nil {

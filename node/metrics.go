@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -10,7 +9,8 @@ import (
 )
 
 // registerObservers exposes state the parts keep as counters and gauges:
-// the chunk cache's statistics and every partition's high watermark.
+// the chunk cache's statistics and, with the embedded coordinator, its
+// partitions' offsets and objects.
 func (n *Node) registerObservers(m metric.Meter) error {
 	counter := func(name, unit, desc string) metric.Int64ObservableCounter {
 		c, err := m.Int64ObservableCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
@@ -30,11 +30,6 @@ func (n *Node) registerObservers(m metric.Meter) error {
 	if err != nil {
 		return err
 	}
-	hwm, err := m.Int64ObservableGauge("floe.partition.high_watermark", metric.WithUnit("{offset}"),
-		metric.WithDescription("Each partition's high watermark."))
-	if err != nil {
-		return err
-	}
 	_, err = m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		st := n.cache.Stats()
 		o.ObserveInt64(hits, st.Hits)
@@ -44,24 +39,16 @@ func (n *Node) registerObservers(m metric.Meter) error {
 		o.ObserveInt64(evictions, st.Evictions)
 		o.ObserveInt64(readAheads, st.ReadAheads)
 		o.ObserveInt64(resident, st.Bytes)
-		topics, err := n.coord.Topics(ctx)
-		if err != nil {
-			return err
-		}
-		var errs []error
-		for _, t := range topics {
-			for p := range t.Partitions {
-				ps, err := n.coord.PartitionState(ctx, t.ID, p)
-				if err != nil {
-					errs = append(errs, err)
-					continue
-				}
-				o.ObserveInt64(hwm, ps.HighWatermark, metric.WithAttributes(
-					attribute.String("topic", t.Name), attribute.Int("partition", int(p))))
-			}
-		}
-		return errors.Join(errs...)
-	}, hits, misses, gets, loaded, evictions, readAheads, resident, hwm)
+		return nil
+	}, hits, misses, gets, loaded, evictions, readAheads, resident)
+	if err != nil {
+		return err
+	}
+	// Partition offsets and objects are the coordinator's to report:
+	// cmd/coordinator does when the node uses a cluster's.
+	if n.coord != nil {
+		_, err = n.coord.RegisterMetrics(m)
+	}
 	return err
 }
 

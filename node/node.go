@@ -1,5 +1,8 @@
 // Package node wires floe's parts into one running broker: object store,
-// coordinator, ingest, chunk cache, the Kafka listener and the HTTP port.
+// coordinator client, ingest, chunk cache, the Kafka listener and the HTTP
+// port. Without Config.NATSURL it also embeds a NATS server and the
+// coordinator, served over it: the embedded default runs the same code path
+// as a cluster.
 // cmd/broker parses flags into a Config and runs a Node; tests start Nodes
 // in-process the same way.
 package node
@@ -16,9 +19,13 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
 	"github.com/floe-io/floe/broker"
 	"github.com/floe-io/floe/cache"
 	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordinator/rpc"
 	"github.com/floe-io/floe/ingest"
 	"github.com/floe-io/floe/kvindex"
 	"github.com/floe-io/floe/metrics"
@@ -54,6 +61,25 @@ type Config struct {
 	// (tests inject fault wrappers here).
 	Store objectstore.Store
 
+	// NATSURL is the NATS server of a cluster whose coordinator runs as
+	// cmd/coordinator (--nats-url): the node then keeps no coordinator
+	// state. When empty the node embeds a NATS server and the coordinator
+	// and reaches it the same way, over NATS. Default: "".
+	NATSURL string
+	// NATSListen makes the embedded NATS server listen on host:port
+	// (--nats-listen), so that other brokers can share its coordinator.
+	// Default: "" (in-process connections only).
+	NATSListen string
+	// Cluster prefixes the cluster's NATS subjects (--cluster). Default:
+	// floe.
+	Cluster string
+	// CoordinatorTimeout bounds every coordinator request
+	// (--coordinator-timeout). Default: 5s.
+	CoordinatorTimeout time.Duration
+	// HeartbeatInterval is how often the broker renews its registration
+	// with the coordinator. Default: 2s.
+	HeartbeatInterval time.Duration
+
 	Broker      broker.Options
 	Ingest      ingest.Options
 	Cache       cache.Options
@@ -62,12 +88,25 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Node is one running broker with its in-process coordinator.
+// Node is one running broker, with its embedded NATS server and
+// coordinator unless it uses a cluster's.
 type Node struct {
-	cfg     Config
-	log     *slog.Logger
-	store   objectstore.Store
-	coord   *coordinator.Coordinator
+	cfg   Config
+	log   *slog.Logger
+	store objectstore.Store
+	// coord is the embedded coordinator (nil with Config.NATSURL); the
+	// broker and ingest use it only through client.
+	coord      *coordinator.Coordinator
+	client     *rpc.Client
+	nc         *nats.Conn // client's connection
+	natsServer *server.Server
+	srvConn    *nats.Conn // the embedded coordinator's connection
+	rpcServer  *rpc.Server
+	heartbeat  struct {
+		info   coordinator.BrokerInfo
+		cancel context.CancelFunc
+		done   chan struct{}
+	}
 	cache   *cache.Cache
 	ingest  *ingest.Ingester
 	broker  *broker.Broker
@@ -92,6 +131,12 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Cluster == "" {
+		cfg.Cluster = "floe"
+	}
+	if cfg.Broker.NodeID == 0 {
+		cfg.Broker.NodeID = 1
 	}
 	n := &Node{cfg: cfg, log: cfg.Logger, served: make(chan error, 2)}
 	defer func() {
@@ -140,8 +185,8 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if copts.Objects == nil {
 		copts.Objects = n.store
 	}
-	if n.coord, err = coordinator.Open(copts); err != nil {
-		return nil, fmt.Errorf("open coordinator: %w", err)
+	if err := n.startCoordinator(copts); err != nil {
+		return nil, err
 	}
 
 	cacheOpts := cfg.Cache
@@ -163,7 +208,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		iopts.Logger = cfg.Logger
 	}
 	iopts.Meter = n.metrics.Meter("floe/ingest")
-	if n.ingest, err = ingest.New(iopts, n.store, n.coord, n.cache); err != nil {
+	if n.ingest, err = ingest.New(iopts, n.store, n.client, n.cache); err != nil {
 		return nil, fmt.Errorf("start ingest: %w", err)
 	}
 
@@ -187,8 +232,13 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if err := n.registerObservers(n.metrics.Meter("floe/node")); err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
-	n.broker = broker.New(bopts, n.coord, n.ingest, n.cache)
+	n.broker = broker.New(bopts, n.client, n.ingest, n.cache)
 	go func() { n.served <- n.broker.Serve(n.kafkaLn) }()
+	info, err := brokerInfo(bopts.NodeID, bopts.AdvertisedAddr, bopts.Rack)
+	if err != nil {
+		return nil, err
+	}
+	n.startHeartbeat(info)
 
 	if cfg.HTTPAddr != "-" {
 		if n.httpLn, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
@@ -234,7 +284,8 @@ func (n *Node) HTTPAddr() string {
 	return n.httpLn.Addr().String()
 }
 
-// Coordinator returns the in-process coordinator (for tests and tools).
+// Coordinator returns the embedded coordinator (for tests and tools), nil
+// when the node uses a cluster's (Config.NATSURL).
 func (n *Node) Coordinator() *coordinator.Coordinator { return n.coord }
 
 // Store returns the object store in use.
@@ -273,6 +324,7 @@ func (n *Node) Close(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
+	n.stopHeartbeat(ctx)
 	errs = append(errs, n.closeParts())
 	return errors.Join(errs...)
 }
@@ -288,10 +340,8 @@ func (n *Node) closeParts() error {
 	if n.cache != nil {
 		errs = append(errs, n.cache.Close())
 	}
-	if n.coord != nil {
-		errs = append(errs, n.coord.Close())
-		n.coord = nil
-	}
+	n.stopHeartbeat(context.Background())
+	errs = append(errs, n.closeCoordinator())
 	if n.metrics != nil {
 		errs = append(errs, n.metrics.Shutdown(context.Background()))
 		n.metrics = nil

@@ -1,7 +1,9 @@
 // Command broker runs a floe broker. With no flags it is a complete
 // single-node cluster: Pebble state and a local-directory object store under
-// ./data, an in-process coordinator, Kafka on 127.0.0.1:9092 and HTTP
-// (/healthz, /metrics, /kv) on 127.0.0.1:8080.
+// ./data, an embedded NATS server (no listening port) and coordinator served
+// over it, Kafka on 127.0.0.1:9092 and HTTP (/healthz, /metrics, /kv) on
+// 127.0.0.1:8080. With --nats-url it is one of a cluster's stateless
+// brokers, using the coordinator that cmd/coordinator serves over NATS.
 //
 // Every flag can also be set by an environment variable: --ingest-linger is
 // FLOE_INGEST_LINGER. A flag on the command line wins.
@@ -36,7 +38,7 @@ func run(args []string) error {
 		logLevel string
 		drain    time.Duration
 	)
-	fs.StringVar(&cfg.DataDir, "data-dir", "./data", "directory for coordinator state and, without S3, objects")
+	fs.StringVar(&cfg.DataDir, "data-dir", "./data", "directory for the embedded coordinator's state and, without S3, objects")
 	fs.StringVar(&cfg.KafkaAddr, "kafka-addr", "127.0.0.1:9092", "Kafka listener address")
 	fs.StringVar(&cfg.AdvertisedAddr, "advertised-addr", "", "host:port returned in Metadata (default: the Kafka listener)")
 	fs.StringVar(&cfg.HTTPAddr, "http-addr", "127.0.0.1:8080", "HTTP address for /healthz, /metrics and /kv (\"-\" disables)")
@@ -60,7 +62,12 @@ func run(args []string) error {
 	fs.Int64Var(&cfg.Cache.ChunkBytes, "cache-chunk-bytes", 4<<20, "chunk cache chunk size")
 	fs.StringVar(&cfg.Cache.Dir, "cache-dir", "", "optional disk tier for the chunk cache")
 	fs.BoolVar(&cfg.Coordinator.KVIndexEnabled, "kv-index-enabled", false, "allow topics to enable kv.index.enabled")
+	fs.DurationVar(&cfg.Coordinator.GCGrace, "gc-grace", 10*time.Minute, "how long the embedded coordinator keeps garbage and orphan objects before deleting them")
 	fs.BoolVar(&cfg.KVRemoteReadEnabled, "kv-remote-read-enabled", false, "let /kv read records that live only in tiered storage")
+	fs.StringVar(&cfg.NATSURL, "nats-url", "", "NATS server of a cluster whose coordinator runs as cmd/coordinator; empty: embed NATS and the coordinator")
+	fs.StringVar(&cfg.NATSListen, "nats-listen", "", "host:port for the embedded NATS server to listen on, so other brokers can share its coordinator (default: in-process only)")
+	fs.StringVar(&cfg.Cluster, "cluster", "floe", "cluster name: the prefix of its NATS subjects")
+	fs.DurationVar(&cfg.CoordinatorTimeout, "coordinator-timeout", 5*time.Second, "deadline of each request to the coordinator")
 	fs.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&drain, "drain-timeout", 30*time.Second, "how long a graceful stop may take")
 	if err := setFromEnv(fs); err != nil {

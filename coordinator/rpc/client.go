@@ -48,6 +48,15 @@ func NewClient(nc *nats.Conn, cluster string, opts ClientOptions) *Client {
 	return c
 }
 
+// maxPayload is the NATS server's max_payload, or NATS's default 1 MiB
+// before the connection is first established.
+func (c *Client) maxPayload() int {
+	if n := c.nc.MaxPayload(); n > 0 {
+		return int(n)
+	}
+	return 1 << 20
+}
+
 // clientError is a request that failed in the client: no answer
 // (ErrUnavailable) or an answer it cannot read (ErrInternal).
 type clientError struct {
@@ -87,7 +96,7 @@ func call[Resp any](c *Client, ctx context.Context, op string, enc func(*encoder
 	e.byte(version)
 	e.uvarint(uint64((timeout + time.Millisecond - 1) / time.Millisecond))
 	enc(e)
-	if limit := c.nc.MaxPayload(); int64(len(e.b)) > limit {
+	if limit := c.maxPayload(); len(e.b) > limit {
 		return zero, &coordinator.KafkaError{Code: kerr.MessageTooLarge,
 			Message: fmt.Sprintf("coordinator %s: request of %d bytes exceeds the NATS max payload of %d", op, len(e.b), limit)}
 	}
@@ -222,7 +231,7 @@ func (c *Client) InitProducerID(ctx context.Context, req coordinator.InitProduce
 // returned (the broker answers a retriable error, as for a commit whose
 // answer was lost).
 func (c *Client) CommitObject(ctx context.Context, req *coordinator.CommitRequest) (*coordinator.CommitResponse, error) {
-	limit := int(c.nc.MaxPayload())
+	limit := c.maxPayload()
 	if encodedCommitBound(req) <= limit {
 		return c.commitObject(ctx, req)
 	}

@@ -1,0 +1,236 @@
+// Command coordinator runs floe's batch coordinator as a service: its state
+// in Pebble under --data-dir, its API served over NATS request/reply
+// (subjects <cluster>.coord.<op>) to the brokers of --cluster, and commit
+// notices published on <cluster>.commits. Brokers started with
+// --nats-url use it. HTTP on --http-addr serves /healthz and /metrics.
+//
+// Every flag can also be set by an environment variable: --gc-grace is
+// FLOE_GC_GRACE. A flag on the command line wins.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordinator/rpc"
+	"github.com/floe-io/floe/metrics"
+	"github.com/floe-io/floe/objectstore"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "coordinator:", err)
+		os.Exit(1)
+	}
+}
+
+// config is the coordinator's flags.
+type config struct {
+	coord    coordinator.Options
+	s3       objectstore.S3Options
+	natsURL  string
+	cluster  string
+	httpAddr string
+	logLevel string
+}
+
+func parseFlags(args []string) (*config, error) {
+	fs := flag.NewFlagSet("coordinator", flag.ContinueOnError)
+	cfg := &config{}
+	numPartitions := fs.Int("num-partitions", 1, "partitions of topics created with -1 (num.partitions)")
+	fs.StringVar(&cfg.coord.Dir, "data-dir", "./data-coordinator", "directory of the coordinator's Pebble state")
+	fs.StringVar(&cfg.natsURL, "nats-url", "nats://127.0.0.1:4222", "NATS server(s) to serve on, comma-separated")
+	fs.StringVar(&cfg.cluster, "cluster", "floe", "cluster name: the prefix of its NATS subjects")
+	fs.StringVar(&cfg.httpAddr, "http-addr", "127.0.0.1:8090", "HTTP address for /healthz and /metrics (\"-\" disables)")
+	fs.BoolVar(&cfg.coord.KVIndexEnabled, "kv-index-enabled", false, "allow topics to enable kv.index.enabled")
+	fs.DurationVar(&cfg.coord.GCGrace, "gc-grace", 10*time.Minute, "how long garbage and orphan objects are kept before they are deleted")
+	fs.DurationVar(&cfg.coord.BrokerTTL, "broker-ttl", 6*time.Second, "how long a broker stays listed without a heartbeat")
+	fs.StringVar(&cfg.s3.Bucket, "s3-bucket", "", "S3 bucket of the brokers' objects, read to build key indexes")
+	fs.StringVar(&cfg.s3.Endpoint, "s3-endpoint", "", "S3 endpoint URL, e.g. http://127.0.0.1:9000 for MinIO (default: AWS)")
+	fs.StringVar(&cfg.s3.Region, "s3-region", "", "S3 region (default: AWS config chain, else us-east-1)")
+	fs.BoolVar(&cfg.s3.PathStyle, "s3-path-style", false, "address buckets by path (MinIO)")
+	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
+	if err := setFromEnv(fs); err != nil {
+		return nil, err
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	cfg.coord.DefaultPartitions = int32(*numPartitions)
+	var errs []error
+	if cfg.cluster == "" || strings.ContainsAny(cfg.cluster, " .*>") {
+		errs = append(errs, fmt.Errorf("--cluster %q: want one NATS subject token", cfg.cluster))
+	}
+	if cfg.natsURL == "" {
+		errs = append(errs, errors.New("--nats-url is required"))
+	}
+	if err := cfg.coord.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return cfg, errors.Join(errs...)
+}
+
+func run(args []string) error {
+	cfg, err := parseFlags(args)
+	if err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	mp, err := metrics.New()
+	if err != nil {
+		return err
+	}
+	defer mp.Shutdown(context.Background())
+	if cfg.s3.Bucket != "" {
+		store, err := objectstore.NewS3(ctx, cfg.s3)
+		if err != nil {
+			return fmt.Errorf("open s3 store: %w", err)
+		}
+		cfg.coord.Objects = objectstore.Instrument(store, mp.Meter("floe/objectstore"))
+	}
+	cfg.coord.Logger = log
+	c, err := coordinator.Open(cfg.coord)
+	if err != nil {
+		return fmt.Errorf("open coordinator: %w", err)
+	}
+	defer func() {
+		if err := c.Close(); err != nil {
+			log.Error("close coordinator", "err", err)
+		}
+	}()
+	reg, err := c.RegisterMetrics(mp.Meter("floe/coordinator"))
+	if err != nil {
+		return err
+	}
+	defer reg.Unregister()
+
+	nc, err := connect(ctx, cfg.natsURL, log)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	srv, err := rpc.Serve(context.Background(), nc, cfg.cluster, c, log)
+	if err != nil {
+		return err
+	}
+	defer srv.Close() // before the coordinator closes: answers what is in flight
+
+	httpErr := make(chan error, 1)
+	if cfg.httpAddr != "-" {
+		ln, err := net.Listen("tcp", cfg.httpAddr)
+		if err != nil {
+			return fmt.Errorf("listen http: %w", err)
+		}
+		hs := &http.Server{Handler: httpHandler(nc, mp), ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				httpErr <- fmt.Errorf("serve http: %w", err)
+			}
+		}()
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_ = hs.Shutdown(sctx)
+		}()
+		log.Info("http listening", "addr", ln.Addr().String())
+	}
+	log.Info("floe coordinator started", "data_dir", cfg.coord.Dir, "nats_url", nc.ConnectedUrlRedacted(),
+		"cluster", cfg.cluster, "gc_grace", cfg.coord.GCGrace)
+	select {
+	case <-ctx.Done():
+		log.Info("stopping")
+		return nil
+	case err := <-httpErr:
+		return err
+	}
+}
+
+// connect connects to NATS, waiting for it (with ctx) when it is not up
+// yet, and keeps reconnecting for as long as the process runs.
+func connect(ctx context.Context, url string, log *slog.Logger) (*nats.Conn, error) {
+	nc, err := nats.Connect(url,
+		nats.Name("floe-coordinator"),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250*time.Millisecond),
+		nats.RetryOnFailedConnect(true),
+		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			if !nc.IsClosed() {
+				log.Warn("nats disconnected", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			log.Info("nats reconnected", "url", nc.ConnectedUrlRedacted())
+		}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("connect to nats %s: %w", url, err)
+	}
+	warned := time.Now()
+	for !nc.IsConnected() {
+		if time.Since(warned) > 5*time.Second {
+			log.Warn("waiting for nats", "url", url)
+			warned = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			nc.Close()
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return nc, nil
+}
+
+// httpHandler serves /healthz (503 while NATS is disconnected) and
+// /metrics.
+func httpHandler(nc *nats.Conn, mp *metrics.Provider) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		if !nc.IsConnected() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "nats", nc.Status())
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	mux.Handle("GET /metrics", mp.Handler())
+	return mux
+}
+
+// setFromEnv sets each flag from FLOE_<NAME> when that variable is set.
+func setFromEnv(fs *flag.FlagSet) error {
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		name := "FLOE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(name); ok {
+			if err := f.Value.Set(v); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			}
+		}
+	})
+	return errors.Join(errs...)
+}

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Runs franz-go's own integration tests (github.com/twmb/franz-go/pkg/kgo,
+# at the version in go.mod, from the module cache) against a floe broker
+# started here on free ports with a temp data dir, and prints one line per
+# test and a summary:
+#
+#   PASS TestGroupETL
+#   FAIL TestTxnEtl
+#   ...
+#   12 passed, 3 failed
+#
+# Environment:
+#   RUN               -run regexp (default: every kgo test that talks to a broker)
+#   KGO_TEST_RECORDS  records per produce/consume test (default 50000; kgo's own default is 500000)
+#   TIMEOUT           go test -timeout (default 20m)
+#   KGO_LOG_LEVEL     kgo client logs in the test log: none, info, debug (default none)
+#   KEEP=1            keep the work dir (broker and test logs) for inspection
+#
+# Exit status: 0 when nothing failed. The full go test output is in
+# $work/kgo-test.log, the broker's log in $work/broker.log.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+work="$(mktemp -d)"
+broker_pid=""
+cleanup() {
+  if [ -n "$broker_pid" ]; then
+    kill "$broker_pid" 2>/dev/null || true
+    wait "$broker_pid" 2>/dev/null || true
+  fi
+  if [ "${KEEP:-0}" = 1 ]; then
+    echo "work dir kept: $work" >&2
+  else
+    rm -rf "$work"
+  fi
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+kgo_module=github.com/twmb/franz-go
+kgo_dir="$(go list -m -f '{{.Dir}}' "$kgo_module")"
+kgo_version="$(go list -m -f '{{.Version}}' "$kgo_module")"
+if [ -z "$kgo_dir" ] || [ ! -d "$kgo_dir/pkg/kgo" ]; then
+  go mod download "$kgo_module" >/dev/null
+  kgo_dir="$(go list -m -f '{{.Dir}}' "$kgo_module")"
+fi
+
+# The integration tests are those whose body reaches a broker through the
+# test helpers (adm, newTestClient, tmpTopic, tmpGroup, getSeedBrokers).
+if [ -z "${RUN:-}" ]; then
+  tests="$(awk '
+    /^func Test[A-Za-z0-9_]*\(/ { name = $2; sub(/\(.*/, "", name) }
+    /adm\(\)|newTestClient|tmpTopic|tmpGroup|getSeedBrokers/ {
+      if (name != "" && !seen[name]++) print name
+    }' "$kgo_dir"/pkg/kgo/*_test.go | sort -u | paste -sd'|' -)"
+  RUN="^($tests)\$"
+fi
+
+go build -o "$work/broker" ./cmd/broker
+kafka_port="$(free_port)"
+http_port="$(free_port)"
+"$work/broker" --data-dir "$work/data" \
+  --kafka-addr "127.0.0.1:$kafka_port" --http-addr "127.0.0.1:$http_port" \
+  --auto-create-topics --log-level "${BROKER_LOG_LEVEL:-info}" >"$work/broker.log" 2>&1 &
+broker_pid=$!
+for _ in $(seq 1 300); do
+  if curl -sf "http://127.0.0.1:$http_port/healthz" >/dev/null 2>&1; then break; fi
+  if ! kill -0 "$broker_pid" 2>/dev/null; then
+    echo "broker exited:" >&2; cat "$work/broker.log" >&2; exit 1
+  fi
+  sleep 0.1
+done
+
+echo "franz-go $kgo_version kgo integration tests against floe at 127.0.0.1:$kafka_port" >&2
+status=0
+KGO_SEEDS="127.0.0.1:$kafka_port" KGO_TEST_RF=1 \
+  KGO_TEST_RECORDS="${KGO_TEST_RECORDS:-50000}" KGO_LOG_LEVEL="${KGO_LOG_LEVEL:-none}" \
+  go test -count=1 -v -timeout "${TIMEOUT:-20m}" -run "$RUN" "$kgo_module/pkg/kgo" >"$work/kgo-test.log" 2>&1 || status=$?
+
+# Top-level results only (subtests are indented).
+grep -E '^--- (PASS|FAIL|SKIP): ' "$work/kgo-test.log" | sed -E 's/^--- (PASS|FAIL|SKIP): ([^ ]+).*/\1 \2/' >"$work/results" || true
+cat "$work/results"
+passed=$(grep -c '^PASS ' "$work/results" || true)
+failed=$(grep -c '^FAIL ' "$work/results" || true)
+skipped=$(grep -c '^SKIP ' "$work/results" || true)
+if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
+  # go test failed outside a test (build error, panic, timeout).
+  echo "FAIL go test (exit $status):" >&2
+  grep -E 'panic:|timed out|cannot|error' "$work/kgo-test.log" | head -20 >&2 || true
+  failed=1
+fi
+[ "$skipped" -gt 0 ] && echo "($skipped skipped)"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
