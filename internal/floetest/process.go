@@ -64,22 +64,45 @@ func moduleRoot() (string, error) {
 
 // Process is a floe binary running for a test.
 type Process struct {
-	t         testing.TB
-	cmd       *exec.Cmd
-	out       *syncBuffer
-	done      chan struct{}
+	t    testing.TB
+	name string
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan struct{}
+	// KafkaAddr is a broker's Kafka listener ("" for a coordinator).
 	KafkaAddr string
 	HTTPAddr  string
 }
 
 // StartBroker runs the broker binary with args plus free --kafka-addr and
 // --http-addr, and env added to the test's environment, and waits until
-// /healthz answers. It is killed at cleanup if still running.
+// /healthz answers. It is killed at cleanup if still running. Pass
+// "--nats-url", url in args to make it a broker of a cluster whose
+// coordinator runs as a process (StartCoordinator).
 func StartBroker(t testing.TB, env []string, args ...string) *Process {
 	t.Helper()
-	p := &Process{t: t, KafkaAddr: FreeAddr(t), HTTPAddr: FreeAddr(t), out: new(syncBuffer), done: make(chan struct{})}
-	args = append([]string{"--kafka-addr", p.KafkaAddr, "--http-addr", p.HTTPAddr}, args...)
-	p.cmd = exec.Command(Binary(t, "broker"), args...)
+	kafka := FreeAddr(t)
+	p := start(t, "broker", env, append([]string{"--kafka-addr", kafka}, args...))
+	p.KafkaAddr = kafka
+	return p
+}
+
+// StartCoordinator runs the coordinator binary with args (--nats-url and
+// --data-dir at least) plus a free --http-addr, and env added to the
+// test's environment, and waits until /healthz answers OK (it is connected
+// to NATS). It is killed at cleanup if still running.
+func StartCoordinator(t testing.TB, env []string, args ...string) *Process {
+	t.Helper()
+	return start(t, "coordinator", env, args)
+}
+
+// start runs ./cmd/<name> with args plus a free --http-addr and waits
+// until its /healthz answers 200.
+func start(t testing.TB, name string, env, args []string) *Process {
+	t.Helper()
+	p := &Process{t: t, name: name, HTTPAddr: FreeAddr(t), out: new(syncBuffer), done: make(chan struct{})}
+	args = append([]string{"--http-addr", p.HTTPAddr}, args...)
+	p.cmd = exec.Command(Binary(t, name), args...)
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if os.Getenv("FLOE_TEST_LOG") == "1" {
@@ -87,14 +110,14 @@ func StartBroker(t testing.TB, env []string, args ...string) *Process {
 	}
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start broker: %v", err)
+		t.Fatalf("start %s: %v", name, err)
 	}
 	go func() { p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(p.Kill)
 	CheckFor(t, 30*time.Second, 20*time.Millisecond, func() error {
 		select {
 		case <-p.done:
-			return fmt.Errorf("broker exited: %s", p.out)
+			return fmt.Errorf("%s exited: %s", name, p.out)
 		default:
 		}
 		resp, err := http.Get("http://" + p.HTTPAddr + "/healthz")
@@ -102,6 +125,9 @@ func StartBroker(t testing.TB, env []string, args ...string) *Process {
 			return err
 		}
 		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s /healthz: %s", name, resp.Status)
+		}
 		return nil
 	})
 	return p
@@ -114,10 +140,13 @@ func (p *Process) Stop() {
 	select {
 	case <-p.done:
 	case <-time.After(60 * time.Second):
-		p.t.Errorf("broker did not stop within 60s; killing.\n%s", p.out)
+		p.t.Errorf("%s did not stop within 60s; killing.\n%s", p.name, p.out)
 		p.Kill()
 	}
 }
+
+// Exited is closed when the process has exited.
+func (p *Process) Exited() <-chan struct{} { return p.done }
 
 // Kill sends SIGKILL (a crash) and waits for the exit.
 func (p *Process) Kill() {
