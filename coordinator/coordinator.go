@@ -40,6 +40,15 @@ type Options struct {
 	// GCGrace is how long garbage and orphan objects are kept before the
 	// collector deletes them (--gc-grace). Default: 10m.
 	GCGrace time.Duration
+	// GCStore, when set, runs the garbage collector on it from Open to
+	// Close: objects no batch references and orphans under
+	// <GCPrefix>/wal/ older than GCGrace are deleted. Default: no collector.
+	GCStore GCStore
+	// GCPrefix is the object key prefix of the store's WAL objects.
+	GCPrefix string
+	// GCInterval is the time between collections. Default: GCGrace/10,
+	// between 1s and 1m.
+	GCInterval time.Duration
 
 	// fs replaces the filesystem under Pebble (tests inject write failures).
 	fs vfs.FS
@@ -80,6 +89,8 @@ type Coordinator struct {
 	kv   *kvindex.Index
 	// rebuilds are the running key index builds by topic; c.commit guards.
 	rebuilds map[TopicID]rebuild
+	// stopGC stops the garbage collector started by Open, if any.
+	stopGC func()
 
 	// closeMu is held for reading by every public method for as long as it
 	// uses db, and for writing by Close.
@@ -225,6 +236,15 @@ func Open(opts Options) (*Coordinator, error) {
 		}
 	}
 	c.commit.Unlock()
+	if opts.GCStore != nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		c.stopGC = func() { cancel(); <-done }
+		go func() {
+			defer close(done)
+			c.RunGC(ctx, opts.GCStore, opts.GCPrefix, opts.GCInterval)
+		}()
+	}
 	c.log.Info("coordinator opened", "dir", opts.Dir,
 		"topics", len(c.mu.topicsByID), "objects", len(c.mu.objects),
 		"producer_states", len(c.commit.producers), "next_producer_id", c.pids.next)
@@ -234,6 +254,10 @@ func Open(opts Options) (*Coordinator, error) {
 // Close closes the Pebble database after in-flight calls finish. Later
 // calls return ErrClosed; closing twice is a no-op.
 func (c *Coordinator) Close() error {
+	if c.stopGC != nil {
+		c.stopGC() // before closeMu: a collection in progress holds it
+		c.stopGC = nil
+	}
 	c.closeMu.Lock()
 	defer c.closeMu.Unlock()
 	if c.closed {

@@ -109,7 +109,8 @@ func run(args []string) error {
 		if err != nil {
 			return fmt.Errorf("open s3 store: %w", err)
 		}
-		cfg.coord.Objects = objectstore.Instrument(store, mp.Meter("floe/objectstore"))
+		instrumented := objectstore.Instrument(store, mp.Meter("floe/objectstore"))
+		cfg.coord.Objects, cfg.coord.GCStore = instrumented, instrumented
 	}
 	cfg.coord.Logger = log
 	c, err := coordinator.Open(cfg.coord)

@@ -1,0 +1,145 @@
+package coordinator
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/floe-io/floe/objectstore"
+)
+
+// GCStore is what the garbage collector needs of the object store.
+type GCStore interface {
+	List(ctx context.Context, prefix string) ([]objectstore.ObjectInfo, error)
+	Delete(ctx context.Context, key string) error
+}
+
+// GCStats counts what one collection deleted.
+type GCStats struct {
+	// Garbage is objects the coordinator knew that no batch references
+	// (all batches rejected, topic or records deleted).
+	Garbage int
+	// Orphans is objects in the store the coordinator never committed
+	// (the uploading broker died, or its commit failed).
+	Orphans int
+	// Bytes is the bytes deleted.
+	Bytes int64
+}
+
+// CollectGarbage deletes, from the object store and then from the
+// coordinator's state, every object that has been garbage for longer than
+// GCGrace, and every object under <prefix>wal/ older than GCGrace that the
+// coordinator never committed. An object that a live batch references is
+// never deleted: its record says live, and the check is made under the
+// commit lock, after which no commit can revive a removed record's object
+// (commits of an object come within seconds of its upload, long before its
+// grace ends).
+func (c *Coordinator) CollectGarbage(ctx context.Context, store GCStore, prefix string) (GCStats, error) {
+	var st GCStats
+	if err := c.enter(ctx); err != nil {
+		return st, err
+	}
+	defer c.leave()
+	nowMs := c.now().UnixMilli()
+	graceMs := c.opts.GCGrace.Milliseconds()
+
+	// Orphans first, from a listing taken before the garbage pass removes
+	// records, so that an object removed below is not seen as an orphan.
+	listed, err := store.List(ctx, gcPrefix(prefix))
+	if err != nil {
+		return st, fmt.Errorf("gc: list: %w", err)
+	}
+	c.mu.RLock()
+	var orphans []objectstore.ObjectInfo
+	for _, o := range listed {
+		if _, known := c.mu.objectsByKey[o.Key]; !known && nowMs-o.LastModified.UnixMilli() >= graceMs {
+			orphans = append(orphans, o)
+		}
+	}
+	var garbage []*objectState
+	for _, o := range c.mu.objects {
+		if o.state == ObjectGarbage && nowMs-o.garbageSinceMs >= graceMs {
+			garbage = append(garbage, o)
+		}
+	}
+	c.mu.RUnlock()
+
+	for _, o := range orphans {
+		if err := store.Delete(ctx, o.Key); err != nil {
+			return st, fmt.Errorf("gc: delete orphan %s: %w", o.Key, err)
+		}
+		st.Orphans++
+		st.Bytes += o.Size
+		c.log.Info("gc: deleted orphan object", "key", o.Key, "bytes", o.Size, "age", time.Duration(nowMs-o.LastModified.UnixMilli())*time.Millisecond)
+	}
+	for _, o := range garbage {
+		removed, err := c.removeGarbageRecord(o.num)
+		if err != nil {
+			return st, err
+		}
+		if !removed {
+			continue // revived by a retried commit meanwhile
+		}
+		if err := store.Delete(ctx, o.key); err != nil {
+			// The record is gone, so the object is an orphan now: the next
+			// collection's orphan pass deletes it.
+			return st, fmt.Errorf("gc: delete garbage %s: %w", o.key, err)
+		}
+		st.Garbage++
+		st.Bytes += o.size
+		c.log.Info("gc: deleted garbage object", "key", o.key, "bytes", o.size)
+	}
+	return st, nil
+}
+
+// removeGarbageRecord deletes object num's record if it is still garbage.
+func (c *Coordinator) removeGarbageRecord(num uint64) (bool, error) {
+	c.commit.Lock()
+	defer c.commit.Unlock()
+	o := c.mu.objects[num]
+	if o == nil || o.state != ObjectGarbage || o.live > 0 {
+		return false, nil
+	}
+	if err := c.db.Delete(objectKey(num), pebble.Sync); err != nil {
+		return false, fmt.Errorf("gc: delete object record %s: %w", o.key, err)
+	}
+	c.mu.Lock()
+	delete(c.mu.objects, num)
+	delete(c.mu.objectsByKey, o.key)
+	c.mu.Unlock()
+	return true, nil
+}
+
+func gcPrefix(prefix string) string {
+	if prefix == "" {
+		return "wal/"
+	}
+	return strings.TrimSuffix(prefix, "/") + "/wal/"
+}
+
+// RunGC collects garbage every interval until ctx ends. Errors are logged
+// and retried at the next round.
+func (c *Coordinator) RunGC(ctx context.Context, store GCStore, prefix string, interval time.Duration) {
+	if interval <= 0 {
+		interval = min(max(c.opts.GCGrace/10, time.Second), time.Minute)
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		st, err := c.CollectGarbage(ctx, store, prefix)
+		if err != nil && ctx.Err() == nil {
+			c.log.Warn("gc round failed", "err", err)
+		}
+		if st.Garbage+st.Orphans > 0 {
+			c.log.Info("gc round", "garbage", st.Garbage, "orphans", st.Orphans, "bytes", st.Bytes)
+		}
+	}
+}

@@ -1,0 +1,89 @@
+package coordinator
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/floe-io/floe/objectstore"
+)
+
+// TestCollectGarbage: live objects are never deleted; rejected-commit
+// objects, deleted topics' objects and orphans go after the grace period,
+// not before.
+func TestCollectGarbage(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.GCGrace = 10 * time.Minute })
+	e.clock.Advance(time.Since(e.clock.Now())) // the store's clock is real time
+	ctx := context.Background()
+	store := objectstore.NewMemory()
+	put := func(key string) {
+		if err := store.Put(ctx, key, make([]byte, 3*batchLen)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keep := e.topic("keep", 1, nil)
+	doomed := e.topic("doomed", 1, nil)
+
+	put("wal/live")
+	e.commit("wal/live", plain(keep.ID, 0, 0))
+	put("wal/rejected")
+	if res := e.commit("wal/rejected", plain(keep.ID, 5, 0)); res[0].ErrorCode == 0 {
+		t.Fatal("a batch for a missing partition was accepted")
+	}
+	put("wal/doomed")
+	e.commit("wal/doomed", plain(doomed.ID, 0, 0))
+	if _, err := e.c.DeleteTopic(ctx, "doomed"); err != nil {
+		t.Fatal(err)
+	}
+	put("wal/orphan") // uploaded, never committed
+	put("other/not-wal")
+
+	stored := func() map[string]bool {
+		objs, err := store.List(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]bool{}
+		for _, o := range objs {
+			m[o.Key] = true
+		}
+		return m
+	}
+
+	st, err := e.c.CollectGarbage(ctx, store, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Garbage+st.Orphans != 0 || len(stored()) != 5 {
+		t.Fatalf("deleted within the grace period: %+v, left %v", st, stored())
+	}
+
+	e.clock.Advance(11 * time.Minute)
+	st, err = e.c.CollectGarbage(ctx, store, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Garbage != 2 || st.Orphans != 1 {
+		t.Fatalf("collected %+v, want 2 garbage (rejected, deleted topic) and 1 orphan", st)
+	}
+	left := stored()
+	if !left["wal/live"] || !left["other/not-wal"] || len(left) != 2 {
+		t.Fatalf("left %v, want only the live object and the non-WAL key", left)
+	}
+	objs, err := e.c.Objects(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 1 || objs[0].Key != "wal/live" {
+		t.Fatalf("coordinator still knows %+v", objs)
+	}
+	// The live object's batch still reads.
+	if found, err := e.c.FindBatches(ctx, FindBatchesRequest{TopicID: keep.ID, Offset: 0, MaxBytes: 1}); err != nil || len(found.Batches) != 1 {
+		t.Fatalf("live batch after gc: %v %+v", err, found)
+	}
+	// And after a restart nothing comes back.
+	e.reopen()
+	if objs, _ := e.c.Objects(ctx); len(objs) != 1 {
+		t.Fatalf("after reopen the coordinator knows %d objects", len(objs))
+	}
+}
