@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION="${DURATION:-15s}"
 STORES="${STORES:-dir minio}"
-RATE="${RATE:-80000}"   # records/s of 1 KiB: about half the saturation measured by bench-produce.sh
+RATE="${RATE:-20000}"   # records/s of 1 KiB, produced while three reader sets consume on the same 2 cores
 . scripts/bench-lib.sh
 
 cache_line() {
@@ -32,6 +32,7 @@ run_store() {
   echo "=== $store: three reader sets catching up from the start (cold reads through one broker) ==="
   stop_broker
   start_broker "$store" "$work/data-$store"   # same data, empty cache
+  lt=("$work/loadtest" --brokers "$kafka" --metrics-url "http://$http/metrics" --progress 0 --log-level warn)
   "${lt[@]}" --topic tail --partitions 8 --producers 1 --rate 1 --record-size 1024 \
     --consumers 1 --consumer-groups 3 --from-start --duration "$DURATION"
   cache_line
