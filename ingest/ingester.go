@@ -40,10 +40,11 @@ type Committer interface {
 }
 
 // WriteThrough receives each object after its upload, before its commit, so
-// that consumers at the head of the log read it from memory. The chunk cache
-// implements it.
+// that consumers at the head of the log read it from memory. Ingest hands
+// the buffer over and never touches it again. The chunk cache implements
+// it.
 type WriteThrough interface {
-	Put(key string, data []byte)
+	PutOwned(key string, data []byte)
 }
 
 // Batch is one validated record batch to append.
@@ -327,7 +328,7 @@ func (in *Ingester) upload(o *object) {
 		err := in.store.Put(ctx, o.key, o.buf)
 		if err == nil {
 			if in.cache != nil {
-				in.cache.Put(o.key, o.buf)
+				in.cache.PutOwned(o.key, o.buf)
 			}
 			break
 		}
