@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -281,17 +282,27 @@ func TestCluster(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// A hung coordinator (stopped, its connection still open): the
+		// broker's coordinator timeout (3s) answers before the request's (5s).
+		produceDown := func(state string) {
+			start := time.Now()
+			code := produceRaw(t, cl, topic, 0, buildBatch(t, []byte("while the coordinator is "+state)))
+			took := time.Since(start)
+			if err := kerr.ErrorForCode(code); !kerr.IsRetriable(err) {
+				t.Fatalf("produce with the coordinator %s: %v, want a retriable error", state, err)
+			}
+			if took > 5*time.Second {
+				t.Fatalf("produce with the coordinator %s answered after %s, request timeout 5s", state, took)
+			}
+			t.Logf("produce with the coordinator %s: %v after %s", state, kerr.ErrorForCode(code), took)
+		}
+		if err := c.coord.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		produceDown("hung")
+		// A dead one: no responders, answered at once.
 		c.coord.Kill()
-		start := time.Now()
-		code := produceRaw(t, cl, topic, 0, buildBatch(t, []byte("while the coordinator is down")))
-		took := time.Since(start)
-		if err := kerr.ErrorForCode(code); !kerr.IsRetriable(err) {
-			t.Fatalf("produce with the coordinator down: %v, want a retriable error", err)
-		}
-		if took > 5*time.Second {
-			t.Fatalf("produce with the coordinator down answered after %s, request timeout 5s", took)
-		}
-		t.Logf("produce with the coordinator down: %v after %s", kerr.ErrorForCode(code), took)
+		produceDown("dead")
 
 		// The restarted coordinator has every acknowledged batch, and
 		// brokers use it again.
@@ -329,7 +340,9 @@ type wakeUp struct {
 	consumed time.Duration
 }
 
-func (w wakeUp) String() string { return fmt.Sprintf("%s (acked %s)", w.consumed.Round(time.Millisecond), w.acked.Round(time.Millisecond)) }
+func (w wakeUp) String() string {
+	return fmt.Sprintf("%s (acked %s)", w.consumed.Round(time.Millisecond), w.acked.Round(time.Millisecond))
+}
 
 // measureWakeUps creates topic (one partition), has a consumer on
 // consumeAddr long-poll it with MaxWait 5s, and produces n records one at

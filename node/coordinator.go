@@ -30,6 +30,9 @@ const (
 // ingest reach the coordinator through the same rpc.Client.
 func (n *Node) startCoordinator(copts coordinator.Options) error {
 	cfg := n.cfg
+	if err := rpc.CheckCluster(cfg.Cluster); err != nil {
+		return err
+	}
 	name := fmt.Sprintf("floe-broker-%d", cfg.Broker.NodeID)
 	if cfg.NATSURL != "" {
 		nc, err := nats.Connect(cfg.NATSURL, append(n.natsOptions(name),
@@ -58,6 +61,9 @@ func (n *Node) startCoordinator(copts coordinator.Options) error {
 		if sopts.Port, err = strconv.Atoi(port); err != nil {
 			return fmt.Errorf("nats listen port %q: %w", port, err)
 		}
+		if sopts.Port == 0 {
+			sopts.Port = server.RANDOM_PORT // nats-server reads 0 as its default, 4222
+		}
 		sopts.Host = host
 	}
 	ns, err := server.NewServer(sopts)
@@ -80,7 +86,8 @@ func (n *Node) startCoordinator(copts coordinator.Options) error {
 	}
 	// Served until Close, not until ctx ends: a draining broker still
 	// commits what it buffered.
-	if n.rpcServer, err = rpc.Serve(context.Background(), n.srvConn, cfg.Cluster, n.coord, n.log); err != nil {
+	if n.rpcServer, err = rpc.ServeWith(context.Background(), n.srvConn, cfg.Cluster, n.coord,
+		rpc.ServerOptions{Logger: n.log, Meter: n.metrics.Meter("floe/coordinator/rpc")}); err != nil {
 		return err
 	}
 	if n.nc, err = nats.Connect("", append(n.natsOptions(name), nats.InProcessServer(ns))...); err != nil {

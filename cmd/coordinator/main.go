@@ -74,8 +74,8 @@ func parseFlags(args []string) (*config, error) {
 	}
 	cfg.coord.DefaultPartitions = int32(*numPartitions)
 	var errs []error
-	if cfg.cluster == "" || strings.ContainsAny(cfg.cluster, " .*>") {
-		errs = append(errs, fmt.Errorf("--cluster %q: want one NATS subject token", cfg.cluster))
+	if err := rpc.CheckCluster(cfg.cluster); err != nil {
+		errs = append(errs, fmt.Errorf("--cluster: %w", err))
 	}
 	if cfg.natsURL == "" {
 		errs = append(errs, errors.New("--nats-url is required"))
@@ -133,7 +133,7 @@ func run(args []string) error {
 		return err
 	}
 	defer nc.Close()
-	srv, err := rpc.Serve(context.Background(), nc, cfg.cluster, c, log)
+	srv, err := rpc.ServeWith(context.Background(), nc, cfg.cluster, c, rpc.ServerOptions{Logger: log, Meter: mp.Meter("floe/coordinator/rpc")})
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,8 @@ type Groups struct {
 		groups map[string]*group
 	}
 
-	sched scheduler
+	sched      scheduler
+	topicCache topicCache
 
 	cancel context.CancelFunc
 	done   chan struct{}

@@ -17,6 +17,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now returns the current time; tests replace it. Default: time.Now.
 	Now func() time.Time
+	// Topics lists the cluster's topics for KIP-848 consumer groups, whose
+	// partitions the coordinator assigns itself. Without it, every
+	// subscription resolves to nothing.
+	Topics TopicLister
 
 	// MinSessionTimeout is group.min.session.timeout.ms: a JoinGroup with a
 	// shorter session timeout is INVALID_SESSION_TIMEOUT. Default: 6s.

@@ -15,10 +15,17 @@ import (
 	"github.com/floe-io/floe/internal/natstest"
 )
 
-// benchEnv is a coordinator served over NATS and a client whose connection
-// is in-process (as the embedded broker has it) or TCP on loopback (as a
-// broker reaching cmd/coordinator has it).
-func benchEnv(b *testing.B, transport string) (*coordinator.Coordinator, *rpc.Client) {
+// benchAPI is what the benchmarks call: the coordinator itself ("direct"),
+// or a client.
+type benchAPI interface {
+	CommitObject(ctx context.Context, req *coordinator.CommitRequest) (*coordinator.CommitResponse, error)
+	Topic(ctx context.Context, name string) (coordinator.Topic, error)
+}
+
+// benchEnv is a coordinator, called directly or served over NATS to a
+// client whose connection is in-process (as the embedded broker has it) or
+// TCP on loopback (as a broker reaching cmd/coordinator has it).
+func benchEnv(b *testing.B, transport string) (*coordinator.Coordinator, benchAPI) {
 	b.Helper()
 	ns := natstest.StartWith(b, &server.Options{})
 	c, err := coordinator.Open(coordinator.Options{Dir: b.TempDir()})
@@ -26,6 +33,9 @@ func benchEnv(b *testing.B, transport string) (*coordinator.Coordinator, *rpc.Cl
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { c.Close() })
+	if transport == "direct" {
+		return c, c
+	}
 	connect := func() *nats.Conn {
 		var nc *nats.Conn
 		var err error
@@ -48,7 +58,7 @@ func benchEnv(b *testing.B, transport string) (*coordinator.Coordinator, *rpc.Cl
 	return c, rpc.NewClient(connect(), "bench", rpc.ClientOptions{})
 }
 
-var transports = []string{"inprocess", "tcp"}
+var transports = []string{"direct", "inprocess", "tcp"}
 
 // BenchmarkCommitRoundTrip commits one small batch per call: the latency a
 // lone producer sees added by the coordinator (NATS round trip, encoding,
@@ -173,7 +183,7 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 	}
 	slices.Sort(lat)
 	pct := func(p float64) float64 {
-		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
+		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Nanoseconds()) / 1e6
 	}
 	b.ReportMetric(pct(0.50), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")

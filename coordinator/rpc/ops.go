@@ -1,6 +1,8 @@
 package rpc
 
 import (
+	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -39,6 +41,15 @@ const (
 	statusOK    = 0
 	statusError = 1
 )
+
+// CheckCluster reports whether name can prefix the cluster's subjects: one
+// NATS subject token (no dots, wildcards or whitespace).
+func CheckCluster(name string) error {
+	if name == "" || strings.ContainsAny(name, ".*> \t\r\n") {
+		return fmt.Errorf("rpc: cluster name %q is not one NATS subject token", name)
+	}
+	return nil
+}
 
 // Subject returns the request subject of op in cluster.
 func Subject(cluster, op string) string { return cluster + ".coord." + op }

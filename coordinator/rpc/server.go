@@ -10,8 +10,11 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/metrics"
 )
 
 const (
@@ -105,6 +108,8 @@ type Server struct {
 	cancel  context.CancelFunc
 	sem     chan struct{}
 
+	duration metric.Float64Histogram
+
 	// unsubscribe stops the coordinator's commit notices.
 	unsubscribe func()
 
@@ -123,15 +128,34 @@ type Server struct {
 // until ctx is done or Close is called. It does not close nc or c. A nil
 // logger discards the logs.
 func Serve(ctx context.Context, nc *nats.Conn, cluster string, c *coordinator.Coordinator, logger *slog.Logger) (*Server, error) {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+	return ServeWith(ctx, nc, cluster, c, ServerOptions{Logger: logger})
+}
+
+// ServerOptions configure a Server.
+type ServerOptions struct {
+	// Logger receives the server's logs. Default: discard.
+	Logger *slog.Logger
+	// Meter records floe.coordinator.rpc.duration, each request's service
+	// time by op and outcome. Default: no metrics.
+	Meter metric.Meter
+}
+
+// ServeWith is Serve with options.
+func ServeWith(ctx context.Context, nc *nats.Conn, cluster string, c *coordinator.Coordinator, opts ServerOptions) (*Server, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cluster == "" {
-		return nil, errors.New("rpc: empty cluster name")
+	if err := CheckCluster(cluster); err != nil {
+		return nil, err
+	}
+	duration, err := metrics.OrNoop(opts.Meter).Float64Histogram("floe.coordinator.rpc.duration", metric.WithUnit("s"),
+		metric.WithDescription("Coordinator requests served over NATS, by op and outcome (ok, kafka_error, error)."))
+	if err != nil {
+		return nil, fmt.Errorf("rpc: histogram: %w", err)
 	}
 	sctx, cancel := context.WithCancel(ctx)
-	s := &Server{nc: nc, cluster: cluster, c: c, log: logger, ctx: sctx, cancel: cancel,
-		sem: make(chan struct{}, maxConcurrent)}
+	s := &Server{nc: nc, cluster: cluster, c: c, log: opts.Logger, ctx: sctx, cancel: cancel,
+		sem: make(chan struct{}, maxConcurrent), duration: duration}
 	for op, h := range handlers {
 		sub, err := nc.QueueSubscribe(Subject(cluster, op), queueGroup, s.dispatch(op, h))
 		if err == nil {
@@ -236,6 +260,7 @@ func (s *Server) serve(op string, h handler, m *nats.Msg) {
 	e := getEncoder()
 	defer putEncoder(e)
 	e.byte(version)
+	start := time.Now()
 	var err error
 	switch {
 	case d.err != nil:
@@ -254,14 +279,19 @@ func (s *Server) serve(op string, h handler, m *nats.Msg) {
 	if err == nil && int64(len(e.b)) > s.nc.MaxPayload() {
 		err = fmt.Errorf("reply of %d bytes exceeds the NATS max payload of %d", len(e.b), s.nc.MaxPayload())
 	}
+	outcome := "ok"
 	if err != nil {
 		e.b = e.b[:1]
 		e.byte(statusError)
 		encError(e, err)
+		outcome = "kafka_error"
 		if !isKafkaError(err) {
+			outcome = "error"
 			s.log.Warn("coordinator request failed", "op", op, "err", err)
 		}
 	}
+	s.duration.Record(context.Background(), time.Since(start).Seconds(),
+		metric.WithAttributes(attribute.String("op", op), attribute.String("outcome", outcome)))
 	if err := m.Respond(e.b); err != nil {
 		s.log.Debug("reply to coordinator request", "op", op, "err", err)
 	}

@@ -145,6 +145,10 @@ func (p *Process) Stop() {
 	}
 }
 
+// Signal sends sig to the process: SIGSTOP and SIGCONT make a hung
+// process and bring it back.
+func (p *Process) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
+
 // Exited is closed when the process has exited.
 func (p *Process) Exited() <-chan struct{} { return p.done }
 

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseFlags(t *testing.T) {
+	cfg, err := parseFlags(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.coord.Dir != "./data-coordinator" || cfg.natsURL != "nats://127.0.0.1:4222" || cfg.cluster != "floe" ||
+		cfg.coord.GCGrace != 10*time.Minute || cfg.coord.BrokerTTL != 6*time.Second || cfg.coord.DefaultPartitions != 1 ||
+		cfg.coord.KVIndexEnabled || cfg.httpAddr != "127.0.0.1:8090" {
+		t.Fatalf("defaults: %+v", cfg)
+	}
+
+	t.Setenv("FLOE_GC_GRACE", "1h")
+	cfg, err = parseFlags([]string{"--kv-index-enabled", "--cluster", "prod", "--num-partitions", "6"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.coord.GCGrace != time.Hour || !cfg.coord.KVIndexEnabled || cfg.cluster != "prod" || cfg.coord.DefaultPartitions != 6 {
+		t.Fatalf("flags: %+v", cfg)
+	}
+
+	// Every bad flag is reported at once.
+	_, err = parseFlags([]string{"--cluster", "a.b", "--nats-url", "", "--gc-grace", "-1s"})
+	for _, want := range []string{"--cluster", "--nats-url", "GCGrace"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not mention %s", err, want)
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package coordinator
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+)
+
+func TestBrokerRegistry(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.BrokerTTL = 6 * time.Second })
+	ctx := context.Background()
+	list := func() []BrokerInfo {
+		t.Helper()
+		bs, err := e.c.ListBrokers(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bs
+	}
+	b1 := BrokerInfo{NodeID: 1, Host: "10.0.0.1", Port: 9092, Rack: "a"}
+	b2 := BrokerInfo{NodeID: 2, Host: "10.0.0.2", Port: 9092}
+	if got := list(); len(got) != 0 {
+		t.Fatalf("empty registry lists %+v", got)
+	}
+	for _, b := range []BrokerInfo{b2, b1} {
+		if err := e.c.RegisterBroker(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := list(); !reflect.DeepEqual(got, []BrokerInfo{b1, b2}) {
+		t.Fatalf("ListBrokers = %+v", got)
+	}
+
+	// Broker 2 keeps heartbeating, broker 1 stops: after the TTL only 2.
+	e.clock.Advance(4 * time.Second)
+	if err := e.c.RegisterBroker(ctx, b2); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(2 * time.Second)
+	if got := list(); !reflect.DeepEqual(got, []BrokerInfo{b2}) {
+		t.Fatalf("after broker 1's TTL: %+v", got)
+	}
+
+	// A live node id at another address is refused; at the same address
+	// (a restart) it is renewed, with its new rack.
+	wantKerr(t, e.c.RegisterBroker(ctx, BrokerInfo{NodeID: 2, Host: "10.0.0.9", Port: 9092}), kerr.DuplicateBrokerRegistration)
+	b2.Rack = "b"
+	if err := e.c.RegisterBroker(ctx, b2); err != nil {
+		t.Fatal(err)
+	}
+	// An expired node id is free for anyone.
+	moved := BrokerInfo{NodeID: 1, Host: "10.0.0.7", Port: 9093}
+	if err := e.c.RegisterBroker(ctx, moved); err != nil {
+		t.Fatal(err)
+	}
+	if got := list(); !reflect.DeepEqual(got, []BrokerInfo{moved, b2}) {
+		t.Fatalf("ListBrokers = %+v", got)
+	}
+
+	// Deregistering takes effect at once, only for the same address.
+	if err := e.c.DeregisterBroker(ctx, BrokerInfo{NodeID: 1, Host: "10.0.0.1", Port: 9092}); err != nil {
+		t.Fatal(err)
+	}
+	if got := list(); len(got) != 2 {
+		t.Fatalf("deregistering another address removed a broker: %+v", got)
+	}
+	if err := e.c.DeregisterBroker(ctx, moved); err != nil {
+		t.Fatal(err)
+	}
+	if got := list(); !reflect.DeepEqual(got, []BrokerInfo{b2}) {
+		t.Fatalf("after deregister: %+v", got)
+	}
+
+	for _, bad := range []BrokerInfo{{NodeID: -1, Host: "h", Port: 1}, {NodeID: 1, Port: 1}, {NodeID: 1, Host: "h", Port: 70000}} {
+		wantKerr(t, e.c.RegisterBroker(ctx, bad), kerr.InvalidRequest)
+	}
+	// The registry lives in memory: brokers register again after a restart.
+	e.reopen()
+	if got := list(); len(got) != 0 {
+		t.Fatalf("after reopen: %+v", got)
+	}
+}
+
+func TestRegisterMetrics(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	tp := e.topic("t", 2, nil)
+	e.commit("wal/1", plain(tp.ID, 1, 4))
+	if err := e.c.RegisterBroker(ctx, BrokerInfo{NodeID: 1, Host: "h", Port: 1}); err != nil {
+		t.Fatal(err)
+	}
+	reader := metric.NewManualReader()
+	mp := metric.NewMeterProvider(metric.WithReader(reader))
+	if _, err := e.c.RegisterMetrics(mp.Meter("test")); err != nil {
+		t.Fatal(err)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(ctx, &rm); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			for _, dp := range m.Data.(metricdata.Gauge[int64]).DataPoints {
+				got[m.Name] += dp.Value
+			}
+		}
+	}
+	want := map[string]int64{
+		"floe.partition.high_watermark":   5,
+		"floe.partition.log_start_offset": 0,
+		"floe.coordinator.topics":         1,
+		"floe.coordinator.objects":        1,
+		"floe.coordinator.object_bytes":   batchLen,
+		"floe.coordinator.brokers":        1,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("metrics %v, want %v", got, want)
+	}
+}

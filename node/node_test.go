@@ -1,0 +1,111 @@
+package node_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/broker"
+	"github.com/floe-io/floe/internal/floetest"
+	"github.com/floe-io/floe/node"
+)
+
+// pinned is a client whose every connection goes to addr.
+func pinned(t *testing.T, addr string, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	dial := func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.Dialer(dial)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+func brokerIDs(ctx context.Context, cl *kgo.Client) ([]int32, error) {
+	resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int32
+	for _, b := range resp.Brokers {
+		ids = append(ids, b.NodeID)
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// TestNodeUsesAnotherNodesCoordinator runs a node whose embedded NATS
+// server listens, and a second node using its coordinator over NATS (as
+// brokers use cmd/coordinator): both are named in Metadata, a record
+// produced through one is read through the other, and the second leaves
+// the registry when it closes.
+func TestNodeUsesAnotherNodesCoordinator(t *testing.T) {
+	dir := t.TempDir() // shared: the second node's objects are where the first reads them
+	n1 := floetest.StartNode(t, node.Config{DataDir: dir, NATSListen: "127.0.0.1:0", Cluster: "nodetest"})
+	if n1.Coordinator() == nil || n1.NATSURL() == "" {
+		t.Fatalf("embedded node: coordinator %v, nats url %q", n1.Coordinator(), n1.NATSURL())
+	}
+	cfg2 := node.Config{DataDir: dir, NATSURL: n1.NATSURL(), Cluster: "nodetest", Broker: broker.Options{NodeID: 2}}
+	cfg2.KafkaAddr, cfg2.HTTPAddr, cfg2.Logger = "127.0.0.1:0", "-", floetest.Logger()
+	n2, err := node.Start(context.Background(), cfg2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			n2.Close(context.Background())
+		}
+	})
+	if n2.Coordinator() != nil || n2.NATSURL() != "" || n2.CoordinatorClient() == nil {
+		t.Fatal("a node using a cluster's coordinator has one of its own")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c1, c2 := pinned(t, n1.KafkaAddr()), pinned(t, n2.KafkaAddr(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	floetest.CheckFor(t, 10*time.Second, 50*time.Millisecond, func() error {
+		ids, err := brokerIDs(ctx, c1)
+		if err != nil || !slices.Equal(ids, []int32{1, 2}) {
+			return fmt.Errorf("node 1 names brokers %v (%v)", ids, err)
+		}
+		return nil
+	})
+
+	if _, err := kadm.NewClient(c2).CreateTopic(ctx, 2, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.ProduceSync(ctx, &kgo.Record{Topic: "t", Partition: 1, Value: []byte("through node 2")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	c1.AddConsumePartitions(map[string]map[int32]kgo.Offset{"t": {1: kgo.NewOffset().AtStart()}})
+	fs := c1.PollFetches(ctx)
+	if err := fs.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if recs := fs.Records(); len(recs) != 1 || string(recs[0].Value) != "through node 2" {
+		t.Fatalf("node 1 read %v", recs)
+	}
+
+	closed = true
+	if err := n2.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	floetest.CheckFor(t, 5*time.Second, 50*time.Millisecond, func() error {
+		ids, err := brokerIDs(ctx, c1)
+		if err != nil || !slices.Equal(ids, []int32{1}) {
+			return fmt.Errorf("node 1 names brokers %v (%v)", ids, err)
+		}
+		return nil
+	})
+}
