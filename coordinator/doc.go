@@ -57,6 +57,13 @@
 // The producer id family only holds ids whose epoch was bumped
 // (InitProducerID); other ids below the counter have epoch 0.
 //
+// # Broker registry
+//
+// Brokers register (node id, advertised address, rack) and heartbeat with
+// RegisterBroker; ListBrokers names those heard from within
+// Options.BrokerTTL. The registry is kept in memory only: after a restart
+// brokers register again with their next heartbeat.
+//
 // # Locks
 //
 // Locks are taken in this order, never the reverse:

@@ -25,6 +25,7 @@ import (
 	"github.com/floe-io/floe/broker"
 	"github.com/floe-io/floe/cache"
 	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordinator/groups"
 	"github.com/floe-io/floe/coordinator/rpc"
 	"github.com/floe-io/floe/ingest"
 	"github.com/floe-io/floe/kvindex"
@@ -115,6 +116,7 @@ type Node struct {
 	http    *http.Server
 	served  chan error
 	metrics *metrics.Provider
+	groups  *groups.Groups
 	closed  bool
 }
 
@@ -236,6 +238,12 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
 	n.broker = broker.New(bopts, n.client, n.ingest, n.cache)
+	// Consumer groups: their state lives with this node (see the groups
+	// package doc); FindCoordinator spreads groups over the live brokers.
+	if n.groups, err = groups.Open(groups.Options{Dir: filepath.Join(cfg.DataDir, "groups"), Logger: cfg.Logger, Topics: n.client}); err != nil {
+		return nil, fmt.Errorf("open group coordinator: %w", err)
+	}
+	n.broker.SetGroups(n.groups)
 	go func() { n.served <- n.broker.Serve(n.kafkaLn) }()
 	info, err := brokerInfo(bopts.NodeID, bopts.AdvertisedAddr, bopts.Rack)
 	if err != nil {
@@ -342,6 +350,10 @@ func (n *Node) closeParts() error {
 	}
 	if n.cache != nil {
 		errs = append(errs, n.cache.Close())
+	}
+	if n.groups != nil {
+		errs = append(errs, n.groups.Close())
+		n.groups = nil
 	}
 	n.stopHeartbeat(context.Background())
 	errs = append(errs, n.closeCoordinator())

@@ -22,10 +22,11 @@ const (
 // DescribeGroups serves DescribeGroups (v0-v6). Member metadata and
 // assignments are shown only while a classic group is Stable. A group that
 // does not exist is Dead, with GROUP_ID_NOT_FOUND from v6.
-func (gs *Groups) DescribeGroups(_ context.Context, req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse {
+func (gs *Groups) DescribeGroups(ctx context.Context, req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
+	snap, _ := gs.topics(ctx) // names the topics of KIP-848 assignments
 	for _, name := range req.Groups {
-		sg := gs.describe(req.Version, name)
+		sg := gs.describe(req.Version, name, snap)
 		if req.IncludeAuthorizedOperations && sg.ErrorCode == 0 {
 			sg.AuthorizedOperations = groupAuthorizedOperations
 		}
@@ -34,7 +35,7 @@ func (gs *Groups) DescribeGroups(_ context.Context, req *kmsg.DescribeGroupsRequ
 	return resp
 }
 
-func (gs *Groups) describe(version int16, name string) kmsg.DescribeGroupsResponseGroup {
+func (gs *Groups) describe(version int16, name string, snap *topicSnapshot) kmsg.DescribeGroupsResponseGroup {
 	sg := kmsg.NewDescribeGroupsResponseGroup()
 	sg.Group = name
 	if !gs.enter() {
@@ -53,14 +54,28 @@ func (gs *Groups) describe(version int16, name string) kmsg.DescribeGroupsRespon
 	}
 	defer g.mu.Unlock()
 	if c := g.mu.consumer; c != nil {
-		// A KIP-848 group is described by ConsumerGroupDescribe;
-		// DescribeGroups shows what a classic client can read.
+		// A KIP-848 group, as Kafka shows it to classic tools: the
+		// subscriptions and assignments in the consumer protocol's
+		// encoding, the assignor as the protocol.
 		sg.State = c.stateLocked()
 		sg.ProtocolType = consumerProtocolType
+		sg.Protocol = c.assignor
 		for _, m := range c.sortedMembersLocked() {
 			dm := kmsg.NewDescribeGroupsResponseGroupMember()
 			dm.MemberID, dm.InstanceID, dm.ClientID, dm.ClientHost = m.id, m.instanceID, m.clientID, m.clientHost
-			dm.ProtocolMetadata, dm.MemberAssignment = []byte{}, []byte{}
+			meta := kmsg.NewConsumerMemberMetadata()
+			meta.Topics = slices.Clone(m.topics)
+			dm.ProtocolMetadata = meta.AppendTo(nil)
+			assignment := kmsg.NewConsumerMemberAssignment()
+			for _, id := range m.assigned.sortedIDs() {
+				t := kmsg.NewConsumerMemberAssignmentTopic()
+				if snap != nil {
+					t.Topic = snap.byID[id]
+				}
+				t.Partitions = slices.Clone(m.assigned[id])
+				assignment.Topics = append(assignment.Topics, t)
+			}
+			dm.MemberAssignment = assignment.AppendTo(nil)
 			sg.Members = append(sg.Members, dm)
 		}
 		return sg

@@ -1,6 +1,7 @@
 package groups
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -9,9 +10,60 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// consumerGroup is the state of a KIP-848 consumer group.
+// KIP-848 consumer group states, as Kafka names them.
+const (
+	consumerEmpty       = "Empty"
+	consumerAssigning   = "Assigning"
+	consumerReconciling = "Reconciling"
+	consumerStable      = "Stable"
+)
+
+// staticLeftEpoch is the member epoch of a static member that left for a
+// while (a restart): its partitions stay reserved until it rejoins or its
+// session expires.
+const staticLeftEpoch = -2
+
+// memberState is where a KIP-848 member is in reconciling towards its
+// target assignment (Kafka's MemberState).
+type memberState int8
+
+const (
+	// memberStable: the member owns its target assignment, or all of it
+	// that other members have released.
+	memberStable memberState = iota
+	// memberUnrevoked: the member must give partitions back first; its
+	// epoch stays until it reports them gone.
+	memberUnrevoked
+	// memberUnreleased: partitions of its target are still held by
+	// other members.
+	memberUnreleased
+)
+
+// consumerGroup is the state of a KIP-848 consumer group (g.mu held for
+// all of it).
 type consumerGroup struct {
-	members    map[string]*consumerMember
+	// epoch is the group epoch, bumped by every membership, subscription
+	// or subscribed-topic change; assignmentEpoch is the epoch the target
+	// assignment was computed at (behind epoch: Assigning).
+	epoch           int32
+	assignmentEpoch int32
+	persistedEpoch  int32
+	// assignor is the server assignor the members prefer ("uniform" or
+	// "range").
+	assignor string
+	members  map[string]*consumerMember
+	// static maps group.instance.id to its member id.
+	static map[string]string
+	// owners maps each partition a member is assigned or still revoking
+	// to that member: a partition is handed to a new member only once
+	// its previous owner released it.
+	owners map[topicID]map[int32]string
+	// metaSig describes the subscribed topics' metadata the target was
+	// computed from; a change (new partitions, a new matching topic)
+	// bumps the epoch.
+	metaSig string
+	// sigSnap is the topic snapshot metaSig was last checked against.
+	sigSnap    *topicSnapshot
 	emptySince time.Time
 }
 
@@ -19,30 +71,64 @@ type consumerGroup struct {
 type consumerMember struct {
 	id         string
 	instanceID *string
+	rackID     *string
 	clientID   string
 	clientHost string
-	topics     []string
+
+	epoch     int32
+	prevEpoch int32
+	state     memberState
+	rebalance time.Duration
+	assignor  string
+
+	topics []string // subscribed topic names, sorted
+	regex  string
+	re     *regexp.Regexp
+
+	target   partitions // what the assignor gives it
+	assigned partitions // what it was told to own
+	revoking partitions // what it must give back before moving on
+
+	// session is when the member expires without a heartbeat; revokeBy
+	// when it is fenced for not giving partitions back (zero unless
+	// memberUnrevoked).
+	session  time.Time
+	revokeBy time.Time
+}
+
+func newConsumerGroup(epoch int32, now time.Time) *consumerGroup {
+	return &consumerGroup{
+		epoch:           epoch,
+		assignmentEpoch: epoch,
+		persistedEpoch:  epoch,
+		assignor:        "uniform",
+		members:         make(map[string]*consumerMember),
+		static:          make(map[string]string),
+		owners:          make(map[topicID]map[int32]string),
+		emptySince:      now,
+	}
 }
 
 func (c *consumerGroup) emptyLocked() bool { return len(c.members) == 0 }
 
+// stateLocked is the group state as ListGroups and the describes show it.
 func (c *consumerGroup) stateLocked() string {
-	if c.emptyLocked() {
-		return "Empty"
+	if len(c.members) == 0 {
+		return consumerEmpty
 	}
-	return "Stable"
-}
-
-func (c *consumerGroup) isSubscribedLocked(topic string) bool {
+	if c.epoch > c.assignmentEpoch {
+		return consumerAssigning
+	}
 	for _, m := range c.members {
-		if slices.Contains(m.topics, topic) {
-			return true
+		if m.epoch == staticLeftEpoch {
+			continue
+		}
+		if m.state != memberStable || m.epoch != c.assignmentEpoch {
+			return consumerReconciling
 		}
 	}
-	return false
+	return consumerStable
 }
-
-func (c *consumerGroup) nextDeadlineLocked() time.Time { return time.Time{} }
 
 func (c *consumerGroup) sortedMembersLocked() []*consumerMember {
 	ms := make([]*consumerMember, 0, len(c.members))
@@ -53,12 +139,182 @@ func (c *consumerGroup) sortedMembersLocked() []*consumerMember {
 	return ms
 }
 
-func (g *group) expireConsumerLocked(time.Time) {}
-
-func (g *group) validateConsumerCommitLocked(*kmsg.OffsetCommitRequest) *kerr.Error {
-	return kerr.UnknownMemberID
+// subscribedLocked resolves m's subscription against snap: the named
+// topics that exist and every topic the regex matches in full.
+func (m *consumerMember) subscribedLocked(snap *topicSnapshot) map[string]bool {
+	out := make(map[string]bool)
+	for _, t := range m.topics {
+		if _, ok := snap.byName[t]; ok {
+			out[t] = true
+		}
+	}
+	if m.re != nil {
+		for t := range snap.byName {
+			if m.re.MatchString(t) {
+				out[t] = true
+			}
+		}
+	}
+	return out
 }
 
-func (g *group) validateConsumerFetchLocked(kmsg.OffsetFetchRequestGroup) *kerr.Error {
+// isSubscribedLocked reports whether any member subscribes to topic.
+func (c *consumerGroup) isSubscribedLocked(topic string) bool {
+	for _, m := range c.members {
+		if slices.Contains(m.topics, topic) || (m.re != nil && m.re.MatchString(topic)) {
+			return true
+		}
+	}
+	return false
+}
+
+// setAssignmentLocked replaces m's assigned and revoking partitions and
+// moves their ownership.
+func (c *consumerGroup) setAssignmentLocked(m *consumerMember, assigned, revoking partitions) {
+	c.releaseLocked(m)
+	m.assigned, m.revoking = assigned, revoking
+	c.claimLocked(m, m.assigned)
+	c.claimLocked(m, m.revoking)
+}
+
+// releaseLocked drops m's ownership of everything it holds.
+func (c *consumerGroup) releaseLocked(m *consumerMember) {
+	for _, ps := range []partitions{m.assigned, m.revoking} {
+		for id, l := range ps {
+			owners := c.owners[id]
+			for _, p := range l {
+				if owners[p] == m.id {
+					delete(owners, p)
+				}
+			}
+			if len(owners) == 0 {
+				delete(c.owners, id)
+			}
+		}
+	}
+}
+
+func (c *consumerGroup) claimLocked(m *consumerMember, ps partitions) {
+	for id, l := range ps {
+		owners := c.owners[id]
+		if owners == nil {
+			owners = make(map[int32]string)
+			c.owners[id] = owners
+		}
+		for _, p := range l {
+			owners[p] = m.id
+		}
+	}
+}
+
+// removeMemberLocked drops m and frees its partitions; the caller bumps
+// the epoch.
+func (c *consumerGroup) removeMemberLocked(m *consumerMember, now time.Time) {
+	c.releaseLocked(m)
+	delete(c.members, m.id)
+	if m.instanceID != nil && c.static[*m.instanceID] == m.id {
+		delete(c.static, *m.instanceID)
+	}
+	if len(c.members) == 0 {
+		c.emptySince = now
+	}
+}
+
+// nextDeadlineLocked is the earliest session or revocation deadline.
+func (c *consumerGroup) nextDeadlineLocked() time.Time {
+	var next time.Time
+	for _, m := range c.members {
+		for _, t := range []time.Time{m.session, m.revokeBy} {
+			if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+				next = t
+			}
+		}
+	}
+	return next
+}
+
+// expireConsumerLocked fences members whose session expired or that did
+// not give partitions back within their rebalance timeout. The target
+// assignment is recomputed at the next heartbeat (the group is Assigning
+// until then).
+func (g *group) expireConsumerLocked(now time.Time) {
+	c := g.mu.consumer
+	removed := false
+	for _, m := range c.sortedMembersLocked() {
+		switch {
+		case !m.session.IsZero() && !now.Before(m.session):
+			g.gs.log.Info("consumer group member session expired, fencing it", "group", g.name, "member_id", m.id, "member_epoch", m.epoch)
+		case !m.revokeBy.IsZero() && !now.Before(m.revokeBy):
+			g.gs.log.Info("consumer group member did not revoke partitions within its rebalance timeout, fencing it", "group", g.name, "member_id", m.id, "member_epoch", m.epoch)
+		default:
+			continue
+		}
+		c.removeMemberLocked(m, now)
+		removed = true
+	}
+	if removed {
+		c.epoch++
+		g.persistConsumerLocked()
+	}
+}
+
+// persistConsumerLocked writes the group record when the epoch moved, so
+// that epochs never go back after a restart.
+func (g *group) persistConsumerLocked() {
+	c := g.mu.consumer
+	if c.epoch == c.persistedEpoch && g.mu.persisted {
+		return
+	}
+	r := groupRecord{protocolType: consumerProtocolType, generation: c.epoch, consumer: true}
+	if c.emptyLocked() {
+		r.emptySinceMs = msOf(c.emptySince)
+	}
+	b := g.gs.newBatch()
+	b.setGroup(g.name, r)
+	if err := b.commit(); err != nil {
+		g.gs.log.Error("persist group", "group", g.name, "err", err)
+		return
+	}
+	c.persistedEpoch = c.epoch
+	g.mu.persisted = true
+}
+
+// validateConsumerCommitLocked checks an OffsetCommit against a KIP-848
+// group, as Kafka's ConsumerGroup.validateOffsetCommit: a member commits
+// at exactly its current epoch (else STALE_MEMBER_EPOCH), with v9+.
+func (g *group) validateConsumerCommitLocked(req *kmsg.OffsetCommitRequest) *kerr.Error {
+	c := g.mu.consumer
+	if req.Generation < 0 && len(c.members) == 0 {
+		return nil // admin or manual commit to an empty group
+	}
+	m := c.members[req.MemberID]
+	if m == nil {
+		return kerr.UnknownMemberID
+	}
+	if req.Version < 9 {
+		return kerr.UnsupportedVersion
+	}
+	if req.Generation != m.epoch {
+		return kerr.StaleMemberEpoch
+	}
+	return nil
+}
+
+// validateConsumerFetchLocked checks an OffsetFetch v9+ naming a member of
+// a KIP-848 group; admin fetches (no member, epoch -1) pass.
+func (g *group) validateConsumerFetchLocked(rg kmsg.OffsetFetchRequestGroup) *kerr.Error {
+	if rg.MemberID == nil && rg.MemberEpoch < 0 {
+		return nil
+	}
+	var m *consumerMember
+	if rg.MemberID != nil {
+		m = g.mu.consumer.members[*rg.MemberID]
+	}
+	if m == nil {
+		return kerr.UnknownMemberID
+	}
+	if rg.MemberEpoch != m.epoch {
+		return kerr.StaleMemberEpoch
+	}
 	return nil
 }

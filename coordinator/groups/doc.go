@@ -55,8 +55,10 @@
 //	family  key                                                 value
 //	------  --------------------------------------------------  ------------------------------------------
 //	meta    'm' "format"                                        8-byte big-endian format version (1)
-//	group   'g' group                                           protocol type str, generation,
-//	                                                            empty-since ms (0: not Empty when written)
+//	group   'g' group                                           protocol type str, generation (group epoch
+//	                                                            of a KIP-848 group), empty-since ms (0: not
+//	                                                            Empty when written), type(1: 0 classic,
+//	                                                            1 KIP-848 consumer group)
 //	offset  'o' len(2) group len(2) topic partition(4)          offset, leader epoch, commit ms,
 //	                                                            metadata str
 //

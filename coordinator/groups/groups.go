@@ -74,11 +74,15 @@ func Open(opts Options) (*Groups, error) {
 		g := newGroup(gs, name)
 		g.mu.persisted = true
 		g.mu.protocolType = r.protocolType
-		g.mu.generation = r.generation
+		since := now
 		if r.emptySinceMs > 0 {
-			g.mu.stateSince = time.UnixMilli(r.emptySinceMs)
+			since = time.UnixMilli(r.emptySinceMs)
+		}
+		if r.consumer {
+			g.mu.consumer = newConsumerGroup(r.generation, since)
 		} else {
-			g.mu.stateSince = now
+			g.mu.generation = r.generation
+			g.mu.stateSince = since
 		}
 		gs.mu.groups[name] = g
 	}

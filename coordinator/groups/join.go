@@ -42,10 +42,16 @@ func (gs *Groups) join(c Client, req *kmsg.JoinGroupRequest) (*kmsg.JoinGroupRes
 		return errorJoinResponse(req.MemberID, kerr.UnknownMemberID), nil
 	}
 	defer g.mu.Unlock()
-	if g.mu.consumer != nil {
-		// A KIP-848 group takes no classic members (Kafka's
-		// online upgrade path is not supported).
-		return errorJoinResponse(req.MemberID, kerr.InconsistentGroupProtocol), nil
+	if c := g.mu.consumer; c != nil {
+		if !c.emptyLocked() {
+			// A KIP-848 group takes no classic members (Kafka's
+			// online migration is not supported).
+			return errorJoinResponse(req.MemberID, kerr.InconsistentGroupProtocol), nil
+		}
+		// An empty consumer group becomes a classic group; its
+		// committed offsets stay.
+		g.mu.consumer = nil
+		g.mu.state = Empty
 	}
 	resp, wait := g.joinLocked(c, req)
 	if created && g.unusedLocked() {

@@ -413,15 +413,14 @@ func (gs *Groups) expireOffsets() {
 }
 
 func (g *group) expireOffsetsLocked(now time.Time, retention time.Duration) {
+	// As Kafka's offsetExpirationCondition: the base an offset's age
+	// counts from, nil when no offset of the group may expire.
 	var base func(r offsetRecord) int64
+	active := g.mu.state != Empty
 	switch {
 	case g.mu.consumer != nil:
-		if g.mu.consumer.emptyLocked() {
-			since := msOf(g.mu.consumer.emptySince)
-			base = func(offsetRecord) int64 { return since }
-		} else {
-			base = func(r offsetRecord) int64 { return r.commitMs }
-		}
+		active = !g.mu.consumer.emptyLocked()
+		base = func(r offsetRecord) int64 { return r.commitMs }
 	case g.mu.protocolType == "":
 		base = func(r offsetRecord) int64 { return r.commitMs }
 	case g.mu.state == Empty:
@@ -438,7 +437,7 @@ func (g *group) expireOffsetsLocked(now time.Time, retention time.Duration) {
 	var expired []tp
 	if base != nil {
 		for topic, ps := range g.mu.offsets {
-			if g.mu.state != Empty && g.isSubscribedLocked(topic) {
+			if active && g.isSubscribedLocked(topic) {
 				continue
 			}
 			for p, r := range ps {

@@ -33,6 +33,9 @@ type groupRecord struct {
 	// emptySinceMs is when the group last became Empty; 0 when it was not
 	// empty at the time of the write.
 	emptySinceMs int64
+	// consumer marks a KIP-848 consumer group; generation is then its
+	// group epoch.
+	consumer bool
 }
 
 // offsetRecord is one committed offset.
@@ -108,7 +111,12 @@ func (r groupRecord) encode() []byte {
 	v := []byte{valueV1}
 	v = appendStr(v, r.protocolType)
 	v = binary.AppendVarint(v, int64(r.generation))
-	return binary.AppendVarint(v, r.emptySinceMs)
+	v = binary.AppendVarint(v, r.emptySinceMs)
+	typ := byte(0)
+	if r.consumer {
+		typ = 1
+	}
+	return append(v, typ)
 }
 
 func (r offsetRecord) encode() []byte {
@@ -150,6 +158,19 @@ func (d *decoder) varint() int64 {
 	return v
 }
 
+func (d *decoder) byte() byte {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b) == 0 {
+		d.err = errShortValue
+		return 0
+	}
+	v := d.b[0]
+	d.b = d.b[1:]
+	return v
+}
+
 func (d *decoder) str() string {
 	if d.err != nil {
 		return ""
@@ -170,6 +191,7 @@ func decodeGroupRecord(b []byte) (groupRecord, error) {
 	r.protocolType = d.str()
 	r.generation = int32(d.varint())
 	r.emptySinceMs = d.varint()
+	r.consumer = d.byte() == 1
 	return r, d.err
 }
 
