@@ -172,9 +172,15 @@ type InitProducerIDResponse struct {
 	ProducerEpoch int16
 }
 
-// CommitNotice says a partition's high watermark advanced.
+// CommitNotice says a partition's high watermark advanced, and where the
+// batches that advanced it live, so that brokers serve consumers at the head
+// of the log without asking the coordinator.
 type CommitNotice struct {
-	TopicID       TopicID
-	Partition     int32
-	HighWatermark int64
+	TopicID        TopicID
+	Partition      int32
+	HighWatermark  int64
+	LogStartOffset int64
+	// Batches are the committed batches, in offset order, ending at
+	// HighWatermark-1. Empty when the notice only reports offsets.
+	Batches []BatchCoord
 }

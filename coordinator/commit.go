@@ -91,6 +91,9 @@ type pendingPart struct {
 	partition int32
 	st        partState
 	changed   bool
+	// batches are the coordinates committed to the partition, for the
+	// commit notice.
+	batches []BatchCoord
 }
 
 // pendingProducer is a producer state as a commit in progress sees it.
@@ -190,6 +193,11 @@ func (c *Coordinator) commitObjectLocked(req *CommitRequest) (*CommitResponse, [
 		pp.st.hwm = last + 1
 		pp.st.noteBatch(base, last, ts, t.logAppendTime)
 		pp.changed = true
+		pp.batches = append(pp.batches, BatchCoord{
+			ObjectKey: req.ObjectKey, ObjectSize: req.ObjectSize,
+			ByteOffset: cb.ByteOffset, ByteLength: cb.ByteLength,
+			BaseOffset: base, LastOffset: last, MaxTimestamp: ts, LogAppendTime: t.logAppendTime,
+		})
 		if prod != nil {
 			prod.st.record(cb, base, ts, nowMs)
 			prod.changed = true
@@ -253,7 +261,8 @@ func (c *Coordinator) commitObjectLocked(req *CommitRequest) (*CommitResponse, [
 	for _, pp := range partOrder {
 		if pp.changed {
 			pp.topic.parts[pp.partition] = pp.st
-			notices = append(notices, CommitNotice{TopicID: pp.topic.id, Partition: pp.partition, HighWatermark: pp.st.hwm})
+			notices = append(notices, CommitNotice{TopicID: pp.topic.id, Partition: pp.partition,
+				HighWatermark: pp.st.hwm, LogStartOffset: pp.st.logStart, Batches: pp.batches})
 		}
 	}
 	if isNew || accepted > 0 {

@@ -189,7 +189,13 @@ func TestCommitNotices(t *testing.T) {
 	e.commit("o3", plain(a.ID, 0, 0))
 	mu.Lock()
 	defer mu.Unlock()
-	want := []CommitNotice{{TopicID: a.ID, Partition: 1, HighWatermark: 3}, {TopicID: a.ID, Partition: 0, HighWatermark: 1}}
+	coord := func(off int64, base, last int64) BatchCoord {
+		return BatchCoord{ObjectKey: "o1", ObjectSize: 3 * batchLen, ByteOffset: off, ByteLength: batchLen, BaseOffset: base, LastOffset: last, MaxTimestamp: 1000}
+	}
+	want := []CommitNotice{
+		{TopicID: a.ID, Partition: 1, HighWatermark: 3, Batches: []BatchCoord{coord(0, 0, 1), coord(200, 2, 2)}},
+		{TopicID: a.ID, Partition: 0, HighWatermark: 1, Batches: []BatchCoord{coord(100, 0, 0)}},
+	}
 	if len(got) != 1 || fmt.Sprint(got[0]) != fmt.Sprint(want) {
 		t.Errorf("notices %v, want [%v]", got, want)
 	}

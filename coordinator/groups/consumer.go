@@ -88,6 +88,10 @@ type consumerMember struct {
 	target   partitions // what the assignor gives it
 	assigned partitions // what it was told to own
 	revoking partitions // what it must give back before moving on
+	// since holds the member epoch at which each partition it holds
+	// (assigned or revoking) was assigned to it (KIP-1251): a commit at
+	// an older epoch is accepted for partitions held since then.
+	since map[topicID]map[int32]int32
 
 	// session is when the member expires without a heartbeat; revokeBy
 	// when it is fenced for not giving partitions back (zero unless
@@ -168,11 +172,26 @@ func (c *consumerGroup) isSubscribedLocked(topic string) bool {
 	return false
 }
 
-// setAssignmentLocked replaces m's assigned and revoking partitions and
-// moves their ownership.
-func (c *consumerGroup) setAssignmentLocked(m *consumerMember, assigned, revoking partitions) {
+// setAssignmentLocked replaces m's assigned and revoking partitions, moves
+// their ownership, and stamps the partitions new to m with epoch.
+func (c *consumerGroup) setAssignmentLocked(m *consumerMember, assigned, revoking partitions, epoch int32) {
 	c.releaseLocked(m)
-	m.assigned, m.revoking = assigned, revoking
+	since := make(map[topicID]map[int32]int32)
+	for _, ps := range []partitions{assigned, revoking} {
+		for id, l := range ps {
+			if since[id] == nil {
+				since[id] = make(map[int32]int32, len(l))
+			}
+			for _, p := range l {
+				e, ok := m.since[id][p]
+				if !ok {
+					e = epoch
+				}
+				since[id][p] = e
+			}
+		}
+	}
+	m.assigned, m.revoking, m.since = assigned, revoking, since
 	c.claimLocked(m, m.assigned)
 	c.claimLocked(m, m.revoking)
 }
@@ -280,24 +299,43 @@ func (g *group) persistConsumerLocked() {
 }
 
 // validateConsumerCommitLocked checks an OffsetCommit against a KIP-848
-// group, as Kafka's ConsumerGroup.validateOffsetCommit: a member commits
-// at exactly its current epoch (else STALE_MEMBER_EPOCH), with v9+.
-func (g *group) validateConsumerCommitLocked(req *kmsg.OffsetCommitRequest) *kerr.Error {
+// group, as Kafka 4.3's ConsumerGroup.validateOffsetCommit (KIP-1251): a
+// member commits with v9+ at its current epoch, or at an older one for the
+// partitions it has held since that epoch (a heartbeat moved it on before
+// it heard); else STALE_MEMBER_EPOCH, for the request or per partition
+// (the returned check, nil when every partition passes).
+func (g *group) validateConsumerCommitLocked(req *kmsg.OffsetCommitRequest) (*kerr.Error, func(topic string, p int32) *kerr.Error) {
 	c := g.mu.consumer
 	if req.Generation < 0 && len(c.members) == 0 {
-		return nil // admin or manual commit to an empty group
+		return nil, nil // admin or manual commit to an empty group
 	}
 	m := c.members[req.MemberID]
 	if m == nil {
-		return kerr.UnknownMemberID
+		return kerr.UnknownMemberID, nil
 	}
 	if req.Version < 9 {
-		return kerr.UnsupportedVersion
+		return kerr.UnsupportedVersion, nil
 	}
-	if req.Generation != m.epoch {
-		return kerr.StaleMemberEpoch
+	switch {
+	case req.Generation == m.epoch:
+		return nil, nil
+	case req.Generation > m.epoch:
+		return kerr.StaleMemberEpoch, nil
 	}
-	return nil
+	snap := c.sigSnap // names every topic the member can hold
+	return nil, func(topic string, p int32) *kerr.Error {
+		if snap == nil {
+			return kerr.StaleMemberEpoch
+		}
+		tm, ok := snap.byName[topic]
+		if !ok {
+			return kerr.StaleMemberEpoch
+		}
+		if e, ok := m.since[tm.id][p]; !ok || e > req.Generation {
+			return kerr.StaleMemberEpoch
+		}
+		return nil
+	}
 }
 
 // validateConsumerFetchLocked checks an OffsetFetch v9+ naming a member of

@@ -154,7 +154,7 @@ func (g *group) consumerHeartbeatLocked(cl Client, req *kmsg.ConsumerGroupHeartb
 		m.prevEpoch, m.epoch = m.epoch, staticLeftEpoch
 		m.state = memberStable
 		m.revokeBy = time.Time{}
-		c.setAssignmentLocked(m, m.assigned, partitions{})
+		c.setAssignmentLocked(m, m.assigned, partitions{}, m.epoch)
 		resp.MemberID, resp.MemberEpoch = &m.id, staticLeftEpoch
 		return nil
 	}
@@ -262,7 +262,7 @@ func (g *group) consumerJoinLocked(id string, req *kmsg.ConsumerGroupHeartbeatRe
 		c.removeMemberLocked(predecessor, g.gs.now())
 		m.topics, m.regex, m.re, m.assignor = predecessor.topics, predecessor.regex, predecessor.re, predecessor.assignor
 		m.target = predecessor.target.clone()
-		c.setAssignmentLocked(m, predecessor.assigned.clone(), partitions{})
+		c.setAssignmentLocked(m, predecessor.assigned.clone(), partitions{}, c.assignmentEpoch)
 	} else {
 		g.gs.log.Info("consumer group member joined", "group", g.name, "member_id", id)
 	}

@@ -582,3 +582,33 @@ func TestConsumerAndClassicDoNotMix(t *testing.T) {
 	h.gs.LeaveGroup(context.Background(), leave)
 	wantCode(t, "consumer join to an empty classic group", h.hb(joinHB("g", "a", "t")).ErrorCode, nil)
 }
+
+// TestConsumerCommitAssignmentEpochs: KIP-1251. A member whose epoch moved
+// on may still commit, at its older epoch, the partitions it held since
+// then; not others, and never at a future epoch.
+func TestConsumerCommitAssignmentEpochs(t *testing.T) {
+	h, ft := newConsumerHarness(t)
+	ft.set("t", 4)
+	epochs, owned := h.stableConsumers("g", "a")
+	old := epochs["a"]
+	h.hb(joinHB("g", "b", "t"))
+	r := h.hb(fullHB("g", "a", old, owned["a"], "t")) // a revokes two
+	kept := assigned(r)
+	r = h.hb(fullHB("g", "a", old, kept, "t"))
+	if r.MemberEpoch <= old {
+		t.Fatalf("a did not move on: %d", r.MemberEpoch)
+	}
+	var keptP, gaveP int32 = -1, -1
+	for _, l := range kept {
+		keptP = l[0]
+	}
+	for p := range int32(4) {
+		if !kept.has(ft.set("t", 4), p) {
+			gaveP = p
+		}
+	}
+	wantCode(t, "old epoch, kept partition", h.commit(commitReq("g", "a", old, "t", keptP, 1)), nil)
+	wantCode(t, "old epoch, given away", h.commit(commitReq("g", "a", old, "t", gaveP, 1)), kerr.StaleMemberEpoch)
+	wantCode(t, "current epoch", h.commit(commitReq("g", "a", r.MemberEpoch, "t", gaveP, 1)), nil)
+	wantCode(t, "future epoch", h.commit(commitReq("g", "a", r.MemberEpoch+1, "t", keptP, 1)), kerr.StaleMemberEpoch)
+}

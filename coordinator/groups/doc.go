@@ -1,6 +1,7 @@
 // Package groups is floe's group coordinator, part of the batch coordinator
 // but its own package: classic consumer groups (JoinGroup, SyncGroup,
-// Heartbeat, LeaveGroup), committed offsets (OffsetCommit, OffsetFetch,
+// Heartbeat, LeaveGroup), KIP-848 consumer groups (ConsumerGroupHeartbeat,
+// ConsumerGroupDescribe), committed offsets (OffsetCommit, OffsetFetch,
 // OffsetDelete) and group administration (DescribeGroups, ListGroups,
 // DeleteGroups), answering with the error codes Apache Kafka returns.
 //
@@ -36,6 +37,27 @@
 // selected protocol stays the same, take over its assignment without a
 // rebalance.
 //
+// # KIP-848 consumer groups
+//
+// A group id is either classic or a KIP-848 consumer group; an empty group
+// of one kind becomes the other when a member of the other kind joins, and
+// keeps its offsets. The coordinator assigns the partitions itself, with
+// the server assignor the members prefer: "uniform" (sticky and balanced)
+// or "range". Every membership, subscription or subscribed-topic change
+// (new partitions, a new topic matching a regex; topic metadata comes from
+// Options.Topics, at most topicCacheTTL old) bumps the group epoch and
+// recomputes the target assignment. Members move towards their target as
+// Kafka's CurrentAssignmentBuilder does: partitions leaving a member are
+// revoked first (it keeps its epoch until its heartbeat no longer reports
+// them), and a partition goes to its new member only once the old one
+// released it. A member that does not revoke within its rebalance timeout,
+// or misses its session (Options.ConsumerSessionTimeout), is fenced. A
+// static member that leaves with epoch -2 keeps its partitions reserved
+// until it is back under a new member id, which takes them over without a
+// new group epoch. Offset commits are fenced as Kafka 4.3 does (KIP-1251):
+// at the member's epoch, or at an older one for the partitions it has held
+// since.
+//
 // # Durability
 //
 // Committed offsets are written to Pebble with pebble.Sync before
@@ -70,6 +92,7 @@
 // Locks are taken in this order, never the reverse:
 //
 //	Groups.closeMu (read: every call while it uses the state; write: Close)
+//	  topicCache.mu (the topic snapshot; never held with group.mu)
 //	  group.mu (one group's state)
 //	    Groups.mu (the group map)
 //	    scheduler.mu (the deadline heap)

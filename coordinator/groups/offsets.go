@@ -70,9 +70,12 @@ func (gs *Groups) commit(req *kmsg.OffsetCommitRequest) commitCodes {
 	if created {
 		g.gs.log.Info("creating a simple group for a manual offset commit", "group", g.name)
 	}
-	var err *kerr.Error
+	var (
+		err   *kerr.Error
+		check func(topic string, p int32) *kerr.Error
+	)
 	if g.mu.consumer != nil {
-		err = g.validateConsumerCommitLocked(req)
+		err, check = g.validateConsumerCommitLocked(req)
 	} else {
 		err = g.validateCommitLocked(req)
 	}
@@ -98,6 +101,12 @@ func (gs *Groups) commit(req *kmsg.OffsetCommitRequest) commitCodes {
 			if p.Metadata != nil && len(*p.Metadata) > gs.opts.MaxMetadataBytes {
 				codes.parts[i][j] = kerr.OffsetMetadataTooLarge.Code
 				continue
+			}
+			if check != nil {
+				if err := check(t.Topic, p.Partition); err != nil {
+					codes.parts[i][j] = err.Code
+					continue
+				}
 			}
 			r := offsetRecord{offset: p.Offset, leaderEpoch: p.LeaderEpoch, commitMs: msOf(now)}
 			if req.Version < 6 || r.leaderEpoch < -1 {

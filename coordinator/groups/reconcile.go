@@ -72,7 +72,7 @@ func (c *consumerGroup) computeNextLocked(m *consumerMember, owned partitions) {
 	case len(revoke) > 0 && ownsAny(revoke, owned):
 		m.state = memberUnrevoked
 		m.prevEpoch = m.epoch
-		c.setAssignmentLocked(m, keep, revoke)
+		c.setAssignmentLocked(m, keep, revoke, m.epoch)
 	default:
 		for id, l := range add {
 			for _, p := range l {
@@ -86,6 +86,6 @@ func (c *consumerGroup) computeNextLocked(m *consumerMember, owned partitions) {
 		if m.epoch != c.assignmentEpoch {
 			m.prevEpoch, m.epoch = m.epoch, c.assignmentEpoch
 		}
-		c.setAssignmentLocked(m, keep, partitions{})
+		c.setAssignmentLocked(m, keep, partitions{}, m.epoch)
 	}
 }

@@ -4,32 +4,47 @@ import (
 	"github.com/floe-io/floe/coordinator"
 )
 
+// noticeVersion is the version of the commit notice message. Version 2
+// added the log start offset and the committed batches' coordinates.
+const noticeVersion byte = 2
+
+// noticeSize bounds the encoded size of one notice.
+func noticeSize(n *coordinator.CommitNotice) int {
+	size := 30 // partition, high watermark, log start, batch count
+	for _, b := range n.Batches {
+		size += len(b.ObjectKey) + 60
+	}
+	return size
+}
+
 // encNotices encodes a notice message of as many of ns as fit in limit
 // bytes (at least one) and returns how many it took:
 //
-//	version, n topics × (topic id(16), n partitions × (partition, high watermark))
+//	version, n topics × (topic id(16), n partitions × (partition, high watermark,
+//	    log start, n batches × (object key, object size, byte offset, byte length,
+//	    base offset, last-base, max timestamp, log-append-time flag)))
 //
 // Notices of one topic that are not adjacent in ns go in separate topic
 // groups; the coordinator lists a commit's notices topic by topic.
 func encNotices(e *encoder, ns []coordinator.CommitNotice, limit int) int {
-	// Each notice takes at most 10+10 bytes, each topic group 16+10.
-	const perNotice, perTopic = 20, 26
+	const perTopic = 26
 	n, size, groups := 0, 1+10, 0
 	for n < len(ns) {
-		add := perNotice
-		if n == 0 || ns[n].TopicID != ns[n-1].TopicID {
+		add := noticeSize(&ns[n])
+		newGroup := n == 0 || ns[n].TopicID != ns[n-1].TopicID
+		if newGroup {
 			add += perTopic
 		}
 		if n > 0 && size+add > limit {
 			break
 		}
 		size += add
-		if add > perNotice {
+		if newGroup {
 			groups++
 		}
 		n++
 	}
-	e.byte(version)
+	e.byte(noticeVersion)
 	e.uvarint(uint64(groups))
 	for i := 0; i < n; {
 		j := i + 1
@@ -41,6 +56,18 @@ func encNotices(e *encoder, ns []coordinator.CommitNotice, limit int) int {
 		for _, nt := range ns[i:j] {
 			e.varint(int64(nt.Partition))
 			e.varint(nt.HighWatermark)
+			e.varint(nt.LogStartOffset)
+			e.uvarint(uint64(len(nt.Batches)))
+			for _, b := range nt.Batches {
+				e.str(b.ObjectKey)
+				e.varint(b.ObjectSize)
+				e.varint(b.ByteOffset)
+				e.varint(int64(b.ByteLength))
+				e.varint(b.BaseOffset)
+				e.varint(b.LastOffset - b.BaseOffset)
+				e.varint(b.MaxTimestamp)
+				e.bool(b.LogAppendTime)
+			}
 		}
 		i = j
 	}
@@ -50,16 +77,29 @@ func encNotices(e *encoder, ns []coordinator.CommitNotice, limit int) int {
 // decNotices decodes a notice message.
 func decNotices(data []byte) ([]coordinator.CommitNotice, error) {
 	d := decoder{b: data}
-	if v := d.byte(); d.err == nil && v != version {
+	if v := d.byte(); d.err == nil && v != noticeVersion {
 		d.fail("notice version %d", v)
 	}
 	groups := d.count(16 + 1)
 	var out []coordinator.CommitNotice
 	for range groups {
 		id := d.id()
-		n := d.count(2)
+		n := d.count(4)
 		for range n {
-			out = append(out, coordinator.CommitNotice{TopicID: id, Partition: d.int32(), HighWatermark: d.varint()})
+			nt := coordinator.CommitNotice{TopicID: id, Partition: d.int32(), HighWatermark: d.varint(), LogStartOffset: d.varint()}
+			nb := d.count(9)
+			if nb > 0 {
+				nt.Batches = make([]coordinator.BatchCoord, 0, nb)
+			}
+			for range nb {
+				b := coordinator.BatchCoord{ObjectKey: d.str(), ObjectSize: d.varint(), ByteOffset: d.varint(), ByteLength: d.int32()}
+				b.BaseOffset = d.varint()
+				b.LastOffset = b.BaseOffset + d.varint()
+				b.MaxTimestamp = d.varint()
+				b.LogAppendTime = d.bool()
+				nt.Batches = append(nt.Batches, b)
+			}
+			out = append(out, nt)
 		}
 	}
 	if d.err != nil {

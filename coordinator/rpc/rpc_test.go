@@ -225,7 +225,12 @@ func TestCommitNotices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []coordinator.CommitNotice{{TopicID: tp.ID, Partition: 0, HighWatermark: 3}, {TopicID: tp.ID, Partition: 1, HighWatermark: 1}}
+	want := []coordinator.CommitNotice{
+		{TopicID: tp.ID, Partition: 0, HighWatermark: 3, Batches: []coordinator.BatchCoord{
+			{ObjectKey: "wal/1", ObjectSize: 20, ByteLength: 10, LastOffset: 2}}},
+		{TopicID: tp.ID, Partition: 1, HighWatermark: 1, Batches: []coordinator.BatchCoord{
+			{ObjectKey: "wal/1", ObjectSize: 20, ByteOffset: 10, ByteLength: 10}}},
+	}
 	for i := range 2 {
 		select {
 		case ns := <-got:
