@@ -66,13 +66,81 @@ func (c *crashCluster) startCoord() {
 // addBroker starts broker id on a fresh data dir (an empty chunk cache).
 func (c *crashCluster) addBroker(id int) *floetest.Process {
 	c.t.Helper()
+	return c.addBrokerVia(id, c.minio.Endpoint)
+}
+
+// addBrokerVia starts broker id with s3Endpoint in place of MinIO's (a
+// proxy in front of it).
+func (c *crashCluster) addBrokerVia(id int, s3Endpoint string) *floetest.Process {
+	c.t.Helper()
 	b := floetest.StartBroker(c.t, c.env,
 		"--node-id", strconv.Itoa(id), "--nats-url", c.nats.ClientURL(), "--cluster", clusterName,
-		"--data-dir", c.t.TempDir(), "--s3-bucket", c.minio.Bucket, "--s3-endpoint", c.minio.Endpoint,
+		"--data-dir", c.t.TempDir(), "--s3-bucket", c.minio.Bucket, "--s3-endpoint", s3Endpoint,
 		"--s3-region", c.minio.Region, "--s3-path-style", "--coordinator-timeout", "3s")
 	c.brokers = append(c.brokers, b)
 	return b
 }
+
+// holdingProxy forwards a broker's S3 requests to MinIO. Once armed, it
+// lets the next WAL object upload complete at MinIO but holds back its
+// answer: the broker then has an object in the bucket that it cannot have
+// committed, and killing it leaves that object an orphan.
+type holdingProxy struct {
+	srv     *httptest.Server
+	armed   atomic.Bool
+	held    chan string // the key of the upload whose answer is held
+	release chan struct{}
+}
+
+func startHoldingProxy(t *testing.T, minio *miniotest.Server) *holdingProxy {
+	t.Helper()
+	target, err := url.Parse(minio.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hp := &holdingProxy{held: make(chan string, 1), release: make(chan struct{})}
+	// The Host header stays the proxy's, which the broker signed.
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.ErrorLog = log.New(io.Discard, "", 0) // the killed broker's requests fail
+	rp.Transport = roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		key, isObject := strings.CutPrefix(req.URL.Path, "/"+minio.Bucket+"/")
+		if err != nil || req.Method != http.MethodPut || !isObject || !strings.HasPrefix(key, "wal/") ||
+			resp.StatusCode != http.StatusOK || !hp.armed.CompareAndSwap(true, false) {
+			return resp, err
+		}
+		hp.held <- key
+		select {
+		case <-hp.release:
+		case <-req.Context().Done():
+		}
+		return resp, err
+	})
+	hp.srv = httptest.NewServer(rp)
+	t.Cleanup(func() {
+		close(hp.release)
+		hp.srv.Close()
+	})
+	return hp
+}
+
+// holdNextUpload arms the proxy and waits until an upload's answer is
+// held; it returns that object's key.
+func (hp *holdingProxy) holdNextUpload(t *testing.T, within time.Duration) string {
+	t.Helper()
+	hp.armed.Store(true)
+	select {
+	case key := <-hp.held:
+		return key
+	case <-time.After(within):
+		t.Fatalf("no WAL object upload through the proxy within %s", within)
+		return ""
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // failoverDialer sends every connection of a client to one broker, which
 // the test can change: a producer "fails over" when its broker dies.
