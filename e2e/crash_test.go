@@ -6,11 +6,17 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -92,6 +98,8 @@ type holdingProxy struct {
 	release chan struct{}
 }
 
+// startHoldingProxy starts a holdingProxy in front of minio on 127.0.0.1;
+// point a broker's --s3-endpoint at hp.srv.URL.
 func startHoldingProxy(t *testing.T, minio *miniotest.Server) *holdingProxy {
 	t.Helper()
 	target, err := url.Parse(minio.Endpoint)
@@ -471,21 +479,23 @@ func coordObjects(httpAddr string) (live, garbage int64, err error) {
 }
 
 // TestCrashBrokerDuringProduce kills (SIGKILL) one of two brokers in the
-// middle of a produce load. An idempotent producer on the killed broker
-// fails over to the other one and retries its in-flight batches there;
-// a second producer works through the other broker throughout. Every
-// acknowledged record is then read back exactly once, at the offset it
-// was acknowledged with, offsets contiguous; no record is in the log
-// twice. The objects the killed broker left uploaded but uncommitted, and
-// an orphan the test plants under wal/, are deleted by the coordinator's
-// collector after --gc-grace, until the bucket holds exactly the objects
-// the coordinator references, all still readable through a new broker
-// with an empty cache.
+// middle of a produce load, right after one of its objects was uploaded
+// (its S3 answer held back by a proxy, so it was never committed). An
+// idempotent producer on the killed broker fails over to the other one and
+// retries its in-flight batches there; a second producer works through the
+// other broker throughout. Every acknowledged record is then read back
+// exactly once, at the offset it was acknowledged with, offsets
+// contiguous; no record is in the log twice. The killed broker's
+// uncommitted object is deleted by the coordinator's collector after
+// --gc-grace, until the bucket holds exactly the objects the coordinator
+// references, all still readable through a new broker with an empty cache.
 func TestCrashBrokerDuringProduce(t *testing.T) {
 	const gcGrace = 3 * time.Second
 	start := time.Now()
-	c := startCrashCluster(t, 2, "--gc-grace", gcGrace.String())
-	b1, b2 := c.brokers[0], c.brokers[1]
+	c := startCrashCluster(t, 0, "--gc-grace", gcGrace.String())
+	proxy := startHoldingProxy(t, c.minio)
+	b1 := c.addBrokerVia(1, proxy.srv.URL)
+	b2 := c.addBroker(2)
 	t.Logf("cluster up in %s", time.Since(start).Round(time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
 	defer cancel()
@@ -494,13 +504,6 @@ func TestCrashBrokerDuringProduce(t *testing.T) {
 	if _, err := kadm.NewClient(pinnedClient(t, b2.KafkaAddr)).CreateTopic(ctx, partitions, 1, nil, topic); err != nil {
 		t.Fatalf("create topic: %v", err)
 	}
-	// An orphan: in wal/, never committed. The collector must delete it.
-	store := c.minio.Store(t)
-	const planted = "wal/00000000-0000-7000-8000-crash0orphan"
-	if err := store.Put(ctx, planted, []byte("uploaded by a broker that died before committing")); err != nil {
-		t.Fatal(err)
-	}
-
 	dialer := &failoverDialer{addr: b1.KafkaAddr}
 	cl1, err := kgo.NewClient(append(crashProducerOpts(30*time.Second), kgo.SeedBrokers(b1.KafkaAddr), kgo.Dialer(dialer.DialContext))...)
 	if err != nil {
@@ -515,19 +518,25 @@ func TestCrashBrokerDuringProduce(t *testing.T) {
 	p1.waitAcks(t, 1000, 20*time.Second)
 	p2.waitAcks(t, 1000, 20*time.Second)
 
-	// The crash: broker 1 dies with produce requests in flight. Producer
-	// 1's new connections (its retries) go to broker 2.
+	// The crash: broker 1 dies with an object uploaded but not committed,
+	// and produce requests in flight. Producer 1's new connections (its
+	// retries) go to broker 2.
+	orphan := proxy.holdNextUpload(t, 10*time.Second)
 	dialer.set(b2.KafkaAddr)
 	killedAt := time.Now()
 	b1.Kill()
 	ackedAtKill := p1.ackCount()
+	if _, err := c.minio.Store(t).Head(ctx, orphan); err != nil {
+		t.Fatalf("the killed broker's uploaded object %s: %v", orphan, err)
+	}
 	p1.waitAcks(t, ackedAtKill+1000, 30*time.Second)
 	resumed := time.Since(killedAt)
 	p2.waitAcks(t, p2.ackCount()+200, 10*time.Second)
 	close(stop)
 	sent1, acked1, failed1 := p1.wait(t)
 	sent2, acked2, failed2 := p2.wait(t)
-	t.Logf("broker 1 killed after producer 1 had %d acks; producer 1 had 1000 more through broker 2 %s later", ackedAtKill, resumed.Round(time.Millisecond))
+	t.Logf("broker 1 killed with object %s uploaded but uncommitted, after producer 1 had %d acks; producer 1 had 1000 more through broker 2 %s later",
+		orphan, ackedAtKill, resumed.Round(time.Millisecond))
 	t.Logf("producer 1: %d sent, %d acknowledged, %d failed; producer 2: %d sent, %d acknowledged, %d failed",
 		sent1, acked1, failed1, sent2, acked2, failed2)
 	if failed1 > 0 {
@@ -538,9 +547,7 @@ func TestCrashBrokerDuringProduce(t *testing.T) {
 	}
 	loaded := time.Now()
 
-	// Objects in the bucket that the coordinator does not know: the
-	// planted one and what broker 1 uploaded but never committed (unless
-	// the collector already took them).
+	store := c.minio.Store(t)
 	listed, err := store.List(ctx, "wal/")
 	if err != nil {
 		t.Fatal(err)
@@ -562,10 +569,9 @@ func TestCrashBrokerDuringProduce(t *testing.T) {
 	}
 
 	// The collector: after the grace period the bucket holds exactly the
-	// objects the coordinator references (no orphan, no garbage left).
-	var rounds int
+	// objects the coordinator references: the orphan and any garbage are
+	// gone.
 	floetest.CheckFor(t, 10*gcGrace, 250*time.Millisecond, func() error {
-		rounds++
 		listed, err := store.List(ctx, "wal/")
 		if err != nil {
 			return err
@@ -575,8 +581,8 @@ func TestCrashBrokerDuringProduce(t *testing.T) {
 			return err
 		}
 		for _, o := range listed {
-			if o.Key == planted {
-				return fmt.Errorf("the planted orphan %s is still there", planted)
+			if o.Key == orphan {
+				return fmt.Errorf("the killed broker's orphan %s is still there", orphan)
 			}
 		}
 		if garbage != 0 || int64(len(listed)) != live {
@@ -585,10 +591,12 @@ func TestCrashBrokerDuringProduce(t *testing.T) {
 		return nil
 	})
 	listed, _ = store.List(ctx, "wal/")
-	t.Logf("collected %s after the load: %d objects left under wal/, all referenced", time.Since(loaded).Round(time.Millisecond), len(listed))
+	t.Logf("collected %s after the load: %d objects left under wal/, as many as the coordinator references",
+		time.Since(loaded).Round(time.Millisecond), len(listed))
 
 	// None of the deleted objects was live: a new broker, its cache empty,
-	// reads every record from the bucket, where it was before.
+	// reads every record from the bucket, where it was before. (With the
+	// counts equal above, the bucket holds exactly the live objects.)
 	b3 := c.addBroker(3)
 	readStart = time.Now()
 	again := readBack(t, ctx, b3.KafkaAddr, topic, partitions)
@@ -619,9 +627,13 @@ func TestCrashCoordinatorDuringProduce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
 	defer cancel()
 
-	const topic, partitions = "crash-coordinator", 8
-	adm := pinnedClient(t, b1.KafkaAddr)
-	if _, err := kadm.NewClient(adm).CreateTopic(ctx, partitions, 1, nil, topic); err != nil {
+	// The workload's topic, and one for the test's own probes.
+	const topic, partitions, probes = "crash-coordinator", 8, "crash-coordinator-probes"
+	raw := pinnedClient(t, b1.KafkaAddr)
+	if _, err := kadm.NewClient(raw).CreateTopic(ctx, partitions, 1, nil, topic); err != nil {
+		t.Fatalf("create topic: %v", err)
+	}
+	if _, err := kadm.NewClient(raw).CreateTopic(ctx, 1, 1, nil, probes); err != nil {
 		t.Fatalf("create topic: %v", err)
 	}
 	cl := pinnedClient(t, b1.KafkaAddr, crashProducerOpts(60*time.Second)...)
@@ -634,9 +646,8 @@ func TestCrashCoordinatorDuringProduce(t *testing.T) {
 	ackedAtKill := p.ackCount()
 	// Meanwhile the broker answers a retriable error at once (no
 	// responders), never a hang past the request timeout.
-	raw := pinnedClient(t, b1.KafkaAddr)
 	probeStart := time.Now()
-	code := produceRaw(t, raw, topic, 0, buildBatch(t, []byte("while the coordinator is dead")))
+	code := produceRaw(t, raw, probes, 0, buildBatch(t, []byte("while the coordinator is dead")))
 	if err := kerr.ErrorForCode(code); !kerr.IsRetriable(err) {
 		t.Errorf("produce with the coordinator dead: %v, want a retriable error", err)
 	}
@@ -653,13 +664,21 @@ func TestCrashCoordinatorDuringProduce(t *testing.T) {
 	restartAt := time.Now()
 	c.startCoord()
 	restarted := time.Since(restartAt)
+	// The broker uses the new coordinator as soon as it serves; the
+	// producer's first ack comes after its retry backoff.
+	floetest.CheckFor(t, 20*time.Second, 10*time.Millisecond, func() error {
+		return kerr.ErrorForCode(produceRaw(t, raw, probes, 0, buildBatch(t, []byte("after the restart"))))
+	})
+	brokerBack := time.Since(restartAt)
 	p.waitAcks(t, settled+1, 30*time.Second)
 	firstAck := time.Since(restartAt)
 	p.waitAcks(t, settled+1000, 30*time.Second)
 	close(stop)
 	sent, acked, failed := p.wait(t)
-	t.Logf("coordinator killed after %d acks (%d by the time answers settled), down %s, restarted in %s, first ack %s after the restart began",
-		ackedAtKill, settled, restartAt.Sub(killedAt).Round(time.Millisecond), restarted.Round(time.Millisecond), firstAck.Round(time.Millisecond))
+	t.Logf("coordinator killed after %d acks (%d by the time answers settled), down %s, restarted in %s; "+
+		"after the restart began, a raw produce succeeded at %s, the producer's first ack came at %s",
+		ackedAtKill, settled, restartAt.Sub(killedAt).Round(time.Millisecond), restarted.Round(time.Millisecond),
+		brokerBack.Round(time.Millisecond), firstAck.Round(time.Millisecond))
 	t.Logf("producer: %d sent, %d acknowledged, %d failed", sent, acked, failed)
 	if failed > 0 {
 		t.Errorf("%d records failed (delivery timeout 60s): %v", failed, p.firstFailures(5))
@@ -706,7 +725,8 @@ func produceAt(ctx context.Context, cl *kgo.Client, topic string, records []byte
 // Then the other order: broker 1 is hung (SIGSTOP) with the batch in its
 // socket, the retry through broker 2 is written, and when broker 1 wakes
 // up its late copy is answered with the retry's offsets, not written
-// again.
+// again. Last, the same holds for a retry after the coordinator crashed
+// (SIGKILL) and restarted: its producer state is durable.
 func TestRetryThroughAnotherBroker(t *testing.T) {
 	start := time.Now()
 	c := startCrashCluster(t, 2)
@@ -829,10 +849,40 @@ func TestRetryThroughAnotherBroker(t *testing.T) {
 	}
 	t.Logf("batch b: offset %d through broker 2, broker 1's late copy answered %d, %s after the retry", retried, a.base, time.Since(t0).Round(time.Millisecond))
 
+	// The coordinator crashes and restarts on its data dir: it still knows
+	// the producer's last batches, so one more retry of batch b gets its
+	// offsets, and the next batch follows it.
+	c.coord.Kill()
+	t0 = time.Now()
+	c.startCoord()
+	var code int16
+	var base int64
+	floetest.CheckFor(t, 20*time.Second, 20*time.Millisecond, func() error {
+		var err error
+		if code, base, err = produceAt(ctx, cl2, topic, second); err != nil {
+			return err
+		}
+		if e := kerr.ErrorForCode(code); kerr.IsRetriable(e) {
+			return e // the broker is not using the new coordinator yet
+		}
+		return nil
+	})
+	if code != 0 || base != retried {
+		t.Errorf("batch b through broker 2 after a coordinator restart: base offset %d, %v; want %d and no error",
+			base, kerr.ErrorForCode(code), retried)
+	}
+	if next := mustProduce(cl1, batch(6, "c0", "c1"), "batch c after the restart"); next != 8 {
+		t.Errorf("batch c after the restart: base offset %d, want 8", next)
+	}
+	if end := endOffset(); end != 10 {
+		t.Errorf("end offset %d after batch b thrice and batch c, want 10", end)
+	}
+	t.Logf("batch b retried after a coordinator crash: offset %d, %s after the restart began", base, time.Since(t0).Round(time.Millisecond))
+
 	// The log holds each record once.
 	cons := pinnedClient(t, b2.KafkaAddr, kgo.FetchMaxWait(500*time.Millisecond),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
-	want := []string{"plain-0", "plain-1", "a0", "a1", "a2", "b0", "b1", "b2"}
+	want := []string{"plain-0", "plain-1", "a0", "a1", "a2", "b0", "b1", "b2", "c0", "c1"}
 	var got []string
 	for len(got) < len(want) {
 		fs := cons.PollFetches(ctx)
