@@ -62,6 +62,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&cfg.s3.Endpoint, "s3-endpoint", "", "S3 endpoint URL, e.g. http://127.0.0.1:9000 for MinIO (default: AWS)")
 	fs.StringVar(&cfg.s3.Region, "s3-region", "", "S3 region (default: AWS config chain, else us-east-1)")
 	fs.BoolVar(&cfg.s3.PathStyle, "s3-path-style", false, "address buckets by path (MinIO)")
+	fs.StringVar(&cfg.coord.GCPrefix, "s3-prefix", "", "the brokers' --s3-prefix: where the garbage collector looks for WAL objects")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
 	if err := setFromEnv(fs); err != nil {
 		return nil, err
