@@ -136,6 +136,14 @@ func (c *Coordinator) commitObjectLocked(req *CommitRequest) (*CommitResponse, [
 			res.ErrorCode = codeUnknownTopicOrPartition
 			continue
 		}
+		if t.kvIndexed && len(cb.Keys) == 0 {
+			// Every batch of an indexed (so compacted, so keyed) topic has
+			// keys: none means the broker had not yet seen kv.index.enabled.
+			// Refuse it rather than let the index miss its records; the
+			// producer retries and the broker extracts them.
+			res.ErrorCode = codeNotLeader
+			continue
+		}
 		pk := partKey{cb.TopicID, cb.Partition}
 		pp := parts[pk]
 		if pp == nil {

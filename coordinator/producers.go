@@ -51,6 +51,7 @@ var (
 	codeInvalidProducerEpoch    = kerr.InvalidProducerEpoch.Code
 	codeOutOfOrderSequence      = kerr.OutOfOrderSequenceNumber.Code
 	codeInvalidRecord           = kerr.InvalidRecord.Code
+	codeNotLeader               = kerr.NotLeaderForPartition.Code
 )
 
 type producerStateKey struct {

@@ -97,7 +97,7 @@ func validateConsumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest) (*regexp
 		case req.Topics == nil || len(req.Topics) > 0:
 			return nil, invalid("TopicPartitions must be empty when (re-)joining.")
 		case req.SubscribedTopicNames == nil && req.SubscribedTopicRegex == nil:
-			return nil, invalid("SubscribedTopicNames or SubscribedTopicRegex must be set in first request.")
+			return nil, invalid("Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.")
 		}
 	case req.MemberEpoch == staticLeftEpoch:
 		if req.InstanceID == nil {
