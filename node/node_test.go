@@ -51,12 +51,12 @@ func brokerIDs(ctx context.Context, cl *kgo.Client) ([]int32, error) {
 // produced through one is read through the other, and the second leaves
 // the registry when it closes.
 func TestNodeUsesAnotherNodesCoordinator(t *testing.T) {
-	dir := t.TempDir() // shared: the second node's objects are where the first reads them
-	n1 := floetest.StartNode(t, node.Config{DataDir: dir, NATSListen: "127.0.0.1:0", Cluster: "nodetest"})
+	n1 := floetest.StartNode(t, node.Config{NATSListen: "127.0.0.1:0", Cluster: "nodetest"})
 	if n1.Coordinator() == nil || n1.NATSURL() == "" {
 		t.Fatalf("embedded node: coordinator %v, nats url %q", n1.Coordinator(), n1.NATSURL())
 	}
-	cfg2 := node.Config{DataDir: dir, NATSURL: n1.NATSURL(), Cluster: "nodetest", Broker: broker.Options{NodeID: 2}}
+	// Its own data dir (its groups live there), the first node's objects.
+	cfg2 := node.Config{DataDir: t.TempDir(), Store: n1.Store(), NATSURL: n1.NATSURL(), Cluster: "nodetest", Broker: broker.Options{NodeID: 2}}
 	cfg2.KafkaAddr, cfg2.HTTPAddr, cfg2.Logger = "127.0.0.1:0", "-", floetest.Logger()
 	n2, err := node.Start(context.Background(), cfg2)
 	if err != nil {

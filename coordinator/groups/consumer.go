@@ -281,7 +281,7 @@ func (g *group) expireConsumerLocked(now time.Time) {
 // that epochs never go back after a restart.
 func (g *group) persistConsumerLocked() {
 	c := g.mu.consumer
-	if c.epoch == c.persistedEpoch && g.mu.persisted {
+	if c.epoch == c.persistedEpoch {
 		return
 	}
 	r := groupRecord{protocolType: consumerProtocolType, generation: c.epoch, consumer: true}
