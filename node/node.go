@@ -239,7 +239,8 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	n.broker = broker.New(bopts, n.client, n.ingest, n.cache)
 	// Consumer groups: their state lives with this node (see the groups
-	// package doc); FindCoordinator spreads groups over the live brokers.
+	// package doc); FindCoordinator names the live broker with the lowest
+	// node id as every group's coordinator.
 	if n.groups, err = groups.Open(groups.Options{Dir: filepath.Join(cfg.DataDir, "groups"), Logger: cfg.Logger, Topics: n.client}); err != nil {
 		return nil, fmt.Errorf("open group coordinator: %w", err)
 	}
@@ -319,6 +320,12 @@ func (n *Node) Close(ctx context.Context) error {
 	var errs []error
 	if n.broker != nil {
 		n.broker.Drain()
+	}
+	if n.groups != nil {
+		// Answers JoinGroups parked in a rebalance, so their connections
+		// drain now rather than at the drain timeout.
+		errs = append(errs, n.groups.Close())
+		n.groups = nil
 	}
 	if n.ingest != nil {
 		if err := n.ingest.Close(ctx); err != nil {

@@ -82,10 +82,12 @@
 //	                                                            Empty when written), type(1: 0 classic,
 //	                                                            1 KIP-848 consumer group)
 //	offset  'o' len(2) group len(2) topic partition(4)          offset, leader epoch, commit ms,
-//	                                                            metadata str
+//	                                                            metadata str, topic id(16; zero: unknown)
 //
 // A group's offsets share the prefix 'o' len group, so deleting a group is
-// one range deletion.
+// one range deletion. An offset remembers its topic's id: once the topic
+// was deleted and created again (a new id), OffsetFetch no longer returns
+// the old topic's offsets, as Kafka, which deletes them with the topic.
 //
 // # Locks
 //

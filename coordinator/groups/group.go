@@ -33,6 +33,7 @@ const (
 	Dead
 )
 
+// String returns the state's name as Kafka spells it.
 func (s State) String() string {
 	switch s {
 	case Empty:

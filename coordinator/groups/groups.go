@@ -13,8 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// ErrClosed is returned by Close when called twice; the Kafka-facing
-// methods answer NOT_COORDINATOR once the coordinator is closed.
+// ErrClosed is returned by DeleteTopicOffsets once the coordinator is
+// closed; the Kafka-facing methods answer NOT_COORDINATOR then.
 var ErrClosed = errors.New("groups: closed")
 
 // Groups is the group coordinator: classic consumer groups (JoinGroup,
@@ -106,12 +106,13 @@ func Open(opts Options) (*Groups, error) {
 
 // Close stops the expiry loop, answers every held JoinGroup and SyncGroup
 // with NOT_COORDINATOR (the client finds the coordinator again and
-// rejoins), and closes Pebble after the calls in progress finish.
+// rejoins), and closes Pebble after the calls in progress finish. Closing
+// twice is a no-op.
 func (gs *Groups) Close() error {
 	gs.closeMu.Lock()
 	if gs.closed {
 		gs.closeMu.Unlock()
-		return ErrClosed
+		return nil
 	}
 	gs.closed = true
 	gs.closeMu.Unlock()

@@ -16,7 +16,10 @@ import (
 // (and no member) is a simple commit, accepted only while the group is
 // Empty, and creates the group when it does not exist. Offsets are durable
 // (a synced Pebble write) before the response. The caller answers
-// partitions of unknown topics itself; every partition in req is stored.
+// partitions of unknown topics itself; every partition in req is stored,
+// with the topic id the caller puts in each topic's TopicID (below v10 a
+// field clients do not send) so that a recreated topic starts without
+// offsets.
 func (gs *Groups) OffsetCommit(_ context.Context, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
 	codes := gs.commit(req)
@@ -108,7 +111,7 @@ func (gs *Groups) commit(req *kmsg.OffsetCommitRequest) commitCodes {
 					continue
 				}
 			}
-			r := offsetRecord{offset: p.Offset, leaderEpoch: p.LeaderEpoch, commitMs: msOf(now)}
+			r := offsetRecord{offset: p.Offset, leaderEpoch: p.LeaderEpoch, commitMs: msOf(now), topicID: t.TopicID}
 			if req.Version < 6 || r.leaderEpoch < -1 {
 				r.leaderEpoch = -1
 			}
@@ -181,11 +184,15 @@ func (g *group) validateCommitLocked(req *kmsg.OffsetCommitRequest) *kerr.Error 
 // metadata where nothing is committed; null topics ask for every committed
 // partition. A group that does not exist has nothing committed (no error).
 // RequireStable needs no waiting: floe has no transactional commits.
-func (gs *Groups) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
+func (gs *Groups) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
+	snap, err := gs.topics(ctx)
+	if err != nil {
+		snap = nil // cannot tell recreated topics apart: show every offset
+	}
 	if req.Version >= 8 {
 		for _, rg := range req.Groups {
-			resp.Groups = append(resp.Groups, gs.fetchGroup(req.Version, rg))
+			resp.Groups = append(resp.Groups, gs.fetchGroup(req.Version, rg, snap))
 		}
 		return resp
 	}
@@ -199,7 +206,7 @@ func (gs *Groups) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchRequest) *
 			rg.Topics = append(rg.Topics, rt)
 		}
 	}
-	sg := gs.fetchGroup(req.Version, rg)
+	sg := gs.fetchGroup(req.Version, rg, snap)
 	resp.ErrorCode = sg.ErrorCode
 	for _, t := range sg.Topics {
 		st := kmsg.NewOffsetFetchResponseTopic()
@@ -228,7 +235,10 @@ func (gs *Groups) OffsetFetch(_ context.Context, req *kmsg.OffsetFetchRequest) *
 	return resp
 }
 
-func (gs *Groups) fetchGroup(version int16, rg kmsg.OffsetFetchRequestGroup) kmsg.OffsetFetchResponseGroup {
+// fetchGroup answers one group of an OffsetFetch. Offsets committed to a
+// topic that has since been recreated (snap names it with another id) are
+// not shown.
+func (gs *Groups) fetchGroup(version int16, rg kmsg.OffsetFetchRequestGroup, snap *topicSnapshot) kmsg.OffsetFetchResponseGroup {
 	sg := kmsg.NewOffsetFetchResponseGroup()
 	sg.Group = rg.Group
 	if !gs.enter() {
@@ -248,14 +258,25 @@ func (gs *Groups) fetchGroup(version int16, rg kmsg.OffsetFetchRequestGroup) kms
 		offsets = g.mu.offsets
 		defer g.mu.Unlock()
 	}
+	current := func(topic string, r offsetRecord) bool {
+		if snap == nil || r.topicID == (topicID{}) {
+			return true
+		}
+		tm, ok := snap.byName[topic]
+		return !ok || tm.id == r.topicID
+	}
 	if rg.Topics == nil {
 		for _, topic := range slices.Sorted(maps.Keys(offsets)) {
 			st := kmsg.NewOffsetFetchResponseGroupTopic()
 			st.Topic = topic
 			for _, p := range slices.Sorted(maps.Keys(offsets[topic])) {
-				st.Partitions = append(st.Partitions, fetchedPartition(p, offsets[topic][p], true))
+				if r := offsets[topic][p]; current(topic, r) {
+					st.Partitions = append(st.Partitions, fetchedPartition(p, r, true))
+				}
 			}
-			sg.Topics = append(sg.Topics, st)
+			if len(st.Partitions) > 0 {
+				sg.Topics = append(sg.Topics, st)
+			}
 		}
 		return sg
 	}
@@ -264,6 +285,7 @@ func (gs *Groups) fetchGroup(version int16, rg kmsg.OffsetFetchRequestGroup) kms
 		st.Topic, st.TopicID = t.Topic, t.TopicID
 		for _, p := range t.Partitions {
 			r, ok := offsets[t.Topic][p]
+			ok = ok && current(t.Topic, r)
 			st.Partitions = append(st.Partitions, fetchedPartition(p, r, ok))
 		}
 		sg.Topics = append(sg.Topics, st)

@@ -317,3 +317,37 @@ func TestDeleteTopicOffsets(t *testing.T) {
 		t.Fatalf("offset of other topic: %d", off)
 	}
 }
+
+// TestRecreatedTopicStartsWithoutOffsets: offsets remember their topic's
+// id; once the topic is deleted and created again, they are not fetched.
+func TestRecreatedTopicStartsWithoutOffsets(t *testing.T) {
+	h, ft := newConsumerHarness(t)
+	old := ft.set("t", 2)
+	req := commitReq("g", "", -1, "t", 0, 42)
+	req.Topics[0].TopicID = old
+	wantCode(t, "commit", h.commit(req), nil)
+	if off, _, _ := h.fetch(8, "g", "t", 0); off != 42 {
+		t.Fatalf("offset %d, want 42", off)
+	}
+	ft.mu.Lock()
+	tp := ft.topics["t"]
+	tp.ID[0] ^= 0xff // deleted and created again: a new id
+	ft.topics["t"] = tp
+	ft.mu.Unlock()
+	h.topicsChanged()
+	if off, _, _ := h.fetch(8, "g", "t", 0); off != -1 {
+		t.Fatalf("recreated topic shows offset %d", off)
+	}
+	all := kmsg.NewPtrOffsetFetchRequest()
+	all.Version = 8
+	all.Groups = []kmsg.OffsetFetchRequestGroup{{Group: "g"}}
+	if got := h.gs.OffsetFetch(context.Background(), all).Groups[0].Topics; len(got) != 0 {
+		t.Fatalf("all offsets of the recreated topic: %+v", got)
+	}
+	// A commit to the new topic is fetched again.
+	req.Topics[0].TopicID = tp.ID
+	wantCode(t, "commit", h.commit(req), nil)
+	if off, _, _ := h.fetch(8, "g", "t", 0); off != 42 {
+		t.Fatalf("offset %d after a new commit", off)
+	}
+}

@@ -17,9 +17,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now returns the current time; tests replace it. Default: time.Now.
 	Now func() time.Time
-	// Topics lists the cluster's topics for KIP-848 consumer groups, whose
-	// partitions the coordinator assigns itself. Without it, every
-	// subscription resolves to nothing.
+	// Topics lists the cluster's topics: KIP-848 consumer groups, whose
+	// partitions the coordinator assigns itself, resolve subscriptions with
+	// it, and OffsetFetch hides offsets of recreated topics. Without it,
+	// every KIP-848 subscription resolves to nothing. Default: nil.
 	Topics TopicLister
 
 	// MinSessionTimeout is group.min.session.timeout.ms: a JoinGroup with a

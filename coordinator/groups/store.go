@@ -44,6 +44,9 @@ type offsetRecord struct {
 	leaderEpoch int32
 	commitMs    int64
 	metadata    string
+	// topicID is the id the topic had at the commit (zero: unknown); a
+	// recreated topic does not inherit its predecessor's offsets.
+	topicID topicID
 }
 
 func groupKey(group string) []byte {
@@ -124,7 +127,8 @@ func (r offsetRecord) encode() []byte {
 	v = binary.AppendVarint(v, r.offset)
 	v = binary.AppendVarint(v, int64(r.leaderEpoch))
 	v = binary.AppendVarint(v, r.commitMs)
-	return appendStr(v, r.metadata)
+	v = appendStr(v, r.metadata)
+	return append(v, r.topicID[:]...)
 }
 
 var errShortValue = errors.New("groups: truncated value")
@@ -202,6 +206,9 @@ func decodeOffsetRecord(b []byte) (offsetRecord, error) {
 	r.leaderEpoch = int32(d.varint())
 	r.commitMs = d.varint()
 	r.metadata = d.str()
+	for i := range r.topicID {
+		r.topicID[i] = d.byte()
+	}
 	return r, d.err
 }
 
