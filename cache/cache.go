@@ -335,6 +335,11 @@ func (c *Cache) put(key string, data []byte, copyData bool) {
 			chunk = bytes.Clone(chunk) // outside the lock
 		}
 		e := &entry{key: k, data: chunk}
+		// A freshly written chunk is what tailing consumers read next, each
+		// byte once (so reads never earn it credit): give it one credit, so
+		// it moves on to main instead of leaving when small fills, and a
+		// consumer lagging by more than small's share still hits.
+		e.freq.Store(1)
 		c.mu.Lock()
 		if c.mu.closed {
 			c.mu.Unlock()

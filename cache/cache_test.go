@@ -607,3 +607,24 @@ func BenchmarkGetRangeHit(b *testing.B) {
 		b.Fatalf("hit benchmark issued %d GETs", s.Gets)
 	}
 }
+
+// TestWriteThroughSurvivesLaggingTail: a consumer tailing fresh objects a
+// little behind the producer (more than small's share of the cache behind)
+// still hits: written-through chunks move on to main instead of being
+// evicted from small unread.
+func TestWriteThroughSurvivesLaggingTail(t *testing.T) {
+	store := newFakeStore()
+	c := newTestCache(t, store, Options{ChunkBytes: testChunk, MaxBytes: 20 * testChunk, ReadAhead: -1})
+	const objects = 15 // far more than small's 10%
+	for i := range objects {
+		c.PutOwned(fmt.Sprintf("o%d", i), make([]byte, testChunk))
+	}
+	for i := range objects {
+		if _, err := c.GetRange(context.Background(), fmt.Sprintf("o%d", i), testChunk, 0, testChunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := c.Stats(); s.Gets != 0 || s.Misses != 0 {
+		t.Fatalf("lagging tail reader: %d GETs, %d misses, want none", s.Gets, s.Misses)
+	}
+}
