@@ -615,13 +615,16 @@ func BenchmarkGetRangeHit(b *testing.B) {
 func TestWriteThroughSurvivesLaggingTail(t *testing.T) {
 	store := newFakeStore()
 	c := newTestCache(t, store, Options{ChunkBytes: testChunk, MaxBytes: 20 * testChunk, ReadAhead: -1})
-	const objects = 15 // far more than small's 10%
-	for i := range objects {
-		c.PutOwned(fmt.Sprintf("o%d", i), make([]byte, testChunk))
-	}
-	for i := range objects {
+	const objects, lag = 40, 10 // lag: far more than small's 10% (2 chunks), within the cache
+	read := func(i int) {
 		if _, err := c.GetRange(context.Background(), fmt.Sprintf("o%d", i), testChunk, 0, testChunk); err != nil {
 			t.Fatal(err)
+		}
+	}
+	for i := range objects {
+		c.PutOwned(fmt.Sprintf("o%d", i), make([]byte, testChunk))
+		if i >= lag {
+			read(i - lag)
 		}
 	}
 	if s := c.Stats(); s.Gets != 0 || s.Misses != 0 {
