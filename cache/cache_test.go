@@ -608,10 +608,9 @@ func BenchmarkGetRangeHit(b *testing.B) {
 	}
 }
 
-// TestWriteThroughSurvivesLaggingTail: a consumer tailing fresh objects a
-// little behind the producer (more than small's share of the cache behind)
-// still hits: written-through chunks move on to main instead of being
-// evicted from small unread.
+// TestWriteThroughSurvivesLaggingTail: a consumer tailing fresh objects
+// while the cache is full and evicting, ten objects behind the producer,
+// reads every chunk from memory with no GET.
 func TestWriteThroughSurvivesLaggingTail(t *testing.T) {
 	store := newFakeStore()
 	c := newTestCache(t, store, Options{ChunkBytes: testChunk, MaxBytes: 20 * testChunk, ReadAhead: -1})
