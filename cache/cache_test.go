@@ -558,12 +558,15 @@ func TestDiskTier(t *testing.T) {
 		b[0] ^= 0xff
 		os.WriteFile(f, b, 0o644)
 	}
+	// Every read checks its bytes; the damaged files must have been missed
+	// and loaded again. (Chunks evicted to disk during these reads are
+	// written anew in the background and may serve later reads.)
 	gets := c.Stats().Gets
 	for idx := range int64(chunks) {
 		read(idx)
 	}
-	if s := c.Stats(); s.DiskHits != 1 || s.Gets == gets {
-		t.Fatalf("after damaging files: DiskHits %d, Gets %d (before %d)", s.DiskHits, s.Gets, gets)
+	if s := c.Stats(); s.Gets == gets {
+		t.Fatalf("after damaging files: no GET (Gets %d, DiskHits %d): a damaged file was served", s.Gets, s.DiskHits)
 	}
 }
 
