@@ -5,9 +5,9 @@ package e2e
 
 import (
 	"bytes"
-	"errors"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -36,7 +36,9 @@ func (w workload) value(i int) []byte {
 	return v
 }
 
-func (w workload) timestamp(i int) time.Time { return w.baseTime.Add(time.Duration(i) * time.Millisecond) }
+func (w workload) timestamp(i int) time.Time {
+	return w.baseTime.Add(time.Duration(i) * time.Millisecond)
+}
 
 func (w workload) partition(i int) int32 { return int32(i) % w.partitions }
 

@@ -119,14 +119,14 @@ type Ingester struct {
 
 	mu struct {
 		sync.Mutex
-		cur      *object
-		timer    *time.Timer
-		active   int // rolled objects not yet committed
+		cur    *object
+		timer  *time.Timer
+		active int // rolled objects not yet committed
 		// uploading counts rolled objects whose upload has not ended; an
 		// early roll waits for it to be 0, so that the next object's upload
 		// overlaps the previous object's commit but not its upload.
 		uploading int
-		buffered int64
+		buffered  int64
 		// roomFreed is closed and replaced whenever buffered bytes drop.
 		roomFreed chan struct{}
 		budget    *putBudget
