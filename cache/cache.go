@@ -309,17 +309,7 @@ func (c *Cache) readAheadLocked(ctx context.Context, key string, objectSize, idx
 // that follow the tail of the log never GET it. It copies data: the caller
 // may reuse its buffer. Chunks already resident or loading are left alone;
 // chunks that cannot fit (everything else is reserved by loads) are skipped.
-func (c *Cache) Put(key string, data []byte) { c.put(key, data, true) }
-
-// PutOwned is Put for a caller that hands data over: the chunks are
-// slices of data, not copies, so the caller must never modify data again.
-// Ingest uses it for the objects it just uploaded, saving a copy of every
-// produced byte. The byte bound counts each chunk's length; data's backing
-// array is freed once all of its chunks are evicted, which S3-FIFO does
-// close together for chunks inserted together.
-func (c *Cache) PutOwned(key string, data []byte) { c.put(key, data, false) }
-
-func (c *Cache) put(key string, data []byte, copyData bool) {
+func (c *Cache) Put(key string, data []byte) {
 	cb := c.opts.ChunkBytes
 	size := int64(len(data))
 	for idx := int64(0); idx*cb < size; idx++ {
@@ -330,11 +320,7 @@ func (c *Cache) put(key string, data []byte, copyData bool) {
 		if skip {
 			continue
 		}
-		chunk := data[idx*cb : min((idx+1)*cb, size) : min((idx+1)*cb, size)]
-		if copyData {
-			chunk = bytes.Clone(chunk) // outside the lock
-		}
-		e := &entry{key: k, data: chunk}
+		e := &entry{key: k, data: bytes.Clone(data[idx*cb : min((idx+1)*cb, size)])} // copy outside the lock
 		// A freshly written chunk is what tailing consumers read next, each
 		// byte once (so reads never earn it credit): give it one credit, so
 		// it moves on to main instead of leaving when small fills, and a

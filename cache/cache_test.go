@@ -442,35 +442,6 @@ func TestReadAheadNotForRandomReads(t *testing.T) {
 	}
 }
 
-func TestPutOwnedWriteThrough(t *testing.T) {
-	store := newFakeStore()
-	c := newTestCache(t, store, Options{ChunkBytes: testChunk, MaxBytes: 16 * testChunk})
-	const size = 2*testChunk + 100
-	data := make([]byte, size)
-	for i := range data {
-		data[i] = byte(i * 3)
-	}
-	c.PutOwned("owned", data)
-	got, err := c.GetRange(context.Background(), "owned", size, testChunk-10, 20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, data[testChunk-10:testChunk+10]) {
-		t.Fatal("wrong bytes")
-	}
-	// The chunks are the caller's bytes, not copies.
-	one, err := c.GetRange(context.Background(), "owned", size, 5, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if &one[0] != &data[5] {
-		t.Fatal("PutOwned copied the data")
-	}
-	if s := c.Stats(); s.Gets != 0 || s.Puts != 3 || s.Bytes != size {
-		t.Fatalf("after PutOwned: Gets %d, Puts %d, Bytes %d", s.Gets, s.Puts, s.Bytes)
-	}
-}
-
 func TestPutWriteThrough(t *testing.T) {
 	store := newFakeStore()
 	c := newTestCache(t, store, Options{ChunkBytes: testChunk, MaxBytes: 16 * testChunk})
@@ -624,7 +595,7 @@ func TestWriteThroughSurvivesLaggingTail(t *testing.T) {
 		}
 	}
 	for i := range objects {
-		c.PutOwned(fmt.Sprintf("o%d", i), make([]byte, testChunk))
+		c.Put(fmt.Sprintf("o%d", i), make([]byte, testChunk))
 		if i >= lag {
 			read(i - lag)
 		}
