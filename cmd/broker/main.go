@@ -17,10 +17,10 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
+	"github.com/floe-io/floe/internal/flagenv"
 	"github.com/floe-io/floe/node"
 )
 
@@ -70,7 +70,7 @@ func run(args []string) error {
 	fs.DurationVar(&cfg.CoordinatorTimeout, "coordinator-timeout", 5*time.Second, "deadline of each request to the coordinator")
 	fs.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&drain, "drain-timeout", 30*time.Second, "how long a graceful stop may take")
-	if err := setFromEnv(fs); err != nil {
+	if err := flagenv.Set(fs); err != nil {
 		return err
 	}
 	if err := fs.Parse(args); err != nil {
@@ -108,18 +108,4 @@ func run(args []string) error {
 	}
 	cfg.Logger.Info("stopped")
 	return serveErr
-}
-
-// setFromEnv sets each flag from FLOE_<NAME> when that variable is set.
-func setFromEnv(fs *flag.FlagSet) error {
-	var errs []error
-	fs.VisitAll(func(f *flag.Flag) {
-		name := "FLOE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := os.LookupEnv(name); ok {
-			if err := f.Value.Set(v); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", name, err))
-			}
-		}
-	})
-	return errors.Join(errs...)
 }

@@ -18,7 +18,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -26,6 +25,7 @@ import (
 
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/coordinator/rpc"
+	"github.com/floe-io/floe/internal/flagenv"
 	"github.com/floe-io/floe/metrics"
 	"github.com/floe-io/floe/objectstore"
 )
@@ -64,7 +64,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.BoolVar(&cfg.s3.PathStyle, "s3-path-style", false, "address buckets by path (MinIO)")
 	fs.StringVar(&cfg.coord.GCPrefix, "s3-prefix", "", "the brokers' --s3-prefix: where the garbage collector looks for WAL objects")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
-	if err := setFromEnv(fs); err != nil {
+	if err := flagenv.Set(fs); err != nil {
 		return nil, err
 	}
 	if err := fs.Parse(args); err != nil {
@@ -221,18 +221,4 @@ func httpHandler(nc *nats.Conn, mp *metrics.Provider) http.Handler {
 	})
 	mux.Handle("GET /metrics", mp.Handler())
 	return mux
-}
-
-// setFromEnv sets each flag from FLOE_<NAME> when that variable is set.
-func setFromEnv(fs *flag.FlagSet) error {
-	var errs []error
-	fs.VisitAll(func(f *flag.Flag) {
-		name := "FLOE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := os.LookupEnv(name); ok {
-			if err := f.Value.Set(v); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", name, err))
-			}
-		}
-	})
-	return errors.Join(errs...)
 }
