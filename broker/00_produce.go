@@ -1,0 +1,274 @@
+package broker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/ingest"
+	"github.com/floe-io/floe/record"
+)
+
+// Produce: v3-v11. v9+ flexible. v12 (KIP-890) and v13 (topic ids) are not
+// served. Every broker accepts every partition. The batches of a request go
+// into the open object buffer on the connection's read loop, so one
+// producer's pipelined requests keep their order; the answer waits for the
+// commit, whatever acks says (acks=0 only sends nothing).
+func init() { registerStaged(kmsg.Produce, 3, 11, (*Broker).handleProduce) }
+
+// producePartition tracks one partition of a Produce request.
+type producePartition struct {
+	topic     int // index into resp.Topics
+	partition int // index into resp.Topics[topic].Partitions
+	first     int // index of its first batch in the Append call
+	n         int // its batch count
+}
+
+func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Response, error) {
+	req := r.req.(*kmsg.ProduceRequest)
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	var (
+		batches []ingest.Batch
+		parts   []producePartition
+		topics  = make(map[string]coordinator.Topic, len(req.Topics))
+	)
+	for ti, rt := range req.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic = rt.Topic
+		t, terr := b.produceTopic(ctx, topics, rt.Topic)
+		for pi, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.BaseOffset = -1
+			sp.LogAppendTime = -1
+			sp.LogStartOffset = -1
+			switch {
+			case req.TransactionID != nil:
+				sp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+			case terr != nil:
+				sp.ErrorCode = errorCode(terr)
+			case isInternalTopic(rt.Topic):
+				sp.ErrorCode = kerr.InvalidTopicException.Code // Kafka: cannot append to an internal topic
+			case rp.Partition < 0 || rp.Partition >= t.Partitions:
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			default:
+				pb, err := b.validatePartition(t, rp.Partition, rp.Records)
+				if err != nil {
+					sp.ErrorCode = errorCode(err)
+					msg := err.Error()
+					sp.ErrorMessage = &msg
+					break
+				}
+				for _, bt := range pb {
+					b.metrics.bytesIn.Add(ctx, int64(len(bt.Data)))
+				}
+				parts = append(parts, producePartition{topic: ti, partition: pi, first: len(batches), n: len(pb)})
+				batches = append(batches, pb...)
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+
+	timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
+	timeout = max(timeout, time.Second)
+	var (
+		pending   *ingest.Pending
+		appendErr error
+	)
+	if len(batches) > 0 {
+		actx, cancel := context.WithTimeout(ctx, timeout)
+		pending, appendErr = b.ingest.Append(actx, batches)
+		cancel()
+	}
+	return func() (kmsg.Response, error) {
+		if pending != nil || appendErr != nil {
+			var (
+				results []coordinator.BatchResult
+				err     = appendErr
+			)
+			if err == nil {
+				wctx, cancel := context.WithTimeout(ctx, timeout)
+				results, err = pending.Wait(wctx)
+				cancel()
+			}
+			for _, pp := range parts {
+				sp := &resp.Topics[pp.topic].Partitions[pp.partition]
+				if err != nil {
+					sp.ErrorCode = produceErrorCode(err)
+					continue
+				}
+				res := results[pp.first : pp.first+pp.n]
+				sp.BaseOffset = res[0].BaseOffset
+				sp.LogAppendTime = res[0].LogAppendTime
+				sp.LogStartOffset = res[0].LogStartOffset
+				for _, br := range res {
+					if br.ErrorCode != 0 {
+						sp.ErrorCode = br.ErrorCode
+						sp.BaseOffset = -1
+						break
+					}
+				}
+			}
+		}
+		if req.Acks == 0 {
+			return nil, nil
+		}
+		return resp, nil
+	}
+}
+
+// produceErrorCode maps a failed append or commit to a retriable code.
+func produceErrorCode(err error) int16 {
+	if errors.Is(err, ingest.ErrClosed) {
+		return kerr.NotLeaderForPartition.Code // the client moves to another broker
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Code
+	}
+	return kerr.KafkaStorageError.Code
+}
+
+// produceTopic looks a topic up once per request.
+func (b *Broker) produceTopic(ctx context.Context, seen map[string]coordinator.Topic, name string) (coordinator.Topic, error) {
+	if t, ok := seen[name]; ok {
+		return t, nil
+	}
+	t, err := b.coord.Topic(ctx, name)
+	if err != nil {
+		return t, err
+	}
+	seen[name] = t
+	return t, nil
+}
+
+// validatePartition checks every batch of one partition's records, as Kafka
+// does before appending any: all are appended or none.
+func (b *Broker) validatePartition(t coordinator.Topic, partition int32, records []byte) ([]ingest.Batch, error) {
+	raw, err := record.Split(records)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", kerr.CorruptMessage, err)
+	}
+	if len(raw) == 0 {
+		return nil, fmt.Errorf("%w: no record batch", kerr.CorruptMessage)
+	}
+	maxBytes := configInt(t, "max.message.bytes")
+	compacted := strings.Contains(t.Config("cleanup.policy"), "compact")
+	kvIndexed := strings.EqualFold(t.Config(coordinator.ConfigKVIndexEnabled), "true")
+	out := make([]ingest.Batch, 0, len(raw))
+	for _, data := range raw {
+		h, err := record.Validate(data)
+		switch {
+		case err != nil:
+			return nil, batchError(err)
+		case int64(len(data)) > maxBytes:
+			return nil, fmt.Errorf("%w: batch of %d bytes exceeds max.message.bytes %d", kerr.MessageTooLarge, len(data), maxBytes)
+		case h.Transactional() || h.Control():
+			return nil, fmt.Errorf("%w: transactional and control batches are not supported", kerr.InvalidRecord)
+		}
+		var keys []coordinator.KeyEntry
+		switch {
+		case kvIndexed:
+			if keys, err = b.extractKeys(data, compacted); err != nil {
+				return nil, err
+			}
+		case compacted:
+			if err := requireKeys(data); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, ingest.Batch{
+			Data: data,
+			Commit: coordinator.CommitBatch{
+				TopicID:         t.ID,
+				Partition:       partition,
+				LastOffsetDelta: h.LastOffsetDelta,
+				MaxTimestamp:    h.MaxTimestamp,
+				ProducerID:      h.ProducerID,
+				ProducerEpoch:   h.ProducerEpoch,
+				BaseSequence:    h.BaseSequence,
+				Keys:            keys,
+			},
+		})
+	}
+	return out, nil
+}
+
+// errMissingKey marks a keyless record on a compacted topic.
+var errMissingKey = errors.New("compacted topic requires a key on every record")
+
+// requireKeys rejects a batch with a keyless record, as Kafka does for
+// compacted topics.
+func requireKeys(data []byte) error {
+	err := record.Records(data, func(rec *record.Record) error {
+		if rec.Key == nil {
+			return errMissingKey
+		}
+		return nil
+	})
+	if errors.Is(err, errMissingKey) {
+		return fmt.Errorf("%w: %v", kerr.InvalidRecord, err)
+	}
+	if err != nil {
+		return batchError(err)
+	}
+	return nil
+}
+
+// extractKeys returns every keyed record's (key, offset delta, tombstone)
+// for the key index, decompressing as needed. Records without a key are
+// skipped and counted (on a compacted topic they reject the batch).
+func (b *Broker) extractKeys(data []byte, compacted bool) ([]coordinator.KeyEntry, error) {
+	var (
+		keys    []coordinator.KeyEntry
+		nullKey int64
+	)
+	err := record.Records(data, func(rec *record.Record) error {
+		if rec.Key == nil {
+			if compacted {
+				return errMissingKey
+			}
+			nullKey++
+			return nil
+		}
+		// rec.Key aliases a decompression buffer valid only in this call.
+		keys = append(keys, coordinator.KeyEntry{Key: bytes.Clone(rec.Key), OffsetDelta: rec.OffsetDelta, Tombstone: rec.Value == nil})
+		return nil
+	})
+	if errors.Is(err, errMissingKey) {
+		return nil, fmt.Errorf("%w: %v", kerr.InvalidRecord, err)
+	}
+	if err != nil {
+		return nil, batchError(err)
+	}
+	if nullKey > 0 {
+		b.metrics.kvNullKeys.Add(context.Background(), nullKey)
+	}
+	return keys, nil
+}
+
+// batchError maps a record-format error to the code Kafka answers: bad
+// framing or CRC is CORRUPT_MESSAGE (retried), a well-formed batch that
+// breaks a rule is INVALID_RECORD (not retried), an old magic is
+// UNSUPPORTED_FOR_MESSAGE_FORMAT, and a batch that decompresses past the
+// limit is MESSAGE_TOO_LARGE (the Java producer splits and retries).
+func batchError(err error) error {
+	switch {
+	case errors.Is(err, record.ErrUnsupportedMagic):
+		return fmt.Errorf("%w: %v", kerr.UnsupportedForMessageFormat, err)
+	case errors.Is(err, record.ErrTooLarge):
+		return fmt.Errorf("%w: %v", kerr.MessageTooLarge, err)
+	case errors.Is(err, record.ErrInvalid):
+		return fmt.Errorf("%w: %v", kerr.InvalidRecord, err)
+	default:
+		return fmt.Errorf("%w: %v", kerr.CorruptMessage, err)
+	}
+}

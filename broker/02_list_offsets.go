@@ -1,0 +1,161 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/coordinator"
+)
+
+// ListOffsets: v1-v8. v0 (the old multi-offset form) is not served. v2+
+// isolation level; v4+ current leader epoch (fenced against leaderEpoch) and
+// the leader epoch of the answer (leaderEpoch, -1 without an offset or for a
+// partition never written); v5 only adds OFFSET_NOT_AVAILABLE, which floe
+// never needs (no leader changes); v6+ flexible; v7 timestamp -3 (the offset
+// of the largest timestamp, KIP-734); v8 timestamp -4 (the local log start,
+// KIP-405), which is the log start here since object storage holds the whole
+// log.
+//
+// ReplicaID is ignored: there are no followers, and the log end of a
+// diskless partition is its high watermark. For the same reason the last
+// stable offset, which read_committed consumers get for -1, is the high
+// watermark too (floe writes no transactional batches).
+func init() { register(kmsg.ListOffsets, 1, 8, (*Broker).handleListOffsets) }
+
+func (b *Broker) handleListOffsets(ctx context.Context, r *request) (kmsg.Response, error) {
+	req := r.req.(*kmsg.ListOffsetsRequest)
+	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+
+	// Kafka answers INVALID_REQUEST for a partition asked for twice.
+	type tp struct {
+		topic     string
+		partition int32
+	}
+	seen := make(map[tp]int)
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			seen[tp{rt.Topic, rp.Partition}]++
+		}
+	}
+
+	topics := make(map[string]topicLookup)
+	for _, rt := range req.Topics {
+		st := kmsg.NewListOffsetsResponseTopic()
+		st.Topic = rt.Topic
+		tl := b.lookupTopic(ctx, topics, rt.Topic)
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewListOffsetsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			switch {
+			case seen[tp{rt.Topic, rp.Partition}] > 1:
+				sp.ErrorCode = kerr.InvalidRequest.Code
+			case tl.err != nil:
+				sp.ErrorCode = errorCode(tl.err)
+			case rp.Partition < 0 || rp.Partition >= tl.t.Partitions:
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			default:
+				if err := checkLeaderEpoch(rp.CurrentLeaderEpoch); err != nil {
+					sp.ErrorCode = err.Code
+					break
+				}
+				offset, ts, epoch, err := b.listOffset(ctx, tl.t.ID, rp.Partition, rp.Timestamp)
+				if err != nil {
+					sp.ErrorCode = errorCode(err)
+					break
+				}
+				sp.Offset, sp.Timestamp, sp.LeaderEpoch = offset, ts, epoch
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}
+
+// listOffset resolves one ListOffsets timestamp to (offset, timestamp,
+// leader epoch), all -1 when there is none. The coordinator knows every
+// special timestamp (-1 latest, -2 earliest, -3 max, -4 earliest local, -5
+// latest tiered); any other value searches by timestamp, as in Kafka.
+//
+// The leader epoch is the one of the returned offset: leaderEpoch, except
+// for a partition that never had a record, whose epoch history is empty
+// (-1, as Kafka answers).
+func (b *Broker) listOffset(ctx context.Context, id coordinator.TopicID, partition int32, timestamp int64) (offset, ts int64, epoch int32, err error) {
+	offset, ts, err = b.coord.ListOffset(ctx, id, partition, timestamp)
+	if err != nil {
+		return -1, -1, -1, byName(err)
+	}
+	if offset < 0 {
+		return -1, -1, -1, nil
+	}
+	if timestamp >= 0 || timestamp == coordinator.TimestampMax {
+		if o, t, err := b.exactTimestampOffset(ctx, id, partition, timestamp, offset); err == nil {
+			offset, ts = o, t
+		} else {
+			// The batch could not be read back: the batch-granular answer
+			// (at or before the exact one) still lets the client go on.
+			b.log.Warn("list offsets by timestamp: answering the batch's offset", "offset", offset, "err", err)
+		}
+	}
+	if offset == 0 {
+		switch timestamp {
+		case coordinator.TimestampLatest:
+			return 0, ts, -1, nil // the high watermark is 0: never written
+		case coordinator.TimestampEarliest, coordinator.TimestampEarliestLocal:
+			ps, err := b.coord.PartitionState(ctx, id, partition)
+			if err != nil {
+				return -1, -1, -1, byName(err)
+			}
+			if ps.HighWatermark == 0 {
+				return 0, ts, -1, nil
+			}
+		}
+	}
+	return offset, ts, leaderEpoch, nil
+}
+
+// checkLeaderEpoch fences a request's current leader epoch (-1 skips the
+// check) against the fixed leaderEpoch, as Kafka's leader does: newer than
+// ours is UNKNOWN_LEADER_EPOCH, older is FENCED_LEADER_EPOCH.
+func checkLeaderEpoch(current int32) *kerr.Error {
+	switch {
+	case current == -1:
+		return nil
+	case current > leaderEpoch:
+		return kerr.UnknownLeaderEpoch
+	case current < leaderEpoch:
+		return kerr.FencedLeaderEpoch
+	}
+	return nil
+}
+
+// topicLookup is a topic looked up once per request, or why it could not be.
+type topicLookup struct {
+	t   coordinator.Topic
+	err error
+}
+
+// lookupTopic looks name up once per request; seen caches the outcome.
+func (b *Broker) lookupTopic(ctx context.Context, seen map[string]topicLookup, name string) topicLookup {
+	if tl, ok := seen[name]; ok {
+		return tl
+	}
+	t, err := b.coord.Topic(ctx, name)
+	tl := topicLookup{t: t, err: byName(err)}
+	seen[name] = tl
+	return tl
+}
+
+// byName maps a coordinator error for a topic named by the client: the
+// topic may be deleted (and its id unknown) between the lookup by name and
+// the next call, which Kafka reports as UNKNOWN_TOPIC_OR_PARTITION.
+func byName(err error) error {
+	if errors.Is(err, kerr.UnknownTopicID) {
+		return fmt.Errorf("%w: %v", kerr.UnknownTopicOrPartition, err)
+	}
+	return err
+}

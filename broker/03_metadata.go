@@ -1,0 +1,141 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"net"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/coordinator"
+)
+
+// Metadata: v0-v12. v9+ flexible; v10+ topic ids; v12 null topic names.
+// Every live broker leads some partitions (a stable hash), but any broker
+// accepts any partition: the leader is only where clients send by default.
+func init() { register(kmsg.Metadata, 0, 12, (*Broker).handleMetadata) }
+
+// leaderEpoch is the fixed leader epoch of every partition. A diskless log is
+// never truncated, so one epoch forever is correct for OffsetForLeaderEpoch.
+const leaderEpoch = 0
+
+// brokerInfo is one live broker as Metadata describes it.
+type brokerInfo struct {
+	nodeID int32
+	host   string
+	port   int32
+	rack   *string
+}
+
+// self describes this broker as its options say.
+func (b *Broker) self() brokerInfo {
+	host, portStr, err := net.SplitHostPort(b.opts.AdvertisedAddr)
+	if err != nil {
+		host, portStr = b.opts.AdvertisedAddr, "9092"
+	}
+	port, _ := strconv.Atoi(portStr)
+	self := brokerInfo{nodeID: b.opts.NodeID, host: host, port: int32(port)}
+	if b.opts.Rack != "" {
+		rack := b.opts.Rack
+		self.rack = &rack
+	}
+	return self
+}
+
+// leaderFor spreads partition leadership over the live brokers by a stable
+// hash of topic id and partition.
+func leaderFor(id coordinator.TopicID, partition int32, brokers []brokerInfo) int32 {
+	if len(brokers) == 1 {
+		return brokers[0].nodeID
+	}
+	h := fnv.New32a()
+	h.Write(id[:])
+	h.Write([]byte{byte(partition >> 24), byte(partition >> 16), byte(partition >> 8), byte(partition)})
+	return brokers[h.Sum32()%uint32(len(brokers))].nodeID
+}
+
+func (b *Broker) handleMetadata(ctx context.Context, r *request) (kmsg.Response, error) {
+	req := r.req.(*kmsg.MetadataRequest)
+	resp := req.ResponseKind().(*kmsg.MetadataResponse)
+	brokers := b.liveBrokers()
+	for _, bi := range brokers {
+		mb := kmsg.NewMetadataResponseBroker()
+		mb.NodeID, mb.Host, mb.Port, mb.Rack = bi.nodeID, bi.host, bi.port, bi.rack
+		resp.Brokers = append(resp.Brokers, mb)
+	}
+	clusterID := b.opts.ClusterID
+	resp.ClusterID = &clusterID
+	resp.ControllerID = brokers[0].nodeID
+
+	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
+		topics, err := b.coord.Topics(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range topics {
+			resp.Topics = append(resp.Topics, b.metadataTopic(t, brokers))
+		}
+		return resp, nil
+	}
+	autoCreate := b.opts.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
+	for _, rt := range req.Topics {
+		var (
+			t   coordinator.Topic
+			err error
+		)
+		switch {
+		case rt.Topic != nil && *rt.Topic != "":
+			t, err = b.coord.Topic(ctx, *rt.Topic)
+			if autoCreate && errors.Is(err, kerr.UnknownTopicOrPartition) {
+				t, err = b.autoCreate(ctx, *rt.Topic)
+			}
+		case rt.TopicID != [16]byte{}:
+			t, err = b.coord.TopicByID(ctx, coordinator.TopicID(rt.TopicID))
+		default:
+			err = kerr.InvalidRequest
+		}
+		if err != nil {
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.Topic, mt.TopicID = rt.Topic, rt.TopicID
+			mt.ErrorCode = errorCode(err)
+			resp.Topics = append(resp.Topics, mt)
+			continue
+		}
+		resp.Topics = append(resp.Topics, b.metadataTopic(t, brokers))
+	}
+	return resp, nil
+}
+
+// autoCreate creates a topic with the cluster defaults; a concurrent creation
+// by another client is not an error.
+func (b *Broker) autoCreate(ctx context.Context, name string) (coordinator.Topic, error) {
+	t, err := b.coord.CreateTopic(ctx, coordinator.CreateTopicRequest{Name: name, Partitions: b.opts.DefaultPartitions, ReplicationFactor: -1})
+	if errors.Is(err, kerr.TopicAlreadyExists) {
+		return b.coord.Topic(ctx, name)
+	}
+	if errors.Is(err, kerr.InvalidTopicException) {
+		return t, kerr.InvalidTopicException
+	}
+	return t, err
+}
+
+func (b *Broker) metadataTopic(t coordinator.Topic, brokers []brokerInfo) kmsg.MetadataResponseTopic {
+	mt := kmsg.NewMetadataResponseTopic()
+	name := t.Name
+	mt.Topic = &name
+	mt.TopicID = t.ID
+	mt.IsInternal = isInternalTopic(t.Name)
+	for p := range t.Partitions {
+		mp := kmsg.NewMetadataResponseTopicPartition()
+		mp.Partition = p
+		mp.Leader = leaderFor(t.ID, p, brokers)
+		mp.LeaderEpoch = leaderEpoch
+		mp.Replicas = []int32{mp.Leader}
+		mp.ISR = []int32{mp.Leader}
+		mt.Partitions = append(mt.Partitions, mp)
+	}
+	return mt
+}

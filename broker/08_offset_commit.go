@@ -1,0 +1,73 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// OffsetCommit: v0-v9. v1 per-partition timestamp (ignored); v2-v4
+// retention time (ignored: offsets.retention.minutes applies); v6+ leader
+// epoch; v7+ group.instance.id; v8+ flexible; v9 answers a generation
+// commit to a missing group GROUP_ID_NOT_FOUND (ILLEGAL_GENERATION before).
+// v10 names topics by id and is not served. As in Kafka, partitions of
+// unknown topics are answered UNKNOWN_TOPIC_OR_PARTITION here, and the
+// group coordinator sees only the rest (none: it is not asked).
+func init() { register(kmsg.OffsetCommit, 0, 9, (*Broker).handleOffsetCommit) }
+
+func (b *Broker) handleOffsetCommit(ctx context.Context, r *request) (kmsg.Response, error) {
+	req := r.req.(*kmsg.OffsetCommitRequest)
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	topics := make([]string, len(req.Topics))
+	parts := make([][]int32, len(req.Topics))
+	for i, t := range req.Topics {
+		topics[i] = t.Topic
+		for _, p := range t.Partitions {
+			parts[i] = append(parts[i], p.Partition)
+		}
+	}
+	codes, keep, ids := b.knownPartitions(ctx, topics, parts)
+	if code := b.groupsError(); code != 0 {
+		for i := range codes {
+			for _, j := range keep[i] {
+				codes[i][j] = code
+			}
+		}
+	} else {
+		valid := *req
+		valid.Topics = nil
+		var from []int // valid.Topics[k] is req.Topics[from[k]]
+		for i, t := range req.Topics {
+			if len(keep[i]) == 0 {
+				continue
+			}
+			vt := t
+			vt.Partitions = nil
+			vt.TopicID = ids[i] // stored with the offsets: a recreated topic starts afresh
+			for _, j := range keep[i] {
+				vt.Partitions = append(vt.Partitions, t.Partitions[j])
+			}
+			valid.Topics = append(valid.Topics, vt)
+			from = append(from, i)
+		}
+		if len(valid.Topics) > 0 {
+			for k, t := range b.groups.OffsetCommit(ctx, &valid).Topics {
+				for n, p := range t.Partitions {
+					codes[from[k]][keep[from[k]][n]] = p.ErrorCode
+				}
+			}
+		}
+	}
+	for i, t := range req.Topics {
+		st := kmsg.NewOffsetCommitResponseTopic()
+		st.Topic = t.Topic
+		for j, p := range t.Partitions {
+			sp := kmsg.NewOffsetCommitResponseTopicPartition()
+			sp.Partition = p.Partition
+			sp.ErrorCode = codes[i][j]
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}

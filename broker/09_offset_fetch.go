@@ -1,0 +1,43 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// OffsetFetch: v0-v9. v2+ null topics fetch every committed partition and
+// a group-level error; v5+ leader epoch; v6+ flexible; v7+ RequireStable
+// (nothing to wait for: floe has no transactional commits); v8+ several
+// groups; v9+ a KIP-848 member's id and epoch, checked (STALE_MEMBER_EPOCH).
+// Every asked partition is answered, -1 where nothing is committed. v10
+// (topic ids) is not served.
+func init() { register(kmsg.OffsetFetch, 0, 9, (*Broker).handleOffsetFetch) }
+
+func (b *Broker) handleOffsetFetch(ctx context.Context, r *request) (kmsg.Response, error) {
+	req := r.req.(*kmsg.OffsetFetchRequest)
+	code := b.groupsError()
+	if code == 0 {
+		return b.groups.OffsetFetch(ctx, req), nil
+	}
+	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
+	resp.ErrorCode = code
+	for _, g := range req.Groups {
+		sg := kmsg.NewOffsetFetchResponseGroup()
+		sg.Group, sg.ErrorCode = g.Group, code
+		resp.Groups = append(resp.Groups, sg)
+	}
+	if req.Version < 2 {
+		for _, t := range req.Topics {
+			st := kmsg.NewOffsetFetchResponseTopic()
+			st.Topic = t.Topic
+			for _, p := range t.Partitions {
+				sp := kmsg.NewOffsetFetchResponseTopicPartition()
+				sp.Partition, sp.Offset, sp.ErrorCode = p, -1, code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+	}
+	return resp, nil
+}

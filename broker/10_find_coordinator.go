@@ -1,0 +1,63 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// FindCoordinator: v0-v4. v3+ flexible; v4+ batches keys. Every group (key
+// type 0) is coordinated by the live broker with the lowest node id (see
+// groupCoordinator). floe serves no transactions: a transaction key (type
+// 1) is COORDINATOR_NOT_AVAILABLE, any other type INVALID_REQUEST.
+func init() { register(kmsg.FindCoordinator, 0, 4, (*Broker).handleFindCoordinator) }
+
+const (
+	coordinatorTypeGroup       = 0
+	coordinatorTypeTransaction = 1
+)
+
+func (b *Broker) handleFindCoordinator(ctx context.Context, r *request) (kmsg.Response, error) {
+	req := r.req.(*kmsg.FindCoordinatorRequest)
+	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	if req.CoordinatorType == coordinatorTypeGroup && b.groups != nil {
+		b.ensureOffsetsTopic(ctx)
+	}
+	if req.Version < 4 {
+		c := b.findCoordinator(req.CoordinatorType, req.CoordinatorKey)
+		resp.ErrorCode, resp.NodeID, resp.Host, resp.Port = c.ErrorCode, c.NodeID, c.Host, c.Port
+		if req.Version >= 1 {
+			resp.ErrorMessage = c.ErrorMessage
+		}
+		return resp, nil
+	}
+	for _, key := range req.CoordinatorKeys {
+		resp.Coordinators = append(resp.Coordinators, b.findCoordinator(req.CoordinatorType, key))
+	}
+	return resp, nil
+}
+
+func (b *Broker) findCoordinator(typ int8, key string) kmsg.FindCoordinatorResponseCoordinator {
+	c := kmsg.NewFindCoordinatorResponseCoordinator()
+	c.Key = key
+	fail := func(e *kerr.Error) kmsg.FindCoordinatorResponseCoordinator {
+		c.NodeID, c.Port = -1, -1
+		c.ErrorCode = e.Code
+		c.ErrorMessage = kmsg.StringPtr(e.Description)
+		return c
+	}
+	switch typ {
+	case coordinatorTypeGroup:
+	case coordinatorTypeTransaction:
+		return fail(kerr.CoordinatorNotAvailable)
+	default:
+		return fail(kerr.InvalidRequest)
+	}
+	if b.groups == nil {
+		return fail(kerr.CoordinatorNotAvailable)
+	}
+	bi := b.groupCoordinator()
+	c.NodeID, c.Host, c.Port = bi.nodeID, bi.host, bi.port
+	return c
+}

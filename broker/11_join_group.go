@@ -1,0 +1,30 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// JoinGroup: v0-v9. v4+ answers a new dynamic member MEMBER_ID_REQUIRED;
+// v5+ static members (group.instance.id); v6+ flexible; v7+ protocol type
+// in the response; v8+ reason; v9+ SkipAssignment for a restarted static
+// leader. The response is held until the rebalance's join phase completes.
+func init() { register(kmsg.JoinGroup, 0, 9, (*Broker).handleJoinGroup) }
+
+func (b *Broker) handleJoinGroup(ctx context.Context, r *request) (kmsg.Response, error) {
+	req := r.req.(*kmsg.JoinGroupRequest)
+	if code := b.groupsError(); code != 0 {
+		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+		resp.MemberID = req.MemberID
+		resp.ErrorCode = code
+		return resp, nil
+	}
+	resp, err := b.groups.JoinGroup(ctx, groupClient(r), req)
+	if err != nil {
+		// The connection closed while the request was held in a
+		// rebalance: there is no one to answer.
+		return nil, nil
+	}
+	return resp, nil
+}

@@ -1,0 +1,21 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// LeaveGroup: v0-v5. v3+ leaves a batch of members (static ones possibly by
+// instance id alone) with an error per member; v4+ flexible; v5+ reason.
+func init() { register(kmsg.LeaveGroup, 0, 5, (*Broker).handleLeaveGroup) }
+
+func (b *Broker) handleLeaveGroup(ctx context.Context, r *request) (kmsg.Response, error) {
+	req := r.req.(*kmsg.LeaveGroupRequest)
+	if code := b.groupsError(); code != 0 {
+		resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
+		resp.ErrorCode = code
+		return resp, nil
+	}
+	return b.groups.LeaveGroup(ctx, req), nil
+}

@@ -1,0 +1,28 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// SyncGroup: v0-v5. v3+ group.instance.id; v4+ flexible; v5+ protocol type
+// and name, checked against the group's. A follower's SyncGroup is held
+// until the leader's arrives (or a new rebalance starts).
+func init() { register(kmsg.SyncGroup, 0, 5, (*Broker).handleSyncGroup) }
+
+func (b *Broker) handleSyncGroup(ctx context.Context, r *request) (kmsg.Response, error) {
+	req := r.req.(*kmsg.SyncGroupRequest)
+	if code := b.groupsError(); code != 0 {
+		resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
+		resp.ErrorCode = code
+		return resp, nil
+	}
+	resp, err := b.groups.SyncGroup(ctx, req)
+	if err != nil {
+		// The connection closed while the request was held in a
+		// rebalance: there is no one to answer.
+		return nil, nil
+	}
+	return resp, nil
+}

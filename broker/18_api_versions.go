@@ -1,0 +1,45 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ApiVersions: v0-v4. v3+ flexible. Its response header is always v0.
+// A request newer than v4 is answered at v0 with UNSUPPORTED_VERSION and our
+// range for ApiVersions (KIP-511), which the server loop handles.
+func init() { register(kmsg.ApiVersions, 0, 4, (*Broker).handleAPIVersions) }
+
+func (b *Broker) handleAPIVersions(_ context.Context, r *request) (kmsg.Response, error) {
+	req := r.req.(*kmsg.ApiVersionsRequest)
+	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
+	fillAPIVersions(resp)
+	return resp, nil
+}
+
+// fillAPIVersions lists every served API with its version range.
+func fillAPIVersions(resp *kmsg.ApiVersionsResponse) {
+	for _, a := range apis {
+		if a == nil {
+			continue
+		}
+		k := kmsg.NewApiVersionsResponseApiKey()
+		k.ApiKey, k.MinVersion, k.MaxVersion = a.key, a.min, a.max
+		resp.ApiKeys = append(resp.ApiKeys, k)
+	}
+}
+
+// unsupportedAPIVersions is the v0 answer to an ApiVersions request of a
+// version we do not serve.
+func unsupportedAPIVersions() *kmsg.ApiVersionsResponse {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.Version = 0
+	resp.ErrorCode = kerr.UnsupportedVersion.Code
+	a := apis[kmsg.ApiVersions]
+	k := kmsg.NewApiVersionsResponseApiKey()
+	k.ApiKey, k.MinVersion, k.MaxVersion = a.key, a.min, a.max
+	resp.ApiKeys = append(resp.ApiKeys, k)
+	return resp
+}

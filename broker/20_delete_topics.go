@@ -1,0 +1,79 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/coordinator"
+)
+
+// DeleteTopics: v0-v6. v4+ flexible; v5+ error messages; v6 names each
+// topic by name or by topic id (an unknown id is UNKNOWN_TOPIC_ID) and
+// answers with both. One result per requested topic; a name or id asked for
+// twice is INVALID_REQUEST, as in Kafka.
+func init() { register(kmsg.DeleteTopics, 0, 6, (*Broker).handleDeleteTopics) }
+
+func (b *Broker) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Response, error) {
+	req := r.req.(*kmsg.DeleteTopicsRequest)
+	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	topics := req.Topics
+	if req.Version < 6 {
+		topics = make([]kmsg.DeleteTopicsRequestTopic, 0, len(req.TopicNames))
+		for _, name := range req.TopicNames {
+			rt := kmsg.NewDeleteTopicsRequestTopic()
+			rt.Topic = kmsg.StringPtr(name)
+			topics = append(topics, rt)
+		}
+	}
+	names := make(map[string]int, len(topics))
+	ids := make(map[[16]byte]int, len(topics))
+	for _, rt := range topics {
+		if rt.Topic != nil {
+			names[*rt.Topic]++
+		} else {
+			ids[rt.TopicID]++
+		}
+	}
+	for _, rt := range topics {
+		st := kmsg.NewDeleteTopicsResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		var err error
+		switch {
+		case rt.Topic != nil && rt.TopicID != [16]byte{}:
+			err = fmt.Errorf("%w: You may not specify both topic name and topic id.", kerr.InvalidRequest)
+		case rt.Topic != nil && names[*rt.Topic] > 1:
+			err = fmt.Errorf("%w: Duplicate topic name.", kerr.InvalidRequest)
+		case rt.Topic != nil:
+			var id coordinator.TopicID
+			id, err = b.coord.DeleteTopic(ctx, *rt.Topic)
+			if err == nil {
+				st.TopicID = id
+			}
+		case rt.TopicID == [16]byte{}:
+			err = fmt.Errorf("%w: Neither topic name nor id were specified.", kerr.InvalidRequest)
+		case ids[rt.TopicID] > 1:
+			err = fmt.Errorf("%w: Duplicate topic id.", kerr.InvalidRequest)
+		default:
+			var name string
+			name, err = b.coord.DeleteTopicByID(ctx, coordinator.TopicID(rt.TopicID))
+			if errors.Is(err, kerr.UnknownTopicOrPartition) {
+				err = fmt.Errorf("%w: Topic id %s does not exist.", kerr.UnknownTopicID, coordinator.TopicID(rt.TopicID))
+			}
+			if err == nil {
+				st.Topic = kmsg.StringPtr(name)
+			}
+		}
+		if err != nil {
+			st.ErrorCode = errorCode(err)
+			if req.Version >= 5 {
+				st.ErrorMessage = adminErrorMessage(err)
+			}
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}

@@ -1,0 +1,54 @@
+package broker
+
+import (
+	"context"
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/coordinator"
+)
+
+// InitProducerId: v0-v4. v2+ flexible; v3+ carries the current producer id
+// and epoch so that an idempotent producer can bump its epoch (KIP-360);
+// v4 only adds PRODUCER_FENCED as an answer. v5 (KIP-890 transactions) is
+// not served. The coordinator owns producer ids and epochs; it answers a
+// transactional id (after Kafka's checks of it and of the transaction
+// timeout) with TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Produce does for
+// transactional batches: floe has no transactions.
+func init() { register(kmsg.InitProducerID, 0, 4, (*Broker).handleInitProducerID) }
+
+func (b *Broker) handleInitProducerID(ctx context.Context, r *request) (kmsg.Response, error) {
+	req := r.req.(*kmsg.InitProducerIDRequest)
+	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
+	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	out, err := b.coord.InitProducerID(ctx, coordinator.InitProducerIDRequest{
+		TransactionalID: req.TransactionalID,
+		TimeoutMs:       req.TransactionTimeoutMillis,
+		ProducerID:      req.ProducerID,
+		ProducerEpoch:   req.ProducerEpoch,
+	})
+	if err != nil {
+		resp.ErrorCode = initProducerIDErrorCode(err, req.Version)
+		return resp, nil
+	}
+	resp.ProducerID, resp.ProducerEpoch = out.ProducerID, out.ProducerEpoch
+	return resp, nil
+}
+
+// initProducerIDErrorCode maps a coordinator error to a code the client's
+// version knows. A failure without a Kafka code (the coordinator is
+// unreachable, its store failed) is COORDINATOR_NOT_AVAILABLE, which every
+// client retries; most treat any other unexpected code here as fatal for
+// the producer. PRODUCER_FENCED (v4+) is INVALID_PRODUCER_EPOCH before.
+func initProducerIDErrorCode(err error, version int16) int16 {
+	var ke *kerr.Error
+	if !errors.As(err, &ke) {
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	if ke == kerr.ProducerFenced && version < 4 {
+		return kerr.InvalidProducerEpoch.Code
+	}
+	return ke.Code
+}

@@ -1,0 +1,68 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/coordinator"
+)
+
+// IncrementalAlterConfigs: v0-v1. v1+ flexible. Each op (SET, DELETE,
+// APPEND, SUBTRACT) changes one topic config and leaves the others alone;
+// APPEND and SUBTRACT apply only to list-type keys (else INVALID_CONFIG,
+// with the coordinator's message). Each resource succeeds or fails on its
+// own: a bad one never poisons the others. Broker configs are static
+// (INVALID_REQUEST).
+func init() {
+	register(kmsg.IncrementalAlterConfigs, 0, 1, (*Broker).handleIncrementalAlterConfigs)
+}
+
+func (b *Broker) handleIncrementalAlterConfigs(ctx context.Context, r *request) (kmsg.Response, error) {
+	req := r.req.(*kmsg.IncrementalAlterConfigsRequest)
+	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
+	dups := duplicateResources(len(req.Resources), func(i int) (kmsg.ConfigResourceType, string) {
+		return req.Resources[i].ResourceType, req.Resources[i].ResourceName
+	})
+	for i, rr := range req.Resources {
+		sr := kmsg.NewIncrementalAlterConfigsResponseResource()
+		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
+		var err error
+		if dups[i] {
+			err = errDuplicateResource
+		} else {
+			err = b.incrementalAlterConfigs(ctx, rr, req.ValidateOnly)
+		}
+		if err != nil {
+			sr.ErrorCode = errorCode(err)
+			sr.ErrorMessage = adminErrorMessage(err)
+		}
+		resp.Resources = append(resp.Resources, sr)
+	}
+	return resp, nil
+}
+
+func (b *Broker) incrementalAlterConfigs(ctx context.Context, rr kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) error {
+	ops := make([]coordinator.ConfigOp, 0, len(rr.Configs))
+	var nulls []string
+	for _, c := range rr.Configs {
+		op := int8(c.Op)
+		switch op {
+		case coordinator.OpSet, coordinator.OpAppend, coordinator.OpSubtract:
+			if c.Value == nil {
+				nulls = append(nulls, c.Name)
+			}
+		case coordinator.OpDelete:
+		default:
+			return fmt.Errorf("%w: Unknown alter config operation %d for config %s", kerr.InvalidRequest, op, c.Name)
+		}
+		ops = append(ops, coordinator.ConfigOp{Name: c.Name, Op: op, Value: c.Value})
+	}
+	if len(nulls) > 0 {
+		return fmt.Errorf("%w: Null value not supported for : %s", kerr.InvalidRequest, strings.Join(nulls, ", "))
+	}
+	return b.alterConfigs(ctx, rr.ResourceType, rr.ResourceName, ops, true, validateOnly)
+}

@@ -1,0 +1,69 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// OffsetDelete: v0. Deletes committed offsets of an Empty group, or of
+// topics a consumer group does not subscribe to (GROUP_SUBSCRIBED_TO_TOPIC
+// for those it does). Partitions of unknown topics are
+// UNKNOWN_TOPIC_OR_PARTITION, as in Kafka; a group-level error (unknown
+// group, a non-empty non-consumer group) is the only answer.
+func init() { register(kmsg.OffsetDelete, 0, 0, (*Broker).handleOffsetDelete) }
+
+func (b *Broker) handleOffsetDelete(ctx context.Context, r *request) (kmsg.Response, error) {
+	req := r.req.(*kmsg.OffsetDeleteRequest)
+	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+	if code := b.groupsError(); code != 0 {
+		resp.ErrorCode = code
+		return resp, nil
+	}
+	topics := make([]string, len(req.Topics))
+	parts := make([][]int32, len(req.Topics))
+	for i, t := range req.Topics {
+		topics[i] = t.Topic
+		for _, p := range t.Partitions {
+			parts[i] = append(parts[i], p.Partition)
+		}
+	}
+	codes, keep, _ := b.knownPartitions(ctx, topics, parts)
+	valid := *req
+	valid.Topics = nil
+	var from []int // valid.Topics[k] is req.Topics[from[k]]
+	for i, t := range req.Topics {
+		if len(keep[i]) == 0 {
+			continue
+		}
+		vt := t
+		vt.Partitions = nil
+		for _, j := range keep[i] {
+			vt.Partitions = append(vt.Partitions, t.Partitions[j])
+		}
+		valid.Topics = append(valid.Topics, vt)
+		from = append(from, i)
+	}
+	gr := b.groups.OffsetDelete(ctx, &valid)
+	if gr.ErrorCode != 0 {
+		resp.ErrorCode = gr.ErrorCode
+		return resp, nil
+	}
+	for k, t := range gr.Topics {
+		for n, p := range t.Partitions {
+			codes[from[k]][keep[from[k]][n]] = p.ErrorCode
+		}
+	}
+	for i, t := range req.Topics {
+		st := kmsg.NewOffsetDeleteResponseTopic()
+		st.Topic = t.Topic
+		for j, p := range t.Partitions {
+			sp := kmsg.NewOffsetDeleteResponseTopicPartition()
+			sp.Partition = p.Partition
+			sp.ErrorCode = codes[i][j]
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}

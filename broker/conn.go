@@ -1,0 +1,297 @@
+package broker
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// writeTimeout bounds writing one response to a slow or dead client.
+const writeTimeout = 60 * time.Second
+
+// request is one decoded Kafka request.
+type request struct {
+	key      int16
+	version  int16
+	corr     int32
+	clientID *string
+	req      kmsg.Request
+	conn     *conn
+}
+
+// inflight is a request being served; responses leave in request order.
+type inflight struct {
+	corr     int32
+	key      int16
+	version  int16
+	flexible bool
+	start    time.Time
+	done     chan struct{}
+	resp     kmsg.Response
+	err      error
+}
+
+// conn serves one client connection: a read loop decodes requests and starts
+// their handlers concurrently; a write loop sends the responses strictly in
+// request order, as the protocol requires.
+type conn struct {
+	b      *Broker
+	nc     net.Conn
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	pending   chan *inflight
+	closeOnce sync.Once
+	// draining is closed when the broker drains: parked fetches answer at
+	// once and no new request is read.
+	draining  chan struct{}
+	drainOnce sync.Once
+	// fetches counts the connection's fetches, to rotate where each one
+	// starts spending its byte budget.
+	fetches atomic.Uint32
+}
+
+func newConn(b *Broker, nc net.Conn) *conn {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &conn{
+		b:        b,
+		nc:       nc,
+		ctx:      ctx,
+		cancel:   cancel,
+		pending:  make(chan *inflight, b.opts.MaxInflight),
+		draining: make(chan struct{}),
+	}
+}
+
+func (c *conn) close() {
+	c.closeOnce.Do(func() {
+		c.cancel()
+		c.nc.Close()
+	})
+}
+
+func (c *conn) serve() {
+	writeDone := make(chan struct{})
+	go func() {
+		defer close(writeDone)
+		c.writeLoop()
+	}()
+	err := c.readLoop()
+	close(c.pending)
+	var pe *protocolError
+	switch {
+	case errors.As(err, &pe):
+		// A malformed or oversized frame closes this connection at once.
+		c.b.log.Debug("closing connection", "remote", c.nc.RemoteAddr(), "err", err)
+		c.close()
+	case c.isDraining():
+		// A drain's read deadline: the answers already being served are
+		// still sent.
+	default:
+		// The client went away: nobody reads the answers, stop serving.
+		c.close()
+	}
+	<-writeDone
+	c.close()
+}
+
+// drain stops reading new requests; the connection closes once the
+// requests already read are answered.
+func (c *conn) drain() {
+	c.drainOnce.Do(func() { close(c.draining) })
+	c.nc.SetReadDeadline(time.Now())
+}
+
+func (c *conn) isDraining() bool {
+	select {
+	case <-c.draining:
+		return true
+	default:
+		return false
+	}
+}
+
+// protocolError is a request the connection cannot survive.
+type protocolError struct{ err error }
+
+func (e *protocolError) Error() string { return e.err.Error() }
+func (e *protocolError) Unwrap() error { return e.err }
+
+func (c *conn) readLoop() error {
+	var sizeBuf [4]byte
+	for {
+		if _, err := io.ReadFull(c.nc, sizeBuf[:]); err != nil {
+			return err
+		}
+		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
+		if size < 8 || size > c.b.opts.MaxRequestBytes {
+			return &protocolError{fmt.Errorf("request frame of %d bytes out of bounds [8, %d]", size, c.b.opts.MaxRequestBytes)}
+		}
+		buf := make([]byte, size)
+		if _, err := io.ReadFull(c.nc, buf); err != nil {
+			return err
+		}
+		r, a, err := parseRequest(buf)
+		if err != nil {
+			var uv *unsupportedVersionError
+			if errors.As(err, &uv) && uv.key == int16(kmsg.ApiVersions) {
+				inf := &inflight{corr: uv.corr, key: uv.key, start: time.Now(), done: make(chan struct{}), resp: unsupportedAPIVersions()}
+				close(inf.done)
+				c.pending <- inf
+				continue
+			}
+			return &protocolError{err}
+		}
+		r.conn = c
+		c.start(r, a)
+	}
+}
+
+// start queues r for an in-order answer and begins serving it.
+func (c *conn) start(r *request, a *api) {
+	inf := &inflight{
+		corr:     r.corr,
+		key:      r.key,
+		version:  r.version,
+		flexible: r.req.IsFlexible(),
+		start:    time.Now(),
+		done:     make(chan struct{}),
+	}
+	c.pending <- inf // blocks at MaxInflight: back-pressure on the client
+	finish := func(fn func() (kmsg.Response, error)) {
+		defer close(inf.done)
+		defer func() {
+			if p := recover(); p != nil {
+				inf.err = fmt.Errorf("panic serving %s: %v\n%s", kmsg.NameForKey(r.key), p, debug.Stack())
+			}
+		}()
+		inf.resp, inf.err = fn()
+	}
+	if a.staged != nil {
+		wait, err := runStage(c.b, c.ctx, r, a.staged)
+		if err != nil {
+			inf.err = err
+			close(inf.done)
+			return
+		}
+		go finish(wait)
+		return
+	}
+	go finish(func() (kmsg.Response, error) { return a.fn(c.b, c.ctx, r) })
+}
+
+func (c *conn) writeLoop() {
+	var buf []byte
+	for inf := range c.pending {
+		<-inf.done
+		if inf.err != nil {
+			c.b.log.Warn("closing connection", "remote", c.nc.RemoteAddr(), "api", kmsg.NameForKey(inf.key), "err", inf.err)
+			c.close()
+			for range c.pending { // drain so the read loop is not stuck
+			}
+			return
+		}
+		if inf.resp == nil {
+			c.b.metrics.request(inf.key, inf.start)
+			continue
+		}
+		buf = appendResponse(buf[:0], inf)
+		c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+		if _, err := c.nc.Write(buf); err != nil {
+			c.close()
+			for range c.pending {
+			}
+			return
+		}
+		c.b.metrics.request(inf.key, inf.start)
+		if cap(buf) > 1<<20 {
+			buf = nil // do not pin a large fetch response's buffer
+		}
+	}
+}
+
+// appendResponse frames resp: size, correlation id, header tags for
+// flexible versions (never for ApiVersions, whose response header is v0).
+func appendResponse(dst []byte, inf *inflight) []byte {
+	dst = append(dst, 0, 0, 0, 0)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(inf.corr))
+	if inf.flexible && inf.key != int16(kmsg.ApiVersions) {
+		dst = append(dst, 0)
+	}
+	inf.resp.SetVersion(inf.version)
+	dst = inf.resp.AppendTo(dst)
+	binary.BigEndian.PutUint32(dst, uint32(len(dst)-4))
+	return dst
+}
+
+// runStage runs the inline step of a staged handler, turning a panic into a
+// connection error.
+func runStage(b *Broker, ctx context.Context, r *request, fn stagedFunc) (wait func() (kmsg.Response, error), err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic serving %s: %v\n%s", kmsg.NameForKey(r.key), p, debug.Stack())
+		}
+	}()
+	return fn(b, ctx, r), nil
+}
+
+type unsupportedVersionError struct {
+	key, version int16
+	corr         int32
+}
+
+func (e *unsupportedVersionError) Error() string {
+	return fmt.Sprintf("unsupported version %d of %s", e.version, kmsg.NameForKey(e.key))
+}
+
+// parseRequest decodes one request frame (without its size prefix). The
+// request may alias buf.
+func parseRequest(buf []byte) (*request, *api, error) {
+	rd := kbin.Reader{Src: buf}
+	key := rd.Int16()
+	version := rd.Int16()
+	corr := rd.Int32()
+	clientID := rd.NullableString()
+	if err := rd.Complete(); err != nil {
+		return nil, nil, fmt.Errorf("request header: %w", err)
+	}
+	a := lookupAPI(key)
+	if a == nil {
+		return nil, nil, fmt.Errorf("unsupported api key %d", key)
+	}
+	if version < a.min || version > a.max {
+		return nil, nil, &unsupportedVersionError{key: key, version: version, corr: corr}
+	}
+	req := kmsg.RequestForKey(key)
+	req.SetVersion(version)
+	if req.IsFlexible() {
+		for n := rd.Uvarint(); n > 0 && rd.Ok(); n-- {
+			rd.Uvarint()
+			rd.Span(int(rd.Uvarint()))
+		}
+		if !rd.Ok() {
+			return nil, nil, errors.New("request header tags: truncated")
+		}
+	}
+	body := rd.Src
+	var err error
+	if u, ok := req.(kmsg.UnsafeReadFrom); ok {
+		err = u.UnsafeReadFrom(body)
+	} else {
+		err = req.ReadFrom(body)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("decode %s v%d: %w", kmsg.NameForKey(key), version, err)
+	}
+	return &request{key: key, version: version, corr: corr, clientID: clientID, req: req}, a, nil
+}

@@ -1,0 +1,375 @@
+package broker
+
+import (
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordinator/groups"
+)
+
+// newGroupsBroker returns a broker with a fake coordinator holding topic
+// "t" (4 partitions) and a real group coordinator in a temp dir.
+func newGroupsBroker(t *testing.T) *Broker {
+	t.Helper()
+	f := newFakeCoordinator()
+	f.addTopic("t", 4, nil)
+	b := newAdminBroker(t, f)
+	g, err := groups.Open(groups.Options{Dir: t.TempDir(), Topics: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	b.SetGroups(g)
+	return b
+}
+
+func TestFindCoordinator(t *testing.T) {
+	b := newGroupsBroker(t)
+	for _, v := range servedVersions(t, kmsg.FindCoordinator) {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		if v < 4 {
+			req.CoordinatorKey = "g"
+			resp := serveVersion[*kmsg.FindCoordinatorResponse](t, b, req, v)
+			if resp.ErrorCode != 0 || resp.NodeID != 1 || resp.Host != "127.0.0.1" || resp.Port != 9092 {
+				t.Fatalf("v%d: %+v", v, resp)
+			}
+			if v >= 1 {
+				req.CoordinatorType = 1
+				resp = serveVersion[*kmsg.FindCoordinatorResponse](t, b, req, v)
+				if resp.ErrorCode != kerr.CoordinatorNotAvailable.Code || resp.NodeID != -1 {
+					t.Fatalf("v%d transaction: %+v", v, resp)
+				}
+				req.CoordinatorType = 7
+				if resp = serveVersion[*kmsg.FindCoordinatorResponse](t, b, req, v); resp.ErrorCode != kerr.InvalidRequest.Code {
+					t.Fatalf("v%d bad type: %+v", v, resp)
+				}
+			}
+			continue
+		}
+		req.CoordinatorKeys = []string{"a", "b", ""}
+		resp := serveVersion[*kmsg.FindCoordinatorResponse](t, b, req, v)
+		if len(resp.Coordinators) != 3 {
+			t.Fatalf("v%d: %d coordinators", v, len(resp.Coordinators))
+		}
+		for i, c := range resp.Coordinators {
+			if c.Key != req.CoordinatorKeys[i] || c.ErrorCode != 0 || c.NodeID != 1 || c.Port != 9092 {
+				t.Fatalf("v%d: %+v", v, c)
+			}
+		}
+		req.CoordinatorType = 1
+		resp = serveVersion[*kmsg.FindCoordinatorResponse](t, b, req, v)
+		for _, c := range resp.Coordinators {
+			if c.ErrorCode != kerr.CoordinatorNotAvailable.Code {
+				t.Fatalf("v%d transaction: %+v", v, c)
+			}
+		}
+	}
+}
+
+// TestGroupLifecycleEveryVersion runs one member through join, sync,
+// heartbeat, commit, fetch, describe, list, leave and delete at every served
+// version of each API.
+func TestGroupLifecycleEveryVersion(t *testing.T) {
+	b := newGroupsBroker(t)
+	meta := kmsg.NewConsumerMemberMetadata()
+	meta.Topics = []string{"t"}
+	for _, v := range servedVersions(t, kmsg.JoinGroup) {
+		group := "g" + string(rune('0'+v))
+		join := kmsg.NewPtrJoinGroupRequest()
+		join.Group, join.SessionTimeoutMillis, join.RebalanceTimeoutMillis, join.ProtocolType = group, 10000, 10000, "consumer"
+		join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: meta.AppendTo(nil)}}
+		resp := serveVersion[*kmsg.JoinGroupResponse](t, b, join, v)
+		if v >= 4 {
+			if resp.ErrorCode != kerr.MemberIDRequired.Code {
+				t.Fatalf("join v%d: %s", v, kerr.ErrorForCode(resp.ErrorCode))
+			}
+			join.MemberID = resp.MemberID
+			resp = serveVersion[*kmsg.JoinGroupResponse](t, b, join, v)
+		}
+		if resp.ErrorCode != 0 || resp.Generation != 1 || resp.LeaderID != resp.MemberID || len(resp.Members) != 1 {
+			t.Fatalf("join v%d: %+v", v, resp)
+		}
+		if resp.Protocol == nil || *resp.Protocol != "range" {
+			t.Fatalf("join v%d: protocol %v", v, resp.Protocol)
+		}
+		member, gen := resp.MemberID, resp.Generation
+
+		sv := min(v, 5)
+		sync := kmsg.NewPtrSyncGroupRequest()
+		sync.Group, sync.MemberID, sync.Generation = group, member, gen
+		sync.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: member, MemberAssignment: []byte("x")}}
+		sresp := serveVersion[*kmsg.SyncGroupResponse](t, b, sync, sv)
+		if sresp.ErrorCode != 0 || string(sresp.MemberAssignment) != "x" {
+			t.Fatalf("sync v%d: %+v", sv, sresp)
+		}
+
+		hb := kmsg.NewPtrHeartbeatRequest()
+		hb.Group, hb.MemberID, hb.Generation = group, member, gen
+		if r := serveVersion[*kmsg.HeartbeatResponse](t, b, hb, min(v, 4)); r.ErrorCode != 0 {
+			t.Fatalf("heartbeat: %s", kerr.ErrorForCode(r.ErrorCode))
+		}
+
+		desc := kmsg.NewPtrDescribeGroupsRequest()
+		desc.Groups = []string{group}
+		d := serveVersion[*kmsg.DescribeGroupsResponse](t, b, desc, min(v, 6))
+		if g := d.Groups[0]; g.State != "Stable" || len(g.Members) != 1 || string(g.Members[0].MemberAssignment) != "x" {
+			t.Fatalf("describe: %+v", g)
+		}
+
+		leave := kmsg.NewPtrLeaveGroupRequest()
+		leave.Group = group
+		lv := min(v, 5)
+		if lv < 3 {
+			leave.MemberID = member
+		} else {
+			leave.Members = []kmsg.LeaveGroupRequestMember{{MemberID: member}}
+		}
+		if r := serveVersion[*kmsg.LeaveGroupResponse](t, b, leave, lv); r.ErrorCode != 0 || (lv >= 3 && r.Members[0].ErrorCode != 0) {
+			t.Fatalf("leave v%d: %+v", lv, r)
+		}
+	}
+
+	list := kmsg.NewPtrListGroupsRequest()
+	for _, v := range servedVersions(t, kmsg.ListGroups) {
+		r := serveVersion[*kmsg.ListGroupsResponse](t, b, list, v)
+		if r.ErrorCode != 0 || len(r.Groups) != 10 || r.Groups[0].ProtocolType != "consumer" {
+			t.Fatalf("list v%d: %+v", v, r)
+		}
+		if v >= 4 && r.Groups[0].GroupState != "Empty" {
+			t.Fatalf("list v%d: state %q", v, r.Groups[0].GroupState)
+		}
+	}
+
+	for _, v := range servedVersions(t, kmsg.DeleteGroups) {
+		del := kmsg.NewPtrDeleteGroupsRequest()
+		del.Groups = []string{"g" + string(rune('0'+v)), "nope"}
+		r := serveVersion[*kmsg.DeleteGroupsResponse](t, b, del, v)
+		if r.Groups[0].ErrorCode != 0 || r.Groups[1].ErrorCode != kerr.GroupIDNotFound.Code {
+			t.Fatalf("delete v%d: %+v", v, r)
+		}
+	}
+}
+
+func TestOffsetCommitFetchEveryVersion(t *testing.T) {
+	b := newGroupsBroker(t)
+	for _, v := range servedVersions(t, kmsg.OffsetCommit) {
+		group := "c" + string(rune('0'+v))
+		req := kmsg.NewPtrOffsetCommitRequest()
+		req.Group = group
+		known := kmsg.NewOffsetCommitRequestTopic()
+		known.Topic = "t"
+		known.Partitions = []kmsg.OffsetCommitRequestTopicPartition{
+			{Partition: 2, Offset: 10 + int64(v), LeaderEpoch: 4, Metadata: kmsg.StringPtr("m")},
+			{Partition: 9, Offset: 1, LeaderEpoch: -1},
+		}
+		unknown := kmsg.NewOffsetCommitRequestTopic()
+		unknown.Topic = "missing"
+		unknown.Partitions = []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1, LeaderEpoch: -1}}
+		req.Topics = []kmsg.OffsetCommitRequestTopic{known, unknown}
+		resp := serveVersion[*kmsg.OffsetCommitResponse](t, b, req, v)
+		got := []int16{resp.Topics[0].Partitions[0].ErrorCode, resp.Topics[0].Partitions[1].ErrorCode, resp.Topics[1].Partitions[0].ErrorCode}
+		want := []int16{0, kerr.UnknownTopicOrPartition.Code, kerr.UnknownTopicOrPartition.Code}
+		if got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+			t.Fatalf("commit v%d: codes %v, want %v", v, got, want)
+		}
+		for _, fv := range servedVersions(t, kmsg.OffsetFetch) {
+			f := kmsg.NewPtrOffsetFetchRequest()
+			var parts []kmsg.OffsetFetchResponseGroupTopicPartition
+			if fv >= 8 {
+				f.Groups = []kmsg.OffsetFetchRequestGroup{{Group: group, Topics: []kmsg.OffsetFetchRequestGroupTopic{{Topic: "t", Partitions: []int32{2, 3}}}}}
+				fr := serveVersion[*kmsg.OffsetFetchResponse](t, b, f, fv)
+				parts = fr.Groups[0].Topics[0].Partitions
+			} else {
+				f.Group = group
+				f.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "t", Partitions: []int32{2, 3}}}
+				fr := serveVersion[*kmsg.OffsetFetchResponse](t, b, f, fv)
+				for _, p := range fr.Topics[0].Partitions {
+					parts = append(parts, kmsg.OffsetFetchResponseGroupTopicPartition{Partition: p.Partition, Offset: p.Offset, LeaderEpoch: p.LeaderEpoch, Metadata: p.Metadata, ErrorCode: p.ErrorCode})
+				}
+			}
+			wantEpoch := int32(4)
+			if v < 6 || fv < 5 {
+				wantEpoch = -1
+			}
+			if p := parts[0]; p.Offset != 10+int64(v) || p.LeaderEpoch != wantEpoch || p.Metadata == nil || *p.Metadata != "m" || p.ErrorCode != 0 {
+				t.Fatalf("commit v%d fetch v%d: %+v", v, fv, p)
+			}
+			if p := parts[1]; p.Offset != -1 || p.LeaderEpoch != -1 || p.ErrorCode != 0 {
+				t.Fatalf("commit v%d fetch v%d uncommitted: %+v", v, fv, p)
+			}
+		}
+	}
+}
+
+func TestOffsetDeleteUnknownTopic(t *testing.T) {
+	b := newGroupsBroker(t)
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Group = "g"
+	commit.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 5, LeaderEpoch: -1}}}}
+	serveVersion[*kmsg.OffsetCommitResponse](t, b, commit, 9)
+	req := kmsg.NewPtrOffsetDeleteRequest()
+	req.Group = "g"
+	req.Topics = []kmsg.OffsetDeleteRequestTopic{
+		{Topic: "missing", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}},
+		{Topic: "t", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 7}, {Partition: 0}}},
+	}
+	resp := serveVersion[*kmsg.OffsetDeleteResponse](t, b, req, 0)
+	if resp.ErrorCode != 0 || resp.Topics[0].Partitions[0].ErrorCode != kerr.UnknownTopicOrPartition.Code ||
+		resp.Topics[1].Partitions[0].ErrorCode != kerr.UnknownTopicOrPartition.Code || resp.Topics[1].Partitions[1].ErrorCode != 0 {
+		t.Fatalf("delete: %+v", resp)
+	}
+	req.Group = "nope"
+	if r := serveVersion[*kmsg.OffsetDeleteResponse](t, b, req, 0); r.ErrorCode != kerr.GroupIDNotFound.Code || len(r.Topics) != 0 {
+		t.Fatalf("missing group: %+v", r)
+	}
+}
+
+func TestGroupAPIsWithoutCoordinator(t *testing.T) {
+	b := newAdminBroker(t, newFakeCoordinator())
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Group = "g"
+	if r := serveVersion[*kmsg.JoinGroupResponse](t, b, join, 9); r.ErrorCode != kerr.CoordinatorNotAvailable.Code {
+		t.Fatalf("join: %+v", r)
+	}
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorKey = "g"
+	if r := serveVersion[*kmsg.FindCoordinatorResponse](t, b, fc, 3); r.ErrorCode != kerr.CoordinatorNotAvailable.Code {
+		t.Fatalf("find coordinator: %+v", r)
+	}
+}
+
+func TestConsumerGroupHeartbeatEveryVersion(t *testing.T) {
+	b := newGroupsBroker(t)
+	for _, v := range servedVersions(t, kmsg.ConsumerGroupHeartbeat) {
+		group := "cg" + string(rune('0'+v))
+		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		req.Group, req.RebalanceTimeoutMillis = group, 30000
+		if v >= 1 {
+			req.MemberID = "member-" + group
+		}
+		req.SubscribedTopicNames = []string{"t"}
+		req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		resp := serveVersion[*kmsg.ConsumerGroupHeartbeatResponse](t, b, req, v)
+		if resp.ErrorCode != 0 || resp.MemberID == nil || resp.MemberEpoch != 1 || resp.Assignment == nil ||
+			len(resp.Assignment.Topics) != 1 || len(resp.Assignment.Topics[0].Partitions) != 4 || resp.HeartbeatIntervalMillis <= 0 {
+			t.Fatalf("v%d join: %+v", v, resp)
+		}
+		member := *resp.MemberID
+
+		fetch := kmsg.NewPtrOffsetFetchRequest()
+		rg := kmsg.NewOffsetFetchRequestGroup()
+		rg.Group, rg.MemberID, rg.MemberEpoch = group, &member, 7
+		fetch.Groups = append(fetch.Groups, rg)
+		if fr := serveVersion[*kmsg.OffsetFetchResponse](t, b, fetch, 9); fr.Groups[0].ErrorCode != kerr.StaleMemberEpoch.Code {
+			t.Fatalf("fetch with a wrong epoch: %+v", fr.Groups[0])
+		}
+
+		desc := kmsg.NewPtrConsumerGroupDescribeRequest()
+		desc.Groups = []string{group, "nope"}
+		for _, dv := range servedVersions(t, kmsg.ConsumerGroupDescribe) {
+			d := serveVersion[*kmsg.ConsumerGroupDescribeResponse](t, b, desc, dv)
+			if g := d.Groups[0]; g.ErrorCode != 0 || g.State != "Stable" || len(g.Members) != 1 || g.Members[0].MemberID != member ||
+				g.Members[0].Assignment.TopicPartitions[0].Topic != "t" {
+				t.Fatalf("describe v%d: %+v", dv, g)
+			}
+			if d.Groups[1].ErrorCode != kerr.GroupIDNotFound.Code {
+				t.Fatalf("describe v%d missing group: %+v", dv, d.Groups[1])
+			}
+		}
+
+		leave := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		leave.Group, leave.MemberID, leave.MemberEpoch = group, member, -1
+		if r := serveVersion[*kmsg.ConsumerGroupHeartbeatResponse](t, b, leave, v); r.ErrorCode != 0 || r.MemberEpoch != -1 {
+			t.Fatalf("v%d leave: %+v", v, r)
+		}
+	}
+}
+
+// TestGroupsOnLowestNodeID: with brokers 1 and 3 live, broker 3 sends
+// FindCoordinator to broker 1 and answers group requests NOT_COORDINATOR;
+// a broker added later (5) changes nothing.
+func TestGroupsOnLowestNodeID(t *testing.T) {
+	rc := &registryCoordinator{fakeCoordinator: newFakeCoordinator()}
+	rc.addTopic("t", 4, nil)
+	rc.set([]coordinator.BrokerInfo{{NodeID: 1, Host: "10.0.0.1", Port: 9092}, {NodeID: 3, Host: "10.0.0.3", Port: 9092}, {NodeID: 5, Host: "10.0.0.5", Port: 9092}}, nil)
+	b := newAdminBroker(t, rc, func(o *Options) { o.NodeID = 3; o.AdvertisedAddr = "10.0.0.3:9092" })
+	g, err := groups.Open(groups.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	b.SetGroups(g)
+
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorKeys = []string{"a", "b"}
+	for _, c := range serveVersion[*kmsg.FindCoordinatorResponse](t, b, fc, 4).Coordinators {
+		if c.NodeID != 1 || c.Host != "10.0.0.1" {
+			t.Fatalf("coordinator of %s: %+v", c.Key, c)
+		}
+	}
+	hb := kmsg.NewPtrHeartbeatRequest()
+	hb.Group, hb.MemberID = "a", "m"
+	if r := serveVersion[*kmsg.HeartbeatResponse](t, b, hb, 4); r.ErrorCode != kerr.NotCoordinator.Code {
+		t.Fatalf("heartbeat: %+v", r)
+	}
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Group = "a"
+	commit.Topics = []kmsg.OffsetCommitRequestTopic{
+		{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1, LeaderEpoch: -1}}},
+		{Topic: "missing", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1, LeaderEpoch: -1}}},
+	}
+	r := serveVersion[*kmsg.OffsetCommitResponse](t, b, commit, 9)
+	if r.Topics[0].Partitions[0].ErrorCode != kerr.NotCoordinator.Code || r.Topics[1].Partitions[0].ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("commit: %+v", r)
+	}
+	fetch := kmsg.NewPtrOffsetFetchRequest()
+	fetch.Groups = []kmsg.OffsetFetchRequestGroup{{Group: "a"}}
+	if r := serveVersion[*kmsg.OffsetFetchResponse](t, b, fetch, 8); r.Groups[0].ErrorCode != kerr.NotCoordinator.Code {
+		t.Fatalf("fetch: %+v", r)
+	}
+	if r := serveVersion[*kmsg.ListGroupsResponse](t, b, kmsg.NewPtrListGroupsRequest(), 5); r.ErrorCode != 0 || len(r.Groups) != 0 {
+		t.Fatalf("list: %+v", r)
+	}
+}
+
+// TestRecreatedTopicOffsets: the broker stores each commit with its
+// topic's id, so a topic deleted and created again starts without offsets
+// even though DeleteTopics did not clear them.
+func TestRecreatedTopicOffsets(t *testing.T) {
+	f := newFakeCoordinator()
+	f.addTopic("t", 4, nil)
+	b := newAdminBroker(t, f)
+	g, err := groups.Open(groups.Options{Dir: t.TempDir(), Topics: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	b.SetGroups(g)
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Group = "g"
+	commit.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 1, Offset: 9, LeaderEpoch: -1}}}}
+	serveVersion[*kmsg.OffsetCommitResponse](t, b, commit, 9)
+	fetch := func() int64 {
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Groups = []kmsg.OffsetFetchRequestGroup{{Group: "g", Topics: []kmsg.OffsetFetchRequestGroupTopic{{Topic: "t", Partitions: []int32{1}}}}}
+		return serveVersion[*kmsg.OffsetFetchResponse](t, b, req, 8).Groups[0].Topics[0].Partitions[0].Offset
+	}
+	if off := fetch(); off != 9 {
+		t.Fatalf("offset %d", off)
+	}
+	if _, err := f.DeleteTopic(t.Context(), "t"); err != nil {
+		t.Fatal(err)
+	}
+	f.addTopic("t", 4, nil)
+	deadline := time.Now().Add(5 * time.Second) // the coordinator's topic view is at most 500ms old
+	for fetch() != -1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the recreated topic still has the old offset")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,47 @@
+package broker
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/floe-io/floe/metrics"
+)
+
+// brokerMetrics are the Kafka front's instruments.
+type brokerMetrics struct {
+	requestDuration metric.Float64Histogram
+	bytesIn         metric.Int64Counter
+	bytesOut        metric.Int64Counter
+	kvNullKeys      metric.Int64Counter
+	// apiAttrs holds one precomputed attribute set per API key, so the
+	// request path allocates nothing for metrics.
+	apiAttrs [maxAPIKey]metric.MeasurementOption
+}
+
+func newBrokerMetrics(m metric.Meter) *brokerMetrics {
+	m = metrics.OrNoop(m)
+	bm := &brokerMetrics{}
+	bm.requestDuration, _ = m.Float64Histogram("floe.kafka.request.duration", metric.WithUnit("s"),
+		metric.WithDescription("Kafka request latency from read to response written, by API (produce includes the object upload and commit)."))
+	bm.bytesIn, _ = m.Int64Counter("floe.kafka.produce.bytes", metric.WithUnit("By"),
+		metric.WithDescription("Record batch bytes accepted by Produce."))
+	bm.bytesOut, _ = m.Int64Counter("floe.kafka.fetch.bytes", metric.WithUnit("By"),
+		metric.WithDescription("Record batch bytes returned by Fetch."))
+	bm.kvNullKeys, _ = m.Int64Counter("floe.kv.null_keys", metric.WithUnit("{record}"),
+		metric.WithDescription("Records without a key on kv-indexed topics, skipped by the key index."))
+	for key := range bm.apiAttrs {
+		bm.apiAttrs[key] = metric.WithAttributeSet(attribute.NewSet(attribute.String("api", kmsg.NameForKey(int16(key)))))
+	}
+	return bm
+}
+
+func (bm *brokerMetrics) request(key int16, start time.Time) {
+	if key < 0 || int(key) >= len(bm.apiAttrs) {
+		return
+	}
+	bm.requestDuration.Record(context.Background(), time.Since(start).Seconds(), bm.apiAttrs[key])
+}

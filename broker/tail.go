@@ -1,0 +1,118 @@
+package broker
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/floe-io/floe/coordinator"
+)
+
+const (
+	// tailBatches bounds the coordinates kept per partition.
+	tailBatches = 512
+	// tailTrust is how long a partition's cached high watermark is
+	// trusted to say "no new data" without asking the coordinator: commit
+	// notices travel at most once, so a lost one must not hide data for
+	// long.
+	tailTrust = time.Second
+)
+
+// tailCache serves batch coordinates for consumers at the head of the log
+// from what commit notices reported, so that tailing fetches need no
+// coordinator round trip. Per partition it keeps the most recent committed
+// batches (contiguous, ending at the high watermark).
+type tailCache struct {
+	now func() time.Time
+	mu  struct {
+		sync.RWMutex
+		parts map[topicPartition]*tail
+	}
+}
+
+type tail struct {
+	hwm, logStart int64
+	batches       []coordinator.BatchCoord
+	verified      time.Time
+}
+
+func newTailCache() *tailCache {
+	tc := &tailCache{now: time.Now}
+	tc.mu.parts = make(map[topicPartition]*tail)
+	return tc
+}
+
+// notify records commit notices.
+func (tc *tailCache) notify(ns []coordinator.CommitNotice) {
+	now := tc.now()
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	for i := range ns {
+		n := &ns[i]
+		tp := topicPartition{n.TopicID, n.Partition}
+		t := tc.mu.parts[tp]
+		if t == nil {
+			t = &tail{}
+			tc.mu.parts[tp] = t
+		}
+		if n.HighWatermark <= t.hwm {
+			continue // an older notice overtaken by a newer one
+		}
+		if len(n.Batches) > 0 && len(t.batches) > 0 && t.hwm == n.Batches[0].BaseOffset {
+			t.batches = append(t.batches, n.Batches...)
+		} else {
+			// A gap (the first notice, or one was lost): start over.
+			t.batches = append([]coordinator.BatchCoord(nil), n.Batches...)
+		}
+		if over := len(t.batches) - tailBatches; over > 0 {
+			t.batches = append(t.batches[:0:0], t.batches[over:]...)
+		}
+		t.hwm, t.logStart, t.verified = n.HighWatermark, n.LogStartOffset, now
+	}
+}
+
+// verify records a partition's offsets as read from the coordinator.
+func (tc *tailCache) verify(tp topicPartition, st coordinator.PartitionState) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	t := tc.mu.parts[tp]
+	if t == nil {
+		return // only partitions that get notices are cached
+	}
+	if st.HighWatermark > t.hwm {
+		t.batches = nil // notices were lost: the coordinates have a gap
+		t.hwm = st.HighWatermark
+	}
+	if st.HighWatermark == t.hwm {
+		t.logStart = st.LogStartOffset
+		t.verified = tc.now()
+	}
+}
+
+// find answers FindBatches from the cache when it can: an offset inside the
+// cached batches, or at a recently verified high watermark.
+func (tc *tailCache) find(tp topicPartition, offset int64, maxBytes int32) (coordinator.FindBatchesResponse, bool) {
+	tc.mu.RLock()
+	defer tc.mu.RUnlock()
+	t := tc.mu.parts[tp]
+	if t == nil || offset < t.logStart || offset > t.hwm {
+		return coordinator.FindBatchesResponse{}, false
+	}
+	resp := coordinator.FindBatchesResponse{PartitionState: coordinator.PartitionState{LogStartOffset: t.logStart, HighWatermark: t.hwm}}
+	if offset == t.hwm {
+		return resp, tc.now().Sub(t.verified) < tailTrust
+	}
+	if len(t.batches) == 0 || offset < t.batches[0].BaseOffset {
+		return resp, false
+	}
+	i := sort.Search(len(t.batches), func(i int) bool { return t.batches[i].LastOffset >= offset })
+	var total int64
+	for _, b := range t.batches[i:] {
+		if len(resp.Batches) > 0 && total+int64(b.ByteLength) > int64(maxBytes) {
+			break
+		}
+		total += int64(b.ByteLength)
+		resp.Batches = append(resp.Batches, b)
+	}
+	return resp, true
+}

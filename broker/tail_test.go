@@ -1,0 +1,88 @@
+package broker
+
+import (
+	"testing"
+	"time"
+
+	"github.com/floe-io/floe/coordinator"
+)
+
+func tailNotice(id coordinator.TopicID, hwm int64, bases ...int64) coordinator.CommitNotice {
+	n := coordinator.CommitNotice{TopicID: id, HighWatermark: hwm}
+	for i, base := range bases {
+		last := hwm - 1
+		if i+1 < len(bases) {
+			last = bases[i+1] - 1
+		}
+		n.Batches = append(n.Batches, coordinator.BatchCoord{ObjectKey: "o", ByteLength: 100, BaseOffset: base, LastOffset: last})
+	}
+	return n
+}
+
+func TestTailCache(t *testing.T) {
+	id := coordinator.TopicID{1}
+	tp := topicPartition{id, 0}
+	now := time.Unix(1000, 0)
+	tc := newTailCache()
+	tc.now = func() time.Time { return now }
+
+	if _, ok := tc.find(tp, 0, 1000); ok {
+		t.Fatal("hit on an empty cache")
+	}
+	tc.notify([]coordinator.CommitNotice{tailNotice(id, 10, 0, 5)})
+	tc.notify([]coordinator.CommitNotice{tailNotice(id, 15, 10)})
+	tc.notify([]coordinator.CommitNotice{tailNotice(id, 12, 10)}) // older, overtaken: ignored
+
+	tests := []struct {
+		name      string
+		offset    int64
+		maxBytes  int32
+		advance   time.Duration
+		hit       bool
+		wantBases []int64
+	}{
+		{"inside the first batch", 3, 1000, 0, true, []int64{0, 5, 10}},
+		{"byte budget, first batch whole", 6, 50, 0, true, []int64{5}},
+		{"budget for two", 6, 200, 0, true, []int64{5, 10}},
+		{"at the high watermark, fresh", 15, 1000, 0, true, nil},
+		{"past the high watermark", 16, 1000, 0, false, nil},
+		{"at the high watermark, stale", 15, 1000, 2 * tailTrust, false, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			now = now.Add(tt.advance)
+			resp, ok := tc.find(tp, tt.offset, tt.maxBytes)
+			if ok != tt.hit {
+				t.Fatalf("hit %v, want %v", ok, tt.hit)
+			}
+			if !ok {
+				return
+			}
+			var bases []int64
+			for _, b := range resp.Batches {
+				bases = append(bases, b.BaseOffset)
+			}
+			if len(bases) != len(tt.wantBases) || (len(bases) > 0 && bases[0] != tt.wantBases[0]) || resp.HighWatermark != 15 {
+				t.Fatalf("batches %v hwm %d, want %v hwm 15", bases, resp.HighWatermark, tt.wantBases)
+			}
+		})
+	}
+
+	// A lost notice leaves a gap: the next notice starts the cache over, and
+	// offsets before it go to the coordinator.
+	tc.notify([]coordinator.CommitNotice{tailNotice(id, 30, 20)})
+	if _, ok := tc.find(tp, 16, 1000); ok {
+		t.Fatal("served an offset from across a gap")
+	}
+	if resp, ok := tc.find(tp, 25, 1000); !ok || len(resp.Batches) != 1 || resp.Batches[0].BaseOffset != 20 {
+		t.Fatalf("after the gap: %v %+v", ok, resp)
+	}
+	// The coordinator reporting more than the notices did drops the batches.
+	tc.verify(tp, coordinator.PartitionState{HighWatermark: 40})
+	if _, ok := tc.find(tp, 25, 1000); ok {
+		t.Fatal("served coordinates the coordinator has outrun")
+	}
+	if _, ok := tc.find(tp, 40, 1000); !ok {
+		t.Fatal("a verified high watermark is not trusted")
+	}
+}

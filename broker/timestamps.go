@@ -1,0 +1,81 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/record"
+)
+
+// errFound stops a record iteration early.
+var errFound = errors.New("found")
+
+// readBatch returns the bytes of the batch that holds offset, with its
+// coordinates.
+func (b *Broker) readBatch(ctx context.Context, id coordinator.TopicID, partition int32, offset int64) ([]byte, coordinator.BatchCoord, error) {
+	found, err := b.coord.FindBatches(ctx, coordinator.FindBatchesRequest{TopicID: id, Partition: partition, Offset: offset, MaxBytes: 1})
+	if err != nil {
+		return nil, coordinator.BatchCoord{}, err
+	}
+	if len(found.Batches) == 0 {
+		return nil, coordinator.BatchCoord{}, fmt.Errorf("no batch holds offset %d", offset)
+	}
+	bc := found.Batches[0]
+	data, err := b.reader.GetRange(ctx, bc.ObjectKey, bc.ObjectSize, bc.ByteOffset, int64(bc.ByteLength))
+	if err != nil {
+		return nil, bc, fmt.Errorf("read batch at offset %d from %s: %w", bc.BaseOffset, bc.ObjectKey, err)
+	}
+	return data, bc, nil
+}
+
+// exactTimestampOffset narrows the coordinator's batch-granular ListOffsets
+// answer to the record, as Kafka answers: for a timestamp search, the first
+// record of the batch with timestamp >= target; for TimestampMax, the
+// first record holding the batch's max timestamp. offset is the
+// coordinator's answer (an offset within the right batch).
+func (b *Broker) exactTimestampOffset(ctx context.Context, id coordinator.TopicID, partition int32, target, offset int64) (int64, int64, error) {
+	data, bc, err := b.readBatch(ctx, id, partition, offset)
+	if err != nil {
+		return 0, 0, err
+	}
+	if bc.LogAppendTime {
+		// Every record carries the append time: the coordinator's answer
+		// (the batch start, or the log start inside it) is exact.
+		return offset, bc.MaxTimestamp, nil
+	}
+	h, err := record.ParseHeader(data)
+	if err != nil {
+		return 0, 0, err
+	}
+	if h.LogAppendTime() {
+		return offset, h.MaxTimestamp, nil
+	}
+	want := target
+	if target == coordinator.TimestampMax {
+		want = h.MaxTimestamp
+	}
+	resOffset, resTS := int64(-1), int64(-1)
+	err = record.Records(data, func(r *record.Record) error {
+		ts := h.BaseTimestamp + r.TimestampDelta
+		o := bc.BaseOffset + int64(r.OffsetDelta)
+		if o < offset && target != coordinator.TimestampMax {
+			// Below the coordinator's answer (the log start): skip.
+			return nil
+		}
+		if (target == coordinator.TimestampMax && ts == want) || (target != coordinator.TimestampMax && ts >= want) {
+			resOffset, resTS = o, ts
+			return errFound
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errFound) {
+		return 0, 0, err
+	}
+	if resOffset < 0 {
+		// The batch header promised a record; trust the coordinator.
+		return offset, h.MaxTimestamp, nil
+	}
+	return resOffset, resTS, nil
+}

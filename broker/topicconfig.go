@@ -1,0 +1,16 @@
+package broker
+
+import (
+	"strconv"
+
+	"github.com/floe-io/floe/coordinator"
+)
+
+// configInt returns an integer topic config, explicit or default.
+func configInt(t coordinator.Topic, name string) int64 {
+	v, err := strconv.ParseInt(t.Config(name), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return v
+}

@@ -1,0 +1,70 @@
+package broker
+
+import (
+	"sync"
+
+	"github.com/floe-io/floe/coordinator"
+)
+
+// topicPartition names one partition by topic id.
+type topicPartition struct {
+	id        coordinator.TopicID
+	partition int32
+}
+
+// waiters wakes long-polling fetches when a partition they wait on gets new
+// records. A fetch registers one channel (capacity 1) under each of its
+// partitions; a commit notice sends on it without blocking.
+type waiters struct {
+	mu struct {
+		sync.Mutex
+		byPartition map[topicPartition]map[chan struct{}]struct{}
+	}
+}
+
+func newWaiters() *waiters {
+	w := &waiters{}
+	w.mu.byPartition = make(map[topicPartition]map[chan struct{}]struct{})
+	return w
+}
+
+// register makes ch receive a wake-up when any of tps advances. The
+// returned func unregisters it.
+func (w *waiters) register(tps []topicPartition, ch chan struct{}) func() {
+	w.mu.Lock()
+	for _, tp := range tps {
+		set := w.mu.byPartition[tp]
+		if set == nil {
+			set = make(map[chan struct{}]struct{})
+			w.mu.byPartition[tp] = set
+		}
+		set[ch] = struct{}{}
+	}
+	w.mu.Unlock()
+	return func() {
+		w.mu.Lock()
+		for _, tp := range tps {
+			if set := w.mu.byPartition[tp]; set != nil {
+				delete(set, ch)
+				if len(set) == 0 {
+					delete(w.mu.byPartition, tp)
+				}
+			}
+		}
+		w.mu.Unlock()
+	}
+}
+
+// notify wakes the fetches waiting on the partitions in ns.
+func (w *waiters) notify(ns []coordinator.CommitNotice) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, n := range ns {
+		for ch := range w.mu.byPartition[topicPartition{n.TopicID, n.Partition}] {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
