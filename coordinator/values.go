@@ -3,105 +3,26 @@ package coordinator
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"sort"
 
 	"github.com/cockroachdb/pebble"
+
+	"github.com/floe-io/floe/internal/valenc"
 )
 
 // Value encodings. Every value starts with a format byte (valueV1) so that a
 // later version can change a layout without a rewrite; the rest is
 // encoding/binary varints (see the package doc for each layout).
 
-const valueV1 byte = 1
+const valueV1 = valenc.Version1
 
-var errShortValue = errors.New("coordinator: truncated value")
+// decoder reads a value; see internal/valenc.
+type decoder = valenc.Decoder
 
-// decoder reads varints from a value, remembering the first error.
-type decoder struct {
-	b   []byte
-	err error
-}
+func newDecoder(what string, b []byte) *decoder { return valenc.New(what, b) }
 
-func newDecoder(what string, b []byte) *decoder {
-	d := &decoder{b: b}
-	if len(b) == 0 || b[0] != valueV1 {
-		d.err = fmt.Errorf("coordinator: %s value: unknown format %x", what, b)
-		return d
-	}
-	d.b = b[1:]
-	return d
-}
-
-func (d *decoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.err = errShortValue
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) varint() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.err = errShortValue
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) byte() byte {
-	if d.err != nil {
-		return 0
-	}
-	if len(d.b) == 0 {
-		d.err = errShortValue
-		return 0
-	}
-	v := d.b[0]
-	d.b = d.b[1:]
-	return v
-}
-
-func (d *decoder) bytes(n uint64) []byte {
-	if d.err != nil {
-		return nil
-	}
-	if uint64(len(d.b)) < n {
-		d.err = errShortValue
-		return nil
-	}
-	v := d.b[:n]
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) string() string { return string(d.bytes(d.uvarint())) }
-
-func (d *decoder) done(what string) error {
-	if d.err == nil && len(d.b) != 0 {
-		d.err = fmt.Errorf("coordinator: %s value: %d trailing bytes", what, len(d.b))
-	}
-	if d.err != nil {
-		return fmt.Errorf("decode %s value: %w", what, d.err)
-	}
-	return nil
-}
-
-func appendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
+func appendString(b []byte, s string) []byte { return valenc.AppendString(b, s) }
 
 // topicValue encodes a topic: name, partition count, creation time and its
 // explicitly set configs, sorted by name.
@@ -127,15 +48,15 @@ func encodeTopic(t *topicState) []byte {
 func decodeTopic(id TopicID, v []byte) (t *topicState, partitions int, err error) {
 	d := newDecoder("topic", v)
 	t = &topicState{id: id, configs: map[string]string{}}
-	t.name = d.string()
-	partitions = int(d.uvarint())
-	t.createdMs = d.varint()
-	n := d.uvarint()
-	for i := uint64(0); i < n && d.err == nil; i++ {
-		k := d.string()
-		t.configs[k] = d.string()
+	t.name = d.String()
+	partitions = int(d.Uvarint())
+	t.createdMs = d.Varint()
+	n := d.Uvarint()
+	for i := uint64(0); i < n && d.Err() == nil; i++ {
+		k := d.String()
+		t.configs[k] = d.String()
 	}
-	return t, partitions, d.done("topic")
+	return t, partitions, d.Done("topic")
 }
 
 // encodePartition encodes a partition's offsets.
@@ -153,13 +74,13 @@ func encodePartition(p *partState) []byte {
 func decodePartition(v []byte) (partState, error) {
 	d := newDecoder("partition", v)
 	p := partState{
-		logStart:           d.varint(),
-		hwm:                d.varint(),
-		maxTimestamp:       d.varint(),
-		maxTimestampOffset: d.varint(),
-		maxTimestampLast:   d.varint(),
+		logStart:           d.Varint(),
+		hwm:                d.Varint(),
+		maxTimestamp:       d.Varint(),
+		maxTimestampOffset: d.Varint(),
+		maxTimestampLast:   d.Varint(),
 	}
-	return p, d.done("partition")
+	return p, d.Done("partition")
 }
 
 // batchValue is where one committed batch lives and what ListOffsets needs
@@ -192,16 +113,16 @@ func appendBatchValue(b []byte, v *batchValue) []byte {
 
 func decodeBatchValue(v []byte) (batchValue, error) {
 	d := newDecoder("batch", v)
-	flags := d.byte()
+	flags := d.Byte()
 	bv := batchValue{
-		object:          d.uvarint(),
-		byteOffset:      int64(d.uvarint()),
-		byteLength:      int32(d.uvarint()),
-		lastOffsetDelta: int32(d.uvarint()),
-		maxTimestamp:    d.varint(),
+		object:          d.Uvarint(),
+		byteOffset:      int64(d.Uvarint()),
+		byteLength:      int32(d.Uvarint()),
+		lastOffsetDelta: int32(d.Uvarint()),
+		maxTimestamp:    d.Varint(),
 		logAppendTime:   flags&batchFlagLogAppendTime != 0,
 	}
-	return bv, d.done("batch")
+	return bv, d.Done("batch")
 }
 
 func encodeObject(o *objectState) []byte {
@@ -220,15 +141,15 @@ func encodeObject(o *objectState) []byte {
 func decodeObject(v []byte) (objectState, error) {
 	d := newDecoder("object", v)
 	o := objectState{
-		state:          ObjectState(d.byte()),
-		size:           d.varint(),
-		live:           d.varint(),
-		createdMs:      d.varint(),
-		garbageSinceMs: d.varint(),
-		brokerID:       int32(d.varint()),
+		state:          ObjectState(d.Byte()),
+		size:           d.Varint(),
+		live:           d.Varint(),
+		createdMs:      d.Varint(),
+		garbageSinceMs: d.Varint(),
+		brokerID:       int32(d.Varint()),
 	}
-	o.key = d.string()
-	return o, d.done("object")
+	o.key = d.String()
+	return o, d.Done("object")
 }
 
 func encodeProducer(p *producerState) []byte {
@@ -249,23 +170,23 @@ func encodeProducer(p *producerState) []byte {
 func decodeProducer(v []byte) (producerState, error) {
 	d := newDecoder("producer", v)
 	p := producerState{
-		epoch:        int16(d.varint()),
-		lastUpdateMs: d.varint(),
+		epoch:        int16(d.Varint()),
+		lastUpdateMs: d.Varint(),
 	}
-	n := int(d.byte())
+	n := int(d.Byte())
 	if n > maxProducerBatches {
 		return p, fmt.Errorf("decode producer value: %d batches", n)
 	}
-	for i := 0; i < n && d.err == nil; i++ {
+	for i := 0; i < n && d.Err() == nil; i++ {
 		p.batches[i] = seqBatch{
-			baseSeq:    int32(d.varint()),
-			lastSeq:    int32(d.varint()),
-			baseOffset: d.varint(),
-			timestamp:  d.varint(),
+			baseSeq:    int32(d.Varint()),
+			lastSeq:    int32(d.Varint()),
+			baseOffset: d.Varint(),
+			timestamp:  d.Varint(),
 		}
 	}
 	p.n = n
-	return p, d.done("producer")
+	return p, d.Done("producer")
 }
 
 // producerIDValue is what InitProducerID remembers about a producer id to
@@ -284,8 +205,8 @@ func encodeProducerID(v producerIDValue) []byte {
 
 func decodeProducerID(v []byte) (producerIDValue, error) {
 	d := newDecoder("producer id", v)
-	p := producerIDValue{epoch: int16(d.varint()), lastEpoch: int16(d.varint())}
-	return p, d.done("producer id")
+	p := producerIDValue{epoch: int16(d.Varint()), lastEpoch: int16(d.Varint())}
+	return p, d.Done("producer id")
 }
 
 func encodeUint64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }

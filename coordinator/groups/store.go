@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble"
+
+	"github.com/floe-io/floe/internal/valenc"
 )
 
 // On-disk layout: see the package doc for the key families.
@@ -17,7 +19,7 @@ const (
 	famGroup  byte = 'g'
 	famOffset byte = 'o'
 
-	valueV1 byte = 1
+	valueV1 = valenc.Version1
 
 	// formatVersion is the on-disk format this code writes and reads.
 	formatVersion = 1
@@ -105,14 +107,9 @@ func prefixEnd(p []byte) []byte {
 	return nil // p is all 0xff: no end
 }
 
-func appendStr(dst []byte, s string) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(s)))
-	return append(dst, s...)
-}
-
 func (r groupRecord) encode() []byte {
 	v := []byte{valueV1}
-	v = appendStr(v, r.protocolType)
+	v = valenc.AppendString(v, r.protocolType)
 	v = binary.AppendVarint(v, int64(r.generation))
 	v = binary.AppendVarint(v, r.emptySinceMs)
 	typ := byte(0)
@@ -127,89 +124,31 @@ func (r offsetRecord) encode() []byte {
 	v = binary.AppendVarint(v, r.offset)
 	v = binary.AppendVarint(v, int64(r.leaderEpoch))
 	v = binary.AppendVarint(v, r.commitMs)
-	v = appendStr(v, r.metadata)
+	v = valenc.AppendString(v, r.metadata)
 	return append(v, r.topicID[:]...)
 }
 
-var errShortValue = errors.New("groups: truncated value")
-
-// decoder reads a value, remembering the first error.
-type decoder struct {
-	b   []byte
-	err error
-}
-
-func newDecoder(what string, b []byte) *decoder {
-	d := &decoder{b: b}
-	if len(b) == 0 || b[0] != valueV1 {
-		d.err = fmt.Errorf("groups: %s value: unknown format %x", what, b)
-		return d
-	}
-	d.b = b[1:]
-	return d
-}
-
-func (d *decoder) varint() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.err = errShortValue
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) byte() byte {
-	if d.err != nil {
-		return 0
-	}
-	if len(d.b) == 0 {
-		d.err = errShortValue
-		return 0
-	}
-	v := d.b[0]
-	d.b = d.b[1:]
-	return v
-}
-
-func (d *decoder) str() string {
-	if d.err != nil {
-		return ""
-	}
-	n, w := binary.Uvarint(d.b)
-	if w <= 0 || uint64(len(d.b)-w) < n {
-		d.err = errShortValue
-		return ""
-	}
-	s := string(d.b[w : w+int(n)])
-	d.b = d.b[w+int(n):]
-	return s
-}
-
 func decodeGroupRecord(b []byte) (groupRecord, error) {
-	d := newDecoder("group", b)
+	d := valenc.New("group", b)
 	var r groupRecord
-	r.protocolType = d.str()
-	r.generation = int32(d.varint())
-	r.emptySinceMs = d.varint()
-	r.consumer = d.byte() == 1
-	return r, d.err
+	r.protocolType = d.String()
+	r.generation = int32(d.Varint())
+	r.emptySinceMs = d.Varint()
+	r.consumer = d.Byte() == 1
+	return r, d.Err()
 }
 
 func decodeOffsetRecord(b []byte) (offsetRecord, error) {
-	d := newDecoder("offset", b)
+	d := valenc.New("offset", b)
 	var r offsetRecord
-	r.offset = d.varint()
-	r.leaderEpoch = int32(d.varint())
-	r.commitMs = d.varint()
-	r.metadata = d.str()
+	r.offset = d.Varint()
+	r.leaderEpoch = int32(d.Varint())
+	r.commitMs = d.Varint()
+	r.metadata = d.String()
 	for i := range r.topicID {
-		r.topicID[i] = d.byte()
+		r.topicID[i] = d.Byte()
 	}
-	return r, d.err
+	return r, d.Err()
 }
 
 // openDB opens Pebble in dir and checks (or writes) the format version.
