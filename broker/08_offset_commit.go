@@ -51,7 +51,21 @@ func (b *Broker) handleOffsetCommit(ctx context.Context, r *request) (kmsg.Respo
 			from = append(from, i)
 		}
 		if len(valid.Topics) > 0 {
-			for k, t := range b.groups.OffsetCommit(ctx, &valid).Topics {
+			gr, err := b.groups.OffsetCommit(ctx, &valid)
+			if err != nil {
+				code := b.groupsFailed("OffsetCommit", err)
+				gr = valid.ResponseKind().(*kmsg.OffsetCommitResponse)
+				for _, t := range valid.Topics {
+					st := kmsg.NewOffsetCommitResponseTopic()
+					for range t.Partitions {
+						sp := kmsg.NewOffsetCommitResponseTopicPartition()
+						sp.ErrorCode = code
+						st.Partitions = append(st.Partitions, sp)
+					}
+					gr.Topics = append(gr.Topics, st)
+				}
+			}
+			for k, t := range gr.Topics {
 				for n, p := range t.Partitions {
 					codes[from[k]][keep[from[k]][n]] = p.ErrorCode
 				}

@@ -18,7 +18,11 @@ func (b *Broker) handleOffsetFetch(ctx context.Context, r *request) (kmsg.Respon
 	req := r.req.(*kmsg.OffsetFetchRequest)
 	code := b.groupsError()
 	if code == 0 {
-		return b.groups.OffsetFetch(ctx, req), nil
+		resp, err := b.groups.OffsetFetch(ctx, req)
+		if err == nil {
+			return resp, nil
+		}
+		code = b.groupsFailed("OffsetFetch", err)
 	}
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	resp.ErrorCode = code

@@ -7,9 +7,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// FindCoordinator: v0-v4. v3+ flexible; v4+ batches keys. Every group (key
-// type 0) is coordinated by the live broker with the lowest node id (see
-// groupCoordinator). floe serves no transactions: a transaction key (type
+// FindCoordinator: v0-v4. v3+ flexible; v4+ batches keys. A group (key
+// type 0) is named a live broker by a stable hash (see groupCoordinator);
+// every broker serves every group. floe serves no transactions: a transaction key (type
 // 1) is COORDINATOR_NOT_AVAILABLE, any other type INVALID_REQUEST.
 func init() { register(kmsg.FindCoordinator, 0, 4, (*Broker).handleFindCoordinator) }
 
@@ -57,7 +57,7 @@ func (b *Broker) findCoordinator(typ int8, key string) kmsg.FindCoordinatorRespo
 	if b.groups == nil {
 		return fail(kerr.CoordinatorNotAvailable)
 	}
-	bi := b.groupCoordinator()
+	bi := b.groupCoordinator(key)
 	c.NodeID, c.Host, c.Port = bi.nodeID, bi.host, bi.port
 	return c
 }

@@ -21,10 +21,16 @@ func (b *Broker) handleJoinGroup(ctx context.Context, r *request) (kmsg.Response
 		return resp, nil
 	}
 	resp, err := b.groups.JoinGroup(ctx, groupClient(r), req)
-	if err != nil {
+	switch {
+	case err == nil:
+		return resp, nil
+	case ctx.Err() != nil:
 		// The connection closed while the request was held in a
 		// rebalance: there is no one to answer.
 		return nil, nil
 	}
+	resp = req.ResponseKind().(*kmsg.JoinGroupResponse)
+	resp.MemberID = req.MemberID
+	resp.ErrorCode = b.groupsFailed("JoinGroup", err)
 	return resp, nil
 }

@@ -11,10 +11,15 @@ func init() { register(kmsg.Heartbeat, 0, 4, (*Broker).handleHeartbeat) }
 
 func (b *Broker) handleHeartbeat(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.req.(*kmsg.HeartbeatRequest)
-	if code := b.groupsError(); code != 0 {
-		resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
-		resp.ErrorCode = code
-		return resp, nil
+	code := b.groupsError()
+	if code == 0 {
+		resp, err := b.groups.Heartbeat(ctx, req)
+		if err == nil {
+			return resp, nil
+		}
+		code = b.groupsFailed("Heartbeat", err)
 	}
-	return b.groups.Heartbeat(ctx, req), nil
+	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
+	resp.ErrorCode = code
+	return resp, nil
 }

@@ -12,10 +12,15 @@ func init() { register(kmsg.LeaveGroup, 0, 5, (*Broker).handleLeaveGroup) }
 
 func (b *Broker) handleLeaveGroup(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.req.(*kmsg.LeaveGroupRequest)
-	if code := b.groupsError(); code != 0 {
-		resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
-		resp.ErrorCode = code
-		return resp, nil
+	code := b.groupsError()
+	if code == 0 {
+		resp, err := b.groups.LeaveGroup(ctx, req)
+		if err == nil {
+			return resp, nil
+		}
+		code = b.groupsFailed("LeaveGroup", err)
 	}
-	return b.groups.LeaveGroup(ctx, req), nil
+	resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
+	resp.ErrorCode = code
+	return resp, nil
 }

@@ -19,10 +19,15 @@ func (b *Broker) handleSyncGroup(ctx context.Context, r *request) (kmsg.Response
 		return resp, nil
 	}
 	resp, err := b.groups.SyncGroup(ctx, req)
-	if err != nil {
+	switch {
+	case err == nil:
+		return resp, nil
+	case ctx.Err() != nil:
 		// The connection closed while the request was held in a
 		// rebalance: there is no one to answer.
 		return nil, nil
 	}
+	resp = req.ResponseKind().(*kmsg.SyncGroupResponse)
+	resp.ErrorCode = b.groupsFailed("SyncGroup", err)
 	return resp, nil
 }

@@ -13,15 +13,20 @@ func init() { register(kmsg.DescribeGroups, 0, 6, (*Broker).handleDescribeGroups
 
 func (b *Broker) handleDescribeGroups(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.req.(*kmsg.DescribeGroupsRequest)
-	if code := b.groupsError(); code != 0 {
-		resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
-		for _, g := range req.Groups {
-			sg := kmsg.NewDescribeGroupsResponseGroup()
-			sg.Group = g
-			sg.ErrorCode = code
-			resp.Groups = append(resp.Groups, sg)
+	code := b.groupsError()
+	if code == 0 {
+		resp, err := b.groups.DescribeGroups(ctx, req)
+		if err == nil {
+			return resp, nil
 		}
-		return resp, nil
+		code = b.groupsFailed("DescribeGroups", err)
 	}
-	return b.groups.DescribeGroups(ctx, req), nil
+	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
+	for _, g := range req.Groups {
+		sg := kmsg.NewDescribeGroupsResponseGroup()
+		sg.Group = g
+		sg.ErrorCode = code
+		resp.Groups = append(resp.Groups, sg)
+	}
+	return resp, nil
 }

@@ -2,8 +2,8 @@ package broker
 
 import (
 	"context"
+	"slices"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -13,14 +13,21 @@ func init() { register(kmsg.ListGroups, 0, 5, (*Broker).handleListGroups) }
 
 func (b *Broker) handleListGroups(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.req.(*kmsg.ListGroupsRequest)
-	if code := b.groupsError(); code != 0 {
-		// Like a Kafka broker that coordinates no group: none listed
-		// (clients ask every broker).
-		resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
-		if code != kerr.NotCoordinator.Code {
-			resp.ErrorCode = code
+	code := b.groupsError()
+	if code == 0 {
+		resp, err := b.groups.ListGroups(ctx, req)
+		if err == nil {
+			// Like a Kafka broker: only the groups FindCoordinator names
+			// this broker for, so that clients, which ask every broker
+			// and merge, list each group once.
+			resp.Groups = slices.DeleteFunc(resp.Groups, func(g kmsg.ListGroupsResponseGroup) bool {
+				return b.groupCoordinator(g.Group).nodeID != b.opts.NodeID
+			})
+			return resp, nil
 		}
-		return resp, nil
+		code = b.groupsFailed("ListGroups", err)
 	}
-	return b.groups.ListGroups(ctx, req), nil
+	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
+	resp.ErrorCode = code
+	return resp, nil
 }

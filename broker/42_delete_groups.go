@@ -13,15 +13,20 @@ func init() { register(kmsg.DeleteGroups, 0, 2, (*Broker).handleDeleteGroups) }
 
 func (b *Broker) handleDeleteGroups(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.req.(*kmsg.DeleteGroupsRequest)
-	if code := b.groupsError(); code != 0 {
-		resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
-		for _, g := range req.Groups {
-			dg := kmsg.NewDeleteGroupsResponseGroup()
-			dg.Group = g
-			dg.ErrorCode = code
-			resp.Groups = append(resp.Groups, dg)
+	code := b.groupsError()
+	if code == 0 {
+		resp, err := b.groups.DeleteGroups(ctx, req)
+		if err == nil {
+			return resp, nil
 		}
-		return resp, nil
+		code = b.groupsFailed("DeleteGroups", err)
 	}
-	return b.groups.DeleteGroups(ctx, req), nil
+	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
+	for _, g := range req.Groups {
+		dg := kmsg.NewDeleteGroupsResponseGroup()
+		dg.Group = g
+		dg.ErrorCode = code
+		resp.Groups = append(resp.Groups, dg)
+	}
+	return resp, nil
 }

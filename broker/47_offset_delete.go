@@ -44,7 +44,11 @@ func (b *Broker) handleOffsetDelete(ctx context.Context, r *request) (kmsg.Respo
 		valid.Topics = append(valid.Topics, vt)
 		from = append(from, i)
 	}
-	gr := b.groups.OffsetDelete(ctx, &valid)
+	gr, err := b.groups.OffsetDelete(ctx, &valid)
+	if err != nil {
+		resp.ErrorCode = b.groupsFailed("OffsetDelete", err)
+		return resp, nil
+	}
 	if gr.ErrorCode != 0 {
 		resp.ErrorCode = gr.ErrorCode
 		return resp, nil

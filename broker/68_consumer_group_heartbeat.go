@@ -14,10 +14,15 @@ func init() { register(kmsg.ConsumerGroupHeartbeat, 0, 1, (*Broker).handleConsum
 
 func (b *Broker) handleConsumerGroupHeartbeat(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.req.(*kmsg.ConsumerGroupHeartbeatRequest)
-	if code := b.groupsError(); code != 0 {
-		resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
-		resp.ErrorCode = code
-		return resp, nil
+	code := b.groupsError()
+	if code == 0 {
+		resp, err := b.groups.ConsumerGroupHeartbeat(ctx, groupClient(r), req)
+		if err == nil {
+			return resp, nil
+		}
+		code = b.groupsFailed("ConsumerGroupHeartbeat", err)
 	}
-	return b.groups.ConsumerGroupHeartbeat(ctx, groupClient(r), req), nil
+	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	resp.ErrorCode = code
+	return resp, nil
 }

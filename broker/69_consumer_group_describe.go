@@ -12,15 +12,20 @@ func init() { register(kmsg.ConsumerGroupDescribe, 0, 1, (*Broker).handleConsume
 
 func (b *Broker) handleConsumerGroupDescribe(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.req.(*kmsg.ConsumerGroupDescribeRequest)
-	if code := b.groupsError(); code != 0 {
-		resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
-		for _, g := range req.Groups {
-			dg := kmsg.NewConsumerGroupDescribeResponseGroup()
-			dg.Group = g
-			dg.ErrorCode = code
-			resp.Groups = append(resp.Groups, dg)
+	code := b.groupsError()
+	if code == 0 {
+		resp, err := b.groups.ConsumerGroupDescribe(ctx, req)
+		if err == nil {
+			return resp, nil
 		}
-		return resp, nil
+		code = b.groupsFailed("ConsumerGroupDescribe", err)
 	}
-	return b.groups.ConsumerGroupDescribe(ctx, req), nil
+	resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
+	for _, g := range req.Groups {
+		dg := kmsg.NewConsumerGroupDescribeResponseGroup()
+		dg.Group = g
+		dg.ErrorCode = code
+		resp.Groups = append(resp.Groups, dg)
+	}
+	return resp, nil
 }

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"hash/fnv"
 	"net"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -10,55 +11,58 @@ import (
 	"github.com/floe-io/floe/coordinator/groups"
 )
 
-// GroupCoordinator is what the broker needs of the group coordinator. The
-// in-process *groups.Groups implements it. Kafka-level failures are error
-// codes in the responses; JoinGroup and SyncGroup block until the rebalance
-// answers them and fail only when ctx (the connection) ends first.
+// GroupCoordinator is what the broker needs of the group coordinator: the
+// cluster's, reached over NATS (*rpc.GroupClient), or one in this process
+// (LocalGroups). Kafka-level failures are error codes in the responses; an
+// error means the coordinator did not answer (it is down or unreachable,
+// or ctx ended), and the broker answers COORDINATOR_NOT_AVAILABLE.
+// JoinGroup and SyncGroup block until the rebalance answers them.
 type GroupCoordinator interface {
 	JoinGroup(ctx context.Context, c groups.Client, req *kmsg.JoinGroupRequest) (*kmsg.JoinGroupResponse, error)
 	SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest) (*kmsg.SyncGroupResponse, error)
-	Heartbeat(ctx context.Context, req *kmsg.HeartbeatRequest) *kmsg.HeartbeatResponse
-	LeaveGroup(ctx context.Context, req *kmsg.LeaveGroupRequest) *kmsg.LeaveGroupResponse
-	OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse
-	OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse
-	OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse
-	DescribeGroups(ctx context.Context, req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse
-	ListGroups(ctx context.Context, req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse
-	DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGroupsResponse
-	ConsumerGroupHeartbeat(ctx context.Context, c groups.Client, req *kmsg.ConsumerGroupHeartbeatRequest) *kmsg.ConsumerGroupHeartbeatResponse
-	ConsumerGroupDescribe(ctx context.Context, req *kmsg.ConsumerGroupDescribeRequest) *kmsg.ConsumerGroupDescribeResponse
-	// DeleteTopicOffsets drops every group's committed offsets of deleted
-	// topics, as Kafka does on DeleteTopics. (OffsetFetch already hides
-	// the offsets of a topic that was recreated; this frees them.)
-	DeleteTopicOffsets(ctx context.Context, topics ...string) error
+	Heartbeat(ctx context.Context, req *kmsg.HeartbeatRequest) (*kmsg.HeartbeatResponse, error)
+	LeaveGroup(ctx context.Context, req *kmsg.LeaveGroupRequest) (*kmsg.LeaveGroupResponse, error)
+	OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) (*kmsg.OffsetCommitResponse, error)
+	OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequest) (*kmsg.OffsetFetchResponse, error)
+	OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRequest) (*kmsg.OffsetDeleteResponse, error)
+	DescribeGroups(ctx context.Context, req *kmsg.DescribeGroupsRequest) (*kmsg.DescribeGroupsResponse, error)
+	ListGroups(ctx context.Context, req *kmsg.ListGroupsRequest) (*kmsg.ListGroupsResponse, error)
+	DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRequest) (*kmsg.DeleteGroupsResponse, error)
+	ConsumerGroupHeartbeat(ctx context.Context, c groups.Client, req *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, error)
+	ConsumerGroupDescribe(ctx context.Context, req *kmsg.ConsumerGroupDescribeRequest) (*kmsg.ConsumerGroupDescribeResponse, error)
 }
-
-var _ GroupCoordinator = (*groups.Groups)(nil)
 
 // SetGroups sets the group coordinator. Call it before Serve; without one,
 // the group APIs answer COORDINATOR_NOT_AVAILABLE.
 func (b *Broker) SetGroups(g GroupCoordinator) { b.groups = g }
 
-// groupCoordinator is the broker that coordinates every group: the live
-// broker with the lowest node id. Group state (members and committed
-// offsets) lives with the broker's own group coordinator, so all groups
-// go to one broker, and one that stays put when brokers are added (a hash
-// over the live brokers would move groups, and their offsets would not
-// follow).
-func (b *Broker) groupCoordinator() brokerInfo { return b.liveBrokers()[0] }
+// groupCoordinator is the broker FindCoordinator names for a group. Group
+// state lives in the cluster's coordinator, so every broker serves every
+// group; naming one by a stable hash of the group over the live brokers
+// spreads the clients' group traffic as Metadata spreads partition
+// leadership.
+func (b *Broker) groupCoordinator(group string) brokerInfo {
+	live := b.liveBrokers()
+	h := fnv.New32a()
+	h.Write([]byte(group))
+	return live[h.Sum32()%uint32(len(live))]
+}
 
-// groupsError is the code every group request gets when this broker
-// cannot serve it: COORDINATOR_NOT_AVAILABLE without a group coordinator,
-// NOT_COORDINATOR when another broker coordinates the groups (the client
-// asks FindCoordinator again); 0 when it can.
+// groupsError is the code every group request gets when this broker has no
+// group coordinator (COORDINATOR_NOT_AVAILABLE); 0 when it has one.
 func (b *Broker) groupsError() int16 {
-	switch {
-	case b.groups == nil:
+	if b.groups == nil {
 		return kerr.CoordinatorNotAvailable.Code
-	case b.groupCoordinator().nodeID != b.opts.NodeID:
-		return kerr.NotCoordinator.Code
 	}
 	return 0
+}
+
+// groupsFailed is the code a group request gets when the group coordinator
+// did not answer it: COORDINATOR_NOT_AVAILABLE, on which clients find the
+// coordinator again and retry.
+func (b *Broker) groupsFailed(api string, err error) int16 {
+	b.log.Debug("group coordinator did not answer", "api", api, "err", err)
+	return kerr.CoordinatorNotAvailable.Code
 }
 
 // groupClient identifies r's connection to the group coordinator: its

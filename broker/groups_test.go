@@ -1,6 +1,9 @@
 package broker
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -23,7 +26,7 @@ func newGroupsBroker(t *testing.T) *Broker {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.Close() })
-	b.SetGroups(g)
+	b.SetGroups(LocalGroups(g))
 	return b
 }
 
@@ -289,10 +292,12 @@ func TestConsumerGroupHeartbeatEveryVersion(t *testing.T) {
 	}
 }
 
-// TestGroupsOnLowestNodeID: with brokers 1 and 3 live, broker 3 sends
-// FindCoordinator to broker 1 and answers group requests NOT_COORDINATOR;
-// a broker added later (5) changes nothing.
-func TestGroupsOnLowestNodeID(t *testing.T) {
+// TestEveryBrokerServesGroups: with brokers 1, 3 and 5 live,
+// FindCoordinator spreads groups over all of them by a stable hash, and
+// broker 3 serves any group, whichever broker FindCoordinator names; its
+// ListGroups lists only the groups it is named for, so a client merging
+// every broker's answer sees each group once.
+func TestEveryBrokerServesGroups(t *testing.T) {
 	rc := &registryCoordinator{fakeCoordinator: newFakeCoordinator()}
 	rc.addTopic("t", 4, nil)
 	rc.set([]coordinator.BrokerInfo{{NodeID: 1, Host: "10.0.0.1", Port: 9092}, {NodeID: 3, Host: "10.0.0.3", Port: 9092}, {NodeID: 5, Host: "10.0.0.5", Port: 9092}}, nil)
@@ -302,37 +307,169 @@ func TestGroupsOnLowestNodeID(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.Close() })
-	b.SetGroups(g)
+	b.SetGroups(LocalGroups(g))
 
 	fc := kmsg.NewPtrFindCoordinatorRequest()
-	fc.CoordinatorKeys = []string{"a", "b"}
+	for i := 0; i < 30; i++ {
+		fc.CoordinatorKeys = append(fc.CoordinatorKeys, fmt.Sprintf("g%d", i))
+	}
+	named := map[string]int32{}
+	perNode := map[int32]int{}
 	for _, c := range serveVersion[*kmsg.FindCoordinatorResponse](t, b, fc, 4).Coordinators {
-		if c.NodeID != 1 || c.Host != "10.0.0.1" {
+		if c.ErrorCode != 0 || c.Host != fmt.Sprintf("10.0.0.%d", c.NodeID) {
 			t.Fatalf("coordinator of %s: %+v", c.Key, c)
 		}
+		named[c.Key] = c.NodeID
+		perNode[c.NodeID]++
 	}
+	if len(perNode) != 3 {
+		t.Fatalf("30 groups named only brokers %v", perNode)
+	}
+	for _, c := range serveVersion[*kmsg.FindCoordinatorResponse](t, b, fc, 4).Coordinators {
+		if named[c.Key] != c.NodeID {
+			t.Fatalf("coordinator of %s moved from %d to %d", c.Key, named[c.Key], c.NodeID)
+		}
+	}
+
+	var elsewhere, here string // groups named for broker 1 or 5, and for 3
+	for k, id := range named {
+		if id != 3 && elsewhere == "" {
+			elsewhere = k
+		}
+		if id == 3 && here == "" {
+			here = k
+		}
+	}
+	for _, group := range []string{elsewhere, here} {
+		commit := kmsg.NewPtrOffsetCommitRequest()
+		commit.Group = group
+		commit.Topics = []kmsg.OffsetCommitRequestTopic{
+			{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 7, LeaderEpoch: -1}}},
+			{Topic: "missing", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1, LeaderEpoch: -1}}},
+		}
+		r := serveVersion[*kmsg.OffsetCommitResponse](t, b, commit, 9)
+		if r.Topics[0].Partitions[0].ErrorCode != 0 || r.Topics[1].Partitions[0].ErrorCode != kerr.UnknownTopicOrPartition.Code {
+			t.Fatalf("commit %s: %+v", group, r)
+		}
+		fetch := kmsg.NewPtrOffsetFetchRequest()
+		fetch.Groups = []kmsg.OffsetFetchRequestGroup{{Group: group, Topics: []kmsg.OffsetFetchRequestGroupTopic{{Topic: "t", Partitions: []int32{0}}}}}
+		if r := serveVersion[*kmsg.OffsetFetchResponse](t, b, fetch, 8); r.Groups[0].ErrorCode != 0 || r.Groups[0].Topics[0].Partitions[0].Offset != 7 {
+			t.Fatalf("fetch %s: %+v", group, r)
+		}
+	}
+	r := serveVersion[*kmsg.ListGroupsResponse](t, b, kmsg.NewPtrListGroupsRequest(), 5)
+	if r.ErrorCode != 0 || len(r.Groups) != 1 || r.Groups[0].Group != here {
+		t.Fatalf("list on broker 3: %+v, want only %s", r, here)
+	}
+}
+
+// downGroups is a group coordinator that never answers, as the cluster's
+// is while it is down.
+type downGroups struct{}
+
+var errDown = errors.New("coordinator unavailable")
+
+func (downGroups) JoinGroup(context.Context, groups.Client, *kmsg.JoinGroupRequest) (*kmsg.JoinGroupResponse, error) {
+	return nil, errDown
+}
+func (downGroups) SyncGroup(context.Context, *kmsg.SyncGroupRequest) (*kmsg.SyncGroupResponse, error) {
+	return nil, errDown
+}
+func (downGroups) Heartbeat(context.Context, *kmsg.HeartbeatRequest) (*kmsg.HeartbeatResponse, error) {
+	return nil, errDown
+}
+func (downGroups) LeaveGroup(context.Context, *kmsg.LeaveGroupRequest) (*kmsg.LeaveGroupResponse, error) {
+	return nil, errDown
+}
+func (downGroups) OffsetCommit(context.Context, *kmsg.OffsetCommitRequest) (*kmsg.OffsetCommitResponse, error) {
+	return nil, errDown
+}
+func (downGroups) OffsetFetch(context.Context, *kmsg.OffsetFetchRequest) (*kmsg.OffsetFetchResponse, error) {
+	return nil, errDown
+}
+func (downGroups) OffsetDelete(context.Context, *kmsg.OffsetDeleteRequest) (*kmsg.OffsetDeleteResponse, error) {
+	return nil, errDown
+}
+func (downGroups) DescribeGroups(context.Context, *kmsg.DescribeGroupsRequest) (*kmsg.DescribeGroupsResponse, error) {
+	return nil, errDown
+}
+func (downGroups) ListGroups(context.Context, *kmsg.ListGroupsRequest) (*kmsg.ListGroupsResponse, error) {
+	return nil, errDown
+}
+func (downGroups) DeleteGroups(context.Context, *kmsg.DeleteGroupsRequest) (*kmsg.DeleteGroupsResponse, error) {
+	return nil, errDown
+}
+func (downGroups) ConsumerGroupHeartbeat(context.Context, groups.Client, *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, error) {
+	return nil, errDown
+}
+func (downGroups) ConsumerGroupDescribe(context.Context, *kmsg.ConsumerGroupDescribeRequest) (*kmsg.ConsumerGroupDescribeResponse, error) {
+	return nil, errDown
+}
+
+// TestGroupCoordinatorDown: while the group coordinator does not answer,
+// every group API answers COORDINATOR_NOT_AVAILABLE (retriable: clients
+// find the coordinator again), in the shape of its response.
+func TestGroupCoordinatorDown(t *testing.T) {
+	f := newFakeCoordinator()
+	f.addTopic("t", 4, nil)
+	b := newAdminBroker(t, f)
+	b.SetGroups(downGroups{})
+	const na = 15 // COORDINATOR_NOT_AVAILABLE
+	if na != kerr.CoordinatorNotAvailable.Code {
+		t.Fatal("code")
+	}
+
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Group, join.MemberID, join.ProtocolType = "g", "m", "consumer"
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.Group, sync.MemberID = "g", "m"
 	hb := kmsg.NewPtrHeartbeatRequest()
-	hb.Group, hb.MemberID = "a", "m"
-	if r := serveVersion[*kmsg.HeartbeatResponse](t, b, hb, 4); r.ErrorCode != kerr.NotCoordinator.Code {
-		t.Fatalf("heartbeat: %+v", r)
+	hb.Group, hb.MemberID = "g", "m"
+	leave := kmsg.NewPtrLeaveGroupRequest()
+	leave.Group = "g"
+	cgh := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	cgh.Group = "g"
+	for name, code := range map[string]int16{
+		"join":      serveVersion[*kmsg.JoinGroupResponse](t, b, join, 9).ErrorCode,
+		"sync":      serveVersion[*kmsg.SyncGroupResponse](t, b, sync, 5).ErrorCode,
+		"heartbeat": serveVersion[*kmsg.HeartbeatResponse](t, b, hb, 4).ErrorCode,
+		"leave":     serveVersion[*kmsg.LeaveGroupResponse](t, b, leave, 5).ErrorCode,
+		"list":      serveVersion[*kmsg.ListGroupsResponse](t, b, kmsg.NewPtrListGroupsRequest(), 5).ErrorCode,
+		"848":       serveVersion[*kmsg.ConsumerGroupHeartbeatResponse](t, b, cgh, 0).ErrorCode,
+	} {
+		if code != na {
+			t.Errorf("%s: code %d, want COORDINATOR_NOT_AVAILABLE", name, code)
+		}
 	}
 	commit := kmsg.NewPtrOffsetCommitRequest()
-	commit.Group = "a"
-	commit.Topics = []kmsg.OffsetCommitRequestTopic{
-		{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1, LeaderEpoch: -1}}},
-		{Topic: "missing", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1, LeaderEpoch: -1}}},
-	}
-	r := serveVersion[*kmsg.OffsetCommitResponse](t, b, commit, 9)
-	if r.Topics[0].Partitions[0].ErrorCode != kerr.NotCoordinator.Code || r.Topics[1].Partitions[0].ErrorCode != kerr.UnknownTopicOrPartition.Code {
-		t.Fatalf("commit: %+v", r)
+	commit.Group = "g"
+	commit.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 1, Offset: 1}, {Partition: 2, Offset: 1}}}}
+	for _, p := range serveVersion[*kmsg.OffsetCommitResponse](t, b, commit, 9).Topics[0].Partitions {
+		if p.ErrorCode != na {
+			t.Errorf("commit partition %d: code %d", p.Partition, p.ErrorCode)
+		}
 	}
 	fetch := kmsg.NewPtrOffsetFetchRequest()
-	fetch.Groups = []kmsg.OffsetFetchRequestGroup{{Group: "a"}}
-	if r := serveVersion[*kmsg.OffsetFetchResponse](t, b, fetch, 8); r.Groups[0].ErrorCode != kerr.NotCoordinator.Code {
-		t.Fatalf("fetch: %+v", r)
+	fetch.Groups = []kmsg.OffsetFetchRequestGroup{{Group: "g"}, {Group: "h"}}
+	for _, g := range serveVersion[*kmsg.OffsetFetchResponse](t, b, fetch, 8).Groups {
+		if g.ErrorCode != na {
+			t.Errorf("fetch %s: code %d", g.Group, g.ErrorCode)
+		}
 	}
-	if r := serveVersion[*kmsg.ListGroupsResponse](t, b, kmsg.NewPtrListGroupsRequest(), 5); r.ErrorCode != 0 || len(r.Groups) != 0 {
-		t.Fatalf("list: %+v", r)
+	describe := kmsg.NewPtrDescribeGroupsRequest()
+	describe.Groups = []string{"g"}
+	if r := serveVersion[*kmsg.DescribeGroupsResponse](t, b, describe, 5); len(r.Groups) != 1 || r.Groups[0].ErrorCode != na {
+		t.Errorf("describe: %+v", r)
+	}
+	del := kmsg.NewPtrDeleteGroupsRequest()
+	del.Groups = []string{"g"}
+	if r := serveVersion[*kmsg.DeleteGroupsResponse](t, b, del, 2); len(r.Groups) != 1 || r.Groups[0].ErrorCode != na {
+		t.Errorf("delete: %+v", r)
+	}
+	od := kmsg.NewPtrOffsetDeleteRequest()
+	od.Group = "g"
+	if r := serveVersion[*kmsg.OffsetDeleteResponse](t, b, od, 0); r.ErrorCode != na {
+		t.Errorf("offset delete: %+v", r)
 	}
 }
 
@@ -348,7 +485,7 @@ func TestRecreatedTopicOffsets(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.Close() })
-	b.SetGroups(g)
+	b.SetGroups(LocalGroups(g))
 	commit := kmsg.NewPtrOffsetCommitRequest()
 	commit.Group = "g"
 	commit.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 1, Offset: 9, LeaderEpoch: -1}}}}

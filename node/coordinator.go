@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordinator/groups"
 	"github.com/floe-io/floe/coordinator/rpc"
 )
 
@@ -79,6 +81,11 @@ func (n *Node) startCoordinator(copts coordinator.Options) error {
 	if n.coord, err = coordinator.Open(copts); err != nil {
 		return fmt.Errorf("open coordinator: %w", err)
 	}
+	// Group state sits beside the coordinator's, under the data dir (where
+	// it was when groups lived with the broker).
+	if n.groups, err = groups.Open(groups.Options{Dir: filepath.Join(cfg.DataDir, "groups"), Logger: n.log, Topics: n.coord}); err != nil {
+		return fmt.Errorf("open group coordinator: %w", err)
+	}
 	// The coordinator serves on its own connection, so that its requests
 	// and the broker's replies are read concurrently.
 	if n.srvConn, err = nats.Connect("", append(n.natsOptions(name+"-coordinator"), nats.InProcessServer(ns))...); err != nil {
@@ -87,7 +94,7 @@ func (n *Node) startCoordinator(copts coordinator.Options) error {
 	// Served until Close, not until ctx ends: a draining broker still
 	// commits what it buffered.
 	if n.rpcServer, err = rpc.ServeWith(context.Background(), n.srvConn, cfg.Cluster, n.coord,
-		rpc.ServerOptions{Logger: n.log, Meter: n.metrics.Meter("floe/coordinator/rpc")}); err != nil {
+		rpc.ServerOptions{Logger: n.log, Meter: n.metrics.Meter("floe/coordinator/rpc"), Groups: n.groups}); err != nil {
 		return err
 	}
 	if n.nc, err = nats.Connect("", append(n.natsOptions(name), nats.InProcessServer(ns))...); err != nil {

@@ -116,7 +116,7 @@ type Node struct {
 	http    *http.Server
 	served  chan error
 	metrics *metrics.Provider
-	groups  *groups.Groups
+	groups  *groups.Groups // the embedded coordinator's group state
 	closed  bool
 }
 
@@ -238,13 +238,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
 	n.broker = broker.New(bopts, n.client, n.ingest, n.cache)
-	// Consumer groups: their state lives with this node (see the groups
-	// package doc); FindCoordinator names the live broker with the lowest
-	// node id as every group's coordinator.
-	if n.groups, err = groups.Open(groups.Options{Dir: filepath.Join(cfg.DataDir, "groups"), Logger: cfg.Logger, Topics: n.client}); err != nil {
-		return nil, fmt.Errorf("open group coordinator: %w", err)
-	}
-	n.broker.SetGroups(n.groups)
+	// Consumer groups live with the coordinator, embedded or the
+	// cluster's: every broker serves every group.
+	n.broker.SetGroups(n.client.Groups())
 	go func() { n.served <- n.broker.Serve(n.kafkaLn) }()
 	info, err := brokerInfo(bopts.NodeID, bopts.AdvertisedAddr, bopts.Rack)
 	if err != nil {

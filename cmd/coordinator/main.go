@@ -1,7 +1,9 @@
 // Command coordinator runs floe's batch coordinator as a service: its state
 // in Pebble under --data-dir, its API served over NATS request/reply
 // (subjects <cluster>.coord.<op>) to the brokers of --cluster, and commit
-// notices published on <cluster>.commits. Brokers started with
+// notices published on <cluster>.commits. It is also the cluster's group
+// coordinator: consumer groups and committed offsets, in Pebble under
+// --groups-dir, served to every broker. Brokers started with
 // --nats-url use it. HTTP on --http-addr serves /healthz and /metrics.
 //
 // Every flag can also be set by an environment variable: --gc-grace is
@@ -18,12 +20,14 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordinator/groups"
 	"github.com/floe-io/floe/coordinator/rpc"
 	"github.com/floe-io/floe/internal/flagenv"
 	"github.com/floe-io/floe/metrics"
@@ -40,6 +44,7 @@ func main() {
 // config is the coordinator's flags.
 type config struct {
 	coord    coordinator.Options
+	groups   groups.Options
 	s3       objectstore.S3Options
 	natsURL  string
 	cluster  string
@@ -63,6 +68,11 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&cfg.s3.Region, "s3-region", "", "S3 region (default: AWS config chain, else us-east-1)")
 	fs.BoolVar(&cfg.s3.PathStyle, "s3-path-style", false, "address buckets by path (MinIO)")
 	fs.StringVar(&cfg.coord.GCPrefix, "s3-prefix", "", "the brokers' --s3-prefix: where the garbage collector looks for WAL objects")
+	fs.StringVar(&cfg.groups.Dir, "groups-dir", "", "directory of the consumer groups' Pebble state (default: <data-dir>/groups)")
+	fs.DurationVar(&cfg.groups.InitialRebalanceDelay, "group-initial-rebalance-delay", 0, "how long the first rebalance of an empty group waits for more members (group.initial.rebalance.delay.ms)")
+	fs.DurationVar(&cfg.groups.MinSessionTimeout, "group-min-session-timeout", 6*time.Second, "shortest session timeout a member may ask for (group.min.session.timeout.ms)")
+	fs.DurationVar(&cfg.groups.MaxSessionTimeout, "group-max-session-timeout", 30*time.Minute, "longest session timeout a member may ask for (group.max.session.timeout.ms)")
+	fs.DurationVar(&cfg.groups.OffsetRetention, "offsets-retention", 7*24*time.Hour, "how long an empty group's committed offsets are kept (offsets.retention.minutes)")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
 	if err := flagenv.Set(fs); err != nil {
 		return nil, err
@@ -82,6 +92,12 @@ func parseFlags(args []string) (*config, error) {
 		errs = append(errs, errors.New("--nats-url is required"))
 	}
 	if err := cfg.coord.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if cfg.groups.Dir == "" {
+		cfg.groups.Dir = filepath.Join(cfg.coord.Dir, "groups")
+	}
+	if err := cfg.groups.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return cfg, errors.Join(errs...)
@@ -134,11 +150,25 @@ func run(args []string) error {
 		return err
 	}
 	defer nc.Close()
-	srv, err := rpc.ServeWith(context.Background(), nc, cfg.cluster, c, rpc.ServerOptions{Logger: log, Meter: mp.Meter("floe/coordinator/rpc")})
+	cfg.groups.Logger, cfg.groups.Topics = log, c
+	gs, err := groups.Open(cfg.groups)
+	if err != nil {
+		return fmt.Errorf("open group coordinator: %w", err)
+	}
+	defer func() {
+		if err := gs.Close(); err != nil {
+			log.Error("close group coordinator", "err", err)
+		}
+	}()
+	srv, err := rpc.ServeWith(context.Background(), nc, cfg.cluster, c,
+		rpc.ServerOptions{Logger: log, Meter: mp.Meter("floe/coordinator/rpc"), Groups: gs})
 	if err != nil {
 		return err
 	}
 	defer srv.Close() // before the coordinator closes: answers what is in flight
+	// Before the server: answers the JoinGroups and SyncGroups held in a
+	// rebalance (NOT_COORDINATOR; clients rejoin the next coordinator).
+	defer gs.Close()
 
 	httpErr := make(chan error, 1)
 	if cfg.httpAddr != "-" {

@@ -13,7 +13,8 @@ func TestParseFlags(t *testing.T) {
 	}
 	if cfg.coord.Dir != "./data-coordinator" || cfg.natsURL != "nats://127.0.0.1:4222" || cfg.cluster != "floe" ||
 		cfg.coord.GCGrace != 10*time.Minute || cfg.coord.BrokerTTL != 6*time.Second || cfg.coord.DefaultPartitions != 1 ||
-		cfg.coord.KVIndexEnabled || cfg.httpAddr != "127.0.0.1:8090" {
+		cfg.coord.KVIndexEnabled || cfg.httpAddr != "127.0.0.1:8090" || cfg.groups.Dir != "data-coordinator/groups" ||
+		cfg.groups.MinSessionTimeout != 6*time.Second || cfg.groups.MaxSessionTimeout != 30*time.Minute {
 		t.Fatalf("defaults: %+v", cfg)
 	}
 

@@ -45,6 +45,9 @@ func NewClient(nc *nats.Conn, cluster string, opts ClientOptions) *Client {
 	for op := range handlers {
 		c.subjects[op] = Subject(cluster, op)
 	}
+	for op := range groupOps {
+		c.subjects[op] = Subject(cluster, op)
+	}
 	return c
 }
 
@@ -73,8 +76,16 @@ func (e *clientError) Unwrap() []error { return []error{kerr.KafkaStorageError, 
 
 // call sends op's request, encoded by enc, and decodes the reply with dec.
 func call[Resp any](c *Client, ctx context.Context, op string, enc func(*encoder), dec func(*decoder) Resp) (Resp, error) {
+	return callWith(c, ctx, op, 0, enc, dec)
+}
+
+// callWith is call with a timeout other than the client's (0: the
+// client's), for requests the coordinator may hold.
+func callWith[Resp any](c *Client, ctx context.Context, op string, timeout time.Duration, enc func(*encoder), dec func(*decoder) Resp) (Resp, error) {
 	var zero Resp
-	timeout := c.opts.Timeout
+	if timeout <= 0 {
+		timeout = c.opts.Timeout
+	}
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = min(timeout, time.Until(dl))
 	}

@@ -1,12 +1,15 @@
 package rpc
 
 import (
+	"bytes"
 	"reflect"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordinator/groups"
 )
 
 // Decoders read bytes from the network: whatever they are given, they
@@ -54,6 +57,31 @@ var requestCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encCommitReq, decCommitReq) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encBrokerInfo, decBrokerInfo) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encKvLookupReq, decKvLookupReq) },
+	fuzzGroupReq,
+}
+
+// fuzzGroupReq decodes data as every group op's request: what decodes
+// must re-encode to bytes that decode and re-encode to the same bytes.
+func fuzzGroupReq(t *testing.T, data []byte) {
+	for op, g := range groupOps {
+		d := decoder{b: data}
+		c, req := decGroupReq(&d, g.key)
+		if d.err != nil {
+			continue
+		}
+		var e1 encoder
+		encGroupReq(&e1, c, req)
+		d2 := decoder{b: e1.b}
+		c2, req2 := decGroupReq(&d2, g.key)
+		if d2.err != nil {
+			t.Fatalf("%s: re-encoding does not decode: %v", op, d2.err)
+		}
+		var e2 encoder
+		encGroupReq(&e2, c2, req2)
+		if !bytes.Equal(e1.b, e2.b) || c != c2 {
+			t.Fatalf("%s: re-encoding changed the request:\n%x\n%x", op, e1.b, e2.b)
+		}
+	}
 }
 
 // responseCodecs check the body of every op's response.
@@ -97,6 +125,18 @@ func FuzzDecodeRequest(f *testing.F) {
 	})
 	seed(f, func(e *encoder) {
 		encInitProducerIDReq(e, coordinator.InitProducerIDRequest{TransactionalID: strp("x"), ProducerID: -1})
+	})
+	seed(f, func(e *encoder) {
+		req := kmsg.NewPtrJoinGroupRequest()
+		req.Version, req.Group, req.ProtocolType = 9, "g", "consumer"
+		req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{1, 2}}}
+		encGroupReq(e, groups.Client{ID: "c", Host: "/127.0.0.1"}, req)
+	})
+	seed(f, func(e *encoder) {
+		req := kmsg.NewPtrOffsetCommitRequest()
+		req.Version, req.Group = 9, "g"
+		req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", TopicID: idA, Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 1, Offset: 5}}}}
+		encGroupReq(e, groups.Client{}, req)
 	})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, check := range requestCodecs {

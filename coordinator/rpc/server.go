@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordinator/groups"
 	"github.com/floe-io/floe/metrics"
 )
 
@@ -56,8 +57,8 @@ func unary[Req, Resp any](dec func(*decoder) Req, call func(*coordinator.Coordin
 // handlers maps every op to its handler.
 var handlers = map[string]handler{
 	opCreateTopic:     unary(decCreateTopicReq, (*coordinator.Coordinator).CreateTopic, encTopic),
-	opDeleteTopic:     unary(decString, (*coordinator.Coordinator).DeleteTopic, encID),
-	opDeleteTopicByID: unary(decID, (*coordinator.Coordinator).DeleteTopicByID, encString),
+	opDeleteTopic:     (*Server).handleDeleteTopic,
+	opDeleteTopicByID: (*Server).handleDeleteTopicByID,
 	opCreatePartitions: unary(decCreatePartitionsReq, func(c *coordinator.Coordinator, ctx context.Context, r createPartitionsReq) (empty, error) {
 		return empty{}, c.CreatePartitions(ctx, r.Name, r.Count, r.ValidateOnly)
 	}, encEmpty),
@@ -103,10 +104,16 @@ type Server struct {
 	nc      *nats.Conn
 	cluster string
 	c       *coordinator.Coordinator
+	groups  *groups.Groups // nil: group ops are not served
 	log     *slog.Logger
 	ctx     context.Context
 	cancel  context.CancelFunc
 	sem     chan struct{}
+	// heldSem bounds the requests held in a rebalance (heldOps), which
+	// do not take sem; heldCtx ends them when Close starts waiting.
+	heldSem    chan struct{}
+	heldCtx    context.Context
+	heldCancel context.CancelFunc
 
 	duration metric.Float64Histogram
 
@@ -138,6 +145,12 @@ type ServerOptions struct {
 	// Meter records floe.coordinator.rpc.duration, each request's service
 	// time by op and outcome. Default: no metrics.
 	Meter metric.Meter
+	// Groups, when set, is served too: the group ops (JoinGroup,
+	// OffsetCommit, ... ConsumerGroupHeartbeat), so that every broker of
+	// the cluster shares one group state. Deleting a topic then also
+	// drops its committed offsets. The owner closes it, before Close so
+	// that held JoinGroups and SyncGroups are answered.
+	Groups *groups.Groups
 }
 
 // ServeWith is Serve with options.
@@ -154,9 +167,19 @@ func ServeWith(ctx context.Context, nc *nats.Conn, cluster string, c *coordinato
 		return nil, fmt.Errorf("rpc: histogram: %w", err)
 	}
 	sctx, cancel := context.WithCancel(ctx)
-	s := &Server{nc: nc, cluster: cluster, c: c, log: opts.Logger, ctx: sctx, cancel: cancel,
-		sem: make(chan struct{}, maxConcurrent), duration: duration}
+	s := &Server{nc: nc, cluster: cluster, c: c, groups: opts.Groups, log: opts.Logger, ctx: sctx, cancel: cancel,
+		sem: make(chan struct{}, maxConcurrent), heldSem: make(chan struct{}, maxHeldGroupRequests), duration: duration}
+	s.heldCtx, s.heldCancel = context.WithCancel(sctx)
+	ops := make(map[string]handler, len(handlers)+len(groupOps))
 	for op, h := range handlers {
+		ops[op] = h
+	}
+	if s.groups != nil {
+		for op, g := range groupOps {
+			ops[op] = handleGroupOp(g)
+		}
+	}
+	for op, h := range ops {
 		sub, err := nc.QueueSubscribe(Subject(cluster, op), queueGroup, s.dispatch(op, h))
 		if err == nil {
 			// Never drop requests for being slow: the client's deadline
@@ -218,6 +241,9 @@ func (s *Server) Close() {
 	s.mu.Lock()
 	s.mu.closed = true
 	s.mu.Unlock()
+	// Requests held in a rebalance could wait for minutes: end them (the
+	// broker answers COORDINATOR_NOT_AVAILABLE and the client rejoins).
+	s.heldCancel()
 	s.inflight.Wait()
 	s.cancel()
 }
@@ -225,23 +251,27 @@ func (s *Server) Close() {
 // dispatch returns the subscription callback of op: it hands each request
 // to a goroutine, blocking while maxConcurrent are running.
 func (s *Server) dispatch(op string, h handler) nats.MsgHandler {
+	sem := s.sem
+	if heldOps[op] {
+		sem = s.heldSem
+	}
 	return func(m *nats.Msg) {
 		select {
-		case s.sem <- struct{}{}:
+		case sem <- struct{}{}:
 		case <-s.ctx.Done():
 			return
 		}
 		s.mu.Lock()
 		if s.mu.closed {
 			s.mu.Unlock()
-			<-s.sem
+			<-sem
 			return
 		}
 		s.inflight.Add(1)
 		s.mu.Unlock()
 		go func() {
 			defer func() {
-				<-s.sem
+				<-sem
 				s.inflight.Done()
 			}()
 			s.serve(op, h, m)
@@ -271,7 +301,11 @@ func (s *Server) serve(op string, h handler, m *nats.Msg) {
 		if timeout <= 0 {
 			timeout = defaultServerTimeout
 		}
-		ctx, cancel := context.WithTimeout(s.ctx, min(timeout, maxServerTimeout))
+		parent, limit := s.ctx, maxServerTimeout
+		if heldOps[op] {
+			parent, limit = s.heldCtx, maxGroupWait
+		}
+		ctx, cancel := context.WithTimeout(parent, min(timeout, limit))
 		e.byte(statusOK)
 		err = h(s, ctx, &d, e)
 		cancel()
@@ -377,5 +411,48 @@ func (s *Server) publishNotices(ns []coordinator.CommitNotice) {
 		}
 		putEncoder(e)
 		ns = ns[n:]
+	}
+}
+
+// handleDeleteTopic answers delete_topic, and drops the topic's committed
+// offsets from every group, as Kafka does.
+func (s *Server) handleDeleteTopic(ctx context.Context, d *decoder, e *encoder) error {
+	name := decString(d)
+	if d.err != nil {
+		return &coordinator.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
+	}
+	id, err := s.c.DeleteTopic(ctx, name)
+	if err != nil {
+		return err
+	}
+	s.deleteTopicOffsets(ctx, name)
+	encID(e, id)
+	return nil
+}
+
+// handleDeleteTopicByID answers delete_topic_by_id; see handleDeleteTopic.
+func (s *Server) handleDeleteTopicByID(ctx context.Context, d *decoder, e *encoder) error {
+	id := decID(d)
+	if d.err != nil {
+		return &coordinator.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
+	}
+	name, err := s.c.DeleteTopicByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	s.deleteTopicOffsets(ctx, name)
+	encString(e, name)
+	return nil
+}
+
+// deleteTopicOffsets drops a deleted topic's committed offsets. A failure
+// is only logged: the topic is gone, and OffsetFetch never shows offsets
+// of a topic id that no longer exists.
+func (s *Server) deleteTopicOffsets(ctx context.Context, name string) {
+	if s.groups == nil {
+		return
+	}
+	if err := s.groups.DeleteTopicOffsets(ctx, name); err != nil {
+		s.log.Warn("drop committed offsets of a deleted topic", "topic", name, "err", err)
 	}
 }

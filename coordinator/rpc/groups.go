@@ -1,0 +1,258 @@
+package rpc
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordinator/groups"
+)
+
+// Group ops carry the Kafka group API's own request and response bodies
+// (kmsg, at the client's request version): the Kafka protocol is already a
+// compact, versioned binary encoding of exactly these messages, so the
+// coordinator decodes what the client sent and the broker relays what the
+// coordinator answered.
+const (
+	opJoinGroup              = "join_group"
+	opSyncGroup              = "sync_group"
+	opHeartbeat              = "heartbeat"
+	opLeaveGroup             = "leave_group"
+	opOffsetCommit           = "offset_commit"
+	opOffsetFetch            = "offset_fetch"
+	opOffsetDelete           = "offset_delete"
+	opDescribeGroups         = "describe_groups"
+	opListGroups             = "list_groups"
+	opDeleteGroups           = "delete_groups"
+	opConsumerGroupHeartbeat = "consumer_group_heartbeat"
+	opConsumerGroupDescribe  = "consumer_group_describe"
+)
+
+const (
+	// maxGroupWait bounds a JoinGroup or SyncGroup held in a rebalance:
+	// group.max.session.timeout.ms (30 minutes) and some room. The Kafka
+	// client's own request timeout, which closes its connection and so
+	// cancels the broker's request, is what normally ends a wait early.
+	maxGroupWait = 31 * time.Minute
+	// groupWaitSlack is added to a JoinGroup's rebalance timeout: the
+	// join phase may run a little past it before members are answered.
+	groupWaitSlack = 10 * time.Second
+	// maxHeldGroupRequests bounds the JoinGroups and SyncGroups held at
+	// once. They do not count against maxConcurrent: a mass rebalance must
+	// not stall commits.
+	maxHeldGroupRequests = 1 << 16
+)
+
+// heldOps are the ops that wait for a rebalance: they get their own
+// concurrency bound and may run up to maxGroupWait.
+var heldOps = map[string]bool{opJoinGroup: true, opSyncGroup: true}
+
+// groupCall serves one group op on gs: req is the decoded Kafka request, c
+// the Kafka client it came from.
+type groupCall func(gs *groups.Groups, ctx context.Context, c groups.Client, req kmsg.Request) (kmsg.Response, error)
+
+// groupOp is one group op: the Kafka API it carries and how to serve it.
+type groupOp struct {
+	key  kmsg.Key
+	call groupCall
+}
+
+// plain adapts a groups method that cannot fail.
+func plain[Req kmsg.Request, Resp kmsg.Response](fn func(*groups.Groups, context.Context, Req) Resp) groupCall {
+	return func(gs *groups.Groups, ctx context.Context, _ groups.Client, req kmsg.Request) (kmsg.Response, error) {
+		return fn(gs, ctx, req.(Req)), nil
+	}
+}
+
+// groupOps maps every group op to its Kafka API.
+var groupOps = map[string]groupOp{
+	opJoinGroup: {kmsg.JoinGroup, func(gs *groups.Groups, ctx context.Context, c groups.Client, req kmsg.Request) (kmsg.Response, error) {
+		return gs.JoinGroup(ctx, c, req.(*kmsg.JoinGroupRequest))
+	}},
+	opSyncGroup: {kmsg.SyncGroup, func(gs *groups.Groups, ctx context.Context, _ groups.Client, req kmsg.Request) (kmsg.Response, error) {
+		return gs.SyncGroup(ctx, req.(*kmsg.SyncGroupRequest))
+	}},
+	opHeartbeat:      {kmsg.Heartbeat, plain((*groups.Groups).Heartbeat)},
+	opLeaveGroup:     {kmsg.LeaveGroup, plain((*groups.Groups).LeaveGroup)},
+	opOffsetCommit:   {kmsg.OffsetCommit, plain((*groups.Groups).OffsetCommit)},
+	opOffsetFetch:    {kmsg.OffsetFetch, plain((*groups.Groups).OffsetFetch)},
+	opOffsetDelete:   {kmsg.OffsetDelete, plain((*groups.Groups).OffsetDelete)},
+	opDescribeGroups: {kmsg.DescribeGroups, plain((*groups.Groups).DescribeGroups)},
+	opListGroups:     {kmsg.ListGroups, plain((*groups.Groups).ListGroups)},
+	opDeleteGroups:   {kmsg.DeleteGroups, plain((*groups.Groups).DeleteGroups)},
+	opConsumerGroupHeartbeat: {kmsg.ConsumerGroupHeartbeat, func(gs *groups.Groups, ctx context.Context, c groups.Client, req kmsg.Request) (kmsg.Response, error) {
+		return gs.ConsumerGroupHeartbeat(ctx, c, req.(*kmsg.ConsumerGroupHeartbeatRequest)), nil
+	}},
+	opConsumerGroupDescribe: {kmsg.ConsumerGroupDescribe, plain((*groups.Groups).ConsumerGroupDescribe)},
+}
+
+// encGroupReq writes a group request: the Kafka request version, the
+// client's id and host, the request body (length-prefixed), and the topic
+// ids of an OffsetCommit's topics (which the body does not carry below
+// v10, and with which the coordinator stores the offsets).
+func encGroupReq(e *encoder, c groups.Client, req kmsg.Request) {
+	e.varint(int64(req.GetVersion()))
+	e.str(c.ID)
+	e.str(c.Host)
+	e.bytes(req.AppendTo(nil))
+	if oc, ok := req.(*kmsg.OffsetCommitRequest); ok {
+		e.uvarint(uint64(len(oc.Topics)))
+		for _, t := range oc.Topics {
+			e.id(coordinator.TopicID(t.TopicID))
+		}
+	}
+}
+
+// decGroupReq reads a group request of the Kafka API key.
+func decGroupReq(d *decoder, key kmsg.Key) (groups.Client, kmsg.Request) {
+	var c groups.Client
+	v := d.int16()
+	c.ID, c.Host = d.str(), d.str()
+	body := d.bytes()
+	if d.err != nil {
+		return c, nil
+	}
+	req := kmsg.RequestForKey(int16(key))
+	if v < 0 || v > req.MaxVersion() {
+		d.fail("%s version %d", key.Name(), v)
+		return c, nil
+	}
+	req.SetVersion(v)
+	if err := req.ReadFrom(body); err != nil {
+		d.fail("%s v%d body: %v", key.Name(), v, err)
+		return c, nil
+	}
+	if oc, ok := req.(*kmsg.OffsetCommitRequest); ok {
+		n := d.count(16)
+		if d.err == nil && n != len(oc.Topics) {
+			d.fail("offset commit: %d topic ids for %d topics", n, len(oc.Topics))
+			return c, nil
+		}
+		for i := 0; i < n && d.err == nil; i++ {
+			oc.Topics[i].TopicID = d.id()
+		}
+	}
+	return c, req
+}
+
+// handleGroupOp returns the handler of a group op.
+func handleGroupOp(op groupOp) handler {
+	return func(s *Server, ctx context.Context, d *decoder, e *encoder) error {
+		c, req := decGroupReq(d, op.key)
+		if d.err != nil {
+			return &coordinator.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
+		}
+		resp, err := op.call(s.groups, ctx, c, req)
+		if err != nil {
+			return err
+		}
+		e.b = resp.AppendTo(e.b)
+		return nil
+	}
+}
+
+// GroupClient calls the group coordinator served with
+// ServerOptions.Groups: every broker of the cluster reaches the same group
+// state through it, so any broker may coordinate any group. It implements
+// broker.GroupCoordinator. A request that gets no answer (no coordinator,
+// NATS down, deadline passed) returns an error wrapping ErrUnavailable; the
+// broker answers it COORDINATOR_NOT_AVAILABLE, and the client finds the
+// coordinator again.
+type GroupClient struct{ c *Client }
+
+// Groups returns the client of the cluster's group coordinator.
+func (c *Client) Groups() *GroupClient { return &GroupClient{c: c} }
+
+// groupRequest sends req as op and decodes the answer into a response of
+// req's kind and version. timeout 0 is the client's default.
+func groupRequest[Resp kmsg.Response](g *GroupClient, ctx context.Context, op string, timeout time.Duration, c groups.Client, req kmsg.Request) (Resp, error) {
+	resp := req.ResponseKind().(Resp)
+	resp.SetVersion(req.GetVersion())
+	_, err := callWith(g.c, ctx, op, timeout, func(e *encoder) { encGroupReq(e, c, req) }, func(d *decoder) struct{} {
+		if err := resp.ReadFrom(d.b[d.off:]); err != nil {
+			d.fail("%s v%d response: %v", op, req.GetVersion(), err)
+		}
+		return struct{}{}
+	})
+	if err != nil {
+		var zero Resp
+		return zero, err
+	}
+	return resp, nil
+}
+
+// joinWait is how long a JoinGroup may be held: its rebalance timeout (the
+// session timeout before v1), and some room.
+func joinWait(req *kmsg.JoinGroupRequest) time.Duration {
+	ms := req.RebalanceTimeoutMillis
+	if req.Version < 1 || ms <= 0 {
+		ms = req.SessionTimeoutMillis
+	}
+	return min(time.Duration(ms)*time.Millisecond+groupWaitSlack, maxGroupWait)
+}
+
+// JoinGroup joins a classic group; the answer is held until the
+// rebalance's join phase completes.
+func (g *GroupClient) JoinGroup(ctx context.Context, c groups.Client, req *kmsg.JoinGroupRequest) (*kmsg.JoinGroupResponse, error) {
+	return groupRequest[*kmsg.JoinGroupResponse](g, ctx, opJoinGroup, joinWait(req), c, req)
+}
+
+// SyncGroup completes a classic rebalance; a follower's answer is held
+// until the leader's SyncGroup (or the rebalance ends otherwise).
+func (g *GroupClient) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest) (*kmsg.SyncGroupResponse, error) {
+	return groupRequest[*kmsg.SyncGroupResponse](g, ctx, opSyncGroup, maxGroupWait, groups.Client{}, req)
+}
+
+// Heartbeat keeps a classic member alive.
+func (g *GroupClient) Heartbeat(ctx context.Context, req *kmsg.HeartbeatRequest) (*kmsg.HeartbeatResponse, error) {
+	return groupRequest[*kmsg.HeartbeatResponse](g, ctx, opHeartbeat, 0, groups.Client{}, req)
+}
+
+// LeaveGroup removes classic members.
+func (g *GroupClient) LeaveGroup(ctx context.Context, req *kmsg.LeaveGroupRequest) (*kmsg.LeaveGroupResponse, error) {
+	return groupRequest[*kmsg.LeaveGroupResponse](g, ctx, opLeaveGroup, 0, groups.Client{}, req)
+}
+
+// OffsetCommit commits offsets; each topic's TopicID (set by the broker)
+// travels with it.
+func (g *GroupClient) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) (*kmsg.OffsetCommitResponse, error) {
+	return groupRequest[*kmsg.OffsetCommitResponse](g, ctx, opOffsetCommit, 0, groups.Client{}, req)
+}
+
+// OffsetFetch fetches committed offsets.
+func (g *GroupClient) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequest) (*kmsg.OffsetFetchResponse, error) {
+	return groupRequest[*kmsg.OffsetFetchResponse](g, ctx, opOffsetFetch, 0, groups.Client{}, req)
+}
+
+// OffsetDelete deletes committed offsets of a group.
+func (g *GroupClient) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRequest) (*kmsg.OffsetDeleteResponse, error) {
+	return groupRequest[*kmsg.OffsetDeleteResponse](g, ctx, opOffsetDelete, 0, groups.Client{}, req)
+}
+
+// DescribeGroups describes groups.
+func (g *GroupClient) DescribeGroups(ctx context.Context, req *kmsg.DescribeGroupsRequest) (*kmsg.DescribeGroupsResponse, error) {
+	return groupRequest[*kmsg.DescribeGroupsResponse](g, ctx, opDescribeGroups, 0, groups.Client{}, req)
+}
+
+// ListGroups lists the cluster's groups.
+func (g *GroupClient) ListGroups(ctx context.Context, req *kmsg.ListGroupsRequest) (*kmsg.ListGroupsResponse, error) {
+	return groupRequest[*kmsg.ListGroupsResponse](g, ctx, opListGroups, 0, groups.Client{}, req)
+}
+
+// DeleteGroups deletes empty groups and their offsets.
+func (g *GroupClient) DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRequest) (*kmsg.DeleteGroupsResponse, error) {
+	return groupRequest[*kmsg.DeleteGroupsResponse](g, ctx, opDeleteGroups, 0, groups.Client{}, req)
+}
+
+// ConsumerGroupHeartbeat is a KIP-848 member's heartbeat.
+func (g *GroupClient) ConsumerGroupHeartbeat(ctx context.Context, c groups.Client, req *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, error) {
+	return groupRequest[*kmsg.ConsumerGroupHeartbeatResponse](g, ctx, opConsumerGroupHeartbeat, 0, c, req)
+}
+
+// ConsumerGroupDescribe describes KIP-848 groups.
+func (g *GroupClient) ConsumerGroupDescribe(ctx context.Context, req *kmsg.ConsumerGroupDescribeRequest) (*kmsg.ConsumerGroupDescribeResponse, error) {
+	return groupRequest[*kmsg.ConsumerGroupDescribeResponse](g, ctx, opConsumerGroupDescribe, 0, groups.Client{}, req)
+}

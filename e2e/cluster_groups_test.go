@@ -1,0 +1,224 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/internal/floetest"
+)
+
+// TestClusterGroups: consumer groups in a cluster of separate processes
+// (MinIO, NATS, a coordinator, three brokers). Group state lives in the
+// coordinator, so every broker serves every group: one member's requests
+// may go to any broker; killing the broker FindCoordinator names for a
+// group does not lose it (its members carry on through another broker);
+// a member that crashes has its partitions moved with nothing skipped;
+// and committed offsets survive a coordinator restart and are served by a
+// broker that joined afterwards.
+func TestClusterGroups(t *testing.T) {
+	c := startCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	var addrs []string
+	for _, b := range c.brokers {
+		addrs = append(addrs, b.KafkaAddr)
+	}
+	waitBrokers(t, addrs[0], []int32{1, 2, 3}, 10*time.Second)
+
+	t.Run("one member through every broker", func(t *testing.T) {
+		via := make([]*kgo.Client, 3) // via[i] sends everything to broker i+1
+		for i, a := range addrs {
+			via[i] = pinnedClient(t, a)
+		}
+		join := func(cl *kgo.Client, member string) *kmsg.JoinGroupResponse {
+			req := kmsg.NewPtrJoinGroupRequest()
+			req.Group, req.MemberID, req.ProtocolType = "raw", member, "consumer"
+			req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 10_000, 10_000
+			req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{0, 1}}}
+			resp, err := req.RequestWith(ctx, cl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return resp
+		}
+		first := join(via[0], "")
+		if first.ErrorCode != kerr.MemberIDRequired.Code {
+			t.Fatalf("first join through broker 1: %+v", first)
+		}
+		joined := join(via[1], first.MemberID)
+		if joined.ErrorCode != 0 || joined.LeaderID != first.MemberID || joined.Generation != 1 {
+			t.Fatalf("join through broker 2: %+v", joined)
+		}
+		sync := kmsg.NewPtrSyncGroupRequest()
+		sync.Group, sync.MemberID, sync.Generation = "raw", first.MemberID, 1
+		sync.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: first.MemberID, MemberAssignment: []byte("mine")}}
+		if resp, err := sync.RequestWith(ctx, via[2]); err != nil || resp.ErrorCode != 0 || string(resp.MemberAssignment) != "mine" {
+			t.Fatalf("sync through broker 3: %+v, %v", resp, err)
+		}
+		hb := kmsg.NewPtrHeartbeatRequest()
+		hb.Group, hb.MemberID, hb.Generation = "raw", first.MemberID, 1
+		if resp, err := hb.RequestWith(ctx, via[0]); err != nil || resp.ErrorCode != 0 {
+			t.Fatalf("heartbeat through broker 1: %+v, %v", resp, err)
+		}
+		adm := newAdmin(t, addrs[1])
+		if _, err := adm.CreateTopic(ctx, 2, 1, nil, "raw-topic"); err != nil {
+			t.Fatal(err)
+		}
+		commit := kmsg.NewPtrOffsetCommitRequest()
+		commit.Group, commit.MemberID, commit.Generation = "raw", first.MemberID, 1
+		commit.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "raw-topic", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 1, Offset: 33, LeaderEpoch: -1}}}}
+		if resp, err := commit.RequestWith(ctx, via[1]); err != nil || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+			t.Fatalf("commit through broker 2: %+v, %v", resp, err)
+		}
+		fetch := kmsg.NewPtrOffsetFetchRequest()
+		fetch.Group = "raw"
+		fetch.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "raw-topic", Partitions: []int32{1}}}
+		if resp, err := fetch.RequestWith(ctx, via[2]); err != nil || resp.Topics[0].Partitions[0].Offset != 33 {
+			t.Fatalf("fetch through broker 3: %+v, %v", resp, err)
+		}
+		describe := kmsg.NewPtrDescribeGroupsRequest()
+		describe.Groups = []string{"raw"}
+		if resp, err := describe.RequestWith(ctx, via[0]); err != nil || resp.Groups[0].State != "Stable" || len(resp.Groups[0].Members) != 1 {
+			t.Fatalf("describe through broker 1: %+v, %v", resp, err)
+		}
+		leave := kmsg.NewPtrLeaveGroupRequest()
+		leave.Group = "raw"
+		leave.Members = []kmsg.LeaveGroupRequestMember{{MemberID: first.MemberID}}
+		if resp, err := leave.RequestWith(ctx, via[2]); err != nil || resp.ErrorCode != 0 {
+			t.Fatalf("leave through broker 3: %+v, %v", resp, err)
+		}
+		if resp, err := describe.RequestWith(ctx, via[1]); err != nil || resp.Groups[0].State != "Empty" {
+			t.Fatalf("describe through broker 2 after the leave: %+v, %v", resp, err)
+		}
+	})
+
+	t.Run("coordinating broker and a member die", func(t *testing.T) {
+		w := workload{topic: "cluster-groups", partitions: 12, records: 24_000, baseTime: time.UnixMilli(1_700_000_000_000)}
+		adm := newAdmin(t, addrs[0])
+		if _, err := adm.CreateTopic(ctx, w.partitions, 1, nil, w.topic); err != nil {
+			t.Fatal(err)
+		}
+		prod, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.produce(t, prod)
+		prod.Close()
+
+		const group = "cluster-group"
+		fc := kmsg.NewPtrFindCoordinatorRequest()
+		fc.CoordinatorKey = group
+		found, err := fc.RequestWith(ctx, pinnedClient(t, addrs[0]))
+		if err != nil || found.ErrorCode != 0 {
+			t.Fatalf("find coordinator: %+v, %v", found, err)
+		}
+		named := found.NodeID
+		seen := newSeenSet(w.records)
+		var members []*groupMember
+		for i := range 3 {
+			members = append(members, startGroupMember(t, addrs[0], group, w.topic, fmt.Sprintf("m%d", i), seen, kgo.CooperativeStickyBalancer(),
+				kgo.SeedBrokers(addrs...)))
+		}
+		floetest.CheckFor(t, time.Minute, 10*time.Millisecond, func() error {
+			if got := seen.count(); got < w.records/6 {
+				return fmt.Errorf("%d of %d records consumed", got, w.records)
+			}
+			for _, m := range members {
+				if len(m.owned()) == 0 {
+					return fmt.Errorf("%s owns no partitions yet", m.name)
+				}
+			}
+			return nil
+		})
+		rebalances := 0
+		for _, m := range members {
+			rebalances += m.rebalances()
+		}
+
+		// The broker every member sends its group requests to dies; they
+		// find another, and the group goes on.
+		c.brokers[named-1].Kill()
+		survivor := addrs[named%3] // a live broker
+		t.Logf("killed broker %d, the group's named coordinator, after %d records", named, seen.count())
+		viaSurvivor := pinnedClient(t, survivor)
+		floetest.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+			found, err := fc.RequestWith(ctx, viaSurvivor)
+			if err != nil {
+				return err
+			}
+			if found.NodeID == named {
+				return fmt.Errorf("broker %d still named", named)
+			}
+			return nil
+		})
+
+		// Then a member crashes: its partitions move once its session
+		// expires, and nothing is skipped.
+		victim := members[1]
+		orphaned := victim.owned()
+		killedAt := time.Now()
+		victim.crash()
+		survivors := []*groupMember{members[0], members[2]}
+		floetest.CheckFor(t, groupSession+20*time.Second, 20*time.Millisecond, func() error {
+			for _, p := range orphaned {
+				if !slices.ContainsFunc(survivors, func(m *groupMember) bool { return slices.Contains(m.owned(), p) }) {
+					return fmt.Errorf("partition %d not reassigned %s after the member crashed", p, time.Since(killedAt).Round(time.Millisecond))
+				}
+			}
+			return nil
+		})
+		t.Logf("crashed member's partitions %v reassigned after %s", orphaned, time.Since(killedAt).Round(time.Millisecond))
+		floetest.CheckFor(t, 2*time.Minute, 20*time.Millisecond, func() error {
+			if missing := seen.missing(); len(missing) > 0 {
+				return fmt.Errorf("%d records never consumed, first %v", len(missing), missing[:min(5, len(missing))])
+			}
+			return nil
+		})
+		after := 0
+		for _, m := range members {
+			after += m.rebalances()
+		}
+		t.Logf("records delivered more than once: %d; rebalance callbacks before the broker died %d, after everything %d",
+			seen.duplicates(), rebalances, after)
+
+		want := int64(w.records) / int64(w.partitions)
+		committedAll := func(adm *kadm.Client) error {
+			committed, err := adm.FetchOffsets(ctx, group)
+			if err != nil {
+				return err
+			}
+			for p := range w.partitions {
+				if o, ok := committed.Lookup(w.topic, p); !ok || o.At != want {
+					return fmt.Errorf("partition %d committed %v, want %d", p, o.At, want)
+				}
+			}
+			return nil
+		}
+		survivorAdm := newAdmin(t, survivor)
+		floetest.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error { return committedAll(survivorAdm) })
+		for _, m := range survivors {
+			m.stop()
+		}
+
+		// The offsets are the coordinator's: they survive its restart,
+		// and a broker that was not there when they were committed
+		// serves them.
+		c.coord.Kill()
+		c.startCoordinator()
+		b4 := floetest.StartBroker(t, c.env,
+			"--node-id", strconv.Itoa(4), "--nats-url", c.nats.ClientURL(), "--cluster", clusterName,
+			"--data-dir", t.TempDir(), "--s3-bucket", c.minio.Bucket, "--s3-endpoint", c.minio.Endpoint,
+			"--s3-region", c.minio.Region, "--s3-path-style", "--coordinator-timeout", "3s")
+		b4Adm := kadm.NewClient(pinnedClient(t, b4.KafkaAddr))
+		floetest.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error { return committedAll(b4Adm) })
+	})
+}
