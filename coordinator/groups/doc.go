@@ -6,7 +6,12 @@
 // DeleteGroups), answering with the error codes Apache Kafka returns.
 //
 // The methods take and return kmsg requests and responses, so the broker's
-// handlers stay thin and the same calls can later be served over NATS.
+// handlers stay thin and the calls travel over NATS as the Kafka bodies
+// themselves: the coordinator process (or a broker embedding it) opens
+// Groups beside the batch coordinator and serves it with rpc.ServeWith;
+// every broker reaches it through rpc.GroupClient. There is one group
+// state per cluster, so any broker serves any group, and committed offsets
+// outlive every broker.
 //
 // # Classic groups
 //

@@ -13,7 +13,11 @@
 // create_partitions, alter_topic_configs, topic, topic_by_id, topics,
 // find_batches, partition_state, list_offset, delete_records,
 // init_producer_id, commit_object, kv_lookup, kv_ready, register_broker,
-// deregister_broker and list_brokers.
+// deregister_broker and list_brokers; and, when the server is given a group
+// coordinator (ServerOptions.Groups), the group ops join_group, sync_group,
+// heartbeat, leave_group, offset_commit, offset_fetch, offset_delete,
+// describe_groups, list_groups, delete_groups, consumer_group_heartbeat and
+// consumer_group_describe.
 //
 // # Encoding
 //
@@ -37,6 +41,15 @@
 //	          error message), Kafka error message (str), error text (str)
 //	notice    version, n topics × (topic id(16),
 //	                               n partitions × (partition, high watermark))
+//
+// A group op's body is the Kafka request version (int16), the Kafka
+// client's id and host (str, str), the Kafka request body as kmsg encodes
+// it at that version (bytes), and for offset_commit the topics' ids (a
+// count and 16 bytes each: the broker resolved them; the body carries them
+// only from v10). Its reply body is the Kafka response body at the same
+// version. JoinGroup and SyncGroup are held in a rebalance: they may ask
+// for up to 31 minutes and do not count against the server's concurrency
+// bound, so that a mass rebalance cannot stall commits.
 //
 // The timeout is what is left of the caller's deadline when it sent the
 // request: the coordinator gives up on a request once it passes, so that a
