@@ -20,7 +20,9 @@ func (b *Broker) handleJoinGroup(ctx context.Context, r *request) (kmsg.Response
 		resp.ErrorCode = code
 		return resp, nil
 	}
-	resp, err := b.groups.JoinGroup(ctx, groupClient(r), req)
+	hctx, cancel := b.heldContext(ctx)
+	defer cancel()
+	resp, err := b.groups.JoinGroup(hctx, groupClient(r), req)
 	switch {
 	case err == nil:
 		return resp, nil
@@ -31,6 +33,6 @@ func (b *Broker) handleJoinGroup(ctx context.Context, r *request) (kmsg.Response
 	}
 	resp = req.ResponseKind().(*kmsg.JoinGroupResponse)
 	resp.MemberID = req.MemberID
-	resp.ErrorCode = b.groupsFailed("JoinGroup", err)
+	resp.ErrorCode = b.heldFailed("JoinGroup", err)
 	return resp, nil
 }

@@ -18,7 +18,9 @@ func (b *Broker) handleSyncGroup(ctx context.Context, r *request) (kmsg.Response
 		resp.ErrorCode = code
 		return resp, nil
 	}
-	resp, err := b.groups.SyncGroup(ctx, req)
+	hctx, cancel := b.heldContext(ctx)
+	defer cancel()
+	resp, err := b.groups.SyncGroup(hctx, req)
 	switch {
 	case err == nil:
 		return resp, nil
@@ -28,6 +30,6 @@ func (b *Broker) handleSyncGroup(ctx context.Context, r *request) (kmsg.Response
 		return nil, nil
 	}
 	resp = req.ResponseKind().(*kmsg.SyncGroupResponse)
-	resp.ErrorCode = b.groupsFailed("SyncGroup", err)
+	resp.ErrorCode = b.heldFailed("SyncGroup", err)
 	return resp, nil
 }

@@ -131,6 +131,10 @@ type Broker struct {
 	metrics     *brokerMetrics
 	// offsetsTopicReady is set once __consumer_offsets exists.
 	offsetsTopicReady atomic.Bool
+	// drained ends when Drain starts: group requests held in a rebalance
+	// are then answered, so that the drain does not wait for them.
+	drained     context.Context
+	stopDrained context.CancelFunc
 
 	mu struct {
 		sync.Mutex
@@ -157,6 +161,7 @@ func New(opts Options, coord Coordinator, in Appender, reader RangeReader) *Brok
 	}
 	b.mu.listeners = make(map[net.Listener]struct{})
 	b.mu.conns = make(map[*conn]struct{})
+	b.drained, b.stopDrained = context.WithCancel(context.Background())
 	b.unsubscribe = coord.Subscribe(func(ns []coordinator.CommitNotice) {
 		b.tails.notify(ns) // before waking fetches, so they find the batches
 		b.waiters.notify(ns)
@@ -229,6 +234,7 @@ func (b *Broker) StopAccepting() {
 // ones; requests already read are still answered.
 func (b *Broker) Drain() {
 	b.StopAccepting()
+	b.stopDrained()
 	b.mu.Lock()
 	for c := range b.mu.conns {
 		c.drain()

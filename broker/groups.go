@@ -57,6 +57,25 @@ func (b *Broker) groupsError() int16 {
 	return 0
 }
 
+// heldContext is the context of a group request the coordinator may hold
+// in a rebalance: ctx, ended early when the broker starts draining.
+func (b *Broker) heldContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	hctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(b.drained, cancel)
+	return hctx, func() { stop(); cancel() }
+}
+
+// heldFailed is the code of a held group request (JoinGroup, SyncGroup)
+// the coordinator did not answer: NOT_COORDINATOR when this broker is
+// draining (the client finds another broker and rejoins through it; the
+// coordinator replaces the member's abandoned join), else as groupsFailed.
+func (b *Broker) heldFailed(api string, err error) int16 {
+	if b.drained.Err() != nil {
+		return kerr.NotCoordinator.Code
+	}
+	return b.groupsFailed(api, err)
+}
+
 // groupsFailed is the code a group request gets when the group coordinator
 // did not answer it: COORDINATOR_NOT_AVAILABLE, on which clients find the
 // coordinator again and retry.

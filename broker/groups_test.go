@@ -510,3 +510,39 @@ func TestRecreatedTopicOffsets(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestDrainAnswersHeldJoin: a JoinGroup held in a rebalance is answered
+// NOT_COORDINATOR when the broker starts draining (the client rejoins
+// through another broker), rather than holding the drain up.
+func TestDrainAnswersHeldJoin(t *testing.T) {
+	b := newGroupsBroker(t)
+	join := func(member string) *kmsg.JoinGroupResponse {
+		req := kmsg.NewPtrJoinGroupRequest()
+		req.Group, req.MemberID, req.ProtocolType = "g", member, "consumer"
+		req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 30_000, 30_000
+		req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range"}}
+		return serveVersion[*kmsg.JoinGroupResponse](t, b, req, 9)
+	}
+	first := join("")
+	if r := join(first.MemberID); r.ErrorCode != 0 {
+		t.Fatalf("join: %+v", r)
+	}
+	// A second member's join is held until the first rejoins.
+	second := join("")
+	held := make(chan *kmsg.JoinGroupResponse, 1)
+	go func() { held <- join(second.MemberID) }()
+	select {
+	case r := <-held:
+		t.Fatalf("join answered before the rebalance completed: %+v", r)
+	case <-time.After(200 * time.Millisecond):
+	}
+	b.Drain()
+	select {
+	case r := <-held:
+		if r.ErrorCode != kerr.NotCoordinator.Code || r.MemberID != second.MemberID {
+			t.Fatalf("held join on drain: %+v", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("held join not answered when the broker drained")
+	}
+}
