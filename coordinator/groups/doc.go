@@ -68,10 +68,18 @@
 // Committed offsets are written to Pebble with pebble.Sync before
 // OffsetCommit answers. Each generation change also writes the group's
 // record (protocol type, generation, and when it became Empty), so that
-// after a restart every group that has offsets is listed and described as
-// Empty, and its offsets expire on schedule. Members, generations in
-// progress and assignments live in memory: after a restart the members'
-// heartbeats fail with UNKNOWN_MEMBER_ID and clients rejoin.
+// after a restart every group that has offsets is listed and described,
+// and its offsets expire on schedule. A classic group that becomes Stable
+// (the leader's SyncGroup, or a static member's replacement) also writes
+// its members (ids, instance ids, clients, protocols, timeouts and
+// assignments) before SyncGroup answers: after a restart it is Stable again
+// at that generation, its members' heartbeats and commits are accepted,
+// and each member's session starts afresh, as Kafka reloads a group from
+// __consumer_offsets. A classic group restarted after a join phase whose
+// generation was never synced comes back Empty, and its members rejoin.
+// KIP-848 groups keep only their epoch: their members get
+// UNKNOWN_MEMBER_ID after a restart and join again (epoch 0), and the
+// assignors hand them their partitions back.
 //
 // # Key families
 //
@@ -88,6 +96,16 @@
 //	                                                            1 KIP-848 consumer group)
 //	offset  'o' len(2) group len(2) topic partition(4)          offset, leader epoch, commit ms,
 //	                                                            metadata str, topic id(16; zero: unknown)
+//	stable  's' group                                           generation, protocol str, leader str,
+//	                                                            n members × (member id str, instance id
+//	                                                            (presence byte, str), client id str,
+//	                                                            client host str, n × (protocol name str,
+//	                                                            metadata str), session ms, rebalance ms,
+//	                                                            assignment str)
+//
+// A stable record is used only when its generation is the group record's:
+// the join phase of the next generation deletes it in the same batch that
+// writes the new generation.
 //
 // A group's offsets share the prefix 'o' len group, so deleting a group is
 // one range deletion. An offset remembers its topic's id: once the topic

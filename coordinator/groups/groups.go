@@ -69,7 +69,7 @@ func Open(opts Options) (*Groups, error) {
 		return nil, fmt.Errorf("groups: load %s: %w", opts.Dir, err)
 	}
 	now := gs.now()
-	nOffsets := 0
+	nOffsets, nMembers := 0, 0
 	for name, r := range l.groups {
 		g := newGroup(gs, name)
 		g.mu.persisted = true
@@ -83,6 +83,12 @@ func Open(opts Options) (*Groups, error) {
 		} else {
 			g.mu.generation = r.generation
 			g.mu.stateSince = since
+			if s, ok := l.stable[name]; ok && validStable(s, r) {
+				g.mu.Lock()
+				g.restoreStableLocked(s, now)
+				g.mu.Unlock()
+				nMembers += len(s.members)
+			}
 		}
 		gs.mu.groups[name] = g
 	}
@@ -100,7 +106,7 @@ func Open(opts Options) (*Groups, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	gs.cancel = cancel
 	go gs.run(ctx)
-	gs.log.Info("group coordinator opened", "dir", opts.Dir, "groups", len(gs.mu.groups), "offsets", nOffsets)
+	gs.log.Info("group coordinator opened", "dir", opts.Dir, "groups", len(gs.mu.groups), "offsets", nOffsets, "stable_members", nMembers)
 	return gs, nil
 }
 
@@ -195,7 +201,8 @@ func (g *group) removeLocked() {
 }
 
 // persistLocked writes the group record (protocol type, generation, when
-// it became Empty). A failure is logged: members and generations live in
+// it became Empty) and, for a Stable classic group, its members (see
+// snapshot.go). A failure is logged: members and generations live in
 // memory, and the next write catches up.
 func (g *group) persistLocked() {
 	r := groupRecord{protocolType: g.mu.protocolType, generation: g.mu.generation}
@@ -204,6 +211,11 @@ func (g *group) persistLocked() {
 	}
 	b := g.gs.newBatch()
 	b.setGroup(g.name, r)
+	if g.mu.state == Stable && g.mu.consumer == nil && len(g.mu.members) > 0 {
+		b.setStable(g.name, g.stableLocked())
+	} else {
+		b.deleteStable(g.name)
+	}
 	if err := b.commit(); err != nil {
 		g.gs.log.Error("persist group", "group", g.name, "err", err)
 		return

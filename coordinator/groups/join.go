@@ -277,6 +277,7 @@ func (g *group) replaceStaticLocked(oldID, newID string, c Client, req *kmsg.Joi
 			g.gs.log.Info("static member rejoined without a rebalance", "group", g.name, "instance_id", *m.instanceID, "member_id", newID, "old_member_id", oldID)
 			resp := g.joinResponseLocked(newID, newID == g.mu.leader)
 			resp.SkipAssignment = newID == g.mu.leader
+			g.persistLocked() // the new member id replaces the old one
 			g.answerJoinLocked(m, resp)
 			return nil, wait
 		}

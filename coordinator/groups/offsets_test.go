@@ -2,6 +2,7 @@ package groups
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -202,16 +203,156 @@ func TestOffsetsSurviveRestart(t *testing.T) {
 		t.Fatalf("simple group after restart: offset %d", off)
 	}
 	list := h.gs.ListGroups(context.Background(), kmsg.NewPtrListGroupsRequest())
-	if len(list.Groups) != 2 || list.Groups[0].Group != "g" || list.Groups[0].GroupState != "Empty" || list.Groups[0].ProtocolType != "consumer" ||
-		list.Groups[1].Group != "simple" || list.Groups[1].ProtocolType != "" {
+	if len(list.Groups) != 2 || list.Groups[0].Group != "g" || list.Groups[0].GroupState != "Stable" || list.Groups[0].ProtocolType != "consumer" ||
+		list.Groups[1].Group != "simple" || list.Groups[1].ProtocolType != "" || list.Groups[1].GroupState != "Empty" {
 		t.Fatalf("groups after restart: %+v", list.Groups)
 	}
-	// The members are gone: they rejoin.
-	wantCode(t, "old member heartbeat", h.heartbeat("g", ids[0], gen, nil), kerr.UnknownMemberID)
-	r := h.joinNew(joinReq("g", "", "t")).wait(t)
-	if r.ErrorCode != 0 || r.Generation <= gen {
-		t.Fatalf("rejoin: %s generation %d, want above %d", errName(r.ErrorCode), r.Generation, gen)
+}
+
+// TestStableGroupSurvivesRestart: a Stable classic group comes back from a
+// coordinator restart with its members, generation, leader, protocol and
+// assignments, so its members carry on (heartbeats, commits, SyncGroup)
+// without a rebalance; a member that does not heartbeat after the restart
+// expires at its session timeout as before.
+func TestStableGroupSurvivesRestart(t *testing.T) {
+	h := newHarness(t)
+	ids, gen := h.stableGroup("g", 3)
+	h.restart()
+	if st := h.state("g"); st != Stable {
+		t.Fatalf("state after restart %s, want Stable", st)
 	}
+	for _, id := range ids {
+		wantCode(t, "heartbeat "+id, h.heartbeat("g", id, gen, nil), nil)
+	}
+	wantCode(t, "commit", h.commit(commitReq("g", ids[1], gen, "t", 0, 9)), nil)
+	if r := h.startSync(syncReq("g", ids[2], gen, nil)).wait(t); r.ErrorCode != 0 || string(r.MemberAssignment) != "assignment-of-"+ids[2] {
+		t.Fatalf("sync after restart: %s %q", errName(r.ErrorCode), r.MemberAssignment)
+	}
+	describe := kmsg.NewPtrDescribeGroupsRequest()
+	describe.Version, describe.Groups = 5, []string{"g"}
+	d := h.gs.DescribeGroups(context.Background(), describe).Groups[0]
+	if d.State != "Stable" || d.Protocol != "range" || len(d.Members) != 3 || d.Members[0].ClientID != client.ID || d.Members[0].ClientHost != client.Host {
+		t.Fatalf("describe after restart: %+v", d)
+	}
+
+	// Members 0 and 1 keep heartbeating; member 2 went away with the old
+	// coordinator: it expires, and the others are told to rejoin.
+	for range 11 {
+		h.advance(time.Second)
+		for _, id := range ids[:2] {
+			code := h.heartbeat("g", id, gen, nil)
+			if code != 0 && code != kerr.RebalanceInProgress.Code {
+				t.Fatalf("heartbeat %s: %s", id, errName(code))
+			}
+		}
+	}
+	wantCode(t, "expired member", h.heartbeat("g", ids[2], gen, nil), kerr.UnknownMemberID)
+	wantCode(t, "survivor", h.heartbeat("g", ids[0], gen, nil), kerr.RebalanceInProgress)
+}
+
+// TestRestartMidRebalance: only a completed (Stable) generation is
+// written down. A group restarted while preparing a rebalance comes back
+// at its last Stable generation (the joining member rejoins and the
+// rebalance starts again); one restarted after the join phase, whose new
+// generation has no assignment yet, comes back Empty and its members
+// rejoin.
+func TestRestartMidRebalance(t *testing.T) {
+	h := newHarness(t)
+	ids, gen := h.stableGroup("g", 2)
+	joining := h.joinNew(joinReq("g", "", "t")) // a third member starts a rebalance
+	h.waitParked("g", 1, 0)
+	h.restart()
+	if r := joining.wait(t); r.ErrorCode != kerr.NotCoordinator.Code {
+		t.Fatalf("held join on close: %s", errName(r.ErrorCode))
+	}
+	if st := h.state("g"); st != Stable {
+		t.Fatalf("state after a restart while preparing a rebalance %s, want Stable", st)
+	}
+	wantCode(t, "member of the last generation", h.heartbeat("g", ids[0], gen, nil), nil)
+
+	// The join phase completes (both members rejoin) but nobody syncs.
+	j0 := h.startJoin(joinReq("g", ids[0], "t"))
+	h.waitParked("g", 1, 0)
+	j1 := h.startJoin(joinReq("g", ids[1], "t"))
+	r0, r1 := j0.wait(t), j1.wait(t)
+	if r0.ErrorCode != 0 || r1.ErrorCode != 0 || r0.Generation != gen+1 {
+		t.Fatalf("rejoin: %s %s generation %d", errName(r0.ErrorCode), errName(r1.ErrorCode), r0.Generation)
+	}
+	h.restart()
+	if st := h.state("g"); st != Empty {
+		t.Fatalf("state after a restart in CompletingRebalance %s, want Empty", st)
+	}
+	wantCode(t, "member of the unsynced generation", h.heartbeat("g", ids[0], gen+1, nil), kerr.UnknownMemberID)
+	r := h.joinNew(joinReq("g", "", "t")).wait(t)
+	if r.ErrorCode != 0 || r.Generation <= gen+1 {
+		t.Fatalf("rejoin: %s generation %d, want above %d", errName(r.ErrorCode), r.Generation, gen+1)
+	}
+}
+
+// TestStaticReplacementSurvivesRestart: a static member that replaced its
+// old member id without a rebalance is the one restored.
+func TestStaticReplacementSurvivesRestart(t *testing.T) {
+	h := newHarness(t)
+	inst := "instance-0"
+	req := joinReq("g", "", "t")
+	req.InstanceID = &inst
+	first := h.startJoin(req).wait(t)
+	if first.ErrorCode != 0 {
+		t.Fatalf("join: %s", errName(first.ErrorCode))
+	}
+	sync := syncReq("g", first.MemberID, first.Generation, map[string]string{first.MemberID: "a"})
+	sync.InstanceID = &inst
+	if r := h.startSync(sync).wait(t); r.ErrorCode != 0 {
+		t.Fatalf("sync: %s", errName(r.ErrorCode))
+	}
+	again := h.startJoin(req).wait(t) // restarted: unknown member id, same instance
+	if again.ErrorCode != 0 || again.MemberID == first.MemberID || again.Generation != first.Generation {
+		t.Fatalf("static rejoin: %s member %s generation %d", errName(again.ErrorCode), again.MemberID, again.Generation)
+	}
+	h.restart()
+	wantCode(t, "new member id", h.heartbeat("g", again.MemberID, again.Generation, &inst), nil)
+	wantCode(t, "old member id", h.heartbeat("g", first.MemberID, first.Generation, &inst), kerr.FencedInstanceID)
+}
+
+func TestStableRecordCodec(t *testing.T) {
+	inst := "i"
+	for _, r := range []stableRecord{
+		{generation: 1, protocol: "range", leader: "a", members: []memberRecord{{id: "a", protocols: []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{}}}, assignment: []byte{}}}},
+		{generation: 7, protocol: "p", leader: "b", members: []memberRecord{
+			{id: "a", clientID: "c", clientHost: "/h", sessionMs: 10, rebalanceMs: 20, assignment: []byte("x"),
+				protocols: []kmsg.JoinGroupRequestProtocol{{Name: "p", Metadata: []byte{1}}, {Name: "q", Metadata: []byte{}}}},
+			{id: "b", instanceID: &inst, assignment: []byte{}},
+		}},
+	} {
+		got, err := decodeStableRecord(r.encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, r) {
+			t.Fatalf("round trip:\n%+v\n%+v", got, r)
+		}
+	}
+	for _, bad := range [][]byte{nil, {1}, {1, 2, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f}, {2, 2, 0, 0, 0}} {
+		if _, err := decodeStableRecord(bad); err == nil {
+			t.Errorf("decoded %x", bad)
+		}
+	}
+}
+
+// FuzzStableRecord: the stable family's values are read back at Open; a
+// corrupt one is an error, never a panic or a huge allocation.
+func FuzzStableRecord(f *testing.F) {
+	f.Add(stableRecord{generation: 3, protocol: "range", leader: "a", members: []memberRecord{{id: "a", assignment: []byte("x")}}}.encode())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := decodeStableRecord(b)
+		if err != nil {
+			return
+		}
+		again, err := decodeStableRecord(r.encode())
+		if err != nil || !reflect.DeepEqual(again, r) {
+			t.Fatalf("re-encoding: %v\n%+v\n%+v", err, again, r)
+		}
+	})
 }
 
 func TestOffsetDelete(t *testing.T) {

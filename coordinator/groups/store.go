@@ -181,11 +181,13 @@ func openDB(dir string, log *slog.Logger) (*pebble.DB, error) {
 // loaded is the durable state read at Open.
 type loaded struct {
 	groups  map[string]groupRecord
+	stable  map[string]stableRecord
 	offsets map[string]map[string]map[int32]offsetRecord
 }
 
 func loadAll(db *pebble.DB) (loaded, error) {
-	l := loaded{groups: make(map[string]groupRecord), offsets: make(map[string]map[string]map[int32]offsetRecord)}
+	l := loaded{groups: make(map[string]groupRecord), stable: make(map[string]stableRecord),
+		offsets: make(map[string]map[string]map[int32]offsetRecord)}
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{famGroup}, UpperBound: []byte{famGroup + 1}})
 	if err != nil {
 		return l, err
@@ -197,6 +199,21 @@ func loadAll(db *pebble.DB) (loaded, error) {
 			return l, fmt.Errorf("group %q: %w", it.Key()[1:], err)
 		}
 		l.groups[string(it.Key()[1:])] = r
+	}
+	if err := it.Close(); err != nil {
+		return l, err
+	}
+	it, err = db.NewIter(&pebble.IterOptions{LowerBound: []byte{famStable}, UpperBound: []byte{famStable + 1}})
+	if err != nil {
+		return l, err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		r, err := decodeStableRecord(it.Value())
+		if err != nil {
+			it.Close()
+			return l, fmt.Errorf("stable group %q: %w", it.Key()[1:], err)
+		}
+		l.stable[string(it.Key()[1:])] = r
 	}
 	if err := it.Close(); err != nil {
 		return l, err
@@ -240,8 +257,19 @@ func (b batch) setGroup(name string, r groupRecord) {
 	b.b.Set(groupKey(name), r.encode(), nil)
 }
 
+// setStable writes a Stable group's members; deleteStable forgets them
+// (the group left Stable).
+func (b batch) setStable(name string, r stableRecord) {
+	b.b.Set(stableKey(name), r.encode(), nil)
+}
+
+func (b batch) deleteStable(name string) {
+	b.b.Delete(stableKey(name), nil)
+}
+
 func (b batch) deleteGroup(name string) {
 	b.b.Delete(groupKey(name), nil)
+	b.b.Delete(stableKey(name), nil)
 	p := offsetPrefix(name)
 	b.b.DeleteRange(p, prefixEnd(p), nil)
 }

@@ -106,6 +106,7 @@ func (g *group) completeSyncLocked(req *kmsg.SyncGroupRequest) {
 		}
 	}
 	g.setStateLocked(Stable)
+	g.persistLocked() // the members, so that a coordinator restart keeps them
 	g.gs.log.Info("rebalance complete", "group", g.name, "generation", g.mu.generation, "members", len(g.mu.members))
 	g.propagateAssignmentLocked(nil)
 }
