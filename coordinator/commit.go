@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -90,67 +91,98 @@ type pendingPart struct {
 	topic     *topicState
 	partition int32
 	st        partState
-	changed   bool
-	// batches are the coordinates committed to the partition, for the
-	// commit notice.
+	// n is how many of the request's batches name the partition.
+	n int
+	// batches are the coordinates committed to the partition: its run, and
+	// the commit notice's batches.
 	batches []BatchCoord
+	// prods is the first of the partition's pending producers (chained by
+	// their next), -1 for none.
+	prods int32
+	// checkpoint is set when the commit writes the partition's checkpoint.
+	checkpoint bool
 }
 
 // pendingProducer is a producer state as a commit in progress sees it.
 type pendingProducer struct {
+	key     producerStateKey
 	st      producerState
 	changed bool
+	// newlyDirty is set when the commit changed a state that had not
+	// changed since its partition's checkpoint.
+	newlyDirty bool
+	// next is the partition's next pending producer, -1 for none.
+	next int32
 }
 
 // commitObjectLocked does the work of CommitObject. c.commit must be held.
+//
+// It writes one batch run per partition that accepted batches (runs.go),
+// holding the producer states the commit changed there, the checkpoints
+// that fall due (checkpoint.go), and the object. Partition and producer
+// records are otherwise not written: Open rebuilds them from the runs.
 func (c *Coordinator) commitObjectLocked(req *CommitRequest) (*CommitResponse, []CommitNotice, error) {
 	nowMs := c.now().UnixMilli()
-	parts := make(map[partKey]*pendingPart)
-	var partOrder []*pendingPart
-	producers := make(map[producerStateKey]*pendingProducer)
-
 	obj, isNew := c.objectForCommitLocked(req, nowMs)
-	w := &sortedWrites{
-		arena: make([]byte, 0, len(req.Batches)*(batchKeyLen+32)),
-		kvs:   make([]kvRef, 0, 2*len(req.Batches)+2),
-	}
-	key := make([]byte, 0, batchKeyLen)
-	val := make([]byte, 0, 64)
-
 	resp := &CommitResponse{Results: make([]BatchResult, len(req.Batches))}
-	var (
-		accepted int64
-		kvs      []kvApply
-	)
+
+	// First pass: find each batch's partition (slot[i], -1 if refused),
+	// so that each partition gets its own part of one coordinates array.
+	sc := &c.commit.scratch
+	defer sc.reset()
+	slot := slices.Grow(sc.slot[:0], len(req.Batches))[:len(req.Batches)]
+	partIndex := sc.partIndex
+	parts := sc.parts[:0]
 	for i := range req.Batches {
 		cb := &req.Batches[i]
-		res := &resp.Results[i]
-		*res = BatchResult{BaseOffset: -1, LogAppendTime: -1, LogStartOffset: -1}
-
+		resp.Results[i] = BatchResult{BaseOffset: -1, LogAppendTime: -1, LogStartOffset: -1}
+		slot[i] = -1
 		t := c.mu.topicsByID[cb.TopicID]
-		if t == nil {
-			res.ErrorCode = codeUnknownTopicID
+		switch {
+		case t == nil:
+			resp.Results[i].ErrorCode = codeUnknownTopicID
 			continue
-		}
-		if cb.Partition < 0 || int(cb.Partition) >= len(t.parts) {
-			res.ErrorCode = codeUnknownTopicOrPartition
+		case cb.Partition < 0 || int(cb.Partition) >= len(t.parts):
+			resp.Results[i].ErrorCode = codeUnknownTopicOrPartition
 			continue
-		}
-		if t.kvIndexed && len(cb.Keys) == 0 {
+		case t.kvIndexed && len(cb.Keys) == 0:
 			// Every batch of an indexed (so compacted, so keyed) topic has
 			// keys: none means the broker had not yet seen kv.index.enabled.
 			// Refuse it rather than let the index miss its records; the
 			// producer retries and the broker extracts them.
-			res.ErrorCode = codeNotLeader
+			resp.Results[i].ErrorCode = codeNotLeader
 			continue
 		}
 		pk := partKey{cb.TopicID, cb.Partition}
-		pp := parts[pk]
-		if pp == nil {
-			pp = &pendingPart{topic: t, partition: cb.Partition, st: t.parts[cb.Partition]}
-			parts[pk] = pp
-			partOrder = append(partOrder, pp)
+		j, ok := partIndex[pk]
+		if !ok {
+			j = int32(len(parts))
+			partIndex[pk] = j
+			parts = append(parts, pendingPart{topic: t, partition: cb.Partition, st: t.parts[cb.Partition], prods: -1})
 		}
+		parts[j].n++
+		slot[i] = j
+	}
+	coords := make([]BatchCoord, len(req.Batches))
+	for j, n := 0, 0; j < len(parts); j++ {
+		parts[j].batches = coords[n : n : n+parts[j].n]
+		n += parts[j].n
+	}
+
+	var (
+		prodIndex = sc.prodIndex
+		prods     = sc.prods[:0]
+		accepted  int64
+		kvs       []kvApply
+	)
+	for i := range req.Batches {
+		if slot[i] < 0 {
+			continue
+		}
+		cb := &req.Batches[i]
+		res := &resp.Results[i]
+		pp := &parts[slot[i]]
+		t := pp.topic
 		ts := cb.MaxTimestamp
 		if t.logAppendTime {
 			ts = nowMs
@@ -163,14 +195,17 @@ func (c *Coordinator) commitObjectLocked(req *CommitRequest) (*CommitResponse, [
 				continue
 			}
 			prk := producerStateKey{cb.ProducerID, cb.TopicID, cb.Partition}
-			prod = producers[prk]
-			if prod == nil {
-				prod = &pendingProducer{st: producerState{epoch: noProducerEpoch}}
+			k, ok := prodIndex[prk]
+			if !ok {
+				k = int32(len(prods))
+				prodIndex[prk] = k
+				prods = append(prods, pendingProducer{key: prk, st: producerState{epoch: noProducerEpoch}, next: pp.prods})
+				pp.prods = k
 				if cur := c.commit.producers[prk]; cur != nil {
-					prod.st = *cur
+					prods[k].st = *cur
 				}
-				producers[prk] = prod
 			}
+			prod = &prods[k]
 			code, dup := prod.st.check(cb)
 			if code != 0 {
 				res.ErrorCode = code
@@ -188,19 +223,8 @@ func (c *Coordinator) commitObjectLocked(req *CommitRequest) (*CommitResponse, [
 
 		base := pp.st.hwm
 		last := base + int64(cb.LastOffsetDelta)
-		key = appendBatchKey(key[:0], cb.TopicID, cb.Partition, last)
-		val = appendBatchValue(val[:0], &batchValue{
-			object:          obj.num,
-			byteOffset:      cb.ByteOffset,
-			byteLength:      cb.ByteLength,
-			lastOffsetDelta: cb.LastOffsetDelta,
-			maxTimestamp:    ts,
-			logAppendTime:   t.logAppendTime,
-		})
-		w.set(key, val)
 		pp.st.hwm = last + 1
 		pp.st.noteBatch(base, last, ts, t.logAppendTime)
-		pp.changed = true
 		pp.batches = append(pp.batches, BatchCoord{
 			ObjectKey: req.ObjectKey, ObjectSize: req.ObjectSize,
 			ByteOffset: cb.ByteOffset, ByteLength: cb.ByteLength,
@@ -209,6 +233,9 @@ func (c *Coordinator) commitObjectLocked(req *CommitRequest) (*CommitResponse, [
 		if prod != nil {
 			prod.st.record(cb, base, ts, nowMs)
 			prod.changed = true
+			if !prod.st.dirty {
+				prod.st.dirty, prod.newlyDirty = true, true
+			}
 		}
 		accepted += int64(cb.ByteLength)
 		if t.kvIndexed && len(cb.Keys) > 0 {
@@ -222,29 +249,8 @@ func (c *Coordinator) commitObjectLocked(req *CommitRequest) (*CommitResponse, [
 		}
 	}
 
-	for _, pp := range partOrder {
-		if pp.changed {
-			w.set(partitionKey(pp.topic.id, pp.partition), encodePartition(&pp.st))
-		}
-	}
-	for prk, prod := range producers {
-		if prod.changed {
-			w.set(producerKey(prk), encodeProducer(&prod.st))
-		}
-	}
-	obj.live += accepted
-	if obj.live > 0 && obj.state == ObjectGarbage {
-		// A new object is garbage until a batch is accepted; a known garbage
-		// object may be revived by a retried commit (so the collector must
-		// re-check an object's state when it deletes it).
-		obj.state, obj.garbageSinceMs = ObjectLive, 0
-	}
-	if isNew || accepted > 0 {
-		w.set(objectKey(obj.num), encodeObject(obj))
-	}
-	if isNew {
-		w.set(keyNextObject, encodeUint64(obj.num+1))
-	}
+	sc.slot, sc.parts, sc.prods = slot, parts, prods // kept, grown, for the next commit
+	w := c.commitWrites(&sc.writes, obj, isNew, parts, prods, prodIndex, accepted)
 	b := c.db.NewBatchWithSize(len(w.arena) + 16*len(w.kvs))
 	defer b.Close()
 	w.apply(b)
@@ -266,8 +272,9 @@ func (c *Coordinator) commitObjectLocked(req *CommitRequest) (*CommitResponse, [
 	// Durable: install in memory.
 	var notices []CommitNotice
 	c.mu.Lock()
-	for _, pp := range partOrder {
-		if pp.changed {
+	for j := range parts {
+		pp := &parts[j]
+		if len(pp.batches) > 0 {
 			pp.topic.parts[pp.partition] = pp.st
 			notices = append(notices, CommitNotice{TopicID: pp.topic.id, Partition: pp.partition,
 				HighWatermark: pp.st.hwm, LogStartOffset: pp.st.logStart, Batches: pp.batches})
@@ -280,10 +287,32 @@ func (c *Coordinator) commitObjectLocked(req *CommitRequest) (*CommitResponse, [
 	if isNew {
 		c.commit.nextObject = obj.num + 1
 	}
-	for prk, prod := range producers {
-		if prod.changed {
-			st := prod.st
-			c.commit.producers[prk] = &st
+	for k := range prods {
+		if !prods[k].changed {
+			continue
+		}
+		if cur := c.commit.producers[prods[k].key]; cur != nil {
+			*cur = prods[k].st
+		} else {
+			st := prods[k].st
+			c.commit.producers[prods[k].key] = &st
+		}
+	}
+	for j := range parts {
+		pp := &parts[j]
+		if len(pp.batches) == 0 {
+			continue
+		}
+		pk := partKey{pp.topic.id, pp.partition}
+		for k := pp.prods; k >= 0; k = prods[k].next {
+			if prods[k].newlyDirty {
+				c.noteDirtyLocked(pk, prods[k].key.producerID)
+			}
+		}
+		if pp.checkpoint {
+			c.checkpointedLocked(pk)
+		} else {
+			c.logLocked(pk).runs++
 		}
 	}
 	if accepted == 0 {
@@ -291,6 +320,96 @@ func (c *Coordinator) commitObjectLocked(req *CommitRequest) (*CommitResponse, [
 			"object", req.ObjectKey, "batches", len(req.Batches))
 	}
 	return resp, notices, nil
+}
+
+// commitWrites collects a commit's writes: one run per partition that
+// accepted batches, with the producer states it changed, the checkpoints
+// due, and the object (updated in place with the accepted bytes). It sets
+// the checkpoint flag of the partitions it checkpoints.
+func (c *Coordinator) commitWrites(w *sortedWrites, obj *objectState, isNew bool, parts []pendingPart, prods []pendingProducer,
+	prodIndex map[producerStateKey]int32, accepted int64) *sortedWrites {
+	size := 64 + len(obj.key)
+	for j := range parts {
+		size += batchKeyLen + 24 + 16*len(parts[j].batches)
+	}
+	size += len(prods) * (8 + 20*maxProducerBatches)
+	w.arena = slices.Grow(w.arena[:0], size)
+	w.kvs = slices.Grow(w.kvs[:0], len(parts)+2)
+	w.start, w.mid = 0, 0
+	for j := range parts {
+		pp := &parts[j]
+		if len(pp.batches) == 0 {
+			continue
+		}
+		pk := partKey{pp.topic.id, pp.partition}
+		h := runHeader{
+			object: obj.num, logAppendTime: pp.topic.logAppendTime,
+			maxTimestamp: pp.st.maxTimestamp, maxTimestampOffset: pp.st.maxTimestampOffset,
+			maxTimestampLast: pp.st.maxTimestampLast,
+		}
+		w.arena = appendBatchKey(w.arena, pk.topic, pk.partition, pp.st.hwm-1)
+		w.endKey()
+		w.arena = appendBatchRun(w.arena, &h, pp.batches)
+		m := 0
+		for k := pp.prods; k >= 0; k = prods[k].next {
+			if prods[k].changed {
+				m++
+			}
+		}
+		w.arena = appendRunProducerCount(w.arena, m)
+		for k := pp.prods; k >= 0; k = prods[k].next {
+			if prods[k].changed {
+				w.arena = appendRunProducer(w.arena, prods[k].key.producerID, &prods[k].st)
+			}
+		}
+		w.endValue()
+
+		pl := c.commit.logs[pk]
+		runs := 1
+		if pl != nil {
+			runs += pl.runs
+		}
+		if !checkpointDue(pk, runs) {
+			continue
+		}
+		pp.checkpoint = true
+		w.set(partitionKey(pk.topic, pk.partition), encodePartition(&pp.st))
+		if pl != nil {
+			for _, id := range pl.dirty {
+				prk := producerStateKey{id, pk.topic, pk.partition}
+				st := c.commit.producers[prk]
+				if k, ok := prodIndex[prk]; ok {
+					st = &prods[k].st
+				}
+				w.arena = appendProducerKey(w.arena, prk)
+				w.endKey()
+				w.arena = appendProducer(w.arena, st)
+				w.endValue()
+			}
+		}
+		for k := pp.prods; k >= 0; k = prods[k].next {
+			if prods[k].newlyDirty {
+				w.arena = appendProducerKey(w.arena, prods[k].key)
+				w.endKey()
+				w.arena = appendProducer(w.arena, &prods[k].st)
+				w.endValue()
+			}
+		}
+	}
+	obj.live += accepted
+	if obj.live > 0 && obj.state == ObjectGarbage {
+		// A new object is garbage until a batch is accepted; a known garbage
+		// object may be revived by a retried commit (so the collector must
+		// re-check an object's state when it deletes it).
+		obj.state, obj.garbageSinceMs = ObjectLive, 0
+	}
+	if isNew || accepted > 0 {
+		w.set(objectKey(obj.num), encodeObject(obj))
+	}
+	if isNew {
+		w.set(keyNextObject, encodeUint64(obj.num+1))
+	}
+	return w
 }
 
 // objectForCommitLocked returns a copy of the object record the commit
@@ -335,4 +454,36 @@ type kvApply struct {
 	partition int32
 	base      int64
 	keys      []KeyEntry
+}
+
+// commitScratch is memory commitObjectLocked reuses from one commit to the
+// next (it holds c.commit): nothing in it outlives the commit.
+type commitScratch struct {
+	slot      []int32
+	partIndex map[partKey]int32
+	parts     []pendingPart
+	prodIndex map[producerStateKey]int32
+	prods     []pendingProducer
+	writes    sortedWrites
+}
+
+// maxScratchBatches bounds the commit size whose scratch memory is kept.
+const maxScratchBatches = 1 << 16
+
+// reset empties the scratch for the next commit, dropping references to
+// the commit's topics and coordinates, and dropping it whole after a very
+// large commit.
+func (s *commitScratch) reset() {
+	if cap(s.slot) > maxScratchBatches {
+		*s = commitScratch{}
+	}
+	if s.partIndex == nil {
+		s.partIndex = make(map[partKey]int32)
+		s.prodIndex = make(map[producerStateKey]int32)
+	}
+	clear(s.partIndex)
+	clear(s.prodIndex)
+	clear(s.parts)
+	s.parts = s.parts[:0]
+	s.prods = s.prods[:0]
 }

@@ -107,6 +107,11 @@ type Coordinator struct {
 		producers map[producerStateKey]*producerState
 		// nextObject is the number the next new object gets.
 		nextObject uint64
+		// logs are what partitions appended since their checkpoints
+		// (checkpoint.go); a partition with none has no entry.
+		logs map[partKey]*partLog
+		// scratch is memory commits reuse.
+		scratch commitScratch
 	}
 
 	// mu guards the in-memory state that readers (FindBatches, Topic,
@@ -298,6 +303,8 @@ func (c *Coordinator) load() error {
 	c.mu.objects = map[uint64]*objectState{}
 	c.mu.objectsByKey = map[string]uint64{}
 	c.commit.producers = map[producerStateKey]*producerState{}
+	c.commit.logs = map[partKey]*partLog{}
+	c.commit.scratch.reset()
 
 	if err := c.loadMeta(); err != nil {
 		return err
@@ -386,7 +393,7 @@ func (c *Coordinator) load() error {
 		return err
 	}
 	c.commit.nextObject = max(c.commit.nextObject, maxObject)
-	return c.scan(prefixProducer, func(k, v []byte) error {
+	err = c.scan(prefixProducer, func(k, v []byte) error {
 		pk, err := decodeProducerKey(k)
 		if err != nil {
 			return err
@@ -398,6 +405,10 @@ func (c *Coordinator) load() error {
 		c.commit.producers[pk] = &ps
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return c.replayRuns()
 }
 
 // loadMeta checks the format version (writing it into a new database) and
@@ -417,8 +428,14 @@ func (c *Coordinator) loadMeta() error {
 		if derr != nil {
 			return derr
 		}
-		if ver != formatVersion {
-			return fmt.Errorf("coordinator: state format %d, this build reads %d", ver, formatVersion)
+		switch ver {
+		case formatVersion:
+		case formatVersion1:
+			if err := c.migrateFormat1(); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("coordinator: state format %d, this build reads %d (and migrates %d)", ver, formatVersion, formatVersion1)
 		}
 	}
 	read := func(key []byte, what string) (uint64, error) {

@@ -21,41 +21,59 @@
 // and only then installs the new state in memory: a failed write leaves
 // memory as it was, with no offsets half-assigned.
 //
+// A commit writes one key per partition it appends to (a batch run, which
+// also carries the partition's new max timestamp and the producer states
+// the commit changed there) and its object: partition and producer records
+// are checkpoints, written every few dozen runs of a partition and by
+// DeleteRecords and ExpireProducers (see checkpoint.go). Open loads the
+// checkpoints and replays the runs written after them.
+//
 // # Key families
 //
 // Every key starts with a one-byte family tag; numbers are big-endian so
 // that Pebble's byte order is numeric order (offsets and ids are never
-// negative). Values start with a format byte (1) followed by varints
-// (encoding/binary); "str" is a uvarint length and the bytes.
+// negative). Values start with a format byte (1, or 2 for batch runs)
+// followed by varints (encoding/binary); "str" is a uvarint length and the
+// bytes.
 //
 //	family         key                                          value
 //	-------------  -------------------------------------------  ----------------------------------------------
 //	meta           'm' name                                     8-byte big-endian counter:
-//	                 "mformat"                                    on-disk format version (1)
+//	                 "mformat"                                    on-disk format version (2)
 //	                 "mnext-producer-id"                          next producer id to hand out
 //	                 "mnext-object"                               next object number
 //	topic name     'n' name                                     topic id (16 bytes)
 //	topic          't' topic-id(16)                             name str, partitions, created ms,
 //	                                                            n configs, n × (name str, value str)
-//	partition      'p' topic-id(16) partition(4)                log start, high watermark, max timestamp,
-//	                                                            its ListOffsets offset, its batch's last offset
-//	batch          'b' topic-id(16) partition(4) last-offset(8) flags(1: LogAppendTime), object number,
-//	                                                            byte offset, byte length, last offset delta,
-//	                                                            max timestamp
+//	partition      'p' topic-id(16) partition(4)                checkpoint: log start, high watermark,
+//	                                                            max timestamp, its ListOffsets offset,
+//	                                                            its batch's last offset
+//	batch run      'b' topic-id(16) partition(4) last-offset(8) format 2: flags(1: LogAppendTime), object
+//	                                                            number, n, base offset, the partition's max
+//	                                                            timestamp state (3 varints), n × (byte
+//	                                                            offset delta, byte length, last offset
+//	                                                            delta, max timestamp delta), m × (producer
+//	                                                            id, producer state): see runs.go
 //	object         'o' object-number(8)                         state(1), size, live bytes, created ms,
 //	                                                            garbage-since ms, broker id, object key str
-//	producer       'r' producer-id(8) topic-id(16) partition(4) epoch, last update ms, n(1),
+//	producer       'r' producer-id(8) topic-id(16) partition(4) checkpoint: epoch, last update ms, n(1),
 //	                                                            n × (base seq, last seq, base offset, timestamp)
 //	producer id    'i' producer-id(8)                           epoch, epoch it was bumped from
 //
-// Batches are keyed by their last offset, so the batch containing offset o
-// is the first key >= (topic, partition, o): FindBatches is one seek. An
-// object is named by a compact number in batch values; the object family
-// maps it to its key, size and live bytes (the summed lengths of the
-// batches still referencing it). An object with no live bytes is garbage:
-// all its batches were rejected, or their records or topic were deleted.
-// The producer id family only holds ids whose epoch was bumped
-// (InitProducerID); other ids below the counter have epoch 0.
+// A batch run is the consecutive batches one commit appended to one
+// partition, all in one object, keyed by its last batch's last offset: the
+// batch containing offset o is in the first key >= (topic, partition, o),
+// so FindBatches is still one seek. An object is named by a compact number
+// in runs; the object family maps it to its key, size and live bytes (the
+// summed lengths of the batches still referencing it). An object with no
+// live bytes is garbage: all its batches were rejected, or their records
+// or topic were deleted. The producer id family only holds ids whose epoch
+// was bumped (InitProducerID); other ids below the counter have epoch 0.
+//
+// A partition's high watermark, max timestamp and producer states are its
+// checkpoint ('p' and its 'r' keys) updated by the runs whose last offset
+// is at or above the checkpoint's high watermark, in order. Format 1 (a key
+// per batch, 'p' and 'r' written by every commit) is migrated at Open.
 //
 // # Broker registry
 //
@@ -70,7 +88,8 @@
 //
 //	closeMu (read: every public call; write: Close)
 //	  commit (serializes mutations: commits, topic admin, DeleteRecords,
-//	          ExpireProducers; guards producer state and the object counter)
+//	          ExpireProducers; guards producer state, what partitions
+//	          appended since their checkpoints and the object counter)
 //	    mu (RWMutex over topics, partitions and objects in memory; written
 //	        only with commit held, so commit's holder reads without it)
 //	pids (producer id allocation; taken under closeMu only)

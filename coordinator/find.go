@@ -94,8 +94,11 @@ func (c *Coordinator) FindBatches(ctx context.Context, req FindBatchesRequest) (
 		return resp, fmt.Errorf("find batches: new iterator: %w", err)
 	}
 
-	var nums []uint64
-	var total int64
+	var (
+		nums  []uint64 // object of each batch
+		total int64
+	)
+scan:
 	for valid := it.First(); valid; valid = it.Next() {
 		last, err := decodeBatchKey(it.Key())
 		if err != nil {
@@ -107,24 +110,29 @@ func (c *Coordinator) FindBatches(ctx context.Context, req FindBatchesRequest) (
 			_ = it.Close()
 			return resp, fmt.Errorf("find batches: read: %w", err)
 		}
-		bv, err := decodeBatchValue(v)
+		r, err := newRunReader(last, v)
+		for err == nil {
+			var (
+				bc BatchCoord
+				ok bool
+			)
+			if bc, ok, err = r.next(); !ok || err != nil {
+				break
+			}
+			if bc.LastOffset < req.Offset {
+				continue // before the batch holding Offset, in the first run
+			}
+			if len(resp.Batches) > 0 && total+int64(bc.ByteLength) > int64(req.MaxBytes) {
+				break scan
+			}
+			total += int64(bc.ByteLength)
+			resp.Batches = append(resp.Batches, bc)
+			nums = append(nums, r.h.object)
+		}
 		if err != nil {
 			_ = it.Close()
 			return resp, err
 		}
-		if len(resp.Batches) > 0 && total+int64(bv.byteLength) > int64(req.MaxBytes) {
-			break
-		}
-		total += int64(bv.byteLength)
-		resp.Batches = append(resp.Batches, BatchCoord{
-			ByteOffset:    bv.byteOffset,
-			ByteLength:    bv.byteLength,
-			BaseOffset:    last - int64(bv.lastOffsetDelta),
-			LastOffset:    last,
-			MaxTimestamp:  bv.maxTimestamp,
-			LogAppendTime: bv.logAppendTime,
-		})
-		nums = append(nums, bv.object)
 	}
 	if err := it.Close(); err != nil {
 		return resp, fmt.Errorf("find batches: iterate: %w", err)
@@ -149,7 +157,6 @@ func (c *Coordinator) FindBatches(ctx context.Context, req FindBatchesRequest) (
 			return resp, fmt.Errorf("find batches: batch at offset %d references unknown object %d", resp.Batches[i].BaseOffset, num)
 		}
 		resp.Batches[i].ObjectKey = o.key
-		resp.Batches[i].ObjectSize = o.size
 		resp.Batches[i].ObjectSize = o.size
 	}
 	return resp, nil
@@ -219,28 +226,29 @@ func (c *Coordinator) ListOffset(ctx context.Context, id TopicID, partition int3
 	}
 	defer it.Close()
 	n := 0
+	var run []BatchCoord
 	for valid := it.First(); valid; valid = it.Next() {
 		if n++; n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return -1, -1, err
 			}
 		}
-		v, err := it.ValueAndErr()
-		if err != nil {
-			return -1, -1, fmt.Errorf("list offset: read: %w", err)
-		}
-		bv, err := decodeBatchValue(v)
-		if err != nil {
-			return -1, -1, err
-		}
-		if bv.maxTimestamp < timestamp {
-			continue
-		}
 		last, err := decodeBatchKey(it.Key())
 		if err != nil {
 			return -1, -1, err
 		}
-		return max(last-int64(bv.lastOffsetDelta), st.logStart), bv.maxTimestamp, nil
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return -1, -1, fmt.Errorf("list offset: read: %w", err)
+		}
+		if _, run, _, err = decodeBatchRun(last, v, run[:0]); err != nil {
+			return -1, -1, err
+		}
+		for _, bc := range run {
+			if bc.LastOffset >= st.logStart && bc.MaxTimestamp >= timestamp {
+				return max(bc.BaseOffset, st.logStart), bc.MaxTimestamp, nil
+			}
+		}
 	}
 	if err := it.Error(); err != nil {
 		return -1, -1, fmt.Errorf("list offset: iterate: %w", err)

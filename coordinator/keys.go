@@ -26,9 +26,13 @@ var (
 	keyNextObject     = []byte("mnext-object")
 )
 
-// formatVersion is the on-disk format this package writes; Open refuses
+// formatVersion is the on-disk format this package writes: 2 keys batches
+// by run (runs.go). Open migrates format 1 (one key per batch) and refuses
 // anything else.
-const formatVersion = 1
+const (
+	formatVersion  = 2
+	formatVersion1 = 1
+)
 
 func topicNameKey(name string) []byte {
 	k := make([]byte, 0, 1+len(name))
@@ -112,7 +116,10 @@ func decodeObjectKey(k []byte) (uint64, error) {
 }
 
 func producerKey(pk producerStateKey) []byte {
-	k := make([]byte, 0, 29)
+	return appendProducerKey(make([]byte, 0, 29), pk)
+}
+
+func appendProducerKey(k []byte, pk producerStateKey) []byte {
 	k = append(k, prefixProducer)
 	k = binary.BigEndian.AppendUint64(k, uint64(pk.producerID))
 	k = append(k, pk.topic[:]...)

@@ -67,6 +67,10 @@ type producerState struct {
 	// batches[:n] are the latest batches, oldest first.
 	batches [maxProducerBatches]seqBatch
 	n       int
+	// dirty is set while the state has changed since its partition's
+	// checkpoint (checkpoint.go): its latest value is in a batch run, not
+	// yet in its producer record.
+	dirty bool
 }
 
 // seqBatch is one remembered batch: its sequence range and what it was
@@ -123,7 +127,7 @@ func (p *producerState) check(cb *CommitBatch) (code int16, dup *seqBatch) {
 func (p *producerState) record(cb *CommitBatch, baseOffset, timestamp, nowMs int64) {
 	if cb.ProducerEpoch != p.epoch {
 		p.epoch = cb.ProducerEpoch
-		p.n = 0
+		p.n, p.batches = 0, [maxProducerBatches]seqBatch{}
 	}
 	if p.n == maxProducerBatches {
 		copy(p.batches[:], p.batches[1:])
@@ -248,11 +252,27 @@ func (c *Coordinator) ExpireProducers(ctx context.Context, maxIdle time.Duration
 	cutoff := c.now().Add(-maxIdle).UnixMilli()
 	b := c.db.NewBatch()
 	defer b.Close()
-	var expired []producerStateKey
+	isExpired := func(ps *producerState) bool { return ps.lastUpdateMs < cutoff }
+	var (
+		expired     []producerStateKey
+		checkpoints []partKey
+	)
+	seen := map[partKey]bool{}
 	for pk, ps := range c.commit.producers {
-		if ps.lastUpdateMs < cutoff {
-			expired = append(expired, pk)
-			_ = b.Delete(producerKey(pk), nil)
+		if !isExpired(ps) {
+			continue
+		}
+		expired = append(expired, pk)
+		_ = b.Delete(producerKey(pk), nil)
+		part := partKey{pk.topic, pk.partition}
+		if ps.dirty && !seen[part] {
+			// Its state is in a run replayed at Open: checkpoint the
+			// partition so that replay starts after it.
+			seen[part] = true
+			checkpoints = append(checkpoints, part)
+			if t := c.mu.topicsByID[part.topic]; t != nil && int(part.partition) < len(t.parts) {
+				c.checkpointLocked(b, part, &t.parts[part.partition], isExpired)
+			}
 		}
 	}
 	if len(expired) == 0 {
@@ -260,6 +280,9 @@ func (c *Coordinator) ExpireProducers(ctx context.Context, maxIdle time.Duration
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
 		return 0, fmt.Errorf("expire producers: commit: %w", err)
+	}
+	for _, part := range checkpoints {
+		c.checkpointedLocked(part)
 	}
 	for _, pk := range expired {
 		delete(c.commit.producers, pk)

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/cockroachdb/pebble"
@@ -41,22 +42,59 @@ func (c *Coordinator) DeleteRecords(ctx context.Context, id TopicID, partition i
 	b := c.db.NewBatch()
 	defer b.Close()
 	lower, _ := batchPartitionBounds(id, partition)
-	upper := batchKey(id, partition, offset) // batches whose last offset is below offset
+	upper := batchKey(id, partition, offset) // runs whose last offset is below offset
 	dead := map[uint64]int64{}
 	var batches int
-	err = c.scanRange(lower, upper, func(_, v []byte) error {
-		bv, err := decodeBatchValue(v)
+	var run []BatchCoord
+	err = c.scanRange(lower, upper, func(k, v []byte) error {
+		last, err := decodeBatchKey(k)
 		if err != nil {
 			return err
 		}
-		dead[bv.object] += int64(bv.byteLength)
-		batches++
+		var h runHeader
+		if h, run, _, err = decodeBatchRun(last, v, run[:0]); err != nil {
+			return err
+		}
+		for _, bc := range run {
+			dead[h.object] += int64(bc.ByteLength)
+		}
+		batches += len(run)
 		return nil
 	})
 	if err != nil {
 		return -1, fmt.Errorf("delete records: %w", err)
 	}
 	_ = b.DeleteRange(lower, upper, nil)
+	// The run holding offset loses the batches wholly below it.
+	err = c.scanRange(upper, batchKey(id, partition, st.hwm), func(k, v []byte) error {
+		last, err := decodeBatchKey(k)
+		if err != nil {
+			return err
+		}
+		var (
+			h     runHeader
+			prods []byte
+		)
+		if h, run, prods, err = decodeBatchRun(last, v, run[:0]); err != nil {
+			return err
+		}
+		i := 0
+		for i < len(run) && run[i].LastOffset < offset {
+			dead[h.object] += int64(run[i].ByteLength)
+			i++
+		}
+		if i > 0 {
+			// Its producer states stay: they are not replayed (the run ends
+			// below the checkpoint written here) but a trimmed run keeps
+			// its encoding whole.
+			_ = b.Set(k, append(appendBatchRun(nil, &h, run[i:]), prods...), nil)
+			batches += i
+		}
+		return errStopScan
+	})
+	if err != nil && !errors.Is(err, errStopScan) {
+		return -1, fmt.Errorf("delete records: %w", err)
+	}
 
 	st.logStart = offset
 	if st.maxTimestampLast >= 0 && st.maxTimestampLast < offset {
@@ -65,11 +103,15 @@ func (c *Coordinator) DeleteRecords(ctx context.Context, id TopicID, partition i
 			return -1, fmt.Errorf("delete records: %w", err)
 		}
 	}
-	_ = b.Set(partitionKey(id, partition), encodePartition(&st), nil)
+	// A checkpoint: the runs replayed at Open start at its high watermark,
+	// above the deleted ones.
+	pk := partKey{id, partition}
+	c.checkpointLocked(b, pk, &st, nil)
 	objects := c.deadBytesLocked(b, dead, c.now().UnixMilli())
 	if err := b.Commit(pebble.Sync); err != nil {
 		return -1, fmt.Errorf("delete records: commit: %w", err)
 	}
+	c.checkpointedLocked(pk)
 	c.mu.Lock()
 	t.parts[partition] = st
 	c.installObjectsLocked(objects)
@@ -78,22 +120,30 @@ func (c *Coordinator) DeleteRecords(ctx context.Context, id TopicID, partition i
 	return offset, nil
 }
 
+// errStopScan ends a scanRange early.
+var errStopScan = errors.New("coordinator: stop scan")
+
 // recomputeMaxTimestampLocked rebuilds st's max-timestamp tracking from the
-// batches at or above st.logStart. c.commit must be held.
+// batches whose last offset is at or above st.logStart. c.commit must be
+// held.
 func (c *Coordinator) recomputeMaxTimestampLocked(id TopicID, partition int32, st *partState) error {
 	fresh := newPartState()
 	lower := batchKey(id, partition, st.logStart)
 	upper := batchKey(id, partition, st.hwm)
+	var run []BatchCoord
 	err := c.scanRange(lower, upper, func(k, v []byte) error {
 		last, err := decodeBatchKey(k)
 		if err != nil {
 			return err
 		}
-		bv, err := decodeBatchValue(v)
-		if err != nil {
+		if _, run, _, err = decodeBatchRun(last, v, run[:0]); err != nil {
 			return err
 		}
-		fresh.noteBatch(last-int64(bv.lastOffsetDelta), last, bv.maxTimestamp, bv.logAppendTime)
+		for _, bc := range run {
+			if bc.LastOffset >= st.logStart {
+				fresh.noteBatch(bc.BaseOffset, bc.LastOffset, bc.MaxTimestamp, bc.LogAppendTime)
+			}
+		}
 		return nil
 	})
 	if err != nil {

@@ -197,13 +197,20 @@ func (c *Coordinator) deleteTopicLocked(t *topicState) error {
 	lower, upper := batchTopicBounds(t.id)
 	dead := map[uint64]int64{}
 	var batches int
-	err := c.scanRange(lower, upper, func(_, v []byte) error {
-		bv, err := decodeBatchValue(v)
+	var run []BatchCoord
+	err := c.scanRange(lower, upper, func(k, v []byte) error {
+		last, err := decodeBatchKey(k)
 		if err != nil {
 			return err
 		}
-		dead[bv.object] += int64(bv.byteLength)
-		batches++
+		var h runHeader
+		if h, run, _, err = decodeBatchRun(last, v, run[:0]); err != nil {
+			return err
+		}
+		for _, bc := range run {
+			dead[h.object] += int64(bc.ByteLength)
+		}
+		batches += len(run)
 		return nil
 	})
 	if err != nil {
@@ -230,6 +237,9 @@ func (c *Coordinator) deleteTopicLocked(t *topicState) error {
 	c.mu.Unlock()
 	for _, pk := range producers {
 		delete(c.commit.producers, pk)
+	}
+	for p := range t.parts {
+		delete(c.commit.logs, partKey{t.id, int32(p)})
 	}
 	c.log.Info("topic deleted", "topic", t.name, "id", t.id, "batches", batches, "objects_touched", len(objects))
 	return nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/cockroachdb/pebble"
@@ -83,48 +84,6 @@ func decodePartition(v []byte) (partState, error) {
 	return p, d.Done("partition")
 }
 
-// batchValue is where one committed batch lives and what ListOffsets needs
-// to know about it. Its last offset is in the key.
-type batchValue struct {
-	object          uint64
-	byteOffset      int64
-	byteLength      int32
-	lastOffsetDelta int32
-	maxTimestamp    int64
-	logAppendTime   bool
-}
-
-const batchFlagLogAppendTime byte = 1
-
-func appendBatchValue(b []byte, v *batchValue) []byte {
-	b = append(b, valueV1)
-	var flags byte
-	if v.logAppendTime {
-		flags |= batchFlagLogAppendTime
-	}
-	b = append(b, flags)
-	b = binary.AppendUvarint(b, v.object)
-	b = binary.AppendUvarint(b, uint64(v.byteOffset))
-	b = binary.AppendUvarint(b, uint64(v.byteLength))
-	b = binary.AppendUvarint(b, uint64(v.lastOffsetDelta))
-	b = binary.AppendVarint(b, v.maxTimestamp)
-	return b
-}
-
-func decodeBatchValue(v []byte) (batchValue, error) {
-	d := newDecoder("batch", v)
-	flags := d.Byte()
-	bv := batchValue{
-		object:          d.Uvarint(),
-		byteOffset:      int64(d.Uvarint()),
-		byteLength:      int32(d.Uvarint()),
-		lastOffsetDelta: int32(d.Uvarint()),
-		maxTimestamp:    d.Varint(),
-		logAppendTime:   flags&batchFlagLogAppendTime != 0,
-	}
-	return bv, d.Done("batch")
-}
-
 func encodeObject(o *objectState) []byte {
 	b := make([]byte, 0, 1+6*binary.MaxVarintLen64+len(o.key))
 	b = append(b, valueV1)
@@ -153,8 +112,16 @@ func decodeObject(v []byte) (objectState, error) {
 }
 
 func encodeProducer(p *producerState) []byte {
-	b := make([]byte, 0, 1+3+binary.MaxVarintLen64+p.n*4*binary.MaxVarintLen64)
-	b = append(b, valueV1)
+	return appendProducer(make([]byte, 0, 1+3+binary.MaxVarintLen64+p.n*4*binary.MaxVarintLen64), p)
+}
+
+func appendProducer(b []byte, p *producerState) []byte {
+	return appendProducerFields(append(b, valueV1), p)
+}
+
+// appendProducerFields appends a producer state without format byte: the
+// producer value's fields, also found in batch runs.
+func appendProducerFields(b []byte, p *producerState) []byte {
 	b = binary.AppendVarint(b, int64(p.epoch))
 	b = binary.AppendVarint(b, p.lastUpdateMs)
 	b = append(b, byte(p.n))
@@ -169,6 +136,15 @@ func encodeProducer(p *producerState) []byte {
 
 func decodeProducer(v []byte) (producerState, error) {
 	d := newDecoder("producer", v)
+	p, err := decodeProducerFields(d)
+	if err != nil {
+		return p, err
+	}
+	return p, d.Done("producer")
+}
+
+// decodeProducerFields reads what appendProducerFields wrote.
+func decodeProducerFields(d *decoder) (producerState, error) {
 	p := producerState{
 		epoch:        int16(d.Varint()),
 		lastUpdateMs: d.Varint(),
@@ -186,7 +162,10 @@ func decodeProducer(v []byte) (producerState, error) {
 		}
 	}
 	p.n = n
-	return p, d.Done("producer")
+	if err := d.Err(); err != nil {
+		return p, fmt.Errorf("decode producer value: %w", err)
+	}
+	return p, nil
 }
 
 // producerIDValue is what InitProducerID remembers about a producer id to
@@ -222,9 +201,15 @@ func decodeUint64(what string, v []byte) (uint64, error) {
 // in key order: Pebble's memtable skiplist inserts keys that follow each
 // other much faster (it reuses the previous insert's position), and one
 // object's batches are otherwise interleaved across partitions.
+//
+// A write is either set, or appended in place: append its key to arena and
+// call endKey, then append its value and call endValue.
 type sortedWrites struct {
 	arena []byte
 	kvs   []kvRef
+	// start and mid are where the write being appended starts and where
+	// its value starts.
+	start, mid int
 }
 
 // kvRef locates one key and value in the arena: key [start, mid), value
@@ -232,18 +217,24 @@ type sortedWrites struct {
 type kvRef struct{ start, mid, end int }
 
 func (w *sortedWrites) set(k, v []byte) {
-	start := len(w.arena)
 	w.arena = append(w.arena, k...)
-	mid := len(w.arena)
+	w.endKey()
 	w.arena = append(w.arena, v...)
-	w.kvs = append(w.kvs, kvRef{start, mid, len(w.arena)})
+	w.endValue()
+}
+
+func (w *sortedWrites) endKey() { w.mid = len(w.arena) }
+
+func (w *sortedWrites) endValue() {
+	w.kvs = append(w.kvs, kvRef{w.start, w.mid, len(w.arena)})
+	w.start = len(w.arena)
 }
 
 func (w *sortedWrites) key(r kvRef) []byte { return w.arena[r.start:r.mid] }
 
 // apply sets every collected write in b, in key order. Keys must be unique.
 func (w *sortedWrites) apply(b *pebble.Batch) {
-	sort.Slice(w.kvs, func(i, j int) bool { return bytes.Compare(w.key(w.kvs[i]), w.key(w.kvs[j])) < 0 })
+	slices.SortFunc(w.kvs, func(x, y kvRef) int { return bytes.Compare(w.key(x), w.key(y)) })
 	for _, r := range w.kvs {
 		_ = b.Set(w.arena[r.start:r.mid], w.arena[r.mid:r.end], nil)
 	}

@@ -10,8 +10,15 @@ import (
 	"fmt"
 )
 
-// Version1 is the format byte every value starts with.
-const Version1 byte = 1
+// Format bytes. Every value starts with one; a layout that changes gets a
+// new one, so that a decoder never misreads another layout.
+const (
+	// Version1 is the first format of every value.
+	Version1 byte = 1
+	// Version2 is a second layout of a value kind whose Version1 layout
+	// changed (each kind's doc says which layouts it has).
+	Version2 byte = 2
+)
 
 // ErrShort is returned (wrapped) for a value that ends early.
 var ErrShort = errors.New("valenc: truncated value")
@@ -31,15 +38,26 @@ type Decoder struct {
 
 // New starts decoding value b of kind what ("topic", "group"...), checking
 // its format byte.
-func New(what string, b []byte) *Decoder {
+func New(what string, b []byte) *Decoder { return NewVersion(what, Version1, b) }
+
+// NewVersion starts decoding value b of kind what whose format byte must be
+// version.
+func NewVersion(what string, version byte, b []byte) *Decoder {
 	d := &Decoder{b: b}
-	if len(b) == 0 || b[0] != Version1 {
+	if len(b) == 0 || b[0] != version {
 		d.err = fmt.Errorf("%s value: unknown format %x", what, b)
 		return d
 	}
 	d.b = b[1:]
 	return d
 }
+
+// Fields decodes b, a part of a value after its format byte (a section a
+// decoder handed out with Bytes).
+func Fields(b []byte) *Decoder { return &Decoder{b: b} }
+
+// Len is the number of bytes not yet read.
+func (d *Decoder) Len() int { return len(d.b) }
 
 // Err is the first error met, if any.
 func (d *Decoder) Err() error { return d.err }

@@ -48,3 +48,20 @@ func TestErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestNewVersion(t *testing.T) {
+	b := binary.AppendUvarint([]byte{Version2}, 7)
+	d := NewVersion("test", Version2, b)
+	if d.Len() != 1 {
+		t.Fatalf("Len %d, want 1", d.Len())
+	}
+	if v := d.Uvarint(); v != 7 || d.Done("test") != nil {
+		t.Fatalf("got %d, %v", v, d.Err())
+	}
+	if v := Fields(b[1:]).Uvarint(); v != 7 {
+		t.Fatalf("Fields read %d", v)
+	}
+	if err := New("test", b).Done("test"); err == nil {
+		t.Fatal("Version2 value decoded as Version1")
+	}
+}

@@ -1,0 +1,92 @@
+package coordinator
+
+import (
+	"fmt"
+
+	"github.com/cockroachdb/pebble"
+)
+
+// Format 1 keyed each batch alone ('b' topic partition last-offset), with
+// a Version1 value: flags(1: LogAppendTime), object number, byte offset,
+// byte length, last offset delta, max timestamp. Its partition records
+// held the high watermark and max timestamp as of the last commit.
+//
+// migrateFormat1 rewrites each such batch as a run of one batch under the
+// same key, then records format 2. The runs' max timestamp state is left
+// at -1: every migrated run ends below its partition record's high
+// watermark, so loadPartitionEnds never reads it. An interrupted migration
+// is resumed by the next Open: values already rewritten (format byte 2) are
+// skipped. It runs from load, before c is shared.
+func (c *Coordinator) migrateFormat1() error {
+	c.log.Info("migrating coordinator state from format 1 to 2", "dir", c.opts.Dir)
+	const chunk = 4096
+	b := c.db.NewBatch()
+	defer func() { b.Close() }()
+	var n int
+	run := make([]BatchCoord, 1)
+	h := runHeader{maxTimestamp: -1, maxTimestampOffset: -1, maxTimestampLast: -1}
+	var val []byte
+	err := c.scan(prefixBatch, func(k, v []byte) error {
+		if len(v) > 0 && v[0] == valueRun {
+			return nil
+		}
+		last, err := decodeBatchKey(k)
+		if err != nil {
+			return err
+		}
+		bv, err := decodeBatchValueV1(v)
+		if err != nil {
+			return fmt.Errorf("batch %x: %w", k, err)
+		}
+		h.object, h.logAppendTime = bv.object, bv.logAppendTime
+		run[0] = BatchCoord{
+			ByteOffset: bv.byteOffset, ByteLength: bv.byteLength,
+			BaseOffset: last - int64(bv.lastOffsetDelta), LastOffset: last, MaxTimestamp: bv.maxTimestamp,
+		}
+		val = appendRunProducerCount(appendBatchRun(val[:0], &h, run), 0)
+		_ = b.Set(k, val, nil)
+		if n++; n%chunk == 0 {
+			if err := b.Commit(pebble.NoSync); err != nil {
+				return err
+			}
+			b.Close()
+			b = c.db.NewBatch()
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("coordinator: migrate format 1: %w", err)
+	}
+	// The WAL is written in order: syncing the format key syncs every
+	// rewrite before it.
+	_ = b.Set(keyFormatVersion, encodeUint64(formatVersion), nil)
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("coordinator: migrate format 1: %w", err)
+	}
+	c.log.Info("coordinator state migrated to format 2", "batches", n)
+	return nil
+}
+
+// batchValueV1 is a format 1 batch value.
+type batchValueV1 struct {
+	object          uint64
+	byteOffset      int64
+	byteLength      int32
+	lastOffsetDelta int32
+	maxTimestamp    int64
+	logAppendTime   bool
+}
+
+func decodeBatchValueV1(v []byte) (batchValueV1, error) {
+	d := newDecoder("batch", v)
+	flags := d.Byte()
+	bv := batchValueV1{
+		object:          d.Uvarint(),
+		byteOffset:      int64(d.Uvarint()),
+		byteLength:      int32(d.Uvarint()),
+		lastOffsetDelta: int32(d.Uvarint()),
+		maxTimestamp:    d.Varint(),
+		logAppendTime:   flags&batchFlagLogAppendTime != 0,
+	}
+	return bv, d.Done("batch")
+}

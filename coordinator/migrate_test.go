@@ -1,0 +1,160 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/binary"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/pebble"
+)
+
+// appendBatchValueV1 encodes a format 1 batch value.
+func appendBatchValueV1(b []byte, v *batchValueV1) []byte {
+	b = append(b, valueV1)
+	var flags byte
+	if v.logAppendTime {
+		flags |= batchFlagLogAppendTime
+	}
+	b = append(b, flags)
+	b = binary.AppendUvarint(b, v.object)
+	b = binary.AppendUvarint(b, uint64(v.byteOffset))
+	b = binary.AppendUvarint(b, uint64(v.byteLength))
+	b = binary.AppendUvarint(b, uint64(v.lastOffsetDelta))
+	return binary.AppendVarint(b, v.maxTimestamp)
+}
+
+// downgradeToFormat1 rewrites a closed coordinator's state as format 1
+// wrote it: a key per batch, every partition and producer state in its
+// record. parts and producers are the state in memory before closing.
+func downgradeToFormat1(t *testing.T, dir string, parts map[partKey]partState, producers map[producerStateKey]producerState) {
+	t.Helper()
+	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{testLogger()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	b := db.NewBatch()
+	lower, upper := familyBounds(prefixBatch)
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for valid := it.First(); valid; valid = it.Next() {
+		k := it.Key()
+		last, err := decodeBatchKey(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, run, _, err := decodeBatchRun(last, it.Value(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = b.Delete(k, nil)
+		var id TopicID
+		copy(id[:], k[1:17])
+		partition := int32(binary.BigEndian.Uint32(k[17:21]))
+		for _, bc := range run {
+			_ = b.Set(batchKey(id, partition, bc.LastOffset), appendBatchValueV1(nil, &batchValueV1{
+				object: h.object, byteOffset: bc.ByteOffset, byteLength: bc.ByteLength,
+				lastOffsetDelta: int32(bc.LastOffset - bc.BaseOffset), maxTimestamp: bc.MaxTimestamp, logAppendTime: h.logAppendTime,
+			}), nil)
+		}
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for pk, st := range parts {
+		_ = b.Set(partitionKey(pk.topic, pk.partition), encodePartition(&st), nil)
+	}
+	for prk, ps := range producers {
+		_ = b.Set(producerKey(prk), encodeProducer(&ps), nil)
+	}
+	_ = b.Set(keyFormatVersion, encodeUint64(formatVersion1), nil)
+	if err := b.Commit(pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMigrateFormat1 opens a format 1 state: it is migrated to runs, and
+// everything reads as before.
+func TestMigrateFormat1(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	a := e.topic("a", 2, nil)
+	l := e.topic("l", 1, map[string]string{"message.timestamp.type": "LogAppendTime"})
+	for i := range 5 {
+		batches := []CommitBatch{plain(a.ID, 0, 2), idem(a.ID, 1, 0, 1, 0, int32(2*i)), idem(a.ID, 1, 0, 1, 0, int32(2*i+1)), plain(l.ID, 0, 4)}
+		batches[0].MaxTimestamp = int64(100 - i)
+		e.commit("o"+string(rune('0'+i)), batches...)
+	}
+	if _, err := e.c.DeleteRecords(ctx, a.ID, 1, 3); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshotState(t, e.c)
+	parts := map[partKey]partState{}
+	for _, tp := range e.c.mu.topicsByID {
+		for p, st := range tp.parts {
+			parts[partKey{tp.id, int32(p)}] = st
+		}
+	}
+	if err := e.c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	downgradeToFormat1(t, e.opts.Dir, parts, before.Producers)
+
+	e.open()
+	after := snapshotState(t, e.c)
+	// Format 1 checkpointed everything.
+	for k, ps := range before.Producers {
+		ps.dirty = false
+		before.Producers[k] = ps
+	}
+	before.Logs = map[partKey]partLog{}
+	v1, v2 := reflect.ValueOf(before), reflect.ValueOf(after)
+	for f := 0; f < v1.NumField(); f++ {
+		if !reflect.DeepEqual(v1.Field(f).Interface(), v2.Field(f).Interface()) {
+			t.Errorf("%s changed by migration:\nbefore %+v\nafter  %+v", v1.Type().Field(f).Name, v1.Field(f).Interface(), v2.Field(f).Interface())
+		}
+	}
+	// Migrated: the format is 2 and a reopen reads it again.
+	v, closer, err := e.c.db.Get(keyFormatVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ver, _ := decodeUint64("format", v); ver != formatVersion {
+		t.Errorf("format %d after migration", ver)
+	}
+	_ = closer.Close()
+	e.commit("o9", idem(a.ID, 1, 0, 1, 0, 10))
+	before = snapshotState(t, e.c)
+	e.reopen()
+	if after := snapshotState(t, e.c); !reflect.DeepEqual(before, after) {
+		t.Errorf("state changed across restart after migration:\nbefore %+v\nafter  %+v", before, after)
+	}
+}
+
+func TestUnknownFormatRefused(t *testing.T) {
+	e := newEnv(t)
+	if err := e.c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := pebble.Open(e.opts.Dir, &pebble.Options{Logger: pebbleLogger{testLogger()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Set(keyFormatVersion, encodeUint64(formatVersion+1), pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Close()
+	c, err := Open(e.opts)
+	if err == nil {
+		_ = c.Close()
+		t.Fatal("opened a state of an unknown format")
+	}
+	if !strings.Contains(err.Error(), "state format 3") {
+		t.Errorf("error %v does not name the format", err)
+	}
+	e.c = nil
+}

@@ -1,0 +1,223 @@
+package coordinator
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/floe-io/floe/internal/valenc"
+)
+
+// A batch run is the consecutive batches one commit appended to one
+// partition: they live in the same object and their offsets follow each
+// other. A run is one key of the batch family, keyed by the last offset of
+// its last batch, so the run holding offset o is still the first key >=
+// (topic, partition, o). Its value starts with format byte 2 (valueRun):
+//
+//	field           encoding   meaning
+//	--------------  ---------  ------------------------------------------------
+//	format          byte       2
+//	flags           byte       1: LogAppendTime (every batch of the run)
+//	object          uvarint    object number of every batch
+//	n               uvarint    batch count, >= 1
+//	base offset     uvarint    base offset of the first batch
+//	max timestamp   varint     the partition's partState.maxTimestamp,
+//	ts offset       varint       maxTimestampOffset and maxTimestampLast
+//	ts last         varint       once the run was appended
+//	n × batch:
+//	  byte offset   varint     minus the end of the previous batch (0 first)
+//	  byte length   uvarint
+//	  offset delta  uvarint    last offset - base offset
+//	  max timestamp varint     minus the previous batch's (0 first)
+//	m               uvarint    producer states the run changed
+//	m × producer:
+//	  producer id   uvarint
+//	  state         (fields)   the producer value's fields, no format byte:
+//	                           its state on this partition after the run
+//
+// A batch's base offset is the previous batch's last offset + 1; the last
+// batch's last offset must equal the key's. See checkpoint.go for how the
+// runs after a partition's record rebuild its state at Open.
+
+const valueRun = valenc.Version2
+
+const batchFlagLogAppendTime byte = 1
+
+// runHeader is a run's fields other than its batches and producers.
+type runHeader struct {
+	object        uint64
+	logAppendTime bool
+	// maxTimestamp, maxTimestampOffset and maxTimestampLast are the
+	// partition's partState fields of the same names once the run was
+	// appended.
+	maxTimestamp       int64
+	maxTimestampOffset int64
+	maxTimestampLast   int64
+}
+
+// appendBatchRun appends the header and batches of a run value; the
+// producer section must follow (appendRunProducerCount and
+// appendRunProducer). batches must be consecutive (each BaseOffset the
+// previous LastOffset + 1) and non-empty. Only the coordinates are
+// encoded: ObjectKey, ObjectSize and LogAppendTime come from h.
+func appendBatchRun(b []byte, h *runHeader, batches []BatchCoord) []byte {
+	b = append(b, valueRun)
+	var flags byte
+	if h.logAppendTime {
+		flags |= batchFlagLogAppendTime
+	}
+	b = append(b, flags)
+	b = binary.AppendUvarint(b, h.object)
+	b = binary.AppendUvarint(b, uint64(len(batches)))
+	b = binary.AppendUvarint(b, uint64(batches[0].BaseOffset))
+	b = binary.AppendVarint(b, h.maxTimestamp)
+	b = binary.AppendVarint(b, h.maxTimestampOffset)
+	b = binary.AppendVarint(b, h.maxTimestampLast)
+	var end, ts int64
+	for i := range batches {
+		bc := &batches[i]
+		b = binary.AppendVarint(b, bc.ByteOffset-end)
+		b = binary.AppendUvarint(b, uint64(bc.ByteLength))
+		b = binary.AppendUvarint(b, uint64(bc.LastOffset-bc.BaseOffset))
+		b = binary.AppendVarint(b, bc.MaxTimestamp-ts)
+		end, ts = bc.ByteOffset+int64(bc.ByteLength), bc.MaxTimestamp
+	}
+	return b
+}
+
+// appendRunProducerCount starts a run's producer section of m states.
+func appendRunProducerCount(b []byte, m int) []byte { return binary.AppendUvarint(b, uint64(m)) }
+
+// appendRunProducer appends one producer state of a run's producer section.
+func appendRunProducer(b []byte, producerID int64, st *producerState) []byte {
+	b = binary.AppendUvarint(b, uint64(producerID))
+	return appendProducerFields(b, st)
+}
+
+// minRunBatchLen and minRunProducerLen are the fewest bytes one encoded
+// batch and one producer state of a run take.
+const (
+	minRunBatchLen    = 4
+	minRunProducerLen = 4
+)
+
+// decodeRunHeader decodes a run value's header, leaving d at its first
+// batch; n is the batch count and base the first batch's base offset.
+func decodeRunHeader(v []byte) (d *decoder, h runHeader, n int, base int64, err error) {
+	d = valenc.NewVersion("batch run", valueRun, v)
+	flags := d.Byte()
+	h.logAppendTime = flags&batchFlagLogAppendTime != 0
+	h.object = d.Uvarint()
+	un := d.Uvarint()
+	ubase := d.Uvarint()
+	h.maxTimestamp = d.Varint()
+	h.maxTimestampOffset = d.Varint()
+	h.maxTimestampLast = d.Varint()
+	if err := d.Err(); err != nil {
+		return d, h, 0, 0, fmt.Errorf("decode batch run value: %w", err)
+	}
+	switch {
+	case flags&^batchFlagLogAppendTime != 0:
+		return d, h, 0, 0, fmt.Errorf("decode batch run value: unknown flags %#x", flags)
+	case un == 0 || un > uint64(d.Len()/minRunBatchLen):
+		return d, h, 0, 0, fmt.Errorf("decode batch run value: %d batches in %d bytes", un, d.Len())
+	case ubase > math.MaxInt64:
+		return d, h, 0, 0, fmt.Errorf("decode batch run value: base offset %d", ubase)
+	}
+	return d, h, int(un), int64(ubase), nil
+}
+
+// runReader decodes a run value's batches one at a time, so that a reader
+// wanting a few batches of a long run decodes no more than it needs.
+type runReader struct {
+	d      *decoder
+	h      runHeader
+	n, i   int
+	last   int64 // from the key
+	base   int64 // of the next batch
+	end, t int64 // the previous batch's end and max timestamp
+}
+
+// newRunReader starts decoding the value of the run whose key holds last.
+func newRunReader(last int64, v []byte) (runReader, error) {
+	d, h, n, base, err := decodeRunHeader(v)
+	return runReader{d: d, h: h, n: n, last: last, base: base}, err
+}
+
+// next returns the next batch (with LogAppendTime set; ObjectKey and
+// ObjectSize are left empty); ok is false after the last one.
+func (r *runReader) next() (bc BatchCoord, ok bool, err error) {
+	if r.i == r.n {
+		return bc, false, nil
+	}
+	d := r.d
+	off := r.end + d.Varint()
+	length := d.Uvarint()
+	delta := d.Uvarint()
+	r.t += d.Varint()
+	if err := d.Err(); err != nil {
+		return bc, false, fmt.Errorf("decode batch run value: %w", err)
+	}
+	if off < 0 || length == 0 || length > math.MaxInt32 || delta > math.MaxInt32 || r.base > r.last-int64(delta) {
+		return bc, false, fmt.Errorf("decode batch run value: bad batch %d (byte offset %d, length %d, last offset delta %d, base %d, run last %d)",
+			r.i, off, length, delta, r.base, r.last)
+	}
+	bl := r.base + int64(delta)
+	bc = BatchCoord{
+		ByteOffset: off, ByteLength: int32(length),
+		BaseOffset: r.base, LastOffset: bl,
+		MaxTimestamp: r.t, LogAppendTime: r.h.logAppendTime,
+	}
+	r.end, r.base = off+int64(length), bl+1
+	if r.i++; r.i == r.n && bl != r.last {
+		return bc, false, fmt.Errorf("decode batch run value: batches end at %d, key says %d", bl, r.last)
+	}
+	return bc, true, nil
+}
+
+// producers returns the undecoded producer section (see
+// decodeRunProducers); every batch must have been read.
+func (r *runReader) producers() []byte { return r.d.Bytes(uint64(r.d.Len())) }
+
+// decodeBatchRun decodes the value of the run whose key holds last,
+// appending its batches to dst (with LogAppendTime set; ObjectKey and
+// ObjectSize are left empty). producers is the undecoded producer section
+// (see decodeRunProducers).
+func decodeBatchRun(last int64, v []byte, dst []BatchCoord) (h runHeader, batches []BatchCoord, producers []byte, err error) {
+	r, err := newRunReader(last, v)
+	if err != nil {
+		return r.h, dst, nil, err
+	}
+	for {
+		bc, ok, err := r.next()
+		if err != nil {
+			return r.h, dst, nil, err
+		}
+		if !ok {
+			return r.h, dst, r.producers(), nil
+		}
+		dst = append(dst, bc)
+	}
+}
+
+// decodeRunProducers calls fn for each producer state of a run's producer
+// section, in order.
+func decodeRunProducers(section []byte, fn func(producerID int64, st producerState)) error {
+	d := valenc.Fields(section)
+	m := d.Uvarint()
+	if d.Err() == nil && m > uint64(d.Len()/minRunProducerLen) {
+		return fmt.Errorf("decode batch run value: %d producers in %d bytes", m, d.Len())
+	}
+	for i := uint64(0); i < m && d.Err() == nil; i++ {
+		id := d.Uvarint()
+		st, err := decodeProducerFields(d)
+		if err != nil {
+			return fmt.Errorf("batch run producer %d: %w", i, err)
+		}
+		if id > math.MaxInt64 {
+			return fmt.Errorf("decode batch run value: producer id %d", id)
+		}
+		fn(int64(id), st)
+	}
+	return d.Done("batch run producers")
+}
