@@ -9,8 +9,10 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordinator/groups"
 	"github.com/floe-io/floe/coordinator/rpc"
 	"github.com/floe-io/floe/internal/natstest"
 )
@@ -187,4 +189,75 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 	}
 	b.ReportMetric(pct(0.50), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
+}
+
+// BenchmarkGroupOffsetCommit commits one partition's offset for a group
+// per call, the way a consumer commits after processing: in-process (the
+// group coordinator called directly, as LocalGroups does) and over NATS
+// (as every broker reaches the cluster's group coordinator), in-process
+// and over TCP on loopback. It reports latency percentiles.
+func BenchmarkGroupOffsetCommit(b *testing.B) {
+	for _, tr := range transports {
+		b.Run(tr, func(b *testing.B) {
+			ns := natstest.StartWith(b, &server.Options{})
+			c, err := coordinator.Open(coordinator.Options{Dir: b.TempDir()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { c.Close() })
+			gs, err := groups.Open(groups.Options{Dir: b.TempDir(), Topics: c})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { gs.Close() })
+			ctx := context.Background()
+			tp, err := c.CreateTopic(ctx, coordinator.CreateTopicRequest{Name: "t", Partitions: 1, ReplicationFactor: -1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			commit := func(ctx context.Context, req *kmsg.OffsetCommitRequest) (*kmsg.OffsetCommitResponse, error) {
+				return gs.OffsetCommit(ctx, req), nil
+			}
+			if tr != "direct" {
+				connect := func() *nats.Conn {
+					opt := nats.InProcessServer(ns)
+					url := ""
+					if tr == "tcp" {
+						opt, url = func(*nats.Options) error { return nil }, ns.ClientURL()
+					}
+					nc, err := nats.Connect(url, opt)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.Cleanup(nc.Close)
+					return nc
+				}
+				srv, err := rpc.ServeWith(context.Background(), connect(), "bench", c, rpc.ServerOptions{Groups: gs})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(srv.Close)
+				commit = rpc.NewClient(connect(), "bench", rpc.ClientOptions{}).Groups().OffsetCommit
+			}
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := range b.N {
+				req := kmsg.NewPtrOffsetCommitRequest()
+				req.Version, req.Group, req.Generation = 9, "bench", -1
+				req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", TopicID: tp.ID,
+					Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: int64(i), LeaderEpoch: -1}}}}
+				start := time.Now()
+				resp, err := commit(ctx, req)
+				lat = append(lat, time.Since(start))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if code := resp.Topics[0].Partitions[0].ErrorCode; code != 0 {
+					b.Fatalf("commit: error %d", code)
+				}
+			}
+			b.StopTimer()
+			reportPercentiles(b, lat)
+		})
+	}
 }
