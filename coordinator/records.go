@@ -43,27 +43,11 @@ func (c *Coordinator) DeleteRecords(ctx context.Context, id TopicID, partition i
 	defer b.Close()
 	lower, _ := batchPartitionBounds(id, partition)
 	upper := batchKey(id, partition, offset) // runs whose last offset is below offset
-	dead := map[uint64]int64{}
-	var batches int
-	var run []BatchCoord
-	err = c.scanRange(lower, upper, func(k, v []byte) error {
-		last, err := decodeBatchKey(k)
-		if err != nil {
-			return err
-		}
-		var h runHeader
-		if h, run, _, err = decodeBatchRun(last, v, run[:0]); err != nil {
-			return err
-		}
-		for _, bc := range run {
-			dead[h.object] += int64(bc.ByteLength)
-		}
-		batches += len(run)
-		return nil
-	})
+	dead, batches, err := c.runBytes(lower, upper)
 	if err != nil {
 		return -1, fmt.Errorf("delete records: %w", err)
 	}
+	var run []BatchCoord
 	_ = b.DeleteRange(lower, upper, nil)
 	// The run holding offset loses the batches wholly below it.
 	err = c.scanRange(upper, batchKey(id, partition, st.hwm), func(k, v []byte) error {
@@ -151,4 +135,28 @@ func (c *Coordinator) recomputeMaxTimestampLocked(id TopicID, partition int32, s
 	}
 	st.maxTimestamp, st.maxTimestampOffset, st.maxTimestampLast = fresh.maxTimestamp, fresh.maxTimestampOffset, fresh.maxTimestampLast
 	return nil
+}
+
+// runBytes sums, per object, the byte lengths of the batches of the runs
+// keyed in [lower, upper), and counts those batches: what deleting the runs
+// takes from their objects' live bytes.
+func (c *Coordinator) runBytes(lower, upper []byte) (dead map[uint64]int64, batches int, err error) {
+	dead = map[uint64]int64{}
+	var run []BatchCoord
+	err = c.scanRange(lower, upper, func(k, v []byte) error {
+		last, err := decodeBatchKey(k)
+		if err != nil {
+			return err
+		}
+		var h runHeader
+		if h, run, _, err = decodeBatchRun(last, v, run[:0]); err != nil {
+			return err
+		}
+		for _, bc := range run {
+			dead[h.object] += int64(bc.ByteLength)
+		}
+		batches += len(run)
+		return nil
+	})
+	return dead, batches, err
 }

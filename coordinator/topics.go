@@ -195,24 +195,7 @@ func (c *Coordinator) deleteTopicLocked(t *topicState) error {
 	_ = b.DeleteRange(pl, prefixEnd(pl), nil)
 
 	lower, upper := batchTopicBounds(t.id)
-	dead := map[uint64]int64{}
-	var batches int
-	var run []BatchCoord
-	err := c.scanRange(lower, upper, func(k, v []byte) error {
-		last, err := decodeBatchKey(k)
-		if err != nil {
-			return err
-		}
-		var h runHeader
-		if h, run, _, err = decodeBatchRun(last, v, run[:0]); err != nil {
-			return err
-		}
-		for _, bc := range run {
-			dead[h.object] += int64(bc.ByteLength)
-		}
-		batches += len(run)
-		return nil
-	})
+	dead, batches, err := c.runBytes(lower, upper)
 	if err != nil {
 		return err
 	}

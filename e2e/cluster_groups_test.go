@@ -128,17 +128,7 @@ func TestClusterGroups(t *testing.T) {
 			members = append(members, startGroupMember(t, addrs[0], group, w.topic, fmt.Sprintf("m%d", i), seen, kgo.CooperativeStickyBalancer(),
 				kgo.SeedBrokers(addrs...)))
 		}
-		floetest.CheckFor(t, time.Minute, 10*time.Millisecond, func() error {
-			if got := seen.count(); got < w.records/6 {
-				return fmt.Errorf("%d of %d records consumed", got, w.records)
-			}
-			for _, m := range members {
-				if len(m.owned()) == 0 {
-					return fmt.Errorf("%s owns no partitions yet", m.name)
-				}
-			}
-			return nil
-		})
+		waitConsuming(t, seen, members, w.records/6)
 		rebalances := func() int {
 			n := 0
 			for _, m := range members {

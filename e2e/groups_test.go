@@ -75,17 +75,7 @@ func testGroupFailover(t *testing.T, kill func(*groupMember), within time.Durati
 		members = append(members, startGroupMember(t, seeds, "crash-group", w.topic, fmt.Sprintf("m%d", i), seen, balancer, opts...))
 	}
 	// Consume a while, so that the victim has processed and committed.
-	floetest.CheckFor(t, time.Minute, 10*time.Millisecond, func() error {
-		if got := seen.count(); got < w.records/6 {
-			return fmt.Errorf("%d of %d records consumed", got, w.records)
-		}
-		for _, m := range members {
-			if len(m.owned()) == 0 {
-				return fmt.Errorf("%s owns no partitions yet", m.name)
-			}
-		}
-		return nil
-	})
+	waitConsuming(t, seen, members, w.records/6)
 	victim := members[1]
 	orphaned := victim.owned()
 	killedAt := time.Now()
@@ -201,6 +191,23 @@ func testStaticMemberRestart(t *testing.T, extra ...kgo.Opt) {
 			t.Errorf("%s went through %d rebalances when the static member restarted", members[i].name, got-before[i])
 		}
 	}
+}
+
+// waitConsuming waits until n records were consumed and every member owns
+// partitions: the members have processed and committed for a while.
+func waitConsuming(t *testing.T, seen *seenSet, members []*groupMember, n int) {
+	t.Helper()
+	floetest.CheckFor(t, time.Minute, 10*time.Millisecond, func() error {
+		if got := seen.count(); got < n {
+			return fmt.Errorf("%d records consumed, waiting for %d", got, n)
+		}
+		for _, m := range members {
+			if len(m.owned()) == 0 {
+				return fmt.Errorf("%s owns no partitions yet", m.name)
+			}
+		}
+		return nil
+	})
 }
 
 // seenSet records which workload records were consumed.
