@@ -22,8 +22,9 @@ import (
 // may go to any broker; killing the broker FindCoordinator names for a
 // group does not lose it (its members carry on through another broker);
 // a member that crashes has its partitions moved with nothing skipped;
-// and committed offsets survive a coordinator restart and are served by a
-// broker that joined afterwards.
+// committed offsets survive a coordinator restart and are served by a
+// broker that joined afterwards; and classic and KIP-848 groups go through
+// a coordinator restart without a rebalance.
 func TestClusterGroups(t *testing.T) {
 	c := startCluster(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -234,5 +235,69 @@ func TestClusterGroups(t *testing.T) {
 			"--s3-region", c.minio.Region, "--s3-path-style", "--coordinator-timeout", "3s")
 		b4Adm := kadm.NewClient(pinnedClient(t, b4.KafkaAddr))
 		floetest.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error { return committedAll(b4Adm) })
+	})
+
+	t.Run("KIP-848 group through a coordinator restart", func(t *testing.T) {
+		var seed string // a broker the previous subtest left alive
+		for _, b := range c.brokers {
+			select {
+			case <-b.Exited():
+			default:
+				seed = b.KafkaAddr
+			}
+		}
+		w := workload{topic: "cluster-848", partitions: 12, records: 36_000, baseTime: time.UnixMilli(1_700_000_000_000)}
+		adm := newAdmin(t, seed)
+		if _, err := adm.CreateTopic(ctx, w.partitions, 1, nil, w.topic); err != nil {
+			t.Fatal(err)
+		}
+		prod, err := kgo.NewClient(kgo.SeedBrokers(seed), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.produce(t, prod)
+		prod.Close()
+		seen := newSeenSet(w.records)
+		var members []*groupMember
+		for i := range 3 {
+			members = append(members, startGroupMember(t, seed, "cluster-848-group", w.topic, fmt.Sprintf("m%d", i), seen,
+				kgo.CooperativeStickyBalancer(), kgo.ServerSideBalancer()))
+		}
+		waitConsuming(t, seen, members, w.records/6)
+		rebalances := func() int {
+			n := 0
+			for _, m := range members {
+				n += m.rebalances()
+			}
+			return n
+		}
+		settled := rebalances()
+		floetest.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error {
+			time.Sleep(time.Second)
+			if n := rebalances(); n != settled {
+				settled = n
+				return fmt.Errorf("still reconciling")
+			}
+			return nil
+		})
+		consumed := seen.count()
+		c.coord.Kill()
+		c.startCoordinator()
+		t.Logf("coordinator restarted after %d records", consumed)
+		floetest.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+			if got := seen.count(); got < min(consumed+2000, w.records) {
+				return fmt.Errorf("%d records consumed, %d at the restart", got, consumed)
+			}
+			return nil
+		})
+		if n := rebalances(); n != settled {
+			t.Errorf("KIP-848 members saw %d assignment changes through a coordinator restart", n-settled)
+		}
+		floetest.CheckFor(t, 2*time.Minute, 20*time.Millisecond, func() error {
+			if missing := seen.missing(); len(missing) > 0 {
+				return fmt.Errorf("%d records never consumed, first %v", len(missing), missing[:min(5, len(missing))])
+			}
+			return nil
+		})
 	})
 }

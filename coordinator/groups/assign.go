@@ -2,6 +2,7 @@ package groups
 
 import (
 	"cmp"
+	"crypto/sha256"
 	"fmt"
 	"slices"
 	"strings"
@@ -31,7 +32,10 @@ func (c *consumerGroup) preferredAssignorLocked() string {
 }
 
 // metaSigLocked describes the metadata of every subscribed topic; the
-// target is recomputed when it changes.
+// target is recomputed when it changes. It is a SHA-256 digest (as Kafka
+// 4.1's metadata hash), so that it is small enough to be written down with
+// the group: a topic that changed while the coordinator was down is then
+// noticed at the first heartbeat after a restart.
 func (c *consumerGroup) metaSigLocked(snap *topicSnapshot) string {
 	topics := map[string]bool{}
 	for _, m := range c.members {
@@ -43,13 +47,16 @@ func (c *consumerGroup) metaSigLocked(snap *topicSnapshot) string {
 	for t := range topics {
 		names = append(names, t)
 	}
+	if len(names) == 0 {
+		return ""
+	}
 	slices.Sort(names)
-	var b strings.Builder
+	h := sha256.New()
 	for _, t := range names {
 		tm := snap.byName[t]
-		fmt.Fprintf(&b, "%s/%x/%d;", t, tm.id, tm.partitions)
+		fmt.Fprintf(h, "%s/%x/%d;", t, tm.id, tm.partitions)
 	}
-	return b.String()
+	return string(h.Sum(nil))
 }
 
 // assignTP is one partition to assign.
@@ -94,6 +101,7 @@ func (c *consumerGroup) computeTargetLocked(snap *topicSnapshot) {
 	}
 	c.assignmentEpoch = c.epoch
 	c.metaSig, c.sigSnap = c.metaSigLocked(snap), snap
+	c.dirtyAll = true
 }
 
 // metadataChangedLocked reports whether the subscribed topics' metadata

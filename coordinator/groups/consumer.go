@@ -47,7 +47,6 @@ type consumerGroup struct {
 	// assignment was computed at (behind epoch: Assigning).
 	epoch           int32
 	assignmentEpoch int32
-	persistedEpoch  int32
 	// assignor is the server assignor the members prefer ("uniform" or
 	// "range").
 	assignor string
@@ -65,6 +64,15 @@ type consumerGroup struct {
 	// sigSnap is the topic snapshot metaSig was last checked against.
 	sigSnap    *topicSnapshot
 	emptySince time.Time
+
+	// What was last written (consumer_store.go): the epoch, the group
+	// record and state values; dirty names the members changed (or
+	// removed) since, dirtyAll says every member's target may have.
+	persistedEpoch int32
+	writtenGroup   []byte
+	writtenState   []byte
+	dirty          map[string]struct{}
+	dirtyAll       bool
 }
 
 // consumerMember is a KIP-848 group member.
@@ -98,6 +106,9 @@ type consumerMember struct {
 	// memberUnrevoked).
 	session  time.Time
 	revokeBy time.Time
+
+	// written is the member's record as last written; nil when none.
+	written []byte
 }
 
 func newConsumerGroup(epoch int32, now time.Time) *consumerGroup {
@@ -192,6 +203,7 @@ func (c *consumerGroup) setAssignmentLocked(m *consumerMember, assigned, revokin
 		}
 	}
 	m.assigned, m.revoking, m.since = assigned, revoking, since
+	c.markLocked(m.id)
 	c.claimLocked(m, m.assigned)
 	c.claimLocked(m, m.revoking)
 }
@@ -231,6 +243,7 @@ func (c *consumerGroup) claimLocked(m *consumerMember, ps partitions) {
 func (c *consumerGroup) removeMemberLocked(m *consumerMember, now time.Time) {
 	c.releaseLocked(m)
 	delete(c.members, m.id)
+	c.markLocked(m.id)
 	if m.instanceID != nil && c.static[*m.instanceID] == m.id {
 		delete(c.static, *m.instanceID)
 	}
@@ -273,29 +286,10 @@ func (g *group) expireConsumerLocked(now time.Time) {
 	}
 	if removed {
 		c.epoch++
-		g.persistConsumerLocked()
+		if err := g.persistConsumerLocked(); err != nil {
+			g.gs.log.Error("persist consumer group", "group", g.name, "err", err)
+		}
 	}
-}
-
-// persistConsumerLocked writes the group record when the epoch moved, so
-// that epochs never go back after a restart.
-func (g *group) persistConsumerLocked() {
-	c := g.mu.consumer
-	if c.epoch == c.persistedEpoch {
-		return
-	}
-	r := groupRecord{protocolType: consumerProtocolType, generation: c.epoch, consumer: true}
-	if c.emptyLocked() {
-		r.emptySinceMs = msOf(c.emptySince)
-	}
-	b := g.gs.newBatch()
-	b.setGroup(g.name, r)
-	if err := b.commit(); err != nil {
-		g.gs.log.Error("persist group", "group", g.name, "err", err)
-		return
-	}
-	c.persistedEpoch = c.epoch
-	g.mu.persisted = true
 }
 
 // validateConsumerCommitLocked checks an OffsetCommit against a KIP-848

@@ -57,8 +57,18 @@ func (gs *Groups) ConsumerGroupHeartbeat(ctx context.Context, c Client, req *kms
 		g.mu.consumer = newConsumerGroup(0, gs.now())
 		g.mu.state = Empty
 	}
-	if err := g.consumerHeartbeatLocked(c, req, re, snap, resp); err != nil {
-		fail(err.code, err.msg)
+	herr := g.consumerHeartbeatLocked(c, req, re, snap, resp)
+	// What the response announces (an epoch, an assignment) is durable
+	// before it is sent; on a failed write the member hears nothing new
+	// and retries (the state written last time stays consistent).
+	if err := g.persistConsumerLocked(); err != nil {
+		gs.log.Error("persist consumer group", "group", req.Group, "err", err)
+		resp = req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+		resp.HeartbeatIntervalMillis = int32(gs.opts.ConsumerHeartbeatInterval.Milliseconds())
+		return fail(kerr.CoordinatorNotAvailable, "")
+	}
+	if herr != nil {
+		fail(herr.code, herr.msg)
 	}
 	if created && g.mu.consumer.emptyLocked() && len(g.mu.offsets) == 0 && !g.mu.persisted {
 		g.removeLocked()
@@ -112,7 +122,7 @@ func validateConsumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest) (*regexp
 	if req.SubscribedTopicRegex == nil || *req.SubscribedTopicRegex == "" {
 		return nil, nil
 	}
-	re, err := regexp.Compile("^(?:" + *req.SubscribedTopicRegex + ")$")
+	re, err := compileSubscription(*req.SubscribedTopicRegex)
 	if err != nil {
 		return nil, &heartbeatError{kerr.InvalidRegularExpression, fmt.Sprintf("SubscribedTopicRegex `%s` is not a valid regular expression: %v.", *req.SubscribedTopicRegex, err)}
 	}
@@ -127,7 +137,6 @@ func (g *group) consumerHeartbeatLocked(cl Client, req *kmsg.ConsumerGroupHeartb
 		if c.epoch > c.assignmentEpoch {
 			c.computeTargetLocked(snap)
 		}
-		g.persistConsumerLocked()
 		g.wakeAtLocked(c.nextDeadlineLocked())
 	}()
 
@@ -177,6 +186,7 @@ func (g *group) consumerHeartbeatLocked(cl Client, req *kmsg.ConsumerGroupHeartb
 	if err != nil {
 		return err
 	}
+	c.markLocked(m.id) // its record is compared with the last write
 
 	m.clientID, m.clientHost = strings.Clone(cl.ID), strings.Clone(cl.Host)
 	if req.RackID != nil {

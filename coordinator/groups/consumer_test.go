@@ -348,11 +348,7 @@ func TestConsumerRebalanceTimeoutFences(t *testing.T) {
 func TestConsumerStaticMember(t *testing.T) {
 	h, ft := newConsumerHarness(t)
 	ft.set("t", 4)
-	join := func(member, instance string) *kmsg.ConsumerGroupHeartbeatResponse {
-		req := joinHB("g", member, "t")
-		req.InstanceID = kmsg.StringPtr(instance)
-		return h.hb(req)
-	}
+	join := func(member, instance string) *kmsg.ConsumerGroupHeartbeatResponse { return h.joinStatic("g", member, instance, "t") }
 	ra := join("a1", "ia")
 	rb := join("b1", "ib")
 	epochs := map[string]int32{"a1": ra.MemberEpoch, "b1": rb.MemberEpoch}
@@ -611,4 +607,12 @@ func TestConsumerCommitAssignmentEpochs(t *testing.T) {
 	wantCode(t, "old epoch, given away", h.commit(commitReq("g", "a", old, "t", gaveP, 1)), kerr.StaleMemberEpoch)
 	wantCode(t, "current epoch", h.commit(commitReq("g", "a", r.MemberEpoch, "t", gaveP, 1)), nil)
 	wantCode(t, "future epoch", h.commit(commitReq("g", "a", r.MemberEpoch+1, "t", keptP, 1)), kerr.StaleMemberEpoch)
+}
+
+// joinStatic joins member to group as static member instance, subscribed
+// to topics.
+func (h *harness) joinStatic(group, member, instance string, topics ...string) *kmsg.ConsumerGroupHeartbeatResponse {
+	req := joinHB(group, member, topics...)
+	req.InstanceID = kmsg.StringPtr(instance)
+	return h.hb(req)
 }

@@ -77,9 +77,23 @@
 // and each member's session starts afresh, as Kafka reloads a group from
 // __consumer_offsets. A classic group restarted after a join phase whose
 // generation was never synced comes back Empty, and its members rejoin.
-// KIP-848 groups keep only their epoch: their members get
-// UNKNOWN_MEMBER_ID after a restart and join again (epoch 0), and the
-// assignors hand them their partitions back.
+//
+// A KIP-848 group is written down whole, as Kafka's coordinator writes its
+// member metadata, target assignment and current assignment records: the
+// group epoch (in the group record), its assignment epoch, assignor and
+// the digest of the subscribed topics' metadata, and each member (ids,
+// client, rack, epochs, reconciliation state, rebalance timeout, assignor,
+// subscription, target, assigned and revoking partitions and the epochs
+// they were assigned at). After each operation the members it touched are
+// encoded again and those whose bytes changed are written, with the group
+// fields, in one batch with pebble.Sync before the heartbeat answers (a
+// failed write answers COORDINATOR_NOT_AVAILABLE); a steady heartbeat
+// writes nothing, and members that left or were fenced are deleted. After
+// a restart the members heartbeat and commit at their epochs and keep
+// their partitions; sessions, and the rebalance timeout of a member still
+// revoking, start afresh, and a topic that changed meanwhile bumps the
+// epoch at the first heartbeat. What is derived (partition owners, static
+// members, compiled regexes) is rebuilt at Open.
 //
 // # Key families
 //
@@ -102,15 +116,32 @@
 //	                                                            client host str, n × (protocol name str,
 //	                                                            metadata str), session ms, rebalance ms,
 //	                                                            assignment str)
+//	cgroup  'c' len(2) group                                    KIP-848 group state: assignment epoch,
+//	                                                            assignor str, metadata digest str
+//	                                                            (SHA-256; "": no subscribed topic)
+//	member  'c' len(2) group member id                          KIP-848 member: instance id (presence
+//	                                                            byte, str), rack id (same), client id
+//	                                                            str, client host str, epoch, previous
+//	                                                            epoch, state byte (0 stable, 1 revoking,
+//	                                                            2 waiting for partitions), rebalance ms,
+//	                                                            assignor str, n × topic str, regex str,
+//	                                                            target, assigned, revoking (each n ×
+//	                                                            (topic id(16), n × partition)), n ×
+//	                                                            (topic id(16), n × (partition, epoch
+//	                                                            assigned at)))
 //
 // A stable record is used only when its generation is the group record's:
 // the join phase of the next generation deletes it in the same batch that
 // writes the new generation.
 //
-// A group's offsets share the prefix 'o' len group, so deleting a group is
-// one range deletion. An offset remembers its topic's id: once the topic
-// was deleted and created again (a new id), OffsetFetch no longer returns
-// the old topic's offsets, as Kafka, which deletes them with the topic.
+// A group's offsets share the prefix 'o' len group, and its KIP-848 keys
+// the prefix 'c' len group (member ids are never empty, so the cgroup key
+// is the prefix itself): deleting a group, or turning an empty KIP-848
+// group classic, is a range deletion. 'c' keys of a group whose record is
+// not a KIP-848 group's (left by a failed write) are dropped at Open. An
+// offset remembers its topic's id: once the topic was deleted and created
+// again (a new id), OffsetFetch no longer returns the old topic's offsets,
+// as Kafka, which deletes them with the topic.
 //
 // # Locks
 //

@@ -79,7 +79,15 @@ func Open(opts Options) (*Groups, error) {
 			since = time.UnixMilli(r.emptySinceMs)
 		}
 		if r.consumer {
-			g.mu.consumer = newConsumerGroup(r.generation, since)
+			c := newConsumerGroup(r.generation, since)
+			c.writtenGroup = r.encode()
+			g.mu.consumer = c
+			if lc := l.consumers[name]; lc != nil {
+				g.mu.Lock()
+				g.restoreConsumerLocked(lc, now)
+				g.mu.Unlock()
+				nMembers += len(lc.members)
+			}
 		} else {
 			g.mu.generation = r.generation
 			g.mu.stateSince = since
@@ -103,10 +111,23 @@ func Open(opts Options) (*Groups, error) {
 			nOffsets += len(ps)
 		}
 	}
+	// Consumer-family keys of a group that is not (or no longer) a
+	// KIP-848 group are left over from a write that failed: drop them,
+	// so that a later consumer group of that name does not inherit them.
+	stray := gs.newBatch()
+	for name := range l.consumers {
+		if r, ok := l.groups[name]; !ok || !r.consumer {
+			stray.deleteConsumer(name)
+		}
+	}
+	if err := stray.commit(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("groups: drop stale consumer group state: %w", err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	gs.cancel = cancel
 	go gs.run(ctx)
-	gs.log.Info("group coordinator opened", "dir", opts.Dir, "groups", len(gs.mu.groups), "offsets", nOffsets, "stable_members", nMembers)
+	gs.log.Info("group coordinator opened", "dir", opts.Dir, "groups", len(gs.mu.groups), "offsets", nOffsets, "members", nMembers)
 	return gs, nil
 }
 

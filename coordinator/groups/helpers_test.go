@@ -48,11 +48,13 @@ type harness struct {
 	gs  *Groups
 	clk *clock
 	dir string
+	// mods are the options newHarness was given; restart keeps them.
+	mods []func(*Options)
 }
 
 func newHarness(t *testing.T, mods ...func(*Options)) *harness {
 	t.Helper()
-	h := &harness{t: t, clk: newClock(), dir: t.TempDir()}
+	h := &harness{t: t, clk: newClock(), dir: t.TempDir(), mods: mods}
 	h.open(mods...)
 	return h
 }
@@ -77,7 +79,7 @@ func (h *harness) restart() {
 	if err := h.gs.Close(); err != nil {
 		h.t.Fatalf("close: %v", err)
 	}
-	h.open()
+	h.open(h.mods...)
 }
 
 func (h *harness) advance(d time.Duration) {

@@ -49,7 +49,14 @@ func (gs *Groups) join(c Client, req *kmsg.JoinGroupRequest) (*kmsg.JoinGroupRes
 			return errorJoinResponse(req.MemberID, kerr.InconsistentGroupProtocol), nil
 		}
 		// An empty consumer group becomes a classic group; its
-		// committed offsets stay.
+		// committed offsets stay, its KIP-848 state goes (the group
+		// record is rewritten as the classic group persists).
+		b := gs.newBatch()
+		b.deleteConsumer(g.name)
+		if err := b.commit(); err != nil {
+			gs.log.Error("drop consumer group state", "group", g.name, "err", err)
+			return errorJoinResponse(req.MemberID, kerr.CoordinatorNotAvailable), nil
+		}
 		g.mu.consumer = nil
 		g.mu.state = Empty
 	}

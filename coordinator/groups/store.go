@@ -180,14 +180,22 @@ func openDB(dir string, log *slog.Logger) (*pebble.DB, error) {
 
 // loaded is the durable state read at Open.
 type loaded struct {
-	groups  map[string]groupRecord
-	stable  map[string]stableRecord
-	offsets map[string]map[string]map[int32]offsetRecord
+	groups    map[string]groupRecord
+	stable    map[string]stableRecord
+	consumers map[string]*loadedConsumer
+	offsets   map[string]map[string]map[int32]offsetRecord
+}
+
+// loadedConsumer is a KIP-848 group's consumer-family keys as read at Open.
+type loadedConsumer struct {
+	state    *consumerStateRecord // nil when the group has no state key
+	stateRaw []byte
+	members  []*consumerMember // each with written set to its value
 }
 
 func loadAll(db *pebble.DB) (loaded, error) {
 	l := loaded{groups: make(map[string]groupRecord), stable: make(map[string]stableRecord),
-		offsets: make(map[string]map[string]map[int32]offsetRecord)}
+		consumers: make(map[string]*loadedConsumer), offsets: make(map[string]map[string]map[int32]offsetRecord)}
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{famGroup}, UpperBound: []byte{famGroup + 1}})
 	if err != nil {
 		return l, err
@@ -216,6 +224,9 @@ func loadAll(db *pebble.DB) (loaded, error) {
 		l.stable[string(it.Key()[1:])] = r
 	}
 	if err := it.Close(); err != nil {
+		return l, err
+	}
+	if err := loadConsumers(db, l.consumers); err != nil {
 		return l, err
 	}
 	it, err = db.NewIter(&pebble.IterOptions{LowerBound: []byte{famOffset}, UpperBound: []byte{famOffset + 1}})
@@ -270,7 +281,14 @@ func (b batch) deleteStable(name string) {
 func (b batch) deleteGroup(name string) {
 	b.b.Delete(groupKey(name), nil)
 	b.b.Delete(stableKey(name), nil)
+	b.deleteConsumer(name)
 	p := offsetPrefix(name)
+	b.b.DeleteRange(p, prefixEnd(p), nil)
+}
+
+// deleteConsumer forgets a KIP-848 group's state and members.
+func (b batch) deleteConsumer(name string) {
+	p := consumerPrefix(name)
 	b.b.DeleteRange(p, prefixEnd(p), nil)
 }
 
