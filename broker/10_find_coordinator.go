@@ -7,10 +7,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// FindCoordinator: v0-v4. v3+ flexible; v4+ batches keys. A group (key
-// type 0) is named a live broker by a stable hash (see groupCoordinator);
-// every broker serves every group. floe serves no transactions: a transaction key (type
-// 1) is COORDINATOR_NOT_AVAILABLE, any other type INVALID_REQUEST.
+// FindCoordinator: v0-v4. v3+ flexible; v4+ batches keys. Group state
+// lives in the cluster's coordinator and every broker serves every group,
+// so a group's coordinator (key type 0) is the broker asked: a live one, by
+// definition. A client whose coordinator died asks another broker and
+// carries on through it at once, rather than be sent back to the dead one
+// until the registry forgets it. floe serves no transactions: a
+// transaction key (type 1) is COORDINATOR_NOT_AVAILABLE, any other type
+// INVALID_REQUEST.
 func init() { register(kmsg.FindCoordinator, 0, 4, (*Broker).handleFindCoordinator) }
 
 const (
@@ -57,7 +61,7 @@ func (b *Broker) findCoordinator(typ int8, key string) kmsg.FindCoordinatorRespo
 	if b.groups == nil {
 		return fail(kerr.CoordinatorNotAvailable)
 	}
-	bi := b.groupCoordinator(key)
+	bi := b.self()
 	c.NodeID, c.Host, c.Port = bi.nodeID, bi.host, bi.port
 	return c
 }

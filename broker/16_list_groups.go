@@ -17,11 +17,11 @@ func (b *Broker) handleListGroups(ctx context.Context, r *request) (kmsg.Respons
 	if code == 0 {
 		resp, err := b.groups.ListGroups(ctx, req)
 		if err == nil {
-			// Like a Kafka broker: only the groups FindCoordinator names
-			// this broker for, so that clients, which ask every broker
-			// and merge, list each group once.
+			// Every broker serves every group, but like a Kafka broker
+			// each lists only its share (see groupLister): clients ask
+			// every broker and merge, and some (kafkajs) concatenate.
 			resp.Groups = slices.DeleteFunc(resp.Groups, func(g kmsg.ListGroupsResponseGroup) bool {
-				return b.groupCoordinator(g.Group).nodeID != b.opts.NodeID
+				return b.groupLister(g.Group).nodeID != b.opts.NodeID
 			})
 			return resp, nil
 		}

@@ -36,12 +36,10 @@ type GroupCoordinator interface {
 // the group APIs answer COORDINATOR_NOT_AVAILABLE.
 func (b *Broker) SetGroups(g GroupCoordinator) { b.groups = g }
 
-// groupCoordinator is the broker FindCoordinator names for a group. Group
-// state lives in the cluster's coordinator, so every broker serves every
-// group; naming one by a stable hash of the group over the live brokers
-// spreads the clients' group traffic as Metadata spreads partition
-// leadership.
-func (b *Broker) groupCoordinator(group string) brokerInfo {
+// groupLister is the broker whose ListGroups lists a group: a stable hash
+// of the group over the live brokers, so that clients, which ask every
+// broker and merge the answers, see each group once.
+func (b *Broker) groupLister(group string) brokerInfo {
 	live := b.liveBrokers()
 	h := fnv.New32a()
 	h.Write([]byte(group))

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"slices"
 	"errors"
 	"fmt"
 	"testing"
@@ -292,10 +293,10 @@ func TestConsumerGroupHeartbeatEveryVersion(t *testing.T) {
 	}
 }
 
-// TestEveryBrokerServesGroups: with brokers 1, 3 and 5 live,
-// FindCoordinator spreads groups over all of them by a stable hash, and
-// broker 3 serves any group, whichever broker FindCoordinator names; its
-// ListGroups lists only the groups it is named for, so a client merging
+// TestEveryBrokerServesGroups: with brokers 1, 3 and 5 live, broker 3
+// names itself the coordinator of every group (any broker serves any
+// group) and serves them all; its ListGroups lists only its share of the
+// groups, by a stable hash over the live brokers, so that a client merging
 // every broker's answer sees each group once.
 func TestEveryBrokerServesGroups(t *testing.T) {
 	rc := &registryCoordinator{fakeCoordinator: newFakeCoordinator()}
@@ -310,37 +311,17 @@ func TestEveryBrokerServesGroups(t *testing.T) {
 	b.SetGroups(LocalGroups(g))
 
 	fc := kmsg.NewPtrFindCoordinatorRequest()
+	var all []string
 	for i := 0; i < 30; i++ {
-		fc.CoordinatorKeys = append(fc.CoordinatorKeys, fmt.Sprintf("g%d", i))
+		all = append(all, fmt.Sprintf("g%d", i))
 	}
-	named := map[string]int32{}
-	perNode := map[int32]int{}
+	fc.CoordinatorKeys = all
 	for _, c := range serveVersion[*kmsg.FindCoordinatorResponse](t, b, fc, 4).Coordinators {
-		if c.ErrorCode != 0 || c.Host != fmt.Sprintf("10.0.0.%d", c.NodeID) {
+		if c.ErrorCode != 0 || c.NodeID != 3 || c.Host != "10.0.0.3" || c.Port != 9092 {
 			t.Fatalf("coordinator of %s: %+v", c.Key, c)
 		}
-		named[c.Key] = c.NodeID
-		perNode[c.NodeID]++
 	}
-	if len(perNode) != 3 {
-		t.Fatalf("30 groups named only brokers %v", perNode)
-	}
-	for _, c := range serveVersion[*kmsg.FindCoordinatorResponse](t, b, fc, 4).Coordinators {
-		if named[c.Key] != c.NodeID {
-			t.Fatalf("coordinator of %s moved from %d to %d", c.Key, named[c.Key], c.NodeID)
-		}
-	}
-
-	var elsewhere, here string // groups named for broker 1 or 5, and for 3
-	for k, id := range named {
-		if id != 3 && elsewhere == "" {
-			elsewhere = k
-		}
-		if id == 3 && here == "" {
-			here = k
-		}
-	}
-	for _, group := range []string{elsewhere, here} {
+	for _, group := range all {
 		commit := kmsg.NewPtrOffsetCommitRequest()
 		commit.Group = group
 		commit.Topics = []kmsg.OffsetCommitRequestTopic{
@@ -351,15 +332,35 @@ func TestEveryBrokerServesGroups(t *testing.T) {
 		if r.Topics[0].Partitions[0].ErrorCode != 0 || r.Topics[1].Partitions[0].ErrorCode != kerr.UnknownTopicOrPartition.Code {
 			t.Fatalf("commit %s: %+v", group, r)
 		}
-		fetch := kmsg.NewPtrOffsetFetchRequest()
-		fetch.Groups = []kmsg.OffsetFetchRequestGroup{{Group: group, Topics: []kmsg.OffsetFetchRequestGroupTopic{{Topic: "t", Partitions: []int32{0}}}}}
-		if r := serveVersion[*kmsg.OffsetFetchResponse](t, b, fetch, 8); r.Groups[0].ErrorCode != 0 || r.Groups[0].Topics[0].Partitions[0].Offset != 7 {
-			t.Fatalf("fetch %s: %+v", group, r)
-		}
 	}
-	r := serveVersion[*kmsg.ListGroupsResponse](t, b, kmsg.NewPtrListGroupsRequest(), 5)
-	if r.ErrorCode != 0 || len(r.Groups) != 1 || r.Groups[0].Group != here {
-		t.Fatalf("list on broker 3: %+v, want only %s", r, here)
+	fetch := kmsg.NewPtrOffsetFetchRequest()
+	fetch.Groups = []kmsg.OffsetFetchRequestGroup{{Group: "g7", Topics: []kmsg.OffsetFetchRequestGroupTopic{{Topic: "t", Partitions: []int32{0}}}}}
+	if r := serveVersion[*kmsg.OffsetFetchResponse](t, b, fetch, 8); r.Groups[0].ErrorCode != 0 || r.Groups[0].Topics[0].Partitions[0].Offset != 7 {
+		t.Fatalf("fetch: %+v", r)
+	}
+
+	// ListGroups: broker 3's share, stable, and a third or so of them.
+	listed := func() []string {
+		var out []string
+		for _, g := range serveVersion[*kmsg.ListGroupsResponse](t, b, kmsg.NewPtrListGroupsRequest(), 5).Groups {
+			out = append(out, g.Group)
+		}
+		slices.Sort(out)
+		return out
+	}
+	mine := listed()
+	if len(mine) == 0 || len(mine) == len(all) {
+		t.Fatalf("broker 3 lists %d of %d groups, want its share", len(mine), len(all))
+	}
+	if again := listed(); !slices.Equal(again, mine) {
+		t.Fatalf("listed %v, then %v", mine, again)
+	}
+	// Alone in the cluster, it lists them all.
+	rc.set([]coordinator.BrokerInfo{{NodeID: 3, Host: "10.0.0.3", Port: 9092}}, nil)
+	for deadline := time.Now().Add(5 * time.Second); len(listed()) != len(all); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("alone, broker 3 lists %d of %d groups", len(listed()), len(all))
+		}
 	}
 }
 

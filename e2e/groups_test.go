@@ -373,6 +373,13 @@ func (m *groupMember) owned() []int32 {
 	return out
 }
 
+// generation is the member's group generation (classic) or member epoch
+// (KIP-848).
+func (m *groupMember) generation() int32 {
+	_, g := m.cl.GroupMetadata()
+	return g
+}
+
 func (m *groupMember) rebalances() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
