@@ -13,7 +13,8 @@
 // create_partitions, alter_topic_configs, topic, topic_by_id, topics,
 // find_batches, partition_state, list_offset, delete_records,
 // init_producer_id, commit_object, kv_lookup, kv_ready, register_broker,
-// deregister_broker and list_brokers; and, when the server is given a group
+// deregister_broker, list_brokers and ping (the server's instance id, new
+// on every start); and, when the server is given a group
 // coordinator (ServerOptions.Groups), the group ops join_group, sync_group,
 // heartbeat, leave_group, offset_commit, offset_fetch, offset_delete,
 // describe_groups, list_groups, delete_groups, consumer_group_heartbeat and
@@ -49,7 +50,10 @@
 // only from v10). Its reply body is the Kafka response body at the same
 // version. JoinGroup and SyncGroup are held in a rebalance: they may ask
 // for up to 31 minutes and do not count against the server's concurrency
-// bound, so that a mass rebalance cannot stall commits.
+// bound, so that a mass rebalance cannot stall commits. While one is held,
+// the client pings every 2 seconds; two pings unanswered, or answered by
+// another instance (the coordinator restarted and lost the request), end
+// it at once with ErrUnavailable rather than at its timeout.
 //
 // The timeout is what is left of the caller's deadline when it sent the
 // request: the coordinator gives up on a request once it passes, so that a

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -184,6 +185,82 @@ func groupRequest[Resp kmsg.Response](g *GroupClient, ctx context.Context, op st
 	return resp, nil
 }
 
+const (
+	// heldPingInterval is how often a client holding a JoinGroup or
+	// SyncGroup checks that the coordinator serving it is still there.
+	heldPingInterval = 2 * time.Second
+	// heldPingMisses pings in a row without an answer mean the
+	// coordinator is gone.
+	heldPingMisses = 2
+)
+
+// errCoordinatorLost ends a held request whose coordinator died or
+// restarted: its answer will never come.
+var errCoordinatorLost = errors.New("the coordinator holding the request is gone")
+
+// heldRequest is groupRequest for a request the coordinator holds in a
+// rebalance. While it waits, it pings the coordinator: a coordinator that
+// stops answering or answers with another instance id (it restarted) has
+// lost the request, which then fails with ErrUnavailable at once rather
+// than at its timeout (the rebalance timeout, up to minutes). The broker
+// answers COORDINATOR_NOT_AVAILABLE, and the client rejoins the coordinator
+// that is there now.
+func heldRequest[Resp kmsg.Response](g *GroupClient, ctx context.Context, op string, timeout time.Duration, c groups.Client, req kmsg.Request) (Resp, error) {
+	// The instance the request will reach, asked first so that a restart
+	// between the two is not missed.
+	instance, err := g.ping(ctx)
+	if err != nil {
+		var zero Resp
+		return zero, err
+	}
+	hctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go g.watch(hctx, cancel, instance)
+	resp, err := groupRequest[Resp](g, hctx, op, timeout, c, req)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(hctx), errCoordinatorLost) {
+		return resp, &clientError{op, ErrUnavailable, errCoordinatorLost}
+	}
+	return resp, err
+}
+
+// ping returns the serving coordinator's instance id.
+func (g *GroupClient) ping(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, heldPingInterval)
+	defer cancel()
+	return call(g.c, ctx, opPing, func(*encoder) {}, decString)
+}
+
+// watch pings the coordinator until ctx ends, and cancels ctx with
+// errCoordinatorLost when instance is gone: heldPingMisses pings in a row
+// unanswered, or answered by another instance.
+func (g *GroupClient) watch(ctx context.Context, cancel context.CancelCauseFunc, instance string) {
+	t := time.NewTicker(heldPingInterval)
+	defer t.Stop()
+	misses := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		id, err := g.ping(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			if misses++; misses >= heldPingMisses {
+				cancel(errCoordinatorLost)
+				return
+			}
+		case id != instance:
+			cancel(errCoordinatorLost)
+			return
+		default:
+			misses = 0
+		}
+	}
+}
+
 // joinWait is how long a JoinGroup may be held: its rebalance timeout (the
 // session timeout before v1), and some room.
 func joinWait(req *kmsg.JoinGroupRequest) time.Duration {
@@ -197,13 +274,13 @@ func joinWait(req *kmsg.JoinGroupRequest) time.Duration {
 // JoinGroup joins a classic group; the answer is held until the
 // rebalance's join phase completes.
 func (g *GroupClient) JoinGroup(ctx context.Context, c groups.Client, req *kmsg.JoinGroupRequest) (*kmsg.JoinGroupResponse, error) {
-	return groupRequest[*kmsg.JoinGroupResponse](g, ctx, opJoinGroup, joinWait(req), c, req)
+	return heldRequest[*kmsg.JoinGroupResponse](g, ctx, opJoinGroup, joinWait(req), c, req)
 }
 
 // SyncGroup completes a classic rebalance; a follower's answer is held
 // until the leader's SyncGroup (or the rebalance ends otherwise).
 func (g *GroupClient) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest) (*kmsg.SyncGroupResponse, error) {
-	return groupRequest[*kmsg.SyncGroupResponse](g, ctx, opSyncGroup, maxGroupWait, groups.Client{}, req)
+	return heldRequest[*kmsg.SyncGroupResponse](g, ctx, opSyncGroup, maxGroupWait, groups.Client{}, req)
 }
 
 // Heartbeat keeps a classic member alive.

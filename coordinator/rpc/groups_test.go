@@ -279,3 +279,72 @@ func TestHeldJoinOnClose(t *testing.T) {
 		t.Fatal("held join not answered when the group coordinator closed")
 	}
 }
+
+// TestHeldJoinCoordinatorGone: a JoinGroup held in a rebalance by a
+// coordinator that then dies without answering (its NATS connection cut),
+// or that restarts, fails with ErrUnavailable within a few pings, not at
+// its rebalance timeout (here a minute); the broker answers
+// COORDINATOR_NOT_AVAILABLE and the client rejoins the coordinator that
+// is there now.
+func TestHeldJoinCoordinatorGone(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		t.Run(map[bool]string{false: "dies", true: "restarts"}[restart], func(t *testing.T) {
+			ns := natstest.Start(t)
+			c, err := coordinator.Open(coordinator.Options{Dir: t.TempDir(), Logger: testLogger()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close() })
+			gs, err := groups.Open(groups.Options{Dir: t.TempDir(), Logger: testLogger(), Topics: c})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { gs.Close() })
+			srvConn := natstest.Connect(t, ns)
+			if _, err := rpc.ServeWith(context.Background(), srvConn, "test", c, rpc.ServerOptions{Logger: testLogger(), Groups: gs}); err != nil {
+				t.Fatal(err)
+			}
+			g := rpc.NewClient(natstest.Connect(t, ns), "test", rpc.ClientOptions{Timeout: 2 * time.Second}).Groups()
+			ctx := context.Background()
+			long := func(member string) *kmsg.JoinGroupRequest {
+				req := joinReq(member)
+				req.RebalanceTimeoutMillis = 60_000
+				return req
+			}
+			first, err := g.JoinGroup(ctx, groups.Client{}, long(""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp, err := g.JoinGroup(ctx, groups.Client{}, long(first.MemberID)); err != nil || resp.ErrorCode != 0 {
+				t.Fatalf("join: %+v, %v", resp, err)
+			}
+			second, err := g.JoinGroup(ctx, groups.Client{}, long(""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			held := make(chan error, 1)
+			go func() {
+				_, err := g.JoinGroup(ctx, groups.Client{}, long(second.MemberID))
+				held <- err
+			}()
+			time.Sleep(300 * time.Millisecond) // the join is held
+			srvConn.Close()                    // the coordinator is gone, its held requests with it
+			if restart {
+				srv, err := rpc.ServeWith(context.Background(), natstest.Connect(t, ns), "test", c, rpc.ServerOptions{Logger: testLogger(), Groups: gs})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(srv.Close)
+			}
+			select {
+			case err := <-held:
+				if !errors.Is(err, rpc.ErrUnavailable) {
+					t.Fatalf("held join: %v, want ErrUnavailable", err)
+				}
+				t.Logf("held join ended: %v", err)
+			case <-time.After(30 * time.Second):
+				t.Fatal("held join still waiting 30s after its coordinator went away")
+			}
+		})
+	}
+}

@@ -34,6 +34,10 @@ const (
 	opListBrokers       = "list_brokers"
 	opKvLookup          = "kv_lookup"
 	opKvReady           = "kv_ready"
+	// opPing answers the serving coordinator's instance id: a client
+	// holding a request checks with it that the coordinator it sent the
+	// request to is still there.
+	opPing = "ping"
 )
 
 // Reply statuses.

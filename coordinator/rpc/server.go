@@ -2,6 +2,8 @@ package rpc
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -92,6 +94,10 @@ var handlers = map[string]handler{
 		return kvLookupResp{Offset: off, HighWatermark: hwm, Found: found}, err
 	}, encKvLookupResp),
 	opKvReady: unary(decID, (*coordinator.Coordinator).KvReady, encBool),
+	opPing: func(s *Server, _ context.Context, _ *decoder, e *encoder) error {
+		e.str(s.instance)
+		return nil
+	},
 	opListBrokers: unary(decEmpty, func(c *coordinator.Coordinator, ctx context.Context, _ empty) ([]coordinator.BrokerInfo, error) {
 		return c.ListBrokers(ctx)
 	}, encBrokerList),
@@ -105,6 +111,8 @@ type Server struct {
 	cluster string
 	c       *coordinator.Coordinator
 	groups  *groups.Groups // nil: group ops are not served
+	// instance names this server, differently on every start: see opPing.
+	instance string
 	log     *slog.Logger
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -167,7 +175,7 @@ func ServeWith(ctx context.Context, nc *nats.Conn, cluster string, c *coordinato
 		return nil, fmt.Errorf("rpc: histogram: %w", err)
 	}
 	sctx, cancel := context.WithCancel(ctx)
-	s := &Server{nc: nc, cluster: cluster, c: c, groups: opts.Groups, log: opts.Logger, ctx: sctx, cancel: cancel,
+	s := &Server{nc: nc, cluster: cluster, c: c, groups: opts.Groups, instance: newInstanceID(), log: opts.Logger, ctx: sctx, cancel: cancel,
 		sem: make(chan struct{}, maxConcurrent), heldSem: make(chan struct{}, maxHeldGroupRequests), duration: duration}
 	s.heldCtx, s.heldCancel = context.WithCancel(sctx)
 	ops := make(map[string]handler, len(handlers)+len(groupOps))
@@ -455,4 +463,11 @@ func (s *Server) deleteTopicOffsets(ctx context.Context, name string) {
 	if err := s.groups.DeleteTopicOffsets(ctx, name); err != nil {
 		s.log.Warn("drop committed offsets of a deleted topic", "topic", name, "err", err)
 	}
+}
+
+// newInstanceID returns a random server instance id.
+func newInstanceID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
