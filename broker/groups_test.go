@@ -2,9 +2,9 @@ package broker
 
 import (
 	"context"
-	"slices"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 

@@ -389,7 +389,9 @@ func TestConsumerRestartRevocationTimeout(t *testing.T) {
 func TestConsumerStaticLeftSurvivesRestart(t *testing.T) {
 	h, ft := newConsumerHarness(t)
 	ft.set("t", 4)
-	join := func(member, instance string) *kmsg.ConsumerGroupHeartbeatResponse { return h.joinStatic("g", member, instance, "t") }
+	join := func(member, instance string) *kmsg.ConsumerGroupHeartbeatResponse {
+		return h.joinStatic("g", member, instance, "t")
+	}
 	ra, rb := join("a1", "ia"), join("b1", "ib")
 	epochs := map[string]int32{"a1": ra.MemberEpoch, "b1": rb.MemberEpoch}
 	owned := map[string]partitions{"a1": assigned(ra), "b1": assigned(rb)}

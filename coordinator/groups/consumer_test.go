@@ -348,7 +348,9 @@ func TestConsumerRebalanceTimeoutFences(t *testing.T) {
 func TestConsumerStaticMember(t *testing.T) {
 	h, ft := newConsumerHarness(t)
 	ft.set("t", 4)
-	join := func(member, instance string) *kmsg.ConsumerGroupHeartbeatResponse { return h.joinStatic("g", member, instance, "t") }
+	join := func(member, instance string) *kmsg.ConsumerGroupHeartbeatResponse {
+		return h.joinStatic("g", member, instance, "t")
+	}
 	ra := join("a1", "ia")
 	rb := join("b1", "ib")
 	epochs := map[string]int32{"a1": ra.MemberEpoch, "b1": rb.MemberEpoch}

@@ -113,10 +113,10 @@ type Server struct {
 	groups  *groups.Groups // nil: group ops are not served
 	// instance names this server, differently on every start: see opPing.
 	instance string
-	log     *slog.Logger
-	ctx     context.Context
-	cancel  context.CancelFunc
-	sem     chan struct{}
+	log      *slog.Logger
+	ctx      context.Context
+	cancel   context.CancelFunc
+	sem      chan struct{}
 	// heldSem bounds the requests held in a rebalance (heldOps), which
 	// do not take sem; heldCtx ends them when Close starts waiting.
 	heldSem    chan struct{}
