@@ -5,7 +5,8 @@
 #
 #   ./scripts/bench-produce.sh            # both stores
 #   STORES=dir ./scripts/bench-produce.sh # one store
-#   DURATION="${DURATION:-15s}"
+#   DURATION=30s ./scripts/bench-produce.sh
+DURATION="${DURATION:-15s}"
 STORES="${STORES:-dir minio}"
 . scripts/bench-lib.sh
 
