@@ -297,8 +297,11 @@ func (g *group) expireConsumerLocked(now time.Time) {
 // member commits with v9+ at its current epoch, or at an older one for the
 // partitions it has held since that epoch (a heartbeat moved it on before
 // it heard); else STALE_MEMBER_EPOCH, for the request or per partition
-// (the returned check, nil when every partition passes).
-func (g *group) validateConsumerCommitLocked(req *kmsg.OffsetCommitRequest) (*kerr.Error, func(topic string, p int32) *kerr.Error) {
+// (the returned check, nil when every partition passes). The check finds a
+// topic by the id the broker resolved for the commit (TopicID), else by
+// name in the group's last topic snapshot (none right after a restart,
+// until the group's first heartbeat).
+func (g *group) validateConsumerCommitLocked(req *kmsg.OffsetCommitRequest) (*kerr.Error, func(topic string, id topicID, p int32) *kerr.Error) {
 	c := g.mu.consumer
 	if req.Generation < 0 && len(c.members) == 0 {
 		return nil, nil // admin or manual commit to an empty group
@@ -317,15 +320,18 @@ func (g *group) validateConsumerCommitLocked(req *kmsg.OffsetCommitRequest) (*ke
 		return kerr.StaleMemberEpoch, nil
 	}
 	snap := c.sigSnap // names every topic the member can hold
-	return nil, func(topic string, p int32) *kerr.Error {
-		if snap == nil {
-			return kerr.StaleMemberEpoch
+	return nil, func(topic string, id topicID, p int32) *kerr.Error {
+		if id == (topicID{}) {
+			if snap == nil {
+				return kerr.StaleMemberEpoch
+			}
+			tm, ok := snap.byName[topic]
+			if !ok {
+				return kerr.StaleMemberEpoch
+			}
+			id = tm.id
 		}
-		tm, ok := snap.byName[topic]
-		if !ok {
-			return kerr.StaleMemberEpoch
-		}
-		if e, ok := m.since[tm.id][p]; !ok || e > req.Generation {
+		if e, ok := m.since[id][p]; !ok || e > req.Generation {
 			return kerr.StaleMemberEpoch
 		}
 		return nil

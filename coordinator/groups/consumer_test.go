@@ -618,3 +618,37 @@ func (h *harness) joinStatic(group, member, instance string, topics ...string) *
 	req.InstanceID = kmsg.StringPtr(instance)
 	return h.hb(req)
 }
+
+// TestConsumerCommitOldEpochAfterRestart: right after a restart, before
+// any heartbeat gave the group a topic snapshot, a KIP-1251 commit at an
+// older epoch is checked by the topic id the broker resolved for it.
+func TestConsumerCommitOldEpochAfterRestart(t *testing.T) {
+	h, ft := newConsumerHarness(t)
+	tid := ft.set("t", 4)
+	epochs, owned := h.stableConsumers("g", "a")
+	old := epochs["a"]
+	h.hb(joinHB("g", "b", "t"))
+	r := h.hb(fullHB("g", "a", old, owned["a"], "t")) // a revokes two
+	kept := assigned(r)
+	if r = h.hb(fullHB("g", "a", old, kept, "t")); r.MemberEpoch <= old {
+		t.Fatalf("a did not move on: %d", r.MemberEpoch)
+	}
+	var keptP, gaveP int32 = -1, -1
+	for _, l := range kept {
+		keptP = l[0]
+	}
+	for p := range int32(4) {
+		if !kept.has(tid, p) {
+			gaveP = p
+		}
+	}
+	h.restart()
+	withID := func(p int32) *kmsg.OffsetCommitRequest {
+		req := commitReq("g", "a", old, "t", p, 1)
+		req.Topics[0].TopicID = tid
+		return req
+	}
+	wantCode(t, "old epoch, kept partition, topic id", h.commit(withID(keptP)), nil)
+	wantCode(t, "old epoch, given away, topic id", h.commit(withID(gaveP)), kerr.StaleMemberEpoch)
+	wantCode(t, "old epoch, no topic id, no snapshot yet", h.commit(commitReq("g", "a", old, "t", keptP, 1)), kerr.StaleMemberEpoch)
+}

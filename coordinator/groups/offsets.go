@@ -75,7 +75,7 @@ func (gs *Groups) commit(req *kmsg.OffsetCommitRequest) commitCodes {
 	}
 	var (
 		err   *kerr.Error
-		check func(topic string, p int32) *kerr.Error
+		check func(topic string, id topicID, p int32) *kerr.Error
 	)
 	if g.mu.consumer != nil {
 		err, check = g.validateConsumerCommitLocked(req)
@@ -106,7 +106,7 @@ func (gs *Groups) commit(req *kmsg.OffsetCommitRequest) commitCodes {
 				continue
 			}
 			if check != nil {
-				if err := check(t.Topic, p.Partition); err != nil {
+				if err := check(t.Topic, t.TopicID, p.Partition); err != nil {
 					codes.parts[i][j] = err.Code
 					continue
 				}
