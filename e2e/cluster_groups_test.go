@@ -103,16 +103,7 @@ func TestClusterGroups(t *testing.T) {
 
 	t.Run("a broker, the coordinator and a member die", func(t *testing.T) {
 		w := workload{topic: "cluster-groups", partitions: 12, records: 36_000, baseTime: time.UnixMilli(1_700_000_000_000)}
-		adm := newAdmin(t, addrs[0])
-		if _, err := adm.CreateTopic(ctx, w.partitions, 1, nil, w.topic); err != nil {
-			t.Fatal(err)
-		}
-		prod, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.produce(t, prod)
-		prod.Close()
+		w.createAndProduce(t, newAdmin(t, addrs[0]), addrs...)
 
 		const group = "cluster-group"
 		seen := newSeenSet(w.records)
@@ -130,12 +121,7 @@ func TestClusterGroups(t *testing.T) {
 		survivor := addrs[0]
 		t.Logf("killed broker 2 after %d records", seen.count())
 		consumed := seen.count()
-		floetest.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
-			if got := seen.count(); got < min(consumed+2000, w.records) {
-				return fmt.Errorf("%d records consumed, %d when the broker died", got, consumed)
-			}
-			return nil
-		})
+		waitProgress(t, seen, consumed, 2000, w.records, "when the broker died")
 
 		// The coordinator restarts: the Stable group comes back with its
 		// members, who carry on in the same generation.
@@ -143,12 +129,7 @@ func TestClusterGroups(t *testing.T) {
 		c.coord.Kill()
 		c.startCoordinator()
 		t.Logf("coordinator restarted after %d records", consumed)
-		floetest.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
-			if got := seen.count(); got < min(consumed+2000, w.records) {
-				return fmt.Errorf("%d records consumed, %d at the restart", got, consumed)
-			}
-			return nil
-		})
+		waitProgress(t, seen, consumed, 2000, w.records, "at the restart")
 		for _, m := range members {
 			if g := m.generation(); g != generation {
 				t.Errorf("%s: generation %d after the broker died and the coordinator restarted, was %d", m.name, g, generation)
@@ -221,16 +202,7 @@ func TestClusterGroups(t *testing.T) {
 			}
 		}
 		w := workload{topic: "cluster-848", partitions: 12, records: 36_000, baseTime: time.UnixMilli(1_700_000_000_000)}
-		adm := newAdmin(t, seed)
-		if _, err := adm.CreateTopic(ctx, w.partitions, 1, nil, w.topic); err != nil {
-			t.Fatal(err)
-		}
-		prod, err := kgo.NewClient(kgo.SeedBrokers(seed), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.produce(t, prod)
-		prod.Close()
+		w.createAndProduce(t, newAdmin(t, seed), seed)
 		seen := newSeenSet(w.records)
 		var members []*groupMember
 		for i := range 3 {
@@ -251,12 +223,7 @@ func TestClusterGroups(t *testing.T) {
 		c.coord.Kill()
 		c.startCoordinator()
 		t.Logf("coordinator restarted after %d records", consumed)
-		floetest.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
-			if got := seen.count(); got < min(consumed+2000, w.records) {
-				return fmt.Errorf("%d records consumed, %d at the restart", got, consumed)
-			}
-			return nil
-		})
+		waitProgress(t, seen, consumed, 2000, w.records, "at the restart")
 		if n := rebalances(); n != settled {
 			t.Errorf("KIP-848 members saw %d assignment changes through a coordinator restart", n-settled)
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/floe-io/floe/internal/floetest"
@@ -59,15 +60,7 @@ func testGroupFailover(t *testing.T, kill func(*groupMember), within time.Durati
 	seeds := n.KafkaAddr()
 	adm := newAdmin(t, seeds)
 	w := workload{topic: "groups", partitions: 12, records: 24_000, baseTime: time.UnixMilli(1_700_000_000_000)}
-	if _, err := adm.CreateTopic(context.Background(), w.partitions, 1, nil, w.topic); err != nil {
-		t.Fatal(err)
-	}
-	prod, err := kgo.NewClient(kgo.SeedBrokers(seeds), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.produce(t, prod)
-	prod.Close()
+	w.createAndProduce(t, adm, seeds)
 
 	seen := newSeenSet(w.records)
 	var members []*groupMember
@@ -191,6 +184,33 @@ func testStaticMemberRestart(t *testing.T, extra ...kgo.Opt) {
 			t.Errorf("%s went through %d rebalances when the static member restarted", members[i].name, got-before[i])
 		}
 	}
+}
+
+// createAndProduce creates w's topic with adm and produces w through
+// seeds, each record to its partition.
+func (w workload) createAndProduce(t *testing.T, adm *kadm.Client, seeds ...string) {
+	t.Helper()
+	if _, err := adm.CreateTopic(context.Background(), w.partitions, 1, nil, w.topic); err != nil {
+		t.Fatal(err)
+	}
+	prod, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	w.produce(t, prod)
+}
+
+// waitProgress waits until the members consumed n more records than the
+// from they had consumed when something happened (what), or all of them.
+func waitProgress(t *testing.T, seen *seenSet, from, n, total int, what string) {
+	t.Helper()
+	floetest.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+		if got := seen.count(); got < min(from+n, total) {
+			return fmt.Errorf("%d records consumed, %d %s", got, from, what)
+		}
+		return nil
+	})
 }
 
 // waitConsuming waits until n records were consumed and every member owns

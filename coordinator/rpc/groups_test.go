@@ -31,9 +31,10 @@ type groupsEnv struct {
 	client *rpc.Client
 }
 
-func newGroupsEnv(t *testing.T) *groupsEnv {
+// openGroupsState opens a coordinator and a group coordinator in temp
+// dirs, closed when the test ends.
+func openGroupsState(t *testing.T) (*coordinator.Coordinator, *groups.Groups) {
 	t.Helper()
-	ns := natstest.Start(t)
 	c, err := coordinator.Open(coordinator.Options{Dir: t.TempDir(), Logger: testLogger()})
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +45,13 @@ func newGroupsEnv(t *testing.T) *groupsEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { gs.Close() })
+	return c, gs
+}
+
+func newGroupsEnv(t *testing.T) *groupsEnv {
+	t.Helper()
+	ns := natstest.Start(t)
+	c, gs := openGroupsState(t)
 	srv, err := rpc.ServeWith(context.Background(), natstest.Connect(t, ns), "test", c, rpc.ServerOptions{Logger: testLogger(), Groups: gs})
 	if err != nil {
 		t.Fatal(err)
@@ -290,16 +298,7 @@ func TestHeldJoinCoordinatorGone(t *testing.T) {
 	for _, restart := range []bool{false, true} {
 		t.Run(map[bool]string{false: "dies", true: "restarts"}[restart], func(t *testing.T) {
 			ns := natstest.Start(t)
-			c, err := coordinator.Open(coordinator.Options{Dir: t.TempDir(), Logger: testLogger()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { c.Close() })
-			gs, err := groups.Open(groups.Options{Dir: t.TempDir(), Logger: testLogger(), Topics: c})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { gs.Close() })
+			c, gs := openGroupsState(t)
 			srvConn := natstest.Connect(t, ns)
 			if _, err := rpc.ServeWith(context.Background(), srvConn, "test", c, rpc.ServerOptions{Logger: testLogger(), Groups: gs}); err != nil {
 				t.Fatal(err)
