@@ -44,10 +44,11 @@
 //	                               n partitions × (partition, high watermark))
 //
 // A group op's body is the Kafka request version (int16), the Kafka
-// client's id and host (str, str), the Kafka request body as kmsg encodes
-// it at that version (bytes), and for offset_commit the topics' ids (a
-// count and 16 bytes each: the broker resolved them; the body carries them
-// only from v10). Its reply body is the Kafka response body at the same
+// client's id and host (str, str), for offset_commit the topics' ids (a
+// count and 16 bytes each: the broker resolved them; the Kafka body carries
+// them only from v10), and last the Kafka request body as kmsg encodes it
+// at that version, to the end of the message (a later envelope field goes
+// before it). Its reply body is the Kafka response body at the same
 // version. JoinGroup and SyncGroup are held in a rebalance: they may ask
 // for up to 31 minutes and do not count against the server's concurrency
 // bound, so that a mass rebalance cannot stall commits. While one is held,

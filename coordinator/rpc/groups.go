@@ -91,20 +91,20 @@ var groupOps = map[string]groupOp{
 }
 
 // encGroupReq writes a group request: the Kafka request version, the
-// client's id and host, the request body (length-prefixed), and the topic
-// ids of an OffsetCommit's topics (which the body does not carry below
-// v10, and with which the coordinator stores the offsets).
+// client's id and host, for an OffsetCommit its topics' ids (which the body
+// does not carry below v10, and with which the coordinator stores the
+// offsets), and last the Kafka request body, appended in place.
 func encGroupReq(e *encoder, c groups.Client, req kmsg.Request) {
 	e.varint(int64(req.GetVersion()))
 	e.str(c.ID)
 	e.str(c.Host)
-	e.bytes(req.AppendTo(nil))
 	if oc, ok := req.(*kmsg.OffsetCommitRequest); ok {
 		e.uvarint(uint64(len(oc.Topics)))
 		for _, t := range oc.Topics {
 			e.id(coordinator.TopicID(t.TopicID))
 		}
 	}
+	e.b = req.AppendTo(e.b)
 }
 
 // decGroupReq reads a group request of the Kafka API key.
@@ -112,10 +112,18 @@ func decGroupReq(d *decoder, key kmsg.Key) (groups.Client, kmsg.Request) {
 	var c groups.Client
 	v := d.int16()
 	c.ID, c.Host = d.str(), d.str()
-	body := d.bytes()
+	var ids []coordinator.TopicID
+	if key == kmsg.OffsetCommit {
+		n := d.count(16)
+		for i := 0; i < n && d.err == nil; i++ {
+			ids = append(ids, d.id())
+		}
+	}
 	if d.err != nil {
 		return c, nil
 	}
+	body := d.b[d.off:]
+	d.off = len(d.b)
 	req := kmsg.RequestForKey(int16(key))
 	if v < 0 || v > req.MaxVersion() {
 		d.fail("%s version %d", key.Name(), v)
@@ -127,13 +135,12 @@ func decGroupReq(d *decoder, key kmsg.Key) (groups.Client, kmsg.Request) {
 		return c, nil
 	}
 	if oc, ok := req.(*kmsg.OffsetCommitRequest); ok {
-		n := d.count(16)
-		if d.err == nil && n != len(oc.Topics) {
-			d.fail("offset commit: %d topic ids for %d topics", n, len(oc.Topics))
+		if len(ids) != len(oc.Topics) {
+			d.fail("offset commit: %d topic ids for %d topics", len(ids), len(oc.Topics))
 			return c, nil
 		}
-		for i := 0; i < n && d.err == nil; i++ {
-			oc.Topics[i].TopicID = d.id()
+		for i, id := range ids {
+			oc.Topics[i].TopicID = id
 		}
 	}
 	return c, req
