@@ -20,8 +20,9 @@ func (b *Broker) handleListGroups(ctx context.Context, r *request) (kmsg.Respons
 			// Every broker serves every group, but like a Kafka broker
 			// each lists only its share (see groupLister): clients ask
 			// every broker and merge, and some (kafkajs) concatenate.
+			live := b.liveBrokers()
 			resp.Groups = slices.DeleteFunc(resp.Groups, func(g kmsg.ListGroupsResponseGroup) bool {
-				return b.groupLister(g.Group).nodeID != b.opts.NodeID
+				return groupLister(live, g.Group).nodeID != b.opts.NodeID
 			})
 			return resp, nil
 		}

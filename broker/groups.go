@@ -39,8 +39,7 @@ func (b *Broker) SetGroups(g GroupCoordinator) { b.groups = g }
 // groupLister is the broker whose ListGroups lists a group: a stable hash
 // of the group over the live brokers, so that clients, which ask every
 // broker and merge the answers, see each group once.
-func (b *Broker) groupLister(group string) brokerInfo {
-	live := b.liveBrokers()
+func groupLister(live []brokerInfo, group string) brokerInfo {
 	h := fnv.New32a()
 	h.Write([]byte(group))
 	return live[h.Sum32()%uint32(len(live))]

@@ -1,8 +1,6 @@
 package broker
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -13,6 +11,8 @@ import (
 
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/coordinator/groups"
+	"github.com/floe-io/floe/coordinator/rpc"
+	"github.com/floe-io/floe/internal/natstest"
 )
 
 // newGroupsBroker returns a broker with a fake coordinator holding topic
@@ -364,57 +364,16 @@ func TestEveryBrokerServesGroups(t *testing.T) {
 	}
 }
 
-// downGroups is a group coordinator that never answers, as the cluster's
-// is while it is down.
-type downGroups struct{}
-
-var errDown = errors.New("coordinator unavailable")
-
-func (downGroups) JoinGroup(context.Context, groups.Client, *kmsg.JoinGroupRequest) (*kmsg.JoinGroupResponse, error) {
-	return nil, errDown
-}
-func (downGroups) SyncGroup(context.Context, *kmsg.SyncGroupRequest) (*kmsg.SyncGroupResponse, error) {
-	return nil, errDown
-}
-func (downGroups) Heartbeat(context.Context, *kmsg.HeartbeatRequest) (*kmsg.HeartbeatResponse, error) {
-	return nil, errDown
-}
-func (downGroups) LeaveGroup(context.Context, *kmsg.LeaveGroupRequest) (*kmsg.LeaveGroupResponse, error) {
-	return nil, errDown
-}
-func (downGroups) OffsetCommit(context.Context, *kmsg.OffsetCommitRequest) (*kmsg.OffsetCommitResponse, error) {
-	return nil, errDown
-}
-func (downGroups) OffsetFetch(context.Context, *kmsg.OffsetFetchRequest) (*kmsg.OffsetFetchResponse, error) {
-	return nil, errDown
-}
-func (downGroups) OffsetDelete(context.Context, *kmsg.OffsetDeleteRequest) (*kmsg.OffsetDeleteResponse, error) {
-	return nil, errDown
-}
-func (downGroups) DescribeGroups(context.Context, *kmsg.DescribeGroupsRequest) (*kmsg.DescribeGroupsResponse, error) {
-	return nil, errDown
-}
-func (downGroups) ListGroups(context.Context, *kmsg.ListGroupsRequest) (*kmsg.ListGroupsResponse, error) {
-	return nil, errDown
-}
-func (downGroups) DeleteGroups(context.Context, *kmsg.DeleteGroupsRequest) (*kmsg.DeleteGroupsResponse, error) {
-	return nil, errDown
-}
-func (downGroups) ConsumerGroupHeartbeat(context.Context, groups.Client, *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, error) {
-	return nil, errDown
-}
-func (downGroups) ConsumerGroupDescribe(context.Context, *kmsg.ConsumerGroupDescribeRequest) (*kmsg.ConsumerGroupDescribeResponse, error) {
-	return nil, errDown
-}
-
-// TestGroupCoordinatorDown: while the group coordinator does not answer,
-// every group API answers COORDINATOR_NOT_AVAILABLE (retriable: clients
-// find the coordinator again), in the shape of its response.
+// TestGroupCoordinatorDown: while the cluster's group coordinator does not
+// answer (a real NATS server, no coordinator subscribed), every group API
+// answers COORDINATOR_NOT_AVAILABLE (retriable: clients find the
+// coordinator again), in the shape of its response.
 func TestGroupCoordinatorDown(t *testing.T) {
 	f := newFakeCoordinator()
 	f.addTopic("t", 4, nil)
 	b := newAdminBroker(t, f)
-	b.SetGroups(downGroups{})
+	nc := natstest.Connect(t, natstest.Start(t))
+	b.SetGroups(rpc.NewClient(nc, "test", rpc.ClientOptions{Timeout: time.Second}).Groups())
 	const na = 15 // COORDINATOR_NOT_AVAILABLE
 	if na != kerr.CoordinatorNotAvailable.Code {
 		t.Fatal("code")
