@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/ingest"
 	"github.com/floe-io/floe/record"
 )
@@ -37,7 +37,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Res
 	var (
 		batches []ingest.Batch
 		parts   []producePartition
-		topics  = make(map[string]coordinator.Topic, len(req.Topics))
+		topics  = make(map[string]coordapi.Topic, len(req.Topics))
 	)
 	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
@@ -91,7 +91,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Res
 	return func() (kmsg.Response, error) {
 		if pending != nil || appendErr != nil {
 			var (
-				results []coordinator.BatchResult
+				results []coordapi.BatchResult
 				err     = appendErr
 			)
 			if err == nil {
@@ -138,7 +138,7 @@ func produceErrorCode(err error) int16 {
 }
 
 // produceTopic looks a topic up once per request.
-func (b *Broker) produceTopic(ctx context.Context, seen map[string]coordinator.Topic, name string) (coordinator.Topic, error) {
+func (b *Broker) produceTopic(ctx context.Context, seen map[string]coordapi.Topic, name string) (coordapi.Topic, error) {
 	if t, ok := seen[name]; ok {
 		return t, nil
 	}
@@ -152,7 +152,7 @@ func (b *Broker) produceTopic(ctx context.Context, seen map[string]coordinator.T
 
 // validatePartition checks every batch of one partition's records, as Kafka
 // does before appending any: all are appended or none.
-func (b *Broker) validatePartition(t coordinator.Topic, partition int32, records []byte) ([]ingest.Batch, error) {
+func (b *Broker) validatePartition(t coordapi.Topic, partition int32, records []byte) ([]ingest.Batch, error) {
 	raw, err := record.Split(records)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", kerr.CorruptMessage, err)
@@ -162,7 +162,7 @@ func (b *Broker) validatePartition(t coordinator.Topic, partition int32, records
 	}
 	maxBytes := configInt(t, "max.message.bytes")
 	compacted := strings.Contains(t.Config("cleanup.policy"), "compact")
-	kvIndexed := strings.EqualFold(t.Config(coordinator.ConfigKVIndexEnabled), "true")
+	kvIndexed := strings.EqualFold(t.Config(coordapi.ConfigKVIndexEnabled), "true")
 	out := make([]ingest.Batch, 0, len(raw))
 	for _, data := range raw {
 		h, err := record.Validate(data)
@@ -174,7 +174,7 @@ func (b *Broker) validatePartition(t coordinator.Topic, partition int32, records
 		case h.Transactional() || h.Control():
 			return nil, fmt.Errorf("%w: transactional and control batches are not supported", kerr.InvalidRecord)
 		}
-		var keys []coordinator.KeyEntry
+		var keys []coordapi.KeyEntry
 		switch {
 		case kvIndexed:
 			if keys, err = b.extractKeys(data, compacted); err != nil {
@@ -187,7 +187,7 @@ func (b *Broker) validatePartition(t coordinator.Topic, partition int32, records
 		}
 		out = append(out, ingest.Batch{
 			Data: data,
-			Commit: coordinator.CommitBatch{
+			Commit: coordapi.CommitBatch{
 				TopicID:         t.ID,
 				Partition:       partition,
 				LastOffsetDelta: h.LastOffsetDelta,
@@ -226,9 +226,9 @@ func requireKeys(data []byte) error {
 // extractKeys returns every keyed record's (key, offset delta, tombstone)
 // for the key index, decompressing as needed. Records without a key are
 // skipped and counted (on a compacted topic they reject the batch).
-func (b *Broker) extractKeys(data []byte, compacted bool) ([]coordinator.KeyEntry, error) {
+func (b *Broker) extractKeys(data []byte, compacted bool) ([]coordapi.KeyEntry, error) {
 	var (
-		keys    []coordinator.KeyEntry
+		keys    []coordapi.KeyEntry
 		nullKey int64
 	)
 	err := record.Records(data, func(rec *record.Record) error {
@@ -240,7 +240,7 @@ func (b *Broker) extractKeys(data []byte, compacted bool) ([]coordinator.KeyEntr
 			return nil
 		}
 		// rec.Key aliases a decompression buffer valid only in this call.
-		keys = append(keys, coordinator.KeyEntry{Key: bytes.Clone(rec.Key), OffsetDelta: rec.OffsetDelta, Tombstone: rec.Value == nil})
+		keys = append(keys, coordapi.KeyEntry{Key: bytes.Clone(rec.Key), OffsetDelta: rec.OffsetDelta, Tombstone: rec.Value == nil})
 		return nil
 	})
 	if errors.Is(err, errMissingKey) {

@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/record"
 )
 
@@ -83,7 +83,7 @@ func (b *Broker) fetchOnce(ctx context.Context, req *kmsg.FetchRequest, rotate i
 		budget = 50 << 20
 	}
 	type readable struct {
-		id coordinator.TopicID
+		id coordapi.TopicID
 		rp *kmsg.FetchRequestTopicPartition
 		sp *kmsg.FetchResponseTopicPartition
 	}
@@ -100,11 +100,11 @@ func (b *Broker) fetchOnce(ctx context.Context, req *kmsg.FetchRequest, rotate i
 		*st = kmsg.NewFetchResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		var (
-			t    coordinator.Topic
+			t    coordapi.Topic
 			terr error
 		)
 		if req.Version >= 13 {
-			t, terr = b.topics.byID(ctx, coordinator.TopicID(rt.TopicID))
+			t, terr = b.topics.byID(ctx, coordapi.TopicID(rt.TopicID))
 		} else {
 			t, terr = b.topics.byName(ctx, rt.Topic)
 		}
@@ -152,7 +152,7 @@ func (b *Broker) fetchOnce(ctx context.Context, req *kmsg.FetchRequest, rotate i
 
 // fetchPartition fills sp with the batches from rp.FetchOffset on, up to
 // limit bytes (at least one batch when limit > 0), patched for the wire.
-func (b *Broker) fetchPartition(ctx context.Context, id coordinator.TopicID, rp kmsg.FetchRequestTopicPartition, limit int, sp *kmsg.FetchResponseTopicPartition) (int, error) {
+func (b *Broker) fetchPartition(ctx context.Context, id coordapi.TopicID, rp kmsg.FetchRequestTopicPartition, limit int, sp *kmsg.FetchResponseTopicPartition) (int, error) {
 	if limit <= 0 {
 		st, err := b.coord.PartitionState(ctx, id, rp.Partition)
 		if err != nil {
@@ -165,7 +165,7 @@ func (b *Broker) fetchPartition(ctx context.Context, id coordinator.TopicID, rp 
 	found, ok := b.tails.find(tp, rp.FetchOffset, int32(limit))
 	var err error
 	if !ok {
-		found, err = b.coord.FindBatches(ctx, coordinator.FindBatchesRequest{
+		found, err = b.coord.FindBatches(ctx, coordapi.FindBatchesRequest{
 			TopicID:   id,
 			Partition: rp.Partition,
 			Offset:    rp.FetchOffset,

@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 // ListOffsets: v1-v8. v0 (the old multi-offset form) is not served. v2+
@@ -84,7 +84,7 @@ func (b *Broker) handleListOffsets(ctx context.Context, r *request) (kmsg.Respon
 // The leader epoch is the one of the returned offset: leaderEpoch, except
 // for a partition that never had a record, whose epoch history is empty
 // (-1, as Kafka answers).
-func (b *Broker) listOffset(ctx context.Context, id coordinator.TopicID, partition int32, timestamp int64) (offset, ts int64, epoch int32, err error) {
+func (b *Broker) listOffset(ctx context.Context, id coordapi.TopicID, partition int32, timestamp int64) (offset, ts int64, epoch int32, err error) {
 	offset, ts, err = b.coord.ListOffset(ctx, id, partition, timestamp)
 	if err != nil {
 		return -1, -1, -1, byName(err)
@@ -92,7 +92,7 @@ func (b *Broker) listOffset(ctx context.Context, id coordinator.TopicID, partiti
 	if offset < 0 {
 		return -1, -1, -1, nil
 	}
-	if timestamp >= 0 || timestamp == coordinator.TimestampMax {
+	if timestamp >= 0 || timestamp == coordapi.TimestampMax {
 		if o, t, err := b.exactTimestampOffset(ctx, id, partition, timestamp, offset); err == nil {
 			offset, ts = o, t
 		} else {
@@ -103,9 +103,9 @@ func (b *Broker) listOffset(ctx context.Context, id coordinator.TopicID, partiti
 	}
 	if offset == 0 {
 		switch timestamp {
-		case coordinator.TimestampLatest:
+		case coordapi.TimestampLatest:
 			return 0, ts, -1, nil // the high watermark is 0: never written
-		case coordinator.TimestampEarliest, coordinator.TimestampEarliestLocal:
+		case coordapi.TimestampEarliest, coordapi.TimestampEarliestLocal:
 			ps, err := b.coord.PartitionState(ctx, id, partition)
 			if err != nil {
 				return -1, -1, -1, byName(err)
@@ -135,7 +135,7 @@ func checkLeaderEpoch(current int32) *kerr.Error {
 
 // topicLookup is a topic looked up once per request, or why it could not be.
 type topicLookup struct {
-	t   coordinator.Topic
+	t   coordapi.Topic
 	err error
 }
 

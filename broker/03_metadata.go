@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 // Metadata: v0-v12. v9+ flexible; v10+ topic ids; v12 null topic names.
@@ -47,7 +47,7 @@ func (b *Broker) self() brokerInfo {
 
 // leaderFor spreads partition leadership over the live brokers by a stable
 // hash of topic id and partition.
-func leaderFor(id coordinator.TopicID, partition int32, brokers []brokerInfo) int32 {
+func leaderFor(id coordapi.TopicID, partition int32, brokers []brokerInfo) int32 {
 	if len(brokers) == 1 {
 		return brokers[0].nodeID
 	}
@@ -83,7 +83,7 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request) (kmsg.Response,
 	autoCreate := b.opts.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
 	for _, rt := range req.Topics {
 		var (
-			t   coordinator.Topic
+			t   coordapi.Topic
 			err error
 		)
 		switch {
@@ -93,7 +93,7 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request) (kmsg.Response,
 				t, err = b.autoCreate(ctx, *rt.Topic)
 			}
 		case rt.TopicID != [16]byte{}:
-			t, err = b.coord.TopicByID(ctx, coordinator.TopicID(rt.TopicID))
+			t, err = b.coord.TopicByID(ctx, coordapi.TopicID(rt.TopicID))
 		default:
 			err = kerr.InvalidRequest
 		}
@@ -111,8 +111,8 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request) (kmsg.Response,
 
 // autoCreate creates a topic with the cluster defaults; a concurrent creation
 // by another client is not an error.
-func (b *Broker) autoCreate(ctx context.Context, name string) (coordinator.Topic, error) {
-	t, err := b.coord.CreateTopic(ctx, coordinator.CreateTopicRequest{Name: name, Partitions: b.opts.DefaultPartitions, ReplicationFactor: -1})
+func (b *Broker) autoCreate(ctx context.Context, name string) (coordapi.Topic, error) {
+	t, err := b.coord.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: name, Partitions: b.opts.DefaultPartitions, ReplicationFactor: -1})
 	if errors.Is(err, kerr.TopicAlreadyExists) {
 		return b.coord.Topic(ctx, name)
 	}
@@ -122,7 +122,7 @@ func (b *Broker) autoCreate(ctx context.Context, name string) (coordinator.Topic
 	return t, err
 }
 
-func (b *Broker) metadataTopic(t coordinator.Topic, brokers []brokerInfo) kmsg.MetadataResponseTopic {
+func (b *Broker) metadataTopic(t coordapi.Topic, brokers []brokerInfo) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	mt.Topic = &name

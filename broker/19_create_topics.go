@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 // CreateTopics: v0-v7. v1+ validate-only and error messages; v5+ flexible,
@@ -49,7 +49,7 @@ func (b *Broker) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respo
 		st.TopicID = t.ID
 		st.NumPartitions = t.Partitions
 		st.ReplicationFactor = 1
-		for _, e := range coordinator.DescribeTopicConfig(t) {
+		for _, e := range coordapi.DescribeTopicConfig(t) {
 			c := kmsg.NewCreateTopicsResponseTopicConfig()
 			c.Name = e.Name
 			c.Value = kmsg.StringPtr(e.Value)
@@ -68,14 +68,14 @@ func (b *Broker) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respo
 
 // createTopic validates one requested topic the way Kafka does before the
 // coordinator creates it (or, validate-only, checks that it could).
-func (b *Broker) createTopic(ctx context.Context, rt kmsg.CreateTopicsRequestTopic, validateOnly bool) (coordinator.Topic, error) {
+func (b *Broker) createTopic(ctx context.Context, rt kmsg.CreateTopicsRequestTopic, validateOnly bool) (coordapi.Topic, error) {
 	partitions := rt.NumPartitions
 	if len(rt.ReplicaAssignment) > 0 {
 		if rt.NumPartitions != -1 || rt.ReplicationFactor != -1 {
-			return coordinator.Topic{}, fmt.Errorf("%w: Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.", kerr.InvalidRequest)
+			return coordapi.Topic{}, fmt.Errorf("%w: Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.", kerr.InvalidRequest)
 		}
 		if err := b.checkCreateAssignment(rt.ReplicaAssignment); err != nil {
-			return coordinator.Topic{}, err
+			return coordapi.Topic{}, err
 		}
 		partitions = int32(len(rt.ReplicaAssignment))
 	}
@@ -97,9 +97,9 @@ func (b *Broker) createTopic(ctx context.Context, rt kmsg.CreateTopicsRequestTop
 		configs[c.Name] = *c.Value
 	}
 	if len(nulls) > 0 {
-		return coordinator.Topic{}, fmt.Errorf("%w: Null value not supported for topic configs: %s", kerr.InvalidConfig, strings.Join(nulls, ","))
+		return coordapi.Topic{}, fmt.Errorf("%w: Null value not supported for topic configs: %s", kerr.InvalidConfig, strings.Join(nulls, ","))
 	}
-	return b.coord.CreateTopic(ctx, coordinator.CreateTopicRequest{
+	return b.coord.CreateTopic(ctx, coordapi.CreateTopicRequest{
 		Name:              rt.Topic,
 		Partitions:        partitions,
 		ReplicationFactor: rt.ReplicationFactor,
@@ -160,7 +160,7 @@ func adminErrorMessage(err error) *string {
 	if err == nil {
 		return nil
 	}
-	var ke *coordinator.KafkaError
+	var ke *coordapi.KafkaError
 	if errors.As(err, &ke) && ke.Message != "" {
 		msg := ke.Message
 		return &msg

@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 // DeleteTopics: v0-v6. v4+ flexible; v5+ error messages; v6 names each
@@ -48,7 +48,7 @@ func (b *Broker) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respo
 		case rt.Topic != nil && names[*rt.Topic] > 1:
 			err = fmt.Errorf("%w: Duplicate topic name.", kerr.InvalidRequest)
 		case rt.Topic != nil:
-			var id coordinator.TopicID
+			var id coordapi.TopicID
 			id, err = b.coord.DeleteTopic(ctx, *rt.Topic)
 			if err == nil {
 				st.TopicID = id
@@ -59,9 +59,9 @@ func (b *Broker) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respo
 			err = fmt.Errorf("%w: Duplicate topic id.", kerr.InvalidRequest)
 		default:
 			var name string
-			name, err = b.coord.DeleteTopicByID(ctx, coordinator.TopicID(rt.TopicID))
+			name, err = b.coord.DeleteTopicByID(ctx, coordapi.TopicID(rt.TopicID))
 			if errors.Is(err, kerr.UnknownTopicOrPartition) {
-				err = fmt.Errorf("%w: Topic id %s does not exist.", kerr.UnknownTopicID, coordinator.TopicID(rt.TopicID))
+				err = fmt.Errorf("%w: Topic id %s does not exist.", kerr.UnknownTopicID, coordapi.TopicID(rt.TopicID))
 			}
 			if err == nil {
 				st.Topic = kmsg.StringPtr(name)

@@ -7,7 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 // InitProducerId: v0-v4. v2+ flexible; v3+ carries the current producer id
@@ -23,7 +23,7 @@ func (b *Broker) handleInitProducerID(ctx context.Context, r *request) (kmsg.Res
 	req := r.req.(*kmsg.InitProducerIDRequest)
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
-	out, err := b.coord.InitProducerID(ctx, coordinator.InitProducerIDRequest{
+	out, err := b.coord.InitProducerID(ctx, coordapi.InitProducerIDRequest{
 		TransactionalID: req.TransactionalID,
 		TimeoutMs:       req.TransactionTimeoutMillis,
 		ProducerID:      req.ProducerID,

@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 // DescribeConfigs: v0-v4. v1+ config sources and synonyms; v3+ config types
@@ -124,7 +124,7 @@ func (b *Broker) topicConfigEntries(ctx context.Context, name string) ([]configE
 	if err != nil {
 		return nil, err
 	}
-	described := coordinator.DescribeTopicConfig(t)
+	described := coordapi.DescribeTopicConfig(t)
 	out := make([]configEntry, 0, len(described))
 	for _, d := range described {
 		e := configEntry{
@@ -140,7 +140,7 @@ func (b *Broker) topicConfigEntries(ctx context.Context, name string) ([]configE
 			e.synonyms = append(e.synonyms, configSynonym{d.Name, d.Value, e.source})
 		}
 		if d.BrokerSynonym != "" {
-			def, _ := coordinator.LookupTopicConfig(d.Name)
+			def, _ := coordapi.LookupTopicConfig(d.Name)
 			e.synonyms = append(e.synonyms, configSynonym{d.BrokerSynonym, def.Default, kmsg.ConfigSourceDefaultConfig})
 		}
 		out = append(out, e)
@@ -182,7 +182,7 @@ const (
 // tools read.
 func (b *Broker) brokerConfigEntries() []configEntry {
 	var out []configEntry
-	add := func(name, value, kafkaDefault string, typ coordinator.ConfigType, doc string) {
+	add := func(name, value, kafkaDefault string, typ coordapi.ConfigType, doc string) {
 		source := kmsg.ConfigSourceStaticBrokerConfig
 		if value == kafkaDefault {
 			source = kmsg.ConfigSourceDefaultConfig
@@ -195,7 +195,7 @@ func (b *Broker) brokerConfigEntries() []configEntry {
 		out = append(out, e)
 	}
 	seen := make(map[string]bool)
-	for _, d := range coordinator.TopicConfigDefs {
+	for _, d := range coordapi.TopicConfigDefs {
 		if d.BrokerSynonym == "" || seen[d.BrokerSynonym] {
 			continue
 		}
@@ -204,29 +204,29 @@ func (b *Broker) brokerConfigEntries() []configEntry {
 	}
 	nodeID := strconv.Itoa(int(b.opts.NodeID))
 	i32 := func(v int32) string { return strconv.Itoa(int(v)) }
-	add("auto.create.topics.enable", strconv.FormatBool(b.opts.AutoCreateTopics), "true", coordinator.ConfigTypeBoolean,
+	add("auto.create.topics.enable", strconv.FormatBool(b.opts.AutoCreateTopics), "true", coordapi.ConfigTypeBoolean,
 		"Whether Metadata creates a missing topic when the client allows it.")
-	add("broker.id", nodeID, "-1", coordinator.ConfigTypeInt, "This broker's node id.")
+	add("broker.id", nodeID, "-1", coordapi.ConfigTypeInt, "This broker's node id.")
 	if b.opts.Rack != "" {
-		add("broker.rack", b.opts.Rack, "", coordinator.ConfigTypeString, "This broker's rack.")
+		add("broker.rack", b.opts.Rack, "", coordapi.ConfigTypeString, "This broker's rack.")
 	}
-	add("default.replication.factor", "1", "1", coordinator.ConfigTypeInt,
+	add("default.replication.factor", "1", "1", coordapi.ConfigTypeInt,
 		"The replication factor of new topics; object storage replicates the data, so every partition has one replica.")
-	add("delete.topic.enable", "true", "true", coordinator.ConfigTypeBoolean, "Topics can be deleted.")
-	add(coordinator.ConfigKVIndexEnabled, strconv.FormatBool(b.opts.KVIndexEnabled), "false", coordinator.ConfigTypeBoolean,
+	add("delete.topic.enable", "true", "true", coordapi.ConfigTypeBoolean, "Topics can be deleted.")
+	add(coordapi.ConfigKVIndexEnabled, strconv.FormatBool(b.opts.KVIndexEnabled), "false", coordapi.ConfigTypeBoolean,
 		"floe: the cluster switch (--kv-index-enabled) without which no topic may turn kv.index.enabled on.")
-	add("node.id", nodeID, "-1", coordinator.ConfigTypeInt, "This broker's node id.")
-	add("num.partitions", i32(b.opts.DefaultPartitions), "1", coordinator.ConfigTypeInt,
+	add("node.id", nodeID, "-1", coordapi.ConfigTypeInt, "This broker's node id.")
+	add("num.partitions", i32(b.opts.DefaultPartitions), "1", coordapi.ConfigTypeInt,
 		"The partition count of topics created without one.")
-	add("offsets.topic.replication.factor", "1", "3", coordinator.ConfigTypeShort,
+	add("offsets.topic.replication.factor", "1", "3", coordapi.ConfigTypeShort,
 		"Committed offsets live in the batch coordinator, which object storage and its log make durable.")
-	add("socket.request.max.bytes", i32(b.opts.MaxRequestBytes), strconv.Itoa(kafkaDefaultSocketRequestMaxBytes), coordinator.ConfigTypeInt,
+	add("socket.request.max.bytes", i32(b.opts.MaxRequestBytes), strconv.Itoa(kafkaDefaultSocketRequestMaxBytes), coordapi.ConfigTypeInt,
 		"The largest request frame the broker reads; a larger one closes the connection.")
-	add("transaction.max.timeout.ms", strconv.Itoa(transactionMaxTimeoutMs), strconv.Itoa(transactionMaxTimeoutMs), coordinator.ConfigTypeInt,
+	add("transaction.max.timeout.ms", strconv.Itoa(transactionMaxTimeoutMs), strconv.Itoa(transactionMaxTimeoutMs), coordapi.ConfigTypeInt,
 		"The largest transaction timeout InitProducerId accepts.")
-	add("transaction.state.log.min.isr", "1", "2", coordinator.ConfigTypeInt,
+	add("transaction.state.log.min.isr", "1", "2", coordapi.ConfigTypeInt,
 		"Producer state lives in the batch coordinator, which object storage and its log make durable.")
-	add("transaction.state.log.replication.factor", "1", "3", coordinator.ConfigTypeShort,
+	add("transaction.state.log.replication.factor", "1", "3", coordapi.ConfigTypeShort,
 		"Producer state lives in the batch coordinator, which object storage and its log make durable.")
 	slices.SortFunc(out, func(a, b configEntry) int { return strings.Compare(a.name, b.name) })
 	return out

@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 // AlterConfigs: v0-v2. v1 adds nothing; v2+ flexible. The legacy form:
@@ -27,13 +27,13 @@ func (b *Broker) handleAlterConfigs(ctx context.Context, r *request) (kmsg.Respo
 	for i, rr := range req.Resources {
 		sr := kmsg.NewAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		ops := make([]coordinator.ConfigOp, 0, len(rr.Configs))
+		ops := make([]coordapi.ConfigOp, 0, len(rr.Configs))
 		var nulls []string
 		for _, c := range rr.Configs {
 			if c.Value == nil {
 				nulls = append(nulls, c.Name)
 			}
-			ops = append(ops, coordinator.ConfigOp{Name: c.Name, Op: coordinator.OpSet, Value: c.Value})
+			ops = append(ops, coordapi.ConfigOp{Name: c.Name, Op: coordapi.OpSet, Value: c.Value})
 		}
 		var err error
 		switch {
@@ -79,7 +79,7 @@ func duplicateResources(n int, resource func(int) (kmsg.ConfigResourceType, stri
 // coordinator, which validates every op (unknown names, bad values,
 // APPEND/SUBTRACT on non-list keys are INVALID_CONFIG); broker configs are
 // static.
-func (b *Broker) alterConfigs(ctx context.Context, typ kmsg.ConfigResourceType, name string, ops []coordinator.ConfigOp, incremental, validateOnly bool) error {
+func (b *Broker) alterConfigs(ctx context.Context, typ kmsg.ConfigResourceType, name string, ops []coordapi.ConfigOp, incremental, validateOnly bool) error {
 	seen := make(map[string]bool, len(ops))
 	for _, op := range ops {
 		if seen[op.Name] {

@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 // IncrementalAlterConfigs: v0-v1. v1+ flexible. Each op (SET, DELETE,
@@ -46,20 +46,20 @@ func (b *Broker) handleIncrementalAlterConfigs(ctx context.Context, r *request) 
 }
 
 func (b *Broker) incrementalAlterConfigs(ctx context.Context, rr kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) error {
-	ops := make([]coordinator.ConfigOp, 0, len(rr.Configs))
+	ops := make([]coordapi.ConfigOp, 0, len(rr.Configs))
 	var nulls []string
 	for _, c := range rr.Configs {
 		op := int8(c.Op)
 		switch op {
-		case coordinator.OpSet, coordinator.OpAppend, coordinator.OpSubtract:
+		case coordapi.OpSet, coordapi.OpAppend, coordapi.OpSubtract:
 			if c.Value == nil {
 				nulls = append(nulls, c.Name)
 			}
-		case coordinator.OpDelete:
+		case coordapi.OpDelete:
 		default:
 			return fmt.Errorf("%w: Unknown alter config operation %d for config %s", kerr.InvalidRequest, op, c.Name)
 		}
-		ops = append(ops, coordinator.ConfigOp{Name: c.Name, Op: op, Value: c.Value})
+		ops = append(ops, coordapi.ConfigOp{Name: c.Name, Op: op, Value: c.Value})
 	}
 	if len(nulls) > 0 {
 		return fmt.Errorf("%w: Null value not supported for : %s", kerr.InvalidRequest, strings.Join(nulls, ", "))

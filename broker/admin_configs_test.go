@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 func describeConfigsRequest(resources ...kmsg.DescribeConfigsRequestResource) *kmsg.DescribeConfigsRequest {
@@ -52,7 +52,7 @@ func TestDescribeTopicConfigs(t *testing.T) {
 				if len(resp.Resources) != 5 {
 					t.Fatalf("got %d resources, want 5", len(resp.Resources))
 				}
-				if n := len(resp.Resources[4].Configs); n != len(coordinator.TopicConfigDefs) {
+				if n := len(resp.Resources[4].Configs); n != len(coordapi.TopicConfigDefs) {
 					t.Errorf("empty config names: %d configs, want all", n)
 				}
 				all, unknown, filtered, logger := resp.Resources[0], resp.Resources[1], resp.Resources[2], resp.Resources[3]
@@ -60,10 +60,10 @@ func TestDescribeTopicConfigs(t *testing.T) {
 				if all.ErrorCode != 0 || all.ResourceName != "t" || all.ResourceType != kmsg.ConfigResourceTypeTopic {
 					t.Fatalf("topic t: code %d (%s)", all.ErrorCode, showStr(all.ErrorMessage))
 				}
-				if len(all.Configs) != len(coordinator.TopicConfigDefs) {
-					t.Errorf("topic t: %d configs, want every topic config (%d)", len(all.Configs), len(coordinator.TopicConfigDefs))
+				if len(all.Configs) != len(coordapi.TopicConfigDefs) {
+					t.Errorf("topic t: %d configs, want every topic config (%d)", len(all.Configs), len(coordapi.TopicConfigDefs))
 				}
-				for _, d := range coordinator.TopicConfigDefs {
+				for _, d := range coordapi.TopicConfigDefs {
 					c, ok := configByName(all.Configs, d.Name)
 					if !ok {
 						t.Errorf("topic t: %s missing", d.Name)
@@ -420,7 +420,7 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 
 func coordinatorDefault(t *testing.T, name string) string {
 	t.Helper()
-	d, ok := coordinator.LookupTopicConfig(name)
+	d, ok := coordapi.LookupTopicConfig(name)
 	if !ok {
 		t.Fatalf("no topic config %s", name)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/objectstore"
 	"github.com/floe-io/floe/record"
@@ -73,7 +74,7 @@ func TestCoordinatorTopicAdmin(t *testing.T) {
 		checkResult(t, "create "+st.Topic, st.ErrorCode, st.ErrorMessage, w.code, w.msg)
 	}
 	plain := cresp.Topics[2]
-	if plain.NumPartitions != 4 || plain.ReplicationFactor != 1 || plain.TopicID == [16]byte{} || len(plain.Configs) != len(coordinator.TopicConfigDefs) {
+	if plain.NumPartitions != 4 || plain.ReplicationFactor != 1 || plain.TopicID == [16]byte{} || len(plain.Configs) != len(coordapi.TopicConfigDefs) {
 		t.Errorf("plain: partitions %d rf %d id %x configs %d", plain.NumPartitions, plain.ReplicationFactor, plain.TopicID, len(plain.Configs))
 	}
 
@@ -185,14 +186,14 @@ func TestCoordinatorOffsets(t *testing.T) {
 	if cresp.Topics[0].ErrorCode != 0 {
 		t.Fatalf("create: %s", showStr(cresp.Topics[0].ErrorMessage))
 	}
-	id := coordinator.TopicID(cresp.Topics[0].TopicID)
+	id := coordapi.TopicID(cresp.Topics[0].TopicID)
 	// Partition 0: [0,2] max ts 100, [3,4] max ts 300, [5,9] max ts 200,
 	// real batches in an in-memory object, so that ListOffsets can narrow
 	// a timestamp search to the record.
 	store := objectstore.NewMemory()
 	b.reader = storeReader{store}
 	var object []byte
-	commit := &coordinator.CommitRequest{ObjectKey: "wal/test-1", BrokerID: 1}
+	commit := &coordapi.CommitRequest{ObjectKey: "wal/test-1", BrokerID: 1}
 	for _, tss := range [][]int64{{50, 80, 100}, {250, 300}, {110, 120, 150, 180, 200}} {
 		recs := make([]record.Record, len(tss))
 		for i, ts := range tss {
@@ -203,7 +204,7 @@ func TestCoordinatorOffsets(t *testing.T) {
 			t.Fatal(err)
 		}
 		h, _ := record.ParseHeader(data)
-		commit.Batches = append(commit.Batches, coordinator.CommitBatch{
+		commit.Batches = append(commit.Batches, coordapi.CommitBatch{
 			TopicID: id, Partition: 0, ByteOffset: int64(len(object)), ByteLength: int32(len(data)),
 			LastOffsetDelta: h.LastOffsetDelta, MaxTimestamp: h.MaxTimestamp, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1,
 		})

@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 func createTopicsRequest(topics ...kmsg.CreateTopicsRequestTopic) *kmsg.CreateTopicsRequest {
@@ -135,8 +135,8 @@ func TestCreateTopics(t *testing.T) {
 					}
 					continue
 				}
-				if len(st.Configs) != len(coordinator.TopicConfigDefs) {
-					t.Errorf("%s: %d configs, want every topic config (%d)", w.name, len(st.Configs), len(coordinator.TopicConfigDefs))
+				if len(st.Configs) != len(coordapi.TopicConfigDefs) {
+					t.Errorf("%s: %d configs, want every topic config (%d)", w.name, len(st.Configs), len(coordapi.TopicConfigDefs))
 				}
 			}
 
@@ -228,12 +228,12 @@ func TestDeleteTopics(t *testing.T) {
 			req.TimeoutMillis = 5000
 			type want struct {
 				name string
-				id   coordinator.TopicID
+				id   coordapi.TopicID
 				code int16
 				msg  string
 			}
 			var wants []want
-			byName := func(name string, code int16, id coordinator.TopicID, msg string) {
+			byName := func(name string, code int16, id coordapi.TopicID, msg string) {
 				req.TopicNames = append(req.TopicNames, name)
 				rt := kmsg.NewDeleteTopicsRequestTopic()
 				rt.Topic = kmsg.StringPtr(name)
@@ -241,15 +241,15 @@ func TestDeleteTopics(t *testing.T) {
 				wants = append(wants, want{name, id, code, msg})
 			}
 			byName("a", 0, a.ID, "")
-			byName("nope", kerr.UnknownTopicOrPartition.Code, coordinator.TopicID{}, "")
-			byName("dup", kerr.InvalidRequest.Code, coordinator.TopicID{}, "Duplicate topic name.")
-			byName("dup", kerr.InvalidRequest.Code, coordinator.TopicID{}, "Duplicate topic name.")
+			byName("nope", kerr.UnknownTopicOrPartition.Code, coordapi.TopicID{}, "")
+			byName("dup", kerr.InvalidRequest.Code, coordapi.TopicID{}, "Duplicate topic name.")
+			byName("dup", kerr.InvalidRequest.Code, coordapi.TopicID{}, "Duplicate topic name.")
 			if v >= 6 {
 				rt := kmsg.NewDeleteTopicsRequestTopic()
 				rt.TopicID = byID.ID
 				req.Topics = append(req.Topics, rt)
 				wants = append(wants, want{"by-id", byID.ID, 0, ""})
-				rt.TopicID = coordinator.TopicID{1, 2, 3}
+				rt.TopicID = coordapi.TopicID{1, 2, 3}
 				req.Topics = append(req.Topics, rt)
 				wants = append(wants, want{"", rt.TopicID, kerr.UnknownTopicID.Code, "010203"})
 				rt.Topic, rt.TopicID = kmsg.StringPtr("both"), byID.ID

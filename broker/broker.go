@@ -20,7 +20,7 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/ingest"
 )
 
@@ -28,25 +28,25 @@ import (
 // in-process *coordinator.Coordinator implements it, and so does the NATS
 // client.
 type Coordinator interface {
-	CreateTopic(ctx context.Context, req coordinator.CreateTopicRequest) (coordinator.Topic, error)
-	DeleteTopic(ctx context.Context, name string) (coordinator.TopicID, error)
-	DeleteTopicByID(ctx context.Context, id coordinator.TopicID) (string, error)
+	CreateTopic(ctx context.Context, req coordapi.CreateTopicRequest) (coordapi.Topic, error)
+	DeleteTopic(ctx context.Context, name string) (coordapi.TopicID, error)
+	DeleteTopicByID(ctx context.Context, id coordapi.TopicID) (string, error)
 	CreatePartitions(ctx context.Context, name string, count int32, validateOnly bool) error
-	AlterTopicConfigs(ctx context.Context, name string, ops []coordinator.ConfigOp, incremental, validateOnly bool) error
-	Topic(ctx context.Context, name string) (coordinator.Topic, error)
-	TopicByID(ctx context.Context, id coordinator.TopicID) (coordinator.Topic, error)
-	Topics(ctx context.Context) ([]coordinator.Topic, error)
-	FindBatches(ctx context.Context, req coordinator.FindBatchesRequest) (coordinator.FindBatchesResponse, error)
-	PartitionState(ctx context.Context, id coordinator.TopicID, partition int32) (coordinator.PartitionState, error)
-	ListOffset(ctx context.Context, id coordinator.TopicID, partition int32, timestamp int64) (offset, ts int64, err error)
-	DeleteRecords(ctx context.Context, id coordinator.TopicID, partition int32, offset int64) (int64, error)
-	InitProducerID(ctx context.Context, req coordinator.InitProducerIDRequest) (coordinator.InitProducerIDResponse, error)
-	Subscribe(fn func([]coordinator.CommitNotice)) (cancel func())
-	KvLookup(ctx context.Context, id coordinator.TopicID, partition int32, key []byte) (offset, hwm int64, found bool, err error)
-	KvReady(ctx context.Context, id coordinator.TopicID) (bool, error)
+	AlterTopicConfigs(ctx context.Context, name string, ops []coordapi.ConfigOp, incremental, validateOnly bool) error
+	Topic(ctx context.Context, name string) (coordapi.Topic, error)
+	TopicByID(ctx context.Context, id coordapi.TopicID) (coordapi.Topic, error)
+	Topics(ctx context.Context) ([]coordapi.Topic, error)
+	FindBatches(ctx context.Context, req coordapi.FindBatchesRequest) (coordapi.FindBatchesResponse, error)
+	PartitionState(ctx context.Context, id coordapi.TopicID, partition int32) (coordapi.PartitionState, error)
+	ListOffset(ctx context.Context, id coordapi.TopicID, partition int32, timestamp int64) (offset, ts int64, err error)
+	DeleteRecords(ctx context.Context, id coordapi.TopicID, partition int32, offset int64) (int64, error)
+	InitProducerID(ctx context.Context, req coordapi.InitProducerIDRequest) (coordapi.InitProducerIDResponse, error)
+	Subscribe(fn func([]coordapi.CommitNotice)) (cancel func())
+	KvLookup(ctx context.Context, id coordapi.TopicID, partition int32, key []byte) (offset, hwm int64, found bool, err error)
+	KvReady(ctx context.Context, id coordapi.TopicID) (bool, error)
 	// ListBrokers returns the live brokers of the cluster (the registry
 	// brokers heartbeat into), sorted by node id.
-	ListBrokers(ctx context.Context) ([]coordinator.BrokerInfo, error)
+	ListBrokers(ctx context.Context) ([]coordapi.BrokerInfo, error)
 }
 
 // Appender is the produce path: ingest's object buffer.
@@ -162,7 +162,7 @@ func New(opts Options, coord Coordinator, in Appender, reader RangeReader) *Brok
 	b.mu.listeners = make(map[net.Listener]struct{})
 	b.mu.conns = make(map[*conn]struct{})
 	b.drained, b.stopDrained = context.WithCancel(context.Background())
-	b.unsubscribe = coord.Subscribe(func(ns []coordinator.CommitNotice) {
+	b.unsubscribe = coord.Subscribe(func(ns []coordapi.CommitNotice) {
 		b.tails.notify(ns) // before waking fetches, so they find the batches
 		b.waiters.notify(ns)
 	})

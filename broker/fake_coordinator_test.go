@@ -12,7 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 // fakeCoordinator is an in-memory Coordinator for handler tests. It keeps
@@ -26,14 +26,14 @@ type fakeCoordinator struct {
 		topics    map[string]*fakeTopic
 		nextID    byte
 		nextPID   int64
-		lastInit  coordinator.InitProducerIDRequest
+		lastInit  coordapi.InitProducerIDRequest
 		initErr   error
-		createReq []coordinator.CreateTopicRequest
+		createReq []coordapi.CreateTopicRequest
 	}
 }
 
 type fakeTopic struct {
-	t     coordinator.Topic
+	t     coordapi.Topic
 	parts []fakePartition
 }
 
@@ -57,8 +57,8 @@ func newFakeCoordinator() *fakeCoordinator {
 }
 
 // addTopic creates a topic directly (test setup).
-func (f *fakeCoordinator) addTopic(name string, partitions int32, configs map[string]string) coordinator.Topic {
-	t, err := f.CreateTopic(context.Background(), coordinator.CreateTopicRequest{Name: name, Partitions: partitions, ReplicationFactor: -1, Configs: configs})
+func (f *fakeCoordinator) addTopic(name string, partitions int32, configs map[string]string) coordapi.Topic {
+	t, err := f.CreateTopic(context.Background(), coordapi.CreateTopicRequest{Name: name, Partitions: partitions, ReplicationFactor: -1, Configs: configs})
 	if err != nil {
 		panic(err)
 	}
@@ -76,50 +76,50 @@ func (f *fakeCoordinator) appendBatch(name string, partition int32, n int64, max
 }
 
 func kafkaErr(code *kerr.Error, format string, args ...any) error {
-	return &coordinator.KafkaError{Code: code, Message: fmt.Sprintf(format, args...)}
+	return &coordapi.KafkaError{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-func (f *fakeCoordinator) CreateTopic(_ context.Context, req coordinator.CreateTopicRequest) (coordinator.Topic, error) {
+func (f *fakeCoordinator) CreateTopic(_ context.Context, req coordapi.CreateTopicRequest) (coordapi.Topic, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.mu.createReq = append(f.mu.createReq, req)
 	switch {
 	case req.Name == "" || strings.ContainsAny(req.Name, " /"):
-		return coordinator.Topic{}, kafkaErr(kerr.InvalidTopicException, "Topic name %q is illegal", req.Name)
+		return coordapi.Topic{}, kafkaErr(kerr.InvalidTopicException, "Topic name %q is illegal", req.Name)
 	case f.mu.topics[req.Name] != nil:
-		return coordinator.Topic{}, kafkaErr(kerr.TopicAlreadyExists, "Topic '%s' already exists.", req.Name)
+		return coordapi.Topic{}, kafkaErr(kerr.TopicAlreadyExists, "Topic '%s' already exists.", req.Name)
 	case req.Partitions <= 0:
-		return coordinator.Topic{}, kafkaErr(kerr.InvalidPartitions, "Number of partitions was set to an invalid non-positive value.")
+		return coordapi.Topic{}, kafkaErr(kerr.InvalidPartitions, "Number of partitions was set to an invalid non-positive value.")
 	case req.ReplicationFactor == 0 || req.ReplicationFactor < -1 || req.ReplicationFactor > 3:
-		return coordinator.Topic{}, kafkaErr(kerr.InvalidReplicationFactor, "bad replication factor %d", req.ReplicationFactor)
+		return coordapi.Topic{}, kafkaErr(kerr.InvalidReplicationFactor, "bad replication factor %d", req.ReplicationFactor)
 	}
 	for name := range req.Configs {
-		if _, ok := coordinator.LookupTopicConfig(name); !ok {
-			return coordinator.Topic{}, kafkaErr(kerr.InvalidConfig, "Unknown topic config name: %s", name)
+		if _, ok := coordapi.LookupTopicConfig(name); !ok {
+			return coordapi.Topic{}, kafkaErr(kerr.InvalidConfig, "Unknown topic config name: %s", name)
 		}
 	}
-	t := coordinator.Topic{Name: req.Name, Partitions: req.Partitions, Configs: maps.Clone(req.Configs)}
+	t := coordapi.Topic{Name: req.Name, Partitions: req.Partitions, Configs: maps.Clone(req.Configs)}
 	if req.ValidateOnly {
 		return t, nil
 	}
 	f.mu.nextID++
-	t.ID = coordinator.TopicID{0: 0xf0, 15: f.mu.nextID}
+	t.ID = coordapi.TopicID{0: 0xf0, 15: f.mu.nextID}
 	f.mu.topics[req.Name] = &fakeTopic{t: t, parts: make([]fakePartition, req.Partitions)}
 	return t, nil
 }
 
-func (f *fakeCoordinator) DeleteTopic(_ context.Context, name string) (coordinator.TopicID, error) {
+func (f *fakeCoordinator) DeleteTopic(_ context.Context, name string) (coordapi.TopicID, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ft := f.mu.topics[name]
 	if ft == nil {
-		return coordinator.TopicID{}, fmt.Errorf("delete topic %q: %w", name, kerr.UnknownTopicOrPartition)
+		return coordapi.TopicID{}, fmt.Errorf("delete topic %q: %w", name, kerr.UnknownTopicOrPartition)
 	}
 	delete(f.mu.topics, name)
 	return ft.t.ID, nil
 }
 
-func (f *fakeCoordinator) DeleteTopicByID(_ context.Context, id coordinator.TopicID) (string, error) {
+func (f *fakeCoordinator) DeleteTopicByID(_ context.Context, id coordapi.TopicID) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ft := f.byIDLocked(id)
@@ -130,7 +130,7 @@ func (f *fakeCoordinator) DeleteTopicByID(_ context.Context, id coordinator.Topi
 	return ft.t.Name, nil
 }
 
-func (f *fakeCoordinator) byIDLocked(id coordinator.TopicID) *fakeTopic {
+func (f *fakeCoordinator) byIDLocked(id coordapi.TopicID) *fakeTopic {
 	for _, ft := range f.mu.topics {
 		if ft.t.ID == id {
 			return ft
@@ -157,7 +157,7 @@ func (f *fakeCoordinator) CreatePartitions(_ context.Context, name string, count
 	return nil
 }
 
-func (f *fakeCoordinator) AlterTopicConfigs(_ context.Context, name string, ops []coordinator.ConfigOp, incremental, validateOnly bool) error {
+func (f *fakeCoordinator) AlterTopicConfigs(_ context.Context, name string, ops []coordapi.ConfigOp, incremental, validateOnly bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ft := f.mu.topics[name]
@@ -172,17 +172,17 @@ func (f *fakeCoordinator) AlterTopicConfigs(_ context.Context, name string, ops 
 		}
 	}
 	for _, op := range ops {
-		d, ok := coordinator.LookupTopicConfig(op.Name)
+		d, ok := coordapi.LookupTopicConfig(op.Name)
 		if !ok {
 			return kafkaErr(kerr.InvalidConfig, "Unknown topic config name: %s", op.Name)
 		}
 		switch op.Op {
-		case coordinator.OpSet:
+		case coordapi.OpSet:
 			next[op.Name] = *op.Value
-		case coordinator.OpDelete:
+		case coordapi.OpDelete:
 			delete(next, op.Name)
-		case coordinator.OpAppend, coordinator.OpSubtract:
-			if d.Type != coordinator.ConfigTypeList {
+		case coordapi.OpAppend, coordapi.OpSubtract:
+			if d.Type != coordapi.ConfigTypeList {
 				return kafkaErr(kerr.InvalidConfig, "Config value append is not allowed for config key: %s", op.Name)
 			}
 			cur, ok := next[op.Name]
@@ -195,7 +195,7 @@ func (f *fakeCoordinator) AlterTopicConfigs(_ context.Context, name string, ops 
 					items = append(items, s)
 				}
 			}
-			if op.Op == coordinator.OpAppend {
+			if op.Op == coordapi.OpAppend {
 				if !slices.Contains(items, *op.Value) {
 					items = append(items, *op.Value)
 				}
@@ -211,34 +211,34 @@ func (f *fakeCoordinator) AlterTopicConfigs(_ context.Context, name string, ops 
 	return nil
 }
 
-func (f *fakeCoordinator) Topic(_ context.Context, name string) (coordinator.Topic, error) {
+func (f *fakeCoordinator) Topic(_ context.Context, name string) (coordapi.Topic, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ft := f.mu.topics[name]
 	if ft == nil {
-		return coordinator.Topic{}, fmt.Errorf("topic %q: %w", name, kerr.UnknownTopicOrPartition)
+		return coordapi.Topic{}, fmt.Errorf("topic %q: %w", name, kerr.UnknownTopicOrPartition)
 	}
 	t := ft.t
 	t.Configs = maps.Clone(t.Configs)
 	return t, nil
 }
 
-func (f *fakeCoordinator) TopicByID(_ context.Context, id coordinator.TopicID) (coordinator.Topic, error) {
+func (f *fakeCoordinator) TopicByID(_ context.Context, id coordapi.TopicID) (coordapi.Topic, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ft := f.byIDLocked(id)
 	if ft == nil {
-		return coordinator.Topic{}, fmt.Errorf("topic %s: %w", id, kerr.UnknownTopicID)
+		return coordapi.Topic{}, fmt.Errorf("topic %s: %w", id, kerr.UnknownTopicID)
 	}
 	t := ft.t
 	t.Configs = maps.Clone(t.Configs)
 	return t, nil
 }
 
-func (f *fakeCoordinator) Topics(context.Context) ([]coordinator.Topic, error) {
+func (f *fakeCoordinator) Topics(context.Context) ([]coordapi.Topic, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []coordinator.Topic
+	var out []coordapi.Topic
 	for _, ft := range f.mu.topics {
 		t := ft.t
 		t.Configs = maps.Clone(t.Configs)
@@ -248,11 +248,11 @@ func (f *fakeCoordinator) Topics(context.Context) ([]coordinator.Topic, error) {
 	return out, nil
 }
 
-func (f *fakeCoordinator) FindBatches(context.Context, coordinator.FindBatchesRequest) (coordinator.FindBatchesResponse, error) {
-	return coordinator.FindBatchesResponse{}, errors.New("fakeCoordinator: FindBatches not implemented")
+func (f *fakeCoordinator) FindBatches(context.Context, coordapi.FindBatchesRequest) (coordapi.FindBatchesResponse, error) {
+	return coordapi.FindBatchesResponse{}, errors.New("fakeCoordinator: FindBatches not implemented")
 }
 
-func (f *fakeCoordinator) partLocked(id coordinator.TopicID, partition int32) (*fakePartition, error) {
+func (f *fakeCoordinator) partLocked(id coordapi.TopicID, partition int32) (*fakePartition, error) {
 	ft := f.byIDLocked(id)
 	if ft == nil {
 		return nil, fmt.Errorf("topic %s: %w", id, kerr.UnknownTopicID)
@@ -263,17 +263,17 @@ func (f *fakeCoordinator) partLocked(id coordinator.TopicID, partition int32) (*
 	return &ft.parts[partition], nil
 }
 
-func (f *fakeCoordinator) PartitionState(_ context.Context, id coordinator.TopicID, partition int32) (coordinator.PartitionState, error) {
+func (f *fakeCoordinator) PartitionState(_ context.Context, id coordapi.TopicID, partition int32) (coordapi.PartitionState, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	p, err := f.partLocked(id, partition)
 	if err != nil {
-		return coordinator.PartitionState{}, err
+		return coordapi.PartitionState{}, err
 	}
-	return coordinator.PartitionState{LogStartOffset: p.logStart, HighWatermark: p.hwm}, nil
+	return coordapi.PartitionState{LogStartOffset: p.logStart, HighWatermark: p.hwm}, nil
 }
 
-func (f *fakeCoordinator) ListOffset(_ context.Context, id coordinator.TopicID, partition int32, timestamp int64) (int64, int64, error) {
+func (f *fakeCoordinator) ListOffset(_ context.Context, id coordapi.TopicID, partition int32, timestamp int64) (int64, int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	p, err := f.partLocked(id, partition)
@@ -281,13 +281,13 @@ func (f *fakeCoordinator) ListOffset(_ context.Context, id coordinator.TopicID, 
 		return -1, -1, err
 	}
 	switch timestamp {
-	case coordinator.TimestampLatest:
+	case coordapi.TimestampLatest:
 		return p.hwm, -1, nil
-	case coordinator.TimestampEarliest, coordinator.TimestampEarliestLocal:
+	case coordapi.TimestampEarliest, coordapi.TimestampEarliestLocal:
 		return p.logStart, -1, nil
-	case coordinator.TimestampLatestTiered:
+	case coordapi.TimestampLatestTiered:
 		return -1, -1, nil
-	case coordinator.TimestampMax:
+	case coordapi.TimestampMax:
 		offset, ts := int64(-1), int64(-1)
 		for _, b := range p.batches {
 			if b.last >= p.logStart && b.maxTs > ts {
@@ -304,7 +304,7 @@ func (f *fakeCoordinator) ListOffset(_ context.Context, id coordinator.TopicID, 
 	return -1, -1, nil
 }
 
-func (f *fakeCoordinator) DeleteRecords(_ context.Context, id coordinator.TopicID, partition int32, offset int64) (int64, error) {
+func (f *fakeCoordinator) DeleteRecords(_ context.Context, id coordapi.TopicID, partition int32, offset int64) (int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	p, err := f.partLocked(id, partition)
@@ -321,32 +321,32 @@ func (f *fakeCoordinator) DeleteRecords(_ context.Context, id coordinator.TopicI
 	return p.logStart, nil
 }
 
-func (f *fakeCoordinator) InitProducerID(_ context.Context, req coordinator.InitProducerIDRequest) (coordinator.InitProducerIDResponse, error) {
+func (f *fakeCoordinator) InitProducerID(_ context.Context, req coordapi.InitProducerIDRequest) (coordapi.InitProducerIDResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.mu.lastInit = req
 	if f.mu.initErr != nil {
-		return coordinator.InitProducerIDResponse{}, f.mu.initErr
+		return coordapi.InitProducerIDResponse{}, f.mu.initErr
 	}
 	if req.ProducerID >= 0 {
-		return coordinator.InitProducerIDResponse{ProducerID: req.ProducerID, ProducerEpoch: req.ProducerEpoch + 1}, nil
+		return coordapi.InitProducerIDResponse{ProducerID: req.ProducerID, ProducerEpoch: req.ProducerEpoch + 1}, nil
 	}
 	f.mu.nextPID++
-	return coordinator.InitProducerIDResponse{ProducerID: f.mu.nextPID, ProducerEpoch: 0}, nil
+	return coordapi.InitProducerIDResponse{ProducerID: f.mu.nextPID, ProducerEpoch: 0}, nil
 }
 
-func (f *fakeCoordinator) Subscribe(func([]coordinator.CommitNotice)) (cancel func()) {
+func (f *fakeCoordinator) Subscribe(func([]coordapi.CommitNotice)) (cancel func()) {
 	return func() {}
 }
 
-func (f *fakeCoordinator) KvLookup(context.Context, coordinator.TopicID, int32, []byte) (int64, int64, bool, error) {
+func (f *fakeCoordinator) KvLookup(context.Context, coordapi.TopicID, int32, []byte) (int64, int64, bool, error) {
 	return 0, 0, false, nil
 }
 
-func (f *fakeCoordinator) KvReady(context.Context, coordinator.TopicID) (bool, error) {
+func (f *fakeCoordinator) KvReady(context.Context, coordapi.TopicID) (bool, error) {
 	return true, nil
 }
 
-func (f *fakeCoordinator) ListBrokers(context.Context) ([]coordinator.BrokerInfo, error) {
+func (f *fakeCoordinator) ListBrokers(context.Context) ([]coordapi.BrokerInfo, error) {
 	return nil, nil
 }

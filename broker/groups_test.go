@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/groups"
 	"github.com/floe-io/floe/coordinator/rpc"
 	"github.com/floe-io/floe/internal/natstest"
@@ -301,7 +301,7 @@ func TestConsumerGroupHeartbeatEveryVersion(t *testing.T) {
 func TestEveryBrokerServesGroups(t *testing.T) {
 	rc := &registryCoordinator{fakeCoordinator: newFakeCoordinator()}
 	rc.addTopic("t", 4, nil)
-	rc.set([]coordinator.BrokerInfo{{NodeID: 1, Host: "10.0.0.1", Port: 9092}, {NodeID: 3, Host: "10.0.0.3", Port: 9092}, {NodeID: 5, Host: "10.0.0.5", Port: 9092}}, nil)
+	rc.set([]coordapi.BrokerInfo{{NodeID: 1, Host: "10.0.0.1", Port: 9092}, {NodeID: 3, Host: "10.0.0.3", Port: 9092}, {NodeID: 5, Host: "10.0.0.5", Port: 9092}}, nil)
 	b := newAdminBroker(t, rc, func(o *Options) { o.NodeID = 3; o.AdvertisedAddr = "10.0.0.3:9092" })
 	g, err := groups.Open(groups.Options{Dir: t.TempDir()})
 	if err != nil {
@@ -356,7 +356,7 @@ func TestEveryBrokerServesGroups(t *testing.T) {
 		t.Fatalf("listed %v, then %v", mine, again)
 	}
 	// Alone in the cluster, it lists them all.
-	rc.set([]coordinator.BrokerInfo{{NodeID: 3, Host: "10.0.0.3", Port: 9092}}, nil)
+	rc.set([]coordapi.BrokerInfo{{NodeID: 3, Host: "10.0.0.3", Port: 9092}}, nil)
 	for deadline := time.Now().Add(5 * time.Second); len(listed()) != len(all); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("alone, broker 3 lists %d of %d groups", len(listed()), len(all))

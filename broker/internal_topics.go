@@ -6,7 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 // offsetsTopic is Kafka's internal topic of committed offsets. floe keeps
@@ -29,7 +29,7 @@ func (b *Broker) ensureOffsetsTopic(ctx context.Context) {
 	if b.offsetsTopicReady.Load() {
 		return
 	}
-	_, err := b.coord.CreateTopic(ctx, coordinator.CreateTopicRequest{
+	_, err := b.coord.CreateTopic(ctx, coordapi.CreateTopicRequest{
 		Name: offsetsTopic, Partitions: offsetsTopicPartitions, ReplicationFactor: -1,
 		Configs: map[string]string{"cleanup.policy": "compact"},
 	})

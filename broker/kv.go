@@ -7,7 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/kvindex"
 )
 
@@ -26,7 +26,7 @@ func (s kvService) Topic(ctx context.Context, name string) (kvindex.TopicInfo, e
 		return kvindex.TopicInfo{}, err
 	}
 	info := kvindex.TopicInfo{ID: t.ID, Partitions: t.Partitions,
-		Indexed: strings.EqualFold(t.Config(coordinator.ConfigKVIndexEnabled), "true")}
+		Indexed: strings.EqualFold(t.Config(coordapi.ConfigKVIndexEnabled), "true")}
 	if info.Indexed {
 		if info.Ready, err = s.b.coord.KvReady(ctx, t.ID); err != nil {
 			return info, err

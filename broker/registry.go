@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 const (
@@ -27,7 +27,7 @@ const (
 type registry struct {
 	mu struct {
 		sync.Mutex
-		brokers    []coordinator.BrokerInfo
+		brokers    []coordapi.BrokerInfo
 		tried      time.Time // last refresh attempt
 		fetched    time.Time // last successful refresh
 		refreshing bool
@@ -37,7 +37,7 @@ type registry struct {
 // registeredBrokers returns the coordinator's live brokers, refreshed at
 // most every registryRefresh; nil when they could not be fetched for
 // registryStale.
-func (b *Broker) registeredBrokers() []coordinator.BrokerInfo {
+func (b *Broker) registeredBrokers() []coordapi.BrokerInfo {
 	r := &b.registry
 	r.mu.Lock()
 	now := time.Now()
@@ -66,7 +66,7 @@ func (b *Broker) registeredBrokers() []coordinator.BrokerInfo {
 }
 
 // listLocked returns the cached list unless it is stale. r.mu must be held.
-func (r *registry) listLocked(now time.Time) []coordinator.BrokerInfo {
+func (r *registry) listLocked(now time.Time) []coordapi.BrokerInfo {
 	if now.Sub(r.mu.fetched) > registryStale {
 		return nil
 	}

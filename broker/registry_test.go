@@ -8,7 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 // registryCoordinator is the fake coordinator with a settable broker
@@ -16,19 +16,19 @@ import (
 type registryCoordinator struct {
 	*fakeCoordinator
 	mu      sync.Mutex
-	brokers []coordinator.BrokerInfo
+	brokers []coordapi.BrokerInfo
 	err     error
 	calls   int
 }
 
-func (r *registryCoordinator) ListBrokers(context.Context) ([]coordinator.BrokerInfo, error) {
+func (r *registryCoordinator) ListBrokers(context.Context) ([]coordapi.BrokerInfo, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls++
 	return r.brokers, r.err
 }
 
-func (r *registryCoordinator) set(brokers []coordinator.BrokerInfo, err error) {
+func (r *registryCoordinator) set(brokers []coordapi.BrokerInfo, err error) {
 	r.mu.Lock()
 	r.brokers, r.err = brokers, err
 	r.mu.Unlock()
@@ -58,7 +58,7 @@ func metadataBrokers(t *testing.T, b *Broker) ([]int32, map[int32]int) {
 func TestMetadataNamesRegisteredBrokers(t *testing.T) {
 	rc := &registryCoordinator{fakeCoordinator: newFakeCoordinator()}
 	rc.addTopic("t", 60, nil)
-	rc.set([]coordinator.BrokerInfo{
+	rc.set([]coordapi.BrokerInfo{
 		{NodeID: 3, Host: "127.0.0.3", Port: 9092, Rack: "c"},
 		// The registry's entry for this broker is overridden by its own
 		// view of itself.

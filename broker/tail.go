@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 const (
@@ -32,7 +32,7 @@ type tailCache struct {
 
 type tail struct {
 	hwm, logStart int64
-	batches       []coordinator.BatchCoord
+	batches       []coordapi.BatchCoord
 	verified      time.Time
 }
 
@@ -43,7 +43,7 @@ func newTailCache() *tailCache {
 }
 
 // notify records commit notices.
-func (tc *tailCache) notify(ns []coordinator.CommitNotice) {
+func (tc *tailCache) notify(ns []coordapi.CommitNotice) {
 	now := tc.now()
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
@@ -62,7 +62,7 @@ func (tc *tailCache) notify(ns []coordinator.CommitNotice) {
 			t.batches = append(t.batches, n.Batches...)
 		} else {
 			// A gap (the first notice, or one was lost): start over.
-			t.batches = append([]coordinator.BatchCoord(nil), n.Batches...)
+			t.batches = append([]coordapi.BatchCoord(nil), n.Batches...)
 		}
 		if over := len(t.batches) - tailBatches; over > 0 {
 			t.batches = append(t.batches[:0:0], t.batches[over:]...)
@@ -72,7 +72,7 @@ func (tc *tailCache) notify(ns []coordinator.CommitNotice) {
 }
 
 // verify records a partition's offsets as read from the coordinator.
-func (tc *tailCache) verify(tp topicPartition, st coordinator.PartitionState) {
+func (tc *tailCache) verify(tp topicPartition, st coordapi.PartitionState) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	t := tc.mu.parts[tp]
@@ -91,14 +91,14 @@ func (tc *tailCache) verify(tp topicPartition, st coordinator.PartitionState) {
 
 // find answers FindBatches from the cache when it can: an offset inside the
 // cached batches, or at a recently verified high watermark.
-func (tc *tailCache) find(tp topicPartition, offset int64, maxBytes int32) (coordinator.FindBatchesResponse, bool) {
+func (tc *tailCache) find(tp topicPartition, offset int64, maxBytes int32) (coordapi.FindBatchesResponse, bool) {
 	tc.mu.RLock()
 	defer tc.mu.RUnlock()
 	t := tc.mu.parts[tp]
 	if t == nil || offset < t.logStart || offset > t.hwm {
-		return coordinator.FindBatchesResponse{}, false
+		return coordapi.FindBatchesResponse{}, false
 	}
-	resp := coordinator.FindBatchesResponse{PartitionState: coordinator.PartitionState{LogStartOffset: t.logStart, HighWatermark: t.hwm}}
+	resp := coordapi.FindBatchesResponse{PartitionState: coordapi.PartitionState{LogStartOffset: t.logStart, HighWatermark: t.hwm}}
 	if offset == t.hwm {
 		return resp, tc.now().Sub(t.verified) < tailTrust
 	}

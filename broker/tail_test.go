@@ -4,23 +4,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
-func tailNotice(id coordinator.TopicID, hwm int64, bases ...int64) coordinator.CommitNotice {
-	n := coordinator.CommitNotice{TopicID: id, HighWatermark: hwm}
+func tailNotice(id coordapi.TopicID, hwm int64, bases ...int64) coordapi.CommitNotice {
+	n := coordapi.CommitNotice{TopicID: id, HighWatermark: hwm}
 	for i, base := range bases {
 		last := hwm - 1
 		if i+1 < len(bases) {
 			last = bases[i+1] - 1
 		}
-		n.Batches = append(n.Batches, coordinator.BatchCoord{ObjectKey: "o", ByteLength: 100, BaseOffset: base, LastOffset: last})
+		n.Batches = append(n.Batches, coordapi.BatchCoord{ObjectKey: "o", ByteLength: 100, BaseOffset: base, LastOffset: last})
 	}
 	return n
 }
 
 func TestTailCache(t *testing.T) {
-	id := coordinator.TopicID{1}
+	id := coordapi.TopicID{1}
 	tp := topicPartition{id, 0}
 	now := time.Unix(1000, 0)
 	tc := newTailCache()
@@ -29,9 +29,9 @@ func TestTailCache(t *testing.T) {
 	if _, ok := tc.find(tp, 0, 1000); ok {
 		t.Fatal("hit on an empty cache")
 	}
-	tc.notify([]coordinator.CommitNotice{tailNotice(id, 10, 0, 5)})
-	tc.notify([]coordinator.CommitNotice{tailNotice(id, 15, 10)})
-	tc.notify([]coordinator.CommitNotice{tailNotice(id, 12, 10)}) // older, overtaken: ignored
+	tc.notify([]coordapi.CommitNotice{tailNotice(id, 10, 0, 5)})
+	tc.notify([]coordapi.CommitNotice{tailNotice(id, 15, 10)})
+	tc.notify([]coordapi.CommitNotice{tailNotice(id, 12, 10)}) // older, overtaken: ignored
 
 	tests := []struct {
 		name      string
@@ -70,7 +70,7 @@ func TestTailCache(t *testing.T) {
 
 	// A lost notice leaves a gap: the next notice starts the cache over, and
 	// offsets before it go to the coordinator.
-	tc.notify([]coordinator.CommitNotice{tailNotice(id, 30, 20)})
+	tc.notify([]coordapi.CommitNotice{tailNotice(id, 30, 20)})
 	if _, ok := tc.find(tp, 16, 1000); ok {
 		t.Fatal("served an offset from across a gap")
 	}
@@ -78,7 +78,7 @@ func TestTailCache(t *testing.T) {
 		t.Fatalf("after the gap: %v %+v", ok, resp)
 	}
 	// The coordinator reporting more than the notices did drops the batches.
-	tc.verify(tp, coordinator.PartitionState{HighWatermark: 40})
+	tc.verify(tp, coordapi.PartitionState{HighWatermark: 40})
 	if _, ok := tc.find(tp, 25, 1000); ok {
 		t.Fatal("served coordinates the coordinator has outrun")
 	}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/record"
 )
 
@@ -14,13 +14,13 @@ var errFound = errors.New("found")
 
 // readBatch returns the bytes of the batch that holds offset, with its
 // coordinates.
-func (b *Broker) readBatch(ctx context.Context, id coordinator.TopicID, partition int32, offset int64) ([]byte, coordinator.BatchCoord, error) {
-	found, err := b.coord.FindBatches(ctx, coordinator.FindBatchesRequest{TopicID: id, Partition: partition, Offset: offset, MaxBytes: 1})
+func (b *Broker) readBatch(ctx context.Context, id coordapi.TopicID, partition int32, offset int64) ([]byte, coordapi.BatchCoord, error) {
+	found, err := b.coord.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: id, Partition: partition, Offset: offset, MaxBytes: 1})
 	if err != nil {
-		return nil, coordinator.BatchCoord{}, err
+		return nil, coordapi.BatchCoord{}, err
 	}
 	if len(found.Batches) == 0 {
-		return nil, coordinator.BatchCoord{}, fmt.Errorf("no batch holds offset %d", offset)
+		return nil, coordapi.BatchCoord{}, fmt.Errorf("no batch holds offset %d", offset)
 	}
 	bc := found.Batches[0]
 	data, err := b.reader.GetRange(ctx, bc.ObjectKey, bc.ObjectSize, bc.ByteOffset, int64(bc.ByteLength))
@@ -35,7 +35,7 @@ func (b *Broker) readBatch(ctx context.Context, id coordinator.TopicID, partitio
 // record of the batch with timestamp >= target; for TimestampMax, the
 // first record holding the batch's max timestamp. offset is the
 // coordinator's answer (an offset within the right batch).
-func (b *Broker) exactTimestampOffset(ctx context.Context, id coordinator.TopicID, partition int32, target, offset int64) (int64, int64, error) {
+func (b *Broker) exactTimestampOffset(ctx context.Context, id coordapi.TopicID, partition int32, target, offset int64) (int64, int64, error) {
 	data, bc, err := b.readBatch(ctx, id, partition, offset)
 	if err != nil {
 		return 0, 0, err
@@ -53,18 +53,18 @@ func (b *Broker) exactTimestampOffset(ctx context.Context, id coordinator.TopicI
 		return offset, h.MaxTimestamp, nil
 	}
 	want := target
-	if target == coordinator.TimestampMax {
+	if target == coordapi.TimestampMax {
 		want = h.MaxTimestamp
 	}
 	resOffset, resTS := int64(-1), int64(-1)
 	err = record.Records(data, func(r *record.Record) error {
 		ts := h.BaseTimestamp + r.TimestampDelta
 		o := bc.BaseOffset + int64(r.OffsetDelta)
-		if o < offset && target != coordinator.TimestampMax {
+		if o < offset && target != coordapi.TimestampMax {
 			// Below the coordinator's answer (the log start): skip.
 			return nil
 		}
-		if (target == coordinator.TimestampMax && ts == want) || (target != coordinator.TimestampMax && ts >= want) {
+		if (target == coordapi.TimestampMax && ts == want) || (target != coordapi.TimestampMax && ts >= want) {
 			resOffset, resTS = o, ts
 			return errFound
 		}

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 // topicTTL is how long the read path trusts a cached topic: a deleted or
@@ -21,23 +21,23 @@ type topicCache struct {
 	mu    struct {
 		sync.Mutex
 		byName map[string]cachedTopic
-		byID   map[coordinator.TopicID]cachedTopic
+		byID   map[coordapi.TopicID]cachedTopic
 	}
 }
 
 type cachedTopic struct {
-	t       coordinator.Topic
+	t       coordapi.Topic
 	expires time.Time
 }
 
 func newTopicCache(coord Coordinator) *topicCache {
 	tc := &topicCache{coord: coord, now: time.Now}
 	tc.mu.byName = make(map[string]cachedTopic)
-	tc.mu.byID = make(map[coordinator.TopicID]cachedTopic)
+	tc.mu.byID = make(map[coordapi.TopicID]cachedTopic)
 	return tc
 }
 
-func (tc *topicCache) put(t coordinator.Topic) {
+func (tc *topicCache) put(t coordapi.Topic) {
 	ct := cachedTopic{t, tc.now().Add(topicTTL)}
 	tc.mu.Lock()
 	tc.mu.byName[t.Name] = ct
@@ -46,7 +46,7 @@ func (tc *topicCache) put(t coordinator.Topic) {
 }
 
 // byName returns the named topic; errors are not cached.
-func (tc *topicCache) byName(ctx context.Context, name string) (coordinator.Topic, error) {
+func (tc *topicCache) byName(ctx context.Context, name string) (coordapi.Topic, error) {
 	tc.mu.Lock()
 	ct, ok := tc.mu.byName[name]
 	tc.mu.Unlock()
@@ -61,7 +61,7 @@ func (tc *topicCache) byName(ctx context.Context, name string) (coordinator.Topi
 }
 
 // byID returns the topic with id; errors are not cached.
-func (tc *topicCache) byID(ctx context.Context, id coordinator.TopicID) (coordinator.Topic, error) {
+func (tc *topicCache) byID(ctx context.Context, id coordapi.TopicID) (coordapi.Topic, error) {
 	tc.mu.Lock()
 	ct, ok := tc.mu.byID[id]
 	tc.mu.Unlock()

@@ -3,11 +3,11 @@ package broker
 import (
 	"strconv"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 // configInt returns an integer topic config, explicit or default.
-func configInt(t coordinator.Topic, name string) int64 {
+func configInt(t coordapi.Topic, name string) int64 {
 	v, err := strconv.ParseInt(t.Config(name), 10, 64)
 	if err != nil {
 		return 0

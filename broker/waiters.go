@@ -3,12 +3,12 @@ package broker
 import (
 	"sync"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 // topicPartition names one partition by topic id.
 type topicPartition struct {
-	id        coordinator.TopicID
+	id        coordapi.TopicID
 	partition int32
 }
 
@@ -56,7 +56,7 @@ func (w *waiters) register(tps []topicPartition, ch chan struct{}) func() {
 }
 
 // notify wakes the fetches waiting on the partitions in ns.
-func (w *waiters) notify(ns []coordinator.CommitNotice) {
+func (w *waiters) notify(ns []coordapi.CommitNotice) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, n := range ns {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // BenchmarkCommitObject1600x600 commits objects of 1,600 idempotent batches
@@ -20,7 +22,7 @@ func BenchmarkCommitObject1600x600(b *testing.B) {
 		batchBytes            = 5000
 	)
 	e := newEnv(b)
-	var ids []TopicID
+	var ids []coordapi.TopicID
 	for i := 0; i < topics; i++ {
 		ids = append(ids, e.topic(fmt.Sprintf("bench-%d", i), partsPerTopic, nil).ID)
 	}
@@ -34,13 +36,13 @@ func BenchmarkCommitObject1600x600(b *testing.B) {
 
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		req := &CommitRequest{ObjectKey: fmt.Sprintf("wal/%08d", i), ObjectSize: batches * batchBytes, BrokerID: 1,
-			Batches: make([]CommitBatch, batches)}
+		req := &coordapi.CommitRequest{ObjectKey: fmt.Sprintf("wal/%08d", i), ObjectSize: batches * batchBytes, BrokerID: 1,
+			Batches: make([]coordapi.CommitBatch, batches)}
 		for j := range req.Batches {
 			part := (i*batches + j) % (topics * partsPerTopic)
 			pid := int64(part % producers)
 			k := prodPart{pid, part}
-			req.Batches[j] = CommitBatch{
+			req.Batches[j] = coordapi.CommitBatch{
 				TopicID: ids[part/partsPerTopic], Partition: int32(part % partsPerTopic),
 				ByteOffset: int64(j * batchBytes), ByteLength: batchBytes,
 				LastOffsetDelta: 9, MaxTimestamp: int64(i),
@@ -76,9 +78,9 @@ func BenchmarkFindBatches(b *testing.B) {
 	tp := e.topic("bench", 1, nil)
 	ctx := context.Background()
 	for o := 0; o < objects; o++ {
-		req := &CommitRequest{ObjectKey: fmt.Sprintf("wal/%08d", o), ObjectSize: perObject * batchBytes, Batches: make([]CommitBatch, perObject)}
+		req := &coordapi.CommitRequest{ObjectKey: fmt.Sprintf("wal/%08d", o), ObjectSize: perObject * batchBytes, Batches: make([]coordapi.CommitBatch, perObject)}
 		for j := range req.Batches {
-			req.Batches[j] = CommitBatch{TopicID: tp.ID, ByteOffset: int64(j * batchBytes), ByteLength: batchBytes,
+			req.Batches[j] = coordapi.CommitBatch{TopicID: tp.ID, ByteOffset: int64(j * batchBytes), ByteLength: batchBytes,
 				LastOffsetDelta: 9, ProducerID: -1}
 		}
 		if _, err := e.c.CommitObject(ctx, req); err != nil {
@@ -91,7 +93,7 @@ func BenchmarkFindBatches(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		resp, err := e.c.FindBatches(ctx, FindBatchesRequest{TopicID: tp.ID, Offset: rng.Int64N(hwm), MaxBytes: 1 << 20})
+		resp, err := e.c.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: tp.ID, Offset: rng.Int64N(hwm), MaxBytes: 1 << 20})
 		lat = append(lat, time.Since(start))
 		if err != nil || len(resp.Batches) == 0 {
 			b.Fatal(err, len(resp.Batches))

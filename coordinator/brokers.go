@@ -2,13 +2,13 @@ package coordinator
 
 import (
 	"context"
-	"net"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // defaultBrokerTTL is Options.BrokerTTL's default: brokers heartbeat every
@@ -18,22 +18,6 @@ const defaultBrokerTTL = 6 * time.Second
 // defaultGCGrace is Options.GCGrace's default (--gc-grace).
 const defaultGCGrace = 10 * time.Minute
 
-// BrokerInfo is one broker as the registry knows it: what Metadata returns
-// for it.
-type BrokerInfo struct {
-	NodeID int32
-	// Host and Port are the broker's advertised Kafka address.
-	Host string
-	Port int32
-	// Rack is the broker's rack (availability zone); "" for none.
-	Rack string
-}
-
-// Addr returns the advertised address as host:port.
-func (b BrokerInfo) Addr() string {
-	return net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))
-}
-
 // brokerRegistry holds the live brokers. It lives in memory only: after a
 // coordinator restart the brokers register again with their next heartbeat.
 type brokerRegistry struct {
@@ -42,7 +26,7 @@ type brokerRegistry struct {
 }
 
 type brokerEntry struct {
-	info    BrokerInfo
+	info    coordapi.BrokerInfo
 	expires time.Time
 }
 
@@ -53,18 +37,18 @@ type brokerEntry struct {
 // restarted); another broker claiming a live node id gets an error wrapping
 // kerr.DuplicateBrokerRegistration. A bad node id, host or port is
 // kerr.InvalidRequest.
-func (c *Coordinator) RegisterBroker(ctx context.Context, info BrokerInfo) error {
+func (c *Coordinator) RegisterBroker(ctx context.Context, info coordapi.BrokerInfo) error {
 	if err := c.enter(ctx); err != nil {
 		return err
 	}
 	defer c.leave()
 	switch {
 	case info.NodeID < 0:
-		return kafkaErrorf(kerr.InvalidRequest, "broker node id %d is negative", info.NodeID)
+		return coordapi.Errorf(kerr.InvalidRequest, "broker node id %d is negative", info.NodeID)
 	case info.Host == "":
-		return kafkaErrorf(kerr.InvalidRequest, "broker %d has no host", info.NodeID)
+		return coordapi.Errorf(kerr.InvalidRequest, "broker %d has no host", info.NodeID)
 	case info.Port <= 0 || info.Port > 65535:
-		return kafkaErrorf(kerr.InvalidRequest, "broker %d has port %d, want 1..65535", info.NodeID, info.Port)
+		return coordapi.Errorf(kerr.InvalidRequest, "broker %d has port %d, want 1..65535", info.NodeID, info.Port)
 	}
 	now := c.now()
 	r := &c.brokers
@@ -75,7 +59,7 @@ func (c *Coordinator) RegisterBroker(ctx context.Context, info BrokerInfo) error
 	}
 	old, ok := r.byID[info.NodeID]
 	if ok && now.Before(old.expires) && old.info.Addr() != info.Addr() {
-		return kafkaErrorf(kerr.DuplicateBrokerRegistration, "broker %d is already registered at %s, not %s",
+		return coordapi.Errorf(kerr.DuplicateBrokerRegistration, "broker %d is already registered at %s, not %s",
 			info.NodeID, old.info.Addr(), info.Addr())
 	}
 	if !ok || !now.Before(old.expires) || old.info != info {
@@ -88,7 +72,7 @@ func (c *Coordinator) RegisterBroker(ctx context.Context, info BrokerInfo) error
 // DeregisterBroker removes a broker's registration at once, as a broker
 // shutting down gracefully does. It is a no-op unless the registration is
 // the same node id at the same address.
-func (c *Coordinator) DeregisterBroker(ctx context.Context, info BrokerInfo) error {
+func (c *Coordinator) DeregisterBroker(ctx context.Context, info coordapi.BrokerInfo) error {
 	if err := c.enter(ctx); err != nil {
 		return err
 	}
@@ -105,7 +89,7 @@ func (c *Coordinator) DeregisterBroker(ctx context.Context, info BrokerInfo) err
 
 // ListBrokers returns the live brokers (registered or heartbeating within
 // Options.BrokerTTL), sorted by node id.
-func (c *Coordinator) ListBrokers(ctx context.Context) ([]BrokerInfo, error) {
+func (c *Coordinator) ListBrokers(ctx context.Context) ([]coordapi.BrokerInfo, error) {
 	if err := c.enter(ctx); err != nil {
 		return nil, err
 	}
@@ -115,11 +99,11 @@ func (c *Coordinator) ListBrokers(ctx context.Context) ([]BrokerInfo, error) {
 
 // liveBrokers returns the live brokers sorted by node id, forgetting the
 // expired ones. The caller is inside enter/leave.
-func (c *Coordinator) liveBrokers() []BrokerInfo {
+func (c *Coordinator) liveBrokers() []coordapi.BrokerInfo {
 	now := c.now()
 	r := &c.brokers
 	r.Lock()
-	out := make([]BrokerInfo, 0, len(r.byID))
+	out := make([]coordapi.BrokerInfo, 0, len(r.byID))
 	for id, e := range r.byID {
 		if !now.Before(e.expires) {
 			delete(r.byID, id)

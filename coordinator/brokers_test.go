@@ -9,12 +9,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 func TestBrokerRegistry(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.BrokerTTL = 6 * time.Second })
 	ctx := context.Background()
-	list := func() []BrokerInfo {
+	list := func() []coordapi.BrokerInfo {
 		t.Helper()
 		bs, err := e.c.ListBrokers(ctx)
 		if err != nil {
@@ -22,17 +24,17 @@ func TestBrokerRegistry(t *testing.T) {
 		}
 		return bs
 	}
-	b1 := BrokerInfo{NodeID: 1, Host: "10.0.0.1", Port: 9092, Rack: "a"}
-	b2 := BrokerInfo{NodeID: 2, Host: "10.0.0.2", Port: 9092}
+	b1 := coordapi.BrokerInfo{NodeID: 1, Host: "10.0.0.1", Port: 9092, Rack: "a"}
+	b2 := coordapi.BrokerInfo{NodeID: 2, Host: "10.0.0.2", Port: 9092}
 	if got := list(); len(got) != 0 {
 		t.Fatalf("empty registry lists %+v", got)
 	}
-	for _, b := range []BrokerInfo{b2, b1} {
+	for _, b := range []coordapi.BrokerInfo{b2, b1} {
 		if err := e.c.RegisterBroker(ctx, b); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got := list(); !reflect.DeepEqual(got, []BrokerInfo{b1, b2}) {
+	if got := list(); !reflect.DeepEqual(got, []coordapi.BrokerInfo{b1, b2}) {
 		t.Fatalf("ListBrokers = %+v", got)
 	}
 
@@ -42,28 +44,28 @@ func TestBrokerRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.clock.Advance(2 * time.Second)
-	if got := list(); !reflect.DeepEqual(got, []BrokerInfo{b2}) {
+	if got := list(); !reflect.DeepEqual(got, []coordapi.BrokerInfo{b2}) {
 		t.Fatalf("after broker 1's TTL: %+v", got)
 	}
 
 	// A live node id at another address is refused; at the same address
 	// (a restart) it is renewed, with its new rack.
-	wantKerr(t, e.c.RegisterBroker(ctx, BrokerInfo{NodeID: 2, Host: "10.0.0.9", Port: 9092}), kerr.DuplicateBrokerRegistration)
+	wantKerr(t, e.c.RegisterBroker(ctx, coordapi.BrokerInfo{NodeID: 2, Host: "10.0.0.9", Port: 9092}), kerr.DuplicateBrokerRegistration)
 	b2.Rack = "b"
 	if err := e.c.RegisterBroker(ctx, b2); err != nil {
 		t.Fatal(err)
 	}
 	// An expired node id is free for anyone.
-	moved := BrokerInfo{NodeID: 1, Host: "10.0.0.7", Port: 9093}
+	moved := coordapi.BrokerInfo{NodeID: 1, Host: "10.0.0.7", Port: 9093}
 	if err := e.c.RegisterBroker(ctx, moved); err != nil {
 		t.Fatal(err)
 	}
-	if got := list(); !reflect.DeepEqual(got, []BrokerInfo{moved, b2}) {
+	if got := list(); !reflect.DeepEqual(got, []coordapi.BrokerInfo{moved, b2}) {
 		t.Fatalf("ListBrokers = %+v", got)
 	}
 
 	// Deregistering takes effect at once, only for the same address.
-	if err := e.c.DeregisterBroker(ctx, BrokerInfo{NodeID: 1, Host: "10.0.0.1", Port: 9092}); err != nil {
+	if err := e.c.DeregisterBroker(ctx, coordapi.BrokerInfo{NodeID: 1, Host: "10.0.0.1", Port: 9092}); err != nil {
 		t.Fatal(err)
 	}
 	if got := list(); len(got) != 2 {
@@ -72,11 +74,11 @@ func TestBrokerRegistry(t *testing.T) {
 	if err := e.c.DeregisterBroker(ctx, moved); err != nil {
 		t.Fatal(err)
 	}
-	if got := list(); !reflect.DeepEqual(got, []BrokerInfo{b2}) {
+	if got := list(); !reflect.DeepEqual(got, []coordapi.BrokerInfo{b2}) {
 		t.Fatalf("after deregister: %+v", got)
 	}
 
-	for _, bad := range []BrokerInfo{{NodeID: -1, Host: "h", Port: 1}, {NodeID: 1, Port: 1}, {NodeID: 1, Host: "h", Port: 70000}} {
+	for _, bad := range []coordapi.BrokerInfo{{NodeID: -1, Host: "h", Port: 1}, {NodeID: 1, Port: 1}, {NodeID: 1, Host: "h", Port: 70000}} {
 		wantKerr(t, e.c.RegisterBroker(ctx, bad), kerr.InvalidRequest)
 	}
 	// The registry lives in memory: brokers register again after a restart.
@@ -91,7 +93,7 @@ func TestRegisterMetrics(t *testing.T) {
 	ctx := context.Background()
 	tp := e.topic("t", 2, nil)
 	e.commit("wal/1", plain(tp.ID, 1, 4))
-	if err := e.c.RegisterBroker(ctx, BrokerInfo{NodeID: 1, Host: "h", Port: 1}); err != nil {
+	if err := e.c.RegisterBroker(ctx, coordapi.BrokerInfo{NodeID: 1, Host: "h", Port: 1}); err != nil {
 		t.Fatal(err)
 	}
 	reader := metric.NewManualReader()

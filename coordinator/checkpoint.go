@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // Checkpoints. A commit writes batch runs and its object only: a
@@ -108,7 +110,7 @@ func (c *Coordinator) replayRuns() error {
 		return fmt.Errorf("coordinator: new iterator: %w", err)
 	}
 	defer it.Close()
-	var run []BatchCoord
+	var run []coordapi.BatchCoord
 	for _, t := range c.mu.topicsByID {
 		for p := range t.parts {
 			pk := partKey{t.id, int32(p)}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // CommitObject commits one uploaded object: for each batch, in order, it
@@ -34,7 +36,7 @@ import (
 // Options.Logger) and the process must restart, recovering from the WAL.
 //
 // Batches are not yet fed to the key index (CommitBatch.Keys is ignored).
-func (c *Coordinator) CommitObject(ctx context.Context, req *CommitRequest) (*CommitResponse, error) {
+func (c *Coordinator) CommitObject(ctx context.Context, req *coordapi.CommitRequest) (*coordapi.CommitResponse, error) {
 	resp, notices, err := c.commitObject(ctx, req)
 	if err != nil {
 		return nil, err
@@ -43,7 +45,7 @@ func (c *Coordinator) CommitObject(ctx context.Context, req *CommitRequest) (*Co
 	return resp, nil
 }
 
-func (c *Coordinator) commitObject(ctx context.Context, req *CommitRequest) (*CommitResponse, []CommitNotice, error) {
+func (c *Coordinator) commitObject(ctx context.Context, req *coordapi.CommitRequest) (*coordapi.CommitResponse, []coordapi.CommitNotice, error) {
 	if err := c.enter(ctx); err != nil {
 		return nil, nil, err
 	}
@@ -61,28 +63,28 @@ func (c *Coordinator) commitObject(ctx context.Context, req *CommitRequest) (*Co
 }
 
 // validateCommitRequest rejects requests no correct broker sends.
-func validateCommitRequest(req *CommitRequest) error {
+func validateCommitRequest(req *coordapi.CommitRequest) error {
 	if req.ObjectKey == "" {
-		return kafkaErrorf(kerr.InvalidRequest, "empty object key")
+		return coordapi.Errorf(kerr.InvalidRequest, "empty object key")
 	}
 	if req.ObjectSize < 0 {
-		return kafkaErrorf(kerr.InvalidRequest, "negative object size %d", req.ObjectSize)
+		return coordapi.Errorf(kerr.InvalidRequest, "negative object size %d", req.ObjectSize)
 	}
 	for i := range req.Batches {
 		b := &req.Batches[i]
 		if b.ByteOffset < 0 || b.ByteLength <= 0 || b.ByteOffset+int64(b.ByteLength) > req.ObjectSize {
-			return kafkaErrorf(kerr.InvalidRequest, "batch %d at [%d, +%d) is outside the object of %d bytes",
+			return coordapi.Errorf(kerr.InvalidRequest, "batch %d at [%d, +%d) is outside the object of %d bytes",
 				i, b.ByteOffset, b.ByteLength, req.ObjectSize)
 		}
 		if b.LastOffsetDelta < 0 {
-			return kafkaErrorf(kerr.InvalidRequest, "batch %d has negative last offset delta %d", i, b.LastOffsetDelta)
+			return coordapi.Errorf(kerr.InvalidRequest, "batch %d has negative last offset delta %d", i, b.LastOffsetDelta)
 		}
 	}
 	return nil
 }
 
 type partKey struct {
-	topic     TopicID
+	topic     coordapi.TopicID
 	partition int32
 }
 
@@ -95,7 +97,7 @@ type pendingPart struct {
 	n int
 	// batches are the coordinates committed to the partition: its run, and
 	// the commit notice's batches.
-	batches []BatchCoord
+	batches []coordapi.BatchCoord
 	// prods is the first of the partition's pending producers (chained by
 	// their next), -1 for none.
 	prods int32
@@ -121,10 +123,10 @@ type pendingProducer struct {
 // holding the producer states the commit changed there, the checkpoints
 // that fall due (checkpoint.go), and the object. Partition and producer
 // records are otherwise not written: Open rebuilds them from the runs.
-func (c *Coordinator) commitObjectLocked(req *CommitRequest) (*CommitResponse, []CommitNotice, error) {
+func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (*coordapi.CommitResponse, []coordapi.CommitNotice, error) {
 	nowMs := c.now().UnixMilli()
 	obj, isNew := c.objectForCommitLocked(req, nowMs)
-	resp := &CommitResponse{Results: make([]BatchResult, len(req.Batches))}
+	resp := &coordapi.CommitResponse{Results: make([]coordapi.BatchResult, len(req.Batches))}
 
 	// First pass: find each batch's partition (slot[i], -1 if refused),
 	// so that each partition gets its own part of one coordinates array.
@@ -135,7 +137,7 @@ func (c *Coordinator) commitObjectLocked(req *CommitRequest) (*CommitResponse, [
 	parts := sc.parts[:0]
 	for i := range req.Batches {
 		cb := &req.Batches[i]
-		resp.Results[i] = BatchResult{BaseOffset: -1, LogAppendTime: -1, LogStartOffset: -1}
+		resp.Results[i] = coordapi.BatchResult{BaseOffset: -1, LogAppendTime: -1, LogStartOffset: -1}
 		slot[i] = -1
 		t := c.mu.topicsByID[cb.TopicID]
 		switch {
@@ -163,7 +165,7 @@ func (c *Coordinator) commitObjectLocked(req *CommitRequest) (*CommitResponse, [
 		parts[j].n++
 		slot[i] = j
 	}
-	coords := make([]BatchCoord, len(req.Batches))
+	coords := make([]coordapi.BatchCoord, len(req.Batches))
 	for j, n := 0, 0; j < len(parts); j++ {
 		parts[j].batches = coords[n : n : n+parts[j].n]
 		n += parts[j].n
@@ -225,7 +227,7 @@ func (c *Coordinator) commitObjectLocked(req *CommitRequest) (*CommitResponse, [
 		last := base + int64(cb.LastOffsetDelta)
 		pp.st.hwm = last + 1
 		pp.st.noteBatch(base, last, ts, t.logAppendTime)
-		pp.batches = append(pp.batches, BatchCoord{
+		pp.batches = append(pp.batches, coordapi.BatchCoord{
 			ObjectKey: req.ObjectKey, ObjectSize: req.ObjectSize,
 			ByteOffset: cb.ByteOffset, ByteLength: cb.ByteLength,
 			BaseOffset: base, LastOffset: last, MaxTimestamp: ts, LogAppendTime: t.logAppendTime,
@@ -270,13 +272,13 @@ func (c *Coordinator) commitObjectLocked(req *CommitRequest) (*CommitResponse, [
 	}
 
 	// Durable: install in memory.
-	var notices []CommitNotice
+	var notices []coordapi.CommitNotice
 	c.mu.Lock()
 	for j := range parts {
 		pp := &parts[j]
 		if len(pp.batches) > 0 {
 			pp.topic.parts[pp.partition] = pp.st
-			notices = append(notices, CommitNotice{TopicID: pp.topic.id, Partition: pp.partition,
+			notices = append(notices, coordapi.CommitNotice{TopicID: pp.topic.id, Partition: pp.partition,
 				HighWatermark: pp.st.hwm, LogStartOffset: pp.st.logStart, Batches: pp.batches})
 		}
 	}
@@ -415,7 +417,7 @@ func (c *Coordinator) commitWrites(w *sortedWrites, obj *objectState, isNew bool
 // objectForCommitLocked returns a copy of the object record the commit
 // will write: the existing one for a known key (a retried commit), else a
 // new one. c.commit must be held.
-func (c *Coordinator) objectForCommitLocked(req *CommitRequest, nowMs int64) (obj *objectState, isNew bool) {
+func (c *Coordinator) objectForCommitLocked(req *coordapi.CommitRequest, nowMs int64) (obj *objectState, isNew bool) {
 	if num, ok := c.mu.objectsByKey[req.ObjectKey]; ok {
 		o := *c.mu.objects[num]
 		return &o, false
@@ -450,10 +452,10 @@ func (p *partState) noteBatch(base, last, ts int64, logAppendTime bool) {
 
 // kvApply is one accepted batch's keys, for the key index.
 type kvApply struct {
-	id        TopicID
+	id        coordapi.TopicID
 	partition int32
 	base      int64
-	keys      []KeyEntry
+	keys      []coordapi.KeyEntry
 }
 
 // commitScratch is memory commitObjectLocked reuses from one commit to the

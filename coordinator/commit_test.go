@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 func TestCommitOffsetAssignment(t *testing.T) {
@@ -62,9 +64,9 @@ func TestCommitOffsetAssignment(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
-			ids := map[string]TopicID{"a": e.topic("a", 3, nil).ID, "b": e.topic("b", 1, nil).ID, "x": {1, 2, 3}}
+			ids := map[string]coordapi.TopicID{"a": e.topic("a", 3, nil).ID, "b": e.topic("b", 1, nil).ID, "x": {1, 2, 3}}
 			for i, obj := range tt.objects {
-				var batches []CommitBatch
+				var batches []coordapi.CommitBatch
 				for _, bb := range obj {
 					batches = append(batches, plain(ids[bb.topic], bb.partition, bb.delta))
 				}
@@ -94,25 +96,25 @@ func TestCommitResultFields(t *testing.T) {
 	b2 := plain(lat.ID, 0, 1)
 	b2.MaxTimestamp = 42
 	rs := e.commit("o1", b1, b2)
-	if r := rs[0]; r != (BatchResult{BaseOffset: 0, LogAppendTime: -1, LogStartOffset: 0}) {
+	if r := rs[0]; r != (coordapi.BatchResult{BaseOffset: 0, LogAppendTime: -1, LogStartOffset: 0}) {
 		t.Errorf("CreateTime result %+v", r)
 	}
-	if r := rs[1]; r != (BatchResult{BaseOffset: 0, LogAppendTime: now, LogStartOffset: 0}) {
+	if r := rs[1]; r != (coordapi.BatchResult{BaseOffset: 0, LogAppendTime: now, LogStartOffset: 0}) {
 		t.Errorf("LogAppendTime result %+v", r)
 	}
-	rs = e.commit("o2", plain(TopicID{9}, 0, 0))
-	if r := rs[0]; r != (BatchResult{ErrorCode: kerr.UnknownTopicID.Code, BaseOffset: -1, LogAppendTime: -1, LogStartOffset: -1}) {
+	rs = e.commit("o2", plain(coordapi.TopicID{9}, 0, 0))
+	if r := rs[0]; r != (coordapi.BatchResult{ErrorCode: kerr.UnknownTopicID.Code, BaseOffset: -1, LogAppendTime: -1, LogStartOffset: -1}) {
 		t.Errorf("error result %+v", r)
 	}
 
-	fb, err := e.c.FindBatches(context.Background(), FindBatchesRequest{TopicID: lat.ID, Offset: 0, MaxBytes: 1 << 20})
+	fb, err := e.c.FindBatches(context.Background(), coordapi.FindBatchesRequest{TopicID: lat.ID, Offset: 0, MaxBytes: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(fb.Batches) != 1 || !fb.Batches[0].LogAppendTime || fb.Batches[0].MaxTimestamp != now {
 		t.Errorf("LogAppendTime batch coords %+v", fb.Batches)
 	}
-	fb, err = e.c.FindBatches(context.Background(), FindBatchesRequest{TopicID: ct.ID, Offset: 0, MaxBytes: 1 << 20})
+	fb, err = e.c.FindBatches(context.Background(), coordapi.FindBatchesRequest{TopicID: ct.ID, Offset: 0, MaxBytes: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,17 +127,17 @@ func TestCommitObjects(t *testing.T) {
 	e := newEnv(t)
 	tp := e.topic("t", 1, nil)
 
-	e.commit("all-bad", plain(TopicID{7}, 0, 0), plain(tp.ID, 5, 0))
+	e.commit("all-bad", plain(coordapi.TopicID{7}, 0, 0), plain(tp.ID, 5, 0))
 	if o := e.object("all-bad"); o.State != ObjectGarbage || o.LiveBytes != 0 || o.Size != 2*batchLen || o.GarbageSinceMs == 0 || o.BrokerID != 1 {
 		t.Errorf("all-rejected object: %+v", o)
 	}
-	e.commit("mixed", plain(tp.ID, 0, 0), plain(TopicID{7}, 0, 0), plain(tp.ID, 0, 3))
+	e.commit("mixed", plain(tp.ID, 0, 0), plain(coordapi.TopicID{7}, 0, 0), plain(tp.ID, 0, 3))
 	if o := e.object("mixed"); o.State != ObjectLive || o.LiveBytes != 2*batchLen || o.Size != 3*batchLen || o.GarbageSinceMs != 0 {
 		t.Errorf("mixed object: %+v", o)
 	}
 
 	// A retried commit of the same key reuses the object record.
-	e.commit("mixed", plain(tp.ID, 0, 0), plain(TopicID{7}, 0, 0), plain(tp.ID, 0, 3))
+	e.commit("mixed", plain(tp.ID, 0, 0), plain(coordapi.TopicID{7}, 0, 0), plain(tp.ID, 0, 3))
 	if o := e.object("mixed"); o.LiveBytes != 4*batchLen {
 		t.Errorf("recommitted object: %+v", o)
 	}
@@ -154,11 +156,11 @@ func TestCommitInvalidRequests(t *testing.T) {
 	e := newEnv(t)
 	tp := e.topic("t", 1, nil)
 	ctx := context.Background()
-	bad := []*CommitRequest{
-		{ObjectKey: "", ObjectSize: 100, Batches: []CommitBatch{{TopicID: tp.ID, ByteLength: 100, ProducerID: -1}}},
-		{ObjectKey: "k", ObjectSize: 50, Batches: []CommitBatch{{TopicID: tp.ID, ByteLength: 100, ProducerID: -1}}},
-		{ObjectKey: "k", ObjectSize: 100, Batches: []CommitBatch{{TopicID: tp.ID, ByteLength: 0, ProducerID: -1}}},
-		{ObjectKey: "k", ObjectSize: 100, Batches: []CommitBatch{{TopicID: tp.ID, ByteLength: 10, LastOffsetDelta: -1, ProducerID: -1}}},
+	bad := []*coordapi.CommitRequest{
+		{ObjectKey: "", ObjectSize: 100, Batches: []coordapi.CommitBatch{{TopicID: tp.ID, ByteLength: 100, ProducerID: -1}}},
+		{ObjectKey: "k", ObjectSize: 50, Batches: []coordapi.CommitBatch{{TopicID: tp.ID, ByteLength: 100, ProducerID: -1}}},
+		{ObjectKey: "k", ObjectSize: 100, Batches: []coordapi.CommitBatch{{TopicID: tp.ID, ByteLength: 0, ProducerID: -1}}},
+		{ObjectKey: "k", ObjectSize: 100, Batches: []coordapi.CommitBatch{{TopicID: tp.ID, ByteLength: 10, LastOffsetDelta: -1, ProducerID: -1}}},
 	}
 	for i, req := range bad {
 		_, err := e.c.CommitObject(ctx, req)
@@ -177,24 +179,24 @@ func TestCommitNotices(t *testing.T) {
 	e := newEnv(t)
 	a := e.topic("a", 2, nil)
 	var mu sync.Mutex
-	var got [][]CommitNotice
-	cancel := e.c.Subscribe(func(ns []CommitNotice) {
+	var got [][]coordapi.CommitNotice
+	cancel := e.c.Subscribe(func(ns []coordapi.CommitNotice) {
 		mu.Lock()
 		got = append(got, ns)
 		mu.Unlock()
 	})
 	e.commit("o1", plain(a.ID, 1, 1), plain(a.ID, 0, 0), plain(a.ID, 1, 0))
-	e.commit("o2", plain(TopicID{1}, 0, 0)) // nothing advanced: no call
+	e.commit("o2", plain(coordapi.TopicID{1}, 0, 0)) // nothing advanced: no call
 	cancel()
 	e.commit("o3", plain(a.ID, 0, 0))
 	mu.Lock()
 	defer mu.Unlock()
-	coord := func(off int64, base, last int64) BatchCoord {
-		return BatchCoord{ObjectKey: "o1", ObjectSize: 3 * batchLen, ByteOffset: off, ByteLength: batchLen, BaseOffset: base, LastOffset: last, MaxTimestamp: 1000}
+	coord := func(off int64, base, last int64) coordapi.BatchCoord {
+		return coordapi.BatchCoord{ObjectKey: "o1", ObjectSize: 3 * batchLen, ByteOffset: off, ByteLength: batchLen, BaseOffset: base, LastOffset: last, MaxTimestamp: 1000}
 	}
-	want := []CommitNotice{
-		{TopicID: a.ID, Partition: 1, HighWatermark: 3, Batches: []BatchCoord{coord(0, 0, 1), coord(200, 2, 2)}},
-		{TopicID: a.ID, Partition: 0, HighWatermark: 1, Batches: []BatchCoord{coord(100, 0, 0)}},
+	want := []coordapi.CommitNotice{
+		{TopicID: a.ID, Partition: 1, HighWatermark: 3, Batches: []coordapi.BatchCoord{coord(0, 0, 1), coord(200, 2, 2)}},
+		{TopicID: a.ID, Partition: 0, HighWatermark: 1, Batches: []coordapi.BatchCoord{coord(100, 0, 0)}},
 	}
 	if len(got) != 1 || fmt.Sprint(got[0]) != fmt.Sprint(want) {
 		t.Errorf("notices %v, want [%v]", got, want)
@@ -216,7 +218,7 @@ func TestCommitConcurrent(t *testing.T) {
 	var all []assigned
 	var wg sync.WaitGroup
 	var notified sync.Map
-	e.c.Subscribe(func(ns []CommitNotice) {
+	e.c.Subscribe(func(ns []coordapi.CommitNotice) {
 		for _, n := range ns {
 			for {
 				old, _ := notified.LoadOrStore(n.Partition, n.HighWatermark)
@@ -232,7 +234,7 @@ func TestCommitConcurrent(t *testing.T) {
 			defer wg.Done()
 			ctx := context.Background()
 			for o := 0; o < objects; o++ {
-				var batches []CommitBatch
+				var batches []coordapi.CommitBatch
 				for i := 0; i < perObject; i++ {
 					batches = append(batches, plain(tp.ID, int32((w+o+i)%4), int32(i%3)))
 				}
@@ -242,7 +244,7 @@ func TestCommitConcurrent(t *testing.T) {
 					return
 				}
 				// Readers run alongside.
-				if _, err := e.c.FindBatches(ctx, FindBatchesRequest{TopicID: tp.ID, Partition: int32(o % 4), Offset: 0, MaxBytes: 1000}); err != nil {
+				if _, err := e.c.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: tp.ID, Partition: int32(o % 4), Offset: 0, MaxBytes: 1000}); err != nil {
 					t.Error(err)
 				}
 				mu.Lock()
@@ -281,7 +283,7 @@ func TestCommitConcurrent(t *testing.T) {
 		// FindBatches walks the whole partition in order.
 		var off int64
 		for off < st.HighWatermark {
-			fb, err := e.c.FindBatches(context.Background(), FindBatchesRequest{TopicID: tp.ID, Partition: p, Offset: off, MaxBytes: 350})
+			fb, err := e.c.FindBatches(context.Background(), coordapi.FindBatchesRequest{TopicID: tp.ID, Partition: p, Offset: off, MaxBytes: 350})
 			if err != nil {
 				t.Fatal(err)
 			}

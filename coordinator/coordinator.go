@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
 
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/kvindex"
 )
 
@@ -88,7 +89,7 @@ type Coordinator struct {
 	db   *pebble.DB
 	kv   *kvindex.Index
 	// rebuilds are the running key index builds by topic; c.commit guards.
-	rebuilds map[TopicID]rebuild
+	rebuilds map[coordapi.TopicID]rebuild
 	// stopGC stops the garbage collector started by Open, if any.
 	stopGC func()
 
@@ -120,7 +121,7 @@ type Coordinator struct {
 	mu struct {
 		sync.RWMutex
 		topicsByName map[string]*topicState
-		topicsByID   map[TopicID]*topicState
+		topicsByID   map[coordapi.TopicID]*topicState
 		objects      map[uint64]*objectState
 		objectsByKey map[string]uint64
 	}
@@ -134,7 +135,7 @@ type Coordinator struct {
 	subs struct {
 		sync.Mutex
 		next int
-		fns  map[int]func([]CommitNotice)
+		fns  map[int]func([]coordapi.CommitNotice)
 	}
 
 	// brokers is the broker registry (brokers.go), in memory only.
@@ -149,7 +150,7 @@ type Coordinator struct {
 // by the commit holder); parts[i] is updated in place under mu, configs is
 // replaced as a whole.
 type topicState struct {
-	id            TopicID
+	id            coordapi.TopicID
 	name          string
 	createdMs     int64
 	configs       map[string]string
@@ -229,7 +230,7 @@ func Open(opts Options) (*Coordinator, error) {
 	}
 	c.db = db
 	c.kv = kvindex.New(db, prefixKV)
-	c.rebuilds = make(map[TopicID]rebuild)
+	c.rebuilds = make(map[coordapi.TopicID]rebuild)
 	if err := c.load(); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -289,7 +290,7 @@ func (c *Coordinator) enter(ctx context.Context) error {
 	c.closeMu.RLock()
 	if c.closed {
 		c.closeMu.RUnlock()
-		return ErrClosed
+		return coordapi.ErrClosed
 	}
 	return nil
 }
@@ -299,7 +300,7 @@ func (c *Coordinator) leave() { c.closeMu.RUnlock() }
 // load reads the whole hot state from Pebble. It runs before c is shared.
 func (c *Coordinator) load() error {
 	c.mu.topicsByName = map[string]*topicState{}
-	c.mu.topicsByID = map[TopicID]*topicState{}
+	c.mu.topicsByID = map[coordapi.TopicID]*topicState{}
 	c.mu.objects = map[uint64]*objectState{}
 	c.mu.objectsByKey = map[string]uint64{}
 	c.commit.producers = map[producerStateKey]*producerState{}
@@ -309,18 +310,18 @@ func (c *Coordinator) load() error {
 	if err := c.loadMeta(); err != nil {
 		return err
 	}
-	partCounts := map[TopicID]int{}
+	partCounts := map[coordapi.TopicID]int{}
 	err := c.scan(prefixTopic, func(k, v []byte) error {
 		if len(k) != 17 {
 			return fmt.Errorf("coordinator: bad topic key %x", k)
 		}
-		var id TopicID
+		var id coordapi.TopicID
 		copy(id[:], k[1:])
 		t, n, err := decodeTopic(id, v)
 		if err != nil {
 			return err
 		}
-		t.logAppendTime = isLogAppendTime(t.configs)
+		t.logAppendTime = coordapi.IsLogAppendTime(t.configs)
 		t.kvIndexed = isKVIndexed(t.configs)
 		t.parts = make([]partState, n)
 		for i := range t.parts {
@@ -337,7 +338,7 @@ func (c *Coordinator) load() error {
 	err = c.scan(prefixTopicName, func(k, v []byte) error {
 		name := string(k[1:])
 		t := c.mu.topicsByName[name]
-		if t == nil || len(v) != 16 || TopicID(v) != t.id {
+		if t == nil || len(v) != 16 || coordapi.TopicID(v) != t.id {
 			return fmt.Errorf("coordinator: topic name %q points to %x, which is not its topic", name, v)
 		}
 		return nil
@@ -345,12 +346,12 @@ func (c *Coordinator) load() error {
 	if err != nil {
 		return err
 	}
-	seen := map[TopicID]int{}
+	seen := map[coordapi.TopicID]int{}
 	err = c.scan(prefixPartition, func(k, v []byte) error {
 		if len(k) != 21 {
 			return fmt.Errorf("coordinator: bad partition key %x", k)
 		}
-		var id TopicID
+		var id coordapi.TopicID
 		copy(id[:], k[1:17])
 		p := int(int32(binary.BigEndian.Uint32(k[17:])))
 		t := c.mu.topicsByID[id]

@@ -6,22 +6,13 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/twmb/franz-go/pkg/kerr"
-)
 
-// Special timestamps of ListOffsets beyond TimestampLatest,
-// TimestampEarliest and TimestampMax.
-const (
-	// TimestampEarliestLocal (KIP-405) is the earliest offset kept locally;
-	// in floe that is the log start.
-	TimestampEarliestLocal int64 = -4
-	// TimestampLatestTiered (KIP-1005) is the highest offset in tiered
-	// storage; floe has none in Kafka's sense, so it answers offset -1.
-	TimestampLatestTiered int64 = -5
+	"github.com/floe-io/floe/coordapi"
 )
 
 // partitionLocked returns a partition's topic and state. c.mu (or
 // c.commit) must be held.
-func (c *Coordinator) partitionLocked(id TopicID, partition int32) (*topicState, partState, error) {
+func (c *Coordinator) partitionLocked(id coordapi.TopicID, partition int32) (*topicState, partState, error) {
 	t := c.mu.topicsByID[id]
 	if t == nil {
 		return nil, partState{}, fmt.Errorf("topic %s: %w", id, kerr.UnknownTopicID)
@@ -35,22 +26,22 @@ func (c *Coordinator) partitionLocked(id TopicID, partition int32) (*topicState,
 // PartitionState returns a partition's log start offset and high
 // watermark. Kafka-level failures: UnknownTopicID,
 // UnknownTopicOrPartition.
-func (c *Coordinator) PartitionState(ctx context.Context, id TopicID, partition int32) (PartitionState, error) {
+func (c *Coordinator) PartitionState(ctx context.Context, id coordapi.TopicID, partition int32) (coordapi.PartitionState, error) {
 	if err := c.enter(ctx); err != nil {
-		return PartitionState{}, err
+		return coordapi.PartitionState{}, err
 	}
 	defer c.leave()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	_, st, err := c.partitionLocked(id, partition)
 	if err != nil {
-		return PartitionState{}, err
+		return coordapi.PartitionState{}, err
 	}
 	return st.public(), nil
 }
 
-func (p *partState) public() PartitionState {
-	return PartitionState{LogStartOffset: p.logStart, HighWatermark: p.hwm}
+func (p *partState) public() coordapi.PartitionState {
+	return coordapi.PartitionState{LogStartOffset: p.logStart, HighWatermark: p.hwm}
 }
 
 // FindBatches returns the coordinates of the batches from req.Offset on:
@@ -61,9 +52,9 @@ func (p *partState) public() PartitionState {
 // Kafka-level failures: UnknownTopicID, UnknownTopicOrPartition,
 // OffsetOutOfRange (Offset below the log start or above the high
 // watermark).
-func (c *Coordinator) FindBatches(ctx context.Context, req FindBatchesRequest) (FindBatchesResponse, error) {
+func (c *Coordinator) FindBatches(ctx context.Context, req coordapi.FindBatchesRequest) (coordapi.FindBatchesResponse, error) {
 	if err := c.enter(ctx); err != nil {
-		return FindBatchesResponse{}, err
+		return coordapi.FindBatchesResponse{}, err
 	}
 	defer c.leave()
 
@@ -74,9 +65,9 @@ func (c *Coordinator) FindBatches(ctx context.Context, req FindBatchesRequest) (
 	_, st, err := c.partitionLocked(req.TopicID, req.Partition)
 	if err != nil {
 		c.mu.RUnlock()
-		return FindBatchesResponse{}, err
+		return coordapi.FindBatchesResponse{}, err
 	}
-	resp := FindBatchesResponse{PartitionState: st.public()}
+	resp := coordapi.FindBatchesResponse{PartitionState: st.public()}
 	if req.Offset < st.logStart || req.Offset > st.hwm {
 		c.mu.RUnlock()
 		return resp, c.outOfRange(req.TopicID, req.Partition, req.Offset, st)
@@ -113,7 +104,7 @@ scan:
 		r, err := newRunReader(last, v)
 		for err == nil {
 			var (
-				bc BatchCoord
+				bc coordapi.BatchCoord
 				ok bool
 			)
 			if bc, ok, err = r.next(); !ok || err != nil {
@@ -145,10 +136,10 @@ scan:
 	if len(resp.Batches) == 0 || resp.Batches[0].BaseOffset > req.Offset {
 		_, now, err := c.partitionLocked(req.TopicID, req.Partition)
 		if err != nil {
-			return FindBatchesResponse{}, err
+			return coordapi.FindBatchesResponse{}, err
 		}
 		if req.Offset < now.logStart {
-			return FindBatchesResponse{PartitionState: now.public()}, c.outOfRange(req.TopicID, req.Partition, req.Offset, now)
+			return coordapi.FindBatchesResponse{PartitionState: now.public()}, c.outOfRange(req.TopicID, req.Partition, req.Offset, now)
 		}
 	}
 	for i, num := range nums {
@@ -162,8 +153,8 @@ scan:
 	return resp, nil
 }
 
-func (c *Coordinator) outOfRange(id TopicID, partition int32, offset int64, st partState) error {
-	return kafkaErrorf(kerr.OffsetOutOfRange, "offset %d of %s/%d is outside [%d, %d]", offset, id, partition, st.logStart, st.hwm)
+func (c *Coordinator) outOfRange(id coordapi.TopicID, partition int32, offset int64, st partState) error {
+	return coordapi.Errorf(kerr.OffsetOutOfRange, "offset %d of %s/%d is outside [%d, %d]", offset, id, partition, st.logStart, st.hwm)
 }
 
 // ListOffset answers ListOffsets for one partition with an offset and the
@@ -184,7 +175,7 @@ func (c *Coordinator) outOfRange(id TopicID, partition int32, offset int64, st p
 //     error. This scans the partition's batches from the log start.
 //
 // Kafka-level failures: UnknownTopicID, UnknownTopicOrPartition.
-func (c *Coordinator) ListOffset(ctx context.Context, id TopicID, partition int32, timestamp int64) (offset int64, ts int64, err error) {
+func (c *Coordinator) ListOffset(ctx context.Context, id coordapi.TopicID, partition int32, timestamp int64) (offset int64, ts int64, err error) {
 	if err := c.enter(ctx); err != nil {
 		return -1, -1, err
 	}
@@ -196,16 +187,16 @@ func (c *Coordinator) ListOffset(ctx context.Context, id TopicID, partition int3
 		return -1, -1, err
 	}
 	switch timestamp {
-	case TimestampEarliest, TimestampEarliestLocal:
+	case coordapi.TimestampEarliest, coordapi.TimestampEarliestLocal:
 		c.mu.RUnlock()
 		return st.logStart, -1, nil
-	case TimestampLatest:
+	case coordapi.TimestampLatest:
 		c.mu.RUnlock()
 		return st.hwm, -1, nil
-	case TimestampLatestTiered:
+	case coordapi.TimestampLatestTiered:
 		c.mu.RUnlock()
 		return -1, -1, nil
-	case TimestampMax:
+	case coordapi.TimestampMax:
 		c.mu.RUnlock()
 		if st.maxTimestampOffset < 0 || st.logStart == st.hwm {
 			return -1, -1, nil
@@ -226,7 +217,7 @@ func (c *Coordinator) ListOffset(ctx context.Context, id TopicID, partition int3
 	}
 	defer it.Close()
 	n := 0
-	var run []BatchCoord
+	var run []coordapi.BatchCoord
 	for valid := it.First(); valid; valid = it.Next() {
 		if n++; n%4096 == 0 {
 			if err := ctx.Err(); err != nil {

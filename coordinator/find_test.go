@@ -7,12 +7,14 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // fillPartition commits batches of the given deltas (and max timestamps,
 // and lengths) to partition 0 of tp, one object each, and returns their
 // base offsets.
-func fillPartition(e *testEnv, id TopicID, deltas []int32, timestamps []int64, lengths []int32) []int64 {
+func fillPartition(e *testEnv, id coordapi.TopicID, deltas []int32, timestamps []int64, lengths []int32) []int64 {
 	e.t.Helper()
 	var bases []int64
 	for i, d := range deltas {
@@ -56,7 +58,7 @@ func TestFindBatches(t *testing.T) {
 		{offset: -1, maxBytes: 1 << 20, err: kerr.OffsetOutOfRange},
 	}
 	for _, tt := range tests {
-		resp, err := e.c.FindBatches(ctx, FindBatchesRequest{TopicID: tp.ID, Partition: 0, Offset: tt.offset, MaxBytes: tt.maxBytes})
+		resp, err := e.c.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: tp.ID, Partition: 0, Offset: tt.offset, MaxBytes: tt.maxBytes})
 		if tt.err != nil {
 			wantKerr(t, err, tt.err)
 			continue
@@ -81,19 +83,19 @@ func TestFindBatches(t *testing.T) {
 			t.Errorf("offset %d: state %+v", tt.offset, resp.PartitionState)
 		}
 	}
-	if r, _ := e.c.FindBatches(ctx, FindBatchesRequest{TopicID: tp.ID, Partition: 0, Offset: 6, MaxBytes: 1}); r.Batches[0] != (BatchCoord{
+	if r, _ := e.c.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: tp.ID, Partition: 0, Offset: 6, MaxBytes: 1}); r.Batches[0] != (coordapi.BatchCoord{
 		ObjectKey: "fill-2", ObjectSize: 100, ByteOffset: 0, ByteLength: 100, BaseOffset: 6, LastOffset: 9, MaxTimestamp: 1000,
 	}) {
 		t.Errorf("coords %+v", r.Batches[0])
 	}
 
 	// Empty partition: offset 0 is the high watermark.
-	if r, err := e.c.FindBatches(ctx, FindBatchesRequest{TopicID: tp.ID, Partition: 1, Offset: 0}); err != nil || len(r.Batches) != 0 {
+	if r, err := e.c.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: tp.ID, Partition: 1, Offset: 0}); err != nil || len(r.Batches) != 0 {
 		t.Errorf("empty partition: %+v %v", r, err)
 	}
-	_, err := e.c.FindBatches(ctx, FindBatchesRequest{TopicID: tp.ID, Partition: 2})
+	_, err := e.c.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: tp.ID, Partition: 2})
 	wantKerr(t, err, kerr.UnknownTopicOrPartition)
-	_, err = e.c.FindBatches(ctx, FindBatchesRequest{TopicID: TopicID{1}})
+	_, err = e.c.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: coordapi.TopicID{1}})
 	wantKerr(t, err, kerr.UnknownTopicID)
 }
 
@@ -103,10 +105,10 @@ func TestListOffset(t *testing.T) {
 	ctx := context.Background()
 
 	// Empty partition.
-	for _, ts := range []int64{TimestampEarliest, TimestampLatest, TimestampMax, 0, TimestampLatestTiered} {
+	for _, ts := range []int64{coordapi.TimestampEarliest, coordapi.TimestampLatest, coordapi.TimestampMax, 0, coordapi.TimestampLatestTiered} {
 		off, gotTs, err := e.c.ListOffset(ctx, tp.ID, 1, ts)
-		want := map[int64]int64{TimestampEarliest: 0, TimestampLatest: 0}[ts]
-		if _, ok := map[int64]bool{TimestampEarliest: true, TimestampLatest: true}[ts]; !ok {
+		want := map[int64]int64{coordapi.TimestampEarliest: 0, coordapi.TimestampLatest: 0}[ts]
+		if _, ok := map[int64]bool{coordapi.TimestampEarliest: true, coordapi.TimestampLatest: true}[ts]; !ok {
 			want = -1
 		}
 		if err != nil || off != want || gotTs != -1 {
@@ -119,11 +121,11 @@ func TestListOffset(t *testing.T) {
 	tests := []struct {
 		ts, wantOff, wantTs int64
 	}{
-		{TimestampEarliest, 0, -1},
-		{TimestampEarliestLocal, 0, -1},
-		{TimestampLatest, 11, -1},
-		{TimestampLatestTiered, -1, -1},
-		{TimestampMax, 9, 400}, // first batch with the max; CreateTime: its last offset
+		{coordapi.TimestampEarliest, 0, -1},
+		{coordapi.TimestampEarliestLocal, 0, -1},
+		{coordapi.TimestampLatest, 11, -1},
+		{coordapi.TimestampLatestTiered, -1, -1},
+		{coordapi.TimestampMax, 9, 400}, // first batch with the max; CreateTime: its last offset
 		{0, 0, 100},
 		{100, 0, 100},
 		{101, 2, 300}, // first batch whose max timestamp >= target
@@ -146,7 +148,7 @@ func TestListOffset(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct{ ts, wantOff, wantTs int64 }{
-		{TimestampEarliest, 3, -1}, {0, 3, 300}, {300, 3, 300}, {TimestampMax, 9, 400},
+		{coordapi.TimestampEarliest, 3, -1}, {0, 3, 300}, {300, 3, 300}, {coordapi.TimestampMax, 9, 400},
 	} {
 		if off, ts, err := e.c.ListOffset(ctx, tp.ID, 0, tt.ts); err != nil || off != tt.wantOff || ts != tt.wantTs {
 			t.Errorf("after delete to 3: ListOffset(%d) = %d, %d, %v; want %d, %d", tt.ts, off, ts, err, tt.wantOff, tt.wantTs)
@@ -155,22 +157,22 @@ func TestListOffset(t *testing.T) {
 	if _, err := e.c.DeleteRecords(ctx, tp.ID, 0, 10); err != nil {
 		t.Fatal(err)
 	}
-	if off, ts, _ := e.c.ListOffset(ctx, tp.ID, 0, TimestampMax); off != 10 || ts != 400 {
+	if off, ts, _ := e.c.ListOffset(ctx, tp.ID, 0, coordapi.TimestampMax); off != 10 || ts != 400 {
 		t.Errorf("max after deleting its batch: %d %d, want 10 400", off, ts)
 	}
 	if _, err := e.c.DeleteRecords(ctx, tp.ID, 0, -1); err != nil {
 		t.Fatal(err)
 	}
-	if off, ts, _ := e.c.ListOffset(ctx, tp.ID, 0, TimestampMax); off != -1 || ts != -1 {
+	if off, ts, _ := e.c.ListOffset(ctx, tp.ID, 0, coordapi.TimestampMax); off != -1 || ts != -1 {
 		t.Errorf("max after deleting everything: %d %d", off, ts)
 	}
 	if off, ts, _ := e.c.ListOffset(ctx, tp.ID, 0, 0); off != -1 || ts != -1 {
 		t.Errorf("by timestamp after deleting everything: %d %d", off, ts)
 	}
 
-	_, _, err := e.c.ListOffset(ctx, TopicID{1}, 0, TimestampLatest)
+	_, _, err := e.c.ListOffset(ctx, coordapi.TopicID{1}, 0, coordapi.TimestampLatest)
 	wantKerr(t, err, kerr.UnknownTopicID)
-	_, _, err = e.c.ListOffset(ctx, tp.ID, 7, TimestampLatest)
+	_, _, err = e.c.ListOffset(ctx, tp.ID, 7, coordapi.TimestampLatest)
 	wantKerr(t, err, kerr.UnknownTopicOrPartition)
 }
 
@@ -183,7 +185,7 @@ func TestListOffsetLogAppendTime(t *testing.T) {
 	e.clock.Advance(time.Second)
 	e.commit("o2", plain(tp.ID, 0, 3)) // [3-6] at t1
 	t1 := e.clock.Now().UnixMilli()
-	if off, ts, _ := e.c.ListOffset(ctx, tp.ID, 0, TimestampMax); off != 3 || ts != t1 {
+	if off, ts, _ := e.c.ListOffset(ctx, tp.ID, 0, coordapi.TimestampMax); off != 3 || ts != t1 {
 		t.Errorf("max: %d %d, want 3 %d (LogAppendTime: the batch's base offset)", off, ts, t1)
 	}
 	if off, ts, _ := e.c.ListOffset(ctx, tp.ID, 0, t0+1); off != 3 || ts != t1 {
@@ -196,7 +198,7 @@ func TestListOffsetLogAppendTime(t *testing.T) {
 	if _, err := e.c.DeleteRecords(ctx, tp.ID, 0, 5); err != nil {
 		t.Fatal(err)
 	}
-	if off, _, _ := e.c.ListOffset(ctx, tp.ID, 0, TimestampMax); off != 5 {
+	if off, _, _ := e.c.ListOffset(ctx, tp.ID, 0, coordapi.TimestampMax); off != 5 {
 		t.Errorf("max inside deleted range: %d, want 5", off)
 	}
 }
@@ -218,11 +220,11 @@ func TestDeleteRecords(t *testing.T) {
 		t.Errorf("o1 after delete to 3: %+v", o)
 	}
 	// The batch containing the log start is still served whole.
-	r, err := e.c.FindBatches(ctx, FindBatchesRequest{TopicID: tp.ID, Offset: 3, MaxBytes: 1})
+	r, err := e.c.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: tp.ID, Offset: 3, MaxBytes: 1})
 	if err != nil || len(r.Batches) != 1 || r.Batches[0].BaseOffset != 0 || r.LogStartOffset != 3 {
 		t.Errorf("find at log start: %+v %v", r, err)
 	}
-	_, err = e.c.FindBatches(ctx, FindBatchesRequest{TopicID: tp.ID, Offset: 2})
+	_, err = e.c.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: tp.ID, Offset: 2})
 	wantKerr(t, err, kerr.OffsetOutOfRange)
 
 	low, err = e.c.DeleteRecords(ctx, tp.ID, 0, 6) // deletes [0-4] and [5-5]
@@ -247,10 +249,10 @@ func TestDeleteRecords(t *testing.T) {
 	if low, err := e.c.DeleteRecords(ctx, tp.ID, 0, -1); err != nil || low != 10 {
 		t.Fatalf("delete to hwm: %d %v", low, err)
 	}
-	if st := e.state(tp.ID, 0); st != (PartitionState{LogStartOffset: 10, HighWatermark: 10}) {
+	if st := e.state(tp.ID, 0); st != (coordapi.PartitionState{LogStartOffset: 10, HighWatermark: 10}) {
 		t.Errorf("state %+v", st)
 	}
-	if r, err := e.c.FindBatches(ctx, FindBatchesRequest{TopicID: tp.ID, Offset: 10}); err != nil || len(r.Batches) != 0 {
+	if r, err := e.c.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: tp.ID, Offset: 10}); err != nil || len(r.Batches) != 0 {
 		t.Errorf("find at hwm after delete: %+v %v", r, err)
 	}
 	// Offsets continue from the high watermark.
@@ -261,7 +263,7 @@ func TestDeleteRecords(t *testing.T) {
 		t.Errorf("result log start %+v", r[0])
 	}
 
-	_, err = e.c.DeleteRecords(ctx, TopicID{1}, 0, 0)
+	_, err = e.c.DeleteRecords(ctx, coordapi.TopicID{1}, 0, 0)
 	wantKerr(t, err, kerr.UnknownTopicID)
 	_, err = e.c.DeleteRecords(ctx, tp.ID, 2, 0)
 	wantKerr(t, err, kerr.UnknownTopicOrPartition)

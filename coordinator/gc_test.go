@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/objectstore"
 )
 
@@ -78,7 +79,7 @@ func TestCollectGarbage(t *testing.T) {
 		t.Fatalf("coordinator still knows %+v", objs)
 	}
 	// The live object's batch still reads.
-	if found, err := e.c.FindBatches(ctx, FindBatchesRequest{TopicID: keep.ID, Offset: 0, MaxBytes: 1}); err != nil || len(found.Batches) != 1 {
+	if found, err := e.c.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: keep.ID, Offset: 0, MaxBytes: 1}); err != nil || len(found.Batches) != 1 {
 		t.Fatalf("live batch after gc: %v %+v", err, found)
 	}
 	// And after a restart nothing comes back.

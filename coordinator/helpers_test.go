@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // testLogger logs only with FLOE_TEST_LOG set.
@@ -87,9 +89,9 @@ func (e *testEnv) reopen() {
 	e.open()
 }
 
-func (e *testEnv) topic(name string, partitions int32, configs map[string]string) Topic {
+func (e *testEnv) topic(name string, partitions int32, configs map[string]string) coordapi.Topic {
 	e.t.Helper()
-	tp, err := e.c.CreateTopic(context.Background(), CreateTopicRequest{
+	tp, err := e.c.CreateTopic(context.Background(), coordapi.CreateTopicRequest{
 		Name: name, Partitions: partitions, ReplicationFactor: -1, Configs: configs,
 	})
 	if err != nil {
@@ -102,18 +104,18 @@ func (e *testEnv) topic(name string, partitions int32, configs map[string]string
 const batchLen = 100
 
 // plain is a non-idempotent batch of delta+1 records.
-func plain(id TopicID, partition, delta int32) CommitBatch {
-	return CommitBatch{TopicID: id, Partition: partition, LastOffsetDelta: delta, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, MaxTimestamp: 1000}
+func plain(id coordapi.TopicID, partition, delta int32) coordapi.CommitBatch {
+	return coordapi.CommitBatch{TopicID: id, Partition: partition, LastOffsetDelta: delta, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, MaxTimestamp: 1000}
 }
 
 // idem is an idempotent batch.
-func idem(id TopicID, partition, delta int32, pid int64, epoch int16, seq int32) CommitBatch {
-	return CommitBatch{TopicID: id, Partition: partition, LastOffsetDelta: delta, ProducerID: pid, ProducerEpoch: epoch, BaseSequence: seq, MaxTimestamp: 1000}
+func idem(id coordapi.TopicID, partition, delta int32, pid int64, epoch int16, seq int32) coordapi.CommitBatch {
+	return coordapi.CommitBatch{TopicID: id, Partition: partition, LastOffsetDelta: delta, ProducerID: pid, ProducerEpoch: epoch, BaseSequence: seq, MaxTimestamp: 1000}
 }
 
 // objectReq lays batches out back to back (batchLen bytes each, unless set)
 // in an object named key.
-func objectReq(key string, batches ...CommitBatch) *CommitRequest {
+func objectReq(key string, batches ...coordapi.CommitBatch) *coordapi.CommitRequest {
 	var off int64
 	for i := range batches {
 		if batches[i].ByteLength == 0 {
@@ -122,10 +124,10 @@ func objectReq(key string, batches ...CommitBatch) *CommitRequest {
 		batches[i].ByteOffset = off
 		off += int64(batches[i].ByteLength)
 	}
-	return &CommitRequest{ObjectKey: key, ObjectSize: off, BrokerID: 1, Batches: batches}
+	return &coordapi.CommitRequest{ObjectKey: key, ObjectSize: off, BrokerID: 1, Batches: batches}
 }
 
-func (e *testEnv) commit(key string, batches ...CommitBatch) []BatchResult {
+func (e *testEnv) commit(key string, batches ...coordapi.CommitBatch) []coordapi.BatchResult {
 	e.t.Helper()
 	resp, err := e.c.CommitObject(context.Background(), objectReq(key, batches...))
 	if err != nil {
@@ -137,7 +139,7 @@ func (e *testEnv) commit(key string, batches ...CommitBatch) []BatchResult {
 	return resp.Results
 }
 
-func (e *testEnv) state(id TopicID, partition int32) PartitionState {
+func (e *testEnv) state(id coordapi.TopicID, partition int32) coordapi.PartitionState {
 	e.t.Helper()
 	st, err := e.c.PartitionState(context.Background(), id, partition)
 	if err != nil {
@@ -171,7 +173,7 @@ func wantKerr(t testing.TB, err error, want *kerr.Error) {
 }
 
 // baseOffsets formats results as "base/code" pairs for compact comparison.
-func baseOffsets(rs []BatchResult) string {
+func baseOffsets(rs []coordapi.BatchResult) string {
 	s := ""
 	for i, r := range rs {
 		if i > 0 {

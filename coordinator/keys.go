@@ -3,6 +3,8 @@ package coordinator
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // Key family prefixes. Each key starts with one byte naming its family;
@@ -40,13 +42,13 @@ func topicNameKey(name string) []byte {
 	return append(k, name...)
 }
 
-func topicKey(id TopicID) []byte {
+func topicKey(id coordapi.TopicID) []byte {
 	k := make([]byte, 0, 17)
 	k = append(k, prefixTopic)
 	return append(k, id[:]...)
 }
 
-func partitionKey(id TopicID, partition int32) []byte {
+func partitionKey(id coordapi.TopicID, partition int32) []byte {
 	k := make([]byte, 0, 21)
 	k = append(k, prefixPartition)
 	k = append(k, id[:]...)
@@ -54,7 +56,7 @@ func partitionKey(id TopicID, partition int32) []byte {
 }
 
 // partitionsPrefix bounds every partition key of one topic.
-func partitionsPrefix(id TopicID) []byte {
+func partitionsPrefix(id coordapi.TopicID) []byte {
 	k := make([]byte, 0, 17)
 	k = append(k, prefixPartition)
 	return append(k, id[:]...)
@@ -62,14 +64,14 @@ func partitionsPrefix(id TopicID) []byte {
 
 // appendBatchKey appends the key of the batch of (id, partition) whose last
 // offset is lastOffset. Callers building many keys reuse one buffer.
-func appendBatchKey(k []byte, id TopicID, partition int32, lastOffset int64) []byte {
+func appendBatchKey(k []byte, id coordapi.TopicID, partition int32, lastOffset int64) []byte {
 	k = append(k, prefixBatch)
 	k = append(k, id[:]...)
 	k = binary.BigEndian.AppendUint32(k, uint32(partition))
 	return binary.BigEndian.AppendUint64(k, uint64(lastOffset))
 }
 
-func batchKey(id TopicID, partition int32, lastOffset int64) []byte {
+func batchKey(id coordapi.TopicID, partition int32, lastOffset int64) []byte {
 	return appendBatchKey(make([]byte, 0, batchKeyLen), id, partition, lastOffset)
 }
 
@@ -77,7 +79,7 @@ const batchKeyLen = 1 + 16 + 4 + 8
 
 // batchPartitionBounds returns [lower, upper) covering every batch key of
 // one partition.
-func batchPartitionBounds(id TopicID, partition int32) (lower, upper []byte) {
+func batchPartitionBounds(id coordapi.TopicID, partition int32) (lower, upper []byte) {
 	lower = make([]byte, 0, 21)
 	lower = append(lower, prefixBatch)
 	lower = append(lower, id[:]...)
@@ -87,7 +89,7 @@ func batchPartitionBounds(id TopicID, partition int32) (lower, upper []byte) {
 
 // batchTopicBounds returns [lower, upper) covering every batch key of one
 // topic.
-func batchTopicBounds(id TopicID) (lower, upper []byte) {
+func batchTopicBounds(id coordapi.TopicID) (lower, upper []byte) {
 	lower = make([]byte, 0, 17)
 	lower = append(lower, prefixBatch)
 	lower = append(lower, id[:]...)

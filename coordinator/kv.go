@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/pebble"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/kvindex"
 )
 
@@ -23,11 +24,11 @@ type ObjectReader interface {
 }
 
 func isKVIndexed(configs map[string]string) bool {
-	return strings.EqualFold(configs[ConfigKVIndexEnabled], "true")
+	return strings.EqualFold(configs[coordapi.ConfigKVIndexEnabled], "true")
 }
 
 // kvEntries converts a batch's keys for the index.
-func kvEntries(keys []KeyEntry) []kvindex.Entry {
+func kvEntries(keys []coordapi.KeyEntry) []kvindex.Entry {
 	out := make([]kvindex.Entry, len(keys))
 	for i, k := range keys {
 		out[i] = kvindex.Entry(k)
@@ -38,7 +39,7 @@ func kvEntries(keys []KeyEntry) []kvindex.Entry {
 // KvLookup returns the Kafka offset of the latest record with key in a
 // partition of an indexed topic, and the partition's high watermark read at
 // the same time. found is false for an absent or tombstoned key.
-func (c *Coordinator) KvLookup(ctx context.Context, id TopicID, partition int32, key []byte) (offset, hwm int64, found bool, err error) {
+func (c *Coordinator) KvLookup(ctx context.Context, id coordapi.TopicID, partition int32, key []byte) (offset, hwm int64, found bool, err error) {
 	if err := c.enter(ctx); err != nil {
 		return 0, 0, false, err
 	}
@@ -58,7 +59,7 @@ func (c *Coordinator) KvLookup(ctx context.Context, id TopicID, partition int32,
 
 // KvReady reports whether a topic's key index answers lookups: false while
 // it is being built from the log after kv.index.enabled was turned on.
-func (c *Coordinator) KvReady(ctx context.Context, id TopicID) (bool, error) {
+func (c *Coordinator) KvReady(ctx context.Context, id coordapi.TopicID) (bool, error) {
 	if err := c.enter(ctx); err != nil {
 		return false, err
 	}
@@ -83,7 +84,7 @@ func (c *Coordinator) RebuildKVIndex(ctx context.Context, name string) error {
 	}
 	if !t.kvIndexed {
 		c.commit.Unlock()
-		return kafkaErrorf(kerr.InvalidConfig, "topic %q does not have %s=true", name, ConfigKVIndexEnabled)
+		return coordapi.Errorf(kerr.InvalidConfig, "topic %q does not have %s=true", name, coordapi.ConfigKVIndexEnabled)
 	}
 	c.stopRebuildLocked(t.id)
 	b := c.db.NewBatch()
@@ -134,7 +135,7 @@ func (c *Coordinator) startRebuildLocked(t *topicState) <-chan error {
 
 // stopRebuildLocked cancels a running rebuild of id and waits for it.
 // c.commit must be held (the rebuild does not take it while writing).
-func (c *Coordinator) stopRebuildLocked(id TopicID) {
+func (c *Coordinator) stopRebuildLocked(id coordapi.TopicID) {
 	if r, ok := c.rebuilds[id]; ok {
 		r.cancel()
 		<-r.stopped
@@ -157,7 +158,7 @@ func (s logSource) HighWatermark(ctx context.Context, id [16]byte, partition int
 	defer s.c.commit.Unlock()
 	s.c.mu.RLock()
 	defer s.c.mu.RUnlock()
-	_, st, err := s.c.partitionLocked(TopicID(id), partition)
+	_, st, err := s.c.partitionLocked(coordapi.TopicID(id), partition)
 	return st.hwm, err
 }
 
@@ -165,7 +166,7 @@ func (s logSource) Batches(ctx context.Context, id [16]byte, partition int32, fr
 	return func(yield func(kvindex.LogBatch, error) bool) {
 		offset := from
 		for {
-			found, err := s.c.FindBatches(ctx, FindBatchesRequest{TopicID: TopicID(id), Partition: partition, Offset: offset, MaxBytes: 4 << 20})
+			found, err := s.c.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: coordapi.TopicID(id), Partition: partition, Offset: offset, MaxBytes: 4 << 20})
 			if errors.Is(err, kerr.OffsetOutOfRange) && offset < found.LogStartOffset {
 				offset = found.LogStartOffset
 				continue

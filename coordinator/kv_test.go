@@ -1,6 +1,10 @@
 package coordinator
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/floe-io/floe/coordapi"
+)
 
 // TestCommitRefusesUnkeyedBatchOnIndexedTopic: a broker that has not yet
 // seen kv.index.enabled sends no keys; the commit refuses the batch with a
@@ -13,7 +17,7 @@ func TestCommitRefusesUnkeyedBatchOnIndexedTopic(t *testing.T) {
 		t.Fatalf("unkeyed batch on an indexed topic: code %d, want NOT_LEADER_OR_FOLLOWER", res[0].ErrorCode)
 	}
 	keyed := plain(kv.ID, 0, 0)
-	keyed.Keys = []KeyEntry{{Key: []byte("k")}}
+	keyed.Keys = []coordapi.KeyEntry{{Key: []byte("k")}}
 	if res := e.commit("o2", keyed); res[0].ErrorCode != 0 || res[0].BaseOffset != 0 {
 		t.Fatalf("keyed batch: %+v", res[0])
 	}

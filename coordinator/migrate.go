@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // Format 1 keyed each batch alone ('b' topic partition last-offset), with
@@ -23,7 +25,7 @@ func (c *Coordinator) migrateFormat1() error {
 	b := c.db.NewBatch()
 	defer func() { b.Close() }()
 	var n int
-	run := make([]BatchCoord, 1)
+	run := make([]coordapi.BatchCoord, 1)
 	h := runHeader{maxTimestamp: -1, maxTimestampOffset: -1, maxTimestampLast: -1}
 	var val []byte
 	err := c.scan(prefixBatch, func(k, v []byte) error {
@@ -39,7 +41,7 @@ func (c *Coordinator) migrateFormat1() error {
 			return fmt.Errorf("batch %x: %w", k, err)
 		}
 		h.object, h.logAppendTime = bv.object, bv.logAppendTime
-		run[0] = BatchCoord{
+		run[0] = coordapi.BatchCoord{
 			ByteOffset: bv.byteOffset, ByteLength: bv.byteLength,
 			BaseOffset: last - int64(bv.lastOffsetDelta), LastOffset: last, MaxTimestamp: bv.maxTimestamp,
 		}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // appendBatchValueV1 encodes a format 1 batch value.
@@ -52,7 +54,7 @@ func downgradeToFormat1(t *testing.T, dir string, parts map[partKey]partState, p
 			t.Fatal(err)
 		}
 		_ = b.Delete(k, nil)
-		var id TopicID
+		var id coordapi.TopicID
 		copy(id[:], k[1:17])
 		partition := int32(binary.BigEndian.Uint32(k[17:21]))
 		for _, bc := range run {
@@ -85,7 +87,7 @@ func TestMigrateFormat1(t *testing.T) {
 	a := e.topic("a", 2, nil)
 	l := e.topic("l", 1, map[string]string{"message.timestamp.type": "LogAppendTime"})
 	for i := range 5 {
-		batches := []CommitBatch{plain(a.ID, 0, 2), idem(a.ID, 1, 0, 1, 0, int32(2*i)), idem(a.ID, 1, 0, 1, 0, int32(2*i+1)), plain(l.ID, 0, 4)}
+		batches := []coordapi.CommitBatch{plain(a.ID, 0, 2), idem(a.ID, 1, 0, 1, 0, int32(2*i)), idem(a.ID, 1, 0, 1, 0, int32(2*i+1)), plain(l.ID, 0, 4)}
 		batches[0].MaxTimestamp = int64(100 - i)
 		e.commit("o"+string(rune('0'+i)), batches...)
 	}

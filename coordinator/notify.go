@@ -1,5 +1,7 @@
 package coordinator
 
+import "github.com/floe-io/floe/coordapi"
+
 // Subscribe registers fn to be called after every successful commit that
 // advanced at least one high watermark, with one notice per such
 // partition, so that long-polling fetches can wake up. fn runs on the
@@ -8,11 +10,11 @@ package coordinator
 // which every subscriber shares. Notices of concurrent commits may
 // arrive out of order; a high watermark only grows, so keep the largest.
 // The returned cancel stops further calls.
-func (c *Coordinator) Subscribe(fn func([]CommitNotice)) (cancel func()) {
+func (c *Coordinator) Subscribe(fn func([]coordapi.CommitNotice)) (cancel func()) {
 	c.subs.Lock()
 	defer c.subs.Unlock()
 	if c.subs.fns == nil {
-		c.subs.fns = map[int]func([]CommitNotice){}
+		c.subs.fns = map[int]func([]coordapi.CommitNotice){}
 	}
 	id := c.subs.next
 	c.subs.next++
@@ -26,12 +28,12 @@ func (c *Coordinator) Subscribe(fn func([]CommitNotice)) (cancel func()) {
 
 // notify calls every subscriber with notices. No lock is held while a
 // subscriber runs.
-func (c *Coordinator) notify(notices []CommitNotice) {
+func (c *Coordinator) notify(notices []coordapi.CommitNotice) {
 	if len(notices) == 0 {
 		return
 	}
 	c.subs.Lock()
-	fns := make([]func([]CommitNotice), 0, len(c.subs.fns))
+	fns := make([]func([]coordapi.CommitNotice), 0, len(c.subs.fns))
 	for _, fn := range c.subs.fns {
 		fns = append(fns, fn)
 	}

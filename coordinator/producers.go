@@ -9,6 +9,8 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // Idempotence follows Apache Kafka 3.x (ProducerStateManager):
@@ -56,7 +58,7 @@ var (
 
 type producerStateKey struct {
 	producerID int64
-	topic      TopicID
+	topic      coordapi.TopicID
 	partition  int32
 }
 
@@ -98,7 +100,7 @@ func inSequence(last, next int32) bool {
 
 // check decides a batch of this producer: an error code, or a duplicate
 // (the remembered batch), or neither (append it, then call record).
-func (p *producerState) check(cb *CommitBatch) (code int16, dup *seqBatch) {
+func (p *producerState) check(cb *coordapi.CommitBatch) (code int16, dup *seqBatch) {
 	lastSeq := lastSequence(cb.BaseSequence, cb.LastOffsetDelta)
 	if cb.ProducerEpoch == p.epoch {
 		for i := 0; i < p.n; i++ {
@@ -124,7 +126,7 @@ func (p *producerState) check(cb *CommitBatch) (code int16, dup *seqBatch) {
 }
 
 // record remembers an accepted batch.
-func (p *producerState) record(cb *CommitBatch, baseOffset, timestamp, nowMs int64) {
+func (p *producerState) record(cb *coordapi.CommitBatch, baseOffset, timestamp, nowMs int64) {
 	if cb.ProducerEpoch != p.epoch {
 		p.epoch = cb.ProducerEpoch
 		p.n, p.batches = 0, [maxProducerBatches]seqBatch{}
@@ -165,27 +167,27 @@ func (p *producerState) record(cb *CommitBatch, baseOffset, timestamp, nowMs int
 //     with a message saying transactions are not supported. TimeoutMs is not
 //     checked without a transactional id, as in Kafka (idempotent clients
 //     send anything there, e.g. librdkafka -1).
-func (c *Coordinator) InitProducerID(ctx context.Context, req InitProducerIDRequest) (InitProducerIDResponse, error) {
+func (c *Coordinator) InitProducerID(ctx context.Context, req coordapi.InitProducerIDRequest) (coordapi.InitProducerIDResponse, error) {
 	if err := c.enter(ctx); err != nil {
-		return InitProducerIDResponse{}, err
+		return coordapi.InitProducerIDResponse{}, err
 	}
 	defer c.leave()
-	fail := func(err error) (InitProducerIDResponse, error) {
-		return InitProducerIDResponse{}, fmt.Errorf("init producer id: %w", err)
+	fail := func(err error) (coordapi.InitProducerIDResponse, error) {
+		return coordapi.InitProducerIDResponse{}, fmt.Errorf("init producer id: %w", err)
 	}
 	if req.TransactionalID != nil {
 		switch {
 		case *req.TransactionalID == "":
-			return fail(kafkaErrorf(kerr.InvalidRequest, "Transactional id must not be empty"))
+			return fail(coordapi.Errorf(kerr.InvalidRequest, "Transactional id must not be empty"))
 		case req.TimeoutMs <= 0 || req.TimeoutMs > maxTransactionTimeoutMs:
-			return fail(kafkaErrorf(kerr.InvalidTransactionTimeout,
+			return fail(coordapi.Errorf(kerr.InvalidTransactionTimeout,
 				"Transaction timeout %d ms is not in 1..%d (transaction.max.timeout.ms)", req.TimeoutMs, maxTransactionTimeoutMs))
 		}
-		return fail(kafkaErrorf(kerr.TransactionalIDAuthorizationFailed,
+		return fail(coordapi.Errorf(kerr.TransactionalIDAuthorizationFailed,
 			"Transactions are not supported by floe (transactional.id %q); use an idempotent producer without transactional.id", *req.TransactionalID))
 	}
 	if (req.ProducerID < 0) != (req.ProducerEpoch < 0) {
-		return fail(kafkaErrorf(kerr.InvalidRequest,
+		return fail(coordapi.Errorf(kerr.InvalidRequest,
 			"Producer id %d and epoch %d must be both -1 or both set", req.ProducerID, req.ProducerEpoch))
 	}
 
@@ -210,9 +212,9 @@ func (c *Coordinator) InitProducerID(ctx context.Context, req InitProducerIDRequ
 	switch {
 	case req.ProducerEpoch >= cur.epoch:
 	case req.ProducerEpoch == cur.lastEpoch:
-		return InitProducerIDResponse{ProducerID: req.ProducerID, ProducerEpoch: cur.epoch}, nil
+		return coordapi.InitProducerIDResponse{ProducerID: req.ProducerID, ProducerEpoch: cur.epoch}, nil
 	default:
-		return fail(kafkaErrorf(kerr.InvalidProducerEpoch,
+		return fail(coordapi.Errorf(kerr.InvalidProducerEpoch,
 			"Producer %d epoch %d is older than its current epoch %d", req.ProducerID, req.ProducerEpoch, cur.epoch))
 	}
 	if req.ProducerEpoch >= math.MaxInt16-1 {
@@ -223,18 +225,18 @@ func (c *Coordinator) InitProducerID(ctx context.Context, req InitProducerIDRequ
 		return fail(fmt.Errorf("write producer %d: %w", req.ProducerID, err))
 	}
 	c.log.Debug("producer epoch bumped", "producer_id", req.ProducerID, "epoch", next.epoch)
-	return InitProducerIDResponse{ProducerID: req.ProducerID, ProducerEpoch: next.epoch}, nil
+	return coordapi.InitProducerIDResponse{ProducerID: req.ProducerID, ProducerEpoch: next.epoch}, nil
 }
 
 // allocateProducerIDLocked hands out the next producer id with epoch 0,
 // persisting the counter first. c.pids must be held.
-func (c *Coordinator) allocateProducerIDLocked() (InitProducerIDResponse, error) {
+func (c *Coordinator) allocateProducerIDLocked() (coordapi.InitProducerIDResponse, error) {
 	id := c.pids.next
 	if err := c.db.Set(keyNextProducerID, encodeUint64(uint64(id+1)), pebble.Sync); err != nil {
-		return InitProducerIDResponse{}, fmt.Errorf("init producer id: write counter: %w", err)
+		return coordapi.InitProducerIDResponse{}, fmt.Errorf("init producer id: write counter: %w", err)
 	}
 	c.pids.next = id + 1
-	return InitProducerIDResponse{ProducerID: id, ProducerEpoch: 0}, nil
+	return coordapi.InitProducerIDResponse{ProducerID: id, ProducerEpoch: 0}, nil
 }
 
 // ExpireProducers drops the idempotence state of every (producer,

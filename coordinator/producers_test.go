@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 const (
@@ -19,7 +21,7 @@ func TestIdempotentDuplicates(t *testing.T) {
 	tp := e.topic("t", 2, nil)
 	const pid = 7
 
-	req := []CommitBatch{
+	req := []coordapi.CommitBatch{
 		idem(tp.ID, 0, 4, pid, 0, 0), // seq 0-4
 		idem(tp.ID, 1, 1, pid, 0, 0), // seq 0-1 on partition 1
 		idem(tp.ID, 0, 2, pid, 0, 5), // seq 5-7: sees the first batch of this object
@@ -119,8 +121,8 @@ func TestIdempotentInvalidRecord(t *testing.T) {
 func TestInitProducerID(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	init := func(pid int64, epoch int16) (InitProducerIDResponse, error) {
-		return e.c.InitProducerID(ctx, InitProducerIDRequest{ProducerID: pid, ProducerEpoch: epoch, TimeoutMs: 60000})
+	init := func(pid int64, epoch int16) (coordapi.InitProducerIDResponse, error) {
+		return e.c.InitProducerID(ctx, coordapi.InitProducerIDRequest{ProducerID: pid, ProducerEpoch: epoch, TimeoutMs: 60000})
 	}
 	r1, err := init(-1, -1)
 	if err != nil || r1.ProducerEpoch != 0 {
@@ -132,7 +134,7 @@ func TestInitProducerID(t *testing.T) {
 	}
 	// KIP-360 bump.
 	b1, err := init(r1.ProducerID, 0)
-	if err != nil || b1 != (InitProducerIDResponse{r1.ProducerID, 1}) {
+	if err != nil || b1 != (coordapi.InitProducerIDResponse{ProducerID: r1.ProducerID, ProducerEpoch: 1}) {
 		t.Fatalf("bump: %+v %v", b1, err)
 	}
 	// A retry of that bump gets the same answer.
@@ -162,13 +164,13 @@ func TestInitProducerID(t *testing.T) {
 	wantKerr(t, err, kerr.InvalidRequest)
 
 	// Idempotent producers may send any timeout (librdkafka sends -1).
-	if _, err := e.c.InitProducerID(ctx, InitProducerIDRequest{ProducerID: -1, ProducerEpoch: -1, TimeoutMs: math.MaxInt32}); err != nil {
+	if _, err := e.c.InitProducerID(ctx, coordapi.InitProducerIDRequest{ProducerID: -1, ProducerEpoch: -1, TimeoutMs: math.MaxInt32}); err != nil {
 		t.Fatalf("idempotent with big timeout: %v", err)
 	}
 	txn := "txn"
-	_, err = e.c.InitProducerID(ctx, InitProducerIDRequest{TransactionalID: &txn, TimeoutMs: 900001, ProducerID: -1, ProducerEpoch: -1})
+	_, err = e.c.InitProducerID(ctx, coordapi.InitProducerIDRequest{TransactionalID: &txn, TimeoutMs: 900001, ProducerID: -1, ProducerEpoch: -1})
 	wantKerr(t, err, kerr.InvalidTransactionTimeout)
-	_, err = e.c.InitProducerID(ctx, InitProducerIDRequest{TransactionalID: &txn, TimeoutMs: 60000, ProducerID: -1, ProducerEpoch: -1})
+	_, err = e.c.InitProducerID(ctx, coordapi.InitProducerIDRequest{TransactionalID: &txn, TimeoutMs: 60000, ProducerID: -1, ProducerEpoch: -1})
 	wantKerr(t, err, kerr.TransactionalIDAuthorizationFailed)
 }
 
@@ -176,10 +178,10 @@ func TestEpochBumpThenCommit(t *testing.T) {
 	e := newEnv(t)
 	tp := e.topic("t", 1, nil)
 	ctx := context.Background()
-	r, _ := e.c.InitProducerID(ctx, InitProducerIDRequest{ProducerID: -1, ProducerEpoch: -1})
+	r, _ := e.c.InitProducerID(ctx, coordapi.InitProducerIDRequest{ProducerID: -1, ProducerEpoch: -1})
 	e.commit("o1", idem(tp.ID, 0, 0, r.ProducerID, r.ProducerEpoch, 0), idem(tp.ID, 0, 0, r.ProducerID, r.ProducerEpoch, 1))
 	// The client hits OUT_OF_ORDER_SEQUENCE, bumps, restarts at 0.
-	b, err := e.c.InitProducerID(ctx, InitProducerIDRequest{ProducerID: r.ProducerID, ProducerEpoch: r.ProducerEpoch})
+	b, err := e.c.InitProducerID(ctx, coordapi.InitProducerIDRequest{ProducerID: r.ProducerID, ProducerEpoch: r.ProducerEpoch})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // DeleteRecords moves a partition's log start up to offset (Kafka's
@@ -17,7 +19,7 @@ import (
 // start stays (fetches skip its earlier records). Kafka-level failures:
 // UnknownTopicID, UnknownTopicOrPartition, OffsetOutOfRange (above the
 // high watermark or negative).
-func (c *Coordinator) DeleteRecords(ctx context.Context, id TopicID, partition int32, offset int64) (lowWatermark int64, err error) {
+func (c *Coordinator) DeleteRecords(ctx context.Context, id coordapi.TopicID, partition int32, offset int64) (lowWatermark int64, err error) {
 	if err := c.enter(ctx); err != nil {
 		return -1, err
 	}
@@ -33,7 +35,7 @@ func (c *Coordinator) DeleteRecords(ctx context.Context, id TopicID, partition i
 	}
 	if offset < 0 || offset > st.hwm {
 		return -1, fmt.Errorf("delete records of %q/%d: %w", t.name, partition,
-			kafkaErrorf(kerr.OffsetOutOfRange, "offset %d is outside [0, %d]", offset, st.hwm))
+			coordapi.Errorf(kerr.OffsetOutOfRange, "offset %d is outside [0, %d]", offset, st.hwm))
 	}
 	if offset <= st.logStart {
 		return st.logStart, nil
@@ -47,7 +49,7 @@ func (c *Coordinator) DeleteRecords(ctx context.Context, id TopicID, partition i
 	if err != nil {
 		return -1, fmt.Errorf("delete records: %w", err)
 	}
-	var run []BatchCoord
+	var run []coordapi.BatchCoord
 	_ = b.DeleteRange(lower, upper, nil)
 	// The run holding offset loses the batches wholly below it.
 	err = c.scanRange(upper, batchKey(id, partition, st.hwm), func(k, v []byte) error {
@@ -110,11 +112,11 @@ var errStopScan = errors.New("coordinator: stop scan")
 // recomputeMaxTimestampLocked rebuilds st's max-timestamp tracking from the
 // batches whose last offset is at or above st.logStart. c.commit must be
 // held.
-func (c *Coordinator) recomputeMaxTimestampLocked(id TopicID, partition int32, st *partState) error {
+func (c *Coordinator) recomputeMaxTimestampLocked(id coordapi.TopicID, partition int32, st *partState) error {
 	fresh := newPartState()
 	lower := batchKey(id, partition, st.logStart)
 	upper := batchKey(id, partition, st.hwm)
-	var run []BatchCoord
+	var run []coordapi.BatchCoord
 	err := c.scanRange(lower, upper, func(k, v []byte) error {
 		last, err := decodeBatchKey(k)
 		if err != nil {
@@ -142,7 +144,7 @@ func (c *Coordinator) recomputeMaxTimestampLocked(id TopicID, partition int32, s
 // takes from their objects' live bytes.
 func (c *Coordinator) runBytes(lower, upper []byte) (dead map[uint64]int64, batches int, err error) {
 	dead = map[uint64]int64{}
-	var run []BatchCoord
+	var run []coordapi.BatchCoord
 	err = c.scanRange(lower, upper, func(k, v []byte) error {
 		last, err := decodeBatchKey(k)
 		if err != nil {

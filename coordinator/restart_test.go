@@ -13,6 +13,8 @@ import (
 	"github.com/cockroachdb/pebble/vfs"
 	"github.com/cockroachdb/pebble/vfs/errorfs"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // TestRestart closes and reopens the coordinator and checks that every
@@ -22,9 +24,9 @@ func TestRestart(t *testing.T) {
 	ctx := context.Background()
 	a := e.topic("a", 3, map[string]string{"retention.ms": "1000", "message.timestamp.type": "LogAppendTime"})
 	b := e.topic("b", 1, nil)
-	p1, _ := e.c.InitProducerID(ctx, InitProducerIDRequest{ProducerID: -1, ProducerEpoch: -1})
-	p2, _ := e.c.InitProducerID(ctx, InitProducerIDRequest{ProducerID: -1, ProducerEpoch: -1})
-	bumped, _ := e.c.InitProducerID(ctx, InitProducerIDRequest{ProducerID: p2.ProducerID, ProducerEpoch: 0})
+	p1, _ := e.c.InitProducerID(ctx, coordapi.InitProducerIDRequest{ProducerID: -1, ProducerEpoch: -1})
+	p2, _ := e.c.InitProducerID(ctx, coordapi.InitProducerIDRequest{ProducerID: -1, ProducerEpoch: -1})
+	bumped, _ := e.c.InitProducerID(ctx, coordapi.InitProducerIDRequest{ProducerID: p2.ProducerID, ProducerEpoch: 0})
 
 	b1 := plain(b.ID, 0, 9)
 	b1.MaxTimestamp = 5000
@@ -34,17 +36,17 @@ func TestRestart(t *testing.T) {
 		b1,
 		idem(b.ID, 0, 1, bumped.ProducerID, bumped.ProducerEpoch, 0),
 	)
-	e.commit("o2", plain(TopicID{5}, 0, 0)) // garbage
+	e.commit("o2", plain(coordapi.TopicID{5}, 0, 0)) // garbage
 	if _, err := e.c.DeleteRecords(ctx, b.ID, 0, 3); err != nil {
 		t.Fatal(err)
 	}
 
-	snapshot := func() (ts []Topic, states []PartitionState, objs []ObjectInfo, fb []FindBatchesResponse) {
+	snapshot := func() (ts []coordapi.Topic, states []coordapi.PartitionState, objs []ObjectInfo, fb []coordapi.FindBatchesResponse) {
 		ts, _ = e.c.Topics(ctx)
 		for _, tp := range ts {
 			for p := int32(0); p < tp.Partitions; p++ {
 				states = append(states, e.state(tp.ID, p))
-				r, err := e.c.FindBatches(ctx, FindBatchesRequest{TopicID: tp.ID, Partition: p, Offset: e.state(tp.ID, p).LogStartOffset, MaxBytes: 1 << 20})
+				r, err := e.c.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: tp.ID, Partition: p, Offset: e.state(tp.ID, p).LogStartOffset, MaxBytes: 1 << 20})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -55,7 +57,7 @@ func TestRestart(t *testing.T) {
 		return
 	}
 	ts1, st1, objs1, fb1 := snapshot()
-	maxOff1, maxTs1, _ := e.c.ListOffset(ctx, b.ID, 0, TimestampMax)
+	maxOff1, maxTs1, _ := e.c.ListOffset(ctx, b.ID, 0, coordapi.TimestampMax)
 
 	e.reopen()
 
@@ -65,7 +67,7 @@ func TestRestart(t *testing.T) {
 			t.Errorf("state changed across restart:\nbefore %+v\nafter  %+v", pair[0], pair[1])
 		}
 	}
-	if off, ts, _ := e.c.ListOffset(ctx, b.ID, 0, TimestampMax); off != maxOff1 || ts != maxTs1 {
+	if off, ts, _ := e.c.ListOffset(ctx, b.ID, 0, coordapi.TimestampMax); off != maxOff1 || ts != maxTs1 {
 		t.Errorf("TimestampMax %d/%d, was %d/%d", off, ts, maxOff1, maxTs1)
 	}
 	if tp, _ := e.c.Topic(ctx, "a"); tp.Config("retention.ms") != "1000" || tp.ID != a.ID {
@@ -90,11 +92,11 @@ func TestRestart(t *testing.T) {
 	}
 
 	// The producer id counter and the bumped epoch survived.
-	p3, _ := e.c.InitProducerID(ctx, InitProducerIDRequest{ProducerID: -1, ProducerEpoch: -1})
+	p3, _ := e.c.InitProducerID(ctx, coordapi.InitProducerIDRequest{ProducerID: -1, ProducerEpoch: -1})
 	if p3.ProducerID != p2.ProducerID+1 {
 		t.Errorf("producer id after restart %d, want %d", p3.ProducerID, p2.ProducerID+1)
 	}
-	if r, _ := e.c.InitProducerID(ctx, InitProducerIDRequest{ProducerID: p2.ProducerID, ProducerEpoch: 0}); r != bumped {
+	if r, _ := e.c.InitProducerID(ctx, coordapi.InitProducerIDRequest{ProducerID: p2.ProducerID, ProducerEpoch: 0}); r != bumped {
 		t.Errorf("retried bump after restart %+v, want %+v", r, bumped)
 	}
 	// New objects get fresh numbers (no clash with o1/o2).
@@ -113,10 +115,10 @@ func TestClosed(t *testing.T) {
 	if err := e.c.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if _, err := e.c.CommitObject(context.Background(), objectReq("o", plain(tp.ID, 0, 0))); !errors.Is(err, ErrClosed) {
+	if _, err := e.c.CommitObject(context.Background(), objectReq("o", plain(tp.ID, 0, 0))); !errors.Is(err, coordapi.ErrClosed) {
 		t.Errorf("commit after close: %v", err)
 	}
-	if _, err := e.c.Topic(context.Background(), "t"); !errors.Is(err, ErrClosed) {
+	if _, err := e.c.Topic(context.Background(), "t"); !errors.Is(err, coordapi.ErrClosed) {
 		t.Errorf("Topic after close: %v", err)
 	}
 	e.open()
@@ -151,7 +153,7 @@ func TestCommitFailureLeavesMemory(t *testing.T) {
 	tp := e.topic("t", 2, nil)
 	e.commit("o0", idem(tp.ID, 0, 1, 1, 0, 0))
 	var notices atomic.Int32
-	e.c.Subscribe(func([]CommitNotice) { notices.Add(1) })
+	e.c.Subscribe(func([]coordapi.CommitNotice) { notices.Add(1) })
 
 	req := objectReq("o1", idem(tp.ID, 0, 0, 1, 0, 2), plain(tp.ID, 1, 3), idem(tp.ID, 0, 0, 1, 0, 3))
 	e.c.testBeforeCommit = func() error { return errors.New("disk on fire") }

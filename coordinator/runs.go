@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/internal/valenc"
 )
 
@@ -60,7 +61,7 @@ type runHeader struct {
 // appendRunProducer). batches must be consecutive (each BaseOffset the
 // previous LastOffset + 1) and non-empty. Only the coordinates are
 // encoded: ObjectKey, ObjectSize and LogAppendTime come from h.
-func appendBatchRun(b []byte, h *runHeader, batches []BatchCoord) []byte {
+func appendBatchRun(b []byte, h *runHeader, batches []coordapi.BatchCoord) []byte {
 	b = append(b, valueRun)
 	var flags byte
 	if h.logAppendTime {
@@ -146,7 +147,7 @@ func newRunReader(last int64, v []byte) (runReader, error) {
 
 // next returns the next batch (with LogAppendTime set; ObjectKey and
 // ObjectSize are left empty); ok is false after the last one.
-func (r *runReader) next() (bc BatchCoord, ok bool, err error) {
+func (r *runReader) next() (bc coordapi.BatchCoord, ok bool, err error) {
 	if r.i == r.n {
 		return bc, false, nil
 	}
@@ -163,7 +164,7 @@ func (r *runReader) next() (bc BatchCoord, ok bool, err error) {
 			r.i, off, length, delta, r.base, r.last)
 	}
 	bl := r.base + int64(delta)
-	bc = BatchCoord{
+	bc = coordapi.BatchCoord{
 		ByteOffset: off, ByteLength: int32(length),
 		BaseOffset: r.base, LastOffset: bl,
 		MaxTimestamp: r.t, LogAppendTime: r.h.logAppendTime,
@@ -183,7 +184,7 @@ func (r *runReader) producers() []byte { return r.d.Bytes(uint64(r.d.Len())) }
 // appending its batches to dst (with LogAppendTime set; ObjectKey and
 // ObjectSize are left empty). producers is the undecoded producer section
 // (see decodeRunProducers).
-func decodeBatchRun(last int64, v []byte, dst []BatchCoord) (h runHeader, batches []BatchCoord, producers []byte, err error) {
+func decodeBatchRun(last int64, v []byte, dst []coordapi.BatchCoord) (h runHeader, batches []coordapi.BatchCoord, producers []byte, err error) {
 	r, err := newRunReader(last, v)
 	if err != nil {
 		return r.h, dst, nil, err

@@ -7,13 +7,15 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // coordState is everything a restart must recover, public and internal.
 type coordState struct {
-	Topics     []Topic
-	Parts      map[string]PartitionState
-	Finds      map[string]FindBatchesResponse
+	Topics     []coordapi.Topic
+	Parts      map[string]coordapi.PartitionState
+	Finds      map[string]coordapi.FindBatchesResponse
 	MaxTs      map[string][2]int64
 	ByTs       map[string][2]int64
 	Objects    []ObjectInfo
@@ -26,7 +28,7 @@ func snapshotState(t *testing.T, c *Coordinator) coordState {
 	t.Helper()
 	ctx := context.Background()
 	s := coordState{
-		Parts: map[string]PartitionState{}, Finds: map[string]FindBatchesResponse{},
+		Parts: map[string]coordapi.PartitionState{}, Finds: map[string]coordapi.FindBatchesResponse{},
 		MaxTs: map[string][2]int64{}, ByTs: map[string][2]int64{},
 		Producers: map[producerStateKey]producerState{}, Logs: map[partKey]partLog{},
 	}
@@ -42,12 +44,12 @@ func snapshotState(t *testing.T, c *Coordinator) coordState {
 				t.Fatal(err)
 			}
 			s.Parts[name] = st
-			fb, err := c.FindBatches(ctx, FindBatchesRequest{TopicID: tp.ID, Partition: p, Offset: st.LogStartOffset, MaxBytes: 1 << 30})
+			fb, err := c.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: tp.ID, Partition: p, Offset: st.LogStartOffset, MaxBytes: 1 << 30})
 			if err != nil {
 				t.Fatal(err)
 			}
 			s.Finds[name] = fb
-			off, ts, err := c.ListOffset(ctx, tp.ID, p, TimestampMax)
+			off, ts, err := c.ListOffset(ctx, tp.ID, p, coordapi.TimestampMax)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +91,7 @@ func TestRestartReplaysRuns(t *testing.T) {
 	gone := e.topic("gone", 1, nil)
 	var pids []int64
 	for range 4 {
-		r, err := e.c.InitProducerID(ctx, InitProducerIDRequest{ProducerID: -1, ProducerEpoch: -1})
+		r, err := e.c.InitProducerID(ctx, coordapi.InitProducerIDRequest{ProducerID: -1, ProducerEpoch: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,12 +99,12 @@ func TestRestartReplaysRuns(t *testing.T) {
 	}
 	type prodPart struct {
 		pid  int64
-		tp   TopicID
+		tp   coordapi.TopicID
 		part int32
 	}
 	seq := map[prodPart]int32{}
 	epoch := map[int64]int16{}
-	var last *CommitRequest
+	var last *coordapi.CommitRequest
 	check := func(when string) {
 		t.Helper()
 		before := snapshotState(t, e.c)
@@ -118,7 +120,7 @@ func TestRestartReplaysRuns(t *testing.T) {
 	}
 	for i := range 180 {
 		e.clock.Advance(time.Second)
-		var batches []CommitBatch
+		var batches []coordapi.CommitBatch
 		for j := range 7 {
 			tp, part := a.ID, int32((i+j)%3)
 			if j%3 == 2 {
@@ -138,7 +140,7 @@ func TestRestartReplaysRuns(t *testing.T) {
 					pid = -1
 				}
 			}
-			var cb CommitBatch
+			var cb coordapi.CommitBatch
 			if pid < 0 || (i+j)%5 == 0 {
 				cb = plain(tp, part, int32(j%3))
 			} else {
@@ -176,7 +178,7 @@ func TestRestartReplaysRuns(t *testing.T) {
 			}
 		case 90:
 			// An epoch bump: the producer restarts its sequences at 0.
-			r, err := e.c.InitProducerID(ctx, InitProducerIDRequest{ProducerID: pids[0], ProducerEpoch: epoch[pids[0]]})
+			r, err := e.c.InitProducerID(ctx, coordapi.InitProducerIDRequest{ProducerID: pids[0], ProducerEpoch: epoch[pids[0]]})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 func TestBatchRunEncoding(t *testing.T) {
@@ -13,18 +15,18 @@ func TestBatchRunEncoding(t *testing.T) {
 	tests := []struct {
 		name      string
 		h         runHeader
-		batches   []BatchCoord
+		batches   []coordapi.BatchCoord
 		producers map[int64]producerState
 	}{
 		{
 			name:    "one batch",
 			h:       runHeader{object: 7, maxTimestamp: -1, maxTimestampOffset: -1, maxTimestampLast: -1},
-			batches: []BatchCoord{{ByteOffset: 0, ByteLength: 100, BaseOffset: 0, LastOffset: 0, MaxTimestamp: 5}},
+			batches: []coordapi.BatchCoord{{ByteOffset: 0, ByteLength: 100, BaseOffset: 0, LastOffset: 0, MaxTimestamp: 5}},
 		},
 		{
 			name: "gaps, going back, shrinking timestamps",
 			h:    runHeader{object: 1 << 40, maxTimestamp: 1_700_000_000_123, maxTimestampOffset: 41, maxTimestampLast: 49},
-			batches: []BatchCoord{
+			batches: []coordapi.BatchCoord{
 				{ByteOffset: 5000, ByteLength: 70, BaseOffset: 40, LastOffset: 49, MaxTimestamp: 1_700_000_000_123},
 				{ByteOffset: 100, ByteLength: 1 << 30, BaseOffset: 50, LastOffset: 50, MaxTimestamp: 3},
 				{ByteOffset: 1<<30 + 100, ByteLength: 1, BaseOffset: 51, LastOffset: 51 + 1<<31 - 2, MaxTimestamp: -1},
@@ -34,7 +36,7 @@ func TestBatchRunEncoding(t *testing.T) {
 		{
 			name: "log append time, two producers",
 			h:    runHeader{object: 0, logAppendTime: true, maxTimestamp: 8, maxTimestampOffset: 1 << 50, maxTimestampLast: 1 << 50},
-			batches: []BatchCoord{
+			batches: []coordapi.BatchCoord{
 				{ByteOffset: 0, ByteLength: 10, BaseOffset: 1 << 50, LastOffset: 1 << 50, MaxTimestamp: 8, LogAppendTime: true},
 				{ByteOffset: 10, ByteLength: 10, BaseOffset: 1<<50 + 1, LastOffset: 1<<50 + 3, MaxTimestamp: 8, LogAppendTime: true},
 			},
@@ -58,14 +60,14 @@ func TestBatchRunEncoding(t *testing.T) {
 			}
 			v = v[len("prefix"):]
 			last := tt.batches[len(tt.batches)-1].LastOffset
-			h, got, prods, err := decodeBatchRun(last, v, []BatchCoord{{ObjectKey: "kept"}})
+			h, got, prods, err := decodeBatchRun(last, v, []coordapi.BatchCoord{{ObjectKey: "kept"}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if h != tt.h {
 				t.Errorf("header %+v, want %+v", h, tt.h)
 			}
-			if want := append([]BatchCoord{{ObjectKey: "kept"}}, tt.batches...); !reflect.DeepEqual(got, want) {
+			if want := append([]coordapi.BatchCoord{{ObjectKey: "kept"}}, tt.batches...); !reflect.DeepEqual(got, want) {
 				t.Errorf("batches %+v, want %+v", got, want)
 			}
 			var gotIDs []int64
@@ -91,7 +93,7 @@ func TestBatchRunEncoding(t *testing.T) {
 
 func TestBatchRunDecodeErrors(t *testing.T) {
 	good := appendRunProducerCount(appendBatchRun(nil, &runHeader{object: 1},
-		[]BatchCoord{{ByteOffset: 0, ByteLength: 10, BaseOffset: 5, LastOffset: 6}}), 0)
+		[]coordapi.BatchCoord{{ByteOffset: 0, ByteLength: 10, BaseOffset: 5, LastOffset: 6}}), 0)
 	header := func(n, base uint64) []byte {
 		b := []byte{valueRun, 0, 1}
 		b = binary.AppendUvarint(b, n)
@@ -155,7 +157,7 @@ func TestBatchRunDecodeErrors(t *testing.T) {
 func FuzzBatchRun(f *testing.F) {
 	st := producerState{epoch: 1, lastUpdateMs: 5, n: 1, batches: [maxProducerBatches]seqBatch{{0, 3, 7, 9}}}
 	v := appendBatchRun(nil, &runHeader{object: 3, logAppendTime: true, maxTimestamp: 9, maxTimestampOffset: 4, maxTimestampLast: 7},
-		[]BatchCoord{{ByteOffset: 0, ByteLength: 10, BaseOffset: 4, LastOffset: 4, MaxTimestamp: 9},
+		[]coordapi.BatchCoord{{ByteOffset: 0, ByteLength: 10, BaseOffset: 4, LastOffset: 4, MaxTimestamp: 9},
 			{ByteOffset: 20, ByteLength: 5, BaseOffset: 5, LastOffset: 7, MaxTimestamp: 2}})
 	v = appendRunProducer(appendRunProducerCount(v, 1), 42, &st)
 	f.Add(int64(7), v)

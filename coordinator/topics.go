@@ -10,6 +10,8 @@ import (
 	"github.com/cockroachdb/pebble"
 	"github.com/google/uuid"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // maxTopicNameLen is Kafka's limit (249, so that partition directory names
@@ -20,17 +22,17 @@ const maxTopicNameLen = 249
 func validateTopicName(name string) error {
 	switch {
 	case name == "":
-		return kafkaErrorf(kerr.InvalidTopicException, "Topic name is illegal, it can't be empty")
+		return coordapi.Errorf(kerr.InvalidTopicException, "Topic name is illegal, it can't be empty")
 	case name == "." || name == "..":
-		return kafkaErrorf(kerr.InvalidTopicException, "Topic name cannot be \".\" or \"..\"")
+		return coordapi.Errorf(kerr.InvalidTopicException, "Topic name cannot be \".\" or \"..\"")
 	case len(name) > maxTopicNameLen:
-		return kafkaErrorf(kerr.InvalidTopicException,
+		return coordapi.Errorf(kerr.InvalidTopicException,
 			"Topic name is illegal, it can't be longer than %d characters, topic name: %s", maxTopicNameLen, name)
 	}
 	for i := 0; i < len(name); i++ {
 		b := name[i]
 		if !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '.' || b == '_' || b == '-') {
-			return kafkaErrorf(kerr.InvalidTopicException,
+			return coordapi.Errorf(kerr.InvalidTopicException,
 				"Topic name %q is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'", name)
 		}
 	}
@@ -44,10 +46,10 @@ func collisionName(name string) string { return strings.ReplaceAll(name, ".", "_
 // newTopicID returns a random topic id that Kafka would also hand out: not
 // zero, not the metadata topic's id (1), and not starting with '-' in
 // base64 (Kafka's Uuid.randomUuid rules, so tools can parse it).
-func newTopicID() TopicID {
+func newTopicID() coordapi.TopicID {
 	for {
-		id := TopicID(uuid.New())
-		if id.IsZero() || id == (TopicID{15: 1}) || id[0]>>2 == 62 {
+		id := coordapi.TopicID(uuid.New())
+		if id.IsZero() || id == (coordapi.TopicID{15: 1}) || id[0]>>2 == 62 {
 			continue
 		}
 		return id
@@ -56,20 +58,22 @@ func newTopicID() TopicID {
 
 // toTopic copies a topicState into its exported form. The caller holds mu
 // (or commit).
-func (t *topicState) toTopic() Topic {
-	return Topic{ID: t.id, Name: t.name, Partitions: int32(len(t.parts)), Configs: maps.Clone(t.configs)}
+func (t *topicState) toTopic() coordapi.Topic {
+	return coordapi.Topic{ID: t.id, Name: t.name, Partitions: int32(len(t.parts)), Configs: maps.Clone(t.configs)}
 }
 
 // CreateTopic creates a topic, or with ValidateOnly checks that it could be
 // created and returns it without an id. Kafka-level failures:
 // InvalidTopicException, TopicAlreadyExists, InvalidPartitions,
 // InvalidReplicationFactor, InvalidConfig.
-func (c *Coordinator) CreateTopic(ctx context.Context, req CreateTopicRequest) (Topic, error) {
+func (c *Coordinator) CreateTopic(ctx context.Context, req coordapi.CreateTopicRequest) (coordapi.Topic, error) {
 	if err := c.enter(ctx); err != nil {
-		return Topic{}, err
+		return coordapi.Topic{}, err
 	}
 	defer c.leave()
-	wrap := func(err error) (Topic, error) { return Topic{}, fmt.Errorf("create topic %q: %w", req.Name, err) }
+	wrap := func(err error) (coordapi.Topic, error) {
+		return coordapi.Topic{}, fmt.Errorf("create topic %q: %w", req.Name, err)
+	}
 	if err := validateTopicName(req.Name); err != nil {
 		return wrap(err)
 	}
@@ -77,12 +81,12 @@ func (c *Coordinator) CreateTopic(ctx context.Context, req CreateTopicRequest) (
 	c.commit.Lock()
 	defer c.commit.Unlock()
 	if _, ok := c.mu.topicsByName[req.Name]; ok {
-		return wrap(kafkaErrorf(kerr.TopicAlreadyExists, "Topic '%s' already exists.", req.Name))
+		return wrap(coordapi.Errorf(kerr.TopicAlreadyExists, "Topic '%s' already exists.", req.Name))
 	}
 	cn := collisionName(req.Name)
 	for name := range c.mu.topicsByName {
 		if collisionName(name) == cn {
-			return wrap(kafkaErrorf(kerr.InvalidTopicException, "Topic '%s' collides with existing topic: %s", req.Name, name))
+			return wrap(coordapi.Errorf(kerr.InvalidTopicException, "Topic '%s' collides with existing topic: %s", req.Name, name))
 		}
 	}
 	partitions := req.Partitions
@@ -90,18 +94,18 @@ func (c *Coordinator) CreateTopic(ctx context.Context, req CreateTopicRequest) (
 	case partitions == -1:
 		partitions = c.opts.DefaultPartitions
 	case partitions <= 0:
-		return wrap(kafkaErrorf(kerr.InvalidPartitions, "Number of partitions was set to an invalid non-positive value."))
+		return wrap(coordapi.Errorf(kerr.InvalidPartitions, "Number of partitions was set to an invalid non-positive value."))
 	case partitions > maxPartitions:
-		return wrap(kafkaErrorf(kerr.InvalidPartitions, "Number of partitions %d is above the maximum of %d.", partitions, maxPartitions))
+		return wrap(coordapi.Errorf(kerr.InvalidPartitions, "Number of partitions %d is above the maximum of %d.", partitions, maxPartitions))
 	}
 	switch rf := req.ReplicationFactor; {
 	case rf == 0 || rf < -1:
-		return wrap(kafkaErrorf(kerr.InvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value."))
+		return wrap(coordapi.Errorf(kerr.InvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value."))
 	case rf > 3:
-		return wrap(kafkaErrorf(kerr.InvalidReplicationFactor,
+		return wrap(coordapi.Errorf(kerr.InvalidReplicationFactor,
 			"Replication factor: %d larger than available brokers: 3 (object storage keeps the copies; use -1, 1, 2 or 3).", rf))
 	}
-	configs, err := validateTopicConfigs(req.Configs, false, c.opts.KVIndexEnabled)
+	configs, err := coordapi.ValidateTopicConfigs(req.Configs, false, c.opts.KVIndexEnabled)
 	if err != nil {
 		return wrap(err)
 	}
@@ -109,7 +113,7 @@ func (c *Coordinator) CreateTopic(ctx context.Context, req CreateTopicRequest) (
 		name:          req.Name,
 		createdMs:     c.now().UnixMilli(),
 		configs:       configs,
-		logAppendTime: isLogAppendTime(configs),
+		logAppendTime: coordapi.IsLogAppendTime(configs),
 		kvIndexed:     isKVIndexed(configs),
 		parts:         make([]partState, partitions),
 	}
@@ -146,26 +150,26 @@ func (c *Coordinator) CreateTopic(ctx context.Context, req CreateTopicRequest) (
 //
 // It scans the topic's batch keys under the commit lock, so commits wait
 // for it; topics are deleted rarely.
-func (c *Coordinator) DeleteTopic(ctx context.Context, name string) (TopicID, error) {
+func (c *Coordinator) DeleteTopic(ctx context.Context, name string) (coordapi.TopicID, error) {
 	if err := c.enter(ctx); err != nil {
-		return TopicID{}, err
+		return coordapi.TopicID{}, err
 	}
 	defer c.leave()
 	c.commit.Lock()
 	defer c.commit.Unlock()
 	t := c.mu.topicsByName[name]
 	if t == nil {
-		return TopicID{}, fmt.Errorf("delete topic %q: %w", name, kerr.UnknownTopicOrPartition)
+		return coordapi.TopicID{}, fmt.Errorf("delete topic %q: %w", name, kerr.UnknownTopicOrPartition)
 	}
 	if err := c.deleteTopicLocked(t); err != nil {
-		return TopicID{}, fmt.Errorf("delete topic %q: %w", name, err)
+		return coordapi.TopicID{}, fmt.Errorf("delete topic %q: %w", name, err)
 	}
 	return t.id, nil
 }
 
 // DeleteTopicByID deletes a topic by id (DeleteTopics v6+) and returns its
 // name. Kafka-level failure: UnknownTopicID.
-func (c *Coordinator) DeleteTopicByID(ctx context.Context, id TopicID) (string, error) {
+func (c *Coordinator) DeleteTopicByID(ctx context.Context, id coordapi.TopicID) (string, error) {
 	if err := c.enter(ctx); err != nil {
 		return "", err
 	}
@@ -246,12 +250,12 @@ func (c *Coordinator) CreatePartitions(ctx context.Context, name string, count i
 	cur := int32(len(t.parts))
 	switch {
 	case count < cur:
-		return wrap(kafkaErrorf(kerr.InvalidPartitions,
+		return wrap(coordapi.Errorf(kerr.InvalidPartitions,
 			"Topic currently has %d partitions, which is higher than the requested %d.", cur, count))
 	case count == cur:
-		return wrap(kafkaErrorf(kerr.InvalidPartitions, "Topic already has %d partitions.", cur))
+		return wrap(coordapi.Errorf(kerr.InvalidPartitions, "Topic already has %d partitions.", cur))
 	case count > maxPartitions:
-		return wrap(kafkaErrorf(kerr.InvalidPartitions, "Number of partitions %d is above the maximum of %d.", count, maxPartitions))
+		return wrap(coordapi.Errorf(kerr.InvalidPartitions, "Number of partitions %d is above the maximum of %d.", count, maxPartitions))
 	}
 	if validateOnly {
 		return nil
@@ -288,7 +292,7 @@ func (c *Coordinator) CreatePartitions(ctx context.Context, name string, count i
 // config not named reverts to its default. Kafka-level failures:
 // UnknownTopicOrPartition; InvalidConfig for unknown names and bad values;
 // InvalidRequest for duplicate names, null values and unknown op codes.
-func (c *Coordinator) AlterTopicConfigs(ctx context.Context, name string, ops []ConfigOp, incremental bool, validateOnly bool) error {
+func (c *Coordinator) AlterTopicConfigs(ctx context.Context, name string, ops []coordapi.ConfigOp, incremental bool, validateOnly bool) error {
 	if err := c.enter(ctx); err != nil {
 		return err
 	}
@@ -304,8 +308,8 @@ func (c *Coordinator) AlterTopicConfigs(ctx context.Context, name string, ops []
 	if err != nil {
 		return wrap(err)
 	}
-	kvBefore := strings.EqualFold(t.toTopic().Config(ConfigKVIndexEnabled), "true")
-	next, err = validateTopicConfigs(next, kvBefore, c.opts.KVIndexEnabled)
+	kvBefore := strings.EqualFold(t.toTopic().Config(coordapi.ConfigKVIndexEnabled), "true")
+	next, err = coordapi.ValidateTopicConfigs(next, kvBefore, c.opts.KVIndexEnabled)
 	if err != nil {
 		return wrap(err)
 	}
@@ -331,7 +335,7 @@ func (c *Coordinator) AlterTopicConfigs(ctx context.Context, name string, ops []
 	}
 	c.mu.Lock()
 	t.configs = next
-	t.logAppendTime = isLogAppendTime(next)
+	t.logAppendTime = coordapi.IsLogAppendTime(next)
 	t.kvIndexed = kvAfter
 	c.mu.Unlock()
 	if kvAfter && !c.kv.Ready(t.id) {
@@ -343,19 +347,19 @@ func (c *Coordinator) AlterTopicConfigs(ctx context.Context, name string, ops []
 
 // applyConfigOps returns the explicit config set that results from ops.
 // Values are validated afterwards, on the whole set.
-func applyConfigOps(current map[string]string, ops []ConfigOp, incremental bool) (map[string]string, error) {
+func applyConfigOps(current map[string]string, ops []coordapi.ConfigOp, incremental bool) (map[string]string, error) {
 	seen := make(map[string]bool, len(ops))
 	for _, op := range ops {
 		if seen[op.Name] {
-			return nil, kafkaErrorf(kerr.InvalidRequest, "Error due to duplicate config keys: %s", op.Name)
+			return nil, coordapi.Errorf(kerr.InvalidRequest, "Error due to duplicate config keys: %s", op.Name)
 		}
 		seen[op.Name] = true
 	}
 	if !incremental {
 		next := make(map[string]string, len(ops))
 		for _, op := range ops {
-			if _, ok := configDefsByName[op.Name]; !ok {
-				return nil, kafkaErrorf(kerr.InvalidConfig, "Unknown topic config name: %s", op.Name)
+			if _, ok := coordapi.LookupTopicConfig(op.Name); !ok {
+				return nil, coordapi.Errorf(kerr.InvalidConfig, "Unknown topic config name: %s", op.Name)
 			}
 			if op.Value != nil {
 				next[op.Name] = *op.Value
@@ -368,39 +372,39 @@ func applyConfigOps(current map[string]string, ops []ConfigOp, incremental bool)
 		next = map[string]string{}
 	}
 	for _, op := range ops {
-		d, ok := configDefsByName[op.Name]
+		d, ok := coordapi.LookupTopicConfig(op.Name)
 		if !ok {
-			return nil, kafkaErrorf(kerr.InvalidConfig, "Unknown topic config name: %s", op.Name)
+			return nil, coordapi.Errorf(kerr.InvalidConfig, "Unknown topic config name: %s", op.Name)
 		}
-		if op.Op != OpDelete && op.Value == nil {
-			return nil, kafkaErrorf(kerr.InvalidRequest, "Null value not supported for : %s", op.Name)
+		if op.Op != coordapi.OpDelete && op.Value == nil {
+			return nil, coordapi.Errorf(kerr.InvalidRequest, "Null value not supported for : %s", op.Name)
 		}
 		switch op.Op {
-		case OpSet:
+		case coordapi.OpSet:
 			next[op.Name] = *op.Value
-		case OpDelete:
+		case coordapi.OpDelete:
 			delete(next, op.Name)
-		case OpAppend, OpSubtract:
+		case coordapi.OpAppend, coordapi.OpSubtract:
 			verb := "append"
-			if op.Op == OpSubtract {
+			if op.Op == coordapi.OpSubtract {
 				verb = "subtract"
 			}
-			if d.Type != ConfigTypeList {
-				return nil, kafkaErrorf(kerr.InvalidConfig, "Config value %s is not allowed for config key: %s", verb, op.Name)
+			if d.Type != coordapi.ConfigTypeList {
+				return nil, coordapi.Errorf(kerr.InvalidConfig, "Config value %s is not allowed for config key: %s", verb, op.Name)
 			}
 			base, ok := next[op.Name]
 			if !ok {
 				base = d.Default
 			}
-			items := splitList(base)
-			if op.Op == OpAppend {
-				for _, v := range splitList(*op.Value) {
+			items := coordapi.SplitConfigList(base)
+			if op.Op == coordapi.OpAppend {
+				for _, v := range coordapi.SplitConfigList(*op.Value) {
 					if !containsString(items, v) {
 						items = append(items, v)
 					}
 				}
 			} else {
-				drop := splitList(*op.Value)
+				drop := coordapi.SplitConfigList(*op.Value)
 				kept := items[:0]
 				for _, v := range items {
 					if !containsString(drop, v) {
@@ -411,7 +415,7 @@ func applyConfigOps(current map[string]string, ops []ConfigOp, incremental bool)
 			}
 			next[op.Name] = strings.Join(items, ",")
 		default:
-			return nil, kafkaErrorf(kerr.InvalidRequest, "Unknown config op type %d for %s", op.Op, op.Name)
+			return nil, coordapi.Errorf(kerr.InvalidRequest, "Unknown config op type %d for %s", op.Op, op.Name)
 		}
 	}
 	return next, nil
@@ -428,44 +432,44 @@ func containsString(list []string, s string) bool {
 
 // Topic returns a topic by name. Kafka-level failure:
 // UnknownTopicOrPartition.
-func (c *Coordinator) Topic(ctx context.Context, name string) (Topic, error) {
+func (c *Coordinator) Topic(ctx context.Context, name string) (coordapi.Topic, error) {
 	if err := c.enter(ctx); err != nil {
-		return Topic{}, err
+		return coordapi.Topic{}, err
 	}
 	defer c.leave()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	t := c.mu.topicsByName[name]
 	if t == nil {
-		return Topic{}, fmt.Errorf("topic %q: %w", name, kerr.UnknownTopicOrPartition)
+		return coordapi.Topic{}, fmt.Errorf("topic %q: %w", name, kerr.UnknownTopicOrPartition)
 	}
 	return t.toTopic(), nil
 }
 
 // TopicByID returns a topic by id. Kafka-level failure: UnknownTopicID
 // (also for the id of a deleted topic).
-func (c *Coordinator) TopicByID(ctx context.Context, id TopicID) (Topic, error) {
+func (c *Coordinator) TopicByID(ctx context.Context, id coordapi.TopicID) (coordapi.Topic, error) {
 	if err := c.enter(ctx); err != nil {
-		return Topic{}, err
+		return coordapi.Topic{}, err
 	}
 	defer c.leave()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	t := c.mu.topicsByID[id]
 	if t == nil {
-		return Topic{}, fmt.Errorf("topic %s: %w", id, kerr.UnknownTopicID)
+		return coordapi.Topic{}, fmt.Errorf("topic %s: %w", id, kerr.UnknownTopicID)
 	}
 	return t.toTopic(), nil
 }
 
 // Topics returns every topic, sorted by name.
-func (c *Coordinator) Topics(ctx context.Context) ([]Topic, error) {
+func (c *Coordinator) Topics(ctx context.Context) ([]coordapi.Topic, error) {
 	if err := c.enter(ctx); err != nil {
 		return nil, err
 	}
 	defer c.leave()
 	c.mu.RLock()
-	out := make([]Topic, 0, len(c.mu.topicsByName))
+	out := make([]coordapi.Topic, 0, len(c.mu.topicsByName))
 	for _, t := range c.mu.topicsByName {
 		out = append(out, t.toTopic())
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 func strp(s string) *string { return &s }
@@ -19,49 +21,49 @@ func TestCreateTopic(t *testing.T) {
 
 	tests := []struct {
 		name string
-		req  CreateTopicRequest
+		req  coordapi.CreateTopicRequest
 		err  *kerr.Error
 		msg  string // substring of the error
 	}{
-		{"empty name", CreateTopicRequest{Name: "", Partitions: 1}, kerr.InvalidTopicException, "can't be empty"},
-		{"dot", CreateTopicRequest{Name: ".", Partitions: 1}, kerr.InvalidTopicException, `"." or ".."`},
-		{"dotdot", CreateTopicRequest{Name: "..", Partitions: 1}, kerr.InvalidTopicException, `"." or ".."`},
-		{"too long", CreateTopicRequest{Name: strings.Repeat("x", 250), Partitions: 1}, kerr.InvalidTopicException, "249"},
-		{"bad char", CreateTopicRequest{Name: "a/b", Partitions: 1}, kerr.InvalidTopicException, "ASCII alphanumerics"},
-		{"space", CreateTopicRequest{Name: "a b", Partitions: 1}, kerr.InvalidTopicException, "ASCII alphanumerics"},
-		{"exists", CreateTopicRequest{Name: "exists", Partitions: 1}, kerr.TopicAlreadyExists, "already exists"},
-		{"collides", CreateTopicRequest{Name: "a_b", Partitions: 1}, kerr.InvalidTopicException, "collides"},
-		{"zero partitions", CreateTopicRequest{Name: "z", Partitions: 0}, kerr.InvalidPartitions, "non-positive"},
-		{"negative partitions", CreateTopicRequest{Name: "z", Partitions: -2}, kerr.InvalidPartitions, "non-positive"},
-		{"huge partitions", CreateTopicRequest{Name: "z", Partitions: maxPartitions + 1}, kerr.InvalidPartitions, "maximum"},
-		{"rf 0", CreateTopicRequest{Name: "z", Partitions: 1, ReplicationFactor: 0}, kerr.InvalidReplicationFactor, "larger than 0"},
-		{"rf 4", CreateTopicRequest{Name: "z", Partitions: 1, ReplicationFactor: 4}, kerr.InvalidReplicationFactor, "available brokers"},
-		{"unknown config", CreateTopicRequest{Name: "z", Partitions: 1, ReplicationFactor: 1, Configs: map[string]string{"retention.mss": "1"}},
+		{"empty name", coordapi.CreateTopicRequest{Name: "", Partitions: 1}, kerr.InvalidTopicException, "can't be empty"},
+		{"dot", coordapi.CreateTopicRequest{Name: ".", Partitions: 1}, kerr.InvalidTopicException, `"." or ".."`},
+		{"dotdot", coordapi.CreateTopicRequest{Name: "..", Partitions: 1}, kerr.InvalidTopicException, `"." or ".."`},
+		{"too long", coordapi.CreateTopicRequest{Name: strings.Repeat("x", 250), Partitions: 1}, kerr.InvalidTopicException, "249"},
+		{"bad char", coordapi.CreateTopicRequest{Name: "a/b", Partitions: 1}, kerr.InvalidTopicException, "ASCII alphanumerics"},
+		{"space", coordapi.CreateTopicRequest{Name: "a b", Partitions: 1}, kerr.InvalidTopicException, "ASCII alphanumerics"},
+		{"exists", coordapi.CreateTopicRequest{Name: "exists", Partitions: 1}, kerr.TopicAlreadyExists, "already exists"},
+		{"collides", coordapi.CreateTopicRequest{Name: "a_b", Partitions: 1}, kerr.InvalidTopicException, "collides"},
+		{"zero partitions", coordapi.CreateTopicRequest{Name: "z", Partitions: 0}, kerr.InvalidPartitions, "non-positive"},
+		{"negative partitions", coordapi.CreateTopicRequest{Name: "z", Partitions: -2}, kerr.InvalidPartitions, "non-positive"},
+		{"huge partitions", coordapi.CreateTopicRequest{Name: "z", Partitions: maxPartitions + 1}, kerr.InvalidPartitions, "maximum"},
+		{"rf 0", coordapi.CreateTopicRequest{Name: "z", Partitions: 1, ReplicationFactor: 0}, kerr.InvalidReplicationFactor, "larger than 0"},
+		{"rf 4", coordapi.CreateTopicRequest{Name: "z", Partitions: 1, ReplicationFactor: 4}, kerr.InvalidReplicationFactor, "available brokers"},
+		{"unknown config", coordapi.CreateTopicRequest{Name: "z", Partitions: 1, ReplicationFactor: 1, Configs: map[string]string{"retention.mss": "1"}},
 			kerr.InvalidConfig, "Unknown topic config name: retention.mss"},
-		{"bad long", CreateTopicRequest{Name: "z", Partitions: 1, ReplicationFactor: 1, Configs: map[string]string{"retention.ms": "soon"}},
+		{"bad long", coordapi.CreateTopicRequest{Name: "z", Partitions: 1, ReplicationFactor: 1, Configs: map[string]string{"retention.ms": "soon"}},
 			kerr.InvalidConfig, "Invalid value soon for configuration retention.ms: Not a number of type LONG"},
-		{"below min", CreateTopicRequest{Name: "z", Partitions: 1, ReplicationFactor: 1, Configs: map[string]string{"retention.ms": "-2"}},
+		{"below min", coordapi.CreateTopicRequest{Name: "z", Partitions: 1, ReplicationFactor: 1, Configs: map[string]string{"retention.ms": "-2"}},
 			kerr.InvalidConfig, "Value must be at least -1"},
-		{"bad enum", CreateTopicRequest{Name: "z", Partitions: 1, ReplicationFactor: 1, Configs: map[string]string{"message.timestamp.type": "Now"}},
+		{"bad enum", coordapi.CreateTopicRequest{Name: "z", Partitions: 1, ReplicationFactor: 1, Configs: map[string]string{"message.timestamp.type": "Now"}},
 			kerr.InvalidConfig, "String must be one of: CreateTime, LogAppendTime"},
-		{"bad list item", CreateTopicRequest{Name: "z", Partitions: 1, ReplicationFactor: 1, Configs: map[string]string{"cleanup.policy": "compact,squash"}},
+		{"bad list item", coordapi.CreateTopicRequest{Name: "z", Partitions: 1, ReplicationFactor: 1, Configs: map[string]string{"cleanup.policy": "compact,squash"}},
 			kerr.InvalidConfig, "cleanup.policy"},
-		{"bad bool", CreateTopicRequest{Name: "z", Partitions: 1, ReplicationFactor: 1, Configs: map[string]string{"preallocate": "yes"}},
+		{"bad bool", coordapi.CreateTopicRequest{Name: "z", Partitions: 1, ReplicationFactor: 1, Configs: map[string]string{"preallocate": "yes"}},
 			kerr.InvalidConfig, "true or false"},
-		{"bad double", CreateTopicRequest{Name: "z", Partitions: 1, ReplicationFactor: 1, Configs: map[string]string{"min.cleanable.dirty.ratio": "1.5"}},
+		{"bad double", coordapi.CreateTopicRequest{Name: "z", Partitions: 1, ReplicationFactor: 1, Configs: map[string]string{"min.cleanable.dirty.ratio": "1.5"}},
 			kerr.InvalidConfig, "min.cleanable.dirty.ratio"},
-		{"lag conflict", CreateTopicRequest{Name: "z", Partitions: 1, ReplicationFactor: 1, Configs: map[string]string{"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"}},
+		{"lag conflict", coordapi.CreateTopicRequest{Name: "z", Partitions: 1, ReplicationFactor: 1, Configs: map[string]string{"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"}},
 			kerr.InvalidConfig, "conflict"},
-		{"kv without compact", CreateTopicRequest{Name: "z", Partitions: 1, ReplicationFactor: 1, Configs: map[string]string{"kv.index.enabled": "true"}},
+		{"kv without compact", coordapi.CreateTopicRequest{Name: "z", Partitions: 1, ReplicationFactor: 1, Configs: map[string]string{"kv.index.enabled": "true"}},
 			kerr.InvalidConfig, "requires cleanup.policy to include compact"},
-		{"kv without cluster switch", CreateTopicRequest{Name: "z", Partitions: 1, ReplicationFactor: 1, Configs: map[string]string{"kv.index.enabled": "true", "cleanup.policy": "compact"}},
+		{"kv without cluster switch", coordapi.CreateTopicRequest{Name: "z", Partitions: 1, ReplicationFactor: 1, Configs: map[string]string{"kv.index.enabled": "true", "cleanup.policy": "compact"}},
 			kerr.InvalidConfig, "--kv-index-enabled"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := e.c.CreateTopic(ctx, tt.req)
 			wantKerr(t, err, tt.err)
-			var ke *KafkaError
+			var ke *coordapi.KafkaError
 			if !errors.As(err, &ke) || !strings.Contains(ke.Message, tt.msg) {
 				t.Errorf("message of %v does not contain %q", err, tt.msg)
 			}
@@ -72,7 +74,7 @@ func TestCreateTopic(t *testing.T) {
 	}
 
 	// Defaults, validate-only, trimmed values.
-	v, err := e.c.CreateTopic(ctx, CreateTopicRequest{Name: "v", Partitions: -1, ReplicationFactor: 3, ValidateOnly: true,
+	v, err := e.c.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "v", Partitions: -1, ReplicationFactor: 3, ValidateOnly: true,
 		Configs: map[string]string{"retention.ms": " 1000 "}})
 	if err != nil || v.Partitions != 3 || !v.ID.IsZero() || v.Configs["retention.ms"] != "1000" {
 		t.Fatalf("validate only: %+v %v", v, err)
@@ -80,7 +82,7 @@ func TestCreateTopic(t *testing.T) {
 	if _, err := e.c.Topic(ctx, "v"); err == nil {
 		t.Fatal("validate-only created the topic")
 	}
-	tp, err := e.c.CreateTopic(ctx, CreateTopicRequest{Name: "v", Partitions: -1, ReplicationFactor: -1})
+	tp, err := e.c.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "v", Partitions: -1, ReplicationFactor: -1})
 	if err != nil || tp.Partitions != 3 || tp.ID.IsZero() {
 		t.Fatalf("create with defaults: %+v %v", tp, err)
 	}
@@ -93,7 +95,7 @@ func TestCreateTopic(t *testing.T) {
 	}
 	_, err = e.c.Topic(ctx, "nope")
 	wantKerr(t, err, kerr.UnknownTopicOrPartition)
-	_, err = e.c.TopicByID(ctx, TopicID{1})
+	_, err = e.c.TopicByID(ctx, coordapi.TopicID{1})
 	wantKerr(t, err, kerr.UnknownTopicID)
 	ts, _ := e.c.Topics(ctx)
 	if len(ts) != 3 || ts[0].Name != "a.b" || ts[1].Name != "exists" || ts[2].Name != "v" {
@@ -113,12 +115,12 @@ func TestKVIndexTopics(t *testing.T) {
 		t.Fatal(tp.Configs)
 	}
 	// Removing compact while indexed is refused.
-	err := e.c.AlterTopicConfigs(ctx, "kv", []ConfigOp{{Name: "cleanup.policy", Op: OpSubtract, Value: strp("compact")}}, true, false)
+	err := e.c.AlterTopicConfigs(ctx, "kv", []coordapi.ConfigOp{{Name: "cleanup.policy", Op: coordapi.OpSubtract, Value: strp("compact")}}, true, false)
 	wantKerr(t, err, kerr.InvalidConfig)
 	// Turning it off and the policy back to delete in one request is fine.
-	err = e.c.AlterTopicConfigs(ctx, "kv", []ConfigOp{
-		{Name: "kv.index.enabled", Op: OpDelete},
-		{Name: "cleanup.policy", Op: OpSubtract, Value: strp("compact")},
+	err = e.c.AlterTopicConfigs(ctx, "kv", []coordapi.ConfigOp{
+		{Name: "kv.index.enabled", Op: coordapi.OpDelete},
+		{Name: "cleanup.policy", Op: coordapi.OpSubtract, Value: strp("compact")},
 	}, true, false)
 	if err != nil {
 		t.Fatal(err)
@@ -133,12 +135,12 @@ func TestKVIndexTopics(t *testing.T) {
 	e.topic("kv2", 1, map[string]string{"cleanup.policy": "compact", "kv.index.enabled": "true"})
 	e.opts.KVIndexEnabled = false
 	e.reopen()
-	if err := e.c.AlterTopicConfigs(ctx, "kv2", []ConfigOp{{Name: "retention.ms", Op: OpSet, Value: strp("5")}}, true, false); err != nil {
+	if err := e.c.AlterTopicConfigs(ctx, "kv2", []coordapi.ConfigOp{{Name: "retention.ms", Op: coordapi.OpSet, Value: strp("5")}}, true, false); err != nil {
 		t.Errorf("alter unrelated config of indexed topic: %v", err)
 	}
-	err = e.c.AlterTopicConfigs(ctx, "kv", []ConfigOp{
-		{Name: "cleanup.policy", Op: OpSet, Value: strp("compact")},
-		{Name: "kv.index.enabled", Op: OpSet, Value: strp("true")},
+	err = e.c.AlterTopicConfigs(ctx, "kv", []coordapi.ConfigOp{
+		{Name: "cleanup.policy", Op: coordapi.OpSet, Value: strp("compact")},
+		{Name: "kv.index.enabled", Op: coordapi.OpSet, Value: strp("true")},
 	}, true, false)
 	wantKerr(t, err, kerr.InvalidConfig)
 }
@@ -154,42 +156,42 @@ func TestAlterTopicConfigs(t *testing.T) {
 		}
 		return tp.Configs
 	}
-	alter := func(incremental, validateOnly bool, ops ...ConfigOp) error {
+	alter := func(incremental, validateOnly bool, ops ...coordapi.ConfigOp) error {
 		return e.c.AlterTopicConfigs(ctx, "t", ops, incremental, validateOnly)
 	}
 
 	steps := []struct {
 		name        string
 		incremental bool
-		ops         []ConfigOp
+		ops         []coordapi.ConfigOp
 		err         *kerr.Error
 		want        string // cleanup.policy / retention.ms / segment.ms after
 	}{
-		{"append to default", true, []ConfigOp{{Name: "cleanup.policy", Op: OpAppend, Value: strp("compact")}}, nil, "delete,compact 1000 2000"},
-		{"append present", true, []ConfigOp{{Name: "cleanup.policy", Op: OpAppend, Value: strp("compact")}}, nil, "delete,compact 1000 2000"},
-		{"subtract", true, []ConfigOp{{Name: "cleanup.policy", Op: OpSubtract, Value: strp("delete")}}, nil, "compact 1000 2000"},
-		{"subtract all", true, []ConfigOp{{Name: "cleanup.policy", Op: OpSubtract, Value: strp("compact")}}, nil, " 1000 2000"},
-		{"append to non-list", true, []ConfigOp{{Name: "retention.ms", Op: OpAppend, Value: strp("5")}}, kerr.InvalidConfig, " 1000 2000"},
-		{"subtract from non-list", true, []ConfigOp{{Name: "retention.ms", Op: OpSubtract, Value: strp("5")}}, kerr.InvalidConfig, " 1000 2000"},
-		{"set and delete", true, []ConfigOp{
-			{Name: "retention.ms", Op: OpSet, Value: strp("-1")},
-			{Name: "segment.ms", Op: OpDelete},
-			{Name: "cleanup.policy", Op: OpDelete},
+		{"append to default", true, []coordapi.ConfigOp{{Name: "cleanup.policy", Op: coordapi.OpAppend, Value: strp("compact")}}, nil, "delete,compact 1000 2000"},
+		{"append present", true, []coordapi.ConfigOp{{Name: "cleanup.policy", Op: coordapi.OpAppend, Value: strp("compact")}}, nil, "delete,compact 1000 2000"},
+		{"subtract", true, []coordapi.ConfigOp{{Name: "cleanup.policy", Op: coordapi.OpSubtract, Value: strp("delete")}}, nil, "compact 1000 2000"},
+		{"subtract all", true, []coordapi.ConfigOp{{Name: "cleanup.policy", Op: coordapi.OpSubtract, Value: strp("compact")}}, nil, " 1000 2000"},
+		{"append to non-list", true, []coordapi.ConfigOp{{Name: "retention.ms", Op: coordapi.OpAppend, Value: strp("5")}}, kerr.InvalidConfig, " 1000 2000"},
+		{"subtract from non-list", true, []coordapi.ConfigOp{{Name: "retention.ms", Op: coordapi.OpSubtract, Value: strp("5")}}, kerr.InvalidConfig, " 1000 2000"},
+		{"set and delete", true, []coordapi.ConfigOp{
+			{Name: "retention.ms", Op: coordapi.OpSet, Value: strp("-1")},
+			{Name: "segment.ms", Op: coordapi.OpDelete},
+			{Name: "cleanup.policy", Op: coordapi.OpDelete},
 		}, nil, "delete -1 604800000"},
-		{"one bad op fails all", true, []ConfigOp{
-			{Name: "retention.ms", Op: OpSet, Value: strp("7")},
-			{Name: "segment.ms", Op: OpSet, Value: strp("0")},
+		{"one bad op fails all", true, []coordapi.ConfigOp{
+			{Name: "retention.ms", Op: coordapi.OpSet, Value: strp("7")},
+			{Name: "segment.ms", Op: coordapi.OpSet, Value: strp("0")},
 		}, kerr.InvalidConfig, "delete -1 604800000"},
-		{"unknown name", true, []ConfigOp{{Name: "nope", Op: OpSet, Value: strp("1")}}, kerr.InvalidConfig, "delete -1 604800000"},
-		{"unknown delete", true, []ConfigOp{{Name: "nope", Op: OpDelete}}, kerr.InvalidConfig, "delete -1 604800000"},
-		{"null set", true, []ConfigOp{{Name: "retention.ms", Op: OpSet}}, kerr.InvalidRequest, "delete -1 604800000"},
-		{"duplicate", true, []ConfigOp{
-			{Name: "retention.ms", Op: OpSet, Value: strp("1")},
-			{Name: "retention.ms", Op: OpSet, Value: strp("2")},
+		{"unknown name", true, []coordapi.ConfigOp{{Name: "nope", Op: coordapi.OpSet, Value: strp("1")}}, kerr.InvalidConfig, "delete -1 604800000"},
+		{"unknown delete", true, []coordapi.ConfigOp{{Name: "nope", Op: coordapi.OpDelete}}, kerr.InvalidConfig, "delete -1 604800000"},
+		{"null set", true, []coordapi.ConfigOp{{Name: "retention.ms", Op: coordapi.OpSet}}, kerr.InvalidRequest, "delete -1 604800000"},
+		{"duplicate", true, []coordapi.ConfigOp{
+			{Name: "retention.ms", Op: coordapi.OpSet, Value: strp("1")},
+			{Name: "retention.ms", Op: coordapi.OpSet, Value: strp("2")},
 		}, kerr.InvalidRequest, "delete -1 604800000"},
-		{"bad op", true, []ConfigOp{{Name: "retention.ms", Op: 9, Value: strp("1")}}, kerr.InvalidRequest, "delete -1 604800000"},
-		{"legacy replaces the whole set", false, []ConfigOp{{Name: "segment.ms", Value: strp("3000")}}, nil, "delete 604800000 3000"},
-		{"legacy unknown", false, []ConfigOp{{Name: "nope", Value: strp("1")}}, kerr.InvalidConfig, "delete 604800000 3000"},
+		{"bad op", true, []coordapi.ConfigOp{{Name: "retention.ms", Op: 9, Value: strp("1")}}, kerr.InvalidRequest, "delete -1 604800000"},
+		{"legacy replaces the whole set", false, []coordapi.ConfigOp{{Name: "segment.ms", Value: strp("3000")}}, nil, "delete 604800000 3000"},
+		{"legacy unknown", false, []coordapi.ConfigOp{{Name: "nope", Value: strp("1")}}, kerr.InvalidConfig, "delete 604800000 3000"},
 		{"legacy empty resets", false, nil, nil, "delete 604800000 604800000"},
 	}
 	for _, s := range steps {
@@ -208,7 +210,7 @@ func TestAlterTopicConfigs(t *testing.T) {
 		t.Errorf("legacy reset left %v", cfg())
 	}
 	// validateOnly changes nothing.
-	if err := alter(true, true, ConfigOp{Name: "retention.ms", Op: OpSet, Value: strp("5")}); err != nil {
+	if err := alter(true, true, coordapi.ConfigOp{Name: "retention.ms", Op: coordapi.OpSet, Value: strp("5")}); err != nil {
 		t.Fatal(err)
 	}
 	if len(cfg()) != 0 {
@@ -218,7 +220,7 @@ func TestAlterTopicConfigs(t *testing.T) {
 	wantKerr(t, err, kerr.UnknownTopicOrPartition)
 
 	// Switching to LogAppendTime applies to the next commits.
-	if err := alter(true, false, ConfigOp{Name: "message.timestamp.type", Op: OpSet, Value: strp("LogAppendTime")}); err != nil {
+	if err := alter(true, false, coordapi.ConfigOp{Name: "message.timestamp.type", Op: coordapi.OpSet, Value: strp("LogAppendTime")}); err != nil {
 		t.Fatal(err)
 	}
 	tp, _ := e.c.Topic(ctx, "t")
@@ -228,22 +230,22 @@ func TestAlterTopicConfigs(t *testing.T) {
 }
 
 func TestDescribeTopicConfig(t *testing.T) {
-	tp := Topic{Name: "t", Configs: map[string]string{"retention.ms": "5"}}
-	entries := DescribeTopicConfig(tp)
-	if len(entries) != len(TopicConfigDefs) {
-		t.Fatalf("%d entries, want %d", len(entries), len(TopicConfigDefs))
+	tp := coordapi.Topic{Name: "t", Configs: map[string]string{"retention.ms": "5"}}
+	entries := coordapi.DescribeTopicConfig(tp)
+	if len(entries) != len(coordapi.TopicConfigDefs) {
+		t.Fatalf("%d entries, want %d", len(entries), len(coordapi.TopicConfigDefs))
 	}
-	seen := map[string]ConfigEntry{}
+	seen := map[string]coordapi.ConfigEntry{}
 	for i, en := range entries {
 		if i > 0 && entries[i-1].Name >= en.Name {
 			t.Errorf("not sorted at %s", en.Name)
 		}
-		if en.Doc == "" || en.Type == ConfigTypeUnknown || en.Sensitive {
+		if en.Doc == "" || en.Type == coordapi.ConfigTypeUnknown || en.Sensitive {
 			t.Errorf("entry %+v", en)
 		}
 		seen[en.Name] = en
 	}
-	if r := seen["retention.ms"]; r.Value != "5" || r.IsDefault || r.Source != ConfigSourceDynamicTopic || r.Type != ConfigTypeLong {
+	if r := seen["retention.ms"]; r.Value != "5" || r.IsDefault || r.Source != coordapi.ConfigSourceDynamicTopic || r.Type != coordapi.ConfigTypeLong {
 		t.Errorf("retention.ms %+v", r)
 	}
 	want := map[string]string{
@@ -260,25 +262,25 @@ func TestDescribeTopicConfig(t *testing.T) {
 	}
 	for name, v := range want {
 		en, ok := seen[name]
-		if !ok || en.Value != v || !en.IsDefault || en.Source != ConfigSourceDefault {
+		if !ok || en.Value != v || !en.IsDefault || en.Source != coordapi.ConfigSourceDefault {
 			t.Errorf("%s: %+v, want default %s", name, en, v)
 		}
 		if tp.Config(name) != v {
 			t.Errorf("Config(%s) = %q", name, tp.Config(name))
 		}
 		// Every default passes its own validation.
-		if _, err := validateTopicConfigs(map[string]string{name: v}, false, false); err != nil {
+		if _, err := coordapi.ValidateTopicConfigs(map[string]string{name: v}, false, false); err != nil {
 			t.Errorf("default of %s invalid: %v", name, err)
 		}
 	}
-	if seen["cleanup.policy"].Type != ConfigTypeList || seen["preallocate"].Type != ConfigTypeBoolean || seen["min.cleanable.dirty.ratio"].Type != ConfigTypeDouble {
+	if seen["cleanup.policy"].Type != coordapi.ConfigTypeList || seen["preallocate"].Type != coordapi.ConfigTypeBoolean || seen["min.cleanable.dirty.ratio"].Type != coordapi.ConfigTypeDouble {
 		t.Error("types")
 	}
 	if tp.Config("retention.ms") != "5" || tp.Config("nope") != "" {
 		t.Error("Topic.Config")
 	}
-	for _, d := range TopicConfigDefs {
-		if _, err := validateTopicConfigs(map[string]string{d.Name: d.Default}, false, false); err != nil {
+	for _, d := range coordapi.TopicConfigDefs {
+		if _, err := coordapi.ValidateTopicConfigs(map[string]string{d.Name: d.Default}, false, false); err != nil {
 			t.Errorf("default of %s invalid: %v", d.Name, err)
 		}
 	}
@@ -334,7 +336,7 @@ func TestDeleteTopic(t *testing.T) {
 	if o := e.object("only-a"); o.LiveBytes != 0 || o.State != ObjectGarbage {
 		t.Errorf("only-a object %+v", o)
 	}
-	_, err = e.c.FindBatches(ctx, FindBatchesRequest{TopicID: a.ID})
+	_, err = e.c.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: a.ID})
 	wantKerr(t, err, kerr.UnknownTopicID)
 	_, err = e.c.TopicByID(ctx, a.ID)
 	wantKerr(t, err, kerr.UnknownTopicID)

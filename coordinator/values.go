@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/internal/valenc"
 )
 
@@ -46,7 +47,7 @@ func encodeTopic(t *topicState) []byte {
 }
 
 // decodeTopic decodes a topic value; partitions are loaded separately.
-func decodeTopic(id TopicID, v []byte) (t *topicState, partitions int, err error) {
+func decodeTopic(id coordapi.TopicID, v []byte) (t *topicState, partitions int, err error) {
 	d := newDecoder("topic", v)
 	t = &topicState{id: id, configs: map[string]string{}}
 	t.name = d.String()

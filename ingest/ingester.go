@@ -22,7 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/metrics"
 )
 
@@ -36,7 +36,7 @@ type Putter interface {
 
 // Committer commits uploaded objects; the coordinator implements it.
 type Committer interface {
-	CommitObject(ctx context.Context, req *coordinator.CommitRequest) (*coordinator.CommitResponse, error)
+	CommitObject(ctx context.Context, req *coordapi.CommitRequest) (*coordapi.CommitResponse, error)
 }
 
 // WriteThrough receives each object after its upload, before its commit, so
@@ -53,20 +53,20 @@ type Batch struct {
 	// Commit carries what the coordinator needs of the batch: topic id,
 	// partition, LastOffsetDelta, MaxTimestamp, producer fields, keys.
 	// ByteOffset and ByteLength are filled in by Append.
-	Commit coordinator.CommitBatch
+	Commit coordapi.CommitBatch
 }
 
 // Pending is the outcome of one Append: results for its batches, in order,
 // once the object holding them is committed.
 type Pending struct {
 	done    chan struct{}
-	results []coordinator.BatchResult
+	results []coordapi.BatchResult
 	err     error
 }
 
 // Wait returns the per-batch results, or the error that failed them all
 // (a Kafka error: KAFKA_STORAGE_ERROR or REQUEST_TIMED_OUT, both retriable).
-func (p *Pending) Wait(ctx context.Context) ([]coordinator.BatchResult, error) {
+func (p *Pending) Wait(ctx context.Context) ([]coordapi.BatchResult, error) {
 	select {
 	case <-p.done:
 		return p.results, p.err
@@ -84,7 +84,7 @@ type object struct {
 	seq     uint64
 	key     string
 	buf     []byte
-	batches []coordinator.CommitBatch
+	batches []coordapi.CommitBatch
 	// owners[i] is the Pending and result index of batches[i].
 	owners   []owner
 	pendings []*Pending
@@ -190,7 +190,7 @@ func (in *Ingester) Append(ctx context.Context, batches []Batch) (*Pending, erro
 	for _, b := range batches {
 		n += int64(len(b.Data))
 	}
-	p := &Pending{done: make(chan struct{}), results: make([]coordinator.BatchResult, len(batches))}
+	p := &Pending{done: make(chan struct{}), results: make([]coordapi.BatchResult, len(batches))}
 	if len(batches) == 0 {
 		close(p.done)
 		return p, nil
@@ -405,7 +405,7 @@ func (in *Ingester) commitObject(o *object) {
 	defer cancel()
 	start := time.Now()
 	defer func() { in.commitDuration.Record(ctx, time.Since(start).Seconds()) }()
-	resp, err := in.coord.CommitObject(ctx, &coordinator.CommitRequest{
+	resp, err := in.coord.CommitObject(ctx, &coordapi.CommitRequest{
 		ObjectKey:  o.key,
 		ObjectSize: int64(len(o.buf)),
 		BrokerID:   in.opts.BrokerID,

@@ -10,7 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/objectstore"
 )
 
@@ -18,13 +18,13 @@ import (
 // be blocked to hold commits back.
 type fakeCommitter struct {
 	mu      sync.Mutex
-	objects []*coordinator.CommitRequest
+	objects []*coordapi.CommitRequest
 	next    map[int32]int64
 	block   chan struct{} // when non-nil, commits wait for it to close
 	err     error
 }
 
-func (f *fakeCommitter) CommitObject(ctx context.Context, req *coordinator.CommitRequest) (*coordinator.CommitResponse, error) {
+func (f *fakeCommitter) CommitObject(ctx context.Context, req *coordapi.CommitRequest) (*coordapi.CommitResponse, error) {
 	f.mu.Lock()
 	block := f.block
 	f.mu.Unlock()
@@ -43,26 +43,26 @@ func (f *fakeCommitter) CommitObject(ctx context.Context, req *coordinator.Commi
 	if f.next == nil {
 		f.next = make(map[int32]int64)
 	}
-	resp := &coordinator.CommitResponse{}
+	resp := &coordapi.CommitResponse{}
 	for _, b := range req.Batches {
-		resp.Results = append(resp.Results, coordinator.BatchResult{BaseOffset: f.next[b.Partition], LogAppendTime: -1})
+		resp.Results = append(resp.Results, coordapi.BatchResult{BaseOffset: f.next[b.Partition], LogAppendTime: -1})
 		f.next[b.Partition] += int64(b.LastOffsetDelta) + 1
 	}
 	f.objects = append(f.objects, req)
 	return resp, nil
 }
 
-func (f *fakeCommitter) committed() []*coordinator.CommitRequest {
+func (f *fakeCommitter) committed() []*coordapi.CommitRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]*coordinator.CommitRequest(nil), f.objects...)
+	return append([]*coordapi.CommitRequest(nil), f.objects...)
 }
 
 // batch returns a fake batch whose bytes carry seq, so tests can check order.
 func batch(partition int32, seq uint64, size int) Batch {
 	data := make([]byte, max(size, 8))
 	binary.BigEndian.PutUint64(data, seq)
-	return Batch{Data: data, Commit: coordinator.CommitBatch{Partition: partition, ProducerID: -1}}
+	return Batch{Data: data, Commit: coordapi.CommitBatch{Partition: partition, ProducerID: -1}}
 }
 
 func waitCtx(t *testing.T) context.Context {

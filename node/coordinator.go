@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/coordinator/groups"
 	"github.com/floe-io/floe/coordinator/rpc"
@@ -129,21 +130,21 @@ func (n *Node) natsOptions(name string) []nats.Option {
 }
 
 // brokerInfo is this broker's registry entry.
-func brokerInfo(nodeID int32, advertised, rack string) (coordinator.BrokerInfo, error) {
+func brokerInfo(nodeID int32, advertised, rack string) (coordapi.BrokerInfo, error) {
 	host, port, err := net.SplitHostPort(advertised)
 	if err != nil {
-		return coordinator.BrokerInfo{}, fmt.Errorf("advertised address %q: %w", advertised, err)
+		return coordapi.BrokerInfo{}, fmt.Errorf("advertised address %q: %w", advertised, err)
 	}
 	p, err := strconv.Atoi(port)
 	if err != nil {
-		return coordinator.BrokerInfo{}, fmt.Errorf("advertised port %q: %w", port, err)
+		return coordapi.BrokerInfo{}, fmt.Errorf("advertised port %q: %w", port, err)
 	}
-	return coordinator.BrokerInfo{NodeID: nodeID, Host: host, Port: int32(p), Rack: rack}, nil
+	return coordapi.BrokerInfo{NodeID: nodeID, Host: host, Port: int32(p), Rack: rack}, nil
 }
 
 // startHeartbeat registers the broker with the coordinator now and every
 // interval until stopHeartbeat, so that every broker's Metadata names it.
-func (n *Node) startHeartbeat(info coordinator.BrokerInfo) {
+func (n *Node) startHeartbeat(info coordapi.BrokerInfo) {
 	interval := n.cfg.HeartbeatInterval
 	if interval <= 0 {
 		interval = defaultHeartbeatInterval

@@ -24,6 +24,7 @@ import (
 
 	"github.com/floe-io/floe/broker"
 	"github.com/floe-io/floe/cache"
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/coordinator/groups"
 	"github.com/floe-io/floe/coordinator/rpc"
@@ -104,7 +105,7 @@ type Node struct {
 	srvConn    *nats.Conn // the embedded coordinator's connection
 	rpcServer  *rpc.Server
 	heartbeat  struct {
-		info   coordinator.BrokerInfo
+		info   coordapi.BrokerInfo
 		cancel context.CancelFunc
 		done   chan struct{}
 	}

@@ -10,19 +10,19 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 // fakeTopics is a TopicLister whose topics tests change.
 type fakeTopics struct {
 	mu     sync.Mutex
-	topics map[string]coordinator.Topic
+	topics map[string]coordapi.Topic
 }
 
-func (f *fakeTopics) Topics(context.Context) ([]coordinator.Topic, error) {
+func (f *fakeTopics) Topics(context.Context) ([]coordapi.Topic, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []coordinator.Topic
+	var out []coordapi.Topic
 	for _, t := range f.topics {
 		out = append(out, t)
 	}
@@ -34,11 +34,11 @@ func (f *fakeTopics) set(name string, partitions int32) topicID {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.topics == nil {
-		f.topics = make(map[string]coordinator.Topic)
+		f.topics = make(map[string]coordapi.Topic)
 	}
 	sum := sha256.Sum256([]byte(name))
-	id := coordinator.TopicID(sum[:16])
-	f.topics[name] = coordinator.Topic{ID: id, Name: name, Partitions: partitions}
+	id := coordapi.TopicID(sum[:16])
+	f.topics[name] = coordapi.Topic{ID: id, Name: name, Partitions: partitions}
 	return topicID(id)
 }
 

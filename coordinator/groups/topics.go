@@ -5,14 +5,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 // TopicLister lists the cluster's topics; *coordinator.Coordinator
 // implements it. KIP-848 groups resolve subscriptions and assign partitions
 // from it.
 type TopicLister interface {
-	Topics(ctx context.Context) ([]coordinator.Topic, error)
+	Topics(ctx context.Context) ([]coordapi.Topic, error)
 }
 
 // topicID is a topic's UUID, as KIP-848 requests name topics.

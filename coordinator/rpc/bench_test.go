@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/coordinator/groups"
 	"github.com/floe-io/floe/coordinator/rpc"
@@ -20,8 +21,8 @@ import (
 // benchAPI is what the benchmarks call: the coordinator itself ("direct"),
 // or a client.
 type benchAPI interface {
-	CommitObject(ctx context.Context, req *coordinator.CommitRequest) (*coordinator.CommitResponse, error)
-	Topic(ctx context.Context, name string) (coordinator.Topic, error)
+	CommitObject(ctx context.Context, req *coordapi.CommitRequest) (*coordapi.CommitResponse, error)
+	Topic(ctx context.Context, name string) (coordapi.Topic, error)
 }
 
 // benchEnv is a coordinator, called directly or served over NATS to a
@@ -70,15 +71,15 @@ func BenchmarkCommitRoundTrip(b *testing.B) {
 		b.Run(tr, func(b *testing.B) {
 			c, cl := benchEnv(b, tr)
 			ctx := context.Background()
-			tp, err := c.CreateTopic(ctx, coordinator.CreateTopicRequest{Name: "t", Partitions: 1, ReplicationFactor: -1})
+			tp, err := c.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "t", Partitions: 1, ReplicationFactor: -1})
 			if err != nil {
 				b.Fatal(err)
 			}
 			lat := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for i := range b.N {
-				req := &coordinator.CommitRequest{ObjectKey: fmt.Sprintf("wal/%08d", i), ObjectSize: 1000, BrokerID: 1,
-					Batches: []coordinator.CommitBatch{{TopicID: tp.ID, ByteLength: 1000, LastOffsetDelta: 9, ProducerID: -1}}}
+				req := &coordapi.CommitRequest{ObjectKey: fmt.Sprintf("wal/%08d", i), ObjectSize: 1000, BrokerID: 1,
+					Batches: []coordapi.CommitBatch{{TopicID: tp.ID, ByteLength: 1000, LastOffsetDelta: 9, ProducerID: -1}}}
 				start := time.Now()
 				if _, err := cl.CommitObject(ctx, req); err != nil {
 					b.Fatal(err)
@@ -98,7 +99,7 @@ func BenchmarkTopicRoundTrip(b *testing.B) {
 		b.Run(tr, func(b *testing.B) {
 			c, cl := benchEnv(b, tr)
 			ctx := context.Background()
-			if _, err := c.CreateTopic(ctx, coordinator.CreateTopicRequest{Name: "t", Partitions: 1, ReplicationFactor: -1}); err != nil {
+			if _, err := c.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "t", Partitions: 1, ReplicationFactor: -1}); err != nil {
 				b.Fatal(err)
 			}
 			lat := make([]time.Duration, 0, b.N)
@@ -129,9 +130,9 @@ func BenchmarkCommitObject1600x600(b *testing.B) {
 		b.Run(tr, func(b *testing.B) {
 			c, cl := benchEnv(b, tr)
 			ctx := context.Background()
-			var ids []coordinator.TopicID
+			var ids []coordapi.TopicID
 			for i := range topics {
-				tp, err := c.CreateTopic(ctx, coordinator.CreateTopicRequest{Name: fmt.Sprintf("bench-%d", i),
+				tp, err := c.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: fmt.Sprintf("bench-%d", i),
 					Partitions: partsPerTopic, ReplicationFactor: -1})
 				if err != nil {
 					b.Fatal(err)
@@ -146,13 +147,13 @@ func BenchmarkCommitObject1600x600(b *testing.B) {
 			lat := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for i := range b.N {
-				req := &coordinator.CommitRequest{ObjectKey: fmt.Sprintf("wal/%08d", i), ObjectSize: batches * batchBytes, BrokerID: 1,
-					Batches: make([]coordinator.CommitBatch, batches)}
+				req := &coordapi.CommitRequest{ObjectKey: fmt.Sprintf("wal/%08d", i), ObjectSize: batches * batchBytes, BrokerID: 1,
+					Batches: make([]coordapi.CommitBatch, batches)}
 				for j := range req.Batches {
 					part := (i*batches + j) % (topics * partsPerTopic)
 					pid := int64(part % producers)
 					k := prodPart{pid, part}
-					req.Batches[j] = coordinator.CommitBatch{
+					req.Batches[j] = coordapi.CommitBatch{
 						TopicID: ids[part/partsPerTopic], Partition: int32(part % partsPerTopic),
 						ByteOffset: int64(j * batchBytes), ByteLength: batchBytes,
 						LastOffsetDelta: 9, MaxTimestamp: 1_700_000_000_000 + int64(i),
@@ -211,7 +212,7 @@ func BenchmarkGroupOffsetCommit(b *testing.B) {
 			}
 			b.Cleanup(func() { gs.Close() })
 			ctx := context.Background()
-			tp, err := c.CreateTopic(ctx, coordinator.CreateTopicRequest{Name: "t", Partitions: 1, ReplicationFactor: -1})
+			tp, err := c.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "t", Partitions: 1, ReplicationFactor: -1})
 			if err != nil {
 				b.Fatal(err)
 			}

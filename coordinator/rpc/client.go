@@ -9,7 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 // ClientOptions configure a Client.
@@ -108,7 +108,7 @@ func callWith[Resp any](c *Client, ctx context.Context, op string, timeout time.
 	e.uvarint(uint64((timeout + time.Millisecond - 1) / time.Millisecond))
 	enc(e)
 	if limit := c.maxPayload(); len(e.b) > limit {
-		return zero, &coordinator.KafkaError{Code: kerr.MessageTooLarge,
+		return zero, &coordapi.KafkaError{Code: kerr.MessageTooLarge,
 			Message: fmt.Sprintf("coordinator %s: request of %d bytes exceeds the NATS max payload of %d", op, len(e.b), limit)}
 	}
 	m, err := c.nc.RequestWithContext(ctx, c.subjects[op], e.b)
@@ -135,18 +135,18 @@ func callWith[Resp any](c *Client, ctx context.Context, op string, timeout time.
 }
 
 // CreateTopic creates a topic; see coordinator.Coordinator.CreateTopic.
-func (c *Client) CreateTopic(ctx context.Context, req coordinator.CreateTopicRequest) (coordinator.Topic, error) {
+func (c *Client) CreateTopic(ctx context.Context, req coordapi.CreateTopicRequest) (coordapi.Topic, error) {
 	return call(c, ctx, opCreateTopic, func(e *encoder) { encCreateTopicReq(e, req) }, decTopic)
 }
 
 // DeleteTopic deletes a topic by name; see coordinator.Coordinator.DeleteTopic.
-func (c *Client) DeleteTopic(ctx context.Context, name string) (coordinator.TopicID, error) {
+func (c *Client) DeleteTopic(ctx context.Context, name string) (coordapi.TopicID, error) {
 	return call(c, ctx, opDeleteTopic, func(e *encoder) { e.str(name) }, decID)
 }
 
 // DeleteTopicByID deletes a topic by id; see
 // coordinator.Coordinator.DeleteTopicByID.
-func (c *Client) DeleteTopicByID(ctx context.Context, id coordinator.TopicID) (string, error) {
+func (c *Client) DeleteTopicByID(ctx context.Context, id coordapi.TopicID) (string, error) {
 	return call(c, ctx, opDeleteTopicByID, func(e *encoder) { e.id(id) }, decString)
 }
 
@@ -160,7 +160,7 @@ func (c *Client) CreatePartitions(ctx context.Context, name string, count int32,
 
 // AlterTopicConfigs changes a topic's configs; see
 // coordinator.Coordinator.AlterTopicConfigs.
-func (c *Client) AlterTopicConfigs(ctx context.Context, name string, ops []coordinator.ConfigOp, incremental, validateOnly bool) error {
+func (c *Client) AlterTopicConfigs(ctx context.Context, name string, ops []coordapi.ConfigOp, incremental, validateOnly bool) error {
 	_, err := call(c, ctx, opAlterTopicConfigs, func(e *encoder) {
 		encAlterConfigsReq(e, alterConfigsReq{Name: name, Ops: ops, Incremental: incremental, ValidateOnly: validateOnly})
 	}, decEmpty)
@@ -168,20 +168,20 @@ func (c *Client) AlterTopicConfigs(ctx context.Context, name string, ops []coord
 }
 
 // Topic returns a topic by name; see coordinator.Coordinator.Topic.
-func (c *Client) Topic(ctx context.Context, name string) (coordinator.Topic, error) {
+func (c *Client) Topic(ctx context.Context, name string) (coordapi.Topic, error) {
 	return call(c, ctx, opTopic, func(e *encoder) { e.str(name) }, decTopic)
 }
 
 // TopicByID returns a topic by id; see coordinator.Coordinator.TopicByID.
-func (c *Client) TopicByID(ctx context.Context, id coordinator.TopicID) (coordinator.Topic, error) {
+func (c *Client) TopicByID(ctx context.Context, id coordapi.TopicID) (coordapi.Topic, error) {
 	return call(c, ctx, opTopicByID, func(e *encoder) { e.id(id) }, decTopic)
 }
 
 // Topics returns every topic, sorted by name, fetched in as many pages as
 // the NATS payload limit needs.
-func (c *Client) Topics(ctx context.Context) ([]coordinator.Topic, error) {
+func (c *Client) Topics(ctx context.Context) ([]coordapi.Topic, error) {
 	var (
-		out   []coordinator.Topic
+		out   []coordapi.Topic
 		after string
 	)
 	for {
@@ -200,13 +200,13 @@ func (c *Client) Topics(ctx context.Context) ([]coordinator.Topic, error) {
 // FindBatches returns where the batches from an offset on live; see
 // coordinator.Coordinator.FindBatches. The answer may hold fewer batches
 // than MaxBytes allows when they would not fit in one NATS message.
-func (c *Client) FindBatches(ctx context.Context, req coordinator.FindBatchesRequest) (coordinator.FindBatchesResponse, error) {
+func (c *Client) FindBatches(ctx context.Context, req coordapi.FindBatchesRequest) (coordapi.FindBatchesResponse, error) {
 	return call(c, ctx, opFindBatches, func(e *encoder) { encFindBatchesReq(e, req) }, decFindBatchesResp)
 }
 
 // PartitionState returns a partition's offsets; see
 // coordinator.Coordinator.PartitionState.
-func (c *Client) PartitionState(ctx context.Context, id coordinator.TopicID, partition int32) (coordinator.PartitionState, error) {
+func (c *Client) PartitionState(ctx context.Context, id coordapi.TopicID, partition int32) (coordapi.PartitionState, error) {
 	return call(c, ctx, opPartitionState, func(e *encoder) {
 		encTopicPartitionReq(e, topicPartitionReq{ID: id, Partition: partition})
 	}, decPartitionState)
@@ -214,7 +214,7 @@ func (c *Client) PartitionState(ctx context.Context, id coordinator.TopicID, par
 
 // ListOffset answers ListOffsets for one partition; see
 // coordinator.Coordinator.ListOffset.
-func (c *Client) ListOffset(ctx context.Context, id coordinator.TopicID, partition int32, timestamp int64) (offset, ts int64, err error) {
+func (c *Client) ListOffset(ctx context.Context, id coordapi.TopicID, partition int32, timestamp int64) (offset, ts int64, err error) {
 	r, err := call(c, ctx, opListOffset, func(e *encoder) {
 		encListOffsetReq(e, listOffsetReq{ID: id, Partition: partition, Timestamp: timestamp})
 	}, decListOffsetResp)
@@ -223,7 +223,7 @@ func (c *Client) ListOffset(ctx context.Context, id coordinator.TopicID, partiti
 
 // DeleteRecords moves a partition's log start; see
 // coordinator.Coordinator.DeleteRecords.
-func (c *Client) DeleteRecords(ctx context.Context, id coordinator.TopicID, partition int32, offset int64) (int64, error) {
+func (c *Client) DeleteRecords(ctx context.Context, id coordapi.TopicID, partition int32, offset int64) (int64, error) {
 	return call(c, ctx, opDeleteRecords, func(e *encoder) {
 		encDeleteRecordsReq(e, deleteRecordsReq{ID: id, Partition: partition, Offset: offset})
 	}, decInt64)
@@ -231,7 +231,7 @@ func (c *Client) DeleteRecords(ctx context.Context, id coordinator.TopicID, part
 
 // InitProducerID hands out a producer id and epoch; see
 // coordinator.Coordinator.InitProducerID.
-func (c *Client) InitProducerID(ctx context.Context, req coordinator.InitProducerIDRequest) (coordinator.InitProducerIDResponse, error) {
+func (c *Client) InitProducerID(ctx context.Context, req coordapi.InitProducerIDRequest) (coordapi.InitProducerIDResponse, error) {
 	return call(c, ctx, opInitProducerID, func(e *encoder) { encInitProducerIDReq(e, req) }, decInitProducerIDResp)
 }
 
@@ -241,13 +241,13 @@ func (c *Client) InitProducerID(ctx context.Context, req coordinator.InitProduce
 // of them fails, the ones before it stay committed and the error is
 // returned (the broker answers a retriable error, as for a commit whose
 // answer was lost).
-func (c *Client) CommitObject(ctx context.Context, req *coordinator.CommitRequest) (*coordinator.CommitResponse, error) {
+func (c *Client) CommitObject(ctx context.Context, req *coordapi.CommitRequest) (*coordapi.CommitResponse, error) {
 	limit := c.maxPayload()
 	if encodedCommitBound(req) <= limit {
 		return c.commitObject(ctx, req)
 	}
 	parts := splitCommit(req, limit)
-	out := &coordinator.CommitResponse{Results: make([]coordinator.BatchResult, 0, len(req.Batches))}
+	out := &coordapi.CommitResponse{Results: make([]coordapi.BatchResult, 0, len(req.Batches))}
 	for i, part := range parts {
 		resp, err := c.commitObject(ctx, part)
 		if err != nil {
@@ -266,13 +266,13 @@ func (c *Client) CommitObject(ctx context.Context, req *coordinator.CommitReques
 	return out, nil
 }
 
-func (c *Client) commitObject(ctx context.Context, req *coordinator.CommitRequest) (*coordinator.CommitResponse, error) {
+func (c *Client) commitObject(ctx context.Context, req *coordapi.CommitRequest) (*coordapi.CommitResponse, error) {
 	return call(c, ctx, opCommitObject, func(e *encoder) { encCommitReq(e, req) }, decCommitResp)
 }
 
 // encodedCommitBound bounds a commit request's encoded size cheaply: no
 // field of a batch takes more than 10 bytes.
-func encodedCommitBound(r *coordinator.CommitRequest) int {
+func encodedCommitBound(r *coordapi.CommitRequest) int {
 	n := commitOverhead + len(r.ObjectKey) + len(r.Batches)*(16+10*10)
 	for i := range r.Batches {
 		for _, k := range r.Batches[i].Keys {
@@ -284,7 +284,7 @@ func encodedCommitBound(r *coordinator.CommitRequest) int {
 
 // KvLookup returns the offset of a key's latest record in an indexed
 // topic's partition; see coordinator.Coordinator.KvLookup.
-func (c *Client) KvLookup(ctx context.Context, id coordinator.TopicID, partition int32, key []byte) (offset, hwm int64, found bool, err error) {
+func (c *Client) KvLookup(ctx context.Context, id coordapi.TopicID, partition int32, key []byte) (offset, hwm int64, found bool, err error) {
 	r, err := call(c, ctx, opKvLookup, func(e *encoder) {
 		encKvLookupReq(e, kvLookupReq{ID: id, Partition: partition, Key: key})
 	}, decKvLookupResp)
@@ -293,27 +293,27 @@ func (c *Client) KvLookup(ctx context.Context, id coordinator.TopicID, partition
 
 // KvReady reports whether a topic's key index answers lookups; see
 // coordinator.Coordinator.KvReady.
-func (c *Client) KvReady(ctx context.Context, id coordinator.TopicID) (bool, error) {
+func (c *Client) KvReady(ctx context.Context, id coordapi.TopicID) (bool, error) {
 	return call(c, ctx, opKvReady, func(e *encoder) { e.id(id) }, decBool)
 }
 
 // RegisterBroker registers a broker or renews its registration; see
 // coordinator.Coordinator.RegisterBroker.
-func (c *Client) RegisterBroker(ctx context.Context, info coordinator.BrokerInfo) error {
+func (c *Client) RegisterBroker(ctx context.Context, info coordapi.BrokerInfo) error {
 	_, err := call(c, ctx, opRegisterBroker, func(e *encoder) { encBrokerInfo(e, info) }, decEmpty)
 	return err
 }
 
 // DeregisterBroker removes a broker's registration; see
 // coordinator.Coordinator.DeregisterBroker.
-func (c *Client) DeregisterBroker(ctx context.Context, info coordinator.BrokerInfo) error {
+func (c *Client) DeregisterBroker(ctx context.Context, info coordapi.BrokerInfo) error {
 	_, err := call(c, ctx, opDeregisterBroker, func(e *encoder) { encBrokerInfo(e, info) }, decEmpty)
 	return err
 }
 
 // ListBrokers returns the live brokers sorted by node id; see
 // coordinator.Coordinator.ListBrokers.
-func (c *Client) ListBrokers(ctx context.Context) ([]coordinator.BrokerInfo, error) {
+func (c *Client) ListBrokers(ctx context.Context) ([]coordapi.BrokerInfo, error) {
 	return call(c, ctx, opListBrokers, func(*encoder) {}, decBrokerList)
 }
 
@@ -322,7 +322,7 @@ func (c *Client) ListBrokers(ctx context.Context) ([]coordinator.BrokerInfo, err
 // coordinator.Coordinator.Subscribe. Notices published while the NATS
 // connection is down are lost (a waiting fetch then waits out its
 // MaxWaitMs). The returned cancel stops further calls.
-func (c *Client) Subscribe(fn func([]coordinator.CommitNotice)) (cancel func()) {
+func (c *Client) Subscribe(fn func([]coordapi.CommitNotice)) (cancel func()) {
 	sub, err := c.nc.Subscribe(CommitsSubject(c.cluster), func(m *nats.Msg) {
 		ns, err := decNotices(m.Data)
 		if err != nil {

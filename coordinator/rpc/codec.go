@@ -7,7 +7,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 // errMalformed marks a message that does not decode.
@@ -50,7 +50,7 @@ func (e *encoder) optStr(s *string) {
 	}
 }
 
-func (e *encoder) id(id coordinator.TopicID) { e.b = append(e.b, id[:]...) }
+func (e *encoder) id(id coordapi.TopicID) { e.b = append(e.b, id[:]...) }
 
 // strMap writes a map sorted by key, so that equal maps encode equally.
 func (e *encoder) strMap(m map[string]string) {
@@ -197,8 +197,8 @@ func (d *decoder) optStr() *string {
 	return &s
 }
 
-func (d *decoder) id() coordinator.TopicID {
-	var id coordinator.TopicID
+func (d *decoder) id() coordapi.TopicID {
+	var id coordapi.TopicID
 	if d.left() < len(id) {
 		d.fail("truncated topic id")
 		return id

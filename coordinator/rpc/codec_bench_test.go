@@ -3,17 +3,17 @@ package rpc
 import (
 	"testing"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 // commit1600 is a commit of 1,600 idempotent batches over 600 partitions
 // of 6 topics, the shape of a full object under load.
-func commit1600() *coordinator.CommitRequest {
-	req := &coordinator.CommitRequest{ObjectKey: "prefix/wal/0192f6a0-0000-7000-8000-000000000001", ObjectSize: 1600 * 5000, BrokerID: 1,
-		Batches: make([]coordinator.CommitBatch, 1600)}
+func commit1600() *coordapi.CommitRequest {
+	req := &coordapi.CommitRequest{ObjectKey: "prefix/wal/0192f6a0-0000-7000-8000-000000000001", ObjectSize: 1600 * 5000, BrokerID: 1,
+		Batches: make([]coordapi.CommitBatch, 1600)}
 	for j := range req.Batches {
 		part := j % 600
-		req.Batches[j] = coordinator.CommitBatch{TopicID: coordinator.TopicID{0: byte(part / 100)}, Partition: int32(part % 100),
+		req.Batches[j] = coordapi.CommitBatch{TopicID: coordapi.TopicID{0: byte(part / 100)}, Partition: int32(part % 100),
 			ByteOffset: int64(j * 5000), ByteLength: 5000, LastOffsetDelta: 9, MaxTimestamp: 1_700_000_000_000 + int64(j%50),
 			ProducerID: int64(part % 100), BaseSequence: int32(j * 10)}
 	}

@@ -8,12 +8,12 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 var (
-	idA = coordinator.TopicID{0: 0xaa, 15: 1}
-	idB = coordinator.TopicID{0: 0xbb, 15: 2}
+	idA = coordapi.TopicID{0: 0xaa, 15: 1}
+	idB = coordapi.TopicID{0: 0xbb, 15: 2}
 )
 
 func strp(s string) *string { return &s }
@@ -45,14 +45,14 @@ func roundTrip[T any](t *testing.T, v T, enc func(*encoder, T), dec func(*decode
 }
 
 func TestRoundTrip(t *testing.T) {
-	commit := &coordinator.CommitRequest{
+	commit := &coordapi.CommitRequest{
 		ObjectKey: "prefix/wal/0192f6a0-0000-7000-8000-000000000001", ObjectSize: 1 << 23, BrokerID: 3,
-		Batches: []coordinator.CommitBatch{
+		Batches: []coordapi.CommitBatch{
 			{TopicID: idA, Partition: 0, ByteOffset: 0, ByteLength: 100, LastOffsetDelta: 9, MaxTimestamp: 1_700_000_000_000,
 				ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
 			{TopicID: idB, Partition: 599, ByteOffset: 100, ByteLength: 5000, LastOffsetDelta: 0, MaxTimestamp: 1_700_000_000_005,
 				ProducerID: 1234567, ProducerEpoch: 3, BaseSequence: math.MaxInt32,
-				Keys: []coordinator.KeyEntry{{Key: []byte("k1"), OffsetDelta: 0}, {Key: []byte{}, OffsetDelta: 1, Tombstone: true}}},
+				Keys: []coordapi.KeyEntry{{Key: []byte("k1"), OffsetDelta: 0}, {Key: []byte{}, OffsetDelta: 1, Tombstone: true}}},
 			// A gap and a smaller timestamp: both deltas negative or large.
 			{TopicID: idA, Partition: math.MaxInt32, ByteOffset: 9000, ByteLength: math.MaxInt32, LastOffsetDelta: math.MaxInt32,
 				MaxTimestamp: math.MinInt64, ProducerID: math.MaxInt64, ProducerEpoch: math.MaxInt16, BaseSequence: 0},
@@ -69,24 +69,24 @@ func TestRoundTrip(t *testing.T) {
 		{"int64", func(t *testing.T) { roundTrip(t, int64(math.MinInt64), encInt64, decInt64) }},
 		{"id", func(t *testing.T) { roundTrip(t, idA, encID, decID) }},
 		{"topic", func(t *testing.T) {
-			roundTrip(t, coordinator.Topic{ID: idA, Name: "orders", Partitions: 600,
+			roundTrip(t, coordapi.Topic{ID: idA, Name: "orders", Partitions: 600,
 				Configs: map[string]string{"cleanup.policy": "compact", "retention.ms": "-1", "": ""}}, encTopic, decTopic)
 		}},
 		{"topic no configs", func(t *testing.T) {
-			roundTrip(t, coordinator.Topic{ID: idB, Name: "t", Partitions: 1}, encTopic, decTopic)
+			roundTrip(t, coordapi.Topic{ID: idB, Name: "t", Partitions: 1}, encTopic, decTopic)
 		}},
 		{"create topic", func(t *testing.T) {
-			roundTrip(t, coordinator.CreateTopicRequest{Name: "x", Partitions: -1, ReplicationFactor: -1,
+			roundTrip(t, coordapi.CreateTopicRequest{Name: "x", Partitions: -1, ReplicationFactor: -1,
 				Configs: map[string]string{"a": "b"}, ValidateOnly: true}, encCreateTopicReq, decCreateTopicReq)
 		}},
 		{"create partitions", func(t *testing.T) {
 			roundTrip(t, createPartitionsReq{Name: "x", Count: 12, ValidateOnly: true}, encCreatePartitionsReq, decCreatePartitionsReq)
 		}},
 		{"alter configs", func(t *testing.T) {
-			roundTrip(t, alterConfigsReq{Name: "x", Ops: []coordinator.ConfigOp{
-				{Name: "retention.ms", Op: coordinator.OpSet, Value: strp("1000")},
-				{Name: "cleanup.policy", Op: coordinator.OpDelete},
-				{Name: "x", Op: coordinator.OpSubtract, Value: strp("")},
+			roundTrip(t, alterConfigsReq{Name: "x", Ops: []coordapi.ConfigOp{
+				{Name: "retention.ms", Op: coordapi.OpSet, Value: strp("1000")},
+				{Name: "cleanup.policy", Op: coordapi.OpDelete},
+				{Name: "x", Op: coordapi.OpSubtract, Value: strp("")},
 			}, Incremental: true}, encAlterConfigsReq, decAlterConfigsReq)
 		}},
 		{"alter configs none", func(t *testing.T) {
@@ -94,7 +94,7 @@ func TestRoundTrip(t *testing.T) {
 		}},
 		{"topics request", func(t *testing.T) { roundTrip(t, topicsReq{After: "m"}, encTopicsReq, decTopicsReq) }},
 		{"topics response", func(t *testing.T) {
-			roundTrip(t, topicsResp{Topics: []coordinator.Topic{{ID: idA, Name: "a", Partitions: 1},
+			roundTrip(t, topicsResp{Topics: []coordapi.Topic{{ID: idA, Name: "a", Partitions: 1},
 				{ID: idB, Name: "b", Partitions: 2, Configs: map[string]string{"k": "v"}}}, More: true}, encTopicsResp, decTopicsResp)
 		}},
 		{"topics response empty", func(t *testing.T) { roundTrip(t, topicsResp{}, encTopicsResp, decTopicsResp) }},
@@ -102,16 +102,16 @@ func TestRoundTrip(t *testing.T) {
 			roundTrip(t, topicPartitionReq{ID: idA, Partition: 7}, encTopicPartitionReq, decTopicPartitionReq)
 		}},
 		{"partition state", func(t *testing.T) {
-			roundTrip(t, coordinator.PartitionState{LogStartOffset: 5, HighWatermark: 1 << 40}, encPartitionState, decPartitionState)
+			roundTrip(t, coordapi.PartitionState{LogStartOffset: 5, HighWatermark: 1 << 40}, encPartitionState, decPartitionState)
 		}},
 		{"find batches request", func(t *testing.T) {
-			roundTrip(t, coordinator.FindBatchesRequest{TopicID: idA, Partition: 3, Offset: 1 << 33, MaxBytes: 1 << 20},
+			roundTrip(t, coordapi.FindBatchesRequest{TopicID: idA, Partition: 3, Offset: 1 << 33, MaxBytes: 1 << 20},
 				encFindBatchesReq, decFindBatchesReq)
 		}},
 		{"find batches response", func(t *testing.T) {
-			roundTrip(t, coordinator.FindBatchesResponse{
-				PartitionState: coordinator.PartitionState{LogStartOffset: 0, HighWatermark: 30},
-				Batches: []coordinator.BatchCoord{
+			roundTrip(t, coordapi.FindBatchesResponse{
+				PartitionState: coordapi.PartitionState{LogStartOffset: 0, HighWatermark: 30},
+				Batches: []coordapi.BatchCoord{
 					{ObjectKey: "wal/1", ObjectSize: 1000, ByteOffset: 0, ByteLength: 100, BaseOffset: 0, LastOffset: 9, MaxTimestamp: 5},
 					{ObjectKey: "wal/1", ObjectSize: 1000, ByteOffset: 100, ByteLength: 100, BaseOffset: 10, LastOffset: 19, MaxTimestamp: 6, LogAppendTime: true},
 					{ObjectKey: "wal/2", ObjectSize: 50, ByteOffset: 0, ByteLength: 50, BaseOffset: 20, LastOffset: 29, MaxTimestamp: -1},
@@ -120,28 +120,28 @@ func TestRoundTrip(t *testing.T) {
 			}, encFindBatchesResp, decFindBatchesResp)
 		}},
 		{"find batches response empty", func(t *testing.T) {
-			roundTrip(t, coordinator.FindBatchesResponse{PartitionState: coordinator.PartitionState{HighWatermark: 3}},
+			roundTrip(t, coordapi.FindBatchesResponse{PartitionState: coordapi.PartitionState{HighWatermark: 3}},
 				encFindBatchesResp, decFindBatchesResp)
 		}},
 		{"list offset", func(t *testing.T) {
-			roundTrip(t, listOffsetReq{ID: idA, Partition: 1, Timestamp: coordinator.TimestampMax}, encListOffsetReq, decListOffsetReq)
+			roundTrip(t, listOffsetReq{ID: idA, Partition: 1, Timestamp: coordapi.TimestampMax}, encListOffsetReq, decListOffsetReq)
 			roundTrip(t, listOffsetResp{Offset: 42, Timestamp: -1}, encListOffsetResp, decListOffsetResp)
 		}},
 		{"delete records", func(t *testing.T) {
 			roundTrip(t, deleteRecordsReq{ID: idB, Partition: 0, Offset: -1}, encDeleteRecordsReq, decDeleteRecordsReq)
 		}},
 		{"init producer id", func(t *testing.T) {
-			roundTrip(t, coordinator.InitProducerIDRequest{TransactionalID: strp("tx"), TimeoutMs: 60000, ProducerID: 9, ProducerEpoch: 2},
+			roundTrip(t, coordapi.InitProducerIDRequest{TransactionalID: strp("tx"), TimeoutMs: 60000, ProducerID: 9, ProducerEpoch: 2},
 				encInitProducerIDReq, decInitProducerIDReq)
-			roundTrip(t, coordinator.InitProducerIDRequest{ProducerID: -1, ProducerEpoch: -1}, encInitProducerIDReq, decInitProducerIDReq)
-			roundTrip(t, coordinator.InitProducerIDResponse{ProducerID: 1000, ProducerEpoch: 0}, encInitProducerIDResp, decInitProducerIDResp)
+			roundTrip(t, coordapi.InitProducerIDRequest{ProducerID: -1, ProducerEpoch: -1}, encInitProducerIDReq, decInitProducerIDReq)
+			roundTrip(t, coordapi.InitProducerIDResponse{ProducerID: 1000, ProducerEpoch: 0}, encInitProducerIDResp, decInitProducerIDResp)
 		}},
 		{"commit request", func(t *testing.T) { roundTrip(t, commit, encCommitReq, decCommitReq) }},
 		{"commit request empty", func(t *testing.T) {
-			roundTrip(t, &coordinator.CommitRequest{ObjectKey: "k"}, encCommitReq, decCommitReq)
+			roundTrip(t, &coordapi.CommitRequest{ObjectKey: "k"}, encCommitReq, decCommitReq)
 		}},
 		{"commit response", func(t *testing.T) {
-			roundTrip(t, &coordinator.CommitResponse{Results: []coordinator.BatchResult{
+			roundTrip(t, &coordapi.CommitResponse{Results: []coordapi.BatchResult{
 				{BaseOffset: 0, LogAppendTime: -1, LogStartOffset: 0},
 				{ErrorCode: kerr.OutOfOrderSequenceNumber.Code, BaseOffset: -1, LogAppendTime: -1, LogStartOffset: -1},
 				{BaseOffset: 1 << 50, LogAppendTime: 1_700_000_000_000, LogStartOffset: 17},
@@ -153,12 +153,12 @@ func TestRoundTrip(t *testing.T) {
 			roundTrip(t, true, encBool, decBool)
 		}},
 		{"broker info", func(t *testing.T) {
-			roundTrip(t, coordinator.BrokerInfo{NodeID: 3, Host: "10.0.0.3", Port: 9092, Rack: "eu-west-1a"}, encBrokerInfo, decBrokerInfo)
+			roundTrip(t, coordapi.BrokerInfo{NodeID: 3, Host: "10.0.0.3", Port: 9092, Rack: "eu-west-1a"}, encBrokerInfo, decBrokerInfo)
 		}},
 		{"broker list", func(t *testing.T) {
-			roundTrip(t, []coordinator.BrokerInfo{{NodeID: 1, Host: "a", Port: 1}, {NodeID: 2, Host: "b", Port: 2, Rack: "r"}},
+			roundTrip(t, []coordapi.BrokerInfo{{NodeID: 1, Host: "a", Port: 1}, {NodeID: 2, Host: "b", Port: 2, Rack: "r"}},
 				encBrokerList, decBrokerList)
-			roundTrip(t, []coordinator.BrokerInfo(nil), encBrokerList, decBrokerList)
+			roundTrip(t, []coordapi.BrokerInfo(nil), encBrokerList, decBrokerList)
 		}},
 	}
 	for _, c := range cases {
@@ -167,9 +167,9 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestNoticesRoundTrip(t *testing.T) {
-	ns := []coordinator.CommitNotice{
+	ns := []coordapi.CommitNotice{
 		{TopicID: idA, Partition: 0, HighWatermark: 10},
-		{TopicID: idA, Partition: 5, HighWatermark: 1 << 40, LogStartOffset: 7, Batches: []coordinator.BatchCoord{
+		{TopicID: idA, Partition: 5, HighWatermark: 1 << 40, LogStartOffset: 7, Batches: []coordapi.BatchCoord{
 			{ObjectKey: "wal/x", ObjectSize: 1 << 23, ByteOffset: 100, ByteLength: 50, BaseOffset: 1<<40 - 5, LastOffset: 1<<40 - 3, MaxTimestamp: 1700000000000},
 			{ObjectKey: "wal/x", ObjectSize: 1 << 23, ByteOffset: 150, ByteLength: 50, BaseOffset: 1<<40 - 2, LastOffset: 1<<40 - 1, MaxTimestamp: 1700000000001, LogAppendTime: true},
 		}},
@@ -188,7 +188,7 @@ func TestNoticesRoundTrip(t *testing.T) {
 		t.Fatalf("got %+v, want %+v", got, ns)
 	}
 	// A small limit splits them over several messages, each at least one.
-	var all []coordinator.CommitNotice
+	var all []coordapi.CommitNotice
 	for rest := ns; len(rest) > 0; {
 		var e encoder
 		n := encNotices(&e, rest, 80)
@@ -216,13 +216,13 @@ func TestErrorRoundTrip(t *testing.T) {
 		internal bool
 		wantText string
 	}{
-		{name: "kafka error", err: &coordinator.KafkaError{Code: kerr.InvalidConfig, Message: "Unknown topic config name: x"},
+		{name: "kafka error", err: &coordapi.KafkaError{Code: kerr.InvalidConfig, Message: "Unknown topic config name: x"},
 			wantKerr: kerr.InvalidConfig, wantMsg: "Unknown topic config name: x"},
 		{name: "wrapped kerr", err: errors.Join(errors.New(`topic "x"`), kerr.UnknownTopicOrPartition),
 			wantKerr: kerr.UnknownTopicOrPartition},
-		{name: "wrapped kafka error", err: &wrapped{"commit object \"k\": ", &coordinator.KafkaError{Code: kerr.InvalidRequest, Message: "empty object key"}},
+		{name: "wrapped kafka error", err: &wrapped{"commit object \"k\": ", &coordapi.KafkaError{Code: kerr.InvalidRequest, Message: "empty object key"}},
 			wantKerr: kerr.InvalidRequest, wantMsg: "empty object key"},
-		{name: "internal", err: coordinator.ErrClosed, wantKerr: kerr.KafkaStorageError, internal: true},
+		{name: "internal", err: coordapi.ErrClosed, wantKerr: kerr.KafkaStorageError, internal: true},
 		{name: "unknown code", err: &kerr.Error{Message: "FUTURE", Code: 30000}, internal: false},
 	}
 	for _, c := range cases {
@@ -245,7 +245,7 @@ func TestErrorRoundTrip(t *testing.T) {
 			if !errors.As(got, &ke) {
 				t.Fatalf("%v wraps no *kerr.Error", got)
 			}
-			var kafkaErr *coordinator.KafkaError
+			var kafkaErr *coordapi.KafkaError
 			hasMsg := errors.As(got, &kafkaErr)
 			if (c.wantMsg != "") != hasMsg || hasMsg && kafkaErr.Message != c.wantMsg {
 				t.Errorf("KafkaError %v, want message %q", kafkaErr, c.wantMsg)
@@ -290,17 +290,17 @@ func TestDecoderRejectsForgedCounts(t *testing.T) {
 }
 
 func TestSplitCommit(t *testing.T) {
-	req := &coordinator.CommitRequest{ObjectKey: "wal/x", ObjectSize: 1 << 30, BrokerID: 1}
+	req := &coordapi.CommitRequest{ObjectKey: "wal/x", ObjectSize: 1 << 30, BrokerID: 1}
 	var off int64
 	for i := range 5000 {
 		id := idA
 		if i%3 == 0 {
 			id = idB
 		}
-		b := coordinator.CommitBatch{TopicID: id, Partition: int32(i % 600), ByteOffset: off, ByteLength: 1000,
+		b := coordapi.CommitBatch{TopicID: id, Partition: int32(i % 600), ByteOffset: off, ByteLength: 1000,
 			LastOffsetDelta: 9, MaxTimestamp: 1_700_000_000_000 + int64(i), ProducerID: int64(i), BaseSequence: int32(i)}
 		if i%7 == 0 {
-			b.Keys = []coordinator.KeyEntry{{Key: make([]byte, 300)}}
+			b.Keys = []coordapi.KeyEntry{{Key: make([]byte, 300)}}
 		}
 		req.Batches = append(req.Batches, b)
 		off += 1000
@@ -310,7 +310,7 @@ func TestSplitCommit(t *testing.T) {
 	if len(parts) < 2 {
 		t.Fatalf("%d parts", len(parts))
 	}
-	var joined []coordinator.CommitBatch
+	var joined []coordapi.CommitBatch
 	for i, p := range parts {
 		if p.ObjectKey != req.ObjectKey || p.ObjectSize != req.ObjectSize || p.BrokerID != req.BrokerID {
 			t.Fatalf("part %d: %+v", i, p)

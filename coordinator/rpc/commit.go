@@ -1,7 +1,7 @@
 package rpc
 
 import (
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 // The commit request is the hot path's big message (an 8 MiB object can
@@ -20,12 +20,12 @@ import (
 // minCommitBatchSize is the smallest encoded batch: ten one-byte fields.
 const minCommitBatchSize = 10
 
-func encCommitReq(e *encoder, r *coordinator.CommitRequest) {
+func encCommitReq(e *encoder, r *coordapi.CommitRequest) {
 	e.str(r.ObjectKey)
 	e.varint(r.ObjectSize)
 	e.varint(int64(r.BrokerID))
-	topics := map[coordinator.TopicID]uint64{}
-	var order []coordinator.TopicID
+	topics := map[coordapi.TopicID]uint64{}
+	var order []coordapi.TopicID
 	for i := range r.Batches {
 		id := r.Batches[i].TopicID
 		if _, ok := topics[id]; !ok {
@@ -49,7 +49,7 @@ func encCommitReq(e *encoder, r *coordinator.CommitRequest) {
 
 // encCommitBatch writes one batch; end and ts are the previous batch's end
 // and max timestamp (0 for the first).
-func encCommitBatch(e *encoder, b *coordinator.CommitBatch, topic uint64, end, ts int64) {
+func encCommitBatch(e *encoder, b *coordapi.CommitBatch, topic uint64, end, ts int64) {
 	e.uvarint(topic)
 	e.varint(int64(b.Partition))
 	e.varint(b.ByteOffset - end)
@@ -67,9 +67,9 @@ func encCommitBatch(e *encoder, b *coordinator.CommitBatch, topic uint64, end, t
 	}
 }
 
-func decCommitReq(d *decoder) *coordinator.CommitRequest {
-	r := &coordinator.CommitRequest{ObjectKey: d.str(), ObjectSize: d.varint(), BrokerID: d.int32()}
-	ids := make([]coordinator.TopicID, d.count(16))
+func decCommitReq(d *decoder) *coordapi.CommitRequest {
+	r := &coordapi.CommitRequest{ObjectKey: d.str(), ObjectSize: d.varint(), BrokerID: d.int32()}
+	ids := make([]coordapi.TopicID, d.count(16))
 	for i := range ids {
 		ids[i] = d.id()
 	}
@@ -77,7 +77,7 @@ func decCommitReq(d *decoder) *coordinator.CommitRequest {
 	if n == 0 {
 		return r
 	}
-	r.Batches = make([]coordinator.CommitBatch, n)
+	r.Batches = make([]coordapi.CommitBatch, n)
 	var end, ts int64
 	for i := range r.Batches {
 		t := d.uvarint()
@@ -98,9 +98,9 @@ func decCommitReq(d *decoder) *coordinator.CommitRequest {
 		b.ProducerEpoch = d.int16()
 		b.BaseSequence = d.int32()
 		if nk := d.count(3); nk > 0 {
-			b.Keys = make([]coordinator.KeyEntry, nk)
+			b.Keys = make([]coordapi.KeyEntry, nk)
 			for j := range b.Keys {
-				b.Keys[j] = coordinator.KeyEntry{Key: d.bytes(), OffsetDelta: d.int32(), Tombstone: d.bool()}
+				b.Keys[j] = coordapi.KeyEntry{Key: d.bytes(), OffsetDelta: d.int32(), Tombstone: d.bool()}
 			}
 		}
 		end = b.ByteOffset + int64(b.ByteLength)
@@ -111,7 +111,7 @@ func decCommitReq(d *decoder) *coordinator.CommitRequest {
 
 // commit response: n results × (error code, base offset, log append time,
 // log start offset).
-func encCommitResp(e *encoder, r *coordinator.CommitResponse) {
+func encCommitResp(e *encoder, r *coordapi.CommitResponse) {
 	e.uvarint(uint64(len(r.Results)))
 	for _, res := range r.Results {
 		e.varint(int64(res.ErrorCode))
@@ -121,12 +121,12 @@ func encCommitResp(e *encoder, r *coordinator.CommitResponse) {
 	}
 }
 
-func decCommitResp(d *decoder) *coordinator.CommitResponse {
-	r := &coordinator.CommitResponse{}
+func decCommitResp(d *decoder) *coordapi.CommitResponse {
+	r := &coordapi.CommitResponse{}
 	if n := d.count(4); n > 0 {
-		r.Results = make([]coordinator.BatchResult, n)
+		r.Results = make([]coordapi.BatchResult, n)
 		for i := range r.Results {
-			r.Results[i] = coordinator.BatchResult{ErrorCode: d.int16(), BaseOffset: d.varint(),
+			r.Results[i] = coordapi.BatchResult{ErrorCode: d.int16(), BaseOffset: d.varint(),
 				LogAppendTime: d.varint(), LogStartOffset: d.varint()}
 		}
 	}
@@ -138,12 +138,12 @@ func decCommitResp(d *decoder) *coordinator.CommitResponse {
 // treats a commit of an already committed object key as adding batches to
 // it, so committing the parts in order commits the whole. Call it only when
 // the whole request does not fit.
-func splitCommit(r *coordinator.CommitRequest, limit int) []*coordinator.CommitRequest {
+func splitCommit(r *coordapi.CommitRequest, limit int) []*coordapi.CommitRequest {
 	var (
-		parts   []*coordinator.CommitRequest
+		parts   []*coordapi.CommitRequest
 		scratch encoder
 		start   int
-		seen    = map[coordinator.TopicID]bool{}
+		seen    = map[coordapi.TopicID]bool{}
 		size    = commitOverhead + len(r.ObjectKey)
 		end, ts int64
 	)
@@ -156,7 +156,7 @@ func splitCommit(r *coordinator.CommitRequest, limit int) []*coordinator.CommitR
 			bs += 16
 		}
 		if i > start && size+bs > limit {
-			parts = append(parts, &coordinator.CommitRequest{ObjectKey: r.ObjectKey, ObjectSize: r.ObjectSize,
+			parts = append(parts, &coordapi.CommitRequest{ObjectKey: r.ObjectKey, ObjectSize: r.ObjectSize,
 				BrokerID: r.BrokerID, Batches: r.Batches[start:i]})
 			start, size = i, commitOverhead+len(r.ObjectKey)
 			clear(seen)
@@ -166,7 +166,7 @@ func splitCommit(r *coordinator.CommitRequest, limit int) []*coordinator.CommitR
 		size += bs
 		end, ts = b.ByteOffset+int64(b.ByteLength), b.MaxTimestamp
 	}
-	return append(parts, &coordinator.CommitRequest{ObjectKey: r.ObjectKey, ObjectSize: r.ObjectSize,
+	return append(parts, &coordapi.CommitRequest{ObjectKey: r.ObjectKey, ObjectSize: r.ObjectSize,
 		BrokerID: r.BrokerID, Batches: r.Batches[start:]})
 }
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 // ErrUnavailable is wrapped by every error of a request that got no answer:
@@ -22,7 +22,7 @@ var ErrUnavailable = errors.New("rpc: coordinator unavailable")
 var ErrInternal = errors.New("rpc: coordinator failed the request")
 
 // errUnsupportedVersion is answered to a message of an unknown version.
-var errUnsupportedVersion = &coordinator.KafkaError{Code: kerr.UnsupportedVersion,
+var errUnsupportedVersion = &coordapi.KafkaError{Code: kerr.UnsupportedVersion,
 	Message: "unsupported coordinator rpc version"}
 
 // Error flags.
@@ -40,7 +40,7 @@ func encError(e *encoder, err error) {
 		flags byte
 		msg   string
 	)
-	var ke *coordinator.KafkaError
+	var ke *coordapi.KafkaError
 	var kerrErr *kerr.Error
 	switch {
 	case errors.As(err, &ke) && ke.Code != nil:
@@ -65,7 +65,7 @@ func decError(d *decoder, op string) error {
 	case code == 0:
 		re.err = []error{ErrInternal, kerr.KafkaStorageError}
 	case flags&errFlagKafkaError != 0:
-		re.err = []error{&coordinator.KafkaError{Code: kafkaError(code), Message: msg}}
+		re.err = []error{&coordapi.KafkaError{Code: kafkaError(code), Message: msg}}
 	default:
 		re.err = []error{kafkaError(code)}
 	}

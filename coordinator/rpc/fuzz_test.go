@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/groups"
 )
 
@@ -111,20 +111,20 @@ func seed(f *testing.F, enc func(*encoder)) {
 
 func FuzzDecodeRequest(f *testing.F) {
 	seed(f, func(e *encoder) {
-		encCommitReq(e, &coordinator.CommitRequest{ObjectKey: "wal/1", ObjectSize: 300, BrokerID: 1, Batches: []coordinator.CommitBatch{
+		encCommitReq(e, &coordapi.CommitRequest{ObjectKey: "wal/1", ObjectSize: 300, BrokerID: 1, Batches: []coordapi.CommitBatch{
 			{TopicID: idA, ByteLength: 100, LastOffsetDelta: 1, ProducerID: -1},
 			{TopicID: idB, Partition: 2, ByteOffset: 100, ByteLength: 200, ProducerID: 5, BaseSequence: 9,
-				Keys: []coordinator.KeyEntry{{Key: []byte("k"), Tombstone: true}}},
+				Keys: []coordapi.KeyEntry{{Key: []byte("k"), Tombstone: true}}},
 		}})
 	})
 	seed(f, func(e *encoder) {
-		encCreateTopicReq(e, coordinator.CreateTopicRequest{Name: "t", Partitions: 3, Configs: map[string]string{"a": "b"}})
+		encCreateTopicReq(e, coordapi.CreateTopicRequest{Name: "t", Partitions: 3, Configs: map[string]string{"a": "b"}})
 	})
 	seed(f, func(e *encoder) {
-		encAlterConfigsReq(e, alterConfigsReq{Name: "t", Ops: []coordinator.ConfigOp{{Name: "a", Value: strp("b")}}})
+		encAlterConfigsReq(e, alterConfigsReq{Name: "t", Ops: []coordapi.ConfigOp{{Name: "a", Value: strp("b")}}})
 	})
 	seed(f, func(e *encoder) {
-		encInitProducerIDReq(e, coordinator.InitProducerIDRequest{TransactionalID: strp("x"), ProducerID: -1})
+		encInitProducerIDReq(e, coordapi.InitProducerIDRequest{TransactionalID: strp("x"), ProducerID: -1})
 	})
 	seed(f, func(e *encoder) {
 		req := kmsg.NewPtrJoinGroupRequest()
@@ -147,17 +147,17 @@ func FuzzDecodeRequest(f *testing.F) {
 
 func FuzzDecodeReply(f *testing.F) {
 	seed(f, func(e *encoder) {
-		encFindBatchesResp(e, coordinator.FindBatchesResponse{Batches: []coordinator.BatchCoord{
+		encFindBatchesResp(e, coordapi.FindBatchesResponse{Batches: []coordapi.BatchCoord{
 			{ObjectKey: "a", ObjectSize: 10, ByteLength: 10, LastOffset: 3},
 			{ObjectKey: "a", ObjectSize: 10, ByteOffset: 10, BaseOffset: 4, LastOffset: 5, LogAppendTime: true},
 		}})
 	})
 	seed(f, func(e *encoder) {
-		encTopicsResp(e, topicsResp{Topics: []coordinator.Topic{{ID: idA, Name: "a", Configs: map[string]string{"x": "y"}}}})
+		encTopicsResp(e, topicsResp{Topics: []coordapi.Topic{{ID: idA, Name: "a", Configs: map[string]string{"x": "y"}}}})
 	})
-	seed(f, func(e *encoder) { encError(e, &coordinator.KafkaError{Code: kerr.InvalidConfig, Message: "m"}) })
+	seed(f, func(e *encoder) { encError(e, &coordapi.KafkaError{Code: kerr.InvalidConfig, Message: "m"}) })
 	seed(f, func(e *encoder) {
-		encCommitResp(e, &coordinator.CommitResponse{Results: []coordinator.BatchResult{{BaseOffset: 5}}})
+		encCommitResp(e, &coordapi.CommitResponse{Results: []coordapi.BatchResult{{BaseOffset: 5}}})
 	})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, check := range responseCodecs {
@@ -168,7 +168,7 @@ func FuzzDecodeReply(f *testing.F) {
 
 func FuzzDecodeNotices(f *testing.F) {
 	seed(f, func(e *encoder) {
-		encNotices(e, []coordinator.CommitNotice{{TopicID: idA, HighWatermark: 5}, {TopicID: idB, Partition: 1, HighWatermark: 9}}, 1<<20)
+		encNotices(e, []coordapi.CommitNotice{{TopicID: idA, HighWatermark: 5}, {TopicID: idB, Partition: 1, HighWatermark: 9}}, 1<<20)
 	})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ns, err := decNotices(data)

@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/groups"
 )
 
@@ -101,7 +101,7 @@ func encGroupReq(e *encoder, c groups.Client, req kmsg.Request) {
 	if oc, ok := req.(*kmsg.OffsetCommitRequest); ok {
 		e.uvarint(uint64(len(oc.Topics)))
 		for _, t := range oc.Topics {
-			e.id(coordinator.TopicID(t.TopicID))
+			e.id(coordapi.TopicID(t.TopicID))
 		}
 	}
 	e.b = req.AppendTo(e.b)
@@ -112,7 +112,7 @@ func decGroupReq(d *decoder, key kmsg.Key) (groups.Client, kmsg.Request) {
 	var c groups.Client
 	v := d.int16()
 	c.ID, c.Host = d.str(), d.str()
-	var ids []coordinator.TopicID
+	var ids []coordapi.TopicID
 	if key == kmsg.OffsetCommit {
 		n := d.count(16)
 		for i := 0; i < n && d.err == nil; i++ {
@@ -151,7 +151,7 @@ func handleGroupOp(op groupOp) handler {
 	return func(s *Server, ctx context.Context, d *decoder, e *encoder) error {
 		c, req := decGroupReq(d, op.key)
 		if d.err != nil {
-			return &coordinator.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
+			return &coordapi.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
 		}
 		resp, err := op.call(s.groups, ctx, c, req)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/broker"
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/coordinator/groups"
 	"github.com/floe-io/floe/coordinator/rpc"
@@ -82,7 +83,7 @@ func joinReq(member string) *kmsg.JoinGroupRequest {
 func TestGroupsOverNATS(t *testing.T) {
 	e := newGroupsEnv(t)
 	ctx := context.Background()
-	tp, err := e.coord.CreateTopic(ctx, coordinator.CreateTopicRequest{Name: "t", Partitions: 2, ReplicationFactor: -1})
+	tp, err := e.coord.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "t", Partitions: 2, ReplicationFactor: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 package rpc
 
 import (
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 // The request and response bodies of every op, as encode/decode pairs. A
@@ -12,11 +12,11 @@ import (
 // Request types of ops whose arguments are not one coordinator type.
 type (
 	topicPartitionReq struct {
-		ID        coordinator.TopicID
+		ID        coordapi.TopicID
 		Partition int32
 	}
 	listOffsetReq struct {
-		ID        coordinator.TopicID
+		ID        coordapi.TopicID
 		Partition int32
 		Timestamp int64
 	}
@@ -25,7 +25,7 @@ type (
 		Timestamp int64
 	}
 	deleteRecordsReq struct {
-		ID        coordinator.TopicID
+		ID        coordapi.TopicID
 		Partition int32
 		Offset    int64
 	}
@@ -36,7 +36,7 @@ type (
 	}
 	alterConfigsReq struct {
 		Name         string
-		Ops          []coordinator.ConfigOp
+		Ops          []coordapi.ConfigOp
 		Incremental  bool
 		ValidateOnly bool
 	}
@@ -45,12 +45,12 @@ type (
 		After string
 	}
 	topicsResp struct {
-		Topics []coordinator.Topic
+		Topics []coordapi.Topic
 		// More says that topics after the last one remain.
 		More bool
 	}
 	kvLookupReq struct {
-		ID        coordinator.TopicID
+		ID        coordapi.TopicID
 		Partition int32
 		Key       []byte
 	}
@@ -69,26 +69,26 @@ func decString(d *decoder) string    { return d.str() }
 func encInt64(e *encoder, v int64)   { e.varint(v) }
 func decInt64(d *decoder) int64      { return d.varint() }
 
-func encID(e *encoder, id coordinator.TopicID) { e.id(id) }
-func decID(d *decoder) coordinator.TopicID     { return d.id() }
+func encID(e *encoder, id coordapi.TopicID) { e.id(id) }
+func decID(d *decoder) coordapi.TopicID     { return d.id() }
 
 // topic: id(16) name(str) partitions(varint) configs(map).
-func encTopic(e *encoder, t coordinator.Topic) {
+func encTopic(e *encoder, t coordapi.Topic) {
 	e.id(t.ID)
 	e.str(t.Name)
 	e.varint(int64(t.Partitions))
 	e.strMap(t.Configs)
 }
 
-func decTopic(d *decoder) coordinator.Topic {
-	return coordinator.Topic{ID: d.id(), Name: d.str(), Partitions: d.int32(), Configs: d.strMap()}
+func decTopic(d *decoder) coordapi.Topic {
+	return coordapi.Topic{ID: d.id(), Name: d.str(), Partitions: d.int32(), Configs: d.strMap()}
 }
 
 // minTopicSize is the smallest encoded topic: id, empty name, partitions,
 // empty map.
 const minTopicSize = 16 + 1 + 1 + 1
 
-func encCreateTopicReq(e *encoder, r coordinator.CreateTopicRequest) {
+func encCreateTopicReq(e *encoder, r coordapi.CreateTopicRequest) {
 	e.str(r.Name)
 	e.varint(int64(r.Partitions))
 	e.varint(int64(r.ReplicationFactor))
@@ -96,8 +96,8 @@ func encCreateTopicReq(e *encoder, r coordinator.CreateTopicRequest) {
 	e.bool(r.ValidateOnly)
 }
 
-func decCreateTopicReq(d *decoder) coordinator.CreateTopicRequest {
-	return coordinator.CreateTopicRequest{
+func decCreateTopicReq(d *decoder) coordapi.CreateTopicRequest {
+	return coordapi.CreateTopicRequest{
 		Name: d.str(), Partitions: d.int32(), ReplicationFactor: d.int16(),
 		Configs: d.strMap(), ValidateOnly: d.bool(),
 	}
@@ -130,9 +130,9 @@ func encAlterConfigsReq(e *encoder, r alterConfigsReq) {
 func decAlterConfigsReq(d *decoder) alterConfigsReq {
 	r := alterConfigsReq{Name: d.str()}
 	if n := d.count(3); n > 0 {
-		r.Ops = make([]coordinator.ConfigOp, n)
+		r.Ops = make([]coordapi.ConfigOp, n)
 		for i := range r.Ops {
-			r.Ops[i] = coordinator.ConfigOp{Name: d.str(), Op: int8(d.byte()), Value: d.optStr()}
+			r.Ops[i] = coordapi.ConfigOp{Name: d.str(), Op: int8(d.byte()), Value: d.optStr()}
 		}
 	}
 	r.Incremental = d.bool()
@@ -154,7 +154,7 @@ func encTopicsResp(e *encoder, r topicsResp) {
 func decTopicsResp(d *decoder) topicsResp {
 	var r topicsResp
 	if n := d.count(minTopicSize); n > 0 {
-		r.Topics = make([]coordinator.Topic, n)
+		r.Topics = make([]coordapi.Topic, n)
 		for i := range r.Topics {
 			r.Topics[i] = decTopic(d)
 		}
@@ -172,24 +172,24 @@ func decTopicPartitionReq(d *decoder) topicPartitionReq {
 	return topicPartitionReq{ID: d.id(), Partition: d.int32()}
 }
 
-func encPartitionState(e *encoder, s coordinator.PartitionState) {
+func encPartitionState(e *encoder, s coordapi.PartitionState) {
 	e.varint(s.LogStartOffset)
 	e.varint(s.HighWatermark)
 }
 
-func decPartitionState(d *decoder) coordinator.PartitionState {
-	return coordinator.PartitionState{LogStartOffset: d.varint(), HighWatermark: d.varint()}
+func decPartitionState(d *decoder) coordapi.PartitionState {
+	return coordapi.PartitionState{LogStartOffset: d.varint(), HighWatermark: d.varint()}
 }
 
-func encFindBatchesReq(e *encoder, r coordinator.FindBatchesRequest) {
+func encFindBatchesReq(e *encoder, r coordapi.FindBatchesRequest) {
 	e.id(r.TopicID)
 	e.varint(int64(r.Partition))
 	e.varint(r.Offset)
 	e.varint(int64(r.MaxBytes))
 }
 
-func decFindBatchesReq(d *decoder) coordinator.FindBatchesRequest {
-	return coordinator.FindBatchesRequest{TopicID: d.id(), Partition: d.int32(), Offset: d.varint(), MaxBytes: d.int32()}
+func decFindBatchesReq(d *decoder) coordapi.FindBatchesRequest {
+	return coordapi.FindBatchesRequest{TopicID: d.id(), Partition: d.int32(), Offset: d.varint(), MaxBytes: d.int32()}
 }
 
 // Batch coordinate flags.
@@ -199,7 +199,7 @@ const flagLogAppendTime = 1 << 0
 // size), n batches × (object index, byte offset, byte length, base offset,
 // last offset - base offset, max timestamp, flags). Consecutive batches
 // mostly share an object, so keys are sent once.
-func encFindBatchesResp(e *encoder, r coordinator.FindBatchesResponse) {
+func encFindBatchesResp(e *encoder, r coordapi.FindBatchesResponse) {
 	encPartitionState(e, r.PartitionState)
 	var keys []string
 	idx := make([]int, len(r.Batches))
@@ -234,8 +234,8 @@ func encFindBatchesResp(e *encoder, r coordinator.FindBatchesResponse) {
 	}
 }
 
-func decFindBatchesResp(d *decoder) coordinator.FindBatchesResponse {
-	r := coordinator.FindBatchesResponse{PartitionState: decPartitionState(d)}
+func decFindBatchesResp(d *decoder) coordapi.FindBatchesResponse {
+	r := coordapi.FindBatchesResponse{PartitionState: decPartitionState(d)}
 	type object struct {
 		key  string
 		size int64
@@ -245,14 +245,14 @@ func decFindBatchesResp(d *decoder) coordinator.FindBatchesResponse {
 		objects[i] = object{d.str(), d.varint()}
 	}
 	if n := d.count(7); n > 0 {
-		r.Batches = make([]coordinator.BatchCoord, n)
+		r.Batches = make([]coordapi.BatchCoord, n)
 		for i := range r.Batches {
 			j := d.uvarint()
 			if j >= uint64(len(objects)) {
 				d.fail("batch %d names object %d of %d", i, j, len(objects))
 				break
 			}
-			b := coordinator.BatchCoord{ObjectKey: objects[j].key, ObjectSize: objects[j].size,
+			b := coordapi.BatchCoord{ObjectKey: objects[j].key, ObjectSize: objects[j].size,
 				ByteOffset: d.varint(), ByteLength: d.int32(), BaseOffset: d.varint()}
 			b.LastOffset = b.BaseOffset + d.varint()
 			b.MaxTimestamp = d.varint()
@@ -293,51 +293,51 @@ func decDeleteRecordsReq(d *decoder) deleteRecordsReq {
 	return deleteRecordsReq{ID: d.id(), Partition: d.int32(), Offset: d.varint()}
 }
 
-func encInitProducerIDReq(e *encoder, r coordinator.InitProducerIDRequest) {
+func encInitProducerIDReq(e *encoder, r coordapi.InitProducerIDRequest) {
 	e.optStr(r.TransactionalID)
 	e.varint(int64(r.TimeoutMs))
 	e.varint(r.ProducerID)
 	e.varint(int64(r.ProducerEpoch))
 }
 
-func decInitProducerIDReq(d *decoder) coordinator.InitProducerIDRequest {
-	return coordinator.InitProducerIDRequest{TransactionalID: d.optStr(), TimeoutMs: d.int32(),
+func decInitProducerIDReq(d *decoder) coordapi.InitProducerIDRequest {
+	return coordapi.InitProducerIDRequest{TransactionalID: d.optStr(), TimeoutMs: d.int32(),
 		ProducerID: d.varint(), ProducerEpoch: d.int16()}
 }
 
-func encInitProducerIDResp(e *encoder, r coordinator.InitProducerIDResponse) {
+func encInitProducerIDResp(e *encoder, r coordapi.InitProducerIDResponse) {
 	e.varint(r.ProducerID)
 	e.varint(int64(r.ProducerEpoch))
 }
 
-func decInitProducerIDResp(d *decoder) coordinator.InitProducerIDResponse {
-	return coordinator.InitProducerIDResponse{ProducerID: d.varint(), ProducerEpoch: d.int16()}
+func decInitProducerIDResp(d *decoder) coordapi.InitProducerIDResponse {
+	return coordapi.InitProducerIDResponse{ProducerID: d.varint(), ProducerEpoch: d.int16()}
 }
 
-func encBrokerInfo(e *encoder, b coordinator.BrokerInfo) {
+func encBrokerInfo(e *encoder, b coordapi.BrokerInfo) {
 	e.varint(int64(b.NodeID))
 	e.str(b.Host)
 	e.varint(int64(b.Port))
 	e.str(b.Rack)
 }
 
-func decBrokerInfo(d *decoder) coordinator.BrokerInfo {
-	return coordinator.BrokerInfo{NodeID: d.int32(), Host: d.str(), Port: d.int32(), Rack: d.str()}
+func decBrokerInfo(d *decoder) coordapi.BrokerInfo {
+	return coordapi.BrokerInfo{NodeID: d.int32(), Host: d.str(), Port: d.int32(), Rack: d.str()}
 }
 
-func encBrokerList(e *encoder, bs []coordinator.BrokerInfo) {
+func encBrokerList(e *encoder, bs []coordapi.BrokerInfo) {
 	e.uvarint(uint64(len(bs)))
 	for _, b := range bs {
 		encBrokerInfo(e, b)
 	}
 }
 
-func decBrokerList(d *decoder) []coordinator.BrokerInfo {
+func decBrokerList(d *decoder) []coordapi.BrokerInfo {
 	n := d.count(4)
 	if n == 0 {
 		return nil
 	}
-	out := make([]coordinator.BrokerInfo, n)
+	out := make([]coordapi.BrokerInfo, n)
 	for i := range out {
 		out[i] = decBrokerInfo(d)
 	}

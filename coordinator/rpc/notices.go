@@ -1,7 +1,7 @@
 package rpc
 
 import (
-	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordapi"
 )
 
 // noticeVersion is the version of the commit notice message. Version 2
@@ -9,7 +9,7 @@ import (
 const noticeVersion byte = 2
 
 // noticeSize bounds the encoded size of one notice.
-func noticeSize(n *coordinator.CommitNotice) int {
+func noticeSize(n *coordapi.CommitNotice) int {
 	size := 30 // partition, high watermark, log start, batch count
 	for _, b := range n.Batches {
 		size += len(b.ObjectKey) + 60
@@ -26,7 +26,7 @@ func noticeSize(n *coordinator.CommitNotice) int {
 //
 // Notices of one topic that are not adjacent in ns go in separate topic
 // groups; the coordinator lists a commit's notices topic by topic.
-func encNotices(e *encoder, ns []coordinator.CommitNotice, limit int) int {
+func encNotices(e *encoder, ns []coordapi.CommitNotice, limit int) int {
 	const perTopic = 26
 	n, size, groups := 0, 1+10, 0
 	for n < len(ns) {
@@ -75,24 +75,24 @@ func encNotices(e *encoder, ns []coordinator.CommitNotice, limit int) int {
 }
 
 // decNotices decodes a notice message.
-func decNotices(data []byte) ([]coordinator.CommitNotice, error) {
+func decNotices(data []byte) ([]coordapi.CommitNotice, error) {
 	d := decoder{b: data}
 	if v := d.byte(); d.err == nil && v != noticeVersion {
 		d.fail("notice version %d", v)
 	}
 	groups := d.count(16 + 1)
-	var out []coordinator.CommitNotice
+	var out []coordapi.CommitNotice
 	for range groups {
 		id := d.id()
 		n := d.count(4)
 		for range n {
-			nt := coordinator.CommitNotice{TopicID: id, Partition: d.int32(), HighWatermark: d.varint(), LogStartOffset: d.varint()}
+			nt := coordapi.CommitNotice{TopicID: id, Partition: d.int32(), HighWatermark: d.varint(), LogStartOffset: d.varint()}
 			nb := d.count(9)
 			if nb > 0 {
-				nt.Batches = make([]coordinator.BatchCoord, 0, nb)
+				nt.Batches = make([]coordapi.BatchCoord, 0, nb)
 			}
 			for range nb {
-				b := coordinator.BatchCoord{ObjectKey: d.str(), ObjectSize: d.varint(), ByteOffset: d.varint(), ByteLength: d.int32()}
+				b := coordapi.BatchCoord{ObjectKey: d.str(), ObjectSize: d.varint(), ByteOffset: d.varint(), ByteLength: d.int32()}
 				b.BaseOffset = d.varint()
 				b.LastOffset = b.BaseOffset + d.varint()
 				b.MaxTimestamp = d.varint()

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/broker"
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/coordinator/rpc"
 	"github.com/floe-io/floe/ingest"
@@ -86,7 +87,7 @@ func TestClientAgainstCoordinator(t *testing.T) {
 	ctx := context.Background()
 	c := e.client
 
-	tp, err := c.CreateTopic(ctx, coordinator.CreateTopicRequest{Name: "orders", Partitions: 3, ReplicationFactor: -1,
+	tp, err := c.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "orders", Partitions: 3, ReplicationFactor: -1,
 		Configs: map[string]string{"retention.ms": "1000"}})
 	if err != nil {
 		t.Fatal(err)
@@ -95,19 +96,19 @@ func TestClientAgainstCoordinator(t *testing.T) {
 		t.Fatalf("created %+v", tp)
 	}
 	// Kafka-level errors keep their code and message.
-	_, err = c.CreateTopic(ctx, coordinator.CreateTopicRequest{Name: "orders", Partitions: 1, ReplicationFactor: -1})
+	_, err = c.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "orders", Partitions: 1, ReplicationFactor: -1})
 	wantKerr(t, err, kerr.TopicAlreadyExists)
-	_, inproc := e.coord.CreateTopic(ctx, coordinator.CreateTopicRequest{Name: "orders", Partitions: 1, ReplicationFactor: -1})
+	_, inproc := e.coord.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "orders", Partitions: 1, ReplicationFactor: -1})
 	if err.Error() != inproc.Error() {
 		t.Errorf("remote error %q, in-process %q", err, inproc)
 	}
-	var ke *coordinator.KafkaError
+	var ke *coordapi.KafkaError
 	if !errors.As(err, &ke) || ke.Message == "" || !errors.As(inproc, &ke) {
 		t.Errorf("error %v carries no KafkaError message", err)
 	}
 	_, err = c.Topic(ctx, "nope")
 	wantKerr(t, err, kerr.UnknownTopicOrPartition)
-	_, err = c.TopicByID(ctx, coordinator.TopicID{1})
+	_, err = c.TopicByID(ctx, coordapi.TopicID{1})
 	wantKerr(t, err, kerr.UnknownTopicID)
 
 	got, err := c.Topic(ctx, "orders")
@@ -122,14 +123,14 @@ func TestClientAgainstCoordinator(t *testing.T) {
 	}
 	wantKerr(t, c.CreatePartitions(ctx, "orders", 2, false), kerr.InvalidPartitions)
 	v := "2000"
-	if err := c.AlterTopicConfigs(ctx, "orders", []coordinator.ConfigOp{{Name: "retention.ms", Op: coordinator.OpSet, Value: &v}}, true, false); err != nil {
+	if err := c.AlterTopicConfigs(ctx, "orders", []coordapi.ConfigOp{{Name: "retention.ms", Op: coordapi.OpSet, Value: &v}}, true, false); err != nil {
 		t.Fatal(err)
 	}
-	wantKerr(t, c.AlterTopicConfigs(ctx, "orders", []coordinator.ConfigOp{{Name: "bogus", Value: &v}}, true, false), kerr.InvalidConfig)
+	wantKerr(t, c.AlterTopicConfigs(ctx, "orders", []coordapi.ConfigOp{{Name: "bogus", Value: &v}}, true, false), kerr.InvalidConfig)
 	if got, _ = c.Topic(ctx, "orders"); got.Partitions != 4 || got.Configs["retention.ms"] != "2000" {
 		t.Fatalf("after alter: %+v", got)
 	}
-	if _, err := c.CreateTopic(ctx, coordinator.CreateTopicRequest{Name: "b", Partitions: 1, ReplicationFactor: -1}); err != nil {
+	if _, err := c.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "b", Partitions: 1, ReplicationFactor: -1}); err != nil {
 		t.Fatal(err)
 	}
 	topics, err := c.Topics(ctx)
@@ -138,11 +139,11 @@ func TestClientAgainstCoordinator(t *testing.T) {
 	}
 
 	// Produce path: a producer id, a commit, then reads.
-	pid, err := c.InitProducerID(ctx, coordinator.InitProducerIDRequest{ProducerID: -1, ProducerEpoch: -1})
+	pid, err := c.InitProducerID(ctx, coordapi.InitProducerIDRequest{ProducerID: -1, ProducerEpoch: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := &coordinator.CommitRequest{ObjectKey: "wal/1", ObjectSize: 300, BrokerID: 1, Batches: []coordinator.CommitBatch{
+	req := &coordapi.CommitRequest{ObjectKey: "wal/1", ObjectSize: 300, BrokerID: 1, Batches: []coordapi.CommitBatch{
 		{TopicID: tp.ID, Partition: 1, ByteOffset: 0, ByteLength: 100, LastOffsetDelta: 4, MaxTimestamp: 10,
 			ProducerID: pid.ProducerID, ProducerEpoch: pid.ProducerEpoch, BaseSequence: 0},
 		{TopicID: tp.ID, Partition: 1, ByteOffset: 100, ByteLength: 100, LastOffsetDelta: 4, MaxTimestamp: 20,
@@ -162,7 +163,7 @@ func TestClientAgainstCoordinator(t *testing.T) {
 	if err != nil || resp.Results[1].BaseOffset != 5 {
 		t.Fatalf("retried commit: %+v, %v", resp, err)
 	}
-	_, err = c.CommitObject(ctx, &coordinator.CommitRequest{})
+	_, err = c.CommitObject(ctx, &coordapi.CommitRequest{})
 	wantKerr(t, err, kerr.InvalidRequest)
 
 	st, err := c.PartitionState(ctx, tp.ID, 1)
@@ -171,15 +172,15 @@ func TestClientAgainstCoordinator(t *testing.T) {
 	}
 	_, err = c.PartitionState(ctx, tp.ID, 99)
 	wantKerr(t, err, kerr.UnknownTopicOrPartition)
-	fb, err := c.FindBatches(ctx, coordinator.FindBatchesRequest{TopicID: tp.ID, Partition: 1, Offset: 0, MaxBytes: 1 << 20})
-	want, _ := e.coord.FindBatches(ctx, coordinator.FindBatchesRequest{TopicID: tp.ID, Partition: 1, Offset: 0, MaxBytes: 1 << 20})
+	fb, err := c.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: tp.ID, Partition: 1, Offset: 0, MaxBytes: 1 << 20})
+	want, _ := e.coord.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: tp.ID, Partition: 1, Offset: 0, MaxBytes: 1 << 20})
 	if err != nil || !reflect.DeepEqual(fb, want) || len(fb.Batches) != 2 {
 		t.Fatalf("FindBatches = %+v, %v; want %+v", fb, err, want)
 	}
-	_, err = c.FindBatches(ctx, coordinator.FindBatchesRequest{TopicID: tp.ID, Partition: 1, Offset: 11, MaxBytes: 1})
+	_, err = c.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: tp.ID, Partition: 1, Offset: 11, MaxBytes: 1})
 	wantKerr(t, err, kerr.OffsetOutOfRange)
-	off, ts, err := c.ListOffset(ctx, tp.ID, 1, coordinator.TimestampMax)
-	wantOff, wantTs, _ := e.coord.ListOffset(ctx, tp.ID, 1, coordinator.TimestampMax)
+	off, ts, err := c.ListOffset(ctx, tp.ID, 1, coordapi.TimestampMax)
+	wantOff, wantTs, _ := e.coord.ListOffset(ctx, tp.ID, 1, coordapi.TimestampMax)
 	if err != nil || off != wantOff || ts != wantTs || ts != 20 {
 		t.Fatalf("ListOffset(max) = %d, %d, %v; want %d, %d", off, ts, err, wantOff, wantTs)
 	}
@@ -204,31 +205,31 @@ func TestClientAgainstCoordinator(t *testing.T) {
 func TestCommitNotices(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
-	tp, err := e.client.CreateTopic(ctx, coordinator.CreateTopicRequest{Name: "t", Partitions: 2, ReplicationFactor: -1})
+	tp, err := e.client.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "t", Partitions: 2, ReplicationFactor: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Two brokers' clients on their own connections both hear every commit.
-	got := make(chan []coordinator.CommitNotice, 10)
+	got := make(chan []coordapi.CommitNotice, 10)
 	other := rpc.NewClient(natstest.Connect(t, e.ns), "test", rpc.ClientOptions{})
 	for _, c := range []*rpc.Client{e.client, other} {
-		cancel := c.Subscribe(func(ns []coordinator.CommitNotice) { got <- ns })
+		cancel := c.Subscribe(func(ns []coordapi.CommitNotice) { got <- ns })
 		t.Cleanup(cancel)
 	}
 	if err := e.nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	_, err = other.CommitObject(ctx, &coordinator.CommitRequest{ObjectKey: "wal/1", ObjectSize: 20, Batches: []coordinator.CommitBatch{
+	_, err = other.CommitObject(ctx, &coordapi.CommitRequest{ObjectKey: "wal/1", ObjectSize: 20, Batches: []coordapi.CommitBatch{
 		{TopicID: tp.ID, Partition: 0, ByteLength: 10, LastOffsetDelta: 2, ProducerID: -1},
 		{TopicID: tp.ID, Partition: 1, ByteOffset: 10, ByteLength: 10, LastOffsetDelta: 0, ProducerID: -1},
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []coordinator.CommitNotice{
-		{TopicID: tp.ID, Partition: 0, HighWatermark: 3, Batches: []coordinator.BatchCoord{
+	want := []coordapi.CommitNotice{
+		{TopicID: tp.ID, Partition: 0, HighWatermark: 3, Batches: []coordapi.BatchCoord{
 			{ObjectKey: "wal/1", ObjectSize: 20, ByteLength: 10, LastOffset: 2}}},
-		{TopicID: tp.ID, Partition: 1, HighWatermark: 1, Batches: []coordinator.BatchCoord{
+		{TopicID: tp.ID, Partition: 1, HighWatermark: 1, Batches: []coordapi.BatchCoord{
 			{ObjectKey: "wal/1", ObjectSize: 20, ByteOffset: 10, ByteLength: 10}}},
 	}
 	for i := range 2 {
@@ -247,26 +248,26 @@ func TestBrokerRegistry(t *testing.T) {
 	e := newEnv(t, nil, func(o *coordinator.Options) { o.BrokerTTL = 300 * time.Millisecond })
 	ctx := context.Background()
 	c := e.client
-	b1 := coordinator.BrokerInfo{NodeID: 1, Host: "127.0.0.1", Port: 9092, Rack: "a"}
-	b2 := coordinator.BrokerInfo{NodeID: 2, Host: "127.0.0.1", Port: 9093}
-	for _, b := range []coordinator.BrokerInfo{b2, b1} {
+	b1 := coordapi.BrokerInfo{NodeID: 1, Host: "127.0.0.1", Port: 9092, Rack: "a"}
+	b2 := coordapi.BrokerInfo{NodeID: 2, Host: "127.0.0.1", Port: 9093}
+	for _, b := range []coordapi.BrokerInfo{b2, b1} {
 		if err := c.RegisterBroker(ctx, b); err != nil {
 			t.Fatal(err)
 		}
 	}
 	got, err := c.ListBrokers(ctx)
-	if err != nil || !reflect.DeepEqual(got, []coordinator.BrokerInfo{b1, b2}) {
+	if err != nil || !reflect.DeepEqual(got, []coordapi.BrokerInfo{b1, b2}) {
 		t.Fatalf("ListBrokers = %+v, %v", got, err)
 	}
 	// Another broker claiming a live node id is refused.
-	wantKerr(t, c.RegisterBroker(ctx, coordinator.BrokerInfo{NodeID: 1, Host: "10.0.0.1", Port: 9092}), kerr.DuplicateBrokerRegistration)
-	wantKerr(t, c.RegisterBroker(ctx, coordinator.BrokerInfo{NodeID: 3, Host: "h", Port: 0}), kerr.InvalidRequest)
+	wantKerr(t, c.RegisterBroker(ctx, coordapi.BrokerInfo{NodeID: 1, Host: "10.0.0.1", Port: 9092}), kerr.DuplicateBrokerRegistration)
+	wantKerr(t, c.RegisterBroker(ctx, coordapi.BrokerInfo{NodeID: 3, Host: "h", Port: 0}), kerr.InvalidRequest)
 	// A deregistered broker is gone at once; one that stops heartbeating
 	// after the TTL.
 	if err := c.DeregisterBroker(ctx, b2); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := c.ListBrokers(ctx); !reflect.DeepEqual(got, []coordinator.BrokerInfo{b1}) {
+	if got, _ := c.ListBrokers(ctx); !reflect.DeepEqual(got, []coordapi.BrokerInfo{b1}) {
 		t.Fatalf("after deregister: %+v", got)
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -315,7 +316,7 @@ func TestCoordinatorDown(t *testing.T) {
 	cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
 	start = time.Now()
-	_, err = e.client.CommitObject(cctx, &coordinator.CommitRequest{ObjectKey: "k"})
+	_, err = e.client.CommitObject(cctx, &coordapi.CommitRequest{ObjectKey: "k"})
 	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, kerr.KafkaStorageError) {
 		t.Fatalf("error %v, want a deadline exceeded KAFKA_STORAGE_ERROR", err)
 	}
@@ -325,7 +326,7 @@ func TestCoordinatorDown(t *testing.T) {
 	// Without a context deadline, the client's timeout bounds it.
 	quick := rpc.NewClient(e.nc, "test", rpc.ClientOptions{Timeout: 100 * time.Millisecond})
 	start = time.Now()
-	if _, err := quick.CommitObject(ctx, &coordinator.CommitRequest{ObjectKey: "k"}); !errors.Is(err, rpc.ErrUnavailable) {
+	if _, err := quick.CommitObject(ctx, &coordapi.CommitRequest{ObjectKey: "k"}); !errors.Is(err, rpc.ErrUnavailable) {
 		t.Fatalf("error %v", err)
 	}
 	if d := time.Since(start); d > time.Second {
@@ -370,9 +371,9 @@ func TestUnsupportedVersion(t *testing.T) {
 func TestSmallPayload(t *testing.T) {
 	e := newEnv(t, &server.Options{MaxPayload: 4 << 10})
 	ctx := context.Background()
-	var ids []coordinator.TopicID
+	var ids []coordapi.TopicID
 	for i := range 40 {
-		tp, err := e.client.CreateTopic(ctx, coordinator.CreateTopicRequest{Name: fmt.Sprintf("topic-%03d-%s", i, strings.Repeat("x", 150)),
+		tp, err := e.client.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: fmt.Sprintf("topic-%03d-%s", i, strings.Repeat("x", 150)),
 			Partitions: 4, ReplicationFactor: -1, Configs: map[string]string{"retention.ms": "123456789"}})
 		if err != nil {
 			t.Fatal(err)
@@ -389,9 +390,9 @@ func TestSmallPayload(t *testing.T) {
 		}
 	}
 	const n = 2000 // ≈ 20 bytes each: several messages
-	req := &coordinator.CommitRequest{ObjectKey: "wal/big", ObjectSize: n * 10}
+	req := &coordapi.CommitRequest{ObjectKey: "wal/big", ObjectSize: n * 10}
 	for i := range n {
-		req.Batches = append(req.Batches, coordinator.CommitBatch{TopicID: ids[i%40], Partition: int32(i % 4),
+		req.Batches = append(req.Batches, coordapi.CommitBatch{TopicID: ids[i%40], Partition: int32(i % 4),
 			ByteOffset: int64(i * 10), ByteLength: 10, LastOffsetDelta: 0, MaxTimestamp: int64(i), ProducerID: -1})
 	}
 	resp, err := e.client.CommitObject(ctx, req)
@@ -412,7 +413,7 @@ func TestSmallPayload(t *testing.T) {
 	}
 	// Partition 0 of topic 0 has 50 one-record batches in one object; the
 	// answer is trimmed to what fits but always starts at the asked offset.
-	fb, err := e.client.FindBatches(ctx, coordinator.FindBatchesRequest{TopicID: ids[0], Partition: 0, Offset: 0, MaxBytes: 1 << 30})
+	fb, err := e.client.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: ids[0], Partition: 0, Offset: 0, MaxBytes: 1 << 30})
 	if err != nil || len(fb.Batches) == 0 || fb.Batches[0].BaseOffset != 0 {
 		t.Fatalf("FindBatches: %+v, %v", fb, err)
 	}
@@ -421,7 +422,7 @@ func TestSmallPayload(t *testing.T) {
 func TestServerCloseWaitsForRequests(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
-	if _, err := e.client.CreateTopic(ctx, coordinator.CreateTopicRequest{Name: "t", Partitions: 1, ReplicationFactor: -1}); err != nil {
+	if _, err := e.client.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "t", Partitions: 1, ReplicationFactor: -1}); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/coordinator/groups"
 	"github.com/floe-io/floe/metrics"
@@ -45,7 +46,7 @@ func unary[Req, Resp any](dec func(*decoder) Req, call func(*coordinator.Coordin
 	return func(s *Server, ctx context.Context, d *decoder, e *encoder) error {
 		req := dec(d)
 		if d.err != nil {
-			return &coordinator.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
+			return &coordapi.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
 		}
 		resp, err := call(s.c, ctx, req)
 		if err != nil {
@@ -71,7 +72,7 @@ var handlers = map[string]handler{
 	opTopicByID:   unary(decID, (*coordinator.Coordinator).TopicByID, encTopic),
 	opTopics:      (*Server).handleTopics,
 	opFindBatches: (*Server).handleFindBatches,
-	opPartitionState: unary(decTopicPartitionReq, func(c *coordinator.Coordinator, ctx context.Context, r topicPartitionReq) (coordinator.PartitionState, error) {
+	opPartitionState: unary(decTopicPartitionReq, func(c *coordinator.Coordinator, ctx context.Context, r topicPartitionReq) (coordapi.PartitionState, error) {
 		return c.PartitionState(ctx, r.ID, r.Partition)
 	}, encPartitionState),
 	opListOffset: unary(decListOffsetReq, func(c *coordinator.Coordinator, ctx context.Context, r listOffsetReq) (listOffsetResp, error) {
@@ -83,10 +84,10 @@ var handlers = map[string]handler{
 	}, encInt64),
 	opInitProducerID: unary(decInitProducerIDReq, (*coordinator.Coordinator).InitProducerID, encInitProducerIDResp),
 	opCommitObject:   unary(decCommitReq, (*coordinator.Coordinator).CommitObject, encCommitResp),
-	opRegisterBroker: unary(decBrokerInfo, func(c *coordinator.Coordinator, ctx context.Context, b coordinator.BrokerInfo) (empty, error) {
+	opRegisterBroker: unary(decBrokerInfo, func(c *coordinator.Coordinator, ctx context.Context, b coordapi.BrokerInfo) (empty, error) {
 		return empty{}, c.RegisterBroker(ctx, b)
 	}, encEmpty),
-	opDeregisterBroker: unary(decBrokerInfo, func(c *coordinator.Coordinator, ctx context.Context, b coordinator.BrokerInfo) (empty, error) {
+	opDeregisterBroker: unary(decBrokerInfo, func(c *coordinator.Coordinator, ctx context.Context, b coordapi.BrokerInfo) (empty, error) {
 		return empty{}, c.DeregisterBroker(ctx, b)
 	}, encEmpty),
 	opKvLookup: unary(decKvLookupReq, func(c *coordinator.Coordinator, ctx context.Context, r kvLookupReq) (kvLookupResp, error) {
@@ -98,7 +99,7 @@ var handlers = map[string]handler{
 		e.str(s.instance)
 		return nil
 	},
-	opListBrokers: unary(decEmpty, func(c *coordinator.Coordinator, ctx context.Context, _ empty) ([]coordinator.BrokerInfo, error) {
+	opListBrokers: unary(decEmpty, func(c *coordinator.Coordinator, ctx context.Context, _ empty) ([]coordapi.BrokerInfo, error) {
 		return c.ListBrokers(ctx)
 	}, encBrokerList),
 }
@@ -302,7 +303,7 @@ func (s *Server) serve(op string, h handler, m *nats.Msg) {
 	var err error
 	switch {
 	case d.err != nil:
-		err = &coordinator.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
+		err = &coordapi.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
 	case ver != version:
 		err = errUnsupportedVersion
 	default:
@@ -356,7 +357,7 @@ func (s *Server) payloadLimit() int {
 func (s *Server) handleFindBatches(ctx context.Context, d *decoder, e *encoder) error {
 	req := decFindBatchesReq(d)
 	if d.err != nil {
-		return &coordinator.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
+		return &coordapi.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
 	}
 	resp, err := s.c.FindBatches(ctx, req)
 	if err != nil {
@@ -379,7 +380,7 @@ func (s *Server) handleFindBatches(ctx context.Context, d *decoder, e *encoder) 
 func (s *Server) handleTopics(ctx context.Context, d *decoder, e *encoder) error {
 	req := decTopicsReq(d)
 	if d.err != nil {
-		return &coordinator.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
+		return &coordapi.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
 	}
 	topics, err := s.c.Topics(ctx)
 	if err != nil {
@@ -408,7 +409,7 @@ func (s *Server) handleTopics(ctx context.Context, d *decoder, e *encoder) error
 
 // publishNotices publishes one commit's notices on CommitsSubject, grouped
 // by topic, in as many messages as the payload limit needs.
-func (s *Server) publishNotices(ns []coordinator.CommitNotice) {
+func (s *Server) publishNotices(ns []coordapi.CommitNotice) {
 	subj := CommitsSubject(s.cluster)
 	limit := s.payloadLimit()
 	for len(ns) > 0 {
@@ -427,7 +428,7 @@ func (s *Server) publishNotices(ns []coordinator.CommitNotice) {
 func (s *Server) handleDeleteTopic(ctx context.Context, d *decoder, e *encoder) error {
 	name := decString(d)
 	if d.err != nil {
-		return &coordinator.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
+		return &coordapi.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
 	}
 	id, err := s.c.DeleteTopic(ctx, name)
 	if err != nil {
@@ -442,7 +443,7 @@ func (s *Server) handleDeleteTopic(ctx context.Context, d *decoder, e *encoder) 
 func (s *Server) handleDeleteTopicByID(ctx context.Context, d *decoder, e *encoder) error {
 	id := decID(d)
 	if d.err != nil {
-		return &coordinator.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
+		return &coordapi.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
 	}
 	name, err := s.c.DeleteTopicByID(ctx, id)
 	if err != nil {

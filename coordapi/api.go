@@ -1,7 +1,9 @@
-package coordinator
+package coordapi
 
 import (
 	"encoding/hex"
+	"net"
+	"strconv"
 )
 
 // TopicID is a topic's UUID, as Kafka's Metadata v10+ returns it. A
@@ -183,4 +185,31 @@ type CommitNotice struct {
 	// Batches are the committed batches, in offset order, ending at
 	// HighWatermark-1. Empty when the notice only reports offsets.
 	Batches []BatchCoord
+}
+
+// Special timestamps of ListOffsets beyond TimestampLatest,
+// TimestampEarliest and TimestampMax.
+const (
+	// TimestampEarliestLocal (KIP-405) is the earliest offset kept locally;
+	// in floe that is the log start.
+	TimestampEarliestLocal int64 = -4
+	// TimestampLatestTiered (KIP-1005) is the highest offset in tiered
+	// storage; floe has none in Kafka's sense, so it answers offset -1.
+	TimestampLatestTiered int64 = -5
+)
+
+// BrokerInfo is one broker as the registry knows it: what Metadata returns
+// for it.
+type BrokerInfo struct {
+	NodeID int32
+	// Host and Port are the broker's advertised Kafka address.
+	Host string
+	Port int32
+	// Rack is the broker's rack (availability zone); "" for none.
+	Rack string
+}
+
+// Addr returns the advertised address as host:port.
+func (b BrokerInfo) Addr() string {
+	return net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))
 }

@@ -1,4 +1,4 @@
-package coordinator
+package coordapi
 
 import (
 	"fmt"
@@ -273,11 +273,11 @@ func DescribeTopicConfig(t Topic) []ConfigEntry {
 	return out
 }
 
-// validateTopicConfigs checks a topic's full set of explicit configs and
+// ValidateTopicConfigs checks a topic's full set of explicit configs and
 // returns it with values trimmed. kvBefore says whether the topic had
 // kv.index.enabled on already (turning it on needs the cluster switch,
 // keeping it on does not).
-func validateTopicConfigs(configs map[string]string, kvBefore, kvCluster bool) (map[string]string, error) {
+func ValidateTopicConfigs(configs map[string]string, kvBefore, kvCluster bool) (map[string]string, error) {
 	out := make(map[string]string, len(configs))
 	names := make([]string, 0, len(configs))
 	for k := range configs {
@@ -287,7 +287,7 @@ func validateTopicConfigs(configs map[string]string, kvBefore, kvCluster bool) (
 	for _, name := range names {
 		d, ok := configDefsByName[name]
 		if !ok {
-			return nil, kafkaErrorf(kerr.InvalidConfig, "Unknown topic config name: %s", name)
+			return nil, Errorf(kerr.InvalidConfig, "Unknown topic config name: %s", name)
 		}
 		v := strings.TrimSpace(configs[name])
 		if err := checkValue(d, v); err != nil {
@@ -304,16 +304,16 @@ func validateTopicConfigs(configs map[string]string, kvBefore, kvCluster bool) (
 	minLag, _ := strconv.ParseInt(get(ConfigMinCompactionLagMs), 10, 64)
 	maxLag, _ := strconv.ParseInt(get(ConfigMaxCompactionLagMs), 10, 64)
 	if minLag > maxLag {
-		return nil, kafkaErrorf(kerr.InvalidConfig, "conflict topic config setting %s (%d) > %s (%d)",
+		return nil, Errorf(kerr.InvalidConfig, "conflict topic config setting %s (%d) > %s (%d)",
 			ConfigMinCompactionLagMs, minLag, ConfigMaxCompactionLagMs, maxLag)
 	}
 	if strings.EqualFold(get(ConfigKVIndexEnabled), "true") {
-		if !slices.Contains(splitList(get(ConfigCleanupPolicy)), "compact") {
-			return nil, kafkaErrorf(kerr.InvalidConfig,
+		if !slices.Contains(SplitConfigList(get(ConfigCleanupPolicy)), "compact") {
+			return nil, Errorf(kerr.InvalidConfig,
 				"%s=true requires %s to include compact (it is %q)", ConfigKVIndexEnabled, ConfigCleanupPolicy, get(ConfigCleanupPolicy))
 		}
 		if !kvBefore && !kvCluster {
-			return nil, kafkaErrorf(kerr.InvalidConfig,
+			return nil, Errorf(kerr.InvalidConfig,
 				"%s=true is not allowed: the cluster runs without --kv-index-enabled", ConfigKVIndexEnabled)
 		}
 	}
@@ -323,7 +323,7 @@ func validateTopicConfigs(configs map[string]string, kvBefore, kvCluster bool) (
 // checkValue checks that v parses as d's type and passes d's validator.
 func checkValue(d *ConfigDef, v string) error {
 	invalid := func(why string) error {
-		return kafkaErrorf(kerr.InvalidConfig, "Invalid value %s for configuration %s: %s", v, d.Name, why)
+		return Errorf(kerr.InvalidConfig, "Invalid value %s for configuration %s: %s", v, d.Name, why)
 	}
 	switch d.Type {
 	case ConfigTypeBoolean:
@@ -352,9 +352,9 @@ func checkValue(d *ConfigDef, v string) error {
 	return nil
 }
 
-// splitList splits a list config value on commas, trimming each item and
+// SplitConfigList splits a list config value on commas, trimming each item and
 // dropping empty ones (Kafka's LIST parsing).
-func splitList(v string) []string {
+func SplitConfigList(v string) []string {
 	var out []string
 	for _, s := range strings.Split(v, ",") {
 		if s = strings.TrimSpace(s); s != "" {
@@ -364,7 +364,9 @@ func splitList(v string) []string {
 	return out
 }
 
-func isLogAppendTime(configs map[string]string) bool {
+// IsLogAppendTime reports whether configs set message.timestamp.type to
+// LogAppendTime, so that batches are stamped with the broker's time.
+func IsLogAppendTime(configs map[string]string) bool {
 	return configs[ConfigMessageTimestampType] == "LogAppendTime"
 }
 
@@ -426,7 +428,7 @@ func oneOf(allowed ...string) func(string) error {
 
 func listOf(allowed ...string) func(string) error {
 	return func(v string) error {
-		for _, item := range splitList(v) {
+		for _, item := range SplitConfigList(v) {
 			if !slices.Contains(allowed, item) {
 				return fmt.Errorf("String must be one of: %s", strings.Join(allowed, ", "))
 			}
@@ -439,7 +441,7 @@ var throttledReplicaRE = regexp.MustCompile(`^[0-9]+:[0-9]+$`)
 
 // throttledReplicas accepts "*" or a list of partition:broker pairs.
 func throttledReplicas(v string) error {
-	items := splitList(v)
+	items := SplitConfigList(v)
 	if len(items) == 1 && items[0] == "*" {
 		return nil
 	}

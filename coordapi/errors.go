@@ -1,4 +1,4 @@
-package coordinator
+package coordapi
 
 import (
 	"errors"
@@ -7,7 +7,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// ErrClosed is returned by every method once Close has been called.
+// ErrClosed is returned by every method of a coordinator, or of a client of
+// one, once Close has been called.
 var ErrClosed = errors.New("coordinator: closed")
 
 // KafkaError is a Kafka-level failure that carries the message Apache Kafka
@@ -31,7 +32,7 @@ func (e *KafkaError) Error() string {
 // Unwrap returns the Kafka error code.
 func (e *KafkaError) Unwrap() error { return e.Code }
 
-// kafkaErrorf builds a *KafkaError with a formatted message.
-func kafkaErrorf(code *kerr.Error, format string, args ...any) error {
+// Errorf builds a *KafkaError with a formatted message.
+func Errorf(code *kerr.Error, format string, args ...any) error {
 	return &KafkaError{Code: code, Message: fmt.Sprintf(format, args...)}
 }
