@@ -24,31 +24,6 @@ import (
 	"github.com/floe-io/floe/ingest"
 )
 
-// Coordinator is what the broker needs of the batch coordinator. The
-// in-process *coordinator.Coordinator implements it, and so does the NATS
-// client.
-type Coordinator interface {
-	CreateTopic(ctx context.Context, req coordapi.CreateTopicRequest) (coordapi.Topic, error)
-	DeleteTopic(ctx context.Context, name string) (coordapi.TopicID, error)
-	DeleteTopicByID(ctx context.Context, id coordapi.TopicID) (string, error)
-	CreatePartitions(ctx context.Context, name string, count int32, validateOnly bool) error
-	AlterTopicConfigs(ctx context.Context, name string, ops []coordapi.ConfigOp, incremental, validateOnly bool) error
-	Topic(ctx context.Context, name string) (coordapi.Topic, error)
-	TopicByID(ctx context.Context, id coordapi.TopicID) (coordapi.Topic, error)
-	Topics(ctx context.Context) ([]coordapi.Topic, error)
-	FindBatches(ctx context.Context, req coordapi.FindBatchesRequest) (coordapi.FindBatchesResponse, error)
-	PartitionState(ctx context.Context, id coordapi.TopicID, partition int32) (coordapi.PartitionState, error)
-	ListOffset(ctx context.Context, id coordapi.TopicID, partition int32, timestamp int64) (offset, ts int64, err error)
-	DeleteRecords(ctx context.Context, id coordapi.TopicID, partition int32, offset int64) (int64, error)
-	InitProducerID(ctx context.Context, req coordapi.InitProducerIDRequest) (coordapi.InitProducerIDResponse, error)
-	Subscribe(fn func([]coordapi.CommitNotice)) (cancel func())
-	KvLookup(ctx context.Context, id coordapi.TopicID, partition int32, key []byte) (offset, hwm int64, found bool, err error)
-	KvReady(ctx context.Context, id coordapi.TopicID) (bool, error)
-	// ListBrokers returns the live brokers of the cluster (the registry
-	// brokers heartbeat into), sorted by node id.
-	ListBrokers(ctx context.Context) ([]coordapi.BrokerInfo, error)
-}
-
 // Appender is the produce path: ingest's object buffer.
 type Appender interface {
 	Append(ctx context.Context, batches []ingest.Batch) (*ingest.Pending, error)
@@ -117,10 +92,10 @@ func (o *Options) setDefaults() {
 // Broker serves the Kafka protocol over TCP.
 type Broker struct {
 	opts   Options
-	coord  Coordinator
+	coord  coordapi.Coordinator
 	ingest Appender
 	reader RangeReader
-	groups GroupCoordinator
+	groups coordapi.GroupCoordinator
 	log    *slog.Logger
 
 	waiters     *waiters
@@ -145,14 +120,31 @@ type Broker struct {
 	wg sync.WaitGroup
 }
 
-// New returns a Broker that serves clients with coord, in and reader.
-func New(opts Options, coord Coordinator, in Appender, reader RangeReader) *Broker {
+// Deps are the parts a Broker serves clients with.
+type Deps struct {
+	// Coordinator is the batch coordinator (in this process or over NATS).
+	// Required.
+	Coordinator coordapi.Coordinator
+	// Groups is the group coordinator. Without one the group APIs answer
+	// COORDINATOR_NOT_AVAILABLE.
+	Groups coordapi.GroupCoordinator
+	// Appender is the produce path (ingest). Without one Produce fails.
+	Appender Appender
+	// Reader reads batches back from object storage (the chunk cache).
+	// Without one Fetch fails.
+	Reader RangeReader
+}
+
+// New returns a Broker that serves clients with deps.
+func New(opts Options, deps Deps) *Broker {
 	opts.setDefaults()
+	coord := deps.Coordinator
 	b := &Broker{
 		opts:    opts,
 		coord:   coord,
-		ingest:  in,
-		reader:  reader,
+		groups:  deps.Groups,
+		ingest:  deps.Appender,
+		reader:  deps.Reader,
 		log:     opts.Logger,
 		waiters: newWaiters(),
 		tails:   newTailCache(),

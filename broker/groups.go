@@ -6,35 +6,9 @@ import (
 	"net"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/floe-io/floe/coordinator/groups"
+	"github.com/floe-io/floe/coordapi"
 )
-
-// GroupCoordinator is what the broker needs of the group coordinator: the
-// cluster's, reached over NATS (*rpc.GroupClient), or one in this process
-// (LocalGroups). Kafka-level failures are error codes in the responses; an
-// error means the coordinator did not answer (it is down or unreachable,
-// or ctx ended), and the broker answers COORDINATOR_NOT_AVAILABLE.
-// JoinGroup and SyncGroup block until the rebalance answers them.
-type GroupCoordinator interface {
-	JoinGroup(ctx context.Context, c groups.Client, req *kmsg.JoinGroupRequest) (*kmsg.JoinGroupResponse, error)
-	SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest) (*kmsg.SyncGroupResponse, error)
-	Heartbeat(ctx context.Context, req *kmsg.HeartbeatRequest) (*kmsg.HeartbeatResponse, error)
-	LeaveGroup(ctx context.Context, req *kmsg.LeaveGroupRequest) (*kmsg.LeaveGroupResponse, error)
-	OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) (*kmsg.OffsetCommitResponse, error)
-	OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequest) (*kmsg.OffsetFetchResponse, error)
-	OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRequest) (*kmsg.OffsetDeleteResponse, error)
-	DescribeGroups(ctx context.Context, req *kmsg.DescribeGroupsRequest) (*kmsg.DescribeGroupsResponse, error)
-	ListGroups(ctx context.Context, req *kmsg.ListGroupsRequest) (*kmsg.ListGroupsResponse, error)
-	DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRequest) (*kmsg.DeleteGroupsResponse, error)
-	ConsumerGroupHeartbeat(ctx context.Context, c groups.Client, req *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, error)
-	ConsumerGroupDescribe(ctx context.Context, req *kmsg.ConsumerGroupDescribeRequest) (*kmsg.ConsumerGroupDescribeResponse, error)
-}
-
-// SetGroups sets the group coordinator. Call it before Serve; without one,
-// the group APIs answer COORDINATOR_NOT_AVAILABLE.
-func (b *Broker) SetGroups(g GroupCoordinator) { b.groups = g }
 
 // groupLister is the broker whose ListGroups lists a group: a stable hash
 // of the group over the live brokers, so that clients, which ask every
@@ -83,8 +57,8 @@ func (b *Broker) groupsFailed(api string, err error) int16 {
 
 // groupClient identifies r's connection to the group coordinator: its
 // client id, and its host as Kafka shows it ("/127.0.0.1").
-func groupClient(r *request) groups.Client {
-	var c groups.Client
+func groupClient(r *request) coordapi.ClientInfo {
+	var c coordapi.ClientInfo
 	if r.clientID != nil {
 		c.ID = *r.clientID
 	}

@@ -16,7 +16,7 @@ const topicTTL = time.Second
 // topicCache caches topic metadata for the read path (Fetch), so that a
 // tailing consumer's fetch needs no coordinator round trip.
 type topicCache struct {
-	coord Coordinator
+	coord coordapi.Coordinator
 	now   func() time.Time
 	mu    struct {
 		sync.Mutex
@@ -30,7 +30,7 @@ type cachedTopic struct {
 	expires time.Time
 }
 
-func newTopicCache(coord Coordinator) *topicCache {
+func newTopicCache(coord coordapi.Coordinator) *topicCache {
 	tc := &topicCache{coord: coord, now: time.Now}
 	tc.mu.byName = make(map[string]cachedTopic)
 	tc.mu.byID = make(map[coordapi.TopicID]cachedTopic)

@@ -51,14 +51,16 @@ type Options struct {
 	// between 1s and 1m.
 	GCInterval time.Duration
 
-	// fs replaces the filesystem under Pebble (tests inject write failures).
-	fs vfs.FS
+	// FS replaces the filesystem under Pebble: vfs.NewMem() for a state
+	// that lives in memory (tests of other packages), an errorfs wrapper to
+	// inject write failures. Default: the OS filesystem.
+	FS vfs.FS
 }
 
 // Validate reports every invalid option at once.
 func (o *Options) Validate() error {
 	var errs []error
-	if o.Dir == "" && o.fs == nil {
+	if o.Dir == "" && o.FS == nil {
 		errs = append(errs, errors.New("coordinator: Options.Dir is required"))
 	}
 	if o.DefaultPartitions < 0 || o.DefaultPartitions > maxPartitions {
@@ -146,6 +148,8 @@ type Coordinator struct {
 	testBeforeCommit func() error
 }
 
+var _ coordapi.Coordinator = (*Coordinator)(nil)
+
 // topicState is a topic in memory. configs and parts are read under mu (or
 // by the commit holder); parts[i] is updated in place under mu, configs is
 // replaced as a whole.
@@ -221,8 +225,8 @@ func Open(opts Options) (*Coordinator, error) {
 		LBaseMaxBytes:               256 << 20,
 		MaxConcurrentCompactions:    func() int { return 2 },
 	}
-	if opts.fs != nil {
-		popts.FS = opts.fs
+	if opts.FS != nil {
+		popts.FS = opts.FS
 	}
 	db, err := pebble.Open(opts.Dir, popts)
 	if err != nil {

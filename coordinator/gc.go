@@ -3,11 +3,11 @@ package coordinator
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble"
 
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/objectstore"
 )
 
@@ -48,7 +48,7 @@ func (c *Coordinator) CollectGarbage(ctx context.Context, store GCStore, prefix 
 
 	// Orphans first, from a listing taken before the garbage pass removes
 	// records, so that an object removed below is not seen as an orphan.
-	listed, err := store.List(ctx, gcPrefix(prefix))
+	listed, err := store.List(ctx, coordapi.WALPrefix(prefix))
 	if err != nil {
 		return st, fmt.Errorf("gc: list: %w", err)
 	}
@@ -111,13 +111,6 @@ func (c *Coordinator) removeGarbageRecord(num uint64) (bool, error) {
 	delete(c.mu.objectsByKey, o.key)
 	c.mu.Unlock()
 	return true, nil
-}
-
-func gcPrefix(prefix string) string {
-	if prefix == "" {
-		return "wal/"
-	}
-	return strings.TrimSuffix(prefix, "/") + "/wal/"
 }
 
 // RunGC collects garbage every interval until ctx ends. Errors are logged

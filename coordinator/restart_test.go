@@ -200,7 +200,7 @@ func TestPebbleWriteFailure(t *testing.T) {
 		return nil
 	}))
 	clock := newTestClock()
-	e := &testEnv{t: t, clock: clock, opts: Options{Dir: dir, Now: clock.Now, Logger: testLogger(), fs: fs}}
+	e := &testEnv{t: t, clock: clock, opts: Options{Dir: dir, Now: clock.Now, Logger: testLogger(), FS: fs}}
 	e.open()
 	ctx := context.Background()
 	tp := e.topic("t", 1, nil)

@@ -299,7 +299,7 @@ func (in *Ingester) rollLocked(now time.Time, spend bool) {
 	if err != nil {
 		id = uuid.New()
 	}
-	o.key = objectKey(in.opts.Prefix, id.String())
+	o.key = coordapi.WALKey(in.opts.Prefix, id.String())
 	in.objectBytes.Record(context.Background(), int64(len(o.buf)))
 	in.mu.active++
 	in.mu.uploading++
@@ -325,13 +325,6 @@ func (in *Ingester) newBufferLocked(n int) []byte {
 		return (*b)[:0]
 	}
 	return make([]byte, 0, max(n, in.opts.MaxBytes+in.opts.MaxBytes/8))
-}
-
-func objectKey(prefix, id string) string {
-	if prefix == "" {
-		return "wal/" + id
-	}
-	return prefix + "/wal/" + id
 }
 
 // upload puts o, retrying transient failures within UploadTimeout.

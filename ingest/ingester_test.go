@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -291,6 +292,36 @@ func TestOptionsValidate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if err := tt.opts.Validate(); (err == nil) != tt.ok {
 				t.Fatalf("Validate() = %v, want ok=%v", err, tt.ok)
+			}
+		})
+	}
+}
+
+// Objects go under <prefix>/wal/ whatever slashes the operator's prefix
+// carries: "floe/" used to make "floe//wal/...", a key no store accepts, so
+// every upload failed.
+func TestPrefixWithSlashes(t *testing.T) {
+	for _, prefix := range []string{"", "floe", "floe/", "/floe/", "a/b/"} {
+		t.Run(prefix, func(t *testing.T) {
+			store, c := objectstore.NewMemory(), &fakeCommitter{}
+			in := newTestIngester(t, Options{Prefix: prefix, Linger: time.Hour, MaxPutRate: 1000}, store, c)
+			p, err := in.Append(waitCtx(t), []Batch{batch(0, 1, 100)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.Wait(waitCtx(t)); err != nil {
+				t.Fatalf("prefix %q: %v", prefix, err)
+			}
+			got := c.committed()
+			if len(got) != 1 {
+				t.Fatalf("%d objects committed, want 1", len(got))
+			}
+			key := got[0].ObjectKey
+			if want := coordapi.WALPrefix(prefix); !strings.HasPrefix(key, want) || strings.Contains(key, "//") {
+				t.Fatalf("prefix %q: key %q, want it under %q", prefix, key, want)
+			}
+			if _, err := store.Head(waitCtx(t), key); err != nil {
+				t.Fatalf("prefix %q: object %q not in the store: %v", prefix, key, err)
 			}
 		})
 	}

@@ -14,8 +14,9 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
-	"github.com/floe-io/floe/coordinator/groups"
 	"github.com/floe-io/floe/coordinator/rpc"
+	"github.com/floe-io/floe/coordinator/service"
+	"github.com/floe-io/floe/groups"
 )
 
 const (
@@ -79,23 +80,20 @@ func (n *Node) startCoordinator(copts coordinator.Options) error {
 	if !ns.ReadyForConnections(10 * time.Second) {
 		return fmt.Errorf("embedded nats server not ready after 10s")
 	}
-	if n.coord, err = coordinator.Open(copts); err != nil {
-		return fmt.Errorf("open coordinator: %w", err)
-	}
-	// Group state sits beside the coordinator's, under the data dir (where
-	// it was when groups lived with the broker).
-	if n.groups, err = groups.Open(groups.Options{Dir: filepath.Join(cfg.DataDir, "groups"), Logger: n.log, Topics: n.coord}); err != nil {
-		return fmt.Errorf("open group coordinator: %w", err)
-	}
 	// The coordinator serves on its own connection, so that its requests
 	// and the broker's replies are read concurrently.
 	if n.srvConn, err = nats.Connect("", append(n.natsOptions(name+"-coordinator"), nats.InProcessServer(ns))...); err != nil {
 		return fmt.Errorf("connect to embedded nats: %w", err)
 	}
-	// Served until Close, not until ctx ends: a draining broker still
-	// commits what it buffered.
-	if n.rpcServer, err = rpc.ServeWith(context.Background(), n.srvConn, cfg.Cluster, n.coord,
-		rpc.ServerOptions{Logger: n.log, Meter: n.metrics.Meter("floe/coordinator/rpc"), Groups: n.groups}); err != nil {
+	if n.service, err = service.Start(n.srvConn, service.Options{
+		Cluster:     cfg.Cluster,
+		Coordinator: copts,
+		// Group state sits beside the coordinator's, under the data dir
+		// (where it was when groups lived with the broker).
+		Groups: groups.Options{Dir: filepath.Join(cfg.DataDir, "groups")},
+		Logger: n.log,
+		Meters: n.metrics,
+	}); err != nil {
 		return err
 	}
 	if n.nc, err = nats.Connect("", append(n.natsOptions(name), nats.InProcessServer(ns))...); err != nil {
@@ -198,14 +196,10 @@ func (n *Node) stopHeartbeat(ctx context.Context) {
 
 // closeCoordinator stops what startCoordinator started, in reverse.
 func (n *Node) closeCoordinator() error {
-	if n.rpcServer != nil {
-		n.rpcServer.Close()
-		n.rpcServer = nil
-	}
 	var err error
-	if n.coord != nil {
-		err = n.coord.Close()
-		n.coord = nil
+	if n.service != nil {
+		err = n.service.Close()
+		n.service = nil
 	}
 	if n.nc != nil {
 		n.nc.Close()

@@ -44,12 +44,9 @@ func (n *Node) registerObservers(m metric.Meter) error {
 	if err != nil {
 		return err
 	}
-	// Partition offsets and objects are the coordinator's to report:
-	// cmd/coordinator does when the node uses a cluster's.
-	if n.coord != nil {
-		_, err = n.coord.RegisterMetrics(m)
-	}
-	return err
+	// Partition offsets and objects are the coordinator service's to
+	// report (service.Options.Meters), embedded or the cluster's.
+	return nil
 }
 
 // kvObserver records /kv lookup latency by HTTP status.

@@ -26,8 +26,8 @@ import (
 	"github.com/floe-io/floe/cache"
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
-	"github.com/floe-io/floe/coordinator/groups"
 	"github.com/floe-io/floe/coordinator/rpc"
+	"github.com/floe-io/floe/coordinator/service"
 	"github.com/floe-io/floe/ingest"
 	"github.com/floe-io/floe/kvindex"
 	"github.com/floe-io/floe/metrics"
@@ -98,12 +98,11 @@ type Node struct {
 	store objectstore.Store
 	// coord is the embedded coordinator (nil with Config.NATSURL); the
 	// broker and ingest use it only through client.
-	coord      *coordinator.Coordinator
 	client     *rpc.Client
 	nc         *nats.Conn // client's connection
 	natsServer *server.Server
-	srvConn    *nats.Conn // the embedded coordinator's connection
-	rpcServer  *rpc.Server
+	srvConn    *nats.Conn       // the embedded coordinator's connection
+	service    *service.Service // the embedded coordinator service
 	heartbeat  struct {
 		info   coordapi.BrokerInfo
 		cancel context.CancelFunc
@@ -117,7 +116,6 @@ type Node struct {
 	http    *http.Server
 	served  chan error
 	metrics *metrics.Provider
-	groups  *groups.Groups // the embedded coordinator's group state
 	closed  bool
 }
 
@@ -238,10 +236,14 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if err := n.registerObservers(n.metrics.Meter("floe/node")); err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
-	n.broker = broker.New(bopts, n.client, n.ingest, n.cache)
-	// Consumer groups live with the coordinator, embedded or the
-	// cluster's: every broker serves every group.
-	n.broker.SetGroups(n.client.Groups())
+	n.broker = broker.New(bopts, broker.Deps{
+		Coordinator: n.client,
+		// Consumer groups live with the coordinator, embedded or the
+		// cluster's: every broker serves every group.
+		Groups:   n.client.Groups(),
+		Appender: n.ingest,
+		Reader:   n.cache,
+	})
 	go func() { n.served <- n.broker.Serve(n.kafkaLn) }()
 	info, err := brokerInfo(bopts.NodeID, bopts.AdvertisedAddr, bopts.Rack)
 	if err != nil {
@@ -295,7 +297,12 @@ func (n *Node) HTTPAddr() string {
 
 // Coordinator returns the embedded coordinator (for tests and tools), nil
 // when the node uses a cluster's (Config.NATSURL).
-func (n *Node) Coordinator() *coordinator.Coordinator { return n.coord }
+func (n *Node) Coordinator() *coordinator.Coordinator {
+	if n.service == nil {
+		return nil
+	}
+	return n.service.Coordinator()
+}
 
 // Store returns the object store in use.
 func (n *Node) Store() objectstore.Store { return n.store }
@@ -318,11 +325,10 @@ func (n *Node) Close(ctx context.Context) error {
 	if n.broker != nil {
 		n.broker.Drain()
 	}
-	if n.groups != nil {
+	if n.service != nil {
 		// Answers JoinGroups parked in a rebalance, so their connections
 		// drain now rather than at the drain timeout.
-		errs = append(errs, n.groups.Close())
-		n.groups = nil
+		errs = append(errs, n.service.CloseGroups())
 	}
 	if n.ingest != nil {
 		if err := n.ingest.Close(ctx); err != nil {
@@ -354,10 +360,6 @@ func (n *Node) closeParts() error {
 	}
 	if n.cache != nil {
 		errs = append(errs, n.cache.Close())
-	}
-	if n.groups != nil {
-		errs = append(errs, n.groups.Close())
-		n.groups = nil
 	}
 	n.stopHeartbeat(context.Background())
 	errs = append(errs, n.closeCoordinator())

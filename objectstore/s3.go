@@ -151,7 +151,11 @@ func (s *S3) EnsureBucket(ctx context.Context) error {
 	return nil
 }
 
-// Put uploads data under key with one PutObject.
+// Put uploads data under key with one PutObject, and one attempt: the SDK's
+// retryer does not retry it. The caller owns upload retries (ingest retries
+// within its upload deadline, and logs each failure); retries at both layers
+// multiplied (three of ingest's times three of the SDK's made nine PUTs of
+// one object). Reads keep the SDK's retries.
 func (s *S3) Put(ctx context.Context, key string, data []byte) error {
 	if err := checkKey(key); err != nil {
 		return fmt.Errorf("put: %w", err)
@@ -162,7 +166,7 @@ func (s *S3) Put(ctx context.Context, key string, data []byte) error {
 		Body:          bytes.NewReader(data),
 		ContentLength: aws.Int64(int64(len(data))),
 		ContentType:   aws.String("application/octet-stream"),
-	})
+	}, func(o *s3.Options) { o.RetryMaxAttempts = 1 })
 	if err != nil {
 		return fmt.Errorf("put %s: %w", key, err)
 	}

@@ -2,7 +2,11 @@ package objectstore_test
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/floe-io/floe/objectstore"
@@ -42,5 +46,40 @@ func TestS3OptionsValidate(t *testing.T) {
 				t.Errorf("NewS3 accepted options Validate rejects")
 			}
 		})
+	}
+}
+
+// Put makes one attempt: its caller (ingest) owns upload retries, so a
+// failing S3 sees one PUT per attempt of the caller, not three. Reads keep
+// the SDK's retries.
+func TestS3PutIsNotRetriedBySDK(t *testing.T) {
+	var puts, gets atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodPut:
+			puts.Add(1)
+		case http.MethodGet:
+			gets.Add(1)
+		}
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>busy</Message></Error>`)
+	}))
+	defer srv.Close()
+	s, err := objectstore.NewS3(t.Context(), objectstore.S3Options{Bucket: "b", Endpoint: srv.URL, PathStyle: true, AccessKey: "k", SecretKey: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(t.Context(), "wal/x", []byte("data")); err == nil {
+		t.Fatal("put to a failing S3 succeeded")
+	}
+	if n := puts.Load(); n != 1 {
+		t.Errorf("one Put made %d PUT requests, want 1", n)
+	}
+	if _, err := s.GetRange(t.Context(), "wal/x", 0, 4); err == nil {
+		t.Fatal("get from a failing S3 succeeded")
+	}
+	if n := gets.Load(); n < 2 {
+		t.Errorf("one GetRange made %d GET requests, want the SDK's retries (>1)", n)
 	}
 }

@@ -27,8 +27,9 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/floe-io/floe/coordinator"
-	"github.com/floe-io/floe/coordinator/groups"
 	"github.com/floe-io/floe/coordinator/rpc"
+	"github.com/floe-io/floe/coordinator/service"
+	"github.com/floe-io/floe/groups"
 	"github.com/floe-io/floe/internal/flagenv"
 	"github.com/floe-io/floe/metrics"
 	"github.com/floe-io/floe/objectstore"
@@ -129,46 +130,22 @@ func run(args []string) error {
 		instrumented := objectstore.Instrument(store, mp.Meter("floe/objectstore"))
 		cfg.coord.Objects, cfg.coord.GCStore = instrumented, instrumented
 	}
-	cfg.coord.Logger = log
-	c, err := coordinator.Open(cfg.coord)
-	if err != nil {
-		return fmt.Errorf("open coordinator: %w", err)
-	}
-	defer func() {
-		if err := c.Close(); err != nil {
-			log.Error("close coordinator", "err", err)
-		}
-	}()
-	reg, err := c.RegisterMetrics(mp.Meter("floe/coordinator"))
-	if err != nil {
-		return err
-	}
-	defer reg.Unregister()
-
 	nc, err := connect(ctx, cfg.natsURL, log)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	cfg.groups.Logger, cfg.groups.Topics = log, c
-	gs, err := groups.Open(cfg.groups)
-	if err != nil {
-		return fmt.Errorf("open group coordinator: %w", err)
-	}
-	defer func() {
-		if err := gs.Close(); err != nil {
-			log.Error("close group coordinator", "err", err)
-		}
-	}()
-	srv, err := rpc.ServeWith(context.Background(), nc, cfg.cluster, c,
-		rpc.ServerOptions{Logger: log, Meter: mp.Meter("floe/coordinator/rpc"), Groups: gs})
+	svc, err := service.Start(nc, service.Options{
+		Cluster: cfg.cluster, Coordinator: cfg.coord, Groups: cfg.groups, Logger: log, Meters: mp,
+	})
 	if err != nil {
 		return err
 	}
-	defer srv.Close() // before the coordinator closes: answers what is in flight
-	// Before the server: answers the JoinGroups and SyncGroups held in a
-	// rebalance (NOT_COORDINATOR; clients rejoin the next coordinator).
-	defer gs.Close()
+	defer func() {
+		if err := svc.Close(); err != nil {
+			log.Error("close coordinator service", "err", err)
+		}
+	}()
 
 	httpErr := make(chan error, 1)
 	if cfg.httpAddr != "-" {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
-	"github.com/floe-io/floe/coordinator/groups"
 	"github.com/floe-io/floe/coordinator/rpc"
+	"github.com/floe-io/floe/groups"
 	"github.com/floe-io/floe/internal/natstest"
 )
 

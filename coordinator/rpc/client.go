@@ -22,16 +22,17 @@ type ClientOptions struct {
 	Logger *slog.Logger
 }
 
-// Client calls a coordinator served by Serve. It implements the methods
-// brokers need of *coordinator.Coordinator (broker.Coordinator,
-// ingest.Committer) plus the broker registry, and is safe for concurrent
-// use. It does not own its NATS connection.
+// Client calls a coordinator served by Serve. It implements
+// coordapi.Coordinator, as the in-process *coordinator.Coordinator does, and
+// is safe for concurrent use. It does not own its NATS connection.
 type Client struct {
 	nc       *nats.Conn
 	cluster  string
 	opts     ClientOptions
 	subjects map[string]string
 }
+
+var _ coordapi.Coordinator = (*Client)(nil)
 
 // NewClient returns a client for the coordinator of cluster on nc.
 func NewClient(nc *nats.Conn, cluster string, opts ClientOptions) *Client {

@@ -9,7 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordapi"
-	"github.com/floe-io/floe/coordinator/groups"
 )
 
 // Decoders read bytes from the network: whatever they are given, they
@@ -130,13 +129,13 @@ func FuzzDecodeRequest(f *testing.F) {
 		req := kmsg.NewPtrJoinGroupRequest()
 		req.Version, req.Group, req.ProtocolType = 9, "g", "consumer"
 		req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{1, 2}}}
-		encGroupReq(e, groups.Client{ID: "c", Host: "/127.0.0.1"}, req)
+		encGroupReq(e, coordapi.ClientInfo{ID: "c", Host: "/127.0.0.1"}, req)
 	})
 	seed(f, func(e *encoder) {
 		req := kmsg.NewPtrOffsetCommitRequest()
 		req.Version, req.Group = 9, "g"
 		req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", TopicID: idA, Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 1, Offset: 5}}}}
-		encGroupReq(e, groups.Client{}, req)
+		encGroupReq(e, coordapi.ClientInfo{}, req)
 	})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, check := range requestCodecs {

@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordapi"
-	"github.com/floe-io/floe/coordinator/groups"
+	"github.com/floe-io/floe/groups"
 )
 
 // Group ops carry the Kafka group API's own request and response bodies
@@ -53,7 +53,7 @@ var heldOps = map[string]bool{opJoinGroup: true, opSyncGroup: true}
 
 // groupCall serves one group op on gs: req is the decoded Kafka request, c
 // the Kafka client it came from.
-type groupCall func(gs *groups.Groups, ctx context.Context, c groups.Client, req kmsg.Request) (kmsg.Response, error)
+type groupCall func(gs *groups.Groups, ctx context.Context, c coordapi.ClientInfo, req kmsg.Request) (kmsg.Response, error)
 
 // groupOp is one group op: the Kafka API it carries and how to serve it.
 type groupOp struct {
@@ -63,17 +63,17 @@ type groupOp struct {
 
 // plain adapts a groups method that cannot fail.
 func plain[Req kmsg.Request, Resp kmsg.Response](fn func(*groups.Groups, context.Context, Req) Resp) groupCall {
-	return func(gs *groups.Groups, ctx context.Context, _ groups.Client, req kmsg.Request) (kmsg.Response, error) {
+	return func(gs *groups.Groups, ctx context.Context, _ coordapi.ClientInfo, req kmsg.Request) (kmsg.Response, error) {
 		return fn(gs, ctx, req.(Req)), nil
 	}
 }
 
 // groupOps maps every group op to its Kafka API.
 var groupOps = map[string]groupOp{
-	opJoinGroup: {kmsg.JoinGroup, func(gs *groups.Groups, ctx context.Context, c groups.Client, req kmsg.Request) (kmsg.Response, error) {
+	opJoinGroup: {kmsg.JoinGroup, func(gs *groups.Groups, ctx context.Context, c coordapi.ClientInfo, req kmsg.Request) (kmsg.Response, error) {
 		return gs.JoinGroup(ctx, c, req.(*kmsg.JoinGroupRequest))
 	}},
-	opSyncGroup: {kmsg.SyncGroup, func(gs *groups.Groups, ctx context.Context, _ groups.Client, req kmsg.Request) (kmsg.Response, error) {
+	opSyncGroup: {kmsg.SyncGroup, func(gs *groups.Groups, ctx context.Context, _ coordapi.ClientInfo, req kmsg.Request) (kmsg.Response, error) {
 		return gs.SyncGroup(ctx, req.(*kmsg.SyncGroupRequest))
 	}},
 	opHeartbeat:      {kmsg.Heartbeat, plain((*groups.Groups).Heartbeat)},
@@ -84,7 +84,7 @@ var groupOps = map[string]groupOp{
 	opDescribeGroups: {kmsg.DescribeGroups, plain((*groups.Groups).DescribeGroups)},
 	opListGroups:     {kmsg.ListGroups, plain((*groups.Groups).ListGroups)},
 	opDeleteGroups:   {kmsg.DeleteGroups, plain((*groups.Groups).DeleteGroups)},
-	opConsumerGroupHeartbeat: {kmsg.ConsumerGroupHeartbeat, func(gs *groups.Groups, ctx context.Context, c groups.Client, req kmsg.Request) (kmsg.Response, error) {
+	opConsumerGroupHeartbeat: {kmsg.ConsumerGroupHeartbeat, func(gs *groups.Groups, ctx context.Context, c coordapi.ClientInfo, req kmsg.Request) (kmsg.Response, error) {
 		return gs.ConsumerGroupHeartbeat(ctx, c, req.(*kmsg.ConsumerGroupHeartbeatRequest)), nil
 	}},
 	opConsumerGroupDescribe: {kmsg.ConsumerGroupDescribe, plain((*groups.Groups).ConsumerGroupDescribe)},
@@ -94,7 +94,7 @@ var groupOps = map[string]groupOp{
 // client's id and host, for an OffsetCommit its topics' ids (which the body
 // does not carry below v10, and with which the coordinator stores the
 // offsets), and last the Kafka request body, appended in place.
-func encGroupReq(e *encoder, c groups.Client, req kmsg.Request) {
+func encGroupReq(e *encoder, c coordapi.ClientInfo, req kmsg.Request) {
 	e.varint(int64(req.GetVersion()))
 	e.str(c.ID)
 	e.str(c.Host)
@@ -108,8 +108,8 @@ func encGroupReq(e *encoder, c groups.Client, req kmsg.Request) {
 }
 
 // decGroupReq reads a group request of the Kafka API key.
-func decGroupReq(d *decoder, key kmsg.Key) (groups.Client, kmsg.Request) {
-	var c groups.Client
+func decGroupReq(d *decoder, key kmsg.Key) (coordapi.ClientInfo, kmsg.Request) {
+	var c coordapi.ClientInfo
 	v := d.int16()
 	c.ID, c.Host = d.str(), d.str()
 	var ids []coordapi.TopicID
@@ -165,18 +165,20 @@ func handleGroupOp(op groupOp) handler {
 // GroupClient calls the group coordinator served with
 // ServerOptions.Groups: every broker of the cluster reaches the same group
 // state through it, so any broker may coordinate any group. It implements
-// broker.GroupCoordinator. A request that gets no answer (no coordinator,
+// coordapi.GroupCoordinator. A request that gets no answer (no coordinator,
 // NATS down, deadline passed) returns an error wrapping ErrUnavailable; the
 // broker answers it COORDINATOR_NOT_AVAILABLE, and the client finds the
 // coordinator again.
 type GroupClient struct{ c *Client }
+
+var _ coordapi.GroupCoordinator = (*GroupClient)(nil)
 
 // Groups returns the client of the cluster's group coordinator.
 func (c *Client) Groups() *GroupClient { return &GroupClient{c: c} }
 
 // groupRequest sends req as op and decodes the answer into a response of
 // req's kind and version. timeout 0 is the client's default.
-func groupRequest[Resp kmsg.Response](g *GroupClient, ctx context.Context, op string, timeout time.Duration, c groups.Client, req kmsg.Request) (Resp, error) {
+func groupRequest[Resp kmsg.Response](g *GroupClient, ctx context.Context, op string, timeout time.Duration, c coordapi.ClientInfo, req kmsg.Request) (Resp, error) {
 	resp := req.ResponseKind().(Resp)
 	resp.SetVersion(req.GetVersion())
 	_, err := callWith(g.c, ctx, op, timeout, func(e *encoder) { encGroupReq(e, c, req) }, func(d *decoder) struct{} {
@@ -212,7 +214,7 @@ var errCoordinatorLost = errors.New("the coordinator holding the request is gone
 // than at its timeout (the rebalance timeout, up to minutes). The broker
 // answers COORDINATOR_NOT_AVAILABLE, and the client rejoins the coordinator
 // that is there now.
-func heldRequest[Resp kmsg.Response](g *GroupClient, ctx context.Context, op string, timeout time.Duration, c groups.Client, req kmsg.Request) (Resp, error) {
+func heldRequest[Resp kmsg.Response](g *GroupClient, ctx context.Context, op string, timeout time.Duration, c coordapi.ClientInfo, req kmsg.Request) (Resp, error) {
 	// The instance the request will reach, asked first so that a restart
 	// between the two is not missed.
 	instance, err := g.ping(ctx)
@@ -280,63 +282,63 @@ func joinWait(req *kmsg.JoinGroupRequest) time.Duration {
 
 // JoinGroup joins a classic group; the answer is held until the
 // rebalance's join phase completes.
-func (g *GroupClient) JoinGroup(ctx context.Context, c groups.Client, req *kmsg.JoinGroupRequest) (*kmsg.JoinGroupResponse, error) {
+func (g *GroupClient) JoinGroup(ctx context.Context, c coordapi.ClientInfo, req *kmsg.JoinGroupRequest) (*kmsg.JoinGroupResponse, error) {
 	return heldRequest[*kmsg.JoinGroupResponse](g, ctx, opJoinGroup, joinWait(req), c, req)
 }
 
 // SyncGroup completes a classic rebalance; a follower's answer is held
 // until the leader's SyncGroup (or the rebalance ends otherwise).
 func (g *GroupClient) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest) (*kmsg.SyncGroupResponse, error) {
-	return heldRequest[*kmsg.SyncGroupResponse](g, ctx, opSyncGroup, maxGroupWait, groups.Client{}, req)
+	return heldRequest[*kmsg.SyncGroupResponse](g, ctx, opSyncGroup, maxGroupWait, coordapi.ClientInfo{}, req)
 }
 
 // Heartbeat keeps a classic member alive.
 func (g *GroupClient) Heartbeat(ctx context.Context, req *kmsg.HeartbeatRequest) (*kmsg.HeartbeatResponse, error) {
-	return groupRequest[*kmsg.HeartbeatResponse](g, ctx, opHeartbeat, 0, groups.Client{}, req)
+	return groupRequest[*kmsg.HeartbeatResponse](g, ctx, opHeartbeat, 0, coordapi.ClientInfo{}, req)
 }
 
 // LeaveGroup removes classic members.
 func (g *GroupClient) LeaveGroup(ctx context.Context, req *kmsg.LeaveGroupRequest) (*kmsg.LeaveGroupResponse, error) {
-	return groupRequest[*kmsg.LeaveGroupResponse](g, ctx, opLeaveGroup, 0, groups.Client{}, req)
+	return groupRequest[*kmsg.LeaveGroupResponse](g, ctx, opLeaveGroup, 0, coordapi.ClientInfo{}, req)
 }
 
 // OffsetCommit commits offsets; each topic's TopicID (set by the broker)
 // travels with it.
 func (g *GroupClient) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) (*kmsg.OffsetCommitResponse, error) {
-	return groupRequest[*kmsg.OffsetCommitResponse](g, ctx, opOffsetCommit, 0, groups.Client{}, req)
+	return groupRequest[*kmsg.OffsetCommitResponse](g, ctx, opOffsetCommit, 0, coordapi.ClientInfo{}, req)
 }
 
 // OffsetFetch fetches committed offsets.
 func (g *GroupClient) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequest) (*kmsg.OffsetFetchResponse, error) {
-	return groupRequest[*kmsg.OffsetFetchResponse](g, ctx, opOffsetFetch, 0, groups.Client{}, req)
+	return groupRequest[*kmsg.OffsetFetchResponse](g, ctx, opOffsetFetch, 0, coordapi.ClientInfo{}, req)
 }
 
 // OffsetDelete deletes committed offsets of a group.
 func (g *GroupClient) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRequest) (*kmsg.OffsetDeleteResponse, error) {
-	return groupRequest[*kmsg.OffsetDeleteResponse](g, ctx, opOffsetDelete, 0, groups.Client{}, req)
+	return groupRequest[*kmsg.OffsetDeleteResponse](g, ctx, opOffsetDelete, 0, coordapi.ClientInfo{}, req)
 }
 
 // DescribeGroups describes groups.
 func (g *GroupClient) DescribeGroups(ctx context.Context, req *kmsg.DescribeGroupsRequest) (*kmsg.DescribeGroupsResponse, error) {
-	return groupRequest[*kmsg.DescribeGroupsResponse](g, ctx, opDescribeGroups, 0, groups.Client{}, req)
+	return groupRequest[*kmsg.DescribeGroupsResponse](g, ctx, opDescribeGroups, 0, coordapi.ClientInfo{}, req)
 }
 
 // ListGroups lists the cluster's groups.
 func (g *GroupClient) ListGroups(ctx context.Context, req *kmsg.ListGroupsRequest) (*kmsg.ListGroupsResponse, error) {
-	return groupRequest[*kmsg.ListGroupsResponse](g, ctx, opListGroups, 0, groups.Client{}, req)
+	return groupRequest[*kmsg.ListGroupsResponse](g, ctx, opListGroups, 0, coordapi.ClientInfo{}, req)
 }
 
 // DeleteGroups deletes empty groups and their offsets.
 func (g *GroupClient) DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRequest) (*kmsg.DeleteGroupsResponse, error) {
-	return groupRequest[*kmsg.DeleteGroupsResponse](g, ctx, opDeleteGroups, 0, groups.Client{}, req)
+	return groupRequest[*kmsg.DeleteGroupsResponse](g, ctx, opDeleteGroups, 0, coordapi.ClientInfo{}, req)
 }
 
 // ConsumerGroupHeartbeat is a KIP-848 member's heartbeat.
-func (g *GroupClient) ConsumerGroupHeartbeat(ctx context.Context, c groups.Client, req *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, error) {
+func (g *GroupClient) ConsumerGroupHeartbeat(ctx context.Context, c coordapi.ClientInfo, req *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, error) {
 	return groupRequest[*kmsg.ConsumerGroupHeartbeatResponse](g, ctx, opConsumerGroupHeartbeat, 0, c, req)
 }
 
 // ConsumerGroupDescribe describes KIP-848 groups.
 func (g *GroupClient) ConsumerGroupDescribe(ctx context.Context, req *kmsg.ConsumerGroupDescribeRequest) (*kmsg.ConsumerGroupDescribeResponse, error) {
-	return groupRequest[*kmsg.ConsumerGroupDescribeResponse](g, ctx, opConsumerGroupDescribe, 0, groups.Client{}, req)
+	return groupRequest[*kmsg.ConsumerGroupDescribeResponse](g, ctx, opConsumerGroupDescribe, 0, coordapi.ClientInfo{}, req)
 }

@@ -11,16 +11,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/floe-io/floe/broker"
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
-	"github.com/floe-io/floe/coordinator/groups"
 	"github.com/floe-io/floe/coordinator/rpc"
+	"github.com/floe-io/floe/groups"
 	"github.com/floe-io/floe/internal/natstest"
 )
-
-// Brokers reach the cluster's group coordinator through the client.
-var _ broker.GroupCoordinator = (*rpc.GroupClient)(nil)
 
 // groupsEnv is a coordinator and a group coordinator served over a real
 // NATS server, and two brokers' clients (each on its own connection).
@@ -91,7 +87,7 @@ func TestGroupsOverNATS(t *testing.T) {
 	// A new member is told its id first (v4+), whichever broker it asks.
 	ids := make([]string, 2)
 	for i, g := range []*rpc.GroupClient{e.a, e.b} {
-		resp, err := g.JoinGroup(ctx, groups.Client{ID: "client", Host: "/127.0.0.1"}, joinReq(""))
+		resp, err := g.JoinGroup(ctx, coordapi.ClientInfo{ID: "client", Host: "/127.0.0.1"}, joinReq(""))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +104,7 @@ func TestGroupsOverNATS(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp, err := g.JoinGroup(ctx, groups.Client{ID: "client", Host: "/127.0.0.1"}, joinReq(ids[i]))
+			resp, err := g.JoinGroup(ctx, coordapi.ClientInfo{ID: "client", Host: "/127.0.0.1"}, joinReq(ids[i]))
 			if err != nil {
 				t.Error(err)
 				return
@@ -236,7 +232,7 @@ func TestGroupsUnavailable(t *testing.T) {
 	}
 	t.Cleanup(srv.Close)
 	g := rpc.NewClient(natstest.Connect(t, ns), "test", rpc.ClientOptions{Timeout: 2 * time.Second}).Groups()
-	_, err = g.JoinGroup(context.Background(), groups.Client{}, joinReq(""))
+	_, err = g.JoinGroup(context.Background(), coordapi.ClientInfo{}, joinReq(""))
 	if !errors.Is(err, rpc.ErrUnavailable) || !errors.Is(err, nats.ErrNoResponders) {
 		t.Fatalf("join with no group coordinator: %v", err)
 	}
@@ -252,22 +248,22 @@ func TestGroupsUnavailable(t *testing.T) {
 func TestHeldJoinOnClose(t *testing.T) {
 	e := newGroupsEnv(t)
 	ctx := context.Background()
-	first, err := e.a.JoinGroup(ctx, groups.Client{}, joinReq(""))
+	first, err := e.a.JoinGroup(ctx, coordapi.ClientInfo{}, joinReq(""))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp, err := e.a.JoinGroup(ctx, groups.Client{}, joinReq(first.MemberID)); err != nil || resp.ErrorCode != 0 {
+	if resp, err := e.a.JoinGroup(ctx, coordapi.ClientInfo{}, joinReq(first.MemberID)); err != nil || resp.ErrorCode != 0 {
 		t.Fatalf("join: %+v, %v", resp, err)
 	}
 	// A second member triggers a rebalance; its join is held until the
 	// first member rejoins, which it never does here.
-	second, err := e.b.JoinGroup(ctx, groups.Client{}, joinReq(""))
+	second, err := e.b.JoinGroup(ctx, coordapi.ClientInfo{}, joinReq(""))
 	if err != nil {
 		t.Fatal(err)
 	}
 	held := make(chan *kmsg.JoinGroupResponse, 1)
 	go func() {
-		resp, err := e.b.JoinGroup(ctx, groups.Client{}, joinReq(second.MemberID))
+		resp, err := e.b.JoinGroup(ctx, coordapi.ClientInfo{}, joinReq(second.MemberID))
 		if err != nil {
 			t.Error(err)
 		}
@@ -311,20 +307,20 @@ func TestHeldJoinCoordinatorGone(t *testing.T) {
 				req.RebalanceTimeoutMillis = 60_000
 				return req
 			}
-			first, err := g.JoinGroup(ctx, groups.Client{}, long(""))
+			first, err := g.JoinGroup(ctx, coordapi.ClientInfo{}, long(""))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if resp, err := g.JoinGroup(ctx, groups.Client{}, long(first.MemberID)); err != nil || resp.ErrorCode != 0 {
+			if resp, err := g.JoinGroup(ctx, coordapi.ClientInfo{}, long(first.MemberID)); err != nil || resp.ErrorCode != 0 {
 				t.Fatalf("join: %+v, %v", resp, err)
 			}
-			second, err := g.JoinGroup(ctx, groups.Client{}, long(""))
+			second, err := g.JoinGroup(ctx, coordapi.ClientInfo{}, long(""))
 			if err != nil {
 				t.Fatal(err)
 			}
 			held := make(chan error, 1)
 			go func() {
-				_, err := g.JoinGroup(ctx, groups.Client{}, long(second.MemberID))
+				_, err := g.JoinGroup(ctx, coordapi.ClientInfo{}, long(second.MemberID))
 				held <- err
 			}()
 			time.Sleep(300 * time.Millisecond) // the join is held

@@ -17,18 +17,10 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/floe-io/floe/broker"
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/coordinator/rpc"
-	"github.com/floe-io/floe/ingest"
 	"github.com/floe-io/floe/internal/natstest"
-)
-
-// The client is what brokers use in place of the in-process coordinator.
-var (
-	_ broker.Coordinator = (*rpc.Client)(nil)
-	_ ingest.Committer   = (*rpc.Client)(nil)
 )
 
 func testLogger() *slog.Logger {

@@ -17,7 +17,7 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
-	"github.com/floe-io/floe/coordinator/groups"
+	"github.com/floe-io/floe/groups"
 	"github.com/floe-io/floe/metrics"
 )
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/cockroachdb/pebble/vfs"
 )
 
 // Options configures a Groups coordinator. Durations mirror the Apache Kafka
@@ -22,6 +24,10 @@ type Options struct {
 	// it, and OffsetFetch hides offsets of recreated topics. Without it,
 	// every KIP-848 subscription resolves to nothing. Default: nil.
 	Topics TopicLister
+	// FS replaces the filesystem under Pebble: vfs.NewMem() for a state
+	// that lives in memory (tests of other packages). Default: the OS
+	// filesystem.
+	FS vfs.FS
 
 	// MinSessionTimeout is group.min.session.timeout.ms: a JoinGroup with a
 	// shorter session timeout is INVALID_SESSION_TIMEOUT. Default: 6s.
@@ -67,7 +73,7 @@ type Options struct {
 // Validate reports every invalid option at once.
 func (o *Options) Validate() error {
 	var errs []error
-	if o.Dir == "" {
+	if o.Dir == "" && o.FS == nil {
 		errs = append(errs, errors.New("groups: Options.Dir is required"))
 	}
 	for _, d := range []struct {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/vfs"
 
 	"github.com/floe-io/floe/internal/valenc"
 )
@@ -151,9 +152,9 @@ func decodeOffsetRecord(b []byte) (offsetRecord, error) {
 	return r, d.Err()
 }
 
-// openDB opens Pebble in dir and checks (or writes) the format version.
-func openDB(dir string, log *slog.Logger) (*pebble.DB, error) {
-	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{log}})
+// openDB opens Pebble in dir (on fs; nil is the OS filesystem) and checks (or writes) the format version.
+func openDB(dir string, fs vfs.FS, log *slog.Logger) (*pebble.DB, error) {
+	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{log}, FS: fs})
 	if err != nil {
 		return nil, fmt.Errorf("groups: open pebble %s: %w", dir, err)
 	}

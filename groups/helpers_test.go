@@ -12,6 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // clock is a settable clock for Options.Now.
@@ -87,7 +89,7 @@ func (h *harness) advance(d time.Duration) {
 	h.gs.expire()
 }
 
-var client = Client{ID: "test-client", Host: "/127.0.0.1"}
+var client = coordapi.ClientInfo{ID: "test-client", Host: "/127.0.0.1"}
 
 // joinReq is a consumer JoinGroup at version 9 with one "range" protocol
 // subscribing to topics.

@@ -55,13 +55,6 @@ func (s State) String() string {
 // member metadata names the subscribed topics.
 const consumerProtocolType = "consumer"
 
-// Client identifies the connection a request came on: its client id and its
-// host as Kafka shows it in DescribeGroups ("/127.0.0.1").
-type Client struct {
-	ID   string
-	Host string
-}
-
 // member is a classic group member.
 type member struct {
 	id           string

@@ -7,12 +7,14 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // JoinGroup serves a classic JoinGroup (v0-v9). It blocks while the
 // rebalance holds the join: until every known member rejoined or the
 // rebalance timeout passed. The error is non-nil only when ctx ended first.
-func (gs *Groups) JoinGroup(ctx context.Context, c Client, req *kmsg.JoinGroupRequest) (*kmsg.JoinGroupResponse, error) {
+func (gs *Groups) JoinGroup(ctx context.Context, c coordapi.ClientInfo, req *kmsg.JoinGroupRequest) (*kmsg.JoinGroupResponse, error) {
 	resp, wait := gs.join(c, req)
 	if wait != nil {
 		select {
@@ -25,7 +27,7 @@ func (gs *Groups) JoinGroup(ctx context.Context, c Client, req *kmsg.JoinGroupRe
 	return resp, nil
 }
 
-func (gs *Groups) join(c Client, req *kmsg.JoinGroupRequest) (*kmsg.JoinGroupResponse, <-chan *kmsg.JoinGroupResponse) {
+func (gs *Groups) join(c coordapi.ClientInfo, req *kmsg.JoinGroupRequest) (*kmsg.JoinGroupResponse, <-chan *kmsg.JoinGroupResponse) {
 	if req.Group == "" {
 		return errorJoinResponse(req.MemberID, kerr.InvalidGroupID), nil
 	}
@@ -77,7 +79,7 @@ func errorJoinResponse(memberID string, code *kerr.Error) *kmsg.JoinGroupRespons
 
 // joinLocked follows Kafka's GroupMetadataManager.classicGroupJoin. It
 // returns either a response now or a channel the response arrives on.
-func (g *group) joinLocked(c Client, req *kmsg.JoinGroupRequest) (*kmsg.JoinGroupResponse, <-chan *kmsg.JoinGroupResponse) {
+func (g *group) joinLocked(c coordapi.ClientInfo, req *kmsg.JoinGroupRequest) (*kmsg.JoinGroupResponse, <-chan *kmsg.JoinGroupResponse) {
 	if !g.acceptJoiningLocked(req.MemberID) {
 		if m := g.mu.members[req.MemberID]; m != nil {
 			g.removeMemberLocked(m)
@@ -170,7 +172,7 @@ func rebalanceOf(req *kmsg.JoinGroupRequest) time.Duration {
 	return time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
 }
 
-func (g *group) newMember(id string, c Client, req *kmsg.JoinGroupRequest) *member {
+func (g *group) newMember(id string, c coordapi.ClientInfo, req *kmsg.JoinGroupRequest) *member {
 	return &member{
 		id:           id,
 		instanceID:   cloneStrPtr(req.InstanceID),
@@ -247,7 +249,7 @@ func (g *group) setProtocolsLocked(m *member, req *kmsg.JoinGroupRequest) {
 // replaced. In a Stable group whose selected protocol stays the same, the
 // new member gets the old one's assignment without a rebalance (KIP-345);
 // a restarted leader is told to skip the assignment (KIP-814).
-func (g *group) replaceStaticLocked(oldID, newID string, c Client, req *kmsg.JoinGroupRequest) (*kmsg.JoinGroupResponse, <-chan *kmsg.JoinGroupResponse) {
+func (g *group) replaceStaticLocked(oldID, newID string, c coordapi.ClientInfo, req *kmsg.JoinGroupRequest) (*kmsg.JoinGroupResponse, <-chan *kmsg.JoinGroupResponse) {
 	old := g.mu.members[oldID]
 	fenced := errorJoinResponse(oldID, kerr.FencedInstanceID)
 	g.answerJoinLocked(old, fenced)

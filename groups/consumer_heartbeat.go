@@ -12,6 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // ConsumerGroupHeartbeat serves KIP-848's ConsumerGroupHeartbeat (v0-v1):
@@ -20,7 +22,7 @@ import (
 // coordinator computes the assignment (uniform or range) and hands it out
 // revocations first. v1 members bring their own member id and may
 // subscribe by regex (RE2 syntax, matched against whole topic names).
-func (gs *Groups) ConsumerGroupHeartbeat(ctx context.Context, c Client, req *kmsg.ConsumerGroupHeartbeatRequest) *kmsg.ConsumerGroupHeartbeatResponse {
+func (gs *Groups) ConsumerGroupHeartbeat(ctx context.Context, c coordapi.ClientInfo, req *kmsg.ConsumerGroupHeartbeatRequest) *kmsg.ConsumerGroupHeartbeatResponse {
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
 	resp.HeartbeatIntervalMillis = int32(gs.opts.ConsumerHeartbeatInterval.Milliseconds())
 	fail := func(code *kerr.Error, msg string) *kmsg.ConsumerGroupHeartbeatResponse {
@@ -130,7 +132,7 @@ func validateConsumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest) (*regexp
 }
 
 // consumerHeartbeatLocked runs one heartbeat of a KIP-848 group.
-func (g *group) consumerHeartbeatLocked(cl Client, req *kmsg.ConsumerGroupHeartbeatRequest, re *regexp.Regexp, snap *topicSnapshot, resp *kmsg.ConsumerGroupHeartbeatResponse) *heartbeatError {
+func (g *group) consumerHeartbeatLocked(cl coordapi.ClientInfo, req *kmsg.ConsumerGroupHeartbeatRequest, re *regexp.Regexp, snap *topicSnapshot, resp *kmsg.ConsumerGroupHeartbeatResponse) *heartbeatError {
 	c := g.mu.consumer
 	now := g.gs.now()
 	defer func() {

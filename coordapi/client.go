@@ -1,0 +1,77 @@
+package coordapi
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Coordinator is the batch coordinator's API as its callers see it. The
+// in-process *coordinator.Coordinator implements it, and so does the NATS
+// client (*rpc.Client), so a caller never knows which one it has.
+// Kafka-level failures are errors wrapping a *kerr.Error (often a
+// *KafkaError with Kafka's message); other errors mean the coordinator did
+// not answer.
+type Coordinator interface {
+	CreateTopic(ctx context.Context, req CreateTopicRequest) (Topic, error)
+	DeleteTopic(ctx context.Context, name string) (TopicID, error)
+	DeleteTopicByID(ctx context.Context, id TopicID) (string, error)
+	CreatePartitions(ctx context.Context, name string, count int32, validateOnly bool) error
+	AlterTopicConfigs(ctx context.Context, name string, ops []ConfigOp, incremental, validateOnly bool) error
+	Topic(ctx context.Context, name string) (Topic, error)
+	TopicByID(ctx context.Context, id TopicID) (Topic, error)
+	Topics(ctx context.Context) ([]Topic, error)
+
+	// CommitObject assigns offsets to every batch of one uploaded object
+	// in one durable write.
+	CommitObject(ctx context.Context, req *CommitRequest) (*CommitResponse, error)
+	FindBatches(ctx context.Context, req FindBatchesRequest) (FindBatchesResponse, error)
+	PartitionState(ctx context.Context, id TopicID, partition int32) (PartitionState, error)
+	ListOffset(ctx context.Context, id TopicID, partition int32, timestamp int64) (offset, ts int64, err error)
+	DeleteRecords(ctx context.Context, id TopicID, partition int32, offset int64) (int64, error)
+	InitProducerID(ctx context.Context, req InitProducerIDRequest) (InitProducerIDResponse, error)
+	// Subscribe calls fn with every commit notice until cancel is called.
+	Subscribe(fn func([]CommitNotice)) (cancel func())
+
+	KvLookup(ctx context.Context, id TopicID, partition int32, key []byte) (offset, hwm int64, found bool, err error)
+	KvReady(ctx context.Context, id TopicID) (bool, error)
+
+	// RegisterBroker registers a broker or renews its registration (the
+	// brokers' heartbeat); DeregisterBroker removes it at once.
+	RegisterBroker(ctx context.Context, info BrokerInfo) error
+	DeregisterBroker(ctx context.Context, info BrokerInfo) error
+	// ListBrokers returns the live brokers of the cluster (the registry
+	// brokers heartbeat into), sorted by node id.
+	ListBrokers(ctx context.Context) ([]BrokerInfo, error)
+}
+
+// ClientInfo identifies the Kafka connection a group request came on: its
+// client id and its host as Kafka shows it in DescribeGroups
+// ("/127.0.0.1").
+type ClientInfo struct {
+	ID   string
+	Host string
+}
+
+// GroupCoordinator is the group coordinator's API: consumer groups (classic
+// and KIP-848) and committed offsets. The cluster's is reached over NATS
+// (*rpc.GroupClient); groups.Direct serves one in this process. Requests
+// and responses are Kafka's own messages at the client's version.
+// Kafka-level failures are error codes in the responses; an error means the
+// coordinator did not answer (it is down or unreachable, or ctx ended), and
+// a broker answers COORDINATOR_NOT_AVAILABLE. JoinGroup and SyncGroup block
+// until the rebalance answers them.
+type GroupCoordinator interface {
+	JoinGroup(ctx context.Context, c ClientInfo, req *kmsg.JoinGroupRequest) (*kmsg.JoinGroupResponse, error)
+	SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest) (*kmsg.SyncGroupResponse, error)
+	Heartbeat(ctx context.Context, req *kmsg.HeartbeatRequest) (*kmsg.HeartbeatResponse, error)
+	LeaveGroup(ctx context.Context, req *kmsg.LeaveGroupRequest) (*kmsg.LeaveGroupResponse, error)
+	OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) (*kmsg.OffsetCommitResponse, error)
+	OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequest) (*kmsg.OffsetFetchResponse, error)
+	OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRequest) (*kmsg.OffsetDeleteResponse, error)
+	DescribeGroups(ctx context.Context, req *kmsg.DescribeGroupsRequest) (*kmsg.DescribeGroupsResponse, error)
+	ListGroups(ctx context.Context, req *kmsg.ListGroupsRequest) (*kmsg.ListGroupsResponse, error)
+	DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRequest) (*kmsg.DeleteGroupsResponse, error)
+	ConsumerGroupHeartbeat(ctx context.Context, c ClientInfo, req *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, error)
+	ConsumerGroupDescribe(ctx context.Context, req *kmsg.ConsumerGroupDescribeRequest) (*kmsg.ConsumerGroupDescribeResponse, error)
+}

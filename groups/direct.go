@@ -1,0 +1,67 @@
+package groups
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/coordapi"
+)
+
+// Direct serves the group APIs from g in this process, for a broker that is
+// alone with its state (tools, tests and benchmarks). A cluster's brokers
+// use the coordinator's over NATS (*rpc.GroupClient), so that they share
+// one group state.
+func Direct(g *Groups) coordapi.GroupCoordinator { return direct{g} }
+
+// direct adapts *Groups, whose calls cannot go unanswered, to
+// coordapi.GroupCoordinator.
+type direct struct{ g *Groups }
+
+func (l direct) JoinGroup(ctx context.Context, c coordapi.ClientInfo, req *kmsg.JoinGroupRequest) (*kmsg.JoinGroupResponse, error) {
+	return l.g.JoinGroup(ctx, c, req)
+}
+
+func (l direct) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest) (*kmsg.SyncGroupResponse, error) {
+	return l.g.SyncGroup(ctx, req)
+}
+
+func (l direct) Heartbeat(ctx context.Context, req *kmsg.HeartbeatRequest) (*kmsg.HeartbeatResponse, error) {
+	return l.g.Heartbeat(ctx, req), nil
+}
+
+func (l direct) LeaveGroup(ctx context.Context, req *kmsg.LeaveGroupRequest) (*kmsg.LeaveGroupResponse, error) {
+	return l.g.LeaveGroup(ctx, req), nil
+}
+
+func (l direct) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) (*kmsg.OffsetCommitResponse, error) {
+	return l.g.OffsetCommit(ctx, req), nil
+}
+
+func (l direct) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequest) (*kmsg.OffsetFetchResponse, error) {
+	return l.g.OffsetFetch(ctx, req), nil
+}
+
+func (l direct) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRequest) (*kmsg.OffsetDeleteResponse, error) {
+	return l.g.OffsetDelete(ctx, req), nil
+}
+
+func (l direct) DescribeGroups(ctx context.Context, req *kmsg.DescribeGroupsRequest) (*kmsg.DescribeGroupsResponse, error) {
+	return l.g.DescribeGroups(ctx, req), nil
+}
+
+func (l direct) ListGroups(ctx context.Context, req *kmsg.ListGroupsRequest) (*kmsg.ListGroupsResponse, error) {
+	return l.g.ListGroups(ctx, req), nil
+}
+
+func (l direct) DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRequest) (*kmsg.DeleteGroupsResponse, error) {
+	return l.g.DeleteGroups(ctx, req), nil
+}
+
+func (l direct) ConsumerGroupHeartbeat(ctx context.Context, c coordapi.ClientInfo, req *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, error) {
+	return l.g.ConsumerGroupHeartbeat(ctx, c, req), nil
+}
+
+func (l direct) ConsumerGroupDescribe(ctx context.Context, req *kmsg.ConsumerGroupDescribeRequest) (*kmsg.ConsumerGroupDescribeResponse, error) {
+	return l.g.ConsumerGroupDescribe(ctx, req), nil
+}
