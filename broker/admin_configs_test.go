@@ -33,9 +33,9 @@ func configByName(configs []kmsg.DescribeConfigsResponseResourceConfig, name str
 }
 
 func TestDescribeTopicConfigs(t *testing.T) {
-	f := newFakeCoordinator()
-	f.addTopic("t", 1, map[string]string{"retention.ms": "1000", "cleanup.policy": "compact,delete"})
-	b := newAdminBroker(t, f)
+	coord := newTestCoordinator(t)
+	createTopic(t, coord, "t", 1, map[string]string{"retention.ms": "1000", "cleanup.policy": "compact,delete"})
+	b := newAdminBroker(t, coord)
 	for _, v := range servedVersions(t, kmsg.DescribeConfigs) {
 		for _, extras := range []bool{false, true} {
 			t.Run(fmt.Sprintf("v%d/synonyms+docs=%v", v, extras), func(t *testing.T) {
@@ -150,8 +150,7 @@ func TestDescribeTopicConfigs(t *testing.T) {
 }
 
 func TestDescribeBrokerConfigs(t *testing.T) {
-	f := newFakeCoordinator()
-	b := newAdminBroker(t, f, func(o *Options) {
+	b := newAdminBroker(t, newTestCoordinator(t), func(o *Options) {
 		o.NodeID, o.DefaultPartitions, o.AutoCreateTopics, o.KVIndexEnabled = 7, 6, true, true
 	})
 	wantValues := map[string]string{
@@ -264,10 +263,10 @@ func TestAlterConfigs(t *testing.T) {
 	for _, v := range servedVersions(t, kmsg.AlterConfigs) {
 		for _, validateOnly := range []bool{false, true} {
 			t.Run(fmt.Sprintf("v%d/validateOnly=%v", v, validateOnly), func(t *testing.T) {
-				f := newFakeCoordinator()
-				b := newAdminBroker(t, f)
+				coord := newTestCoordinator(t)
+				b := newAdminBroker(t, coord)
 				for _, name := range []string{"a", "bad", "dup", "nulls"} {
-					f.addTopic(name, 1, map[string]string{"retention.ms": "1000"})
+					createTopic(t, coord, name, 1, map[string]string{"retention.ms": "1000"})
 				}
 				topic := kmsg.ConfigResourceTypeTopic
 				req := alterConfigsRequest(validateOnly,
@@ -311,7 +310,7 @@ func TestAlterConfigs(t *testing.T) {
 				}
 				// Legacy AlterConfigs replaces the whole set: retention.ms
 				// reverts to its default.
-				a, _ := f.Topic(t.Context(), "a")
+				a, _ := coord.Topic(t.Context(), "a")
 				wantConfigs := map[string]string{"cleanup.policy": "compact"}
 				if validateOnly {
 					wantConfigs = map[string]string{"retention.ms": "1000"}
@@ -319,7 +318,7 @@ func TestAlterConfigs(t *testing.T) {
 				if fmt.Sprint(a.Configs) != fmt.Sprint(wantConfigs) {
 					t.Errorf("topic a configs %v, want %v", a.Configs, wantConfigs)
 				}
-				if bad, _ := f.Topic(t.Context(), "bad"); bad.Config("retention.ms") != "1000" {
+				if bad, _ := coord.Topic(t.Context(), "bad"); bad.Config("retention.ms") != "1000" {
 					t.Errorf("a failed resource changed: %v", bad.Configs)
 				}
 			})
@@ -347,10 +346,10 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 	for _, v := range servedVersions(t, kmsg.IncrementalAlterConfigs) {
 		for _, validateOnly := range []bool{false, true} {
 			t.Run(fmt.Sprintf("v%d/validateOnly=%v", v, validateOnly), func(t *testing.T) {
-				f := newFakeCoordinator()
-				b := newAdminBroker(t, f)
+				coord := newTestCoordinator(t)
+				b := newAdminBroker(t, coord)
 				for _, name := range []string{"a", "b", "c", "bad", "dup"} {
-					f.addTopic(name, 1, map[string]string{"retention.ms": "1000", "max.message.bytes": "2000"})
+					createTopic(t, coord, name, 1, map[string]string{"retention.ms": "1000", "max.message.bytes": "2000"})
 				}
 				req := kmsg.NewPtrIncrementalAlterConfigsRequest()
 				req.ValidateOnly = validateOnly
@@ -369,7 +368,7 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 				}
 				// The two "c" resources are duplicates; make them distinct.
 				req.Resources[4].ResourceName = "c2"
-				f.addTopic("c2", 1, nil)
+				createTopic(t, coord, "c2", 1, nil)
 				resp := serveVersion[*kmsg.IncrementalAlterConfigsResponse](t, b, req, v)
 				want := []struct {
 					name string
@@ -405,12 +404,12 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 					wantB = wantA
 				}
 				for name, want := range map[string]map[string]string{"a": wantA, "b": wantB} {
-					tp, _ := f.Topic(t.Context(), name)
+					tp, _ := coord.Topic(t.Context(), name)
 					if fmt.Sprint(tp.Configs) != fmt.Sprint(want) {
 						t.Errorf("topic %s configs %v, want %v", name, tp.Configs, want)
 					}
 				}
-				if bad, _ := f.Topic(t.Context(), "bad"); bad.Config("segment.ms") != coordinatorDefault(t, "segment.ms") {
+				if bad, _ := coord.Topic(t.Context(), "bad"); bad.Config("segment.ms") != coordinatorDefault(t, "segment.ms") {
 					t.Errorf("the failed resource was partly applied: %v", bad.Configs)
 				}
 			})

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,21 +11,14 @@ import (
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/objectstore"
-	"github.com/floe-io/floe/record"
 )
 
 // These tests run the admin handlers against the real coordinator, so that
 // its errors and messages are checked as clients see them.
 
-var _ Coordinator = (*coordinator.Coordinator)(nil)
-
 func newCoordinatorBroker(t *testing.T, mods ...func(*Options)) (*Broker, *coordinator.Coordinator) {
 	t.Helper()
-	c, err := coordinator.Open(coordinator.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := newTestCoordinator(t)
 	return newAdminBroker(t, c, mods...), c
 }
 
@@ -181,48 +173,18 @@ func TestCoordinatorTopicAdmin(t *testing.T) {
 }
 
 func TestCoordinatorOffsets(t *testing.T) {
-	b, c := newCoordinatorBroker(t)
+	c := newTestCoordinator(t)
+	// Batches are read back from an in-memory store, so that ListOffsets
+	// can narrow a timestamp search to the record.
+	store := objectstore.NewMemory()
+	b := newTestBroker(t, Deps{Coordinator: c, Reader: storeReader{store}})
 	cresp := serveVersion[*kmsg.CreateTopicsResponse](t, b, createTopicsRequest(newTopic("t", 2, 1)), 7)
 	if cresp.Topics[0].ErrorCode != 0 {
 		t.Fatalf("create: %s", showStr(cresp.Topics[0].ErrorMessage))
 	}
 	id := coordapi.TopicID(cresp.Topics[0].TopicID)
-	// Partition 0: [0,2] max ts 100, [3,4] max ts 300, [5,9] max ts 200,
-	// real batches in an in-memory object, so that ListOffsets can narrow
-	// a timestamp search to the record.
-	store := objectstore.NewMemory()
-	b.reader = storeReader{store}
-	var object []byte
-	commit := &coordapi.CommitRequest{ObjectKey: "wal/test-1", BrokerID: 1}
-	for _, tss := range [][]int64{{50, 80, 100}, {250, 300}, {110, 120, 150, 180, 200}} {
-		recs := make([]record.Record, len(tss))
-		for i, ts := range tss {
-			recs[i] = record.Record{Key: []byte("k"), TimestampDelta: ts - tss[0]}
-		}
-		data, err := record.Build(record.BuildOptions{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, BaseTimestamp: tss[0]}, recs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, _ := record.ParseHeader(data)
-		commit.Batches = append(commit.Batches, coordapi.CommitBatch{
-			TopicID: id, Partition: 0, ByteOffset: int64(len(object)), ByteLength: int32(len(data)),
-			LastOffsetDelta: h.LastOffsetDelta, MaxTimestamp: h.MaxTimestamp, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1,
-		})
-		object = append(object, data...)
-	}
-	commit.ObjectSize = int64(len(object))
-	if err := store.Put(t.Context(), commit.ObjectKey, object); err != nil {
-		t.Fatal(err)
-	}
-	res, err := c.CommitObject(t.Context(), commit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range res.Results {
-		if r.ErrorCode != 0 {
-			t.Fatalf("commit: %+v", res.Results)
-		}
-	}
+	// Partition 0: [0,2] max ts 100, [3,4] max ts 300, [5,9] max ts 200.
+	commitBatches(t, c, store, id, 0, []int64{50, 80, 100}, []int64{250, 300}, []int64{110, 120, 150, 180, 200})
 
 	listOffsets := func(partition int32, timestamp int64) kmsg.ListOffsetsResponseTopicPartition {
 		req := kmsg.NewPtrListOffsetsRequest()
@@ -344,11 +306,4 @@ func TestCoordinatorInitProducerID(t *testing.T) {
 			}
 		}
 	}
-}
-
-// storeReader reads batches straight from a store (no cache).
-type storeReader struct{ s objectstore.Store }
-
-func (r storeReader) GetRange(ctx context.Context, key string, _, offset, length int64) ([]byte, error) {
-	return r.s.GetRange(ctx, key, offset, length)
 }

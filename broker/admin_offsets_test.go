@@ -3,32 +3,37 @@ package broker
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/objectstore"
 )
 
-// offsetsFixture: topic "t" with 3 partitions. Partition 0 holds offsets
-// 0..9 in three batches ([0,2] max ts 100, [3,4] max ts 300, [5,9] max ts
-// 200); partition 1 was never written; partition 2 holds [0,4] (max ts 50)
-// with the log start moved to 5 (all deleted).
-func offsetsFixture(t *testing.T) (*Broker, *fakeCoordinator) {
-	f := newFakeCoordinator()
-	f.addTopic("t", 3, nil)
-	f.appendBatch("t", 0, 3, 100)
-	f.appendBatch("t", 0, 2, 300)
-	f.appendBatch("t", 0, 5, 200)
-	f.appendBatch("t", 2, 5, 50)
-	tp, _ := f.Topic(t.Context(), "t")
-	if _, err := f.DeleteRecords(t.Context(), tp.ID, 2, 5); err != nil {
+// offsetsFixture: topic "t" with 3 partitions on the real coordinator,
+// its batches in a store the broker reads back. Partition 0 holds offsets
+// 0..9 in three batches: [0,2] (every record at ts 100), [3,4] (both at ts
+// 300), [5,9] (ts 110..200), so max timestamps 100, 300, 200; partition 1
+// was never written; partition 2 holds [0,4] (ts 50) with the log start
+// moved to 5 (all deleted).
+func offsetsFixture(t *testing.T) *Broker {
+	c := newTestCoordinator(t)
+	store := objectstore.NewMemory()
+	tp := createTopic(t, c, "t", 3, nil)
+	commitBatches(t, c, store, tp.ID, 0, timestamps(3, 100), timestamps(2, 300), []int64{110, 120, 150, 180, 200})
+	commitBatches(t, c, store, tp.ID, 2, timestamps(5, 50))
+	if _, err := c.DeleteRecords(t.Context(), tp.ID, 2, 5); err != nil {
 		t.Fatal(err)
 	}
-	return newAdminBroker(t, f), f
+	return newTestBroker(t, Deps{Coordinator: c, Reader: storeReader{store}})
 }
 
 func TestListOffsets(t *testing.T) {
-	b, _ := offsetsFixture(t)
+	b := offsetsFixture(t)
 	type want struct {
 		code      int16
 		offset    int64
@@ -48,7 +53,7 @@ func TestListOffsets(t *testing.T) {
 		{"latest", "t", 0, -1, -1, 0, 1, want{0, 10, -1, 0}},
 		{"latest read_committed is the LSO = HWM", "t", 0, -1, -1, 1, 2, want{0, 10, -1, 0}},
 		{"earliest", "t", 0, -2, -1, 0, 1, want{0, 0, -1, 0}},
-		{"max timestamp", "t", 0, -3, -1, 0, 7, want{0, 4, 300, 0}},
+		{"max timestamp: the first record holding it", "t", 0, -3, -1, 0, 7, want{0, 3, 300, 0}},
 		{"local log start", "t", 0, -4, -1, 0, 8, want{0, 0, -1, 0}},
 		{"by timestamp: first batch", "t", 0, 0, -1, 0, 1, want{0, 0, 100, 0}},
 		{"by timestamp: first batch whose max ts is >=", "t", 0, 150, -1, 0, 1, want{0, 3, 300, 0}},
@@ -99,7 +104,7 @@ func TestListOffsets(t *testing.T) {
 }
 
 func TestListOffsetsSeveralPartitions(t *testing.T) {
-	b, _ := offsetsFixture(t)
+	b := offsetsFixture(t)
 	req := kmsg.NewPtrListOffsetsRequest()
 	for _, name := range []string{"t", "nope"} {
 		rt := kmsg.NewListOffsetsRequestTopic()
@@ -135,7 +140,7 @@ func TestListOffsetsSeveralPartitions(t *testing.T) {
 }
 
 func TestOffsetForLeaderEpoch(t *testing.T) {
-	b, _ := offsetsFixture(t)
+	b := offsetsFixture(t)
 	type want struct {
 		code   int16
 		epoch  int32 // checked at v1+
@@ -195,13 +200,13 @@ func TestOffsetForLeaderEpoch(t *testing.T) {
 func TestDeleteRecords(t *testing.T) {
 	for _, v := range servedVersions(t, kmsg.DeleteRecords) {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
-			f := newFakeCoordinator()
-			b := newAdminBroker(t, f)
-			f.addTopic("u", 1, nil)
-			f.appendBatch("u", 0, 20, 1)
-			f.addTopic("t", 3, nil)
-			f.appendBatch("t", 0, 10, 1)
-			f.appendBatch("t", 1, 10, 1)
+			c := newTestCoordinator(t)
+			b := newAdminBroker(t, c)
+			u := createTopic(t, c, "u", 1, nil)
+			commitBatches(t, c, nil, u.ID, 0, timestamps(20, 1))
+			tp := createTopic(t, c, "t", 3, nil)
+			commitBatches(t, c, nil, tp.ID, 0, timestamps(10, 1))
+			commitBatches(t, c, nil, tp.ID, 1, timestamps(10, 1))
 
 			req := kmsg.NewPtrDeleteRecordsRequest()
 			add := func(topic string, parts map[int32]int64, order ...int32) {
@@ -240,63 +245,101 @@ func TestDeleteRecords(t *testing.T) {
 					}
 				}
 			}
-			tp, _ := f.Topic(t.Context(), "t")
-			if ps, _ := f.PartitionState(t.Context(), tp.ID, 0); ps.LogStartOffset != 4 {
+			if ps, _ := c.PartitionState(t.Context(), tp.ID, 0); ps.LogStartOffset != 4 {
 				t.Errorf("t/0 log start %d, want 4", ps.LogStartOffset)
 			}
-			if ps, _ := f.PartitionState(t.Context(), tp.ID, 1); ps.LogStartOffset != 0 {
+			if ps, _ := c.PartitionState(t.Context(), tp.ID, 1); ps.LogStartOffset != 0 {
 				t.Errorf("t/1 log start %d after a rejected delete, want 0", ps.LogStartOffset)
 			}
 		})
 	}
 }
 
+// initProducerIDHook is the real coordinator with its InitProducerID
+// observed: it records the last request, and answers err instead when set
+// (failures the real one cannot produce on demand).
+type initProducerIDHook struct {
+	*coordinator.Coordinator
+	mu   sync.Mutex
+	last coordapi.InitProducerIDRequest
+	err  error
+}
+
+func (h *initProducerIDHook) InitProducerID(ctx context.Context, req coordapi.InitProducerIDRequest) (coordapi.InitProducerIDResponse, error) {
+	h.mu.Lock()
+	h.last = req
+	err := h.err
+	h.mu.Unlock()
+	if err != nil {
+		return coordapi.InitProducerIDResponse{}, err
+	}
+	return h.Coordinator.InitProducerID(ctx, req)
+}
+
+func (h *initProducerIDHook) lastRequest() coordapi.InitProducerIDRequest {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.last
+}
+
+func (h *initProducerIDHook) fail(err error) {
+	h.mu.Lock()
+	h.err = err
+	h.mu.Unlock()
+}
+
 func TestInitProducerID(t *testing.T) {
 	for _, v := range servedVersions(t, kmsg.InitProducerID) {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
-			f := newFakeCoordinator()
-			b := newAdminBroker(t, f)
+			c := &initProducerIDHook{Coordinator: newTestCoordinator(t)}
+			b := newAdminBroker(t, c)
 
-			req := kmsg.NewPtrInitProducerIDRequest()
-			req.TransactionTimeoutMillis = 60000
-			resp := serveVersion[*kmsg.InitProducerIDResponse](t, b, req, v)
-			if resp.ErrorCode != 0 || resp.ProducerID != 1001 || resp.ProducerEpoch != 0 {
-				t.Fatalf("new producer: got code %d id %d epoch %d, want 0 1001 0", resp.ErrorCode, resp.ProducerID, resp.ProducerEpoch)
+			newProducer := func() *kmsg.InitProducerIDResponse {
+				req := kmsg.NewPtrInitProducerIDRequest()
+				req.TransactionTimeoutMillis = 60000
+				return serveVersion[*kmsg.InitProducerIDResponse](t, b, req, v)
 			}
-			f.mu.Lock()
-			last := f.mu.lastInit
-			f.mu.Unlock()
-			if last.TransactionalID != nil || last.TimeoutMs != 60000 || last.ProducerID != -1 || last.ProducerEpoch != -1 {
+			resp := newProducer()
+			if resp.ErrorCode != 0 || resp.ProducerID < 0 || resp.ProducerEpoch != 0 {
+				t.Fatalf("new producer: got code %d id %d epoch %d, want 0, a producer id, 0", resp.ErrorCode, resp.ProducerID, resp.ProducerEpoch)
+			}
+			if last := c.lastRequest(); last.TransactionalID != nil || last.TimeoutMs != 60000 || last.ProducerID != -1 || last.ProducerEpoch != -1 {
 				t.Errorf("coordinator got %+v", last)
+			}
+			if again := newProducer(); again.ErrorCode != 0 || again.ProducerID < 0 || again.ProducerID == resp.ProducerID || again.ProducerEpoch != 0 {
+				t.Errorf("second new producer: got code %d id %d epoch %d, want 0, an id other than %d, 0", again.ErrorCode, again.ProducerID, again.ProducerEpoch, resp.ProducerID)
 			}
 
 			if v >= 3 { // KIP-360 epoch bump
 				req := kmsg.NewPtrInitProducerIDRequest()
-				req.ProducerID, req.ProducerEpoch = 1001, 0
-				resp := serveVersion[*kmsg.InitProducerIDResponse](t, b, req, v)
-				if resp.ErrorCode != 0 || resp.ProducerID != 1001 || resp.ProducerEpoch != 1 {
-					t.Errorf("bump: got code %d id %d epoch %d, want 0 1001 1", resp.ErrorCode, resp.ProducerID, resp.ProducerEpoch)
+				req.ProducerID, req.ProducerEpoch = resp.ProducerID, 0
+				bumped := serveVersion[*kmsg.InitProducerIDResponse](t, b, req, v)
+				if bumped.ErrorCode != 0 || bumped.ProducerID != resp.ProducerID || bumped.ProducerEpoch != 1 {
+					t.Errorf("bump: got code %d id %d epoch %d, want 0 %d 1", bumped.ErrorCode, bumped.ProducerID, bumped.ProducerEpoch, resp.ProducerID)
+				}
+				if last := c.lastRequest(); last.ProducerID != resp.ProducerID || last.ProducerEpoch != 0 {
+					t.Errorf("bump: coordinator got %+v", last)
 				}
 			}
 
 			for _, tc := range []struct {
-				err  error
-				want int16
+				name    string
+				timeout int32
+				inject  error // nil: the real coordinator's answer
+				want    int16
 			}{
-				{kafkaErr(kerr.TransactionalIDAuthorizationFailed, "no transactions"), kerr.TransactionalIDAuthorizationFailed.Code},
-				{fmt.Errorf("init producer id: %w", kerr.InvalidTransactionTimeout), kerr.InvalidTransactionTimeout.Code},
-				{kerr.ProducerFenced, map[bool]int16{true: kerr.ProducerFenced.Code, false: kerr.InvalidProducerEpoch.Code}[v >= 4]},
-				{fmt.Errorf("pebble: disk on fire"), kerr.CoordinatorNotAvailable.Code}, // retriable
-				{fmt.Errorf("init producer id: %w", context.DeadlineExceeded), kerr.CoordinatorNotAvailable.Code},
+				{"transactional id", 60000, nil, kerr.TransactionalIDAuthorizationFailed.Code},
+				{"transaction timeout too long", 900001, nil, kerr.InvalidTransactionTimeout.Code},
+				{"fenced", 60000, kerr.ProducerFenced, map[bool]int16{true: kerr.ProducerFenced.Code, false: kerr.InvalidProducerEpoch.Code}[v >= 4]},
+				{"store failure", 60000, fmt.Errorf("pebble: disk on fire"), kerr.CoordinatorNotAvailable.Code}, // retriable
+				{"deadline", 60000, fmt.Errorf("init producer id: %w", context.DeadlineExceeded), kerr.CoordinatorNotAvailable.Code},
 			} {
-				f.mu.Lock()
-				f.mu.initErr = tc.err
-				f.mu.Unlock()
+				c.fail(tc.inject)
 				req := kmsg.NewPtrInitProducerIDRequest()
-				req.TransactionalID = kmsg.StringPtr("tx")
+				req.TransactionalID, req.TransactionTimeoutMillis = kmsg.StringPtr("tx"), tc.timeout
 				resp := serveVersion[*kmsg.InitProducerIDResponse](t, b, req, v)
 				if resp.ErrorCode != tc.want || resp.ProducerID != -1 || resp.ProducerEpoch != -1 {
-					t.Errorf("%v: got code %d id %d epoch %d, want %d -1 -1", tc.err, resp.ErrorCode, resp.ProducerID, resp.ProducerEpoch, tc.want)
+					t.Errorf("%s: got code %d id %d epoch %d, want %d -1 -1", tc.name, resp.ErrorCode, resp.ProducerID, resp.ProducerEpoch, tc.want)
 				}
 			}
 		})

@@ -44,9 +44,9 @@ func assignment(replicas ...[]int32) []kmsg.CreateTopicsRequestTopicReplicaAssig
 func TestCreateTopics(t *testing.T) {
 	for _, v := range servedVersions(t, kmsg.CreateTopics) {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
-			f := newFakeCoordinator()
-			b := newAdminBroker(t, f)
-			f.addTopic("exists", 1, nil)
+			coord := newTestCoordinator(t)
+			b := newAdminBroker(t, coord)
+			createTopic(t, coord, "exists", 1, nil)
 
 			withAssignment := newTopic("assigned", -1, -1)
 			withAssignment.ReplicaAssignment = assignment([]int32{1}, []int32{1})
@@ -92,7 +92,7 @@ func TestCreateTopics(t *testing.T) {
 				{"dup", kerr.InvalidRequest.Code, -1, "Duplicate topic name."},
 				{"dup", kerr.InvalidRequest.Code, -1, "Duplicate topic name."},
 				{"zero", kerr.InvalidPartitions.Code, -1, "partitions"},
-				{"rf0", kerr.InvalidReplicationFactor.Code, -1, "replication factor"},
+				{"rf0", kerr.InvalidReplicationFactor.Code, -1, "Replication factor must be larger than 0"},
 				{"bad-config", kerr.InvalidConfig.Code, -1, "Unknown topic config name: no.such.config"},
 				{"", kerr.InvalidTopicException.Code, -1, "illegal"},
 				{"assigned", 0, 2, ""},
@@ -142,7 +142,7 @@ func TestCreateTopics(t *testing.T) {
 
 			// The created topics exist, with the asked partitions and configs.
 			for name, parts := range map[string]int32{"a": 3, "defaults": 4, "rf3": 1, "assigned": 2} {
-				tp, err := f.Topic(t.Context(), name)
+				tp, err := coord.Topic(t.Context(), name)
 				if err != nil || tp.Partitions != parts {
 					t.Errorf("topic %s: %+v, %v; want %d partitions", name, tp, err, parts)
 				}
@@ -150,7 +150,7 @@ func TestCreateTopics(t *testing.T) {
 					t.Errorf("topic %s: response topic id differs from the coordinator's", name)
 				}
 			}
-			if tp, _ := f.Topic(t.Context(), "a"); tp.Config("retention.ms") != "1000" {
+			if tp, _ := coord.Topic(t.Context(), "a"); tp.Config("retention.ms") != "1000" {
 				t.Errorf("topic a: retention.ms %q, want 1000", tp.Config("retention.ms"))
 			}
 			if v >= 5 {
@@ -178,8 +178,8 @@ func TestCreateTopicsValidateOnly(t *testing.T) {
 			continue
 		}
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
-			f := newFakeCoordinator()
-			b := newAdminBroker(t, f)
+			coord := newTestCoordinator(t)
+			b := newAdminBroker(t, coord)
 			req := createTopicsRequest(newTopic("a", 5, -1, "cleanup.policy", "compact"), newTopic("b", 0, -1))
 			req.ValidateOnly = true
 			resp := serveVersion[*kmsg.CreateTopicsResponse](t, b, req, v)
@@ -189,7 +189,7 @@ func TestCreateTopicsValidateOnly(t *testing.T) {
 			if v >= 5 && (resp.Topics[0].NumPartitions != 5 || resp.Topics[0].ReplicationFactor != 1) {
 				t.Errorf("validate-only result: %d partitions, rf %d; want 5, 1", resp.Topics[0].NumPartitions, resp.Topics[0].ReplicationFactor)
 			}
-			if topics, _ := f.Topics(t.Context()); len(topics) != 0 {
+			if topics, _ := coord.Topics(t.Context()); len(topics) != 0 {
 				t.Errorf("validate-only created %d topics", len(topics))
 			}
 		})
@@ -198,8 +198,8 @@ func TestCreateTopicsValidateOnly(t *testing.T) {
 
 // New topics appear in Metadata right away.
 func TestCreateTopicsThenMetadata(t *testing.T) {
-	f := newFakeCoordinator()
-	b := newAdminBroker(t, f)
+	coord := newTestCoordinator(t)
+	b := newAdminBroker(t, coord)
 	resp := serveVersion[*kmsg.CreateTopicsResponse](t, b, createTopicsRequest(newTopic("fresh", 2, 1)), 7)
 	if resp.Topics[0].ErrorCode != 0 {
 		t.Fatalf("create: code %d", resp.Topics[0].ErrorCode)
@@ -217,12 +217,12 @@ func TestCreateTopicsThenMetadata(t *testing.T) {
 func TestDeleteTopics(t *testing.T) {
 	for _, v := range servedVersions(t, kmsg.DeleteTopics) {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
-			f := newFakeCoordinator()
-			b := newAdminBroker(t, f)
-			a := f.addTopic("a", 1, nil)
-			f.addTopic("dup", 1, nil)
-			byID := f.addTopic("by-id", 1, nil)
-			f.addTopic("both", 1, nil)
+			coord := newTestCoordinator(t)
+			b := newAdminBroker(t, coord)
+			a := createTopic(t, coord, "a", 1, nil)
+			createTopic(t, coord, "dup", 1, nil)
+			byID := createTopic(t, coord, "by-id", 1, nil)
+			createTopic(t, coord, "both", 1, nil)
 
 			req := kmsg.NewPtrDeleteTopicsRequest()
 			req.TimeoutMillis = 5000
@@ -280,7 +280,7 @@ func TestDeleteTopics(t *testing.T) {
 			if v >= 6 {
 				wantLeft = []string{"both", "dup"}
 			}
-			topics, _ := f.Topics(t.Context())
+			topics, _ := coord.Topics(t.Context())
 			var left []string
 			for _, tp := range topics {
 				left = append(left, tp.Name)
@@ -296,10 +296,10 @@ func TestCreatePartitions(t *testing.T) {
 	for _, v := range servedVersions(t, kmsg.CreatePartitions) {
 		for _, validateOnly := range []bool{false, true} {
 			t.Run(fmt.Sprintf("v%d/validateOnly=%v", v, validateOnly), func(t *testing.T) {
-				f := newFakeCoordinator()
-				b := newAdminBroker(t, f)
+				coord := newTestCoordinator(t)
+				b := newAdminBroker(t, coord)
 				for _, name := range []string{"grow", "shrink", "dup", "assigned", "bad-assignment", "assigned-unknown"} {
-					f.addTopic(name, 2, nil)
+					createTopic(t, coord, name, 2, nil)
 				}
 				req := kmsg.NewPtrCreatePartitionsRequest()
 				req.TimeoutMillis, req.ValidateOnly = 5000, validateOnly
@@ -352,10 +352,10 @@ func TestCreatePartitions(t *testing.T) {
 				if validateOnly {
 					wantGrow, wantAssigned = 2, 2
 				}
-				if tp, _ := f.Topic(t.Context(), "grow"); tp.Partitions != wantGrow {
+				if tp, _ := coord.Topic(t.Context(), "grow"); tp.Partitions != wantGrow {
 					t.Errorf("grow: %d partitions, want %d", tp.Partitions, wantGrow)
 				}
-				if tp, _ := f.Topic(t.Context(), "assigned"); tp.Partitions != wantAssigned {
+				if tp, _ := coord.Topic(t.Context(), "assigned"); tp.Partitions != wantAssigned {
 					t.Errorf("assigned: %d partitions, want %d", tp.Partitions, wantAssigned)
 				}
 			})
@@ -366,7 +366,7 @@ func TestCreatePartitions(t *testing.T) {
 func TestDescribeCluster(t *testing.T) {
 	for _, v := range servedVersions(t, kmsg.DescribeCluster) {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
-			b := newAdminBroker(t, newFakeCoordinator(), func(o *Options) {
+			b := newAdminBroker(t, newTestCoordinator(t), func(o *Options) {
 				o.NodeID, o.AdvertisedAddr, o.Rack = 3, "10.1.2.3:19092", "rack-a"
 			})
 			req := kmsg.NewPtrDescribeClusterRequest()

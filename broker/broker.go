@@ -151,6 +151,7 @@ func New(opts Options, deps Deps) *Broker {
 		topics:  newTopicCache(coord),
 		metrics: newBrokerMetrics(opts.Meter),
 	}
+	observeParked(opts.Meter, b.waiters)
 	b.mu.listeners = make(map[net.Listener]struct{})
 	b.mu.conns = make(map[*conn]struct{})
 	b.drained, b.stopDrained = context.WithCancel(context.Background())
@@ -255,3 +256,9 @@ func (b *Broker) Close(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// ParkedFetches returns how many fetches are parked right now, waiting at
+// the log end for new records or their max wait (the gauge
+// floe.kafka.fetch.parked). Tests wait on it before producing, so that a
+// produce wakes a parked fetch rather than racing it.
+func (b *Broker) ParkedFetches() int { return int(b.waiters.parked.Load()) }

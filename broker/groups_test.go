@@ -6,29 +6,41 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/vfs"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordapi"
-	"github.com/floe-io/floe/coordinator/groups"
+	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/coordinator/rpc"
+	"github.com/floe-io/floe/groups"
 	"github.com/floe-io/floe/internal/natstest"
+	"github.com/floe-io/floe/internal/testkit"
 )
 
-// newGroupsBroker returns a broker with a fake coordinator holding topic
-// "t" (4 partitions) and a real group coordinator in a temp dir.
+// newGroupsBroker returns a broker with a real coordinator holding topic
+// "t" (4 partitions) and a real group coordinator, both in memory.
 func newGroupsBroker(t *testing.T) *Broker {
 	t.Helper()
-	f := newFakeCoordinator()
-	f.addTopic("t", 4, nil)
-	b := newAdminBroker(t, f)
-	g, err := groups.Open(groups.Options{Dir: t.TempDir(), Topics: f})
+	c := newTestCoordinator(t)
+	createTopic(t, c, "t", 4, nil)
+	return newTestBroker(t, Deps{Coordinator: c, Groups: groups.Direct(newTestGroups(t, c))})
+}
+
+// newTestGroups opens a group coordinator in memory on topics (nil: none),
+// closed when the test ends.
+func newTestGroups(t *testing.T, topics groups.TopicLister) *groups.Groups {
+	t.Helper()
+	g, err := groups.Open(groups.Options{Dir: "groups", FS: vfs.NewMem(), Topics: topics})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { g.Close() })
-	b.SetGroups(LocalGroups(g))
-	return b
+	t.Cleanup(func() {
+		if err := g.Close(); err != nil {
+			t.Errorf("close groups: %v", err)
+		}
+	})
+	return g
 }
 
 func TestFindCoordinator(t *testing.T) {
@@ -233,7 +245,7 @@ func TestOffsetDeleteUnknownTopic(t *testing.T) {
 }
 
 func TestGroupAPIsWithoutCoordinator(t *testing.T) {
-	b := newAdminBroker(t, newFakeCoordinator())
+	b := newAdminBroker(t, newTestCoordinator(t))
 	join := kmsg.NewPtrJoinGroupRequest()
 	join.Group = "g"
 	if r := serveVersion[*kmsg.JoinGroupResponse](t, b, join, 9); r.ErrorCode != kerr.CoordinatorNotAvailable.Code {
@@ -299,16 +311,12 @@ func TestConsumerGroupHeartbeatEveryVersion(t *testing.T) {
 // groups, by a stable hash over the live brokers, so that a client merging
 // every broker's answer sees each group once.
 func TestEveryBrokerServesGroups(t *testing.T) {
-	rc := &registryCoordinator{fakeCoordinator: newFakeCoordinator()}
-	rc.addTopic("t", 4, nil)
-	rc.set([]coordapi.BrokerInfo{{NodeID: 1, Host: "10.0.0.1", Port: 9092}, {NodeID: 3, Host: "10.0.0.3", Port: 9092}, {NodeID: 5, Host: "10.0.0.5", Port: 9092}}, nil)
-	b := newAdminBroker(t, rc, func(o *Options) { o.NodeID = 3; o.AdvertisedAddr = "10.0.0.3:9092" })
-	g, err := groups.Open(groups.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	b.SetGroups(LocalGroups(g))
+	c := newTestCoordinator(t, func(o *coordinator.Options) { o.BrokerTTL = time.Hour })
+	createTopic(t, c, "t", 4, nil)
+	others := []coordapi.BrokerInfo{{NodeID: 1, Host: "10.0.0.1", Port: 9092}, {NodeID: 5, Host: "10.0.0.5", Port: 9092}}
+	registerBrokers(t, c, append(others, coordapi.BrokerInfo{NodeID: 3, Host: "10.0.0.3", Port: 9092})...)
+	b := newTestBroker(t, Deps{Coordinator: c, Groups: groups.Direct(newTestGroups(t, nil))},
+		func(o *Options) { o.NodeID = 3; o.AdvertisedAddr = "10.0.0.3:9092" })
 
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	var all []string
@@ -355,13 +363,19 @@ func TestEveryBrokerServesGroups(t *testing.T) {
 	if again := listed(); !slices.Equal(again, mine) {
 		t.Fatalf("listed %v, then %v", mine, again)
 	}
-	// Alone in the cluster, it lists them all.
-	rc.set([]coordapi.BrokerInfo{{NodeID: 3, Host: "10.0.0.3", Port: 9092}}, nil)
-	for deadline := time.Now().Add(5 * time.Second); len(listed()) != len(all); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("alone, broker 3 lists %d of %d groups", len(listed()), len(all))
+	// Alone in the cluster, it lists them all once its view of the
+	// registry is refreshed (within registryRefresh).
+	for _, bi := range others {
+		if err := c.DeregisterBroker(t.Context(), bi); err != nil {
+			t.Fatal(err)
 		}
 	}
+	testkit.CheckFor(t, 5*time.Second, 10*time.Millisecond, func() error {
+		if n := len(listed()); n != len(all) {
+			return fmt.Errorf("alone, broker 3 lists %d of %d groups", n, len(all))
+		}
+		return nil
+	})
 }
 
 // TestGroupCoordinatorDown: while the cluster's group coordinator does not
@@ -369,11 +383,10 @@ func TestEveryBrokerServesGroups(t *testing.T) {
 // answers COORDINATOR_NOT_AVAILABLE (retriable: clients find the
 // coordinator again), in the shape of its response.
 func TestGroupCoordinatorDown(t *testing.T) {
-	f := newFakeCoordinator()
-	f.addTopic("t", 4, nil)
-	b := newAdminBroker(t, f)
+	c := newTestCoordinator(t)
+	createTopic(t, c, "t", 4, nil)
 	nc := natstest.Connect(t, natstest.Start(t))
-	b.SetGroups(rpc.NewClient(nc, "test", rpc.ClientOptions{Timeout: time.Second}).Groups())
+	b := newTestBroker(t, Deps{Coordinator: c, Groups: rpc.NewClient(nc, "test", rpc.ClientOptions{Timeout: time.Second}).Groups()})
 	const na = 15 // COORDINATOR_NOT_AVAILABLE
 	if na != kerr.CoordinatorNotAvailable.Code {
 		t.Fatal("code")
@@ -437,15 +450,9 @@ func TestGroupCoordinatorDown(t *testing.T) {
 // topic's id, so a topic deleted and created again starts without offsets
 // even though DeleteTopics did not clear them.
 func TestRecreatedTopicOffsets(t *testing.T) {
-	f := newFakeCoordinator()
-	f.addTopic("t", 4, nil)
-	b := newAdminBroker(t, f)
-	g, err := groups.Open(groups.Options{Dir: t.TempDir(), Topics: f})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	b.SetGroups(LocalGroups(g))
+	c := newTestCoordinator(t)
+	createTopic(t, c, "t", 4, nil)
+	b := newTestBroker(t, Deps{Coordinator: c, Groups: groups.Direct(newTestGroups(t, c))})
 	commit := kmsg.NewPtrOffsetCommitRequest()
 	commit.Group = "g"
 	commit.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 1, Offset: 9, LeaderEpoch: -1}}}}
@@ -458,17 +465,18 @@ func TestRecreatedTopicOffsets(t *testing.T) {
 	if off := fetch(); off != 9 {
 		t.Fatalf("offset %d", off)
 	}
-	if _, err := f.DeleteTopic(t.Context(), "t"); err != nil {
+	if _, err := c.DeleteTopic(t.Context(), "t"); err != nil {
 		t.Fatal(err)
 	}
-	f.addTopic("t", 4, nil)
-	deadline := time.Now().Add(5 * time.Second) // the coordinator's topic view is at most 500ms old
-	for fetch() != -1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the recreated topic still has the old offset")
+	createTopic(t, c, "t", 4, nil)
+	// The group coordinator's topic view is at most 500ms old, the broker's
+	// topic cache at most topicTTL.
+	testkit.CheckFor(t, 5*time.Second, 10*time.Millisecond, func() error {
+		if off := fetch(); off != -1 {
+			return fmt.Errorf("the recreated topic still has the old offset %d", off)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // TestDrainAnswersHeldJoin: a JoinGroup held in a rebalance is answered
@@ -487,15 +495,29 @@ func TestDrainAnswersHeldJoin(t *testing.T) {
 	if r := join(first.MemberID); r.ErrorCode != 0 {
 		t.Fatalf("join: %+v", r)
 	}
-	// A second member's join is held until the first rejoins.
+	// A second member's join is held until the first rejoins: the group
+	// goes to PreparingRebalance when it arrives.
 	second := join("")
 	held := make(chan *kmsg.JoinGroupResponse, 1)
 	go func() { held <- join(second.MemberID) }()
-	select {
-	case r := <-held:
-		t.Fatalf("join answered before the rebalance completed: %+v", r)
-	case <-time.After(200 * time.Millisecond):
+	notAnswered := func() {
+		t.Helper()
+		select {
+		case r := <-held:
+			t.Fatalf("join answered before the rebalance completed: %+v", r)
+		default:
+		}
 	}
+	testkit.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+		notAnswered()
+		desc := kmsg.NewPtrDescribeGroupsRequest()
+		desc.Groups = []string{"g"}
+		if st := serveVersion[*kmsg.DescribeGroupsResponse](t, b, desc, 5).Groups[0].State; st != "PreparingRebalance" {
+			return fmt.Errorf("group state %s, want PreparingRebalance", st)
+		}
+		return nil
+	})
+	notAnswered()
 	b.Drain()
 	select {
 	case r := <-held:

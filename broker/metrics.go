@@ -39,6 +39,16 @@ func newBrokerMetrics(m metric.Meter) *brokerMetrics {
 	return bm
 }
 
+// observeParked reports the fetches parked in a long poll right now.
+func observeParked(m metric.Meter, w *waiters) {
+	_, _ = metrics.OrNoop(m).Int64ObservableGauge("floe.kafka.fetch.parked", metric.WithUnit("{request}"),
+		metric.WithDescription("Fetches parked at the log end, waiting for new records or their max wait."),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(w.parked.Load())
+			return nil
+		}))
+}
+
 func (bm *brokerMetrics) request(key int16, start time.Time) {
 	if key < 0 || int(key) >= len(bm.apiAttrs) {
 		return

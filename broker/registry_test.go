@@ -5,33 +5,60 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator"
 )
 
-// registryCoordinator is the fake coordinator with a settable broker
-// registry.
+// registryCoordinator is the real coordinator with its ListBrokers
+// counted, and failing with err when set (the coordinator unreachable).
 type registryCoordinator struct {
-	*fakeCoordinator
-	mu      sync.Mutex
-	brokers []coordapi.BrokerInfo
-	err     error
-	calls   int
+	*coordinator.Coordinator
+	mu    sync.Mutex
+	err   error
+	calls int
 }
 
-func (r *registryCoordinator) ListBrokers(context.Context) ([]coordapi.BrokerInfo, error) {
+// newRegistryCoordinator returns a real coordinator in memory whose broker
+// registrations outlive the test.
+func newRegistryCoordinator(t *testing.T) *registryCoordinator {
+	return &registryCoordinator{Coordinator: newTestCoordinator(t, func(o *coordinator.Options) { o.BrokerTTL = time.Hour })}
+}
+
+func (r *registryCoordinator) ListBrokers(ctx context.Context) ([]coordapi.BrokerInfo, error) {
+	r.mu.Lock()
+	r.calls++
+	err := r.err
+	r.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return r.Coordinator.ListBrokers(ctx)
+}
+
+func (r *registryCoordinator) fail(err error) {
+	r.mu.Lock()
+	r.err = err
+	r.mu.Unlock()
+}
+
+func (r *registryCoordinator) listCalls() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.calls++
-	return r.brokers, r.err
+	return r.calls
 }
 
-func (r *registryCoordinator) set(brokers []coordapi.BrokerInfo, err error) {
-	r.mu.Lock()
-	r.brokers, r.err = brokers, err
-	r.mu.Unlock()
+// registerBrokers registers brokers with c, as their heartbeats do.
+func registerBrokers(t *testing.T, c coordapi.Coordinator, brokers ...coordapi.BrokerInfo) {
+	t.Helper()
+	for _, bi := range brokers {
+		if err := c.RegisterBroker(t.Context(), bi); err != nil {
+			t.Fatalf("register broker %d: %v", bi.NodeID, err)
+		}
+	}
 }
 
 // metadataBrokers returns the node ids Metadata names, and the leaders of
@@ -56,15 +83,15 @@ func metadataBrokers(t *testing.T, b *Broker) ([]int32, map[int32]int) {
 }
 
 func TestMetadataNamesRegisteredBrokers(t *testing.T) {
-	rc := &registryCoordinator{fakeCoordinator: newFakeCoordinator()}
-	rc.addTopic("t", 60, nil)
-	rc.set([]coordapi.BrokerInfo{
-		{NodeID: 3, Host: "127.0.0.3", Port: 9092, Rack: "c"},
+	rc := newRegistryCoordinator(t)
+	createTopic(t, rc, "t", 60, nil)
+	registerBrokers(t, rc,
+		coordapi.BrokerInfo{NodeID: 3, Host: "127.0.0.3", Port: 9092, Rack: "c"},
 		// The registry's entry for this broker is overridden by its own
 		// view of itself.
-		{NodeID: 1, Host: "stale", Port: 1},
-		{NodeID: 2, Host: "127.0.0.2", Port: 9092},
-	}, nil)
+		coordapi.BrokerInfo{NodeID: 1, Host: "stale", Port: 1},
+		coordapi.BrokerInfo{NodeID: 2, Host: "127.0.0.2", Port: 9092},
+	)
 	b := newAdminBroker(t, rc)
 	ids, leaders := metadataBrokers(t, b)
 	if len(ids) != 3 || ids[0] != 1 || ids[1] != 2 || ids[2] != 3 {
@@ -81,17 +108,19 @@ func TestMetadataNamesRegisteredBrokers(t *testing.T) {
 	}
 
 	// The list is cached for registryRefresh: no call per Metadata.
-	calls := rc.calls
+	calls := rc.listCalls()
 	metadataBrokers(t, b)
-	if rc.calls != calls {
-		t.Errorf("%d ListBrokers calls for a second Metadata within the refresh interval", rc.calls-calls)
+	if n := rc.listCalls() - calls; n != 0 {
+		t.Errorf("%d ListBrokers calls for a second Metadata within the refresh interval", n)
 	}
 }
 
 func TestMetadataWithoutRegistry(t *testing.T) {
-	rc := &registryCoordinator{fakeCoordinator: newFakeCoordinator()}
-	rc.addTopic("t", 4, nil)
-	rc.set(nil, errors.New("coordinator unreachable"))
+	rc := newRegistryCoordinator(t)
+	createTopic(t, rc, "t", 4, nil)
+	// A registered broker the broker cannot learn of.
+	registerBrokers(t, rc, coordapi.BrokerInfo{NodeID: 2, Host: "127.0.0.2", Port: 9092})
+	rc.fail(errors.New("coordinator unreachable"))
 	b := newAdminBroker(t, rc)
 	ids, leaders := metadataBrokers(t, b)
 	if len(ids) != 1 || ids[0] != 1 || leaders[1] != 4 {

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/floe-io/floe/coordapi"
 )
@@ -16,7 +17,9 @@ type topicPartition struct {
 // records. A fetch registers one channel (capacity 1) under each of its
 // partitions; a commit notice sends on it without blocking.
 type waiters struct {
-	mu struct {
+	// parked counts the fetches registered now (floe.kafka.fetch.parked).
+	parked atomic.Int64
+	mu     struct {
 		sync.Mutex
 		byPartition map[topicPartition]map[chan struct{}]struct{}
 	}
@@ -31,6 +34,7 @@ func newWaiters() *waiters {
 // register makes ch receive a wake-up when any of tps advances. The
 // returned func unregisters it.
 func (w *waiters) register(tps []topicPartition, ch chan struct{}) func() {
+	w.parked.Add(1)
 	w.mu.Lock()
 	for _, tp := range tps {
 		set := w.mu.byPartition[tp]
@@ -52,6 +56,7 @@ func (w *waiters) register(tps []topicPartition, ch chan struct{}) func() {
 			}
 		}
 		w.mu.Unlock()
+		w.parked.Add(-1)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/objectstore"
 )
 
@@ -159,7 +160,7 @@ func TestSingleLoadPerChunk(t *testing.T) {
 		})
 	}
 	// Release the GET only once every reader is waiting on it.
-	checkFor(t, 5*time.Second, time.Millisecond, func() error {
+	testkit.CheckFor(t, 5*time.Second, time.Millisecond, func() error {
 		if m := c.Stats().Misses; m != readers {
 			return fmt.Errorf("%d readers waiting", m)
 		}
@@ -195,7 +196,7 @@ func TestWaiterCancelDoesNotCancelLoad(t *testing.T) {
 		b, _ := c.GetRange(context.Background(), "obj", testChunk, 0, 10)
 		second <- b
 	}()
-	checkFor(t, 5*time.Second, time.Millisecond, func() error {
+	testkit.CheckFor(t, 5*time.Second, time.Millisecond, func() error {
 		if m := c.Stats().Misses; m != 2 {
 			return fmt.Errorf("%d readers waiting", m)
 		}
@@ -367,7 +368,7 @@ func TestReadAhead(t *testing.T) {
 	for off := int64(0); off < size; off += 256 {
 		idx := off / testChunk
 		if idx >= 2 && off%testChunk == 0 {
-			checkFor(t, 5*time.Second, time.Millisecond, func() error {
+			testkit.CheckFor(t, 5*time.Second, time.Millisecond, func() error {
 				if store.getsAt("seq", idx*testChunk) != 1 {
 					return fmt.Errorf("chunk %d not prefetched before it is read", idx)
 				}
@@ -503,7 +504,7 @@ func TestDiskTier(t *testing.T) {
 	// 0..3 to disk; the 3-chunk disk tier keeps 1..3.
 	for idx := range int64(chunks) {
 		read(idx)
-		checkFor(t, 5*time.Second, time.Millisecond, func() error {
+		testkit.CheckFor(t, 5*time.Second, time.Millisecond, func() error {
 			if s := c.Stats(); s.DiskWrites != max(idx-1, 0) {
 				return fmt.Errorf("%d disk writes", s.DiskWrites)
 			}

@@ -3,14 +3,13 @@ package cache
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/objectstore"
 )
 
@@ -93,19 +92,11 @@ func (s *fakeStore) getsAt(key string, offset int64) int {
 	return s.mu.gets[fmt.Sprintf("%s@%d", key, offset)]
 }
 
-// testLogger discards logs unless FLOE_TEST_LOG is set.
-func testLogger() *slog.Logger {
-	if os.Getenv("FLOE_TEST_LOG") != "" {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return slog.New(slog.DiscardHandler)
-}
-
 // newTestCache returns a cache over store, closed at test end, after a check
 // of its invariants.
 func newTestCache(t testing.TB, store Getter, opts Options) *Cache {
 	t.Helper()
-	opts.Logger = testLogger()
+	opts.Logger = testkit.Logger()
 	c, err := New(store, opts)
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -117,22 +108,6 @@ func newTestCache(t testing.TB, store Getter, opts Options) *Cache {
 		c.Close()
 	})
 	return c
-}
-
-// checkFor polls fn every interval until it returns nil or timeout passes.
-func checkFor(t testing.TB, timeout, interval time.Duration, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v: %v", timeout, err)
-		}
-		time.Sleep(interval)
-	}
 }
 
 // checkInvariants walks the queues and checks that they agree with the

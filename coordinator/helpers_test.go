@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -13,15 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/internal/testkit"
 )
-
-// testLogger logs only with FLOE_TEST_LOG set.
-func testLogger() *slog.Logger {
-	if os.Getenv("FLOE_TEST_LOG") == "" {
-		return slog.New(slog.DiscardHandler)
-	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
 
 // testClock is a settable clock for Options.Now.
 type testClock struct {
@@ -56,7 +47,7 @@ type testEnv struct {
 func newEnv(t testing.TB, mods ...func(*Options)) *testEnv {
 	t.Helper()
 	clock := newTestClock()
-	opts := Options{Dir: t.TempDir(), Now: clock.Now, Logger: testLogger()}
+	opts := Options{Dir: t.TempDir(), Now: clock.Now, Logger: testkit.Logger()}
 	for _, m := range mods {
 		m(&opts)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/internal/testkit"
 )
 
 // appendBatchValueV1 encodes a format 1 batch value.
@@ -32,7 +33,7 @@ func appendBatchValueV1(b []byte, v *batchValueV1) []byte {
 // record. parts and producers are the state in memory before closing.
 func downgradeToFormat1(t *testing.T, dir string, parts map[partKey]partState, producers map[producerStateKey]producerState) {
 	t.Helper()
-	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{testLogger()}})
+	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{testkit.Logger()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestUnknownFormatRefused(t *testing.T) {
 	if err := e.c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, err := pebble.Open(e.opts.Dir, &pebble.Options{Logger: pebbleLogger{testLogger()}})
+	db, err := pebble.Open(e.opts.Dir, &pebble.Options{Logger: pebbleLogger{testkit.Logger()}})
 	if err != nil {
 		t.Fatal(err)
 	}

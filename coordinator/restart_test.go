@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/internal/testkit"
 )
 
 // TestRestart closes and reopens the coordinator and checks that every
@@ -200,7 +201,7 @@ func TestPebbleWriteFailure(t *testing.T) {
 		return nil
 	}))
 	clock := newTestClock()
-	e := &testEnv{t: t, clock: clock, opts: Options{Dir: dir, Now: clock.Now, Logger: testLogger(), FS: fs}}
+	e := &testEnv{t: t, clock: clock, opts: Options{Dir: dir, Now: clock.Now, Logger: testkit.Logger(), FS: fs}}
 	e.open()
 	ctx := context.Background()
 	tp := e.topic("t", 1, nil)
@@ -236,7 +237,7 @@ func TestPebbleWriteFailure(t *testing.T) {
 	if err := os.CopyFS(restarted, os.DirFS(dir)); err != nil {
 		t.Fatal(err)
 	}
-	e2 := &testEnv{t: t, clock: clock, opts: Options{Dir: restarted, Now: clock.Now, Logger: testLogger()}}
+	e2 := &testEnv{t: t, clock: clock, opts: Options{Dir: restarted, Now: clock.Now, Logger: testkit.Logger()}}
 	e2.open()
 	defer e2.c.Close()
 	if st := e2.state(tp.ID, 0); st.HighWatermark != 5 {

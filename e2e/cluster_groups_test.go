@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/internal/floetest"
+	"github.com/floe-io/floe/internal/testkit"
 )
 
 // TestClusterGroups: consumer groups in a cluster of separate processes
@@ -143,7 +144,7 @@ func TestClusterGroups(t *testing.T) {
 		killedAt := time.Now()
 		victim.crash()
 		survivors := []*groupMember{members[0], members[2]}
-		floetest.CheckFor(t, groupSession+20*time.Second, 20*time.Millisecond, func() error {
+		testkit.CheckFor(t, groupSession+20*time.Second, 20*time.Millisecond, func() error {
 			for _, p := range orphaned {
 				if !slices.ContainsFunc(survivors, func(m *groupMember) bool { return slices.Contains(m.owned(), p) }) {
 					return fmt.Errorf("partition %d not reassigned %s after the member crashed", p, time.Since(killedAt).Round(time.Millisecond))
@@ -152,7 +153,7 @@ func TestClusterGroups(t *testing.T) {
 			return nil
 		})
 		t.Logf("crashed member's partitions %v reassigned after %s", orphaned, time.Since(killedAt).Round(time.Millisecond))
-		floetest.CheckFor(t, 2*time.Minute, 20*time.Millisecond, func() error {
+		testkit.CheckFor(t, 2*time.Minute, 20*time.Millisecond, func() error {
 			if missing := seen.missing(); len(missing) > 0 {
 				return fmt.Errorf("%d records never consumed, first %v", len(missing), missing[:min(5, len(missing))])
 			}
@@ -174,7 +175,7 @@ func TestClusterGroups(t *testing.T) {
 			return nil
 		}
 		survivorAdm := newAdmin(t, survivor)
-		floetest.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error { return committedAll(survivorAdm) })
+		testkit.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error { return committedAll(survivorAdm) })
 		for _, m := range survivors {
 			m.stop()
 		}
@@ -189,7 +190,7 @@ func TestClusterGroups(t *testing.T) {
 			"--data-dir", t.TempDir(), "--s3-bucket", c.minio.Bucket, "--s3-endpoint", c.minio.Endpoint,
 			"--s3-region", c.minio.Region, "--s3-path-style", "--coordinator-timeout", "3s")
 		b4Adm := kadm.NewClient(pinnedClient(t, b4.KafkaAddr))
-		floetest.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error { return committedAll(b4Adm) })
+		testkit.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error { return committedAll(b4Adm) })
 	})
 
 	t.Run("KIP-848 group through a coordinator restart", func(t *testing.T) {
@@ -227,7 +228,7 @@ func TestClusterGroups(t *testing.T) {
 		if n := rebalances(); n != settled {
 			t.Errorf("KIP-848 members saw %d assignment changes through a coordinator restart", n-settled)
 		}
-		floetest.CheckFor(t, 2*time.Minute, 20*time.Millisecond, func() error {
+		testkit.CheckFor(t, 2*time.Minute, 20*time.Millisecond, func() error {
 			if missing := seen.missing(); len(missing) > 0 {
 				return fmt.Errorf("%d records never consumed, first %v", len(missing), missing[:min(5, len(missing))])
 			}
@@ -250,7 +251,7 @@ func waitSettled(t *testing.T, members []*groupMember) int32 {
 	}
 	var generation int32
 	last := count()
-	floetest.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error {
+	testkit.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error {
 		time.Sleep(time.Second)
 		if n := count(); n != last {
 			last = n

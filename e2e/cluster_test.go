@@ -22,6 +22,7 @@ import (
 	"github.com/floe-io/floe/internal/floetest"
 	"github.com/floe-io/floe/internal/miniotest"
 	"github.com/floe-io/floe/internal/natstest"
+	"github.com/floe-io/floe/internal/testkit"
 )
 
 // cluster is a multi-process floe cluster: MinIO for objects, a NATS
@@ -118,7 +119,7 @@ func metadataBrokers(ctx context.Context, addr, topic string) ([]int32, map[int3
 func waitBrokers(t *testing.T, addr string, want []int32, within time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
-	floetest.CheckFor(t, within, 100*time.Millisecond, func() error {
+	testkit.CheckFor(t, within, 100*time.Millisecond, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		ids, _, err := metadataBrokers(ctx, addr, "")
@@ -256,7 +257,7 @@ func TestCluster(t *testing.T) {
 	})
 
 	t.Run("fetch wake-up across brokers", func(t *testing.T) {
-		lat := measureWakeUps(t, ctx, b1.KafkaAddr, b2.KafkaAddr, "wake", 10)
+		lat := measureWakeUps(t, ctx, b1, b2, "wake", 10)
 		for i, l := range lat {
 			// Without the commit notice the fetch would wait out MaxWait
 			// (5s); the figures are BenchmarkClusterFetchWakeUp's.
@@ -307,7 +308,7 @@ func TestCluster(t *testing.T) {
 		// The restarted coordinator has every acknowledged batch, and
 		// brokers use it again.
 		c.startCoordinator()
-		floetest.CheckFor(t, 20*time.Second, 100*time.Millisecond, func() error {
+		testkit.CheckFor(t, 20*time.Second, 100*time.Millisecond, func() error {
 			if code := produceRaw(t, cl, topic, 0, buildBatch(t, []byte("after restart"))); code != 0 {
 				return kerr.ErrorForCode(code)
 			}
@@ -344,11 +345,13 @@ func (w wakeUp) String() string {
 	return fmt.Sprintf("%s (acked %s)", w.consumed.Round(time.Millisecond), w.acked.Round(time.Millisecond))
 }
 
-// measureWakeUps creates topic (one partition), has a consumer on
-// consumeAddr long-poll it with MaxWait 5s, and produces n records one at
-// a time through produceAddr, each once the previous one was consumed.
-func measureWakeUps(t testing.TB, ctx context.Context, produceAddr, consumeAddr, topic string, n int) []wakeUp {
+// measureWakeUps creates topic (one partition), has a consumer on broker
+// consume long-poll it with MaxWait 5s, and produces n records one at a time
+// through broker produce, each once the previous one was consumed and the
+// consumer's next fetch is parked again.
+func measureWakeUps(t testing.TB, ctx context.Context, produce, consume *floetest.Process, topic string, n int) []wakeUp {
 	t.Helper()
+	produceAddr, consumeAddr := produce.KafkaAddr, consume.KafkaAddr
 	prod := pinnedClient(t, produceAddr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if _, err := kadm.NewClient(prod).CreateTopic(ctx, 1, 1, nil, topic); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		t.Fatalf("create topic %s: %v", topic, err)
@@ -371,10 +374,11 @@ func measureWakeUps(t testing.TB, ctx context.Context, produceAddr, consumeAddr,
 			})
 		}
 	}()
-	// Let the consumer resolve its start offset and enter its long poll.
-	time.Sleep(500 * time.Millisecond)
 	out := make([]wakeUp, 0, n)
 	for i := range n {
+		// The consumer has resolved its start offset (or consumed the
+		// last record) and is in its long poll.
+		waitParked(t, consume.HTTPAddr)
 		start := time.Now()
 		if err := prod.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, "wake-%d", i)}).FirstErr(); err != nil {
 			t.Fatalf("produce: %v", err)
@@ -386,10 +390,21 @@ func measureWakeUps(t testing.TB, ctx context.Context, produceAddr, consumeAddr,
 		case <-time.After(10 * time.Second):
 			t.Fatalf("record %d not consumed within 10s", i)
 		}
-		// The consumer is back in its long poll well within this.
-		time.Sleep(50 * time.Millisecond)
 	}
 	return out
+}
+
+// waitParked waits until the broker serving HTTP at httpAddr has a fetch
+// parked at the log end (its floe_kafka_fetch_parked gauge).
+func waitParked(t testing.TB, httpAddr string) {
+	t.Helper()
+	testkit.CheckFor(t, 10*time.Second, 2*time.Millisecond, func() error {
+		n, err := floetest.Metric(httpAddr, "floe_kafka_fetch_parked")
+		if err == nil && n < 1 {
+			err = fmt.Errorf("%v fetches parked", n)
+		}
+		return err
+	})
 }
 
 // BenchmarkClusterFetchWakeUp measures, on a cluster of processes, how
@@ -402,7 +417,7 @@ func BenchmarkClusterFetchWakeUp(b *testing.B) {
 	c := startCluster(b, 2)
 	ctx := context.Background()
 	waitBrokers2 := func() {
-		floetest.CheckFor(b, 10*time.Second, 100*time.Millisecond, func() error {
+		testkit.CheckFor(b, 10*time.Second, 100*time.Millisecond, func() error {
 			ids, _, err := metadataBrokers(ctx, c.brokers[0].KafkaAddr, "")
 			if err != nil || len(ids) != 2 {
 				return fmt.Errorf("brokers %v, %v", ids, err)
@@ -412,7 +427,7 @@ func BenchmarkClusterFetchWakeUp(b *testing.B) {
 	}
 	waitBrokers2()
 	b.ResetTimer()
-	lat := measureWakeUps(b, ctx, c.brokers[0].KafkaAddr, c.brokers[1].KafkaAddr, "wake", b.N)
+	lat := measureWakeUps(b, ctx, c.brokers[0], c.brokers[1], "wake", b.N)
 	b.StopTimer()
 	wake := make([]float64, len(lat))
 	e2e := make([]float64, len(lat))

@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -29,6 +27,7 @@ import (
 	"github.com/floe-io/floe/internal/floetest"
 	"github.com/floe-io/floe/internal/miniotest"
 	"github.com/floe-io/floe/internal/natstest"
+	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/record"
 )
 
@@ -250,7 +249,7 @@ func (sp *seqProducer) ackCount() int {
 // waitAcks waits until at least n records are acknowledged.
 func (sp *seqProducer) waitAcks(t *testing.T, n int, within time.Duration) {
 	t.Helper()
-	floetest.CheckFor(t, within, 10*time.Millisecond, func() error {
+	testkit.CheckFor(t, within, 10*time.Millisecond, func() error {
 		if got := sp.ackCount(); got < n {
 			return fmt.Errorf("producer %d: %d records acknowledged, waiting for %d", sp.p, got, n)
 		}
@@ -443,39 +442,15 @@ func crashProducerOpts(deliveryTimeout time.Duration) []kgo.Opt {
 // coordObjects reads the coordinator's object gauges from its /metrics:
 // the objects it knows, live (referenced by batches) and garbage.
 func coordObjects(httpAddr string) (live, garbage int64, err error) {
-	cl := &http.Client{Timeout: 5 * time.Second}
-	resp, err := cl.Get("http://" + httpAddr + "/metrics")
+	l, err := floetest.Metric(httpAddr, "floe_coordinator_objects", `state="live"`)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer resp.Body.Close()
-	found := 0
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "floe_coordinator_objects{") {
-			continue
-		}
-		fields := strings.Fields(line)
-		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
-		if err != nil {
-			return 0, 0, fmt.Errorf("metrics line %q: %w", line, err)
-		}
-		switch {
-		case strings.Contains(line, `state="live"`):
-			live, found = int64(v), found+1
-		case strings.Contains(line, `state="garbage"`):
-			garbage, found = int64(v), found+1
-		}
-	}
-	if err := sc.Err(); err != nil {
+	g, err := floetest.Metric(httpAddr, "floe_coordinator_objects", `state="garbage"`)
+	if err != nil {
 		return 0, 0, err
 	}
-	if found != 2 {
-		return 0, 0, errors.New("no floe_coordinator_objects gauges for states live and garbage in /metrics")
-	}
-	return live, garbage, nil
+	return int64(l), int64(g), nil
 }
 
 // TestCrashBrokerDuringProduce kills (SIGKILL) one of two brokers in the
@@ -571,7 +546,7 @@ func TestCrashBrokerDuringProduce(t *testing.T) {
 	// The collector: after the grace period the bucket holds exactly the
 	// objects the coordinator references: the orphan and any garbage are
 	// gone.
-	floetest.CheckFor(t, 10*gcGrace, 250*time.Millisecond, func() error {
+	testkit.CheckFor(t, 10*gcGrace, 250*time.Millisecond, func() error {
 		listed, err := store.List(ctx, "wal/")
 		if err != nil {
 			return err
@@ -666,7 +641,7 @@ func TestCrashCoordinatorDuringProduce(t *testing.T) {
 	restarted := time.Since(restartAt)
 	// The broker uses the new coordinator as soon as it serves; the
 	// producer's first ack comes after its retry backoff.
-	floetest.CheckFor(t, 20*time.Second, 10*time.Millisecond, func() error {
+	testkit.CheckFor(t, 20*time.Second, 10*time.Millisecond, func() error {
 		return kerr.ErrorForCode(produceRaw(t, raw, probes, 0, buildBatch(t, []byte("after the restart"))))
 	})
 	brokerBack := time.Since(restartAt)
@@ -857,7 +832,7 @@ func TestRetryThroughAnotherBroker(t *testing.T) {
 	c.startCoord()
 	var code int16
 	var base int64
-	floetest.CheckFor(t, 20*time.Second, 20*time.Millisecond, func() error {
+	testkit.CheckFor(t, 20*time.Second, 20*time.Millisecond, func() error {
 		var err error
 		if code, base, err = produceAt(ctx, cl2, topic, second); err != nil {
 			return err

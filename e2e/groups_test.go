@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/floe-io/floe/internal/floetest"
+	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/node"
 )
 
@@ -81,7 +82,7 @@ func testGroupFailover(t *testing.T, kill func(*groupMember), within time.Durati
 	// Within the session timeout (plus the rebalance) the survivors own
 	// the victim's partitions.
 	survivors := []*groupMember{members[0], members[2]}
-	floetest.CheckFor(t, within, 20*time.Millisecond, func() error {
+	testkit.CheckFor(t, within, 20*time.Millisecond, func() error {
 		for _, p := range orphaned {
 			if !slices.ContainsFunc(survivors, func(m *groupMember) bool { return slices.Contains(m.owned(), p) }) {
 				return fmt.Errorf("partition %d not reassigned %s after the member went away", p, time.Since(killedAt).Round(time.Millisecond))
@@ -91,14 +92,14 @@ func testGroupFailover(t *testing.T, kill func(*groupMember), within time.Durati
 	})
 	t.Logf("partitions reassigned %s after the member went away", time.Since(killedAt).Round(time.Millisecond))
 
-	floetest.CheckFor(t, 2*time.Minute, 20*time.Millisecond, func() error {
+	testkit.CheckFor(t, 2*time.Minute, 20*time.Millisecond, func() error {
 		if missing := seen.missing(); len(missing) > 0 {
 			return fmt.Errorf("%d records never consumed, first %v", len(missing), missing[:min(5, len(missing))])
 		}
 		return nil
 	})
 	// The survivors' last commits reach the end of every partition.
-	floetest.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+	testkit.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
 		committed, err := adm.FetchOffsets(context.Background(), "crash-group")
 		if err != nil {
 			return err
@@ -151,7 +152,7 @@ func testStaticMemberRestart(t *testing.T, extra ...kgo.Opt) {
 		members = append(members, startGroupMember(t, seeds, "static-group", "static", fmt.Sprintf("m%d", i), seen, kgo.RangeBalancer(),
 			append([]kgo.Opt{kgo.InstanceID(fmt.Sprintf("instance-%d", i)), kgo.SessionTimeout(30 * time.Second)}, extra...)...))
 	}
-	floetest.CheckFor(t, time.Minute, 10*time.Millisecond, func() error {
+	testkit.CheckFor(t, time.Minute, 10*time.Millisecond, func() error {
 		total := 0
 		for _, m := range members {
 			total += len(m.owned())
@@ -172,7 +173,7 @@ func testStaticMemberRestart(t *testing.T, extra ...kgo.Opt) {
 	restarting.stop() // a static member's Close sends no LeaveGroup
 	again := startGroupMember(t, seeds, "static-group", "static", "m1-restarted", seen, kgo.RangeBalancer(),
 		append([]kgo.Opt{kgo.InstanceID("instance-1"), kgo.SessionTimeout(30 * time.Second)}, extra...)...)
-	floetest.CheckFor(t, 20*time.Second, 10*time.Millisecond, func() error {
+	testkit.CheckFor(t, 20*time.Second, 10*time.Millisecond, func() error {
 		if got := again.owned(); !slices.Equal(got, owned) {
 			return fmt.Errorf("restarted member owns %v, want %v", got, owned)
 		}
@@ -205,7 +206,7 @@ func (w workload) createAndProduce(t *testing.T, adm *kadm.Client, seeds ...stri
 // from they had consumed when something happened (what), or all of them.
 func waitProgress(t *testing.T, seen *seenSet, from, n, total int, what string) {
 	t.Helper()
-	floetest.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+	testkit.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
 		if got := seen.count(); got < min(from+n, total) {
 			return fmt.Errorf("%d records consumed, %d %s", got, from, what)
 		}
@@ -217,7 +218,7 @@ func waitProgress(t *testing.T, seen *seenSet, from, n, total int, what string) 
 // partitions: the members have processed and committed for a while.
 func waitConsuming(t *testing.T, seen *seenSet, members []*groupMember, n int) {
 	t.Helper()
-	floetest.CheckFor(t, time.Minute, 10*time.Millisecond, func() error {
+	testkit.CheckFor(t, time.Minute, 10*time.Millisecond, func() error {
 		if got := seen.count(); got < n {
 			return fmt.Errorf("%d records consumed, waiting for %d", got, n)
 		}

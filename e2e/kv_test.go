@@ -19,6 +19,7 @@ import (
 
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/internal/floetest"
+	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/kvindex"
 	"github.com/floe-io/floe/node"
 )
@@ -260,7 +261,7 @@ func TestKVBackfill(t *testing.T) {
 		t.Fatal(err)
 	}
 	var saw503 bool
-	floetest.CheckFor(t, 30*time.Second, 5*time.Millisecond, func() error {
+	testkit.CheckFor(t, 30*time.Second, 5*time.Millisecond, func() error {
 		a := kvGet(t, n.HTTPAddr(), "/kv/late/k-1")
 		if a.status == 503 {
 			saw503 = true

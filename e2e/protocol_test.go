@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/floe-io/floe/broker"
 	"github.com/floe-io/floe/internal/floetest"
+	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/node"
 	"github.com/floe-io/floe/record"
 )
@@ -199,8 +201,13 @@ func TestFetchLongPollWakesAndAcksZero(t *testing.T) {
 			}
 		}
 	}()
-	// Let the consumer park its fetch at the log end before producing.
-	time.Sleep(500 * time.Millisecond)
+	// The consumer's fetch is parked at the log end before the produce.
+	testkit.CheckFor(t, 10*time.Second, time.Millisecond, func() error {
+		if n.Broker().ParkedFetches() == 0 {
+			return errors.New("no fetch parked")
+		}
+		return nil
+	})
 	start := time.Now()
 	if err := producer.ProduceSync(ctx, &kgo.Record{Value: []byte("wake up")}).FirstErr(); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/internal/valenc"
 )
 
@@ -526,7 +527,7 @@ func TestCorruptConsumerMemberFailsOpen(t *testing.T) {
 	if err := h.gs.Close(); err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Dir: h.dir, Logger: testLogger(), Now: h.clk.Now, manualExpiry: true, Topics: ft}
+	opts := Options{Dir: h.dir, Logger: testkit.Logger(), Now: h.clk.Now, manualExpiry: true, Topics: ft}
 	if gs, err := Open(opts); err == nil {
 		gs.Close()
 		t.Fatal("Open succeeded")

@@ -3,9 +3,6 @@ package groups
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/internal/testkit"
 )
 
 // clock is a settable clock for Options.Now.
@@ -36,13 +34,6 @@ func (c *clock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func testLogger() *slog.Logger {
-	if os.Getenv("FLOE_TEST_LOG") == "1" {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
-}
-
 // harness is a Groups on a fake clock; advance moves the clock and runs
 // the deadlines that passed.
 type harness struct {
@@ -63,7 +54,7 @@ func newHarness(t *testing.T, mods ...func(*Options)) *harness {
 
 func (h *harness) open(mods ...func(*Options)) {
 	h.t.Helper()
-	opts := Options{Dir: h.dir, Logger: testLogger(), Now: h.clk.Now, manualExpiry: true}
+	opts := Options{Dir: h.dir, Logger: testkit.Logger(), Now: h.clk.Now, manualExpiry: true}
 	for _, m := range mods {
 		m(&opts)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/record"
 )
 
@@ -70,7 +71,7 @@ func (w *discardWriter) WriteHeader(status int)      { w.status = status }
 func BenchmarkHandlerHit(b *testing.B) {
 	for _, codec := range []record.Codec{record.CodecNone, record.CodecLZ4, record.CodecZstd} {
 		b.Run(codec.String(), func(b *testing.B) {
-			h := NewHandler(newBenchService(b, codec), HandlerOptions{Logger: discard})
+			h := NewHandler(newBenchService(b, codec), HandlerOptions{Logger: testkit.Logger()})
 			r := httptest.NewRequest(http.MethodGet, "/kv/users/user-0000123456", nil)
 			b.ReportAllocs()
 			for b.Loop() {
@@ -87,7 +88,7 @@ func BenchmarkHandlerHit(b *testing.B) {
 // BenchmarkHandlerHitOwn is the hit path with a reused writer: what the handler itself
 // costs, allocations included.
 func BenchmarkHandlerHitOwn(b *testing.B) {
-	h := NewHandler(newBenchService(b, record.CodecNone), HandlerOptions{Logger: discard,
+	h := NewHandler(newBenchService(b, record.CodecNone), HandlerOptions{Logger: testkit.Logger(),
 		Observer: func(int, time.Duration) {}})
 	r := httptest.NewRequest(http.MethodGet, "/kv/users/user-0000123456", nil)
 	w := &discardWriter{h: http.Header{}}
@@ -103,7 +104,7 @@ func BenchmarkHandlerHitOwn(b *testing.B) {
 
 // BenchmarkHandlerMiss is a key with no index entry (404 with a fixed JSON body).
 func BenchmarkHandlerMiss(b *testing.B) {
-	h := NewHandler(newBenchService(b, record.CodecNone), HandlerOptions{Logger: discard})
+	h := NewHandler(newBenchService(b, record.CodecNone), HandlerOptions{Logger: testkit.Logger()})
 	r := httptest.NewRequest(http.MethodGet, "/kv/users/nobody", nil)
 	w := &discardWriter{h: http.Header{}}
 	b.ReportAllocs()
@@ -118,7 +119,7 @@ func BenchmarkHandlerMiss(b *testing.B) {
 
 // BenchmarkHandlerHitParallel runs the hit path on every P at once.
 func BenchmarkHandlerHitParallel(b *testing.B) {
-	h := NewHandler(newBenchService(b, record.CodecNone), HandlerOptions{Logger: discard})
+	h := NewHandler(newBenchService(b, record.CodecNone), HandlerOptions{Logger: testkit.Logger()})
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		r := httptest.NewRequest(http.MethodGet, "/kv/users/user-0000123456", nil)
@@ -134,7 +135,7 @@ func BenchmarkHandlerHitParallel(b *testing.B) {
 // and reports latency percentiles and throughput. The Service is in memory: this is the
 // HTTP and handler share of a cached lookup's latency.
 func BenchmarkHandlerHTTP(b *testing.B) {
-	srv := httptest.NewServer(NewHandler(newBenchService(b, record.CodecNone), HandlerOptions{Logger: discard}))
+	srv := httptest.NewServer(NewHandler(newBenchService(b, record.CodecNone), HandlerOptions{Logger: testkit.Logger()}))
 	defer srv.Close()
 	url := srv.URL + "/kv/users/user-0000123456"
 	for _, workers := range []int{1, 8} {

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strconv"
 	"testing"
+
+	"github.com/floe-io/floe/internal/testkit"
 )
 
 var fuzzSeeds = []string{
@@ -82,7 +84,7 @@ func FuzzHandler(f *testing.F) {
 		f.Add(s)
 	}
 	fx := newFixture(f)
-	h := NewHandler(fx.log, HandlerOptions{Logger: discard})
+	h := NewHandler(fx.log, HandlerOptions{Logger: testkit.Logger()})
 	f.Fuzz(func(t *testing.T, target string) {
 		u, err := url.ParseRequestURI(target)
 		if err != nil {

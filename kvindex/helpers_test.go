@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"iter"
 	"log/slog"
 	"sort"
@@ -13,12 +12,10 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble"
-	"github.com/floe-io/floe/record"
 	"github.com/twmb/franz-go/pkg/kmsg"
-)
 
-// discard is a logger for tests: logs are off unless a test needs them.
-var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
+	"github.com/floe-io/floe/record"
+)
 
 // openDB opens a Pebble database in a temporary directory, closed at cleanup.
 func openDB(t testing.TB, dir string) *pebble.DB {

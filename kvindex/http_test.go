@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/record"
 )
 
@@ -224,7 +225,7 @@ func TestHandler(t *testing.T) {
 			var observed []int
 			h := NewHandler(f.log, HandlerOptions{
 				RemoteReadEnabled: tc.remote,
-				Logger:            discard,
+				Logger:            testkit.Logger(),
 				Observer:          func(status int, d time.Duration) { observed = append(observed, status) },
 			})
 			method := tc.method

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble"
+
+	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/record"
 )
 
@@ -369,7 +371,7 @@ func TestHandlerOverIndex(t *testing.T) {
 		commit(t, db, func(pb *pebble.Batch) { ix.Apply(pb, topicA, p, base, entriesOf(t, b)) })
 	})
 
-	h := NewHandler(indexService{f, ix}, HandlerOptions{Logger: discard})
+	h := NewHandler(indexService{f, ix}, HandlerOptions{Logger: testkit.Logger()})
 	hits := 0
 	for p := range int32(3) {
 		for i := range 40 {

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,15 +16,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
-)
 
-// testLogger is silent unless FLOE_TEST_LOG=1.
-func testLogger() *slog.Logger {
-	if os.Getenv("FLOE_TEST_LOG") == "1" {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
-}
+	"github.com/floe-io/floe/internal/testkit"
+)
 
 // startKfake runs an in-process fake Kafka cluster on 127.0.0.1, seeded
 // with topics, and returns its seed address.
@@ -47,7 +39,7 @@ func startKfake(t *testing.T, partitions int32, topics ...string) string {
 func testConfig(broker string) Config {
 	cfg := DefaultConfig()
 	cfg.Brokers = []string{broker}
-	cfg.Logger = testLogger()
+	cfg.Logger = testkit.Logger()
 	cfg.Progress = 0
 	cfg.DrainTimeout = 10 * time.Second
 	return cfg

@@ -369,3 +369,6 @@ func (n *Node) closeParts() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Broker returns the node's Kafka front (for tests that observe it).
+func (n *Node) Broker() *broker.Broker { return n.broker }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/floe-io/floe/broker"
 	"github.com/floe-io/floe/internal/floetest"
+	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/node"
 )
 
@@ -57,7 +58,7 @@ func TestNodeUsesAnotherNodesCoordinator(t *testing.T) {
 	}
 	// Its own data dir (its groups live there), the first node's objects.
 	cfg2 := node.Config{DataDir: t.TempDir(), Store: n1.Store(), NATSURL: n1.NATSURL(), Cluster: "nodetest", Broker: broker.Options{NodeID: 2}}
-	cfg2.KafkaAddr, cfg2.HTTPAddr, cfg2.Logger = "127.0.0.1:0", "-", floetest.Logger()
+	cfg2.KafkaAddr, cfg2.HTTPAddr, cfg2.Logger = "127.0.0.1:0", "-", testkit.Logger()
 	n2, err := node.Start(context.Background(), cfg2)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +75,7 @@ func TestNodeUsesAnotherNodesCoordinator(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c1, c2 := pinned(t, n1.KafkaAddr()), pinned(t, n2.KafkaAddr(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	floetest.CheckFor(t, 10*time.Second, 50*time.Millisecond, func() error {
+	testkit.CheckFor(t, 10*time.Second, 50*time.Millisecond, func() error {
 		ids, err := brokerIDs(ctx, c1)
 		if err != nil || !slices.Equal(ids, []int32{1, 2}) {
 			return fmt.Errorf("node 1 names brokers %v (%v)", ids, err)
@@ -101,7 +102,7 @@ func TestNodeUsesAnotherNodesCoordinator(t *testing.T) {
 	if err := n2.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	floetest.CheckFor(t, 5*time.Second, 50*time.Millisecond, func() error {
+	testkit.CheckFor(t, 5*time.Second, 50*time.Millisecond, func() error {
 		ids, err := brokerIDs(ctx, c1)
 		if err != nil || !slices.Equal(ids, []int32{1}) {
 			return fmt.Errorf("node 1 names brokers %v (%v)", ids, err)

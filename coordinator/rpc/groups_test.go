@@ -16,6 +16,7 @@ import (
 	"github.com/floe-io/floe/coordinator/rpc"
 	"github.com/floe-io/floe/groups"
 	"github.com/floe-io/floe/internal/natstest"
+	"github.com/floe-io/floe/internal/testkit"
 )
 
 // groupsEnv is a coordinator and a group coordinator served over a real
@@ -32,12 +33,12 @@ type groupsEnv struct {
 // dirs, closed when the test ends.
 func openGroupsState(t *testing.T) (*coordinator.Coordinator, *groups.Groups) {
 	t.Helper()
-	c, err := coordinator.Open(coordinator.Options{Dir: t.TempDir(), Logger: testLogger()})
+	c, err := coordinator.Open(coordinator.Options{Dir: t.TempDir(), Logger: testkit.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	gs, err := groups.Open(groups.Options{Dir: t.TempDir(), Logger: testLogger(), Topics: c})
+	gs, err := groups.Open(groups.Options{Dir: t.TempDir(), Logger: testkit.Logger(), Topics: c})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,13 +50,13 @@ func newGroupsEnv(t *testing.T) *groupsEnv {
 	t.Helper()
 	ns := natstest.Start(t)
 	c, gs := openGroupsState(t)
-	srv, err := rpc.ServeWith(context.Background(), natstest.Connect(t, ns), "test", c, rpc.ServerOptions{Logger: testLogger(), Groups: gs})
+	srv, err := rpc.ServeWith(context.Background(), natstest.Connect(t, ns), "test", c, rpc.ServerOptions{Logger: testkit.Logger(), Groups: gs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
 	client := func() *rpc.Client {
-		return rpc.NewClient(natstest.Connect(t, ns), "test", rpc.ClientOptions{Timeout: 2 * time.Second, Logger: testLogger()})
+		return rpc.NewClient(natstest.Connect(t, ns), "test", rpc.ClientOptions{Timeout: 2 * time.Second, Logger: testkit.Logger()})
 	}
 	e := &groupsEnv{coord: c, groups: gs, srv: srv, client: client()}
 	e.a, e.b = e.client.Groups(), client().Groups()
@@ -221,12 +222,12 @@ func TestGroupsOverNATS(t *testing.T) {
 // COORDINATOR_NOT_AVAILABLE), rather than hang.
 func TestGroupsUnavailable(t *testing.T) {
 	ns := natstest.Start(t)
-	c, err := coordinator.Open(coordinator.Options{Dir: t.TempDir(), Logger: testLogger()})
+	c, err := coordinator.Open(coordinator.Options{Dir: t.TempDir(), Logger: testkit.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	srv, err := rpc.Serve(context.Background(), natstest.Connect(t, ns), "test", c, testLogger()) // no Groups
+	srv, err := rpc.Serve(context.Background(), natstest.Connect(t, ns), "test", c, testkit.Logger()) // no Groups
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +298,7 @@ func TestHeldJoinCoordinatorGone(t *testing.T) {
 			ns := natstest.Start(t)
 			c, gs := openGroupsState(t)
 			srvConn := natstest.Connect(t, ns)
-			if _, err := rpc.ServeWith(context.Background(), srvConn, "test", c, rpc.ServerOptions{Logger: testLogger(), Groups: gs}); err != nil {
+			if _, err := rpc.ServeWith(context.Background(), srvConn, "test", c, rpc.ServerOptions{Logger: testkit.Logger(), Groups: gs}); err != nil {
 				t.Fatal(err)
 			}
 			g := rpc.NewClient(natstest.Connect(t, ns), "test", rpc.ClientOptions{Timeout: 2 * time.Second}).Groups()
@@ -326,7 +327,7 @@ func TestHeldJoinCoordinatorGone(t *testing.T) {
 			time.Sleep(300 * time.Millisecond) // the join is held
 			srvConn.Close()                    // the coordinator is gone, its held requests with it
 			if restart {
-				srv, err := rpc.ServeWith(context.Background(), natstest.Connect(t, ns), "test", c, rpc.ServerOptions{Logger: testLogger(), Groups: gs})
+				srv, err := rpc.ServeWith(context.Background(), natstest.Connect(t, ns), "test", c, rpc.ServerOptions{Logger: testkit.Logger(), Groups: gs})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"os"
 	"reflect"
 	"strings"
 	"sync"
@@ -21,14 +18,8 @@ import (
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/coordinator/rpc"
 	"github.com/floe-io/floe/internal/natstest"
+	"github.com/floe-io/floe/internal/testkit"
 )
-
-func testLogger() *slog.Logger {
-	if os.Getenv("FLOE_TEST_LOG") == "1" {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
-}
 
 // env is a coordinator served over a real NATS server, and a client.
 type env struct {
@@ -46,7 +37,7 @@ func newEnv(t *testing.T, opts *server.Options, copts ...func(*coordinator.Optio
 		opts = &server.Options{}
 	}
 	e := &env{t: t, ns: natstest.StartWith(t, opts)}
-	o := coordinator.Options{Dir: t.TempDir(), Logger: testLogger()}
+	o := coordinator.Options{Dir: t.TempDir(), Logger: testkit.Logger()}
 	for _, m := range copts {
 		m(&o)
 	}
@@ -57,13 +48,13 @@ func newEnv(t *testing.T, opts *server.Options, copts ...func(*coordinator.Optio
 	t.Cleanup(func() { c.Close() })
 	e.coord = c
 	srvConn := natstest.Connect(t, e.ns)
-	e.srv, err = rpc.Serve(context.Background(), srvConn, "test", c, testLogger())
+	e.srv, err = rpc.Serve(context.Background(), srvConn, "test", c, testkit.Logger())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.srv.Close)
 	e.nc = natstest.Connect(t, e.ns)
-	e.client = rpc.NewClient(e.nc, "test", rpc.ClientOptions{Timeout: 2 * time.Second, Logger: testLogger()})
+	e.client = rpc.NewClient(e.nc, "test", rpc.ClientOptions{Timeout: 2 * time.Second, Logger: testkit.Logger()})
 	return e
 }
 

@@ -5,25 +5,12 @@ package floetest
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"log/slog"
-	"net"
-	"os"
 	"testing"
 	"time"
 
+	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/node"
 )
-
-// Logger returns a logger for servers under test: silent unless
-// FLOE_TEST_LOG=1.
-func Logger() *slog.Logger {
-	if os.Getenv("FLOE_TEST_LOG") == "1" {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
-}
 
 // StartNode starts an in-process broker node with cfg, filling in a temp
 // data dir and free 127.0.0.1 ports where cfg leaves them empty. It is
@@ -40,7 +27,7 @@ func StartNode(t testing.TB, cfg node.Config) *node.Node {
 		cfg.HTTPAddr = "127.0.0.1:0"
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = Logger()
+		cfg.Logger = testkit.Logger()
 	}
 	n, err := node.Start(context.Background(), cfg)
 	if err != nil {
@@ -55,34 +42,3 @@ func StartNode(t testing.TB, cfg node.Config) *node.Node {
 	})
 	return n
 }
-
-// FreeAddr returns a 127.0.0.1 address with a port free right now.
-func FreeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("free port: %v", err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// CheckFor calls fn every interval until it returns nil, failing the test
-// with fn's last error after timeout.
-func CheckFor(t testing.TB, timeout, interval time.Duration, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still failing after %s: %v", timeout, err)
-		}
-		time.Sleep(interval)
-	}
-}
-
-// Errorf is fmt.Errorf, so CheckFor funcs read naturally.
-func Errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/floe-io/floe/internal/testkit"
 )
 
 var build struct {
@@ -81,7 +83,7 @@ type Process struct {
 // coordinator runs as a process (StartCoordinator).
 func StartBroker(t testing.TB, env []string, args ...string) *Process {
 	t.Helper()
-	kafka := FreeAddr(t)
+	kafka := testkit.FreeAddr(t)
 	p := start(t, "broker", env, append([]string{"--kafka-addr", kafka}, args...))
 	p.KafkaAddr = kafka
 	return p
@@ -100,7 +102,7 @@ func StartCoordinator(t testing.TB, env []string, args ...string) *Process {
 // until its /healthz answers 200.
 func start(t testing.TB, name string, env, args []string) *Process {
 	t.Helper()
-	p := &Process{t: t, name: name, HTTPAddr: FreeAddr(t), out: new(syncBuffer), done: make(chan struct{})}
+	p := &Process{t: t, name: name, HTTPAddr: testkit.FreeAddr(t), out: new(syncBuffer), done: make(chan struct{})}
 	args = append([]string{"--http-addr", p.HTTPAddr}, args...)
 	p.cmd = exec.Command(Binary(t, name), args...)
 	p.cmd.Env = append(os.Environ(), env...)
@@ -114,7 +116,7 @@ func start(t testing.TB, name string, env, args []string) *Process {
 	}
 	go func() { p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(p.Kill)
-	CheckFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+	testkit.CheckFor(t, 30*time.Second, 20*time.Millisecond, func() error {
 		select {
 		case <-p.done:
 			return fmt.Errorf("%s exited: %s", name, p.out)
