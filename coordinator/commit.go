@@ -35,7 +35,9 @@ import (
 // Pebble itself treats a failed WAL write as fatal: the call panics (see
 // Options.Logger) and the process must restart, recovering from the WAL.
 //
-// Batches are not yet fed to the key index (CommitBatch.Keys is ignored).
+// For topics with kv.index.enabled, each accepted batch's keys
+// (CommitBatch.Keys) are written to the key index in the same Pebble batch
+// that assigns its offsets, so the index never runs ahead of the log.
 func (c *Coordinator) CommitObject(ctx context.Context, req *coordapi.CommitRequest) (*coordapi.CommitResponse, error) {
 	resp, notices, err := c.commitObject(ctx, req)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -26,11 +25,11 @@ import (
 // partitions moved with nothing skipped; committed offsets survive a
 // coordinator restart and are served by a broker that joined afterwards.
 func TestClusterGroups(t *testing.T) {
-	c := startCluster(t, 3)
+	c := floetest.RunCluster(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	var addrs []string
-	for _, b := range c.brokers {
+	for _, b := range c.Brokers {
 		addrs = append(addrs, b.KafkaAddr)
 	}
 	waitBrokers(t, addrs[0], []int32{1, 2, 3}, 10*time.Second)
@@ -114,11 +113,11 @@ func TestClusterGroups(t *testing.T) {
 				kgo.SeedBrokers(addrs...)))
 		}
 		waitConsuming(t, seen, members, w.records/6)
-		generation := waitSettled(t, members)
+		generation := waitSettled(t, newAdmin(t, addrs[0]), group, false, int(w.partitions), members)
 
 		// A broker dies: the members whose coordinator (or fetches) it
 		// was find another broker, and the group goes on.
-		c.brokers[1].Kill()
+		c.Brokers[1].Kill()
 		survivor := addrs[0]
 		t.Logf("killed broker 2 after %d records", seen.count())
 		consumed := seen.count()
@@ -127,8 +126,8 @@ func TestClusterGroups(t *testing.T) {
 		// The coordinator restarts: the Stable group comes back with its
 		// members, who carry on in the same generation.
 		consumed = seen.count()
-		c.coord.Kill()
-		c.startCoordinator()
+		c.Coord.Kill()
+		c.StartCoordinator()
 		t.Logf("coordinator restarted after %d records", consumed)
 		waitProgress(t, seen, consumed, 2000, w.records, "at the restart")
 		for _, m := range members {
@@ -183,19 +182,16 @@ func TestClusterGroups(t *testing.T) {
 		// The offsets are the coordinator's: they survive another
 		// restart, and a broker that was not there when they were
 		// committed serves them.
-		c.coord.Kill()
-		c.startCoordinator()
-		b4 := floetest.StartBroker(t, c.env,
-			"--node-id", strconv.Itoa(4), "--nats-url", c.nats.ClientURL(), "--cluster", clusterName,
-			"--data-dir", t.TempDir(), "--s3-bucket", c.minio.Bucket, "--s3-endpoint", c.minio.Endpoint,
-			"--s3-region", c.minio.Region, "--s3-path-style", "--coordinator-timeout", "3s")
+		c.Coord.Kill()
+		c.StartCoordinator()
+		b4 := c.AddBroker(4)
 		b4Adm := kadm.NewClient(pinnedClient(t, b4.KafkaAddr))
 		testkit.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error { return committedAll(b4Adm) })
 	})
 
 	t.Run("KIP-848 group through a coordinator restart", func(t *testing.T) {
 		var seed string // a broker the previous subtest left alive
-		for _, b := range c.brokers {
+		for _, b := range c.Brokers {
 			select {
 			case <-b.Exited():
 			default:
@@ -218,11 +214,11 @@ func TestClusterGroups(t *testing.T) {
 			}
 			return n
 		}
-		waitSettled(t, members)
+		waitSettled(t, newAdmin(t, seed), "cluster-848-group", true, int(w.partitions), members)
 		settled := rebalances()
 		consumed := seen.count()
-		c.coord.Kill()
-		c.startCoordinator()
+		c.Coord.Kill()
+		c.StartCoordinator()
 		t.Logf("coordinator restarted after %d records", consumed)
 		waitProgress(t, seen, consumed, 2000, w.records, "at the restart")
 		if n := rebalances(); n != settled {
@@ -237,31 +233,56 @@ func TestClusterGroups(t *testing.T) {
 	})
 }
 
-// waitSettled waits until the members' rebalance callbacks stop coming
-// (cooperative and KIP-848 reassignments come in steps) and they agree on
-// a generation, and returns it.
-func waitSettled(t *testing.T, members []*groupMember) int32 {
+// waitSettled waits until the group has settled: the group coordinator
+// holds it Stable with exactly these members (for KIP-848 groups, every
+// member at the group epoch), the members agree on one generation (member
+// epoch) and together own each of partitions exactly once. It returns the
+// generation. Cooperative and KIP-848 reassignments come in steps; a group
+// between two steps is not Stable, or leaves partitions unowned.
+func waitSettled(t *testing.T, adm *kadm.Client, group string, kip848 bool, partitions int, members []*groupMember) int32 {
 	t.Helper()
-	count := func() int {
-		n := 0
-		for _, m := range members {
-			n += m.rebalances()
-		}
-		return n
-	}
 	var generation int32
-	last := count()
-	testkit.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error {
-		time.Sleep(time.Second)
-		if n := count(); n != last {
-			last = n
-			return fmt.Errorf("still rebalancing")
+	testkit.CheckFor(t, time.Minute, 20*time.Millisecond, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if kip848 {
+			described, err := adm.DescribeConsumerGroups(ctx, group)
+			if err != nil {
+				return err
+			}
+			g := described[group]
+			if g.Err != nil || g.State != "Stable" || len(g.Members) != len(members) {
+				return fmt.Errorf("group %s: state %s, %d members, %v", group, g.State, len(g.Members), g.Err)
+			}
+			for _, m := range g.Members {
+				if m.MemberEpoch != g.Epoch {
+					return fmt.Errorf("member %s at epoch %d, group at %d", m.MemberID, m.MemberEpoch, g.Epoch)
+				}
+			}
+		} else {
+			described, err := adm.DescribeGroups(ctx, group)
+			if err != nil {
+				return err
+			}
+			if g := described[group]; g.Err != nil || g.State != "Stable" || len(g.Members) != len(members) {
+				return fmt.Errorf("group %s: state %s, %d members, %v", group, g.State, len(g.Members), g.Err)
+			}
 		}
 		generation = members[0].generation()
-		for _, m := range members[1:] {
+		owned := map[int32]string{}
+		for _, m := range members {
 			if g := m.generation(); g != generation {
-				return fmt.Errorf("generations %d and %d", generation, g)
+				return fmt.Errorf("members at generations %d and %d", generation, g)
 			}
+			for _, p := range m.owned() {
+				if other, dup := owned[p]; dup {
+					return fmt.Errorf("partition %d owned by %s and %s", p, other, m.name)
+				}
+				owned[p] = m.name
+			}
+		}
+		if len(owned) != partitions {
+			return fmt.Errorf("%d of %d partitions owned", len(owned), partitions)
 		}
 		return nil
 	})

@@ -7,63 +7,19 @@ import (
 	"fmt"
 	"net"
 	"slices"
-	"strconv"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/internal/floetest"
-	"github.com/floe-io/floe/internal/miniotest"
-	"github.com/floe-io/floe/internal/natstest"
 	"github.com/floe-io/floe/internal/testkit"
 )
-
-// cluster is a multi-process floe cluster: MinIO for objects, a NATS
-// server in the test process, one coordinator process and broker
-// processes using it.
-type cluster struct {
-	t        testing.TB
-	nats     *server.Server
-	minio    *miniotest.Server
-	env      []string
-	coordDir string
-	coord    *floetest.Process
-	brokers  []*floetest.Process
-}
-
-// clusterName is the NATS subject prefix of test clusters.
-const clusterName = "e2e"
-
-// startCluster starts MinIO, NATS, a coordinator and n brokers (node ids
-// 1..n), each broker on its own data dir.
-func startCluster(t testing.TB, n int) *cluster {
-	t.Helper()
-	c := &cluster{t: t, nats: natstest.Start(t), minio: miniotest.Start(t), coordDir: t.TempDir()}
-	c.env = []string{"AWS_ACCESS_KEY_ID=" + c.minio.AccessKey, "AWS_SECRET_ACCESS_KEY=" + c.minio.SecretKey}
-	c.startCoordinator()
-	for id := 1; id <= n; id++ {
-		c.brokers = append(c.brokers, floetest.StartBroker(t, c.env,
-			"--node-id", strconv.Itoa(id), "--nats-url", c.nats.ClientURL(), "--cluster", clusterName,
-			"--data-dir", t.TempDir(), "--s3-bucket", c.minio.Bucket, "--s3-endpoint", c.minio.Endpoint,
-			"--s3-region", c.minio.Region, "--s3-path-style", "--coordinator-timeout", "3s"))
-	}
-	return c
-}
-
-// startCoordinator starts (or restarts, on the same state) the coordinator.
-func (c *cluster) startCoordinator() {
-	c.t.Helper()
-	c.coord = floetest.StartCoordinator(c.t, c.env, "--nats-url", c.nats.ClientURL(), "--cluster", clusterName,
-		"--data-dir", c.coordDir, "--broker-ttl", "3s", "--s3-bucket", c.minio.Bucket,
-		"--s3-endpoint", c.minio.Endpoint, "--s3-region", c.minio.Region, "--s3-path-style")
-}
 
 // pinnedClient is a franz-go client whose every connection goes to addr,
 // whichever broker Metadata names: all its requests are served by that one
@@ -156,8 +112,8 @@ func TestCluster(t *testing.T) {
 	if testing.Short() {
 		perProducer = 500
 	}
-	c := startCluster(t, 3)
-	b1, b2, b3 := c.brokers[0], c.brokers[1], c.brokers[2]
+	c := floetest.RunCluster(t, 3)
+	b1, b2, b3 := c.Brokers[0], c.Brokers[1], c.Brokers[2]
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
@@ -169,7 +125,7 @@ func TestCluster(t *testing.T) {
 		t.Fatalf("create topic: %v", err)
 	}
 	// Every broker sees the topic, and leadership is spread over all three.
-	for _, b := range c.brokers {
+	for _, b := range c.Brokers {
 		_, leaders, err := metadataBrokers(ctx, b.KafkaAddr, topic)
 		if err != nil {
 			t.Fatal(err)
@@ -183,7 +139,7 @@ func TestCluster(t *testing.T) {
 		start := time.Now()
 		var wg sync.WaitGroup
 		errs := make(chan error, 3)
-		for p, b := range c.brokers {
+		for p, b := range c.Brokers {
 			cl := pinnedClient(t, b.KafkaAddr, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(5*time.Millisecond))
 			wg.Add(1)
 			go func() {
@@ -297,17 +253,17 @@ func TestCluster(t *testing.T) {
 			}
 			t.Logf("produce with the coordinator %s: %v after %s", state, kerr.ErrorForCode(code), took)
 		}
-		if err := c.coord.Signal(syscall.SIGSTOP); err != nil {
+		if err := c.Coord.Signal(syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
 		}
 		produceDown("hung")
 		// A dead one: no responders, answered at once.
-		c.coord.Kill()
+		c.Coord.Kill()
 		produceDown("dead")
 
 		// The restarted coordinator has every acknowledged batch, and
 		// brokers use it again.
-		c.startCoordinator()
+		c.StartCoordinator()
 		testkit.CheckFor(t, 20*time.Second, 100*time.Millisecond, func() error {
 			if code := produceRaw(t, cl, topic, 0, buildBatch(t, []byte("after restart"))); code != 0 {
 				return kerr.ErrorForCode(code)
@@ -414,11 +370,11 @@ func waitParked(t testing.TB, httpAddr string) {
 // (the notice path; it can be below zero when the consumer wins the race),
 // e2e-ms from the produce's start.
 func BenchmarkClusterFetchWakeUp(b *testing.B) {
-	c := startCluster(b, 2)
+	c := floetest.RunCluster(b, 2)
 	ctx := context.Background()
 	waitBrokers2 := func() {
 		testkit.CheckFor(b, 10*time.Second, 100*time.Millisecond, func() error {
-			ids, _, err := metadataBrokers(ctx, c.brokers[0].KafkaAddr, "")
+			ids, _, err := metadataBrokers(ctx, c.Brokers[0].KafkaAddr, "")
 			if err != nil || len(ids) != 2 {
 				return fmt.Errorf("brokers %v, %v", ids, err)
 			}
@@ -427,7 +383,7 @@ func BenchmarkClusterFetchWakeUp(b *testing.B) {
 	}
 	waitBrokers2()
 	b.ResetTimer()
-	lat := measureWakeUps(b, ctx, c.brokers[0], c.brokers[1], "wake", b.N)
+	lat := measureWakeUps(b, ctx, c.Brokers[0], c.Brokers[1], "wake", b.N)
 	b.StopTimer()
 	wake := make([]float64, len(lat))
 	e2e := make([]float64, len(lat))

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -11,7 +12,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,7 +26,6 @@ import (
 
 	"github.com/floe-io/floe/internal/floetest"
 	"github.com/floe-io/floe/internal/miniotest"
-	"github.com/floe-io/floe/internal/natstest"
 	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/record"
 )
@@ -34,57 +33,6 @@ import (
 // The crash tests of issue 3, point 6: real broker and coordinator
 // processes killed with SIGKILL under a produce load, then every record
 // read back and compared with what the producers were told.
-
-// crashCluster is a cluster (MinIO, NATS in the test, one coordinator
-// process, broker processes) whose coordinator runs with extra flags
-// (--gc-grace) and can be restarted on its data dir with them.
-type crashCluster struct {
-	*cluster
-	coordArgs []string
-}
-
-// startCrashCluster starts MinIO, NATS, a coordinator with coordArgs added
-// to its flags, and brokers 1..n.
-func startCrashCluster(t *testing.T, n int, coordArgs ...string) *crashCluster {
-	t.Helper()
-	c := &crashCluster{
-		cluster:   &cluster{t: t, nats: natstest.Start(t), minio: miniotest.Start(t), coordDir: t.TempDir()},
-		coordArgs: coordArgs,
-	}
-	c.env = []string{"AWS_ACCESS_KEY_ID=" + c.minio.AccessKey, "AWS_SECRET_ACCESS_KEY=" + c.minio.SecretKey}
-	c.startCoord()
-	for id := 1; id <= n; id++ {
-		c.addBroker(id)
-	}
-	return c
-}
-
-// startCoord starts (or restarts, on the same --data-dir) the coordinator.
-func (c *crashCluster) startCoord() {
-	c.t.Helper()
-	args := []string{"--nats-url", c.nats.ClientURL(), "--cluster", clusterName,
-		"--data-dir", c.coordDir, "--broker-ttl", "3s", "--s3-bucket", c.minio.Bucket,
-		"--s3-endpoint", c.minio.Endpoint, "--s3-region", c.minio.Region, "--s3-path-style"}
-	c.coord = floetest.StartCoordinator(c.t, c.env, append(args, c.coordArgs...)...)
-}
-
-// addBroker starts broker id on a fresh data dir (an empty chunk cache).
-func (c *crashCluster) addBroker(id int) *floetest.Process {
-	c.t.Helper()
-	return c.addBrokerVia(id, c.minio.Endpoint)
-}
-
-// addBrokerVia starts broker id with s3Endpoint in place of MinIO's (a
-// proxy in front of it).
-func (c *crashCluster) addBrokerVia(id int, s3Endpoint string) *floetest.Process {
-	c.t.Helper()
-	b := floetest.StartBroker(c.t, c.env,
-		"--node-id", strconv.Itoa(id), "--nats-url", c.nats.ClientURL(), "--cluster", clusterName,
-		"--data-dir", c.t.TempDir(), "--s3-bucket", c.minio.Bucket, "--s3-endpoint", s3Endpoint,
-		"--s3-region", c.minio.Region, "--s3-path-style", "--coordinator-timeout", "3s")
-	c.brokers = append(c.brokers, b)
-	return b
-}
 
 // holdingProxy forwards a broker's S3 requests to MinIO. Once armed, it
 // lets the next WAL object upload complete at MinIO but holds back its
@@ -467,10 +415,10 @@ func coordObjects(httpAddr string) (live, garbage int64, err error) {
 func TestCrashBrokerDuringProduce(t *testing.T) {
 	const gcGrace = 3 * time.Second
 	start := time.Now()
-	c := startCrashCluster(t, 0, "--gc-grace", gcGrace.String())
-	proxy := startHoldingProxy(t, c.minio)
-	b1 := c.addBrokerVia(1, proxy.srv.URL)
-	b2 := c.addBroker(2)
+	c := floetest.RunClusterWith(t, 0, floetest.ClusterOptions{CoordinatorArgs: []string{"--gc-grace", gcGrace.String()}})
+	proxy := startHoldingProxy(t, c.MinIO)
+	b1 := c.AddBrokerVia(1, proxy.srv.URL)
+	b2 := c.AddBroker(2)
 	t.Logf("cluster up in %s", time.Since(start).Round(time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
 	defer cancel()
@@ -501,7 +449,7 @@ func TestCrashBrokerDuringProduce(t *testing.T) {
 	killedAt := time.Now()
 	b1.Kill()
 	ackedAtKill := p1.ackCount()
-	if _, err := c.minio.Store(t).Head(ctx, orphan); err != nil {
+	if _, err := c.MinIO.Store(t).Head(ctx, orphan); err != nil {
 		t.Fatalf("the killed broker's uploaded object %s: %v", orphan, err)
 	}
 	p1.waitAcks(t, ackedAtKill+1000, 30*time.Second)
@@ -522,12 +470,12 @@ func TestCrashBrokerDuringProduce(t *testing.T) {
 	}
 	loaded := time.Now()
 
-	store := c.minio.Store(t)
+	store := c.MinIO.Store(t)
 	listed, err := store.List(ctx, "wal/")
 	if err != nil {
 		t.Fatal(err)
 	}
-	live, garbage, err := coordObjects(c.coord.HTTPAddr)
+	live, garbage, err := coordObjects(c.Coord.HTTPAddr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -551,7 +499,7 @@ func TestCrashBrokerDuringProduce(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		live, garbage, err := coordObjects(c.coord.HTTPAddr)
+		live, garbage, err := coordObjects(c.Coord.HTTPAddr)
 		if err != nil {
 			return err
 		}
@@ -572,7 +520,7 @@ func TestCrashBrokerDuringProduce(t *testing.T) {
 	// None of the deleted objects was live: a new broker, its cache empty,
 	// reads every record from the bucket, where it was before. (With the
 	// counts equal above, the bucket holds exactly the live objects.)
-	b3 := c.addBroker(3)
+	b3 := c.AddBroker(3)
 	readStart = time.Now()
 	again := readBack(t, ctx, b3.KafkaAddr, topic, partitions)
 	if len(again) != len(where) {
@@ -596,8 +544,8 @@ func TestCrashBrokerDuringProduce(t *testing.T) {
 // gaps.
 func TestCrashCoordinatorDuringProduce(t *testing.T) {
 	start := time.Now()
-	c := startCrashCluster(t, 1)
-	b1 := c.brokers[0]
+	c := floetest.RunCluster(t, 1)
+	b1 := c.Brokers[0]
 	t.Logf("cluster up in %s", time.Since(start).Round(time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
 	defer cancel()
@@ -617,7 +565,7 @@ func TestCrashCoordinatorDuringProduce(t *testing.T) {
 	p.waitAcks(t, 1000, 20*time.Second)
 
 	killedAt := time.Now()
-	c.coord.Kill()
+	c.Coord.Kill()
 	ackedAtKill := p.ackCount()
 	// Meanwhile the broker answers a retriable error at once (no
 	// responders), never a hang past the request timeout.
@@ -637,7 +585,7 @@ func TestCrashCoordinatorDuringProduce(t *testing.T) {
 	}
 
 	restartAt := time.Now()
-	c.startCoord()
+	c.StartCoordinator()
 	restarted := time.Since(restartAt)
 	// The broker uses the new coordinator as soon as it serves; the
 	// producer's first ack comes after its retry backoff.
@@ -693,6 +641,18 @@ func produceAt(ctx context.Context, cl *kgo.Client, topic string, records []byte
 	return sp.ErrorCode, sp.BaseOffset, nil
 }
 
+// produceWrites counts the Produce requests a client has written to its
+// connections (a kgo hook), so a test knows a request is in a broker's
+// socket even when that broker is stopped.
+type produceWrites struct{ n atomic.Int64 }
+
+// OnBrokerWrite implements kgo.HookBrokerWrite.
+func (w *produceWrites) OnBrokerWrite(_ kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
+	if key == kmsg.Produce.Int16() && err == nil {
+		w.n.Add(1)
+	}
+}
+
 // TestRetryThroughAnotherBroker sends an idempotent batch (fixed producer
 // id, epoch and sequence) through broker 1 and the same bytes again
 // through broker 2, as a producer retrying after a timeout does: the
@@ -704,12 +664,13 @@ func produceAt(ctx context.Context, cl *kgo.Client, topic string, records []byte
 // (SIGKILL) and restarted: its producer state is durable.
 func TestRetryThroughAnotherBroker(t *testing.T) {
 	start := time.Now()
-	c := startCrashCluster(t, 2)
-	b1, b2 := c.brokers[0], c.brokers[1]
+	c := floetest.RunCluster(t, 2)
+	b1, b2 := c.Brokers[0], c.Brokers[1]
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
 	const topic = "retry"
-	cl1, cl2 := pinnedClient(t, b1.KafkaAddr), pinnedClient(t, b2.KafkaAddr)
+	writes := &produceWrites{}
+	cl1, cl2 := pinnedClient(t, b1.KafkaAddr, kgo.WithHooks(writes)), pinnedClient(t, b2.KafkaAddr)
 	if _, err := kadm.NewClient(cl1).CreateTopic(ctx, 1, 1, nil, topic); err != nil {
 		t.Fatalf("create topic: %v", err)
 	}
@@ -791,11 +752,18 @@ func TestRetryThroughAnotherBroker(t *testing.T) {
 		err  error
 	}
 	late := make(chan answer, 1)
+	written := writes.n.Load()
 	go func() {
 		code, base, err := produceAt(ctx, cl1, topic, second)
 		late <- answer{code, base, err}
 	}()
-	time.Sleep(300 * time.Millisecond) // the request is in broker 1's socket
+	// The request is in broker 1's socket.
+	testkit.CheckFor(t, 10*time.Second, time.Millisecond, func() error {
+		if writes.n.Load() == written {
+			return errors.New("batch b not written to broker 1 yet")
+		}
+		return nil
+	})
 	select {
 	case a := <-late:
 		t.Fatalf("broker 1 answered while stopped: %+v", a)
@@ -827,9 +795,9 @@ func TestRetryThroughAnotherBroker(t *testing.T) {
 	// The coordinator crashes and restarts on its data dir: it still knows
 	// the producer's last batches, so one more retry of batch b gets its
 	// offsets, and the next batch follows it.
-	c.coord.Kill()
+	c.Coord.Kill()
 	t0 = time.Now()
-	c.startCoord()
+	c.StartCoordinator()
 	var code int16
 	var base int64
 	testkit.CheckFor(t, 20*time.Second, 20*time.Millisecond, func() error {

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/internal/floetest"
 	"github.com/floe-io/floe/internal/testkit"
@@ -152,18 +154,7 @@ func testStaticMemberRestart(t *testing.T, extra ...kgo.Opt) {
 		members = append(members, startGroupMember(t, seeds, "static-group", "static", fmt.Sprintf("m%d", i), seen, kgo.RangeBalancer(),
 			append([]kgo.Opt{kgo.InstanceID(fmt.Sprintf("instance-%d", i)), kgo.SessionTimeout(30 * time.Second)}, extra...)...))
 	}
-	testkit.CheckFor(t, time.Minute, 10*time.Millisecond, func() error {
-		total := 0
-		for _, m := range members {
-			total += len(m.owned())
-		}
-		if total != 12 {
-			return fmt.Errorf("%d of 12 partitions assigned", total)
-		}
-		return nil
-	})
-	// Let any trailing rebalance settle before counting.
-	time.Sleep(time.Second)
+	generation := waitSettled(t, adm, "static-group", false, 12, members)
 	before := make([]int, len(members))
 	for i, m := range members {
 		before[i] = m.rebalances()
@@ -179,7 +170,23 @@ func testStaticMemberRestart(t *testing.T, extra ...kgo.Opt) {
 		}
 		return nil
 	})
-	time.Sleep(2 * time.Second) // heartbeats would report a rebalance by now
+	// The coordinator took the static member back without a rebalance: the
+	// other members are still in the group at their generation, which a
+	// heartbeat confirms (a rebalance would answer REBALANCE_IN_PROGRESS,
+	// or ILLEGAL_GENERATION once past it).
+	for _, i := range []int{0, 2} {
+		memberID, g := members[i].cl.GroupMetadata()
+		hb := kmsg.NewPtrHeartbeatRequest()
+		hb.Group, hb.MemberID, hb.Generation = "static-group", memberID, g
+		hb.InstanceID = kmsg.StringPtr(fmt.Sprintf("instance-%d", i))
+		resp, err := hb.RequestWith(context.Background(), pinnedClient(t, seeds))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.ErrorCode != 0 || g != generation {
+			t.Errorf("%s after the static restart: generation %d (was %d), heartbeat %v", members[i].name, g, generation, kerr.ErrorForCode(resp.ErrorCode))
+		}
+	}
 	for _, i := range []int{0, 2} {
 		if got := members[i].rebalances(); got != before[i] {
 			t.Errorf("%s went through %d rebalances when the static member restarted", members[i].name, got-before[i])

@@ -1,5 +1,6 @@
-// Package groups is floe's group coordinator, part of the batch coordinator
-// but its own package: classic consumer groups (JoinGroup, SyncGroup,
+// Package groups is floe's group coordinator, a peer of the batch
+// coordinator (package coordinator) in the coordinator service, with its own
+// Pebble: classic consumer groups (JoinGroup, SyncGroup,
 // Heartbeat, LeaveGroup), KIP-848 consumer groups (ConsumerGroupHeartbeat,
 // ConsumerGroupDescribe), committed offsets (OffsetCommit, OffsetFetch,
 // OffsetDelete) and group administration (DescribeGroups, ListGroups,
@@ -7,9 +8,12 @@
 //
 // The methods take and return kmsg requests and responses, so the broker's
 // handlers stay thin and the calls travel over NATS as the Kafka bodies
-// themselves: the coordinator process (or a broker embedding it) opens
-// Groups beside the batch coordinator and serves it with rpc.ServeWith;
-// every broker reaches it through rpc.GroupClient. There is one group
+// themselves: the coordinator service (coordinator/service, in
+// cmd/coordinator or embedded in a broker) opens Groups beside the batch
+// coordinator and serves it with rpc.ServeWith; every broker reaches it
+// through rpc.GroupClient, which implements coordapi.GroupCoordinator (as
+// Direct does in-process). Its only use of the batch coordinator is the
+// topic list (TopicLister), through coordapi's types. There is one group
 // state per cluster, so any broker serves any group, and committed offsets
 // outlive every broker.
 //

@@ -194,7 +194,7 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 
 // BenchmarkGroupOffsetCommit commits one partition's offset for a group
 // per call, the way a consumer commits after processing: in-process (the
-// group coordinator called directly, as LocalGroups does) and over NATS
+// group coordinator called directly, as groups.Direct does) and over NATS
 // (as every broker reaches the cluster's group coordinator), in-process
 // and over TCP on loopback. It reports latency percentiles.
 func BenchmarkGroupOffsetCommit(b *testing.B) {

@@ -1,7 +1,10 @@
-// Package rpc serves the batch coordinator's API over NATS request/reply,
-// and is the brokers' client for it. The coordinator process (or a broker
-// embedding one) runs Serve; brokers call the coordinator through a Client,
-// which implements the same methods as *coordinator.Coordinator.
+// Package rpc serves the coordinator service's API over NATS request/reply:
+// the batch coordinator's (package coordinator) and the group
+// coordinator's (package groups). It is also the brokers' client for both.
+// The coordinator service (package coordinator/service, in cmd/coordinator
+// or embedded in a broker) runs ServeWith; brokers call it through a Client,
+// which implements coordapi.Coordinator as *coordinator.Coordinator does,
+// and its GroupClient, which implements coordapi.GroupCoordinator.
 //
 // # Subjects
 //
@@ -38,10 +41,13 @@
 //	          | 1 byte  | 0 ok, 1 error     | or error, status 1         |
 //	          +---------+-------------------+----------------------------+
 //	error     Kafka error code (varint; 0: not a Kafka-level failure),
-//	          flags (1 byte; bit 0: a coordinator.KafkaError, with a Kafka
+//	          flags (1 byte; bit 0: a coordapi.KafkaError, with a Kafka
 //	          error message), Kafka error message (str), error text (str)
-//	notice    version, n topics × (topic id(16),
-//	                               n partitions × (partition, high watermark))
+//	notice    version, n topics × (topic id(16), n partitions × (
+//	            partition, high watermark, log start offset,
+//	            n batches × (object key (str), object size, byte offset,
+//	              byte length, base offset, last offset - base offset,
+//	              max timestamp, log append time (bool))))
 //
 // A group op's body is the Kafka request version (int16), the Kafka
 // client's id and host (str, str), for offset_commit the topics' ids (a
@@ -69,7 +75,7 @@
 //
 // A Kafka-level failure travels as its code and message: the client returns
 // a *RemoteError that unwraps to the same *kerr.Error (and
-// *coordinator.KafkaError) the coordinator returned, so errors.Is and
+// *coordapi.KafkaError) the coordinator returned, so errors.Is and
 // errors.As work as they do in-process. Any other failure of the
 // coordinator unwraps to ErrInternal; a request that got no answer (no
 // coordinator, deadline passed, NATS down) to ErrUnavailable. Both also

@@ -28,7 +28,7 @@ var errUnsupportedVersion = &coordapi.KafkaError{Code: kerr.UnsupportedVersion,
 // Error flags.
 const (
 	// errFlagKafkaError: the coordinator's error was a
-	// *coordinator.KafkaError, with a Kafka error message.
+	// *coordapi.KafkaError, with a Kafka error message.
 	errFlagKafkaError = 1 << 0
 )
 
@@ -83,7 +83,7 @@ func kafkaError(code int16) *kerr.Error {
 
 // RemoteError is an error the coordinator answered. Its text is the
 // coordinator's own, and it unwraps to what the coordinator's error
-// wrapped: the *coordinator.KafkaError or *kerr.Error of a Kafka-level
+// wrapped: the *coordapi.KafkaError or *kerr.Error of a Kafka-level
 // failure (so errors.Is(err, kerr.UnknownTopicOrPartition) holds as it
 // would in-process), or ErrInternal and kerr.KafkaStorageError for any
 // other failure.

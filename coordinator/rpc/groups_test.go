@@ -3,6 +3,7 @@ package rpc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -324,8 +325,17 @@ func TestHeldJoinCoordinatorGone(t *testing.T) {
 				_, err := g.JoinGroup(ctx, coordapi.ClientInfo{}, long(second.MemberID))
 				held <- err
 			}()
-			time.Sleep(300 * time.Millisecond) // the join is held
-			srvConn.Close()                    // the coordinator is gone, its held requests with it
+			// The join is held: the group waits in a rebalance for the
+			// first member to rejoin.
+			testkit.CheckFor(t, 10*time.Second, time.Millisecond, func() error {
+				req := kmsg.NewPtrDescribeGroupsRequest()
+				req.Groups = []string{"g"}
+				if st := gs.DescribeGroups(ctx, req).Groups[0].State; st != "PreparingRebalance" {
+					return fmt.Errorf("group %s", st)
+				}
+				return nil
+			})
+			srvConn.Close() // the coordinator is gone, its held requests with it
 			if restart {
 				srv, err := rpc.ServeWith(context.Background(), natstest.Connect(t, ns), "test", c, rpc.ServerOptions{Logger: testkit.Logger(), Groups: gs})
 				if err != nil {

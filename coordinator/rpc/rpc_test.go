@@ -253,20 +253,13 @@ func TestBrokerRegistry(t *testing.T) {
 	if got, _ := c.ListBrokers(ctx); !reflect.DeepEqual(got, []coordapi.BrokerInfo{b1}) {
 		t.Fatalf("after deregister: %+v", got)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testkit.CheckFor(t, 5*time.Second, 50*time.Millisecond, func() error {
 		got, err := c.ListBrokers(ctx)
-		if err != nil {
-			t.Fatal(err)
+		if err == nil && len(got) > 0 {
+			err = fmt.Errorf("broker still listed after its TTL: %+v", got)
 		}
-		if len(got) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("broker still listed after its TTL: %+v", got)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err
+	})
 }
 
 func TestCoordinatorDown(t *testing.T) {
