@@ -14,8 +14,8 @@ import (
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/coordinator/rpc"
 	"github.com/floe-io/floe/groups"
-	"github.com/floe-io/floe/internal/natstest"
 	"github.com/floe-io/floe/internal/testkit"
+	"github.com/floe-io/floe/internal/testkit/natstest"
 )
 
 // newGroupsBroker returns a broker with a real coordinator holding topic

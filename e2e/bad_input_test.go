@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/broker"
-	"github.com/floe-io/floe/internal/floetest"
+	"github.com/floe-io/floe/internal/testkit/floetest"
 	"github.com/floe-io/floe/node"
 	"github.com/floe-io/floe/record"
 )

@@ -12,8 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/floe-io/floe/internal/floetest"
 	"github.com/floe-io/floe/internal/testkit"
+	"github.com/floe-io/floe/internal/testkit/floetest"
 )
 
 // TestClusterGroups: consumer groups in a cluster of separate processes

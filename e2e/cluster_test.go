@@ -17,8 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/floe-io/floe/internal/floetest"
 	"github.com/floe-io/floe/internal/testkit"
+	"github.com/floe-io/floe/internal/testkit/floetest"
 )
 
 // pinnedClient is a franz-go client whose every connection goes to addr,

@@ -24,9 +24,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/floe-io/floe/internal/floetest"
-	"github.com/floe-io/floe/internal/miniotest"
 	"github.com/floe-io/floe/internal/testkit"
+	"github.com/floe-io/floe/internal/testkit/floetest"
+	"github.com/floe-io/floe/internal/testkit/miniotest"
 	"github.com/floe-io/floe/record"
 )
 

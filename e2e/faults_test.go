@@ -11,7 +11,7 @@ import (
 
 	"github.com/floe-io/floe/cache"
 	"github.com/floe-io/floe/ingest"
-	"github.com/floe-io/floe/internal/floetest"
+	"github.com/floe-io/floe/internal/testkit/floetest"
 	"github.com/floe-io/floe/node"
 	"github.com/floe-io/floe/objectstore"
 )

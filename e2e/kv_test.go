@@ -18,8 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/floe-io/floe/coordinator"
-	"github.com/floe-io/floe/internal/floetest"
 	"github.com/floe-io/floe/internal/testkit"
+	"github.com/floe-io/floe/internal/testkit/floetest"
 	"github.com/floe-io/floe/kvindex"
 	"github.com/floe-io/floe/node"
 )

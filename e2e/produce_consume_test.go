@@ -9,8 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/floe-io/floe/internal/floetest"
-	"github.com/floe-io/floe/internal/miniotest"
+	"github.com/floe-io/floe/internal/testkit/floetest"
+	"github.com/floe-io/floe/internal/testkit/miniotest"
 )
 
 // codecs are the producer compressions every test round covers.

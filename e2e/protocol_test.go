@@ -15,8 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/broker"
-	"github.com/floe-io/floe/internal/floetest"
 	"github.com/floe-io/floe/internal/testkit"
+	"github.com/floe-io/floe/internal/testkit/floetest"
 	"github.com/floe-io/floe/node"
 	"github.com/floe-io/floe/record"
 )

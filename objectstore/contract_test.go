@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/floe-io/floe/internal/miniotest"
+	"github.com/floe-io/floe/internal/testkit/miniotest"
 	"github.com/floe-io/floe/objectstore"
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/coordinator/rpc"
 	"github.com/floe-io/floe/groups"
-	"github.com/floe-io/floe/internal/natstest"
+	"github.com/floe-io/floe/internal/testkit/natstest"
 )
 
 // benchAPI is what the benchmarks call: the coordinator itself ("direct"),

@@ -16,8 +16,8 @@ import (
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/coordinator/rpc"
 	"github.com/floe-io/floe/groups"
-	"github.com/floe-io/floe/internal/natstest"
 	"github.com/floe-io/floe/internal/testkit"
+	"github.com/floe-io/floe/internal/testkit/natstest"
 )
 
 // groupsEnv is a coordinator and a group coordinator served over a real

@@ -17,8 +17,8 @@ import (
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/coordinator/rpc"
-	"github.com/floe-io/floe/internal/natstest"
 	"github.com/floe-io/floe/internal/testkit"
+	"github.com/floe-io/floe/internal/testkit/natstest"
 )
 
 // env is a coordinator served over a real NATS server, and a client.

@@ -6,8 +6,8 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
-	"github.com/floe-io/floe/internal/miniotest"
-	"github.com/floe-io/floe/internal/natstest"
+	"github.com/floe-io/floe/internal/testkit/miniotest"
+	"github.com/floe-io/floe/internal/testkit/natstest"
 )
 
 // ClusterName is the cluster name (NATS subject prefix) of the clusters
