@@ -122,7 +122,7 @@ func startKcat(t testing.TB, args ...string) *kcatProc {
 		p.cmd.Process.Kill()
 		<-p.done
 		if t.Failed() {
-			t.Logf("kcat %s stderr (its end):\n%s", strings.Join(args, " "), tail(p.stderr.String(), 4096))
+			t.Logf("kcat %s stderr (its end):\n%s", strings.Join(args, " "), lastBytes(p.stderr.String(), 4096))
 		}
 	})
 	return p
@@ -135,6 +135,11 @@ func (p *kcatProc) next(t testing.TB, timeout time.Duration) kcatLine {
 	case l := <-p.lines:
 		return l
 	case <-p.done:
+		select {
+		case l := <-p.lines: // printed just before exiting
+			return l
+		default:
+		}
 		t.Fatal("kcat exited before printing a line")
 	case <-time.After(timeout):
 		t.Fatalf("kcat printed nothing within %s", timeout)
@@ -153,8 +158,8 @@ func (p *kcatProc) waitStderr(t testing.TB, s string) {
 	})
 }
 
-// tail returns the last n bytes of s.
-func tail(s string, n int) string {
+// lastBytes returns the last n bytes of s.
+func lastBytes(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -188,10 +193,10 @@ func runKcat(t testing.TB, timeout time.Duration, stdin string, args ...string) 
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		t.Fatalf("kcat %s did not exit within %s; stdout:\n%s\nstderr (its end):\n%s", strings.Join(args, " "), timeout, tail(out.String(), 4096), tail(errOut.String(), 4096))
+		t.Fatalf("kcat %s did not exit within %s; stdout:\n%s\nstderr (its end):\n%s", strings.Join(args, " "), timeout, lastBytes(out.String(), 4096), lastBytes(errOut.String(), 4096))
 	}
 	if err != nil {
-		t.Fatalf("kcat %s: %v; stdout:\n%s\nstderr (its end):\n%s", strings.Join(args, " "), err, tail(out.String(), 4096), tail(errOut.String(), 4096))
+		t.Fatalf("kcat %s: %v; stdout:\n%s\nstderr (its end):\n%s", strings.Join(args, " "), err, lastBytes(out.String(), 4096), lastBytes(errOut.String(), 4096))
 	}
 	return out.String(), errOut.String()
 }
@@ -211,7 +216,7 @@ func TestKcatTailCaughtUp(t *testing.T) {
 	if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
 		t.Fatal(err)
 	}
-	prod := newProducer(t, addr)
+	prod := newFranzClient(t, addr)
 	produceAll(t, prod, &kgo.Record{Topic: topic, Value: []byte("before")})
 
 	k := startKcat(t, "-C", "-b", addr, "-t", topic, "-p", "0", "-o", "end", "-u", "-f", "%o %s\n")
@@ -238,7 +243,7 @@ func TestKcatExitsAtEnd(t *testing.T) {
 	if _, err := adm.CreateTopic(context.Background(), 3, 1, nil, topic); err != nil {
 		t.Fatal(err)
 	}
-	prod := newProducer(t, addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	prod := newFranzClient(t, addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	var want []string
 	for i := range 6 {
 		p := int32(i % 2) // partition 2 stays empty
@@ -278,7 +283,7 @@ func TestKcatAutoCreateTopic(t *testing.T) {
 
 	off := floetest.StartBroker(t, nil, "--data-dir", t.TempDir(), "--auto-create-topics=false")
 	checkAutoCreateConfig(t, off.KafkaAddr, "false", false)
-	cl := newProducer(t, off.KafkaAddr)
+	cl := newFranzClient(t, off.KafkaAddr)
 	req := kmsg.NewPtrMetadataRequest()
 	req.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("test")}}
 	req.AllowAutoTopicCreation = true
@@ -320,8 +325,8 @@ func checkAutoCreateConfig(t *testing.T, addr, value string, isDefault bool) {
 	}
 }
 
-// newProducer returns a franz-go client on addr, closed at cleanup.
-func newProducer(t testing.TB, addr string, opts ...kgo.Opt) *kgo.Client {
+// newFranzClient returns a franz-go client on addr, closed at cleanup.
+func newFranzClient(t testing.TB, addr string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
 	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, opts...)...)
 	if err != nil {
@@ -343,10 +348,10 @@ func BenchmarkKcatTailLatency(b *testing.B) {
 	n := floetest.StartNode(b, node.Config{})
 	addr := n.KafkaAddr()
 	const topic = "tail-latency"
-	if _, err := kadm.NewClient(newProducer(b, addr)).CreateTopic(context.Background(), 1, 1, nil, topic); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+	if _, err := kadm.NewClient(newFranzClient(b, addr)).CreateTopic(context.Background(), 1, 1, nil, topic); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		b.Fatal(err)
 	}
-	prod := newProducer(b, addr)
+	prod := newFranzClient(b, addr)
 	k := startKcat(b, "-C", "-b", addr, "-t", topic, "-p", "0", "-o", "end", "-u", "-f", "%o\n")
 	k.waitStderr(b, "Reached end of topic tail-latency [0] at offset 0")
 	lat := make([]time.Duration, 0, b.N)
