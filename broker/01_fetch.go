@@ -115,6 +115,16 @@ func (b *Broker) fetchOnce(ctx context.Context, req *kmsg.FetchRequest, rotate i
 			*sp = kmsg.NewFetchResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+			// Records is never null, whatever the partition's outcome:
+			// librdkafka fails the whole response on a null record set
+			// (MessageSetSize -1) and backs off; Kafka sends an empty one.
+			sp.RecordBatches = []byte{}
+			if req.IsolationLevel == 1 {
+				// read_committed: Kafka lists the aborted transactions
+				// (none here: floe serves no transactions); it sends
+				// null only under read_uncommitted.
+				sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+			}
 			switch {
 			case terr != nil:
 				sp.ErrorCode = errorCode(terr)

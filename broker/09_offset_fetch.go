@@ -38,6 +38,7 @@ func (b *Broker) handleOffsetFetch(ctx context.Context, r *request) (kmsg.Respon
 			for _, p := range t.Partitions {
 				sp := kmsg.NewOffsetFetchResponseTopicPartition()
 				sp.Partition, sp.Offset, sp.ErrorCode = p, -1, code
+				sp.Metadata = kmsg.StringPtr("") // Kafka's NO_METADATA, not null
 				st.Partitions = append(st.Partitions, sp)
 			}
 			resp.Topics = append(resp.Topics, st)

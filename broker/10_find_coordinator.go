@@ -14,7 +14,8 @@ import (
 // carries on through it at once, rather than be sent back to the dead one
 // until the registry forgets it. floe serves no transactions: a
 // transaction key (type 1) is COORDINATOR_NOT_AVAILABLE, any other type
-// INVALID_REQUEST.
+// INVALID_REQUEST. The error message is never null: Kafka sends its
+// error's message, "NONE" on success.
 func init() { register(kmsg.FindCoordinator, 0, 4, (*Broker).handleFindCoordinator) }
 
 const (
@@ -45,6 +46,7 @@ func (b *Broker) handleFindCoordinator(ctx context.Context, r *request) (kmsg.Re
 func (b *Broker) findCoordinator(typ int8, key string) kmsg.FindCoordinatorResponseCoordinator {
 	c := kmsg.NewFindCoordinatorResponseCoordinator()
 	c.Key = key
+	c.ErrorMessage = kmsg.StringPtr("NONE") // Kafka's Errors.NONE.message()
 	fail := func(e *kerr.Error) kmsg.FindCoordinatorResponseCoordinator {
 		c.NodeID, c.Port = -1, -1
 		c.ErrorCode = e.Code

@@ -35,6 +35,8 @@ func (b *Broker) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respo
 	for _, rt := range req.Topics {
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
+		// v5+: an empty list on errors, as Kafka sends, not null.
+		st.Configs = []kmsg.CreateTopicsResponseTopicConfig{}
 		if counts[rt.Topic] > 1 {
 			setCreateTopicError(&st, req.Version, fmt.Errorf("%w: Duplicate topic name.", kerr.InvalidRequest))
 			resp.Topics = append(resp.Topics, st)

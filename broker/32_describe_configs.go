@@ -23,7 +23,8 @@ import (
 // clients and tools look at, with the values this broker runs with: they
 // are static (read-only) and their source is STATIC_BROKER_CONFIG when the
 // value differs from Apache Kafka's default, else DEFAULT_CONFIG. Other
-// resource types are INVALID_REQUEST, each on its own resource.
+// resource types are INVALID_REQUEST, each on its own resource. A described
+// resource's error message is "", as Kafka's (never null).
 func init() { register(kmsg.DescribeConfigs, 0, 4, (*Broker).handleDescribeConfigs) }
 
 func (b *Broker) handleDescribeConfigs(ctx context.Context, r *request) (kmsg.Response, error) {
@@ -32,6 +33,7 @@ func (b *Broker) handleDescribeConfigs(ctx context.Context, r *request) (kmsg.Re
 	for _, rr := range req.Resources {
 		sr := kmsg.NewDescribeConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
+		sr.ErrorMessage = kmsg.StringPtr("")
 		var (
 			entries []configEntry
 			err     error

@@ -60,6 +60,10 @@ func TestDescribeTopicConfigs(t *testing.T) {
 				if all.ErrorCode != 0 || all.ResourceName != "t" || all.ResourceType != kmsg.ConfigResourceTypeTopic {
 					t.Fatalf("topic t: code %d (%s)", all.ErrorCode, showStr(all.ErrorMessage))
 				}
+				// Kafka's message on success is "", never null.
+				if all.ErrorMessage == nil || *all.ErrorMessage != "" {
+					t.Errorf("topic t: error message %s, want empty (not null)", showStr(all.ErrorMessage))
+				}
 				if len(all.Configs) != len(coordapi.TopicConfigDefs) {
 					t.Errorf("topic t: %d configs, want every topic config (%d)", len(all.Configs), len(coordapi.TopicConfigDefs))
 				}

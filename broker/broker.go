@@ -48,7 +48,10 @@ type Options struct {
 	// Default: "floe".
 	ClusterID string
 	// AutoCreateTopics lets Metadata create missing topics when the client
-	// allows it (auto.create.topics.enable). Default: false.
+	// allows it (auto.create.topics.enable). Produce never creates one, as
+	// in Kafka. Default: false, so that an embedding program or test opts
+	// in; cmd/broker turns it on unless --auto-create-topics=false, as
+	// Kafka's default is true (DescribeConfigs shows "true" as the default).
 	AutoCreateTopics bool
 	// DefaultPartitions is num.partitions for auto-created topics.
 	// Default: 1.

@@ -54,9 +54,13 @@ func TestFindCoordinator(t *testing.T) {
 				t.Fatalf("v%d: %+v", v, resp)
 			}
 			if v >= 1 {
+				// Kafka's error message is never null: "NONE" on success.
+				if showStr(resp.ErrorMessage) != "NONE" {
+					t.Errorf("v%d: error message %s, want NONE", v, showStr(resp.ErrorMessage))
+				}
 				req.CoordinatorType = 1
 				resp = serveVersion[*kmsg.FindCoordinatorResponse](t, b, req, v)
-				if resp.ErrorCode != kerr.CoordinatorNotAvailable.Code || resp.NodeID != -1 {
+				if resp.ErrorCode != kerr.CoordinatorNotAvailable.Code || resp.NodeID != -1 || resp.ErrorMessage == nil || *resp.ErrorMessage == "" {
 					t.Fatalf("v%d transaction: %+v", v, resp)
 				}
 				req.CoordinatorType = 7
@@ -72,8 +76,8 @@ func TestFindCoordinator(t *testing.T) {
 			t.Fatalf("v%d: %d coordinators", v, len(resp.Coordinators))
 		}
 		for i, c := range resp.Coordinators {
-			if c.Key != req.CoordinatorKeys[i] || c.ErrorCode != 0 || c.NodeID != 1 || c.Port != 9092 {
-				t.Fatalf("v%d: %+v", v, c)
+			if c.Key != req.CoordinatorKeys[i] || c.ErrorCode != 0 || c.NodeID != 1 || c.Port != 9092 || showStr(c.ErrorMessage) != "NONE" {
+				t.Fatalf("v%d: %+v (error message %s)", v, c, showStr(c.ErrorMessage))
 			}
 		}
 		req.CoordinatorType = 1
@@ -255,6 +259,22 @@ func TestGroupAPIsWithoutCoordinator(t *testing.T) {
 	fc.CoordinatorKey = "g"
 	if r := serveVersion[*kmsg.FindCoordinatorResponse](t, b, fc, 3); r.ErrorCode != kerr.CoordinatorNotAvailable.Code {
 		t.Fatalf("find coordinator: %+v", r)
+	}
+	// Before v2 every asked partition carries the error, with Kafka's
+	// empty metadata (NO_METADATA), never null.
+	for _, v := range []int16{0, 1} {
+		of := kmsg.NewPtrOffsetFetchRequest()
+		of.Group = "g"
+		of.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "t", Partitions: []int32{0, 1}}}
+		r := serveVersion[*kmsg.OffsetFetchResponse](t, b, of, v)
+		if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 2 {
+			t.Fatalf("offset fetch v%d: %+v", v, r)
+		}
+		for _, p := range r.Topics[0].Partitions {
+			if p.ErrorCode != kerr.CoordinatorNotAvailable.Code || p.Offset != -1 || p.Metadata == nil || *p.Metadata != "" {
+				t.Errorf("offset fetch v%d partition %d: code %d offset %d metadata %s", v, p.Partition, p.ErrorCode, p.Offset, showStr(p.Metadata))
+			}
+		}
 	}
 }
 

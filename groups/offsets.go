@@ -227,6 +227,7 @@ func (gs *Groups) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequest)
 			for _, p := range t.Partitions {
 				sp := kmsg.NewOffsetFetchResponseTopicPartition()
 				sp.Partition, sp.Offset, sp.ErrorCode = p, -1, sg.ErrorCode
+				sp.Metadata = strPtr("") // Kafka's NO_METADATA, not null
 				st.Partitions = append(st.Partitions, sp)
 			}
 			resp.Topics = append(resp.Topics, st)

@@ -189,6 +189,29 @@ func TestOffsetFetch(t *testing.T) {
 	}
 }
 
+// Before v2 a group-level error is on every asked partition, with Kafka's
+// empty metadata (NO_METADATA), never null.
+func TestOffsetFetchErrorMetadata(t *testing.T) {
+	h := newHarness(t)
+	if err := h.gs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []int16{0, 1} {
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Version, req.Group = v, "g"
+		req.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "t", Partitions: []int32{0, 1}}}
+		resp := h.gs.OffsetFetch(context.Background(), req)
+		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 2 {
+			t.Fatalf("v%d: %+v", v, resp.Topics)
+		}
+		for _, p := range resp.Topics[0].Partitions {
+			if p.ErrorCode != kerr.NotCoordinator.Code || p.Offset != -1 || p.Metadata == nil || *p.Metadata != "" {
+				t.Errorf("v%d partition %d: code %d offset %d metadata %v", v, p.Partition, p.ErrorCode, p.Offset, p.Metadata)
+			}
+		}
+	}
+}
+
 func TestOffsetsSurviveRestart(t *testing.T) {
 	h := newHarness(t)
 	ids, gen := h.stableGroup("g", 1)

@@ -100,7 +100,8 @@ type Config struct {
 	MaxBuffered int
 
 	// Consumers is the number of consumers per reader set, each with its
-	// own client. Default: 0.
+	// own client; 0 runs producers only. Default: 1, so that a run reports
+	// end-to-end latency.
 	Consumers int
 	// Group, when set, makes each reader set a consumer group; otherwise
 	// each reader set is Consumers direct consumers that split the
@@ -166,6 +167,7 @@ func DefaultConfig() Config {
 		Idempotent:        true,
 		MaxInflight:       5,
 		MaxBuffered:       10000,
+		Consumers:         1,
 		ConsumerGroups:    1,
 		KVConcurrency:     4,
 		KVTimeout:         5 * time.Second,

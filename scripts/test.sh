@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs floe's whole test suite: installs the tools the integration tests need
-# (MinIO) into a cached GOBIN, then runs every package's tests with the race
-# detector. CI runs exactly this (.ci/run).
+# (MinIO into a cached GOBIN; kcat, the librdkafka client, with apt-get),
+# then runs every package's tests with the race detector. CI runs exactly
+# this (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +15,17 @@ if [ ! -x "$FLOE_GOBIN/minio" ] || [ "$(cat "$FLOE_GOBIN/minio.version" 2>/dev/n
   echo "$MINIO_VERSION" > "$FLOE_GOBIN/minio.version"
 fi
 export FLOE_MINIO_BIN="$FLOE_GOBIN/minio"
+
+# kcat (Debian's package, librdkafka 2.x) for the e2e tests of a real
+# librdkafka client; FLOE_KCAT_BIN names another one.
+if [ -z "${FLOE_KCAT_BIN:-}" ] && ! command -v kcat >/dev/null 2>&1; then
+  echo "installing kcat with apt-get (once)"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  $sudo apt-get update
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y kcat
+fi
+export FLOE_KCAT_BIN="${FLOE_KCAT_BIN:-$(command -v kcat)}"
 
 go vet ./...
 go test -race -timeout 20m "$@" ./...

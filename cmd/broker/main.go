@@ -4,6 +4,9 @@
 // over it, Kafka on 127.0.0.1:9092 and HTTP (/healthz, /metrics, /kv) on
 // 127.0.0.1:8080. With --nats-url it is one of a cluster's stateless
 // brokers, using the coordinator that cmd/coordinator serves over NATS.
+// As with Apache Kafka's defaults, a topic is created on first use (a
+// client's Metadata request that allows it); --auto-create-topics=false
+// turns that off.
 //
 // Every flag can also be set by an environment variable: --ingest-linger is
 // FLOE_INGEST_LINGER. A flag on the command line wins.
@@ -51,7 +54,7 @@ func run(args []string) error {
 	nodeID := fs.Int("node-id", 1, "Kafka node id of this broker")
 	fs.StringVar(&cfg.Broker.Rack, "rack", "", "rack (availability zone) returned in Metadata")
 	fs.StringVar(&cfg.Broker.ClusterID, "cluster-id", "floe", "cluster id returned in Metadata")
-	fs.BoolVar(&cfg.Broker.AutoCreateTopics, "auto-create-topics", false, "create unknown topics on Metadata when the client allows it")
+	fs.BoolVar(&cfg.Broker.AutoCreateTopics, "auto-create-topics", true, "create unknown topics on Metadata when the client allows it, as Kafka's auto.create.topics.enable (=false turns it off)")
 	numPartitions := fs.Int("num-partitions", 1, "partitions of auto-created topics and CreateTopics with -1")
 	maxRequest := fs.Int("max-request-bytes", 100<<20, "largest request frame; larger ones close the connection")
 	fs.IntVar(&cfg.Ingest.MaxBytes, "ingest-max-bytes", 8<<20, "roll the object buffer at this size")

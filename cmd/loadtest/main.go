@@ -2,7 +2,10 @@
 // with franz-go producers, consumers and floe /kv lookups, and reports
 // throughput, latency percentiles and object-store requests per GiB.
 //
-//	go run ./cmd/loadtest --create-topic --duration 30s --consumers 1
+//	go run ./cmd/loadtest --create-topic --duration 30s
+//
+// By default one producer and one consumer run, so the report shows
+// produce and end-to-end latency; --consumers 0 only produces.
 //
 // SIGINT ends the load early and still drains and prints the report; a
 // second SIGINT exits at once. Exit status: 0 clean run, 1 the run failed,
@@ -50,7 +53,7 @@ func run() int {
 	fs.DurationVar(&cfg.Linger, "linger", cfg.Linger, "producer linger")
 	fs.IntVar(&cfg.MaxInflight, "max-inflight", cfg.MaxInflight, "max produce requests in flight per broker (other than 5 needs --idempotent=false)")
 	fs.IntVar(&cfg.MaxBuffered, "max-buffered", cfg.MaxBuffered, "max records a producer buffers before blocking")
-	fs.IntVar(&cfg.Consumers, "consumers", cfg.Consumers, "consumers per group (or per set of direct consumers)")
+	fs.IntVar(&cfg.Consumers, "consumers", cfg.Consumers, "consumers per group (or per set of direct consumers); 0: produce only")
 	fs.StringVar(&cfg.Group, "group", cfg.Group, "consumer group name; empty: direct consumers splitting the partitions")
 	fs.IntVar(&cfg.ConsumerGroups, "consumer-groups", cfg.ConsumerGroups, `independent groups each reading the whole topic (named "<group>-<i>")`)
 	fs.BoolVar(&cfg.FromStart, "from-start", cfg.FromStart, "consume from the start instead of only records of this run")
