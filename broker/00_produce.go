@@ -113,6 +113,11 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Res
 					if br.ErrorCode != 0 {
 						sp.ErrorCode = br.ErrorCode
 						sp.BaseOffset = -1
+						if staleTopic(br.ErrorCode) {
+							// The coordinator knows the topic otherwise
+							// (deleted, grown, indexed): ask it again.
+							b.topics.invalidate([]coordapi.TopicNotice{{Name: resp.Topics[pp.topic].Topic}})
+						}
 						break
 					}
 				}
@@ -123,6 +128,18 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Res
 		}
 		return resp, nil
 	}
+}
+
+// staleTopic reports whether a batch's commit failed because the broker's
+// view of its topic was stale: UNKNOWN_TOPIC_ID (deleted or recreated),
+// UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER (kv.index.enabled turned on: the
+// batch came without its keys).
+func staleTopic(code int16) bool {
+	switch code {
+	case kerr.UnknownTopicID.Code, kerr.UnknownTopicOrPartition.Code, kerr.NotLeaderForPartition.Code:
+		return true
+	}
+	return false
 }
 
 // produceErrorCode maps a failed append or commit to a retriable code.
@@ -142,7 +159,7 @@ func (b *Broker) produceTopic(ctx context.Context, seen map[string]coordapi.Topi
 	if t, ok := seen[name]; ok {
 		return t, nil
 	}
-	t, err := b.coord.Topic(ctx, name)
+	t, err := b.topics.byName(ctx, name)
 	if err != nil {
 		return t, err
 	}

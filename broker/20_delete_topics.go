@@ -52,6 +52,7 @@ func (b *Broker) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respo
 			id, err = b.coord.DeleteTopic(ctx, *rt.Topic)
 			if err == nil {
 				st.TopicID = id
+				b.topicChanged(id, *rt.Topic)
 			}
 		case rt.TopicID == [16]byte{}:
 			err = fmt.Errorf("%w: Neither topic name nor id were specified.", kerr.InvalidRequest)
@@ -65,6 +66,7 @@ func (b *Broker) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respo
 			}
 			if err == nil {
 				st.Topic = kmsg.StringPtr(name)
+				b.topicChanged(coordapi.TopicID(rt.TopicID), name)
 			}
 		}
 		if err != nil {

@@ -89,7 +89,11 @@ func (b *Broker) alterConfigs(ctx context.Context, typ kmsg.ConfigResourceType, 
 	}
 	switch typ {
 	case kmsg.ConfigResourceTypeTopic:
-		return b.coord.AlterTopicConfigs(ctx, name, ops, incremental, validateOnly)
+		if err := b.coord.AlterTopicConfigs(ctx, name, ops, incremental, validateOnly); err != nil {
+			return err
+		}
+		b.topicChanged(coordapi.TopicID{}, name)
+		return nil
 	case kmsg.ConfigResourceTypeBroker:
 		if err := b.checkBrokerResource(name); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/floe-io/floe/coordapi"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -59,5 +60,9 @@ func (b *Broker) createPartitions(ctx context.Context, rt kmsg.CreatePartitionsR
 			}
 		}
 	}
-	return b.coord.CreatePartitions(ctx, rt.Topic, rt.Count, validateOnly)
+	if err := b.coord.CreatePartitions(ctx, rt.Topic, rt.Count, validateOnly); err != nil {
+		return err
+	}
+	b.topicChanged(coordapi.TopicID{}, rt.Topic)
+	return nil
 }

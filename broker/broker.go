@@ -158,10 +158,12 @@ func New(opts Options, deps Deps) *Broker {
 	b.mu.listeners = make(map[net.Listener]struct{})
 	b.mu.conns = make(map[*conn]struct{})
 	b.drained, b.stopDrained = context.WithCancel(context.Background())
-	b.unsubscribe = coord.Subscribe(func(ns []coordapi.CommitNotice) {
+	stopCommits := coord.Subscribe(func(ns []coordapi.CommitNotice) {
 		b.tails.notify(ns) // before waking fetches, so they find the batches
 		b.waiters.notify(ns)
 	})
+	stopTopics := coord.SubscribeTopics(b.topics.invalidate)
+	b.unsubscribe = func() { stopCommits(); stopTopics() }
 	return b
 }
 

@@ -213,3 +213,11 @@ type BrokerInfo struct {
 func (b BrokerInfo) Addr() string {
 	return net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))
 }
+
+// TopicNotice says a topic was created, deleted or changed (its partitions
+// or configs), so that brokers drop what they cached of it at once instead
+// of at their cache's expiry.
+type TopicNotice struct {
+	ID   TopicID
+	Name string
+}

@@ -32,6 +32,11 @@ type Coordinator interface {
 	InitProducerID(ctx context.Context, req InitProducerIDRequest) (InitProducerIDResponse, error)
 	// Subscribe calls fn with every commit notice until cancel is called.
 	Subscribe(fn func([]CommitNotice)) (cancel func())
+	// SubscribeTopics calls fn with a notice of every topic created,
+	// deleted or changed, until cancel is called. Notices can be lost
+	// (a NATS disconnect): callers still bound how long they trust what
+	// they cached.
+	SubscribeTopics(fn func([]TopicNotice)) (cancel func())
 
 	KvLookup(ctx context.Context, id TopicID, partition int32, key []byte) (offset, hwm int64, found bool, err error)
 	KvReady(ctx context.Context, id TopicID) (bool, error)

@@ -136,8 +136,9 @@ type Coordinator struct {
 
 	subs struct {
 		sync.Mutex
-		next int
-		fns  map[int]func([]coordapi.CommitNotice)
+		next   int
+		fns    map[int]func([]coordapi.CommitNotice)
+		topics map[int]func([]coordapi.TopicNotice)
 	}
 
 	// brokers is the broker registry (brokers.go), in memory only.

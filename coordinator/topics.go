@@ -77,6 +77,8 @@ func (c *Coordinator) CreateTopic(ctx context.Context, req coordapi.CreateTopicR
 	if err := validateTopicName(req.Name); err != nil {
 		return wrap(err)
 	}
+	var changed coordapi.TopicNotice
+	defer c.notifyTopics(&changed)
 
 	c.commit.Lock()
 	defer c.commit.Unlock()
@@ -139,6 +141,7 @@ func (c *Coordinator) CreateTopic(ctx context.Context, req coordapi.CreateTopicR
 	c.mu.topicsByName[t.name] = t
 	c.mu.topicsByID[t.id] = t
 	c.mu.Unlock()
+	changed = coordapi.TopicNotice{ID: t.id, Name: t.name}
 	c.log.Info("topic created", "topic", t.name, "id", t.id, "partitions", partitions, "configs", configs)
 	return t.toTopic(), nil
 }
@@ -155,6 +158,8 @@ func (c *Coordinator) DeleteTopic(ctx context.Context, name string) (coordapi.To
 		return coordapi.TopicID{}, err
 	}
 	defer c.leave()
+	var changed coordapi.TopicNotice
+	defer c.notifyTopics(&changed)
 	c.commit.Lock()
 	defer c.commit.Unlock()
 	t := c.mu.topicsByName[name]
@@ -164,6 +169,7 @@ func (c *Coordinator) DeleteTopic(ctx context.Context, name string) (coordapi.To
 	if err := c.deleteTopicLocked(t); err != nil {
 		return coordapi.TopicID{}, fmt.Errorf("delete topic %q: %w", name, err)
 	}
+	changed = coordapi.TopicNotice{ID: t.id, Name: t.name}
 	return t.id, nil
 }
 
@@ -174,6 +180,8 @@ func (c *Coordinator) DeleteTopicByID(ctx context.Context, id coordapi.TopicID) 
 		return "", err
 	}
 	defer c.leave()
+	var changed coordapi.TopicNotice
+	defer c.notifyTopics(&changed)
 	c.commit.Lock()
 	defer c.commit.Unlock()
 	t := c.mu.topicsByID[id]
@@ -183,6 +191,7 @@ func (c *Coordinator) DeleteTopicByID(ctx context.Context, id coordapi.TopicID) 
 	if err := c.deleteTopicLocked(t); err != nil {
 		return "", fmt.Errorf("delete topic %q: %w", t.name, err)
 	}
+	changed = coordapi.TopicNotice{ID: t.id, Name: t.name}
 	return t.name, nil
 }
 
@@ -241,6 +250,8 @@ func (c *Coordinator) CreatePartitions(ctx context.Context, name string, count i
 	}
 	defer c.leave()
 	wrap := func(err error) error { return fmt.Errorf("create partitions of topic %q: %w", name, err) }
+	var changed coordapi.TopicNotice
+	defer c.notifyTopics(&changed)
 	c.commit.Lock()
 	defer c.commit.Unlock()
 	t := c.mu.topicsByName[name]
@@ -280,6 +291,7 @@ func (c *Coordinator) CreatePartitions(ctx context.Context, name string, count i
 	c.mu.Lock()
 	t.parts = parts
 	c.mu.Unlock()
+	changed = coordapi.TopicNotice{ID: t.id, Name: t.name}
 	c.log.Info("partitions created", "topic", name, "from", cur, "to", count)
 	return nil
 }
@@ -298,6 +310,8 @@ func (c *Coordinator) AlterTopicConfigs(ctx context.Context, name string, ops []
 	}
 	defer c.leave()
 	wrap := func(err error) error { return fmt.Errorf("alter configs of topic %q: %w", name, err) }
+	var changed coordapi.TopicNotice
+	defer c.notifyTopics(&changed)
 	c.commit.Lock()
 	defer c.commit.Unlock()
 	t := c.mu.topicsByName[name]
@@ -341,6 +355,7 @@ func (c *Coordinator) AlterTopicConfigs(ctx context.Context, name string, ops []
 	if kvAfter && !c.kv.Ready(t.id) {
 		c.startRebuildLocked(t)
 	}
+	changed = coordapi.TopicNotice{ID: t.id, Name: t.name}
 	c.log.Info("topic configs altered", "topic", name, "configs", next, "incremental", incremental)
 	return nil
 }

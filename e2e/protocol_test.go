@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -268,5 +269,39 @@ func TestMetadataAutoCreate(t *testing.T) {
 				t.Fatalf("created topic: %d partitions, id %x", len(resp.Topics[0].Partitions), resp.Topics[0].TopicID)
 			}
 		})
+	}
+}
+
+// Produce reads topics from the broker's cache (no coordinator round trip
+// on the connection's read loop), yet a change made through the broker is
+// seen by the next produce at once: cleanup.policy=compact turned on, a
+// keyless record is refused (INVALID_RECORD) right away, not after the
+// cache's expiry.
+func TestProduceSeesTopicChangeAtOnce(t *testing.T) {
+	n := floetest.StartNode(t, node.Config{})
+	adm := newAdmin(t, n.KafkaAddr())
+	ctx := context.Background()
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "changing"); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(n.KafkaAddr()), kgo.DefaultProduceTopic("changing"),
+		kgo.RecordRetries(0), kgo.ProducerLinger(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("keyless, fine")}).FirstErr(); err != nil {
+		t.Fatalf("keyless record on a delete topic: %v", err)
+	}
+	compact := "compact"
+	if _, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "cleanup.policy", Value: &compact}}, "changing"); err != nil {
+		t.Fatal(err)
+	}
+	err = cl.ProduceSync(ctx, &kgo.Record{Value: []byte("keyless, refused")}).FirstErr()
+	if !errors.Is(err, kerr.InvalidRecord) {
+		t.Fatalf("keyless record right after cleanup.policy=compact: %v, want INVALID_RECORD", err)
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Key: []byte("k"), Value: []byte("keyed")}).FirstErr(); err != nil {
+		t.Fatalf("keyed record on the compacted topic: %v", err)
 	}
 }

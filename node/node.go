@@ -82,7 +82,10 @@ type Config struct {
 	// with the coordinator. Default: 2s.
 	HeartbeatInterval time.Duration
 
-	Broker      broker.Options
+	Broker broker.Options
+	// Ingest configures the produce path. A zero MaxPutRate picks the
+	// store's: ingest.PutRateLocal on the local directory (a PUT costs
+	// nothing), ingest.PutRateS3 on S3.
 	Ingest      ingest.Options
 	Cache       cache.Options
 	Coordinator coordinator.Options
@@ -202,6 +205,13 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 
 	iopts := cfg.Ingest
+	if iopts.MaxPutRate == 0 {
+		// A PUT costs nothing on a local directory, and money on S3.
+		iopts.MaxPutRate = ingest.PutRateLocal
+		if cfg.Store == nil && cfg.S3.Bucket != "" {
+			iopts.MaxPutRate = ingest.PutRateS3
+		}
+	}
 	if iopts.Prefix == "" {
 		iopts.Prefix = cfg.S3Prefix
 	}

@@ -59,7 +59,7 @@ func run(args []string) error {
 	maxRequest := fs.Int("max-request-bytes", 100<<20, "largest request frame; larger ones close the connection")
 	fs.IntVar(&cfg.Ingest.MaxBytes, "ingest-max-bytes", 8<<20, "roll the object buffer at this size")
 	fs.DurationVar(&cfg.Ingest.Linger, "ingest-linger", 250*time.Millisecond, "longest a batch waits in the object buffer")
-	fs.Float64Var(&cfg.Ingest.MaxPutRate, "ingest-max-put-rate", 100, "objects per second this broker may roll early (before linger) when idle")
+	fs.Float64Var(&cfg.Ingest.MaxPutRate, "ingest-max-put-rate", 0, "objects per second this broker may roll early (before linger) when idle; 0: per store, unlimited on the local directory, 10 on S3")
 	fs.Int64Var(&cfg.Ingest.MaxBufferedBytes, "ingest-max-buffered-bytes", 256<<20, "bytes buffered before producers wait")
 	fs.Int64Var(&cfg.Cache.MaxBytes, "cache-bytes", 512<<20, "chunk cache size in bytes")
 	fs.Int64Var(&cfg.Cache.ChunkBytes, "cache-chunk-bytes", 4<<20, "chunk cache chunk size")

@@ -343,3 +343,27 @@ func (c *Client) Subscribe(fn func([]coordapi.CommitNotice)) (cancel func()) {
 	}
 	return func() { _ = sub.Unsubscribe() }
 }
+
+// SubscribeTopics calls fn with the topic change notices the cluster's
+// coordinator publishes (created, deleted, partitions added, configs
+// altered), on one goroutine, in the order they arrive; see
+// coordinator.Coordinator.SubscribeTopics. Notices published while the
+// NATS connection is down are lost, so callers bound how long they trust
+// what they cached. The returned cancel stops further calls.
+func (c *Client) SubscribeTopics(fn func([]coordapi.TopicNotice)) (cancel func()) {
+	sub, err := c.nc.Subscribe(TopicsSubject(c.cluster), func(m *nats.Msg) {
+		ns, err := decTopicNotices(m.Data)
+		if err != nil {
+			c.opts.Logger.Warn("undecodable topic notice", "subject", m.Subject, "err", err)
+			return
+		}
+		if len(ns) > 0 {
+			fn(ns)
+		}
+	})
+	if err != nil {
+		c.opts.Logger.Error("subscribe to topic notices", "subject", TopicsSubject(c.cluster), "err", err)
+		return func() {}
+	}
+	return func() { _ = sub.Unsubscribe() }
+}

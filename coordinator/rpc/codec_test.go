@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -204,6 +205,27 @@ func TestNoticesRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(all, ns) {
 		t.Fatalf("split notices: got %+v, want %+v", all, ns)
+	}
+}
+
+func TestTopicNoticesRoundTrip(t *testing.T) {
+	for _, ns := range [][]coordapi.TopicNotice{
+		{},
+		{{ID: idA, Name: "orders"}},
+		{{ID: idA, Name: "a"}, {ID: idB, Name: strings.Repeat("x", 249)}},
+	} {
+		var e encoder
+		encTopicNotices(&e, ns)
+		got, err := decTopicNotices(e.b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, ns) {
+			t.Fatalf("got %+v, want %+v", got, ns)
+		}
+	}
+	if _, err := decTopicNotices([]byte{topicNoticeVersion + 1, 0}); err == nil {
+		t.Fatal("a topic notice of another version decoded")
 	}
 }
 

@@ -11,6 +11,8 @@
 //	<cluster>.coord.<op>   request/reply; the coordinator subscribes in the
 //	                       queue group "floe-coordinator"
 //	<cluster>.commits      commit notices, published by the coordinator
+//	<cluster>.topics       topic change notices (created, deleted,
+//	                       partitions added, configs altered)
 //
 // The ops are create_topic, delete_topic, delete_topic_by_id,
 // create_partitions, alter_topic_configs, topic, topic_by_id, topics,
@@ -48,6 +50,8 @@
 //	            n batches × (object key (str), object size, byte offset,
 //	              byte length, base offset, last offset - base offset,
 //	              max timestamp, log append time (bool))))
+//	topic     version, n × (topic id(16), name (str))
+//	notice
 //
 // A group op's body is the Kafka request version (int16), the Kafka
 // client's id and host (str, str), for offset_commit the topics' ids (a

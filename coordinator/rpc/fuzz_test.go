@@ -184,3 +184,21 @@ func FuzzDecodeNotices(f *testing.F) {
 		}
 	})
 }
+
+func FuzzDecodeTopicNotices(f *testing.F) {
+	seed(f, func(e *encoder) {
+		encTopicNotices(e, []coordapi.TopicNotice{{ID: idA, Name: "a"}, {ID: idB, Name: "b.c-d_e"}})
+	})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ns, err := decTopicNotices(data)
+		if err != nil {
+			return
+		}
+		var e encoder
+		encTopicNotices(&e, ns)
+		again, err := decTopicNotices(e.b)
+		if err != nil || !reflect.DeepEqual(again, ns) {
+			t.Fatalf("re-encoding changed topic notices: %v\n%+v\n%+v", err, ns, again)
+		}
+	})
+}

@@ -107,3 +107,38 @@ func decNotices(data []byte) ([]coordapi.CommitNotice, error) {
 	}
 	return out, nil
 }
+
+// topicNoticeVersion is the version of the topic notice message.
+const topicNoticeVersion byte = 1
+
+// encTopicNotices encodes a topic notice message:
+//
+//	version, n × (topic id(16), name (str))
+//
+// Topic names are at most 249 bytes, so a message of a few notices is far
+// below any payload limit.
+func encTopicNotices(e *encoder, ns []coordapi.TopicNotice) {
+	e.byte(topicNoticeVersion)
+	e.uvarint(uint64(len(ns)))
+	for _, n := range ns {
+		e.id(n.ID)
+		e.str(n.Name)
+	}
+}
+
+// decTopicNotices decodes a message of encTopicNotices.
+func decTopicNotices(data []byte) ([]coordapi.TopicNotice, error) {
+	d := decoder{b: data}
+	if v := d.byte(); d.err == nil && v != topicNoticeVersion {
+		d.fail("topic notice version %d", v)
+	}
+	n := d.count(16 + 1)
+	out := make([]coordapi.TopicNotice, 0, n)
+	for range n {
+		out = append(out, coordapi.TopicNotice{ID: d.id(), Name: d.str()})
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	return out, nil
+}

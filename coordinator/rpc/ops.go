@@ -61,6 +61,9 @@ func Subject(cluster, op string) string { return cluster + ".coord." + op }
 // CommitsSubject returns the subject commit notices are published on.
 func CommitsSubject(cluster string) string { return cluster + ".commits" }
 
+// TopicsSubject returns the subject topic change notices are published on.
+func TopicsSubject(cluster string) string { return cluster + ".topics" }
+
 // encoders recycles message buffers: NATS copies a message when it is
 // published, so a buffer is free again once Publish or Request returns.
 var encoders = sync.Pool{New: func() any { return &encoder{b: make([]byte, 0, 256)} }}

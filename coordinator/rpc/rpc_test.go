@@ -419,3 +419,68 @@ func TestServerCloseWaitsForRequests(t *testing.T) {
 		t.Errorf("request during close: %v", err)
 	}
 }
+
+// Every topic change reaches the brokers' clients as a topic notice, with
+// the topic's id and name, so that they drop what they cached of it.
+func TestTopicNotices(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	got := make(chan coordapi.TopicNotice, 16)
+	cancel := e.client.SubscribeTopics(func(ns []coordapi.TopicNotice) {
+		for _, n := range ns {
+			got <- n
+		}
+	})
+	defer cancel()
+	if err := e.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	next := func(what string) coordapi.TopicNotice {
+		t.Helper()
+		select {
+		case n := <-got:
+			return n
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no topic notice after %s", what)
+			return coordapi.TopicNotice{}
+		}
+	}
+	tp, err := e.client.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "orders", Partitions: 1, ReplicationFactor: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := coordapi.TopicNotice{ID: tp.ID, Name: "orders"}
+	steps := []struct {
+		what string
+		do   func() error
+	}{
+		{"create", func() error { return nil }},
+		{"alter", func() error {
+			v := "1000"
+			return e.client.AlterTopicConfigs(ctx, "orders", []coordapi.ConfigOp{{Name: "retention.ms", Op: coordapi.OpSet, Value: &v}}, true, false)
+		}},
+		{"create partitions", func() error { return e.client.CreatePartitions(ctx, "orders", 3, false) }},
+		{"delete", func() error { _, err := e.client.DeleteTopic(ctx, "orders"); return err }},
+	}
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			t.Fatalf("%s: %v", s.what, err)
+		}
+		if n := next(s.what); n != want {
+			t.Fatalf("%s: notice %+v, want %+v", s.what, n, want)
+		}
+	}
+	// A validate-only or failed change is no change.
+	if _, err := e.client.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "dry", Partitions: 1, ReplicationFactor: -1, ValidateOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.client.CreatePartitions(ctx, "missing", 2, false); err == nil {
+		t.Fatal("create partitions of a missing topic succeeded")
+	}
+	if _, err := e.client.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "marker", Partitions: 1, ReplicationFactor: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if n := next("create marker"); n.Name != "marker" {
+		t.Fatalf("notice %+v before the marker's: a change that did not happen was announced", n)
+	}
+}

@@ -126,7 +126,7 @@ type Server struct {
 
 	duration metric.Float64Histogram
 
-	// unsubscribe stops the coordinator's commit notices.
+	// unsubscribe stops the coordinator's commit and topic notices.
 	unsubscribe func()
 
 	mu struct {
@@ -207,7 +207,8 @@ func ServeWith(ctx context.Context, nc *nats.Conn, cluster string, c *coordinato
 		s.Close()
 		return nil, fmt.Errorf("rpc: flush subscriptions: %w", err)
 	}
-	s.unsubscribe = c.Subscribe(s.publishNotices)
+	stopCommits, stopTopics := c.Subscribe(s.publishNotices), c.SubscribeTopics(s.publishTopicNotices)
+	s.unsubscribe = func() { stopCommits(); stopTopics() }
 	go func() {
 		<-sctx.Done()
 		s.Close()
@@ -420,6 +421,16 @@ func (s *Server) publishNotices(ns []coordapi.CommitNotice) {
 		}
 		putEncoder(e)
 		ns = ns[n:]
+	}
+}
+
+// publishTopicNotices publishes topic change notices on TopicsSubject.
+func (s *Server) publishTopicNotices(ns []coordapi.TopicNotice) {
+	e := getEncoder()
+	defer putEncoder(e)
+	encTopicNotices(e, ns)
+	if err := s.nc.Publish(TopicsSubject(s.cluster), e.b); err != nil {
+		s.log.Debug("publish topic notices", "err", err)
 	}
 }
 
