@@ -193,15 +193,35 @@ type partFetch struct {
 // coordinator may have been upgraded meanwhile).
 const findMultiRetry = 30 * time.Second
 
+// minFairAsk is the least findCoordinates asks for a partition that is
+// not first in fill order; see fairAsk.
+const minFairAsk = 1 << 20
+
+// fairAsk bounds what findCoordinates asks for each partition but the
+// first in fill order, so that a fetch of many partitions with large
+// partition max bytes does not make the coordinator list many times the
+// budget's worth of batches: twice an even share of the budget, at least
+// minFairAsk. With Kafka clients' default limits (1 MiB per partition, 50
+// MiB per fetch) it never bites.
+func fairAsk(budget, partitions int) int { return max(2*budget/partitions, minFairAsk) }
+
 // findCoordinates fills every part's found and code: from the tail cache
 // where it answers, else from the coordinator, all the rest in one
 // FindBatchesMulti. Each part asks for as much as the plan could give it:
 // its max bytes, within the budget (at least 1 byte, for the first
-// partition's always-whole first batch).
+// partition's always-whole first batch), and but for the first, within
+// fairAsk. A partition the cap held back returns less than the budget
+// would have let it: Kafka's limits are upper bounds, and the rotating
+// fill order makes every partition first in turn.
 func (b *Broker) findCoordinates(ctx context.Context, parts []*partFetch, budget int) {
 	var misses []*partFetch
-	for _, p := range parts {
-		p.ask = int32(max(min(p.maxBytes, budget), 1))
+	fair := fairAsk(budget, len(parts))
+	for i, p := range parts {
+		ask := min(p.maxBytes, budget)
+		if i > 0 {
+			ask = min(ask, fair)
+		}
+		p.ask = int32(max(ask, 1))
 		if found, ok := b.tails.find(p.tp, p.offset, p.ask); ok {
 			p.found = found
 			continue

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -32,6 +33,8 @@ type countingCoord struct {
 	multi    atomic.Int64 // FindBatchesMulti calls
 	single   atomic.Int64 // FindBatches calls
 	asked    atomic.Int64 // partitions asked in FindBatchesMulti calls
+	mu       sync.Mutex
+	last     []coordapi.FindBatchesRequest // of the last FindBatchesMulti
 }
 
 func (c *countingCoord) FindBatches(ctx context.Context, req coordapi.FindBatchesRequest) (coordapi.FindBatchesResponse, error) {
@@ -42,6 +45,9 @@ func (c *countingCoord) FindBatches(ctx context.Context, req coordapi.FindBatche
 func (c *countingCoord) FindBatchesMulti(ctx context.Context, reqs []coordapi.FindBatchesRequest) ([]coordapi.FindBatchesResult, error) {
 	c.multi.Add(1)
 	c.asked.Add(int64(len(reqs)))
+	c.mu.Lock()
+	c.last = append(c.last[:0], reqs...)
+	c.mu.Unlock()
 	switch {
 	case c.old:
 		return nil, fmt.Errorf("coordinator find_batches_multi: no responders: %w", errors.ErrUnsupported)
@@ -609,6 +615,51 @@ func TestFetchReadsConcurrently(t *testing.T) {
 	for i := range parts {
 		if !bytes.Equal(got[i].records, want[i].records) {
 			t.Errorf("partition %d: got %s, want %s", i, got[i], want[i])
+		}
+	}
+}
+
+// TestFetchAsksFairly: a fetch asks the coordinator for each partition's
+// coordinates up to what the budget could give it, but for partitions
+// other than the first in fill order no more than fairAsk, so that large
+// partition limits over many partitions do not list many budgets' worth of
+// batches.
+func TestFetchAsksFairly(t *testing.T) {
+	f := newFetchFixture(t)
+	coord := &countingCoord{Coordinator: f.c}
+	b := newFetchBroker(t, Deps{Coordinator: coord, Reader: storeReader{f.store}})
+	tests := []struct {
+		budget, maxBytes int32
+		rotate           int
+	}{
+		{budget: 4 << 20, maxBytes: 4 << 20, rotate: 0},  // fair share 8/7 MiB
+		{budget: 4 << 20, maxBytes: 4 << 20, rotate: 2},  // the first is another
+		{budget: 50 << 20, maxBytes: 1 << 20, rotate: 0}, // Kafka's defaults: no cap
+		{budget: 600, maxBytes: 1 << 20, rotate: 1},      // the budget bounds every ask
+		{budget: 1 << 30, maxBytes: 1 << 30, rotate: 0},  // a fair share above the floor
+	}
+	for _, tt := range tests {
+		parts := f.parts(tt.maxBytes)
+		brokerFetch(t, b, tt.budget, tt.rotate, parts)
+		coord.mu.Lock()
+		asked := slices.Clone(coord.last)
+		coord.mu.Unlock()
+		if len(asked) != len(parts) {
+			t.Fatalf("budget %d: %d partitions asked, want %d", tt.budget, len(asked), len(parts))
+		}
+		fair := max(2*int(tt.budget)/len(parts), minFairAsk)
+		for i, r := range asked {
+			want := min(int(tt.maxBytes), int(tt.budget))
+			if i > 0 {
+				want = min(want, fair)
+			}
+			first := parts[tt.rotate]
+			if i == 0 && (r.TopicID != first.topic.ID || r.Partition != first.partition) {
+				t.Errorf("budget %d rotate %d: asked %s/%d first, want %s/%d", tt.budget, tt.rotate, r.TopicID, r.Partition, first.topic.Name, first.partition)
+			}
+			if int(r.MaxBytes) != want {
+				t.Errorf("budget %d max bytes %d, ask %d: %d bytes, want %d", tt.budget, tt.maxBytes, i, r.MaxBytes, want)
+			}
 		}
 	}
 }
