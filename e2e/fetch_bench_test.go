@@ -76,13 +76,15 @@ func BenchmarkFetchCatchUp(b *testing.B) {
 	}
 	produceStart := time.Now()
 	produceCatchUp(b, writer.KafkaAddr, topic, partitions, records, valueLen)
-	b.Logf("produced %d MiB (%d records of %d B) over %d partitions in %s, WAL objects of %d KiB",
+	// Round by round to stdout: the testing package keeps only ten lines
+	// of a benchmark's log.
+	fmt.Printf("produced %d MiB (%d records of %d B) over %d partitions in %s, WAL objects of %d KiB\n",
 		totalMiB, records, valueLen, partitions, time.Since(produceStart).Round(time.Millisecond), objectKiB)
 	writer.Stop()
 	endpoint := ""
 	if latency > 0 {
 		endpoint = startLatencyProxy(b, c.MinIO.Endpoint, latency)
-		b.Logf("consuming brokers reach MinIO through a proxy holding each GET %s", latency)
+		fmt.Printf("consuming brokers reach MinIO through a proxy holding each GET %s\n", latency)
 	}
 
 	type variant struct {
@@ -105,7 +107,7 @@ func BenchmarkFetchCatchUp(b *testing.B) {
 			r := runCatchUp(b, c, v.bin, endpoint, int32(nextID), topic, records)
 			r.mib = float64(totalMiB)
 			v.runs = append(v.runs, r)
-			b.Logf("round %d %-8s %s", round, v.name, r)
+			fmt.Printf("round %d %-8s %s\n", round, v.name, r)
 		}
 	}
 	b.StopTimer()
