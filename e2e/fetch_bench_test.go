@@ -28,7 +28,9 @@ import (
 // coordinator's batch lookups. The data (FLOE_BENCH_FETCH_MIB, default 128
 // MiB of 1 KiB incompressible records, round-robin over the partitions) is
 // produced once through a broker that rolls WAL objects at
-// FLOE_BENCH_FETCH_OBJECT_KIB (default 4096), so that every object holds
+// FLOE_BENCH_FETCH_OBJECT_KIB (default 4096), from batches of at most
+// FLOE_BENCH_FETCH_BATCH_KIB (default 64; a produce request, which ingest
+// never splits, holds a batch per partition), so that every object holds
 // every partition; that broker then stops, and each round starts a new
 // broker process, consumes everything with franz-go's default fetch sizes
 // (50 MiB per fetch, 1 MiB per partition), and stops it.
@@ -57,6 +59,7 @@ func BenchmarkFetchCatchUp(b *testing.B) {
 	)
 	totalMiB := benchEnvInt(b, "FLOE_BENCH_FETCH_MIB", 128)
 	objectKiB := benchEnvInt(b, "FLOE_BENCH_FETCH_OBJECT_KIB", 4<<10)
+	batchKiB := benchEnvInt(b, "FLOE_BENCH_FETCH_BATCH_KIB", 64)
 	rounds := benchEnvInt(b, "FLOE_BENCH_FETCH_ROUNDS", 3)
 	var latency time.Duration
 	if s := os.Getenv("FLOE_BENCH_FETCH_S3_LATENCY"); s != "" {
@@ -75,11 +78,15 @@ func BenchmarkFetchCatchUp(b *testing.B) {
 		b.Fatal(err)
 	}
 	produceStart := time.Now()
-	produceCatchUp(b, writer.KafkaAddr, topic, partitions, records, valueLen)
+	produceCatchUp(b, writer.KafkaAddr, topic, partitions, records, valueLen, batchKiB<<10)
 	// Round by round to stdout: the testing package keeps only ten lines
 	// of a benchmark's log.
-	fmt.Printf("produced %d MiB (%d records of %d B) over %d partitions in %s, WAL objects of %d KiB\n",
-		totalMiB, records, valueLen, partitions, time.Since(produceStart).Round(time.Millisecond), objectKiB)
+	objects, _, err := coordObjects(c.Coord.HTTPAddr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fmt.Printf("produced %d MiB (%d records of %d B) over %d partitions in %s: %d WAL objects (rolled at %d KiB)\n",
+		totalMiB, records, valueLen, partitions, time.Since(produceStart).Round(time.Millisecond), objects, objectKiB)
 	writer.Stop()
 	endpoint := ""
 	if latency > 0 {
@@ -223,11 +230,15 @@ func coordinatorLookups(b *testing.B, c *floetest.Cluster) float64 {
 }
 
 // produceCatchUp produces records of valueLen random bytes to topic,
-// record i to partition i % partitions, uncompressed.
-func produceCatchUp(b *testing.B, addr, topic string, partitions, records, valueLen int) {
+// record i to partition i % partitions, uncompressed, in batches of at
+// most batchBytes.
+func produceCatchUp(b *testing.B, addr, topic string, partitions, records, valueLen, batchBytes int) {
 	b.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic),
-		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()))
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()),
+		// Small batches keep produce requests (which ingest does not split
+		// across objects) below the objects' size.
+		kgo.ProducerBatchMaxBytes(int32(batchBytes)))
 	if err != nil {
 		b.Fatal(err)
 	}
