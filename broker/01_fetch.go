@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -72,26 +74,35 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 
 // fetchOnce reads what is there now. It returns the response, the bytes of
 // records in it, the partitions asked for, and whether the fetch must answer
-// at once (an error on some partition). The byte budget is shared fairly:
-// partitions are filled starting at a position that rotates from one fetch
-// of the connection to the next, so that a busy partition early in the
-// request cannot starve the later ones; the response keeps request order.
+// at once (an error on some partition).
+//
+// The byte budget is shared fairly: partitions are filled starting at a
+// position that rotates from one fetch of the connection to the next, so
+// that a busy partition early in the request cannot starve the later ones;
+// the response keeps request order. Reading takes three steps, so that a
+// cold fetch of many partitions pays about one coordinator round trip and
+// one object-store read rather than the sum of theirs:
+//
+//  1. coordinates: from the tail cache where it can answer, else for all
+//     the other partitions in one FindBatchesMulti (one FindBatches each,
+//     concurrently, from a coordinator too old for it), each asked for as
+//     much as it could get (its max bytes, within the budget);
+//  2. plan: in fill order, each partition keeps the batches that fit what
+//     the budget has left, as Kafka fills a response: the first partition
+//     with data always gets its first batch whole, a partition past the
+//     spent budget gets none (but its offsets, or its error);
+//  3. read: every planned byte range at once, up to Options.FetchConcurrency
+//     reads in flight, then patch each batch for the wire.
 func (b *Broker) fetchOnce(ctx context.Context, req *kmsg.FetchRequest, rotate int) (*kmsg.FetchResponse, int, []topicPartition, bool) {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	budget := int(req.MaxBytes)
 	if budget <= 0 {
 		budget = 50 << 20
 	}
-	type readable struct {
-		id coordapi.TopicID
-		rp *kmsg.FetchRequestTopicPartition
-		sp *kmsg.FetchResponseTopicPartition
-	}
 	var (
-		total int
-		tps   []topicPartition
-		todo  []readable
-		stop  bool
+		tps  []topicPartition
+		todo []*partFetch
+		stop bool
 	)
 	resp.Topics = make([]kmsg.FetchResponseTopic, len(req.Topics))
 	for ti := range req.Topics {
@@ -139,92 +150,308 @@ func (b *Broker) fetchOnce(ctx context.Context, req *kmsg.FetchRequest, rotate i
 				sp.ErrorCode = checkLeaderEpoch(rp.CurrentLeaderEpoch).Code
 				stop = true
 			default:
-				tps = append(tps, topicPartition{t.ID, rp.Partition})
-				todo = append(todo, readable{t.ID, rp, sp})
+				tp := topicPartition{t.ID, rp.Partition}
+				tps = append(tps, tp)
+				todo = append(todo, &partFetch{tp: tp, offset: rp.FetchOffset, maxBytes: int(rp.PartitionMaxBytes), sp: sp})
 			}
 		}
 	}
+	if len(todo) == 0 {
+		return resp, 0, tps, stop
+	}
+	// Fill order: the request's, rotated.
+	parts := make([]*partFetch, len(todo))
 	for i := range todo {
-		r := todo[(i+rotate)%len(todo)]
-		limit := min(int(r.rp.PartitionMaxBytes), budget-total)
+		parts[i] = todo[(i+rotate)%len(todo)]
+	}
+	b.findCoordinates(ctx, parts, budget)
+	if planFetch(parts, budget) {
+		stop = true
+	}
+	n, failed := b.readPlanned(ctx, parts)
+	return resp, n, tps, stop || failed
+}
+
+// partFetch is one partition of a Fetch on its way through fetchOnce.
+type partFetch struct {
+	tp       topicPartition
+	offset   int64
+	maxBytes int // the request's partition max bytes
+	sp       *kmsg.FetchResponseTopicPartition
+
+	// found is the coordinates answer (asked for up to ask bytes), code
+	// its Kafka error code (0: none).
+	ask   int32
+	found coordapi.FindBatchesResponse
+	code  int16
+	// batches are the ones planned to be read: a prefix of found.Batches.
+	batches []coordapi.BatchCoord
+}
+
+// findMultiRetry is how long a broker whose coordinator does not know
+// FindBatchesMulti asks per partition before trying it again (the
+// coordinator may have been upgraded meanwhile).
+const findMultiRetry = 30 * time.Second
+
+// minFairAsk is the least findCoordinates asks for a partition that is
+// not first in fill order; see fairAsk.
+const minFairAsk = 1 << 20
+
+// fairAsk bounds what findCoordinates asks for each partition but the
+// first in fill order, so that a fetch of many partitions with large
+// partition max bytes does not make the coordinator list many times the
+// budget's worth of batches: twice an even share of the budget, at least
+// minFairAsk. With Kafka clients' default limits (1 MiB per partition, 50
+// MiB per fetch) it never bites.
+func fairAsk(budget, partitions int) int { return max(2*budget/partitions, minFairAsk) }
+
+// findCoordinates fills every part's found and code: from the tail cache
+// where it answers, else from the coordinator, all the rest in one
+// FindBatchesMulti. Each part asks for as much as the plan could give it:
+// its max bytes, within the budget (at least 1 byte, for the first
+// partition's always-whole first batch), and but for the first, within
+// fairAsk. A partition the cap held back returns less than the budget
+// would have let it: Kafka's limits are upper bounds, and the rotating
+// fill order makes every partition first in turn.
+func (b *Broker) findCoordinates(ctx context.Context, parts []*partFetch, budget int) {
+	var misses []*partFetch
+	fair := fairAsk(budget, len(parts))
+	for i, p := range parts {
+		ask := min(p.maxBytes, budget)
+		if i > 0 {
+			ask = min(ask, fair)
+		}
+		p.ask = int32(max(ask, 1))
+		if found, ok := b.tails.find(p.tp, p.offset, p.ask); ok {
+			p.found = found
+			continue
+		}
+		misses = append(misses, p)
+	}
+	if len(misses) == 0 {
+		return
+	}
+	reqs := make([]coordapi.FindBatchesRequest, len(misses))
+	for i, p := range misses {
+		reqs[i] = coordapi.FindBatchesRequest{TopicID: p.tp.id, Partition: p.tp.partition, Offset: p.offset, MaxBytes: p.ask}
+	}
+	var (
+		results []coordapi.FindBatchesResult
+		err     error
+		multi   = len(reqs) > 1 && time.Now().UnixNano() >= b.findMultiAt.Load()
+	)
+	if multi {
+		results, err = b.coord.FindBatchesMulti(ctx, reqs)
+		if errors.Is(err, errors.ErrUnsupported) {
+			b.findMultiAt.Store(time.Now().Add(findMultiRetry).UnixNano())
+			b.log.Info("the coordinator does not serve batched lookups (too old, or down); fetches ask per partition",
+				"retry_in", findMultiRetry, "err", err)
+			multi = false
+		} else if err == nil && len(results) != len(reqs) {
+			err = fmt.Errorf("coordinator answered %d results for %d partitions", len(results), len(reqs))
+		}
+	}
+	switch {
+	case !multi:
+		// One partition, or a coordinator that predates FindBatchesMulti:
+		// FindBatches per partition, concurrently.
+		results = make([]coordapi.FindBatchesResult, len(reqs))
+		parallel(len(reqs), b.opts.FetchConcurrency, func(i int) {
+			results[i] = b.findBatches(ctx, reqs[i])
+		})
+	case err != nil:
+		code := errorCode(err)
+		results = make([]coordapi.FindBatchesResult, len(reqs))
+		for i := range results {
+			results[i].ErrorCode = code
+		}
+	}
+	for i, p := range misses {
+		p.found, p.code = results[i].FindBatchesResponse, results[i].ErrorCode
+		if p.code == 0 {
+			b.tails.verify(p.tp, p.found.PartitionState)
+		}
+	}
+}
+
+// findBatches asks the coordinator for one partition's coordinates, as a
+// result of FindBatchesMulti would answer: an OFFSET_OUT_OF_RANGE result
+// carries the partition's offsets (-1 when the coordinator does not give
+// them).
+func (b *Broker) findBatches(ctx context.Context, req coordapi.FindBatchesRequest) coordapi.FindBatchesResult {
+	found, err := b.coord.FindBatches(ctx, req)
+	if err == nil {
+		return coordapi.FindBatchesResult{FindBatchesResponse: found}
+	}
+	r := coordapi.FindBatchesResult{ErrorCode: errorCode(err)}
+	r.HighWatermark, r.LogStartOffset = -1, -1 // unknown
+	if errors.Is(err, kerr.OffsetOutOfRange) {
+		if st, serr := b.coord.PartitionState(ctx, req.TopicID, req.Partition); serr == nil {
+			r.PartitionState = st
+		}
+	}
+	return r
+}
+
+// planFetch gives each part, in fill order, the batches the budget lets it
+// read, as the sequential fill would: up to its max bytes and what the
+// budget has left, the first batch whole for the first partition with
+// data (even past both limits), none once the budget is spent. It fills in
+// every part's offsets or error code, and reports whether some part
+// failed.
+func planFetch(parts []*partFetch, budget int) (failed bool) {
+	total := 0
+	for _, p := range parts {
+		sp := p.sp
+		if p.code != 0 {
+			sp.ErrorCode = p.code
+			if p.code == kerr.OffsetOutOfRange.Code && p.found.HighWatermark >= 0 {
+				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = p.found.HighWatermark, p.found.HighWatermark, p.found.LogStartOffset
+			}
+			failed = true
+			continue
+		}
+		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = p.found.HighWatermark, p.found.HighWatermark, p.found.LogStartOffset
+		limit := min(p.maxBytes, budget-total)
 		if total == 0 {
 			limit = max(limit, 1) // the first batch always goes out whole
 		}
-		n, err := b.fetchPartition(ctx, r.id, *r.rp, limit, r.sp)
-		if err != nil {
-			r.sp.ErrorCode = errorCode(err)
-			stop = true
+		if limit <= 0 {
+			continue
 		}
-		total += n
+		size := 0
+		for i, bc := range p.found.Batches {
+			if i > 0 && size+int(bc.ByteLength) > limit {
+				break
+			}
+			size += int(bc.ByteLength)
+			p.batches = p.found.Batches[:i+1]
+		}
+		total += size
 	}
-	return resp, total, tps, stop
+	return failed
 }
 
-// fetchPartition fills sp with the batches from rp.FetchOffset on, up to
-// limit bytes (at least one batch when limit > 0), patched for the wire.
-func (b *Broker) fetchPartition(ctx context.Context, id coordapi.TopicID, rp kmsg.FetchRequestTopicPartition, limit int, sp *kmsg.FetchResponseTopicPartition) (int, error) {
-	if limit <= 0 {
-		st, err := b.coord.PartitionState(ctx, id, rp.Partition)
-		if err != nil {
-			return 0, err
+// rangeRead is one byte range a Fetch reads: batches [first, first+n) of
+// a part, back to back in one object, landing at pos in the part's
+// records.
+type rangeRead struct {
+	part     int // index in parts
+	first, n int
+	pos      int
+	length   int
+	err      error
+}
+
+// readPlanned reads every part's planned batches, all at once, up to
+// Options.FetchConcurrency ranges in flight, and sets each part's records.
+// A range that fails cuts its partition's records short before it; when
+// that leaves nothing, the partition answers the error. It returns the
+// bytes of records read, and whether some partition failed.
+func (b *Broker) readPlanned(ctx context.Context, parts []*partFetch) (int, bool) {
+	var (
+		reads []rangeRead
+		out   = make([][]byte, len(parts))
+	)
+	for pi, p := range parts {
+		if len(p.batches) == 0 {
+			continue
 		}
-		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = st.HighWatermark, st.HighWatermark, st.LogStartOffset
-		return 0, nil
-	}
-	tp := topicPartition{id, rp.Partition}
-	found, ok := b.tails.find(tp, rp.FetchOffset, int32(limit))
-	var err error
-	if !ok {
-		found, err = b.coord.FindBatches(ctx, coordapi.FindBatchesRequest{
-			TopicID:   id,
-			Partition: rp.Partition,
-			Offset:    rp.FetchOffset,
-			MaxBytes:  int32(limit),
-		})
-		if err == nil {
-			b.tails.verify(tp, found.PartitionState)
-		}
-	}
-	if err != nil {
-		if errors.Is(err, kerr.OffsetOutOfRange) {
-			if st, serr := b.coord.PartitionState(ctx, id, rp.Partition); serr == nil {
-				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = st.HighWatermark, st.HighWatermark, st.LogStartOffset
+		size := 0
+		for i, bc := range p.batches {
+			// Batches back to back in one object are read as one range.
+			if prev := len(reads) - 1; i > 0 && bc.ObjectKey == p.batches[i-1].ObjectKey &&
+				bc.ByteOffset == p.batches[i-1].ByteOffset+int64(p.batches[i-1].ByteLength) {
+				reads[prev].n++
+				reads[prev].length += int(bc.ByteLength)
+			} else {
+				reads = append(reads, rangeRead{part: pi, first: i, n: 1, pos: size, length: int(bc.ByteLength)})
 			}
+			size += int(bc.ByteLength)
 		}
-		return 0, err
+		out[pi] = make([]byte, size)
 	}
-	sp.HighWatermark = found.HighWatermark
-	sp.LastStableOffset = found.HighWatermark
-	sp.LogStartOffset = found.LogStartOffset
-	if len(found.Batches) == 0 {
-		return 0, nil
-	}
-	size := 0
-	for _, bc := range found.Batches {
-		size += int(bc.ByteLength)
-	}
-	out := make([]byte, 0, size)
-	for _, bc := range found.Batches {
-		data, err := b.reader.GetRange(ctx, bc.ObjectKey, bc.ObjectSize, bc.ByteOffset, int64(bc.ByteLength))
-		if err == nil && len(data) != int(bc.ByteLength) {
-			err = fmt.Errorf("got %d of %d bytes", len(data), bc.ByteLength)
+	parallel(len(reads), b.opts.FetchConcurrency, func(i int) {
+		r := &reads[i]
+		bc := parts[r.part].batches[r.first]
+		data, err := b.reader.GetRange(ctx, bc.ObjectKey, bc.ObjectSize, bc.ByteOffset, int64(r.length))
+		if err == nil && len(data) != r.length {
+			err = fmt.Errorf("got %d of %d bytes", len(data), r.length)
 		}
 		if err != nil {
-			if len(out) > 0 {
-				break // answer what was read; the client fetches on from there
-			}
-			return 0, fmt.Errorf("read batch at offset %d from %s: %w", bc.BaseOffset, bc.ObjectKey, err)
+			r.err = fmt.Errorf("read batch at offset %d from %s: %w", bc.BaseOffset, bc.ObjectKey, err)
+			return
 		}
-		start := len(out)
-		out = append(out, data...)
-		batch := out[start:]
-		record.SetBaseOffset(batch, bc.BaseOffset)
-		record.SetPartitionLeaderEpoch(batch, leaderEpoch)
-		if bc.LogAppendTime {
-			record.SetLogAppendTime(batch, bc.MaxTimestamp)
+		copy(out[r.part][r.pos:], data)
+	})
+	// Cut each partition's records at its first failed range.
+	cut := make([]int, len(parts)) // batches kept
+	for pi, p := range parts {
+		cut[pi] = len(p.batches)
+	}
+	var failed bool
+	for i := range reads {
+		r := &reads[i]
+		if r.err == nil || r.first >= cut[r.part] {
+			continue
+		}
+		cut[r.part] = r.first
+		if r.first == 0 {
+			parts[r.part].sp.ErrorCode = errorCode(r.err)
+			failed = true
 		}
 	}
-	sp.RecordBatches = out
-	b.metrics.bytesOut.Add(ctx, int64(len(out)))
-	return len(out), nil
+	total := 0
+	for pi, p := range parts {
+		if cut[pi] == 0 {
+			continue
+		}
+		records, pos := out[pi], 0
+		for _, bc := range p.batches[:cut[pi]] {
+			batch := records[pos : pos+int(bc.ByteLength)]
+			pos += int(bc.ByteLength)
+			record.SetBaseOffset(batch, bc.BaseOffset)
+			record.SetPartitionLeaderEpoch(batch, leaderEpoch)
+			if bc.LogAppendTime {
+				record.SetLogAppendTime(batch, bc.MaxTimestamp)
+			}
+		}
+		// Answer what was read; the client fetches on from there.
+		p.sp.RecordBatches = records[:pos]
+		total += pos
+	}
+	if total > 0 {
+		b.metrics.bytesOut.Add(ctx, int64(total))
+	}
+	return total, failed
+}
+
+// parallel calls fn(0), ..., fn(n-1) on up to limit goroutines at once
+// (limit < 1 counts as 1), and returns when all have returned. With one
+// call or a limit of 1 they run on the calling goroutine, in order.
+func parallel(n, limit int, fn func(i int)) {
+	if n <= 1 || limit <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+	)
+	for range min(n, limit) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }

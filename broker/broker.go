@@ -62,6 +62,11 @@ type Options struct {
 	// MaxInflight bounds the requests of one connection being served at
 	// once; the connection stops reading past it. Default: 32.
 	MaxInflight int
+	// FetchConcurrency bounds the byte ranges one Fetch reads at once
+	// (each a chunk-cache read, a GET on a miss), and its per-partition
+	// coordinator lookups when the coordinator predates batched ones. 1
+	// reads them one after another. Default: 16.
+	FetchConcurrency int
 	// KVIndexEnabled is the cluster switch --kv-index-enabled, shown by
 	// DescribeConfigs.
 	KVIndexEnabled bool
@@ -87,6 +92,9 @@ func (o *Options) setDefaults() {
 	if o.MaxInflight <= 0 {
 		o.MaxInflight = 32
 	}
+	if o.FetchConcurrency <= 0 {
+		o.FetchConcurrency = 16
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -107,6 +115,10 @@ type Broker struct {
 	unsubscribe func()
 	registry    registry
 	metrics     *brokerMetrics
+	// findMultiAt is when (Unix ns) Fetch may next try FindBatchesMulti:
+	// a coordinator that does not know it is asked per partition until
+	// then.
+	findMultiAt atomic.Int64
 	// offsetsTopicReady is set once __consumer_offsets exists.
 	offsetsTopicReady atomic.Bool
 	// drained ends when Drain starts: group requests held in a rebalance

@@ -151,6 +151,18 @@ type FindBatchesResponse struct {
 	PartitionState
 }
 
+// FindBatchesResult is one partition's answer to FindBatchesMulti.
+type FindBatchesResult struct {
+	// ErrorCode is the partition's Kafka-level failure, 0 when it was
+	// answered: UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION,
+	// OFFSET_OUT_OF_RANGE (PartitionState is then set, so that the fetch
+	// can report the log start and high watermark), or
+	// KAFKA_STORAGE_ERROR when the coordinator could not read the
+	// partition's batches (retriable).
+	ErrorCode int16
+	FindBatchesResponse
+}
+
 // Special timestamps of ListOffsets.
 const (
 	TimestampLatest   int64 = -1

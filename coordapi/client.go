@@ -26,6 +26,14 @@ type Coordinator interface {
 	// in one durable write.
 	CommitObject(ctx context.Context, req *CommitRequest) (*CommitResponse, error)
 	FindBatches(ctx context.Context, req FindBatchesRequest) (FindBatchesResponse, error)
+	// FindBatchesMulti answers many FindBatches requests in one call: one
+	// result per request, in request order, each as FindBatches would
+	// answer it, a partition's Kafka-level failure in its result's
+	// ErrorCode rather than in the error. An error means no partition was
+	// answered: the coordinator is unreachable, or it is too old to know
+	// the call (the error wraps errors.ErrUnsupported; ask with
+	// FindBatches, one partition at a time).
+	FindBatchesMulti(ctx context.Context, reqs []FindBatchesRequest) ([]FindBatchesResult, error)
 	PartitionState(ctx context.Context, id TopicID, partition int32) (PartitionState, error)
 	ListOffset(ctx context.Context, id TopicID, partition int32, timestamp int64) (offset, ts int64, err error)
 	DeleteRecords(ctx context.Context, id TopicID, partition int32, offset int64) (int64, error)

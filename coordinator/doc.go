@@ -1,9 +1,10 @@
 // Package coordinator is floe's batch coordinator: it owns topics, partition
 // offsets, the coordinates of every committed batch, the objects batches
 // live in, and idempotent producers' state. Brokers upload objects and call
-// CommitObject to get offsets; fetches call FindBatches to learn where to
-// read. The methods take and return plain data so that the same API can be
-// served over NATS request/reply.
+// CommitObject to get offsets; fetches call FindBatches (or, for many
+// partitions at once, FindBatchesMulti) to learn where to read. The methods
+// take and return plain data so that the same API can be served over NATS
+// request/reply.
 //
 // # Errors
 //

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/cockroachdb/pebble"
@@ -85,21 +86,163 @@ func (c *Coordinator) FindBatches(ctx context.Context, req coordapi.FindBatchesR
 		return resp, fmt.Errorf("find batches: new iterator: %w", err)
 	}
 
+	var nums []uint64 // object of each batch
+	resp.Batches, nums, err = scanBatches(it, req)
+	if cerr := it.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("find batches: iterate: %w", cerr)
+	}
+	if err != nil {
+		return resp, err
+	}
+
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	err = c.finishLocked(req, &resp, nums)
+	return resp, err
+}
+
+// finishLocked completes resp, the batches scanned for req (nums their
+// objects), under c.mu: DeleteRecords or DeleteTopic may have removed
+// batches since the state was read, so if the requested offset went away
+// resp is answered as of now; then the batches get their objects' keys and
+// sizes. c.mu must be held.
+func (c *Coordinator) finishLocked(req coordapi.FindBatchesRequest, resp *coordapi.FindBatchesResponse, nums []uint64) error {
+	if len(resp.Batches) == 0 || resp.Batches[0].BaseOffset > req.Offset {
+		_, now, err := c.partitionLocked(req.TopicID, req.Partition)
+		if err != nil {
+			*resp = coordapi.FindBatchesResponse{}
+			return err
+		}
+		if req.Offset < now.logStart {
+			*resp = coordapi.FindBatchesResponse{PartitionState: now.public()}
+			return c.outOfRange(req.TopicID, req.Partition, req.Offset, now)
+		}
+	}
+	for i, num := range nums {
+		o := c.mu.objects[num]
+		if o == nil {
+			return fmt.Errorf("find batches: batch at offset %d references unknown object %d", resp.Batches[i].BaseOffset, num)
+		}
+		resp.Batches[i].ObjectKey = o.key
+		resp.Batches[i].ObjectSize = o.size
+	}
+	return nil
+}
+
+// FindBatchesMulti answers many FindBatches requests: one result per
+// request, in order, each holding what FindBatches answers for it, its
+// Kafka-level failure in ErrorCode (OffsetOutOfRange with the partition's
+// state). A partition whose batches cannot be read (a storage failure)
+// gets KAFKA_STORAGE_ERROR, and the failure is logged; an error is
+// returned only when nothing could be answered (ctx done, the coordinator
+// closed).
+//
+// It follows FindBatches's consistency rule with one hold of mu for all
+// the partitions: every state is read, and one Pebble iterator taken,
+// under the same hold, so that the iterator sees every batch below each
+// high watermark read; a second hold settles offsets removed meanwhile.
+func (c *Coordinator) FindBatchesMulti(ctx context.Context, reqs []coordapi.FindBatchesRequest) ([]coordapi.FindBatchesResult, error) {
+	if err := c.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer c.leave()
+
+	out := make([]coordapi.FindBatchesResult, len(reqs))
+	scan := make([]bool, len(reqs)) // partitions with batches to read
+	scans := 0
+	c.mu.RLock()
+	for i, req := range reqs {
+		_, st, err := c.partitionLocked(req.TopicID, req.Partition)
+		if err != nil {
+			out[i].ErrorCode = errorCode(err)
+			continue
+		}
+		out[i].PartitionState = st.public()
+		switch {
+		case req.Offset < st.logStart || req.Offset > st.hwm:
+			out[i].ErrorCode = kerr.OffsetOutOfRange.Code
+		case req.Offset < st.hwm:
+			scan[i] = true
+			scans++
+		}
+	}
+	if scans == 0 {
+		c.mu.RUnlock()
+		return out, nil
+	}
+	it, err := c.db.NewIter(&pebble.IterOptions{})
+	c.mu.RUnlock()
+	if err != nil {
+		return nil, fmt.Errorf("find batches: new iterator: %w", err)
+	}
+
+	nums := make([][]uint64, len(reqs))
+	for i, req := range reqs {
+		if !scan[i] {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			_ = it.Close()
+			return nil, err
+		}
+		it.SetBounds(batchKey(req.TopicID, req.Partition, req.Offset), batchKey(req.TopicID, req.Partition, out[i].HighWatermark))
+		batches, objs, err := scanBatches(it, req)
+		if err != nil {
+			c.log.Error("find batches", "topic", req.TopicID, "partition", req.Partition, "offset", req.Offset, "err", err)
+			out[i].ErrorCode = kerr.KafkaStorageError.Code
+			scan[i] = false
+			continue
+		}
+		out[i].Batches, nums[i] = batches, objs
+	}
+	if err := it.Close(); err != nil {
+		return nil, fmt.Errorf("find batches: iterate: %w", err)
+	}
+
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for i, req := range reqs {
+		if !scan[i] {
+			continue
+		}
+		if err := c.finishLocked(req, &out[i].FindBatchesResponse, nums[i]); err != nil {
+			out[i].ErrorCode = errorCode(err)
+			if out[i].ErrorCode == kerr.KafkaStorageError.Code {
+				c.log.Error("find batches", "topic", req.TopicID, "partition", req.Partition, "offset", req.Offset, "err", err)
+				out[i].FindBatchesResponse = coordapi.FindBatchesResponse{}
+			}
+		}
+	}
+	return out, nil
+}
+
+// errorCode is err's Kafka error code, KAFKA_STORAGE_ERROR (retriable)
+// for a failure that has none.
+func errorCode(err error) int16 {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Code
+	}
+	return kerr.KafkaStorageError.Code
+}
+
+// scanBatches reads, from it (positioned anywhere, bounded to req's
+// partition from req.Offset to the high watermark), the batches FindBatches
+// answers for req, and the object number of each.
+func scanBatches(it *pebble.Iterator, req coordapi.FindBatchesRequest) ([]coordapi.BatchCoord, []uint64, error) {
 	var (
-		nums  []uint64 // object of each batch
-		total int64
+		batches []coordapi.BatchCoord
+		nums    []uint64
+		total   int64
 	)
-scan:
 	for valid := it.First(); valid; valid = it.Next() {
 		last, err := decodeBatchKey(it.Key())
 		if err != nil {
-			_ = it.Close()
-			return resp, err
+			return nil, nil, err
 		}
 		v, err := it.ValueAndErr()
 		if err != nil {
-			_ = it.Close()
-			return resp, fmt.Errorf("find batches: read: %w", err)
+			return nil, nil, fmt.Errorf("find batches: read: %w", err)
 		}
 		r, err := newRunReader(last, v)
 		for err == nil {
@@ -113,44 +256,21 @@ scan:
 			if bc.LastOffset < req.Offset {
 				continue // before the batch holding Offset, in the first run
 			}
-			if len(resp.Batches) > 0 && total+int64(bc.ByteLength) > int64(req.MaxBytes) {
-				break scan
+			if len(batches) > 0 && total+int64(bc.ByteLength) > int64(req.MaxBytes) {
+				return batches, nums, nil
 			}
 			total += int64(bc.ByteLength)
-			resp.Batches = append(resp.Batches, bc)
+			batches = append(batches, bc)
 			nums = append(nums, r.h.object)
 		}
 		if err != nil {
-			_ = it.Close()
-			return resp, err
+			return nil, nil, err
 		}
 	}
-	if err := it.Close(); err != nil {
-		return resp, fmt.Errorf("find batches: iterate: %w", err)
+	if err := it.Error(); err != nil {
+		return nil, nil, fmt.Errorf("find batches: iterate: %w", err)
 	}
-
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	// DeleteRecords or DeleteTopic may have removed batches between the two
-	// looks; answer as of now if the requested offset went away.
-	if len(resp.Batches) == 0 || resp.Batches[0].BaseOffset > req.Offset {
-		_, now, err := c.partitionLocked(req.TopicID, req.Partition)
-		if err != nil {
-			return coordapi.FindBatchesResponse{}, err
-		}
-		if req.Offset < now.logStart {
-			return coordapi.FindBatchesResponse{PartitionState: now.public()}, c.outOfRange(req.TopicID, req.Partition, req.Offset, now)
-		}
-	}
-	for i, num := range nums {
-		o := c.mu.objects[num]
-		if o == nil {
-			return resp, fmt.Errorf("find batches: batch at offset %d references unknown object %d", resp.Batches[i].BaseOffset, num)
-		}
-		resp.Batches[i].ObjectKey = o.key
-		resp.Batches[i].ObjectSize = o.size
-	}
-	return resp, nil
+	return batches, nums, nil
 }
 
 func (c *Coordinator) outOfRange(id coordapi.TopicID, partition int32, offset int64, st partState) error {

@@ -2,7 +2,9 @@ package coordinator
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -97,6 +99,80 @@ func TestFindBatches(t *testing.T) {
 	wantKerr(t, err, kerr.UnknownTopicOrPartition)
 	_, err = e.c.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: coordapi.TopicID{1}})
 	wantKerr(t, err, kerr.UnknownTopicID)
+}
+
+// TestFindBatchesMulti: every result of a multi-partition call is what
+// FindBatches answers for that request alone, Kafka-level failures as the
+// result's code (OFFSET_OUT_OF_RANGE with the partition's offsets), in
+// request order, repeats and all.
+func TestFindBatchesMulti(t *testing.T) {
+	e := newEnv(t)
+	a := e.topic("a", 3, nil)
+	b := e.topic("b", 1, nil)
+	// Partition a/0: [0-4] 100B, [5-5] 300B, [6-9] 100B, [10-10] 50B, one
+	// object each. a/1 and b/0 share objects with each other; a/2 is empty.
+	fillPartition(e, a.ID, []int32{4, 0, 3, 0}, nil, []int32{100, 300, 100, 50})
+	for i := range 3 {
+		e.commit(fmt.Sprintf("shared-%d", i), plain(a.ID, 1, 1), plain(b.ID, 0, 2), plain(a.ID, 1, 0))
+	}
+	if _, err := e.c.DeleteRecords(context.Background(), b.ID, 0, 4); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	req := func(id coordapi.TopicID, p int32, offset int64, maxBytes int32) coordapi.FindBatchesRequest {
+		return coordapi.FindBatchesRequest{TopicID: id, Partition: p, Offset: offset, MaxBytes: maxBytes}
+	}
+	reqs := []coordapi.FindBatchesRequest{
+		req(a.ID, 0, 0, 1<<20),
+		req(a.ID, 0, 3, 100), // inside a batch
+		req(a.ID, 0, 0, 0),   // the first batch whole
+		req(a.ID, 1, 2, 250),
+		req(b.ID, 0, 5, 1<<20),
+		req(b.ID, 0, 2, 1<<20),  // below the log start: out of range
+		req(a.ID, 0, 12, 1<<20), // past the high watermark
+		req(a.ID, 0, 11, 1<<20), // at the high watermark: empty
+		req(a.ID, 2, 0, 1<<20),  // empty partition
+		req(a.ID, 3, 0, 1<<20),  // no such partition
+		req(coordapi.TopicID{9}, 0, 0, 1<<20),
+		req(a.ID, 0, 0, 1<<20), // a repeat
+	}
+	got, err := e.c.FindBatchesMulti(ctx, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(reqs) {
+		t.Fatalf("%d results for %d requests", len(got), len(reqs))
+	}
+	codes := []int16{0, 0, 0, 0, 0, kerr.OffsetOutOfRange.Code, kerr.OffsetOutOfRange.Code, 0, 0,
+		kerr.UnknownTopicOrPartition.Code, kerr.UnknownTopicID.Code, 0}
+	for i, r := range reqs {
+		want, werr := e.c.FindBatches(ctx, r)
+		var code int16
+		if werr != nil {
+			var ke *kerr.Error
+			if !errors.As(werr, &ke) {
+				t.Fatalf("request %d: FindBatches: %v", i, werr)
+			}
+			code = ke.Code
+		}
+		if code != codes[i] {
+			t.Errorf("request %d: FindBatches answers code %d, test expects %d", i, code, codes[i])
+		}
+		if got[i].ErrorCode != code || !reflect.DeepEqual(got[i].FindBatchesResponse, want) {
+			t.Errorf("request %d %+v:\n got code %d %+v\nwant code %d %+v", i, r, got[i].ErrorCode, got[i].FindBatchesResponse, code, want)
+		}
+	}
+	if st := got[5].PartitionState; st.LogStartOffset != 4 || st.HighWatermark != 9 {
+		t.Errorf("out of range: offsets %+v, want log start 4, high watermark 9", st)
+	}
+	if r, err := e.c.FindBatchesMulti(ctx, nil); err != nil || len(r) != 0 {
+		t.Errorf("no requests: %+v, %v", r, err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := e.c.FindBatchesMulti(cctx, reqs); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
 }
 
 func TestListOffset(t *testing.T) {

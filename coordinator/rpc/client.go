@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -204,6 +205,40 @@ func (c *Client) Topics(ctx context.Context) ([]coordapi.Topic, error) {
 func (c *Client) FindBatches(ctx context.Context, req coordapi.FindBatchesRequest) (coordapi.FindBatchesResponse, error) {
 	return call(c, ctx, opFindBatches, func(e *encoder) { encFindBatchesReq(e, req) }, decFindBatchesResp)
 }
+
+// FindBatchesMulti answers many FindBatches requests; see
+// coordinator.Coordinator.FindBatchesMulti. Requests too many for one NATS
+// message are sent in consecutive messages, and so are the ones a reply
+// left out (the server answers what fits), so a result may hold fewer
+// batches than MaxBytes allows. A coordinator that predates the call has
+// no subscriber for it: the error then wraps errors.ErrUnsupported (as
+// well as ErrUnavailable and nats.ErrNoResponders, which a coordinator
+// that is down gives too), and the caller asks with FindBatches.
+func (c *Client) FindBatchesMulti(ctx context.Context, reqs []coordapi.FindBatchesRequest) ([]coordapi.FindBatchesResult, error) {
+	out := make([]coordapi.FindBatchesResult, 0, len(reqs))
+	per := max(1, (c.maxPayload()-multiReqOverhead)/maxMultiReqSize)
+	for len(out) < len(reqs) {
+		part := reqs[len(out):]
+		part = part[:min(len(part), per)]
+		res, err := call(c, ctx, opFindBatchesMulti, func(e *encoder) { encFindBatchesMultiReq(e, part) }, decFindBatchesMultiResp)
+		if err != nil {
+			if errors.Is(err, nats.ErrNoResponders) {
+				err = fmt.Errorf("%w (no coordinator serves it: none is up, or they predate it: %w)", err, errors.ErrUnsupported)
+			}
+			return nil, err
+		}
+		if len(res) == 0 || len(res) > len(part) {
+			return nil, &clientError{opFindBatchesMulti, ErrInternal,
+				fmt.Errorf("%w: %d results for %d requests", errMalformed, len(res), len(part))}
+		}
+		out = append(out, res...)
+	}
+	return out, nil
+}
+
+// multiReqOverhead bounds a find_batches_multi request's envelope and
+// counts.
+const multiReqOverhead = 1 + 10 + 10 + 10
 
 // PartitionState returns a partition's offsets; see
 // coordinator.Coordinator.PartitionState.

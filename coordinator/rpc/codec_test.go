@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -124,6 +125,18 @@ func TestRoundTrip(t *testing.T) {
 			roundTrip(t, coordapi.FindBatchesResponse{PartitionState: coordapi.PartitionState{HighWatermark: 3}},
 				encFindBatchesResp, decFindBatchesResp)
 		}},
+		{"find batches multi request", func(t *testing.T) {
+			roundTrip(t, []coordapi.FindBatchesRequest{
+				{TopicID: idA, Partition: 3, Offset: 1 << 33, MaxBytes: 1 << 20},
+				{TopicID: idB, Partition: 0, Offset: 0, MaxBytes: 0},
+				{TopicID: idA, Partition: math.MaxInt32, Offset: -1, MaxBytes: math.MinInt32},
+			}, encFindBatchesMultiReq, decFindBatchesMultiReq)
+			roundTrip(t, []coordapi.FindBatchesRequest(nil), encFindBatchesMultiReq, decFindBatchesMultiReq)
+		}},
+		{"find batches multi response", func(t *testing.T) {
+			roundTrip(t, multiResults, encFindBatchesMultiResp, decFindBatchesMultiResp)
+			roundTrip(t, []coordapi.FindBatchesResult(nil), encFindBatchesMultiResp, decFindBatchesMultiResp)
+		}},
 		{"list offset", func(t *testing.T) {
 			roundTrip(t, listOffsetReq{ID: idA, Partition: 1, Timestamp: coordapi.TimestampMax}, encListOffsetReq, decListOffsetReq)
 			roundTrip(t, listOffsetResp{Offset: 42, Timestamp: -1}, encListOffsetResp, decListOffsetResp)
@@ -164,6 +177,82 @@ func TestRoundTrip(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, c.run)
+	}
+}
+
+// multiResults is a find_batches_multi answer: partitions sharing objects,
+// an error with offsets, an empty partition.
+var multiResults = []coordapi.FindBatchesResult{
+	{FindBatchesResponse: coordapi.FindBatchesResponse{
+		PartitionState: coordapi.PartitionState{LogStartOffset: 0, HighWatermark: 30},
+		Batches: []coordapi.BatchCoord{
+			{ObjectKey: "wal/1", ObjectSize: 1000, ByteOffset: 0, ByteLength: 100, BaseOffset: 0, LastOffset: 9, MaxTimestamp: 5},
+			{ObjectKey: "wal/2", ObjectSize: 50, ByteOffset: 0, ByteLength: 50, BaseOffset: 10, LastOffset: 19, MaxTimestamp: -1, LogAppendTime: true},
+		},
+	}},
+	{ErrorCode: kerr.OffsetOutOfRange.Code, FindBatchesResponse: coordapi.FindBatchesResponse{
+		PartitionState: coordapi.PartitionState{LogStartOffset: 7, HighWatermark: 1 << 40}}},
+	{FindBatchesResponse: coordapi.FindBatchesResponse{
+		PartitionState: coordapi.PartitionState{HighWatermark: 8},
+		Batches: []coordapi.BatchCoord{
+			{ObjectKey: "wal/2", ObjectSize: 50, ByteOffset: 10, ByteLength: 20, BaseOffset: 0, LastOffset: 7, MaxTimestamp: 1_700_000_000_000},
+			{ObjectKey: "wal/1", ObjectSize: 1000, ByteOffset: 100, ByteLength: math.MaxInt32, BaseOffset: 8, LastOffset: 8, MaxTimestamp: math.MinInt64},
+		},
+	}},
+	{ErrorCode: kerr.UnknownTopicID.Code},
+	{FindBatchesResponse: coordapi.FindBatchesResponse{PartitionState: coordapi.PartitionState{LogStartOffset: 3, HighWatermark: 3}}},
+}
+
+// TestMultiReplyFit: a find_batches_multi reply built under a size limit
+// holds the first results whole, then at most one trimmed to the batches
+// that fit (at least one), and stays within the limit.
+func TestMultiReplyFit(t *testing.T) {
+	var rs []coordapi.FindBatchesResult
+	for p := range 20 {
+		r := coordapi.FindBatchesResult{FindBatchesResponse: coordapi.FindBatchesResponse{
+			PartitionState: coordapi.PartitionState{HighWatermark: 1000}}}
+		for i := range 30 {
+			r.Batches = append(r.Batches, coordapi.BatchCoord{ObjectKey: fmt.Sprintf("wal/%04d-%d", i, p%2), ObjectSize: 1 << 23,
+				ByteOffset: int64(p * 1000), ByteLength: 1000, BaseOffset: int64(i * 10), LastOffset: int64(i*10 + 9), MaxTimestamp: 1_700_000_000_000})
+		}
+		rs = append(rs, r)
+	}
+	var full encoder
+	encFindBatchesMultiResp(&full, rs)
+	for _, limit := range []int{len(full.b) + 20, len(full.b) / 2, len(full.b) / 7, 300, 120} {
+		var m multiReplyEncoder
+		for i := range rs {
+			if added, whole := m.fit(&rs[i], limit); !added || !whole {
+				break
+			}
+		}
+		var e encoder
+		m.finish(&e)
+		if len(e.b) > limit {
+			t.Fatalf("limit %d: %d bytes", limit, len(e.b))
+		}
+		d := decoder{b: e.b}
+		got := decFindBatchesMultiResp(&d)
+		if d.err != nil || len(got) == 0 {
+			t.Fatalf("limit %d: %d results, %v", limit, len(got), d.err)
+		}
+		for i, r := range got {
+			want := rs[i].Batches
+			if i < len(got)-1 && len(r.Batches) != len(want) {
+				t.Fatalf("limit %d: result %d of %d trimmed to %d batches", limit, i, len(got), len(r.Batches))
+			}
+			if len(r.Batches) == 0 || !reflect.DeepEqual(r.Batches, want[:len(r.Batches)]) || r.PartitionState != rs[i].PartitionState {
+				t.Fatalf("limit %d: result %d: %+v", limit, i, r)
+			}
+		}
+		if limit > len(full.b) && len(got) != len(rs) {
+			t.Fatalf("limit %d above the full size: %d results", limit, len(got))
+		}
+	}
+	// Not even one batch fits: nothing is added.
+	var m multiReplyEncoder
+	if added, _ := m.fit(&rs[0], 30); added || m.n != 0 || len(m.refs) != 0 || len(m.index) != 0 {
+		t.Fatalf("added a result to a reply of 30 bytes: %+v", m)
 	}
 }
 
@@ -298,10 +387,12 @@ func TestDecoderRejectsForgedCounts(t *testing.T) {
 	var e encoder
 	e.uvarint(1 << 40) // a count no message could hold
 	for name, dec := range map[string]func(*decoder){
-		"topics":  func(d *decoder) { decTopicsResp(d) },
-		"brokers": func(d *decoder) { decBrokerList(d) },
-		"map":     func(d *decoder) { d.strMap() },
-		"str":     func(d *decoder) { d.str() },
+		"topics":         func(d *decoder) { decTopicsResp(d) },
+		"brokers":        func(d *decoder) { decBrokerList(d) },
+		"map":            func(d *decoder) { d.strMap() },
+		"str":            func(d *decoder) { d.str() },
+		"multi requests": func(d *decoder) { decFindBatchesMultiReq(d) },
+		"multi results":  func(d *decoder) { decFindBatchesMultiResp(d) },
 	} {
 		d := decoder{b: e.b}
 		dec(&d)

@@ -16,7 +16,8 @@
 //
 // The ops are create_topic, delete_topic, delete_topic_by_id,
 // create_partitions, alter_topic_configs, topic, topic_by_id, topics,
-// find_batches, partition_state, list_offset, delete_records,
+// find_batches, find_batches_multi, partition_state, list_offset,
+// delete_records,
 // init_producer_id, commit_object, kv_lookup, kv_ready, register_broker,
 // deregister_broker, list_brokers and ping (the server's instance id, new
 // on every start); and, when the server is given a group
@@ -45,6 +46,13 @@
 //	error     Kafka error code (varint; 0: not a Kafka-level failure),
 //	          flags (1 byte; bit 0: a coordapi.KafkaError, with a Kafka
 //	          error message), Kafka error message (str), error text (str)
+//	find_batches_multi (see findmulti.go)
+//	  request n topic ids × (id(16)), n requests × (topic index,
+//	            partition, offset, max bytes)
+//	  reply   n objects × (key (str), size), n results × (error code,
+//	            log start offset, high watermark, n batches × (object
+//	            index, byte offset, byte length, base offset, last offset
+//	            - base offset, max timestamp, flags))
 //	notice    version, n topics × (topic id(16), n partitions × (
 //	            partition, high watermark, log start offset,
 //	            n batches × (object key (str), object size, byte offset,
@@ -69,8 +77,8 @@
 // The timeout is what is left of the caller's deadline when it sent the
 // request: the coordinator gives up on a request once it passes, so that a
 // request queued too long is not executed after its caller stopped waiting.
-// Each op's body lays its fields out in order (see messages.go and
-// commit.go). Decoders bound every count by the bytes left, so that a
+// Each op's body lays its fields out in order (see messages.go,
+// commit.go and findmulti.go). Decoders bound every count by the bytes left, so that a
 // forged message cannot make them allocate, and ignore trailing bytes, so
 // that a later version may append fields. A message of another version is
 // answered with UNSUPPORTED_VERSION.
@@ -92,5 +100,18 @@
 // message into consecutive commits of the same object (the coordinator
 // adds the batches of a repeated object key to it), the server trims a
 // find_batches answer to what fits (fetches return fewer batches), and
-// topics are listed in pages.
+// topics are listed in pages. A find_batches_multi reply answers the first
+// requests whose results fit, the last of them trimmed to fewer batches
+// (never to none); the client asks again for the rest, and splits
+// requests too many for one message.
+//
+// # Versions of the API
+//
+// An op is added, never changed: a new call gets a new op name, and a
+// coordinator that predates it has no subscriber for it, so a request for
+// it fails at once with no responders. The client turns that into an
+// error wrapping errors.ErrUnsupported, and callers use the older ops
+// (brokers fall back from find_batches_multi to find_batches per
+// partition); old brokers keep using the old ops against new
+// coordinators.
 package rpc

@@ -49,6 +49,7 @@ var requestCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encAlterConfigsReq, decAlterConfigsReq) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encTopicsReq, decTopicsReq) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encFindBatchesReq, decFindBatchesReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encFindBatchesMultiReq, decFindBatchesMultiReq) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encTopicPartitionReq, decTopicPartitionReq) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encListOffsetReq, decListOffsetReq) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encDeleteRecordsReq, decDeleteRecordsReq) },
@@ -89,6 +90,7 @@ var responseCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encTopicsResp, decTopicsResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encPartitionState, decPartitionState) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encFindBatchesResp, decFindBatchesResp) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encFindBatchesMultiResp, decFindBatchesMultiResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encListOffsetResp, decListOffsetResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encInt64, decInt64) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encInitProducerIDResp, decInitProducerIDResp) },
@@ -126,6 +128,9 @@ func FuzzDecodeRequest(f *testing.F) {
 		encInitProducerIDReq(e, coordapi.InitProducerIDRequest{TransactionalID: strp("x"), ProducerID: -1})
 	})
 	seed(f, func(e *encoder) {
+		encFindBatchesMultiReq(e, []coordapi.FindBatchesRequest{{TopicID: idA, Offset: 5, MaxBytes: 1 << 20}, {TopicID: idB, Partition: 3}})
+	})
+	seed(f, func(e *encoder) {
 		req := kmsg.NewPtrJoinGroupRequest()
 		req.Version, req.Group, req.ProtocolType = 9, "g", "consumer"
 		req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{1, 2}}}
@@ -154,6 +159,7 @@ func FuzzDecodeReply(f *testing.F) {
 	seed(f, func(e *encoder) {
 		encTopicsResp(e, topicsResp{Topics: []coordapi.Topic{{ID: idA, Name: "a", Configs: map[string]string{"x": "y"}}}})
 	})
+	seed(f, func(e *encoder) { encFindBatchesMultiResp(e, multiResults) })
 	seed(f, func(e *encoder) { encError(e, &coordapi.KafkaError{Code: kerr.InvalidConfig, Message: "m"}) })
 	seed(f, func(e *encoder) {
 		encCommitResp(e, &coordapi.CommitResponse{Results: []coordapi.BatchResult{{BaseOffset: 5}}})

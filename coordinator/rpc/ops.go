@@ -24,6 +24,7 @@ const (
 	opTopicByID         = "topic_by_id"
 	opTopics            = "topics"
 	opFindBatches       = "find_batches"
+	opFindBatchesMulti  = "find_batches_multi"
 	opPartitionState    = "partition_state"
 	opListOffset        = "list_offset"
 	opDeleteRecords     = "delete_records"

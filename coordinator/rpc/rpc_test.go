@@ -395,6 +395,143 @@ func TestSmallPayload(t *testing.T) {
 	}
 }
 
+// fillForMulti creates topics "a" (3 partitions) and "b" (1) and commits
+// n objects, each holding batches of a/0, a/1 and b/0, then moves b/0's log
+// start to 2.
+func fillForMulti(t *testing.T, e *env, n int) (a, b coordapi.Topic) {
+	t.Helper()
+	ctx := context.Background()
+	var err error
+	if a, err = e.client.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "a", Partitions: 3, ReplicationFactor: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = e.client.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "b", Partitions: 1, ReplicationFactor: -1}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		req := &coordapi.CommitRequest{ObjectKey: fmt.Sprintf("wal/%04d", i), ObjectSize: 300, BrokerID: 1, Batches: []coordapi.CommitBatch{
+			{TopicID: a.ID, Partition: 0, ByteOffset: 0, ByteLength: 100, LastOffsetDelta: 1, MaxTimestamp: int64(i), ProducerID: -1},
+			{TopicID: b.ID, Partition: 0, ByteOffset: 100, ByteLength: 100, LastOffsetDelta: 0, MaxTimestamp: int64(i), ProducerID: -1},
+			{TopicID: a.ID, Partition: 1, ByteOffset: 200, ByteLength: 100, LastOffsetDelta: 2, MaxTimestamp: int64(i), ProducerID: -1},
+		}}
+		if _, err := e.client.CommitObject(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.client.DeleteRecords(ctx, b.ID, 0, 2); err != nil {
+		t.Fatal(err)
+	}
+	return a, b
+}
+
+// TestFindBatchesMulti: over NATS, a multi-partition lookup answers what
+// the coordinator answers in-process, per-partition failures as codes.
+func TestFindBatchesMulti(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	a, b := fillForMulti(t, e, 5)
+	reqs := []coordapi.FindBatchesRequest{
+		{TopicID: a.ID, Partition: 0, Offset: 0, MaxBytes: 1 << 20},
+		{TopicID: b.ID, Partition: 0, Offset: 0, MaxBytes: 1 << 20}, // below the log start
+		{TopicID: a.ID, Partition: 1, Offset: 4, MaxBytes: 200},
+		{TopicID: a.ID, Partition: 2, Offset: 0, MaxBytes: 1 << 20}, // empty
+		{TopicID: a.ID, Partition: 7, Offset: 0, MaxBytes: 1 << 20},
+		{TopicID: coordapi.TopicID{1}, Partition: 0, Offset: 0, MaxBytes: 1 << 20},
+		{TopicID: b.ID, Partition: 0, Offset: 3, MaxBytes: 1},
+	}
+	got, err := e.client.FindBatchesMulti(ctx, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := e.coord.FindBatchesMulti(ctx, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("over NATS:\n%+v\nin-process:\n%+v", got, want)
+	}
+	codes := []int16{0, kerr.OffsetOutOfRange.Code, 0, 0, kerr.UnknownTopicOrPartition.Code, kerr.UnknownTopicID.Code, 0}
+	for i, r := range got {
+		if r.ErrorCode != codes[i] {
+			t.Errorf("result %d: code %d, want %d", i, r.ErrorCode, codes[i])
+		}
+	}
+	if len(got[0].Batches) != 5 || len(got[2].Batches) != 2 || got[1].LogStartOffset != 2 || got[1].HighWatermark != 5 {
+		t.Errorf("results %+v", got)
+	}
+	if r, err := e.client.FindBatchesMulti(ctx, nil); err != nil || len(r) != 0 {
+		t.Errorf("no requests: %+v, %v", r, err)
+	}
+}
+
+// TestFindBatchesMultiSmallPayload: with a NATS max payload far below what
+// the requests and answers take, the client splits the requests and asks
+// again for what a reply left out; every partition is answered, in order,
+// from its offset on.
+func TestFindBatchesMultiSmallPayload(t *testing.T) {
+	e := newEnv(t, &server.Options{MaxPayload: 4 << 10})
+	ctx := context.Background()
+	a, err := e.client.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "a", Partitions: 2, ReplicationFactor: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 600 batches in 3 objects, 300 per partition: one partition's
+	// coordinates alone take more than a reply.
+	for o := range 3 {
+		req := &coordapi.CommitRequest{ObjectKey: fmt.Sprintf("wal/%d", o), ObjectSize: 200 * 100, BrokerID: 1}
+		for i := range 200 {
+			req.Batches = append(req.Batches, coordapi.CommitBatch{TopicID: a.ID, Partition: int32(i % 2),
+				ByteOffset: int64(i * 100), ByteLength: 100, LastOffsetDelta: 1, ProducerID: -1})
+		}
+		if _, err := e.client.CommitObject(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var reqs []coordapi.FindBatchesRequest
+	for i := range 120 { // more than one 4 KiB request holds
+		reqs = append(reqs, coordapi.FindBatchesRequest{TopicID: a.ID, Partition: int32(i % 2), Offset: int64(i % 7), MaxBytes: 1 << 30})
+	}
+	got, err := e.client.FindBatchesMulti(ctx, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(reqs) {
+		t.Fatalf("%d results for %d requests", len(got), len(reqs))
+	}
+	trimmed := 0
+	for i, r := range got {
+		if r.ErrorCode != 0 || len(r.Batches) == 0 || r.Batches[0].BaseOffset > reqs[i].Offset || r.Batches[0].LastOffset < reqs[i].Offset {
+			t.Fatalf("result %d for %+v: code %d, %d batches", i, reqs[i], r.ErrorCode, len(r.Batches))
+		}
+		if len(r.Batches) < 300-int(reqs[i].Offset)/2 {
+			trimmed++
+		}
+	}
+	if trimmed == 0 {
+		t.Fatal("no answer was trimmed: the test does not exercise the payload limit")
+	}
+}
+
+// TestFindBatchesMultiOldCoordinator: a coordinator that predates
+// find_batches_multi (no subscriber for it) makes the call fail at once
+// with an error wrapping errors.ErrUnsupported, while find_batches works.
+func TestFindBatchesMultiOldCoordinator(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	a, _ := fillForMulti(t, e, 2)
+	if err := e.srv.StopServing(rpc.OpFindBatchesMulti); err != nil {
+		t.Fatal(err)
+	}
+	req := coordapi.FindBatchesRequest{TopicID: a.ID, Partition: 0, Offset: 0, MaxBytes: 1 << 20}
+	_, err := e.client.FindBatchesMulti(ctx, []coordapi.FindBatchesRequest{req})
+	if !errors.Is(err, errors.ErrUnsupported) || !errors.Is(err, rpc.ErrUnavailable) || !errors.Is(err, kerr.KafkaStorageError) {
+		t.Fatalf("error %v, want one wrapping errors.ErrUnsupported, rpc.ErrUnavailable and KAFKA_STORAGE_ERROR", err)
+	}
+	if fb, err := e.client.FindBatches(ctx, req); err != nil || len(fb.Batches) != 2 {
+		t.Fatalf("FindBatches = %+v, %v", fb, err)
+	}
+}
+
 func TestServerCloseWaitsForRequests(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()

@@ -72,6 +72,9 @@ var handlers = map[string]handler{
 	opTopicByID:   unary(decID, (*coordinator.Coordinator).TopicByID, encTopic),
 	opTopics:      (*Server).handleTopics,
 	opFindBatches: (*Server).handleFindBatches,
+	// find_batches_multi is new in this build: a coordinator without it
+	// has no subscriber for it, which brokers take as "ask per partition".
+	opFindBatchesMulti: (*Server).handleFindBatchesMulti,
 	opPartitionState: unary(decTopicPartitionReq, func(c *coordinator.Coordinator, ctx context.Context, r topicPartitionReq) (coordapi.PartitionState, error) {
 		return c.PartitionState(ctx, r.ID, r.Partition)
 	}, encPartitionState),
@@ -374,6 +377,35 @@ func (s *Server) handleFindBatches(ctx context.Context, d *decoder, e *encoder) 
 		resp.Batches = resp.Batches[:min(keep, len(resp.Batches)-1)]
 		e.b = e.b[:start]
 	}
+}
+
+// handleFindBatchesMulti answers find_batches_multi with the results that
+// fit in one message: the first requests' results in order, the last one
+// possibly trimmed to fewer batches (see findmulti.go). The client asks
+// again for the rest.
+func (s *Server) handleFindBatchesMulti(ctx context.Context, d *decoder, e *encoder) error {
+	reqs := decFindBatchesMultiReq(d)
+	if d.err != nil {
+		return &coordapi.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
+	}
+	results, err := s.c.FindBatchesMulti(ctx, reqs)
+	if err != nil {
+		return err
+	}
+	var m multiReplyEncoder
+	limit := s.payloadLimit()
+	for i := range results {
+		added, whole := m.fit(&results[i], limit)
+		if !added && i == 0 {
+			return fmt.Errorf("find batches: the answer for %s/%d does not fit in a message of %d bytes",
+				reqs[0].TopicID, reqs[0].Partition, limit)
+		}
+		if !whole {
+			break
+		}
+	}
+	m.finish(e)
+	return nil
 }
 
 // handleTopics answers one page of topics: those named after the request's

@@ -83,11 +83,27 @@ func (c *Cluster) AddBroker(id int, args ...string) *Process {
 // in front of it).
 func (c *Cluster) AddBrokerVia(id int, s3Endpoint string, args ...string) *Process {
 	c.t.Helper()
+	return c.addBroker(Binary(c.t, "broker"), id, s3Endpoint, args)
+}
+
+// AddBrokerBinary is AddBrokerVia running bin, a broker binary built
+// elsewhere (another commit's, to compare with), in place of this
+// module's. An empty s3Endpoint means MinIO's.
+func (c *Cluster) AddBrokerBinary(bin string, id int, s3Endpoint string, args ...string) *Process {
+	c.t.Helper()
+	if s3Endpoint == "" {
+		s3Endpoint = c.MinIO.Endpoint
+	}
+	return c.addBroker(bin, id, s3Endpoint, args)
+}
+
+func (c *Cluster) addBroker(bin string, id int, s3Endpoint string, args []string) *Process {
+	c.t.Helper()
 	all := []string{"--node-id", strconv.Itoa(id), "--nats-url", c.NATS.ClientURL(), "--cluster", ClusterName,
 		"--data-dir", c.t.TempDir(), "--s3-bucket", c.MinIO.Bucket, "--s3-endpoint", s3Endpoint,
 		"--s3-region", c.MinIO.Region, "--s3-path-style", "--coordinator-timeout", "3s"}
 	all = append(append(all, c.opts.BrokerArgs...), args...)
-	b := StartBroker(c.t, c.Env, all...)
+	b := StartBrokerBinary(c.t, bin, c.Env, all...)
 	c.Brokers = append(c.Brokers, b)
 	return b
 }

@@ -83,8 +83,15 @@ type Process struct {
 // coordinator runs as a process (StartCoordinator).
 func StartBroker(t testing.TB, env []string, args ...string) *Process {
 	t.Helper()
+	return StartBrokerBinary(t, Binary(t, "broker"), env, args...)
+}
+
+// StartBrokerBinary is StartBroker running bin, a broker binary built
+// elsewhere (another commit's, to compare with).
+func StartBrokerBinary(t testing.TB, bin string, env []string, args ...string) *Process {
+	t.Helper()
 	kafka := testkit.FreeAddr(t)
-	p := start(t, "broker", env, append([]string{"--kafka-addr", kafka}, args...))
+	p := start(t, "broker", bin, env, append([]string{"--kafka-addr", kafka}, args...))
 	p.KafkaAddr = kafka
 	return p
 }
@@ -95,16 +102,16 @@ func StartBroker(t testing.TB, env []string, args ...string) *Process {
 // to NATS). It is killed at cleanup if still running.
 func StartCoordinator(t testing.TB, env []string, args ...string) *Process {
 	t.Helper()
-	return start(t, "coordinator", env, args)
+	return start(t, "coordinator", Binary(t, "coordinator"), env, args)
 }
 
-// start runs ./cmd/<name> with args plus a free --http-addr and waits
-// until its /healthz answers 200.
-func start(t testing.TB, name string, env, args []string) *Process {
+// start runs bin (the binary of ./cmd/<name>) with args plus a free
+// --http-addr and waits until its /healthz answers 200.
+func start(t testing.TB, name, bin string, env, args []string) *Process {
 	t.Helper()
 	p := &Process{t: t, name: name, HTTPAddr: testkit.FreeAddr(t), out: new(syncBuffer), done: make(chan struct{})}
 	args = append([]string{"--http-addr", p.HTTPAddr}, args...)
-	p.cmd = exec.Command(Binary(t, name), args...)
+	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if os.Getenv("FLOE_TEST_LOG") == "1" {
