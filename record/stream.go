@@ -88,25 +88,32 @@ func (s *recordStream) consume(n int) { s.r += n; s.pos += n }
 
 // length reads the length prefix of record i.
 func (s *recordStream) length(i int32) (int, error) {
-	if err := s.fill(binary.MaxVarintLen32); err != nil {
-		return 0, err
+	if s.w-s.r < binary.MaxVarintLen32 && !s.done {
+		if err := s.fill(binary.MaxVarintLen32); err != nil {
+			return 0, err
+		}
 	}
-	if s.r == s.w {
-		return 0, errorf(ErrInvalid, "the records end after %d records", i)
-	}
-	rd := reader{b: s.buf[s.r:s.w]}
+	rd := reader{b: s.buf[:s.w], off: s.r}
 	length := rd.varint()
 	if rd.bad || length < minRecordSize-1 {
-		return 0, errorf(ErrInvalid, "record %d at byte %d: invalid record length %d", i, s.pos, length)
+		return 0, s.lengthError(i, length)
 	}
-	s.consume(rd.off)
+	s.pos += rd.off - s.r
+	s.r = rd.off
 	return int(length), nil
+}
+
+// lengthError explains a record length that length refused.
+func (s *recordStream) lengthError(i int32, length int32) error {
+	if s.r == s.w {
+		return errorf(ErrInvalid, "the records end after %d records", i)
+	}
+	return errorf(ErrInvalid, "record %d at byte %d: invalid record length %d", i, s.pos, length)
 }
 
 // next returns the bytes of record i after its length prefix, valid until the next
 // call on s.
 func (s *recordStream) next(i int32) ([]byte, error) {
-	start := s.pos
 	length, err := s.length(i)
 	if err != nil {
 		return nil, err
@@ -116,12 +123,13 @@ func (s *recordStream) next(i int32) ([]byte, error) {
 			return nil, err
 		}
 		if length > s.w-s.r {
-			return nil, errorf(ErrInvalid, "record %d at byte %d: record length %d runs past the end of the records", i, start, length)
+			return nil, errorf(ErrInvalid, "record %d at byte %d: record length %d runs past the end of the records", i, s.pos, length)
 		}
 	}
-	body := s.buf[s.r : s.r+length : s.r+length]
-	s.consume(length)
-	return body, nil
+	start := s.r
+	s.r += length
+	s.pos += length
+	return s.buf[start:s.r:s.r], nil
 }
 
 // skip passes over record i without decoding it.
