@@ -168,7 +168,9 @@ func (b *Broker) produceTopic(ctx context.Context, seen map[string]coordapi.Topi
 }
 
 // validatePartition checks every batch of one partition's records, as Kafka
-// does before appending any: all are appended or none.
+// does before appending any: all are appended or none. Each batch's header
+// and CRC are checked, then each of its records (checkRecords), decompressing
+// a compressed batch as it goes.
 func (b *Broker) validatePartition(t coordapi.Topic, partition int32, records []byte) ([]ingest.Batch, error) {
 	raw, err := record.Split(records)
 	if err != nil {
@@ -191,16 +193,12 @@ func (b *Broker) validatePartition(t coordapi.Topic, partition int32, records []
 		case h.Transactional() || h.Control():
 			return nil, fmt.Errorf("%w: transactional and control batches are not supported", kerr.InvalidRecord)
 		}
-		var keys []coordapi.KeyEntry
-		switch {
-		case kvIndexed:
-			if keys, err = b.extractKeys(data, compacted); err != nil {
-				return nil, err
-			}
-		case compacted:
-			if err := requireKeys(data); err != nil {
-				return nil, err
-			}
+		keys, nullKeys, err := checkRecords(data, compacted, kvIndexed)
+		if err != nil {
+			return nil, err
+		}
+		if nullKeys > 0 {
+			b.metrics.kvNullKeys.Add(context.Background(), nullKeys)
 		}
 		out = append(out, ingest.Batch{
 			Data: data,
@@ -222,54 +220,46 @@ func (b *Broker) validatePartition(t coordapi.Topic, partition int32, records []
 // errMissingKey marks a keyless record on a compacted topic.
 var errMissingKey = errors.New("compacted topic requires a key on every record")
 
-// requireKeys rejects a batch with a keyless record, as Kafka does for
-// compacted topics.
-func requireKeys(data []byte) error {
-	err := record.Records(data, func(rec *record.Record) error {
-		if rec.Key == nil {
-			return errMissingKey
-		}
-		return nil
-	})
-	if errors.Is(err, errMissingKey) {
-		return fmt.Errorf("%w: %v", kerr.InvalidRecord, err)
-	}
-	if err != nil {
-		return batchError(err)
-	}
-	return nil
-}
-
-// extractKeys returns every keyed record's (key, offset delta, tombstone)
-// for the key index, decompressing as needed. Records without a key are
-// skipped and counted (on a compacted topic they reject the batch).
-func (b *Broker) extractKeys(data []byte, compacted bool) ([]coordapi.KeyEntry, error) {
-	var (
-		keys    []coordapi.KeyEntry
-		nullKey int64
-	)
-	err := record.Records(data, func(rec *record.Record) error {
-		if rec.Key == nil {
-			if compacted {
-				return errMissingKey
+// checkRecords checks every record of batch data as Kafka's LogValidator does
+// on produce, compressed or not (see record.Records for the rules), in one
+// pass that also does what the topic needs: on a compacted topic it rejects
+// a keyless record (INVALID_RECORD, as Kafka), and on a kv-indexed topic it
+// returns every keyed record's (key, offset delta, tombstone) for the key
+// index, counting the keyless ones in nullKeys. A plain topic's pass only
+// checks. Decompression streams: nothing of the records is kept but the
+// keys returned.
+func checkRecords(data []byte, compacted, kvIndexed bool) (keys []coordapi.KeyEntry, nullKeys int64, err error) {
+	var visit func(*record.Record) error // nil: check only
+	switch {
+	case kvIndexed:
+		visit = func(rec *record.Record) error {
+			if rec.Key == nil {
+				if compacted {
+					return errMissingKey
+				}
+				nullKeys++
+				return nil
 			}
-			nullKey++
+			// rec.Key aliases a decompression buffer valid only in this call.
+			keys = append(keys, coordapi.KeyEntry{Key: bytes.Clone(rec.Key), OffsetDelta: rec.OffsetDelta, Tombstone: rec.Value == nil})
 			return nil
 		}
-		// rec.Key aliases a decompression buffer valid only in this call.
-		keys = append(keys, coordapi.KeyEntry{Key: bytes.Clone(rec.Key), OffsetDelta: rec.OffsetDelta, Tombstone: rec.Value == nil})
-		return nil
-	})
-	if errors.Is(err, errMissingKey) {
-		return nil, fmt.Errorf("%w: %v", kerr.InvalidRecord, err)
+	case compacted:
+		visit = func(rec *record.Record) error {
+			if rec.Key == nil {
+				return errMissingKey
+			}
+			return nil
+		}
 	}
-	if err != nil {
-		return nil, batchError(err)
+	err = record.Records(data, visit)
+	switch {
+	case errors.Is(err, errMissingKey):
+		return nil, 0, fmt.Errorf("%w: %v", kerr.InvalidRecord, err)
+	case err != nil:
+		return nil, 0, batchError(err)
 	}
-	if nullKey > 0 {
-		b.metrics.kvNullKeys.Add(context.Background(), nullKey)
-	}
-	return keys, nil
+	return keys, nullKeys, nil
 }
 
 // batchError maps a record-format error to the code Kafka answers: bad
@@ -277,6 +267,13 @@ func (b *Broker) extractKeys(data []byte, compacted bool) ([]coordapi.KeyEntry, 
 // breaks a rule is INVALID_RECORD (not retried), an old magic is
 // UNSUPPORTED_FOR_MESSAGE_FORMAT, and a batch that decompresses past the
 // limit is MESSAGE_TOO_LARGE (the Java producer splits and retries).
+//
+// Records that do not decompress are INVALID_RECORD too. There Kafka's
+// record iterator throws a plain KafkaException ("Failed to decompress
+// record stream"), which reaches the producer as UNKNOWN_SERVER_ERROR;
+// INVALID_RECORD is what Kafka answers for every other malformed record,
+// and, like UNKNOWN_SERVER_ERROR, clients do not retry it, but it blames
+// the batch rather than the broker.
 func batchError(err error) error {
 	switch {
 	case errors.Is(err, record.ErrUnsupportedMagic):

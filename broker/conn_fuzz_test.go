@@ -1,10 +1,16 @@
 package broker
 
 import (
+	"bytes"
 	"encoding/binary"
+	"errors"
+	"hash/crc32"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/record"
 )
 
 // frame encodes req as a client would, without the size prefix.
@@ -27,7 +33,9 @@ func frame(req kmsg.Request, version int16, corr int32, clientID *string) []byte
 }
 
 // FuzzParseRequest feeds arbitrary frames to the request decoder: it must
-// return a request or an error, never panic.
+// return a request or an error, never panic. A Produce request's batches then
+// go through the produce path's checks, as each kind of topic runs them:
+// they must accept or answer one of the codes Kafka answers bad batches with.
 func FuzzParseRequest(f *testing.F) {
 	id := "fuzz"
 	meta := kmsg.NewPtrMetadataRequest()
@@ -48,6 +56,19 @@ func FuzzParseRequest(f *testing.F) {
 	prod.Topics = append(prod.Topics, pt)
 	f.Add(frame(prod, 9, 4, &id))
 	f.Add(frame(prod, 3, 4, nil))
+	keys := [][]byte{[]byte("k"), nil}
+	for _, codec := range []record.Codec{record.CodecNone, record.CodecGzip, record.CodecSnappy, record.CodecLZ4, record.CodecZstd} {
+		three := testRecords(keys, 0, 1, 2)
+		for _, records := range [][]byte{
+			testBatch(f, codec, 3, three),
+			testBatch(f, codec, 4, three),                // fewer records than the header says
+			testBatch(f, codec, 3, three[:len(three)-1]), // the last one cut short
+			rawTestBatch(codec, 3, []byte("not compressed")),
+		} {
+			pp.Records = records
+			f.Add(frame(prod, 9, 4, &id))
+		}
+	}
 	f.Add(frame(kmsg.NewPtrFetchRequest(), 13, 5, &id))
 	f.Add([]byte{0, 18, 0, 3, 0, 0, 0, 1, 0xff, 0xff, 5, 1, 2})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -61,7 +82,53 @@ func FuzzParseRequest(f *testing.F) {
 		if r.version < a.min || r.version > a.max {
 			t.Fatalf("version %d outside served [%d, %d]", r.version, a.min, a.max)
 		}
+		if prod, ok := r.req.(*kmsg.ProduceRequest); ok {
+			for _, pt := range prod.Topics {
+				for _, pp := range pt.Partitions {
+					checkProduceBatches(t, pp.Records)
+				}
+			}
+		}
 	})
+}
+
+// checkProduceBatches runs the produce path's per-batch checks on records for
+// a plain, a compacted and a kv-indexed topic, and fails t on a code Kafka
+// would not answer. Each batch is checked once more with its CRC fixed, so
+// that mutations get past it to the records.
+func checkProduceBatches(t *testing.T, records []byte) {
+	batches, err := record.Split(records)
+	if err != nil {
+		return
+	}
+	for _, b := range batches {
+		fixed := bytes.Clone(b)
+		if len(fixed) > 21 {
+			binary.BigEndian.PutUint32(fixed[17:], crc32.Checksum(fixed[21:], crc32.MakeTable(crc32.Castagnoli)))
+		}
+		checkProduceBatch(t, b)
+		checkProduceBatch(t, fixed)
+	}
+}
+
+// checkProduceBatch checks one batch as checkProduceBatches says.
+func checkProduceBatch(t *testing.T, data []byte) {
+	if _, err := record.Validate(data); err != nil {
+		return
+	}
+	for _, kind := range []struct{ compacted, indexed bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		keys, nullKeys, err := checkRecords(data, kind.compacted, kind.indexed)
+		if err == nil {
+			if !kind.indexed && (keys != nil || nullKeys != 0) {
+				t.Fatalf("keys from a topic without the index")
+			}
+			continue
+		}
+		var ke *kerr.Error
+		if !errors.As(err, &ke) || (ke != kerr.InvalidRecord && ke != kerr.CorruptMessage && ke != kerr.MessageTooLarge) {
+			t.Fatalf("checkRecords(compacted %v, indexed %v): %v", kind.compacted, kind.indexed, err)
+		}
+	}
 }
 
 func TestParseRequest(t *testing.T) {

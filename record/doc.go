@@ -52,7 +52,8 @@
 // # Use
 //
 // The produce path calls Split on a partition's records, Validate on each batch, and
-// Records on batches whose keys it must index. The fetch path patches copies with
+// Records on each batch too: with a nil fn to check every record, as Kafka does, or
+// with one that collects keys for the key index, in the same pass. The fetch path patches copies with
 // SetBaseOffset, SetPartitionLeaderEpoch and SetLogAppendTime. Build writes batches for
 // tests and tools.
 package record

@@ -31,7 +31,7 @@ func kgoCodec(c Codec) kgo.CompressionCodec {
 
 // kmsgBatch encodes recs the way franz-go's producer does: kmsg records, compressed by
 // franz-go's default compressor, in a kmsg.RecordBatch with a CRC-32C.
-func kmsgBatch(t *testing.T, codec Codec, opts BuildOptions, recs []Record) []byte {
+func kmsgBatch(t testing.TB, codec Codec, opts BuildOptions, recs []Record) []byte {
 	t.Helper()
 	var raw []byte
 	maxTS := opts.BaseTimestamp + recs[0].TimestampDelta

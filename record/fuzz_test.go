@@ -61,7 +61,10 @@ func FuzzValidate(f *testing.F) {
 		if _, err := Validate(c); err != nil {
 			t.Fatalf("patched batch: %v", err)
 		}
-		_ = RecordsLimit(b, fuzzLimit, func(*Record) error { return nil })
+		errFn := RecordsLimit(b, fuzzLimit, func(*Record) error { return nil })
+		if errNil := RecordsLimit(b, fuzzLimit, nil); (errFn == nil) != (errNil == nil) {
+			t.Fatalf("Records with fn: %v; without: %v", errFn, errNil)
+		}
 	})
 }
 
@@ -89,6 +92,23 @@ func FuzzRecords(f *testing.F) {
 			recs = append(recs, cloneRecord(r))
 			return nil
 		})
+		// The check alone agrees, and its window stays within the limit whatever
+		// lengths the records claim.
+		st := new(iterState)
+		var s recordStream
+		errNil := errorf(ErrInvalid, "invalid record count %d", n) // as RecordsLimit checks first
+		if n >= 0 {
+			if errNil = st.open(&s, h.Codec(), payload, fuzzLimit); errNil == nil {
+				errNil = st.each(&h, &s, nil)
+			}
+		}
+		if s.src != nil && cap(s.buf) > max(windowSize, 2*(fuzzLimit+1)) {
+			t.Fatalf("window of %d bytes under a limit of %d", cap(s.buf), fuzzLimit)
+		}
+		st.close(&s)
+		if h.Codec().valid() && (err == nil) != (errNil == nil) {
+			t.Fatalf("Records with fn: %v; without: %v", err, errNil)
+		}
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrUnsupportedCodec) && !errors.Is(err, ErrTooLarge) {
 				t.Fatalf("Records: error %v matches no expected sentinel", err)
@@ -160,4 +180,59 @@ func FuzzSplit(f *testing.F) {
 			_, _ = Validate(batch)
 		}
 	})
+}
+
+// FuzzCompressedRecords compresses fuzzed record bytes with each codec's real
+// compressor, so that the fuzzer's records reach the streaming record parser behind a
+// sound stream (as a producer with a bug would send them): every codec must then
+// decide exactly as for the same records uncompressed, record for record.
+func FuzzCompressedRecords(f *testing.F) {
+	for _, b := range seedBatches(f) {
+		h, _ := ParseHeader(b)
+		if h.Codec() == CodecNone {
+			f.Add(h.NumRecords, b[HeaderSize:])
+		}
+	}
+	f.Add(int32(2), rawRecords(numbered([]Record{{Value: bytes.Repeat([]byte("v"), 70_000)}, {Key: []byte("k")}})...))
+	f.Fuzz(func(t *testing.T, n int32, payload []byte) {
+		if len(payload) > fuzzLimit {
+			return
+		}
+		h := Header{NumRecords: n, LastOffsetDelta: n - 1, ProducerID: -1}
+		want, wantErr := collectLimit(rawBatch(h, payload), fuzzLimit)
+		for _, c := range []struct {
+			codec  Codec
+			xerial bool
+		}{{CodecGzip, false}, {CodecSnappy, false}, {CodecSnappy, true}, {CodecLZ4, false}, {CodecZstd, false}} {
+			data, err := compress(nil, c.codec, payload, c.xerial)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ch := h
+			ch.Attributes = int16(c.codec)
+			b := rawBatch(ch, data)
+			got, err := collectLimit(b, fuzzLimit)
+			if (err == nil) != (wantErr == nil) || (err != nil && !errors.Is(err, ErrInvalid)) {
+				t.Fatalf("%s: %v; uncompressed: %v", c.codec, err, wantErr)
+			}
+			if err == nil {
+				if err := sameRecords(got, want); err != nil {
+					t.Fatalf("%s: %v", c.codec, err)
+				}
+			}
+			if errNil := RecordsLimit(b, fuzzLimit, nil); (errNil == nil) != (err == nil) {
+				t.Fatalf("%s: Records with fn: %v; without: %v", c.codec, err, errNil)
+			}
+		}
+	})
+}
+
+// collectLimit is collect with a decompression limit.
+func collectLimit(b []byte, limit int) ([]Record, error) {
+	var out []Record
+	err := RecordsLimit(b, limit, func(r *Record) error {
+		out = append(out, cloneRecord(r))
+		return nil
+	})
+	return out, err
 }

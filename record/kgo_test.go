@@ -2,8 +2,8 @@ package record
 
 // A real franz-go producer against a minimal in-process Kafka endpoint: every batch it
 // sends, with each codec, with and without streaming compression (which frames snappy
-// as xerial and merges batches), must pass Validate and decode with Records to exactly
-// the records produced.
+// as xerial and merges batches), must pass Validate and the produce path's record check
+// and decode with Records to exactly the records produced.
 
 import (
 	"bytes"
@@ -237,6 +237,9 @@ func TestFranzProducer(t *testing.T) {
 					}
 					if h.NumRecords > 1 {
 						multi++
+					}
+					if err := Records(b, nil); err != nil {
+						t.Fatalf("batch of franz-go: the produce check: %v", err)
 					}
 					err = Records(b, func(r *Record) error {
 						w := want[i]

@@ -5,9 +5,9 @@ import (
 )
 
 // DefaultMaxDecompressed is the limit Records puts on the decompressed size of a batch's
-// records: 64 MiB, 64 times Kafka's default message.max.bytes. Kafka itself streams
-// records and has no such limit, but a broker that holds a whole batch in memory must
-// not let a small compressed batch make it allocate without bound.
+// records: 64 MiB, 64 times Kafka's default max.message.bytes. Records streams, so the
+// limit bounds work, not memory; Kafka has none, but a consumer, which decompresses a
+// batch whole, must not be handed a small batch that inflates without bound.
 const DefaultMaxDecompressed = 64 << 20
 
 // The largest decompression buffer and header slice kept for reuse.
@@ -39,24 +39,39 @@ type Record struct {
 }
 
 // Records decodes the records of batch b (exactly one batch, as Split returns it) and
-// calls fn with each in order, decompressing first if the batch is compressed. It stops
-// at the first error fn returns and returns it unchanged.
+// calls fn with each in order, decompressing as it goes if the batch is compressed. It
+// stops at the first error fn returns and returns it unchanged. With a nil fn, Records
+// only checks the records (and skips materializing their headers).
 //
 // fn's *Record, its Key, Value, Headers and the header values alias buffers owned by
 // Records (or b itself) and are valid only during the call: copy what must outlive it,
 // and modify none of it. Header keys are ordinary strings and can be kept.
 //
-// Records does not check the CRC (Validate does); it checks everything it decodes:
-// the batch length, the codec, that the records decompress within DefaultMaxDecompressed
-// (ErrTooLarge), that each record's varints and lengths are well formed and its length
-// matches its fields, that offset deltas increase and do not pass LastOffsetDelta, and
-// that exactly NumRecords records fill the batch (ErrInvalid). After Validate, which
-// ties NumRecords to LastOffsetDelta, the offset deltas are therefore 0..NumRecords-1:
-// floe stores batches as sent, so it must refuse what Kafka would renumber.
+// Records does not check the CRC (Validate does); it checks everything it decodes, the
+// rules of Kafka's record iterator (DefaultRecordBatch, DefaultRecord.readFrom):
+//   - the batch length and the codec (ErrCorrupt, ErrUnsupportedCodec);
+//   - that the records decompress (ErrInvalid), within DefaultMaxDecompressed bytes
+//     (ErrTooLarge);
+//   - that each record's length varint is well formed and covers exactly its fields,
+//     whose varints are well formed and whose key, value, header key and header value
+//     lengths are -1 (null; not for header keys) or fit in the record (ErrInvalid);
+//   - that offset deltas increase and do not pass LastOffsetDelta (ErrInvalid);
+//   - that exactly NumRecords records fill the batch: no fewer (Kafka: "premature EOF")
+//     and no bytes after the last (Kafka: "records still remaining"), ErrInvalid. A
+//     compressed stream is read to its end, so its own checksums are checked too.
 //
-// Snappy data may be one raw snappy block (as franz-go and librdkafka write it) or
-// xerial framed (as the Java client writes it, and franz-go when it merges batches);
-// lz4 data is the LZ4 frame format Kafka uses since magic 1.
+// After Validate, which ties NumRecords to LastOffsetDelta, the offset deltas are
+// therefore exactly 0..NumRecords-1. Kafka renumbers a compressed batch whose inner
+// offsets are off (recompressing it), and does not look at an uncompressed one's;
+// floe stores batches as sent, so the produce path must refuse both.
+//
+// Memory does not grow with the batch: records stream through a 64 KiB window that
+// grows only to hold one larger record, behind a decompressor that keeps only its
+// codec's window. Raw snappy (one block, as franz-go and librdkafka write it) is the
+// exception: its copies may reach back anywhere in the block, so it is decoded whole,
+// after its declared size is checked against the limit. Snappy data may also be xerial
+// framed (as the Java client writes it, and franz-go when it merges batches), decoded
+// block by block; lz4 data is the LZ4 frame format Kafka uses since magic 1.
 func Records(b []byte, fn func(*Record) error) error {
 	return RecordsLimit(b, DefaultMaxDecompressed, fn)
 }
@@ -78,26 +93,29 @@ func RecordsLimit(b []byte, maxDecompressed int, fn func(*Record) error) error {
 	if h.NumRecords < 0 {
 		return errorf(ErrInvalid, "invalid record count %d", h.NumRecords)
 	}
-
 	st := iterPool.Get().(*iterState)
 	defer st.release()
-
-	data := b[HeaderSize:]
-	if codec != CodecNone {
-		if data, err = st.decompress(codec, data, maxDecompressed); err != nil {
-			return err
-		}
+	var s recordStream
+	defer st.close(&s)
+	if err := st.open(&s, codec, b[HeaderSize:], maxDecompressed); err != nil {
+		return err
 	}
-	return st.each(&h, data, fn)
+	return st.each(&h, &s, fn)
 }
 
 // iterState is what one Records call reuses from the last: the record handed to fn,
-// its headers, and the decompression buffer.
+// its headers, the buffers records stream through, and the decompressors in use.
 type iterState struct {
-	rec  Record
-	hdr  []RecordHeader
-	buf  []byte
-	keys []string // header keys last seen, by position
+	rec    Record
+	hdr    []RecordHeader
+	buf    []byte   // raw snappy, decoded whole
+	window []byte   // the stream's window over a decompressor
+	keys   []string // header keys last seen, by position
+
+	gzip   *gzipDecoder
+	lz4    *lz4Decoder
+	zstd   *zstdDecoder
+	xerial xerialReader
 }
 
 // Header keys are remembered for the first maxCachedKeys positions, up to
@@ -118,6 +136,9 @@ func (st *iterState) release() {
 	st.rec = Record{}
 	if cap(st.buf) > maxPooledBuffer {
 		st.buf = nil
+	}
+	if cap(st.window) > maxPooledBuffer {
+		st.window = nil
 	}
 	iterPool.Put(st)
 }
@@ -143,63 +164,73 @@ func (st *iterState) key(j int, b []byte) string {
 // timestamp delta, offset delta, key length, value length and header count.
 const minRecordSize = 7
 
-// each parses the records in data, which must hold exactly h.NumRecords of them.
-func (st *iterState) each(h *Header, data []byte, fn func(*Record) error) error {
-	if int64(h.NumRecords) > int64(len(data)/minRecordSize) {
-		return errorf(ErrInvalid, "%d records cannot fit in %d bytes", h.NumRecords, len(data))
+// each parses the records s streams, which must be exactly h.NumRecords of them, and
+// calls fn (if not nil) with each.
+func (st *iterState) each(h *Header, s *recordStream, fn func(*Record) error) error {
+	if s.src == nil && int64(h.NumRecords) > int64(len(s.buf)/minRecordSize) {
+		return errorf(ErrInvalid, "%d records cannot fit in %d bytes", h.NumRecords, len(s.buf))
 	}
-	r := reader{b: data}
-	rec := &st.rec
 	prevDelta := int32(-1)
 	for i := range h.NumRecords {
-		start := r.off
-		length := r.varint()
-		if r.bad || length < minRecordSize-1 || int(length) > len(data)-r.off {
-			return errorf(ErrInvalid, "record %d at byte %d: invalid record length %d", i, start, length)
+		start := s.pos
+		body, err := s.next(i)
+		if err != nil {
+			return err
 		}
-		body := r.off
-		end := body + int(length)
-		rr := reader{b: data[:end], off: body}
-		*rec = Record{
-			Attributes:     rr.int8(),
-			TimestampDelta: rr.varlong(),
-			OffsetDelta:    rr.varint(),
-			Key:            rr.bytes(),
-			Value:          rr.bytes(),
+		if err := st.parse(i, start, body, fn != nil); err != nil {
+			return err
 		}
-		n := rr.varint()
-		if n < 0 || int(n) > (end-rr.off)/2 { // a header takes at least two bytes
-			return errorf(ErrInvalid, "record %d: invalid header count %d", i, n)
-		}
-		hdr := st.hdr[:0]
-		for j := range int(n) {
-			kn := rr.varint()
-			if kn < 0 || int(kn) > end-rr.off {
-				rr.bad = true
-				break
-			}
-			hdr = append(hdr, RecordHeader{Key: st.key(j, data[rr.off:rr.off+int(kn)])})
-			rr.off += int(kn)
-			hdr[j].Value = rr.bytes()
-		}
-		st.hdr = hdr
-		if n > 0 {
-			rec.Headers = hdr
-		}
-		if rr.bad || rr.off != end {
-			return errorf(ErrInvalid, "record %d at byte %d: fields do not fill its length %d", i, start, length)
-		}
+		rec := &st.rec
 		if rec.OffsetDelta <= prevDelta || rec.OffsetDelta > h.LastOffsetDelta {
 			return errorf(ErrInvalid, "record %d: offset delta %d after %d (last offset delta %d)", i, rec.OffsetDelta, prevDelta, h.LastOffsetDelta)
 		}
 		prevDelta = rec.OffsetDelta
-		r.off = end
-		if err := fn(rec); err != nil {
-			return err
+		if fn != nil {
+			if err := fn(rec); err != nil {
+				return err
+			}
 		}
 	}
-	if r.off != len(data) {
-		return errorf(ErrInvalid, "%d bytes remain after the last of %d records", len(data)-r.off, h.NumRecords)
+	return s.end(h.NumRecords)
+}
+
+// parse decodes record i, at byte start of the records, from body, the bytes its length
+// prefix covers, into st.rec. Without headers it checks the headers but does not build
+// them.
+func (st *iterState) parse(i int32, start int, body []byte, headers bool) error {
+	rr := reader{b: body}
+	rec := &st.rec
+	*rec = Record{
+		Attributes:     rr.int8(),
+		TimestampDelta: rr.varlong(),
+		OffsetDelta:    rr.varint(),
+		Key:            rr.bytes(),
+		Value:          rr.bytes(),
+	}
+	n := rr.varint()
+	if n < 0 || int(n) > (len(body)-rr.off)/2 { // a header takes at least two bytes
+		return errorf(ErrInvalid, "record %d: invalid header count %d", i, n)
+	}
+	hdr := st.hdr[:0]
+	for j := range int(n) {
+		kn := rr.varint()
+		if kn < 0 || int(kn) > len(body)-rr.off {
+			rr.bad = true
+			break
+		}
+		key := body[rr.off : rr.off+int(kn)]
+		rr.off += int(kn)
+		value := rr.bytes()
+		if headers {
+			hdr = append(hdr, RecordHeader{Key: st.key(j, key), Value: value})
+		}
+	}
+	st.hdr = hdr
+	if len(hdr) > 0 {
+		rec.Headers = hdr
+	}
+	if rr.bad || rr.off != len(body) {
+		return errorf(ErrInvalid, "record %d at byte %d: fields do not fill its length %d", i, start, len(body))
 	}
 	return nil
 }

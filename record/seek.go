@@ -2,9 +2,10 @@ package record
 
 // RecordAt calls fn with the record at position index of the batch b (its
 // offset delta, for the batches Validate and Records accept, whose deltas
-// are exactly 0..n-1). It decompresses as Records does, but skips the
-// records before index by their length prefix without decoding them, so a
-// point read of one record costs no per-record work before it. fn's slices
+// are exactly 0..n-1). It decompresses as Records does, streaming, but skips
+// the records before index by their length prefix without decoding them, and
+// stops after the one it wants, so a point read of one record costs no
+// per-record work before it and no decompression after it. fn's slices
 // alias internal buffers valid only during the call.
 func RecordAt(b []byte, index int32, fn func(*Record) error) error {
 	h, err := parseWhole(b)
@@ -20,29 +21,26 @@ func RecordAt(b []byte, index int32, fn func(*Record) error) error {
 	}
 	st := iterPool.Get().(*iterState)
 	defer st.release()
-	data := b[HeaderSize:]
-	if codec != CodecNone {
-		if data, err = st.decompress(codec, data, DefaultMaxDecompressed); err != nil {
+	var s recordStream
+	defer st.close(&s)
+	if err := st.open(&s, codec, b[HeaderSize:], DefaultMaxDecompressed); err != nil {
+		return err
+	}
+	for i := range index {
+		if err := s.skip(i); err != nil {
 			return err
 		}
 	}
-	r := reader{b: data}
-	for i := range index {
-		start := r.off
-		length := r.varint()
-		if r.bad || length < minRecordSize-1 || int(length) > len(data)-r.off {
-			return errorf(ErrInvalid, "record %d at byte %d: invalid record length %d", i, start, length)
-		}
-		r.off += int(length)
+	start := s.pos
+	body, err := s.next(index)
+	if err != nil {
+		return err
 	}
-	// Decode exactly the one record: a header that says so, over the bytes
-	// from it to the end of its length.
-	start := r.off
-	length := r.varint()
-	if r.bad || length < minRecordSize-1 || int(length) > len(data)-r.off {
-		return errorf(ErrInvalid, "record %d at byte %d: invalid record length %d", index, start, length)
+	if err := st.parse(index, start, body, true); err != nil {
+		return err
 	}
-	one := h
-	one.NumRecords = 1
-	return st.each(&one, data[start:r.off+int(length)], fn)
+	if d := st.rec.OffsetDelta; d < 0 || d > h.LastOffsetDelta {
+		return errorf(ErrInvalid, "record %d: offset delta %d (last offset delta %d)", index, d, h.LastOffsetDelta)
+	}
+	return fn(&st.rec)
 }

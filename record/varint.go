@@ -36,7 +36,14 @@ func (r *reader) varint() int32 {
 	return r.varintSlow()
 }
 
+// varintSlow reads a varint of more than one byte; two bytes, the length of most
+// values and records (64 bytes to 8 KiB), without a loop.
 func (r *reader) varintSlow() int32 {
+	if i := r.off; i+1 < len(r.b) && r.b[i] >= 0x80 && r.b[i+1] < 0x80 {
+		r.off = i + 2
+		x := uint32(r.b[i]&0x7f) | uint32(r.b[i+1])<<7
+		return int32(x>>1) ^ -int32(x&1)
+	}
 	u := r.uvarintSlow(5)
 	if u > 0xffffffff {
 		r.bad = true
