@@ -102,6 +102,7 @@ var handlers = map[string]handler{
 	opListBrokers: unary(decEmpty, func(c *coordinator.Coordinator, ctx context.Context, _ empty) ([]coordapi.BrokerInfo, error) {
 		return c.ListBrokers(ctx)
 	}, encBrokerList),
+	opKvGet: unary(decKvGetReq, (*coordinator.Coordinator).KvGet, encKvGetResp),
 }
 
 // Server serves a Coordinator over NATS: one queue subscription per op,
@@ -164,6 +165,12 @@ type ServerOptions struct {
 
 // ServeWith is Serve with options.
 func ServeWith(ctx context.Context, nc *nats.Conn, cluster string, c *coordinator.Coordinator, opts ServerOptions) (*Server, error) {
+	return serveOps(ctx, nc, cluster, c, opts, handlers)
+}
+
+// serveOps is ServeWith serving the batch coordinator ops in handlers
+// (tests serve fewer, as a coordinator of an earlier build does).
+func serveOps(ctx context.Context, nc *nats.Conn, cluster string, c *coordinator.Coordinator, opts ServerOptions, handlers map[string]handler) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
