@@ -105,6 +105,7 @@ type fakeBatch struct {
 	base, last    int64
 	remote        bool
 	logAppendTime int64
+	object        string // where it is "stored": at byte offset 0 of its own object
 }
 
 // fakeKey addresses an index entry of a fakeLog.
@@ -117,27 +118,37 @@ type fakeKey struct {
 // fakeLog is an in-memory log and index: a Service for the handler and a LogSource for
 // Rebuild. Appending a batch indexes it as the coordinator does.
 type fakeLog struct {
-	mu      sync.Mutex
-	topics  map[string]TopicInfo
-	batches map[fakeKey][]fakeBatch // key field empty: the partition's batches
-	hwm     map[fakeKey]int64       // overrides of the high watermark
-	entries map[fakeKey]int64
+	mu       sync.Mutex
+	topics   map[string]TopicInfo
+	batches  map[fakeKey][]fakeBatch // key field empty: the partition's batches
+	hwm      map[fakeKey]int64       // overrides of the high watermark
+	logStart map[fakeKey]int64       // log start offsets (0 when absent)
+	entries  map[fakeKey]int64
+	objects  map[string][]byte // every batch by its object key
+	notReady map[[16]byte]bool // topics whose index is being built
+	dropped  map[[16]byte]bool // topics whose index was turned off since Topic answered
 
 	// Failures to inject, per method.
-	topicErr, lookupErr, hwmErr, readErr error
-	// baseShift is added to the base offsets ReadBatch returns, to hand over a batch
+	topicErr, lookupErr, readErr error
+	// baseShift is added to the base offsets Lookup returns, to hand over a batch
 	// that does not hold the offset asked for.
 	baseShift int64
-	// reads counts ReadBatch calls that read data.
-	reads int
+	// noBatch makes Lookup leave out the batch, as a broken Service would.
+	noBatch bool
+	// lookups counts Lookup calls; reads counts ReadBatch calls that read data.
+	lookups, reads int
 }
 
 func newFakeLog() *fakeLog {
 	return &fakeLog{
-		topics:  map[string]TopicInfo{},
-		batches: map[fakeKey][]fakeBatch{},
-		hwm:     map[fakeKey]int64{},
-		entries: map[fakeKey]int64{},
+		topics:   map[string]TopicInfo{},
+		batches:  map[fakeKey][]fakeBatch{},
+		hwm:      map[fakeKey]int64{},
+		logStart: map[fakeKey]int64{},
+		entries:  map[fakeKey]int64{},
+		objects:  map[string][]byte{},
+		notReady: map[[16]byte]bool{},
+		dropped:  map[[16]byte]bool{},
 	}
 }
 
@@ -167,6 +178,8 @@ func (f *fakeLog) appendBatch(t testing.TB, id [16]byte, p int32, fb fakeBatch) 
 		fb.base = bs[n-1].last + 1
 	}
 	fb.last = fb.base + int64(h.LastOffsetDelta)
+	fb.object = fmt.Sprintf("%x/%d/%d", id, p, fb.base)
+	f.objects[fb.object] = fb.data
 	f.batches[pk] = append(bs, fb)
 	err = record.Records(fb.data, func(r *record.Record) error {
 		if r.Key == nil {
@@ -217,42 +230,63 @@ func (f *fakeLog) Topic(_ context.Context, name string) (TopicInfo, error) {
 	return t, nil
 }
 
-func (f *fakeLog) Lookup(_ context.Context, id [16]byte, p int32, key []byte) (int64, bool, error) {
+// Lookup answers as the coordinator's KvGet does.
+func (f *fakeLog) Lookup(_ context.Context, id [16]byte, p int32, key []byte) (LookupResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.lookups++
 	if f.lookupErr != nil {
-		return 0, false, f.lookupErr
+		return LookupResult{}, f.lookupErr
 	}
-	o, ok := f.entries[fakeKey{id, p, string(key)}]
-	return o, ok, nil
+	if f.dropped[id] {
+		return LookupResult{}, nil
+	}
+	if f.notReady[id] {
+		return LookupResult{Indexed: true}, nil
+	}
+	offset, found := f.entries[fakeKey{id, p, string(key)}]
+	return f.answerLocked(id, p, offset, found), nil
 }
 
+// answerLocked is Lookup's answer for an index entry at offset (found). f.mu must be
+// held.
+func (f *fakeLog) answerLocked(id [16]byte, p int32, offset int64, found bool) LookupResult {
+	pk := fakeKey{topic: id, partition: p}
+	r := LookupResult{Indexed: true, Ready: true, Found: found, Offset: offset,
+		HighWatermark: f.highWatermark(id, p), LogStartOffset: f.logStart[pk]}
+	if !r.Found || r.Offset < r.LogStartOffset || r.Offset >= r.HighWatermark || f.noBatch {
+		return r
+	}
+	bs := f.batches[pk]
+	i := sort.Search(len(bs), func(i int) bool { return bs[i].last >= r.Offset })
+	if i == len(bs) || bs[i].base > r.Offset {
+		return r
+	}
+	fb := bs[i]
+	r.Batch = BatchRef{Object: fb.object, ObjectSize: int64(len(fb.data)), ByteLength: int32(len(fb.data)),
+		BaseOffset: fb.base + f.baseShift, LogAppendTime: fb.logAppendTime, Remote: fb.remote}
+	return r
+}
+
+// HighWatermark serves Rebuild (LogSource).
 func (f *fakeLog) HighWatermark(_ context.Context, id [16]byte, p int32) (int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.hwmErr != nil {
-		return 0, f.hwmErr
-	}
 	return f.highWatermark(id, p), nil
 }
 
-func (f *fakeLog) ReadBatch(_ context.Context, id [16]byte, p int32, offset int64, allowRemote bool) (Batch, error) {
+func (f *fakeLog) ReadBatch(_ context.Context, ref BatchRef) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.readErr != nil {
-		return Batch{}, f.readErr
+		return nil, f.readErr
 	}
-	bs := f.batches[fakeKey{topic: id, partition: p}]
-	i := sort.Search(len(bs), func(i int) bool { return bs[i].last >= offset })
-	if i == len(bs) || bs[i].base > offset {
-		return Batch{}, ErrOffsetOutOfRange
-	}
-	fb := bs[i]
-	if fb.remote && !allowRemote {
-		return Batch{Remote: true}, nil
+	data, ok := f.objects[ref.Object]
+	if !ok || ref.ByteOffset != 0 || int(ref.ByteLength) != len(data) {
+		return nil, fmt.Errorf("no batch at %s:%d", ref.Object, ref.ByteOffset)
 	}
 	f.reads++
-	return Batch{Data: fb.data, BaseOffset: fb.base + f.baseShift, LogAppendTime: fb.logAppendTime, Remote: fb.remote}, nil
+	return data, nil
 }
 
 func (f *fakeLog) Batches(_ context.Context, id [16]byte, p int32, from int64) iter.Seq2[LogBatch, error] {

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
+	"sort"
 
 	"github.com/floe-io/floe/record"
 )
 
-// outcome is what readRecord found at an offset.
+// outcome is what a read found at an offset.
 type outcome int8
 
 const (
@@ -20,28 +22,48 @@ const (
 // errStop ends record iteration once the wanted offset is reached.
 var errStop = errors.New("kvindex: stop")
 
-// readRecord finds the record at offset in b and checks that it carries key. On found it
-// returns the record's value and timestamp in milliseconds. The value aliases b.Data for
-// uncompressed batches and is a copy otherwise (the decompressed records go back to a
-// pool). Records are decoded only up to the wanted one. An error means b is not a batch
-// that holds offset: the Service handed over the wrong bytes or corrupt ones.
-func readRecord(b Batch, offset int64, key []byte) (value []byte, ts int64, out outcome, err error) {
-	h, err := record.ParseHeader(b.Data)
-	if err != nil {
-		return nil, 0, stale, fmt.Errorf("batch at %d: %w", b.BaseOffset, err)
+// holds checks that the batch with header h based at ref.BaseOffset holds offset; an
+// error means the Service handed over the wrong bytes or corrupt ones.
+func holds(h *record.Header, ref *BatchRef, offset int64) (delta int32, err error) {
+	d := offset - ref.BaseOffset
+	if d < 0 || d > int64(h.LastOffsetDelta) {
+		return 0, fmt.Errorf("batch %d..%d does not hold offset %d", ref.BaseOffset, ref.BaseOffset+int64(h.LastOffsetDelta), offset)
 	}
-	delta := offset - b.BaseOffset
-	if delta < 0 || delta > int64(h.LastOffsetDelta) {
-		return nil, 0, stale, fmt.Errorf("batch %d..%d does not hold offset %d", b.BaseOffset, b.BaseOffset+int64(h.LastOffsetDelta), offset)
+	return int32(d), nil
+}
+
+// batchTimestamp returns the timestamp every record of the batch has, when it has one:
+// its log append time, from the coordinates or from a patched header.
+func batchTimestamp(h *record.Header, ref *BatchRef) (int64, bool) {
+	switch {
+	case ref.LogAppendTime > 0:
+		return ref.LogAppendTime, true
+	case h.LogAppendTime():
+		return h.MaxTimestamp, true
+	}
+	return 0, false
+}
+
+// readRecord finds the record at offset in data, the whole batch ref locates, and
+// checks that it carries key. On found it returns the record's value and timestamp in
+// milliseconds. The value aliases data for uncompressed batches and is a copy otherwise
+// (the decompressed records go back to a pool). Records are decoded only up to the
+// wanted one. An error means data is not a batch that holds offset.
+func readRecord(data []byte, ref *BatchRef, offset int64, key []byte) (value []byte, ts int64, out outcome, err error) {
+	h, err := record.ParseHeader(data)
+	if err != nil {
+		return nil, 0, stale, fmt.Errorf("batch at %d: %w", ref.BaseOffset, err)
+	}
+	want, err := holds(&h, ref, offset)
+	if err != nil {
+		return nil, 0, stale, err
 	}
 	if h.Control() { // transaction markers: never a user's record
 		return nil, 0, stale, nil
 	}
-	data := b.Data
 	if size := h.Size(); size < len(data) {
 		data = data[:size]
 	}
-	want := int32(delta)
 	compressed := h.Codec() != record.CodecNone
 	out = stale
 	visit := func(r *record.Record) error {
@@ -72,13 +94,120 @@ func readRecord(b Batch, offset int64, key []byte) (value []byte, ts int64, out 
 		err = record.Records(data, visit)
 	}
 	if err != nil && err != errStop {
-		return nil, 0, stale, fmt.Errorf("batch at %d: %w", b.BaseOffset, err)
+		return nil, 0, stale, fmt.Errorf("batch at %d: %w", ref.BaseOffset, err)
 	}
-	switch {
-	case b.LogAppendTime > 0:
-		ts = b.LogAppendTime
-	case h.LogAppendTime():
-		ts = h.MaxTimestamp
+	if t, ok := batchTimestamp(&h, ref); ok {
+		ts = t
 	}
 	return value, ts, out, nil
+}
+
+// decodedBatch is a batch decoded once for every lookup of its records (the batch
+// cache holds them): each record's key and value copied into one buffer, with their
+// positions. It is never modified once built, so lookups share it without a lock.
+type decodedBatch struct {
+	ref       BatchRef
+	lastDelta int32
+	control   bool
+	dense     bool // recs[i].delta == i: no gaps
+	baseTS    int64
+	fixedTS   int64 // every record's timestamp, when hasFixed
+	hasFixed  bool
+	recs      []recPos
+	data      []byte // keys and values, back to back
+}
+
+// recPos is one record of a decodedBatch: its key at data[off:off+keyLen], then its
+// value (lengths -1 for null).
+type recPos struct {
+	tsDelta        int64
+	off            int32
+	keyLen, valLen int32
+	delta          int32
+}
+
+// Fixed costs of a decodedBatch beyond its buffers, for the cache's accounting.
+const (
+	decodedOverhead = 256
+	recPosSize      = 24
+)
+
+// size is the memory d holds, as the batch cache counts it.
+func (d *decodedBatch) size() int64 {
+	return decodedOverhead + int64(len(d.ref.Object)) + int64(cap(d.recs))*recPosSize + int64(cap(d.data))
+}
+
+// decodeBatch decodes data, the whole batch ref locates, decompressing it once.
+func decodeBatch(data []byte, ref BatchRef) (*decodedBatch, error) {
+	h, err := record.ParseHeader(data)
+	if err != nil {
+		return nil, fmt.Errorf("batch at %d: %w", ref.BaseOffset, err)
+	}
+	d := &decodedBatch{ref: ref, lastDelta: h.LastOffsetDelta, control: h.Control(),
+		dense: h.NumRecords == h.LastOffsetDelta+1, baseTS: h.BaseTimestamp}
+	d.fixedTS, d.hasFixed = batchTimestamp(&h, &ref)
+	if d.control {
+		return d, nil
+	}
+	if size := h.Size(); size < len(data) {
+		data = data[:size]
+	}
+	// The header's count is not checked yet (Records does): bound what it can make
+	// this allocate. Compressed data usually grows two to four times.
+	d.recs = make([]recPos, 0, min(max(int(h.NumRecords), 0), 1<<16))
+	d.data = make([]byte, 0, 2*len(data))
+	err = record.Records(data, func(r *record.Record) error {
+		p := recPos{tsDelta: r.TimestampDelta, off: int32(len(d.data)), keyLen: -1, valLen: -1, delta: r.OffsetDelta}
+		if r.Key != nil {
+			p.keyLen = int32(len(r.Key))
+			d.data = append(d.data, r.Key...)
+		}
+		if r.Value != nil {
+			p.valLen = int32(len(r.Value))
+			d.data = append(d.data, r.Value...)
+		}
+		d.recs = append(d.recs, p)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("batch at %d: %w", ref.BaseOffset, err)
+	}
+	if cap(d.data) > len(d.data)+len(d.data)/4+4096 {
+		d.data = slices.Clip(bytes.Clone(d.data))
+	}
+	if cap(d.recs) > len(d.recs)+len(d.recs)/4+64 {
+		d.recs = slices.Clip(slices.Clone(d.recs))
+	}
+	return d, nil
+}
+
+// record is readRecord over d: the value aliases d, which never changes.
+func (d *decodedBatch) record(offset int64, key []byte) (value []byte, ts int64, out outcome, err error) {
+	delta := offset - d.ref.BaseOffset
+	if delta < 0 || delta > int64(d.lastDelta) {
+		return nil, 0, stale, fmt.Errorf("batch %d..%d does not hold offset %d", d.ref.BaseOffset, d.ref.BaseOffset+int64(d.lastDelta), offset)
+	}
+	if d.control {
+		return nil, 0, stale, nil
+	}
+	i := int(delta)
+	if !d.dense {
+		i = sort.Search(len(d.recs), func(i int) bool { return int64(d.recs[i].delta) >= delta })
+	}
+	if i >= len(d.recs) || int64(d.recs[i].delta) != delta {
+		return nil, 0, stale, nil
+	}
+	r := &d.recs[i]
+	if r.keyLen < 0 || !bytes.Equal(d.data[r.off:r.off+r.keyLen], key) {
+		return nil, 0, stale, nil
+	}
+	ts = d.baseTS + r.tsDelta
+	if d.hasFixed {
+		ts = d.fixedTS
+	}
+	if r.valLen < 0 {
+		return nil, ts, tombstone, nil
+	}
+	v := r.off + r.keyLen
+	return d.data[v : v+r.valLen : v+r.valLen], ts, found, nil
 }
