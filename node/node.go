@@ -59,6 +59,10 @@ type Config struct {
 	// KVRemoteReadEnabled lets /kv read records that live only in tiered
 	// storage (--kv-remote-read-enabled). Default: false.
 	KVRemoteReadEnabled bool
+	// KVBatchCacheBytes bounds the compressed batches /kv keeps decoded
+	// (--kv-batch-cache-bytes); negative keeps none. Default (0):
+	// kvindex.DefaultBatchCacheBytes, 64 MiB.
+	KVBatchCacheBytes int64
 	// Store, when set, is used instead of the configured object store
 	// (tests inject fault wrappers here).
 	Store objectstore.Store
@@ -112,6 +116,7 @@ type Node struct {
 		done   chan struct{}
 	}
 	cache   *cache.Cache
+	kvCache *kvindex.BatchCache // /kv's decoded batches
 	ingest  *ingest.Ingester
 	broker  *broker.Broker
 	kafkaLn net.Listener
@@ -243,6 +248,11 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		bopts.Logger = cfg.Logger
 	}
 	bopts.Meter = n.metrics.Meter("floe/broker")
+	kvBytes := cfg.KVBatchCacheBytes
+	if kvBytes == 0 {
+		kvBytes = kvindex.DefaultBatchCacheBytes
+	}
+	n.kvCache = kvindex.NewBatchCache(kvBytes)
 	if err := n.registerObservers(n.metrics.Meter("floe/node")); err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
@@ -287,6 +297,7 @@ func (n *Node) httpHandler() http.Handler {
 		RemoteReadEnabled: n.cfg.KVRemoteReadEnabled,
 		Logger:            n.log,
 		Observer:          n.kvObserver(),
+		BatchCache:        n.kvCache,
 	}))
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
