@@ -61,11 +61,13 @@ func (s kvService) Lookup(ctx context.Context, id [16]byte, partition int32, key
 	return out, nil
 }
 
-// ReadBatch reads a batch through the chunk cache. An object gone from
+// ReadBatch reads a batch, or a record of it, through the chunk cache (a
+// sub-slice of a cached chunk unless the bytes cross a chunk boundary). An
+// object gone from
 // the store was collected after DeleteRecords or retention removed its
 // batches since the lookup: the record is gone.
-func (s kvService) ReadBatch(ctx context.Context, ref kvindex.BatchRef) ([]byte, error) {
-	data, err := s.b.reader.GetRange(ctx, ref.Object, ref.ObjectSize, ref.ByteOffset, int64(ref.ByteLength))
+func (s kvService) ReadBatch(ctx context.Context, ref kvindex.BatchRef, from, length int32) ([]byte, error) {
+	data, err := s.b.reader.GetRange(ctx, ref.Object, ref.ObjectSize, ref.ByteOffset+int64(from), int64(length))
 	if err != nil {
 		err = fmt.Errorf("read batch at offset %d from %s: %w", ref.BaseOffset, ref.Object, err)
 		if errors.Is(err, objectstore.ErrNotFound) {

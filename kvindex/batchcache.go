@@ -10,13 +10,14 @@ import (
 // HandlerOptions.BatchCache is nil: 64 MiB.
 const DefaultBatchCacheBytes = 64 << 20
 
-// BatchCache is a byte-bounded cache of decoded compressed batches, shared by the
-// lookups of one handler (or of several), so that a lookup whose record sits in a
-// batch read before neither reads nor decompresses it again. Entries are keyed by
-// object key and byte offset: committed batches never change, so an entry never goes
-// stale and needs no invalidation. Uncompressed batches are not cached here: a lookup
-// reads its one record from the bytes the Service returns (the broker's chunk cache)
-// without decoding the others.
+// BatchCache is a byte-bounded cache of decoded batches, shared by the lookups of one
+// handler (or of several), so that a lookup whose record sits in a batch read before
+// neither reads nor decompresses it again. A compressed batch is kept decoded (its
+// keys and values, about its uncompressed size); an uncompressed one as the positions
+// of its records (4 bytes a record), so that a lookup reads only its record's bytes
+// from the Service (the broker's chunk cache, which holds the batch anyway). Entries
+// are keyed by object key and byte offset: committed batches never change, so an
+// entry never goes stale and needs no invalidation.
 //
 // Eviction is S3-FIFO, as in the broker's chunk cache (package cache): a new batch
 // enters a small FIFO (10% of the bytes) and moves to the main FIFO only if looked up
@@ -43,8 +44,7 @@ type BatchCache struct {
 
 // BatchCacheStats are a BatchCache's counters since it was made, and what it holds.
 type BatchCacheStats struct {
-	// Hits and Misses count lookups of compressed batches found and not found
-	// (lookups of uncompressed batches are neither).
+	// Hits and Misses count lookups whose batch was found and not found.
 	Hits, Misses int64
 	// Loads counts batches read and decoded: at most one per miss, fewer when
 	// concurrent misses on a batch share its load.
@@ -59,8 +59,9 @@ type BatchCacheStats struct {
 }
 
 // NewBatchCache returns a cache of at most maxBytes of decoded batches; maxBytes <= 0
-// caches nothing (every lookup of a compressed batch reads and decodes it). A batch
-// larger than a quarter of maxBytes is served without being kept.
+// caches nothing (every lookup of a compressed batch reads and decodes it, one of an
+// uncompressed batch reads it and skips to its record). A batch larger than a quarter
+// of maxBytes is served without being kept.
 func NewBatchCache(maxBytes int64) *BatchCache {
 	c := &BatchCache{maxBytes: max(maxBytes, 0)}
 	c.smallTarget = c.maxBytes / 10
@@ -186,8 +187,8 @@ type flight struct {
 	err   error
 }
 
-// get returns the cached batch at k, or nil (the caller then reads the batch, and
-// loads it if it is compressed: the miss is counted there).
+// get returns the cached batch at k, or nil (the caller then reads the batch and
+// loads it, unless it cannot be cached: the miss is counted there).
 func (c *BatchCache) get(k batchKey) *decodedBatch {
 	c.mu.RLock()
 	e := c.mu.entries[k]

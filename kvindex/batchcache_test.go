@@ -45,8 +45,9 @@ func lookupKey(t testing.TB, h http.Handler, n int) {
 	}
 }
 
-// TestBatchCacheHits: lookups of the records of a compressed batch read and decode it
-// once; those of an uncompressed batch read it each time (in place, nothing cached).
+// TestBatchCacheHits: lookups of the records of a batch read and decode it once; then
+// a compressed batch is served from memory, an uncompressed one by reading the
+// record's bytes alone.
 func TestBatchCacheHits(t *testing.T) {
 	for _, codec := range []record.Codec{record.CodecSnappy, record.CodecZstd, record.CodecNone} {
 		t.Run(codec.String(), func(t *testing.T) {
@@ -58,14 +59,17 @@ func TestBatchCacheHits(t *testing.T) {
 				lookupKey(t, h, 999-n)
 			}
 			st := cache.Stats()
-			if codec == record.CodecNone {
-				if f.reads != 2000 || st.Loads != 0 || st.Batches != 0 || st.Hits != 0 {
-					t.Errorf("uncompressed: %d reads, stats %+v; want every lookup read, nothing cached", f.reads, st)
-				}
-				return
-			}
 			if f.reads != 2 || st.Loads != 2 || st.Misses != 2 || st.Hits != 1998 || st.Batches != 2 {
 				t.Errorf("%d reads, stats %+v; want 2 reads and loads, 1998 hits", f.reads, st)
+			}
+			// Compressed batches are kept decoded; uncompressed ones as record
+			// positions, each later lookup reading its record only.
+			wantRecordReads, maxBytes := 0, int64(2*(decodedOverhead+2000+500*(6+6+recPosSize))+4096)
+			if codec == record.CodecNone {
+				wantRecordReads, maxBytes = 1998, 2*(decodedOverhead+100+4*501)
+			}
+			if f.recordReads != wantRecordReads || st.Bytes > maxBytes {
+				t.Errorf("%d record reads, %d bytes cached; want %d, at most %d", f.recordReads, st.Bytes, wantRecordReads, maxBytes)
 			}
 			if f.lookups != 2000 {
 				t.Errorf("%d Service lookups for 2000 requests", f.lookups)
@@ -76,14 +80,20 @@ func TestBatchCacheHits(t *testing.T) {
 
 // TestBatchCacheDisabled: a cache of 0 bytes keeps nothing, and lookups still work.
 func TestBatchCacheDisabled(t *testing.T) {
-	f := bigBatchLog(t, record.CodecLZ4, 1, 10)
-	cache := NewBatchCache(0)
-	h := NewHandler(f, HandlerOptions{Logger: testkit.Logger(), BatchCache: cache})
-	for n := range 10 {
-		lookupKey(t, h, n)
-	}
-	if st := cache.Stats(); f.reads != 10 || st.Loads != 10 || st.Batches != 0 || st.Bytes != 0 {
-		t.Errorf("%d reads, stats %+v", f.reads, st)
+	for _, codec := range []record.Codec{record.CodecLZ4, record.CodecNone} {
+		f := bigBatchLog(t, codec, 1, 10)
+		cache := NewBatchCache(0)
+		h := NewHandler(f, HandlerOptions{Logger: testkit.Logger(), BatchCache: cache})
+		for n := range 10 {
+			lookupKey(t, h, n)
+		}
+		wantLoads := int64(10)
+		if codec == record.CodecNone {
+			wantLoads = 0 // read in place
+		}
+		if st := cache.Stats(); f.reads != 10 || st.Loads != wantLoads || st.Batches != 0 || st.Bytes != 0 {
+			t.Errorf("%v: %d reads, stats %+v", codec, f.reads, st)
+		}
 	}
 }
 
@@ -257,36 +267,57 @@ func TestBatchCacheConcurrent(t *testing.T) {
 	}
 }
 
-// TestDecodedBatchGaps: a decoded batch with offset gaps (compaction) finds records by
-// offset, and answers stale for a removed one.
+// readDecoded reads the record at offset from d, decoded from data, as the handler does.
+func readDecoded(d *decodedBatch, data []byte, offset int64, key []byte) ([]byte, int64, outcome, error) {
+	if !d.raw {
+		return d.record(offset, key)
+	}
+	from, n, ok, err := d.locate(offset)
+	if !ok || err != nil {
+		return nil, 0, stale, err
+	}
+	return d.readOne(data[from:from+n], offset, key)
+}
+
+// TestDecodedBatchGaps: a decoded batch with offset gaps (compaction), compressed or
+// not, finds records by offset, and answers stale for a removed one.
 func TestDecodedBatchGaps(t *testing.T) {
-	data := gapBatch(9000, 3, []int32{0, 2, 3},
-		kv{key: []byte("g0"), value: []byte("zero")},
-		kv{key: []byte("g2"), value: []byte("two"), tsDelta: 2},
-		kv{key: []byte("g3")})
-	d, err := decodeBatch(data, BatchRef{Object: "o", BaseOffset: 100})
-	if err != nil {
-		t.Fatal(err)
+	recs := []kv{
+		{key: []byte("g0"), value: []byte("zero")},
+		{key: []byte("g2"), value: []byte("two"), tsDelta: 2},
+		{key: []byte("g3")},
 	}
-	for _, tt := range []struct {
-		offset int64
-		key    string
-		value  string
-		ts     int64
-		out    outcome
-	}{
-		{100, "g0", "zero", 9000, found},
-		{101, "g1", "", 0, stale},
-		{102, "g2", "two", 9002, found},
-		{102, "g0", "", 0, stale},
-		{103, "g3", "", 9000, tombstone},
+	for _, data := range [][]byte{
+		gapBatch(9000, 3, []int32{0, 2, 3}, recs...),
+		gapBatchZstd(t, 9000, 3, []int32{0, 2, 3}, recs...),
 	} {
-		v, ts, out, err := d.record(tt.offset, []byte(tt.key))
-		if err != nil || out != tt.out || string(v) != tt.value || (out != stale && ts != tt.ts) {
-			t.Errorf("%d %s: %q ts %d outcome %d err %v; want %q %d %d", tt.offset, tt.key, v, ts, out, err, tt.value, tt.ts, tt.out)
+		d, err := decodeBatch(data, BatchRef{Object: "o", BaseOffset: 100})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if _, _, _, err := d.record(104, []byte("g3")); err == nil {
-		t.Error("an offset past the batch read without error")
+		if d.dense {
+			t.Fatal("a batch with gaps decoded as dense")
+		}
+		for _, tt := range []struct {
+			offset int64
+			key    string
+			value  string
+			ts     int64
+			out    outcome
+		}{
+			{100, "g0", "zero", 9000, found},
+			{101, "g1", "", 0, stale},
+			{102, "g2", "two", 9002, found},
+			{102, "g0", "", 0, stale},
+			{103, "g3", "", 9000, tombstone},
+		} {
+			v, ts, out, err := readDecoded(d, data, tt.offset, []byte(tt.key))
+			if err != nil || out != tt.out || string(v) != tt.value || (out != stale && ts != tt.ts) {
+				t.Errorf("raw=%v %d %s: %q ts %d outcome %d err %v; want %q %d %d", d.raw, tt.offset, tt.key, v, ts, out, err, tt.value, tt.ts, tt.out)
+			}
+		}
+		if _, _, _, err := readDecoded(d, data, 104, []byte("g3")); err == nil {
+			t.Error("an offset past the batch read without error")
+		}
 	}
 }

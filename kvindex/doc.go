@@ -54,8 +54,9 @@
 //	Service.Topic       id, partitions, kv.index.enabled   the broker's topic cache
 //	Service.Lookup      ready, entry, log start, high      one coordinator call (KvGet)
 //	                    watermark, the entry's batch
-//	BatchCache          the batch, decoded                 memory, when compressed and hot
-//	Service.ReadBatch   the batch's bytes                  the chunk cache, else
+//	BatchCache          the batch, decoded or indexed      memory
+//	Service.ReadBatch   the batch's bytes (first lookup),  the chunk cache
+//	                    or the record's (uncompressed)
 //
 // The handler checks, in order: the topic exists and is indexed (as far as the topic
 // cache knows: the lookup's answer has the last word), the partition is in range, the
@@ -67,11 +68,12 @@
 // Records from aborted transactions are served like any other, as in the RFC this
 // follows.
 //
-// Compressed batches are decoded once into a BatchCache (HandlerOptions.BatchCache,
-// 64 MiB by default, S3-FIFO, keyed by object key and byte offset: committed batches
-// never change, so entries are never invalidated), from which later lookups of any of
-// their records read without decompressing. Uncompressed batches are read in place from
-// what ReadBatch returns, skipping to the record by the length prefixes.
+// Every batch read is checked and indexed once into a BatchCache
+// (HandlerOptions.BatchCache, 64 MiB by default, S3-FIFO, keyed by object key and byte
+// offset: committed batches never change, so entries are never invalidated). A
+// compressed batch is kept decoded, so later lookups of any of its records read memory
+// without decompressing; an uncompressed one as where its records start (4 bytes a
+// record), so later lookups read their record's bytes alone from ReadBatch.
 //
 // A hit answers 200 with the raw value and Content-Type application/octet-stream, and
 // the headers X-Kv-Partition, X-Kv-Offset and X-Kv-Timestamp (milliseconds: the batch's

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/klauspost/compress/zstd"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/record"
@@ -99,6 +100,40 @@ func gapBatch(baseTS int64, lastDelta int32, deltas []int32, recs ...kv) []byte 
 	return b
 }
 
+// gapBatchZstd is gapBatch with its records zstd-compressed.
+func gapBatchZstd(t testing.TB, baseTS int64, lastDelta int32, deltas []int32, recs ...kv) []byte {
+	t.Helper()
+	var raw []byte
+	for i, r := range recs {
+		kr := kmsg.Record{TimestampDelta64: r.tsDelta, OffsetDelta: deltas[i], Key: r.key, Value: r.value}
+		n := len(kr.AppendTo(nil)) - 1
+		kr.Length = int32(n)
+		raw = kr.AppendTo(raw)
+	}
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compressed := enc.EncodeAll(raw, nil)
+	kb := kmsg.RecordBatch{
+		Length:               int32(record.HeaderSize - 12 + len(compressed)),
+		PartitionLeaderEpoch: -1,
+		Magic:                2,
+		Attributes:           int16(record.CodecZstd),
+		LastOffsetDelta:      lastDelta,
+		FirstTimestamp:       baseTS,
+		MaxTimestamp:         baseTS,
+		ProducerID:           -1,
+		ProducerEpoch:        -1,
+		FirstSequence:        -1,
+		NumRecords:           int32(len(recs)),
+		Records:              compressed,
+	}
+	b := kb.AppendTo(nil)
+	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return b
+}
+
 // fakeBatch is one batch of a fakeLog partition.
 type fakeBatch struct {
 	data          []byte
@@ -135,8 +170,9 @@ type fakeLog struct {
 	baseShift int64
 	// noBatch makes Lookup leave out the batch, as a broken Service would.
 	noBatch bool
-	// lookups counts Lookup calls; reads counts ReadBatch calls that read data.
-	lookups, reads int
+	// lookups counts Lookup calls; reads and recordReads the ReadBatch calls that
+	// read a whole batch and one record.
+	lookups, reads, recordReads int
 }
 
 func newFakeLog() *fakeLog {
@@ -275,7 +311,7 @@ func (f *fakeLog) HighWatermark(_ context.Context, id [16]byte, p int32) (int64,
 	return f.highWatermark(id, p), nil
 }
 
-func (f *fakeLog) ReadBatch(_ context.Context, ref BatchRef) ([]byte, error) {
+func (f *fakeLog) ReadBatch(_ context.Context, ref BatchRef, from, length int32) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.readErr != nil {
@@ -285,8 +321,15 @@ func (f *fakeLog) ReadBatch(_ context.Context, ref BatchRef) ([]byte, error) {
 	if !ok || ref.ByteOffset != 0 || int(ref.ByteLength) != len(data) {
 		return nil, fmt.Errorf("no batch at %s:%d", ref.Object, ref.ByteOffset)
 	}
-	f.reads++
-	return data, nil
+	if from < 0 || length < 0 || int(from)+int(length) > len(data) {
+		return nil, fmt.Errorf("bytes [%d, +%d) outside the batch of %d at %s", from, length, len(data), ref.Object)
+	}
+	if from == 0 && length == ref.ByteLength {
+		f.reads++
+	} else {
+		f.recordReads++
+	}
+	return data[from : from+length], nil
 }
 
 func (f *fakeLog) Batches(_ context.Context, id [16]byte, p int32, from int64) iter.Seq2[LogBatch, error] {

@@ -46,9 +46,11 @@ type handler struct {
 //	mux.Handle("/kv/", kvindex.NewHandler(svc, opts))
 //
 // Statuses and error bodies are described in the package documentation. A lookup calls
-// svc.Topic and svc.Lookup, then reads the record's batch with svc.ReadBatch unless
-// the batch is compressed and in the batch cache. The hit path starts no goroutine and
-// allocates little beyond what svc does.
+// svc.Topic and svc.Lookup, then reads the record with svc.ReadBatch: the whole batch
+// the first time, then nothing more (compressed batches, kept decoded in the batch
+// cache) or just the record's bytes (uncompressed ones, whose record positions the
+// cache keeps). The hit path starts no goroutine and allocates little beyond what svc
+// does.
 func NewHandler(svc Service, opts HandlerOptions) http.Handler {
 	h := &handler{svc: svc, opts: opts, log: opts.Logger, cache: opts.BatchCache}
 	if h.log == nil {
@@ -134,16 +136,28 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) int {
 	return http.StatusOK
 }
 
-// readRecord reads the record at offset from the batch ref locates and checks its key
-// (see readRecord and decodedBatch.record). A compressed batch is decoded once into
-// the batch cache; an uncompressed one is read from svc every time, which costs no
-// decoding beyond the record.
+// readRecord reads the record at offset from the batch ref locates and checks its key.
+// Every batch read is indexed once into the batch cache: a compressed one decoded
+// (later lookups read from memory), an uncompressed one by where its records start
+// (later lookups read just their record's bytes from svc). Control batches hold no
+// user records; without a cache, uncompressed batches are read in place.
 func (h *handler) readRecord(ctx context.Context, ref *BatchRef, offset int64, key []byte) ([]byte, int64, outcome, error) {
 	k := batchKey{ref.Object, ref.ByteOffset}
 	if b := h.cache.get(k); b != nil {
-		return b.record(offset, key)
+		if !b.raw {
+			return b.record(offset, key)
+		}
+		from, n, ok, err := b.locate(offset)
+		if !ok || err != nil {
+			return nil, 0, stale, err
+		}
+		rec, err := h.svc.ReadBatch(ctx, *ref, from, n)
+		if err != nil {
+			return nil, 0, stale, err
+		}
+		return b.readOne(rec, offset, key)
 	}
-	data, err := h.svc.ReadBatch(ctx, *ref)
+	data, err := h.svc.ReadBatch(ctx, *ref, 0, ref.ByteLength)
 	if err != nil {
 		return nil, 0, stale, err
 	}
@@ -151,14 +165,21 @@ func (h *handler) readRecord(ctx context.Context, ref *BatchRef, offset int64, k
 	if err != nil {
 		return nil, 0, stale, fmt.Errorf("batch at %d: %w", ref.BaseOffset, err)
 	}
-	if hdr.Codec() == record.CodecNone || hdr.Control() {
-		return readRecord(data, ref, offset, key) // in place: not worth a copy
+	if hdr.Control() || (hdr.Codec() == record.CodecNone && h.cache.maxBytes == 0) {
+		return readRecord(data, ref, offset, key)
 	}
 	b, err := h.cache.load(ctx, k, func() (*decodedBatch, error) { return decodeBatch(data, *ref) })
 	if err != nil {
 		return nil, 0, stale, err
 	}
-	return b.record(offset, key)
+	if !b.raw {
+		return b.record(offset, key)
+	}
+	from, n, ok, err := b.locate(offset)
+	if !ok || err != nil {
+		return nil, 0, stale, err
+	}
+	return b.readOne(data[from:from+n], offset, key)
 }
 
 // writeValue answers 200 with value. The headers' values share one allocation for

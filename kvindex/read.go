@@ -2,10 +2,13 @@ package kvindex
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/record"
 )
@@ -103,22 +106,31 @@ func readRecord(data []byte, ref *BatchRef, offset int64, key []byte) (value []b
 }
 
 // decodedBatch is a batch decoded once for every lookup of its records (the batch
-// cache holds them): each record's key and value copied into one buffer, with their
-// positions. It is never modified once built, so lookups share it without a lock.
+// cache holds them). A compressed batch has each record's key and value copied into
+// one buffer, with their positions; an uncompressed one (raw) only where each record
+// starts in the stored bytes, which lookups then read one record of. It is never
+// modified once built, so lookups share it without a lock.
 type decodedBatch struct {
 	ref       BatchRef
 	lastDelta int32
 	control   bool
-	dense     bool // recs[i].delta == i: no gaps
+	dense     bool // record i has offset delta i: no gaps
+	raw       bool // uncompressed: starts (and deltas) are set, not recs and data
 	baseTS    int64
 	fixedTS   int64 // every record's timestamp, when hasFixed
 	hasFixed  bool
-	recs      []recPos
-	data      []byte // keys and values, back to back
+
+	recs []recPos
+	data []byte // keys and values, back to back
+
+	// Of a raw batch: record i spans bytes [starts[i], starts[i+1]) of the stored
+	// batch, and has offset delta deltas[i] (i when dense: deltas is nil).
+	starts []int32
+	deltas []int32
 }
 
-// recPos is one record of a decodedBatch: its key at data[off:off+keyLen], then its
-// value (lengths -1 for null).
+// recPos is one record of a compressed decodedBatch: its key at data[off:off+keyLen],
+// then its value (lengths -1 for null).
 type recPos struct {
 	tsDelta        int64
 	off            int32
@@ -134,23 +146,28 @@ const (
 
 // size is the memory d holds, as the batch cache counts it.
 func (d *decodedBatch) size() int64 {
-	return decodedOverhead + int64(len(d.ref.Object)) + int64(cap(d.recs))*recPosSize + int64(cap(d.data))
+	return decodedOverhead + int64(len(d.ref.Object)) + int64(cap(d.recs))*recPosSize + int64(cap(d.data)) +
+		4*int64(cap(d.starts)+cap(d.deltas))
 }
 
-// decodeBatch decodes data, the whole batch ref locates, decompressing it once.
+// decodeBatch decodes data, the whole batch ref locates, decompressing it once, and
+// checks every record (record.Records).
 func decodeBatch(data []byte, ref BatchRef) (*decodedBatch, error) {
 	h, err := record.ParseHeader(data)
 	if err != nil {
 		return nil, fmt.Errorf("batch at %d: %w", ref.BaseOffset, err)
 	}
 	d := &decodedBatch{ref: ref, lastDelta: h.LastOffsetDelta, control: h.Control(),
-		dense: h.NumRecords == h.LastOffsetDelta+1, baseTS: h.BaseTimestamp}
+		dense: h.NumRecords == h.LastOffsetDelta+1, raw: h.Codec() == record.CodecNone, baseTS: h.BaseTimestamp}
 	d.fixedTS, d.hasFixed = batchTimestamp(&h, &ref)
 	if d.control {
 		return d, nil
 	}
 	if size := h.Size(); size < len(data) {
 		data = data[:size]
+	}
+	if d.raw {
+		return d, d.index(&h, data)
 	}
 	// The header's count is not checked yet (Records does): bound what it can make
 	// this allocate. Compressed data usually grows two to four times.
@@ -181,33 +198,126 @@ func decodeBatch(data []byte, ref BatchRef) (*decodedBatch, error) {
 	return d, nil
 }
 
-// record is readRecord over d: the value aliases d, which never changes.
-func (d *decodedBatch) record(offset int64, key []byte) (value []byte, ts int64, out outcome, err error) {
-	delta := offset - d.ref.BaseOffset
-	if delta < 0 || delta > int64(d.lastDelta) {
-		return nil, 0, stale, fmt.Errorf("batch %d..%d does not hold offset %d", d.ref.BaseOffset, d.ref.BaseOffset+int64(d.lastDelta), offset)
+// index fills the record starts (and deltas) of a raw batch after checking its
+// records: each record is a zigzag varint length and that many bytes.
+func (d *decodedBatch) index(h *record.Header, data []byte) error {
+	var deltas []int32
+	err := record.Records(data, func(r *record.Record) error {
+		if !d.dense {
+			deltas = append(deltas, r.OffsetDelta)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("batch at %d: %w", d.ref.BaseOffset, err)
 	}
-	if d.control {
-		return nil, 0, stale, nil
+	d.deltas = slices.Clip(deltas)
+	n := int(h.NumRecords) // checked by Records
+	d.starts = make([]int32, n+1)
+	pos := record.HeaderSize
+	for i := range n {
+		d.starts[i] = int32(pos)
+		length, w := binary.Varint(data[pos:])
+		pos += w + int(length) // Records checked every length
+	}
+	d.starts[n] = int32(pos)
+	return nil
+}
+
+// find returns the index of the record with offset delta delta, or -1.
+func (d *decodedBatch) find(delta int64) int {
+	n := len(d.recs)
+	if d.raw {
+		n = len(d.starts) - 1
 	}
 	i := int(delta)
 	if !d.dense {
-		i = sort.Search(len(d.recs), func(i int) bool { return int64(d.recs[i].delta) >= delta })
+		i = sort.Search(n, func(i int) bool { return int64(d.deltaOf(i)) >= delta })
 	}
-	if i >= len(d.recs) || int64(d.recs[i].delta) != delta {
+	if i >= n || int64(d.deltaOf(i)) != delta {
+		return -1
+	}
+	return i
+}
+
+// deltaOf returns the offset delta of record i.
+func (d *decodedBatch) deltaOf(i int) int32 {
+	switch {
+	case !d.raw:
+		return d.recs[i].delta
+	case d.dense:
+		return int32(i)
+	}
+	return d.deltas[i]
+}
+
+// check returns the offset delta of offset in d, or an error when d does not hold it.
+func (d *decodedBatch) check(offset int64) (int64, error) {
+	delta := offset - d.ref.BaseOffset
+	if delta < 0 || delta > int64(d.lastDelta) {
+		return 0, fmt.Errorf("batch %d..%d does not hold offset %d", d.ref.BaseOffset, d.ref.BaseOffset+int64(d.lastDelta), offset)
+	}
+	return delta, nil
+}
+
+// record is readRecord over a compressed d: the value aliases d, which never changes.
+func (d *decodedBatch) record(offset int64, key []byte) (value []byte, ts int64, out outcome, err error) {
+	delta, err := d.check(offset)
+	if err != nil || d.control {
+		return nil, 0, stale, err
+	}
+	i := d.find(delta)
+	if i < 0 {
 		return nil, 0, stale, nil
 	}
 	r := &d.recs[i]
 	if r.keyLen < 0 || !bytes.Equal(d.data[r.off:r.off+r.keyLen], key) {
 		return nil, 0, stale, nil
 	}
-	ts = d.baseTS + r.tsDelta
-	if d.hasFixed {
-		ts = d.fixedTS
-	}
 	if r.valLen < 0 {
-		return nil, ts, tombstone, nil
+		return nil, d.timestamp(r.tsDelta), tombstone, nil
 	}
 	v := r.off + r.keyLen
-	return d.data[v : v+r.valLen : v+r.valLen], ts, found, nil
+	return d.data[v : v+r.valLen : v+r.valLen], d.timestamp(r.tsDelta), found, nil
+}
+
+// timestamp is the timestamp of a record of d with tsDelta.
+func (d *decodedBatch) timestamp(tsDelta int64) int64 {
+	if d.hasFixed {
+		return d.fixedTS
+	}
+	return d.baseTS + tsDelta
+}
+
+// locate returns where the record at offset lies in a raw d's stored batch: bytes
+// [from, from+length). ok is false when no record has that offset.
+func (d *decodedBatch) locate(offset int64) (from, length int32, ok bool, err error) {
+	delta, err := d.check(offset)
+	if err != nil || d.control {
+		return 0, 0, false, err
+	}
+	i := d.find(delta)
+	if i < 0 {
+		return 0, 0, false, nil
+	}
+	return d.starts[i], d.starts[i+1] - d.starts[i], true, nil
+}
+
+// readOne reads the record at offset of a raw d from b, its bytes as located, and
+// checks that it carries key. The value aliases b.
+func (d *decodedBatch) readOne(b []byte, offset int64, key []byte) (value []byte, ts int64, out outcome, err error) {
+	var r kmsg.Record
+	if err := r.ReadFrom(b); err != nil {
+		return nil, 0, stale, fmt.Errorf("record at %d: %w", offset, err)
+	}
+	if int64(r.OffsetDelta) != offset-d.ref.BaseOffset {
+		return nil, 0, stale, fmt.Errorf("record at %d has offset delta %d, batch at %d", offset, r.OffsetDelta, d.ref.BaseOffset)
+	}
+	if r.Key == nil || !bytes.Equal(r.Key, key) {
+		return nil, 0, stale, nil
+	}
+	if r.Value == nil {
+		return nil, d.timestamp(r.TimestampDelta64), tombstone, nil
+	}
+	return r.Value, d.timestamp(r.TimestampDelta64), found, nil
 }

@@ -82,8 +82,7 @@ type BatchRef struct {
 // Service is what the lookup handler needs from the rest of the broker: topic metadata,
 // the index, and batches. The broker implements it with its topic cache, the
 // coordinator (in process or over NATS) and its chunk cache. Its methods are called
-// concurrently, once each per request at most, with the request's context. A lookup
-// whose record is in the handler's batch cache calls Topic and Lookup only.
+// concurrently, once each per request at most, with the request's context.
 type Service interface {
 	// Topic returns the named topic's metadata, or ErrUnknownTopic. It is called on
 	// every request, so it should be answered from memory.
@@ -93,9 +92,11 @@ type Service interface {
 	// (one coordinator call). It returns ErrUnknownPartition for a partition the topic
 	// does not have. key must not be modified or kept after the call.
 	Lookup(ctx context.Context, topicID [16]byte, partition int32, key []byte) (LookupResult, error)
-	// ReadBatch returns the bytes of the batch ref locates: exactly one whole batch, as
-	// stored, which the handler never modifies and does not keep after the request
-	// (it keeps a decoded copy of compressed batches). It may return ErrOffsetOutOfRange
-	// when the log no longer holds the batch.
-	ReadBatch(ctx context.Context, ref BatchRef) ([]byte, error)
+	// ReadBatch returns length bytes of the stored batch ref locates, from byte from of
+	// it: the whole batch (0, ref.ByteLength) the first time the handler sees it, then
+	// one record of it (the handler's batch cache knows where the records of an
+	// uncompressed batch start). The handler never modifies the bytes and does not keep
+	// them after the request. It may return ErrOffsetOutOfRange when the log no longer
+	// holds the batch.
+	ReadBatch(ctx context.Context, ref BatchRef, from, length int32) ([]byte, error)
 }
