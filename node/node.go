@@ -70,7 +70,8 @@ type Config struct {
 	// NATSURL is the NATS server of a cluster whose coordinator runs as
 	// cmd/coordinator (--nats-url): the node then keeps no coordinator
 	// state. When empty the node embeds a NATS server and the coordinator
-	// and reaches it the same way, over NATS. Default: "".
+	// and reaches it the same way, over NATS, but for /kv lookups, which
+	// the embedded coordinator answers in process. Default: "".
 	NATSURL string
 	// NATSListen makes the embedded NATS server listen on host:port
 	// (--nats-listen), so that other brokers can share its coordinator.
@@ -257,7 +258,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
 	n.broker = broker.New(bopts, broker.Deps{
-		Coordinator: n.client,
+		Coordinator: n.brokerCoordinator(),
 		// Consumer groups live with the coordinator, embedded or the
 		// cluster's: every broker serves every group.
 		Groups:   n.client.Groups(),
