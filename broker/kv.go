@@ -3,68 +3,77 @@ package broker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/kvindex"
+	"github.com/floe-io/floe/objectstore"
 )
 
-// KVService returns the service behind GET /kv/{topic}/{key}: the key index
-// through the coordinator, records read back through the chunk cache.
+// KVService returns the service behind GET /kv/{topic}/{key}: topics from
+// the broker's topic cache, one coordinator call (KvGet) per lookup, and
+// records read back through the chunk cache.
 func (b *Broker) KVService() kvindex.Service { return kvService{b} }
 
 type kvService struct{ b *Broker }
 
+// Topic answers from the topic cache, which the coordinator's topic notices
+// keep fresh; a stale answer is caught by the lookup's own (KvGet says
+// whether the topic is still indexed).
 func (s kvService) Topic(ctx context.Context, name string) (kvindex.TopicInfo, error) {
-	t, err := s.b.coord.Topic(ctx, name)
+	t, err := s.b.topics.byName(ctx, name)
 	if errors.Is(err, kerr.UnknownTopicOrPartition) {
 		return kvindex.TopicInfo{}, kvindex.ErrUnknownTopic
 	}
 	if err != nil {
 		return kvindex.TopicInfo{}, err
 	}
-	info := kvindex.TopicInfo{ID: t.ID, Partitions: t.Partitions,
-		Indexed: strings.EqualFold(t.Config(coordapi.ConfigKVIndexEnabled), "true")}
-	if info.Indexed {
-		if info.Ready, err = s.b.coord.KvReady(ctx, t.ID); err != nil {
-			return info, err
+	return kvindex.TopicInfo{ID: t.ID, Partitions: t.Partitions,
+		Indexed: strings.EqualFold(t.Config(coordapi.ConfigKVIndexEnabled), "true")}, nil
+}
+
+// Lookup is one KvGet. A topic deleted since the cache answered is
+// ErrUnknownTopic.
+func (s kvService) Lookup(ctx context.Context, id [16]byte, partition int32, key []byte) (kvindex.LookupResult, error) {
+	r, err := s.b.coord.KvGet(ctx, coordapi.KvGetRequest{TopicID: id, Partition: partition, Key: key})
+	switch {
+	case errors.Is(err, kerr.UnknownTopicOrPartition):
+		return kvindex.LookupResult{}, kvindex.ErrUnknownPartition
+	case errors.Is(err, kerr.UnknownTopicID):
+		return kvindex.LookupResult{}, kvindex.ErrUnknownTopic
+	case err != nil:
+		return kvindex.LookupResult{}, err
+	}
+	out := kvindex.LookupResult{Indexed: r.Indexed, Ready: r.Ready, Found: r.Found, Offset: r.Offset,
+		LogStartOffset: r.LogStartOffset, HighWatermark: r.HighWatermark}
+	if bc := r.Batch; r.HasBatch() {
+		// floe has no tiered-only data yet (consolidation into segments is
+		// the tiered/ part's), so no batch is remote.
+		out.Batch = kvindex.BatchRef{Object: bc.ObjectKey, ObjectSize: bc.ObjectSize,
+			ByteOffset: bc.ByteOffset, ByteLength: bc.ByteLength, BaseOffset: bc.BaseOffset}
+		if bc.LogAppendTime {
+			out.Batch.LogAppendTime = bc.MaxTimestamp
 		}
 	}
-	return info, nil
-}
-
-func (s kvService) Lookup(ctx context.Context, id [16]byte, partition int32, key []byte) (int64, bool, error) {
-	offset, _, found, err := s.b.coord.KvLookup(ctx, id, partition, key)
-	if errors.Is(err, kerr.UnknownTopicOrPartition) {
-		return 0, false, kvindex.ErrUnknownPartition
-	}
-	return offset, found, err
-}
-
-func (s kvService) HighWatermark(ctx context.Context, id [16]byte, partition int32) (int64, error) {
-	st, err := s.b.coord.PartitionState(ctx, id, partition)
-	if errors.Is(err, kerr.UnknownTopicOrPartition) {
-		return 0, kvindex.ErrUnknownPartition
-	}
-	return st.HighWatermark, err
-}
-
-// ReadBatch reads the batch holding offset through the chunk cache. floe has
-// no tiered-only data yet (consolidation into segments is the tiered/
-// part's), so no batch is remote.
-func (s kvService) ReadBatch(ctx context.Context, id [16]byte, partition int32, offset int64, _ bool) (kvindex.Batch, error) {
-	data, bc, err := s.b.readBatch(ctx, id, partition, offset)
-	if errors.Is(err, kerr.OffsetOutOfRange) {
-		return kvindex.Batch{}, kvindex.ErrOffsetOutOfRange
-	}
-	if err != nil {
-		return kvindex.Batch{}, err
-	}
-	out := kvindex.Batch{Data: data, BaseOffset: bc.BaseOffset}
-	if bc.LogAppendTime {
-		out.LogAppendTime = bc.MaxTimestamp
-	}
 	return out, nil
+}
+
+// ReadBatch reads a batch, or a record of it, through the chunk cache (a
+// sub-slice of a cached chunk unless the bytes cross a chunk boundary). An
+// object gone from
+// the store was collected after DeleteRecords or retention removed its
+// batches since the lookup: the record is gone.
+func (s kvService) ReadBatch(ctx context.Context, ref kvindex.BatchRef, from, length int32) ([]byte, error) {
+	data, err := s.b.reader.GetRange(ctx, ref.Object, ref.ObjectSize, ref.ByteOffset+int64(from), int64(length))
+	if err != nil {
+		err = fmt.Errorf("read batch at offset %d from %s: %w", ref.BaseOffset, ref.Object, err)
+		if errors.Is(err, objectstore.ErrNotFound) {
+			err = fmt.Errorf("%w: %w", kvindex.ErrOffsetOutOfRange, err)
+		}
+		return nil, err
+	}
+	return data, nil
 }

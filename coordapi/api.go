@@ -233,3 +233,41 @@ type TopicNotice struct {
 	ID   TopicID
 	Name string
 }
+
+// KvGetRequest asks for the index entry of a key in one partition of an
+// indexed topic, with everything a GET /kv lookup needs to serve it.
+type KvGetRequest struct {
+	TopicID   TopicID
+	Partition int32
+	// Key is the record key, as the producer sent it. Callers must not
+	// modify it during the call.
+	Key []byte
+}
+
+// KvGetResult answers a KvGetRequest in one round trip: the topic's index
+// state, the key's offset, the partition's offsets read after the index
+// entry (so that the entry's record is committed when Offset is below
+// HighWatermark), and where the batch holding Offset lives.
+type KvGetResult struct {
+	// Indexed is false when the topic does not have kv.index.enabled (it
+	// was turned off since the caller read the topic's configs); nothing
+	// else is set then.
+	Indexed bool
+	// Ready is false while the topic's index is being built from the log
+	// (and when not Indexed): the lookup was not made, and nothing below is
+	// set.
+	Ready bool
+	// Found reports an index entry for the key (never written or
+	// tombstoned: false).
+	Found bool
+	// Offset is the offset of the latest record with the key, when Found.
+	Offset int64
+	// PartitionState holds the partition's log start and high watermark.
+	PartitionState
+	// Batch is the batch holding Offset, set (ObjectKey not empty) when
+	// Found and LogStartOffset <= Offset < HighWatermark.
+	Batch BatchCoord
+}
+
+// HasBatch reports whether r.Batch is set.
+func (r *KvGetResult) HasBatch() bool { return r.Batch.ObjectKey != "" }

@@ -48,6 +48,11 @@ type Coordinator interface {
 
 	KvLookup(ctx context.Context, id TopicID, partition int32, key []byte) (offset, hwm int64, found bool, err error)
 	KvReady(ctx context.Context, id TopicID) (bool, error)
+	// KvGet is what a GET /kv lookup needs in one call: the index's
+	// readiness, the key's offset, the partition's offsets and the
+	// coordinates of the batch holding the record. KvLookup and KvReady
+	// stay for callers that want one of them.
+	KvGet(ctx context.Context, req KvGetRequest) (KvGetResult, error)
 
 	// RegisterBroker registers a broker or renews its registration (the
 	// brokers' heartbeat); DeregisterBroker removes it at once.

@@ -162,7 +162,14 @@ type topicState struct {
 	logAppendTime bool
 	// kvIndexed is kv.index.enabled: commits feed the key index.
 	kvIndexed bool
-	parts     []partState
+	// kvRebuilding is set while the topic's key index is being built from
+	// the log (kvindex.Index.Ready is false), so that lookups answer
+	// "not ready" without reading the marker from Pebble. It is set before
+	// the commit that drops the index for a rebuild and cleared after the
+	// rebuild's own commit marks the index ready: in between, lookups see
+	// not ready, never a half-built index.
+	kvRebuilding bool
+	parts        []partState
 }
 
 // partState is a partition's offsets, plus what ListOffsets(TimestampMax)
@@ -243,6 +250,7 @@ func Open(opts Options) (*Coordinator, error) {
 	c.commit.Lock()
 	for _, t := range c.mu.topicsByID {
 		if t.kvIndexed && !c.kv.Ready(t.id) {
+			t.kvRebuilding = true   // c is not shared yet
 			c.startRebuildLocked(t) // interrupted by a restart: go on
 		}
 	}

@@ -57,6 +57,117 @@ func (c *Coordinator) KvLookup(ctx context.Context, id coordapi.TopicID, partiti
 	return offset, st.hwm, found, nil
 }
 
+// KvGet answers what a GET /kv lookup needs in one call: whether the
+// topic is indexed and its index ready, the key's offset, the partition's
+// offsets, and the coordinates of the batch holding the offset when it is
+// in [log start, high watermark). The index entry is read first and the
+// offsets after it: a commit writes an entry in the same Pebble batch that
+// assigns its offset and installs the high watermark in memory only after
+// that write, so an offset below the high watermark read here is a
+// committed record. Kafka-level failures: UnknownTopicID,
+// UnknownTopicOrPartition.
+func (c *Coordinator) KvGet(ctx context.Context, req coordapi.KvGetRequest) (coordapi.KvGetResult, error) {
+	if err := c.enter(ctx); err != nil {
+		return coordapi.KvGetResult{}, err
+	}
+	defer c.leave()
+	var (
+		offset int64
+		found  bool
+	)
+	if req.Partition >= 0 { // else partitionLocked answers UnknownTopicOrPartition
+		var err error
+		if offset, found, err = c.kv.Lookup(req.TopicID, req.Partition, req.Key); err != nil {
+			return coordapi.KvGetResult{}, fmt.Errorf("kv get: %w", err)
+		}
+	}
+	c.mu.RLock()
+	t, st, err := c.partitionLocked(req.TopicID, req.Partition)
+	if err != nil {
+		c.mu.RUnlock()
+		return coordapi.KvGetResult{}, err
+	}
+	res := coordapi.KvGetResult{Indexed: t.kvIndexed, Ready: t.kvIndexed && !t.kvRebuilding}
+	if !res.Ready {
+		c.mu.RUnlock()
+		return res, nil
+	}
+	res.Found, res.Offset, res.PartitionState = found, offset, st.public()
+	if !found || offset < st.logStart || offset >= st.hwm {
+		c.mu.RUnlock()
+		return res, nil
+	}
+	// As in FindBatches: the iterator taken with the state under mu sees
+	// every batch below the high watermark.
+	it, err := c.db.NewIter(&pebble.IterOptions{
+		LowerBound: batchKey(req.TopicID, req.Partition, offset),
+		UpperBound: batchKey(req.TopicID, req.Partition, st.hwm),
+	})
+	c.mu.RUnlock()
+	if err != nil {
+		return coordapi.KvGetResult{}, fmt.Errorf("kv get: new iterator: %w", err)
+	}
+	bc, num, ok, err := batchAt(it, offset)
+	if cerr := it.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("kv get: iterate: %w", cerr)
+	}
+	if err != nil {
+		return coordapi.KvGetResult{}, err
+	}
+
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if o := c.mu.objects[num]; ok && o != nil {
+		bc.ObjectKey, bc.ObjectSize = o.key, o.size
+		res.Batch = bc
+		return res, nil
+	}
+	// DeleteRecords or DeleteTopic may have removed the batch since the
+	// state was read: answer as of now.
+	_, now, err := c.partitionLocked(req.TopicID, req.Partition)
+	if err != nil {
+		return coordapi.KvGetResult{}, err
+	}
+	if offset < now.logStart {
+		res.PartitionState = now.public()
+		return res, nil
+	}
+	if !ok {
+		return coordapi.KvGetResult{}, fmt.Errorf("kv get: no batch of %s/%d holds offset %d below the high watermark %d", req.TopicID, req.Partition, offset, st.hwm)
+	}
+	return coordapi.KvGetResult{}, fmt.Errorf("kv get: batch at offset %d references unknown object %d", bc.BaseOffset, num)
+}
+
+// batchAt returns the batch holding offset from it, positioned by its
+// bounds at the run holding offset, and the number of its object; ok is
+// false when it holds no run.
+func batchAt(it *pebble.Iterator, offset int64) (bc coordapi.BatchCoord, object uint64, ok bool, err error) {
+	if !it.First() {
+		return bc, 0, false, nil
+	}
+	last, err := decodeBatchKey(it.Key())
+	if err != nil {
+		return bc, 0, false, err
+	}
+	v, err := it.ValueAndErr()
+	if err != nil {
+		return bc, 0, false, fmt.Errorf("kv get: read: %w", err)
+	}
+	r, err := newRunReader(last, v)
+	for err == nil {
+		if bc, ok, err = r.next(); !ok || err != nil {
+			break
+		}
+		if bc.LastOffset >= offset {
+			if bc.BaseOffset > offset {
+				return bc, 0, false, nil // a gap: deleted below a later batch
+			}
+			return bc, r.h.object, true, nil
+		}
+	}
+	return coordapi.BatchCoord{}, 0, false, err
+}
+
 // KvReady reports whether a topic's key index answers lookups: false while
 // it is being built from the log after kv.index.enabled was turned on.
 func (c *Coordinator) KvReady(ctx context.Context, id coordapi.TopicID) (bool, error) {
@@ -87,12 +198,21 @@ func (c *Coordinator) RebuildKVIndex(ctx context.Context, name string) error {
 		return coordapi.Errorf(kerr.InvalidConfig, "topic %q does not have %s=true", name, coordapi.ConfigKVIndexEnabled)
 	}
 	c.stopRebuildLocked(t.id)
+	// Not ready before the commit drops the index: a lookup must not
+	// read the dropped index as a complete one.
+	c.mu.Lock()
+	wasRebuilding := t.kvRebuilding
+	t.kvRebuilding = true
+	c.mu.Unlock()
 	b := c.db.NewBatch()
 	c.kv.DropTopic(b, t.id)
 	c.kv.SetReady(b, t.id, false)
 	err := b.Commit(pebble.Sync)
 	b.Close()
 	if err != nil {
+		c.mu.Lock()
+		t.kvRebuilding = wasRebuilding
+		c.mu.Unlock()
 		c.commit.Unlock()
 		return fmt.Errorf("rebuild key index of %q: %w", name, err)
 	}
@@ -124,6 +244,10 @@ func (c *Coordinator) startRebuildLocked(t *topicState) <-chan error {
 		defer close(stopped)
 		err := kvindex.Rebuild(ctx, c.kv, id, partitions, logSource{c})
 		if err == nil {
+			// Ready is committed: lookups may use the index.
+			c.mu.Lock()
+			t.kvRebuilding = false
+			c.mu.Unlock()
 			c.log.Info("key index built from the log", "topic", name)
 		} else if !errors.Is(err, context.Canceled) && !errors.Is(err, kvindex.ErrRebuildAborted) {
 			c.log.Error("key index rebuild failed", "topic", name, "err", err)
@@ -140,6 +264,21 @@ func (c *Coordinator) stopRebuildLocked(id coordapi.TopicID) {
 		r.cancel()
 		<-r.stopped
 		delete(c.rebuilds, id)
+	}
+}
+
+// rebuildRunningLocked reports whether a rebuild of id is running.
+// c.commit must be held.
+func (c *Coordinator) rebuildRunningLocked(id coordapi.TopicID) bool {
+	r, ok := c.rebuilds[id]
+	if !ok {
+		return false
+	}
+	select {
+	case <-r.stopped:
+		return false
+	default:
+		return true
 	}
 }
 

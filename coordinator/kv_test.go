@@ -1,7 +1,11 @@
 package coordinator
 
 import (
+	"context"
+	"strings"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
 )
@@ -21,4 +25,141 @@ func TestCommitRefusesUnkeyedBatchOnIndexedTopic(t *testing.T) {
 	if res := e.commit("o2", keyed); res[0].ErrorCode != 0 || res[0].BaseOffset != 0 {
 		t.Fatalf("keyed batch: %+v", res[0])
 	}
+}
+
+// keyed is a batch of delta+1 records of an indexed topic whose record i
+// carries keys[i] ("" for none; a leading '-' makes a tombstone).
+func keyed(id coordapi.TopicID, partition int32, keys ...string) coordapi.CommitBatch {
+	b := plain(id, partition, int32(len(keys)-1))
+	for i, k := range keys {
+		if k == "" {
+			continue
+		}
+		tomb := strings.HasPrefix(k, "-")
+		b.Keys = append(b.Keys, coordapi.KeyEntry{Key: []byte(strings.TrimPrefix(k, "-")), OffsetDelta: int32(i), Tombstone: tomb})
+	}
+	return b
+}
+
+func (e *testEnv) kvGet(id coordapi.TopicID, partition int32, key string) coordapi.KvGetResult {
+	e.t.Helper()
+	r, err := e.c.KvGet(context.Background(), coordapi.KvGetRequest{TopicID: id, Partition: partition, Key: []byte(key)})
+	if err != nil {
+		e.t.Fatalf("KvGet(%s): %v", key, err)
+	}
+	return r
+}
+
+var kvConfigs = map[string]string{"cleanup.policy": "compact", "kv.index.enabled": "true"}
+
+// TestKvGet: one call answers the entry, the partition's offsets and the
+// coordinates of the batch holding the record, the same ones FindBatches
+// gives for that offset.
+func TestKvGet(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.KVIndexEnabled = true })
+	kv := e.topic("kv", 2, kvConfigs)
+	// o1: one run of three batches on p1 (offsets 0-1, 2-4, 5); o2: 6-7.
+	e.commit("o1", keyed(kv.ID, 1, "a", "b"), keyed(kv.ID, 1, "c", "", "d"), keyed(kv.ID, 1, "e"))
+	e.commit("o2", keyed(kv.ID, 1, "-b", "a"))
+
+	for _, tt := range []struct {
+		key    string
+		found  bool
+		offset int64
+	}{
+		{"a", true, 7}, {"c", true, 2}, {"d", true, 4}, {"e", true, 5},
+		{"b", false, 0}, // tombstoned
+		{"z", false, 0}, // never written
+	} {
+		r := e.kvGet(kv.ID, 1, tt.key)
+		if !r.Indexed || !r.Ready || r.Found != tt.found || r.HighWatermark != 8 || r.LogStartOffset != 0 {
+			t.Fatalf("%s: %+v, want found=%v, indexed, ready, offsets [0, 8)", tt.key, r, tt.found)
+		}
+		if !tt.found {
+			if r.HasBatch() {
+				t.Errorf("%s: a batch without an entry: %+v", tt.key, r.Batch)
+			}
+			continue
+		}
+		found, err := e.c.FindBatches(context.Background(), coordapi.FindBatchesRequest{TopicID: kv.ID, Partition: 1, Offset: tt.offset, MaxBytes: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Offset != tt.offset || !r.HasBatch() || r.Batch != found.Batches[0] {
+			t.Errorf("%s: offset %d batch %+v, want %d in %+v", tt.key, r.Offset, r.Batch, tt.offset, found.Batches[0])
+		}
+	}
+	if r := e.kvGet(kv.ID, 0, "a"); !r.Ready || r.Found || r.HighWatermark != 0 {
+		t.Errorf("other partition: %+v", r)
+	}
+
+	// Restarts keep it all (the readiness is rebuilt from the marker).
+	e.reopen()
+	if r := e.kvGet(kv.ID, 1, "d"); !r.Ready || !r.Found || r.Offset != 4 || r.Batch.ObjectKey != "o1" || r.Batch.BaseOffset != 2 {
+		t.Errorf("after restart: %+v", r)
+	}
+}
+
+// TestKvGetBelowLogStart: an entry below the log start is found, with no
+// batch: the record is gone (the handler answers 404).
+func TestKvGetBelowLogStart(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.KVIndexEnabled = true })
+	kv := e.topic("kv", 1, kvConfigs)
+	e.commit("o1", keyed(kv.ID, 0, "old", "x"))
+	e.commit("o2", keyed(kv.ID, 0, "new"))
+	if _, err := e.c.DeleteRecords(context.Background(), kv.ID, 0, 2); err != nil {
+		t.Fatal(err)
+	}
+	r := e.kvGet(kv.ID, 0, "old")
+	if !r.Ready || !r.Found || r.Offset != 0 || r.LogStartOffset != 2 || r.HighWatermark != 3 || r.HasBatch() {
+		t.Errorf("below the log start: %+v", r)
+	}
+	if r := e.kvGet(kv.ID, 0, "new"); !r.Found || r.Offset != 2 || r.Batch.ObjectKey != "o2" {
+		t.Errorf("at the log start: %+v", r)
+	}
+}
+
+// TestKvGetNotReady: a topic whose index is being built answers not ready
+// without looking up (here it stays so: no object reader to rebuild from,
+// across a restart too); a topic without the index answers not indexed.
+func TestKvGetNotReady(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.KVIndexEnabled = true })
+	late := e.topic("late", 1, map[string]string{"cleanup.policy": "compact"})
+	e.commit("o1", plain(late.ID, 0, 0))
+	if r := e.kvGet(late.ID, 0, "k"); r.Indexed || r.Ready || r.Found {
+		t.Errorf("not indexed: %+v", r)
+	}
+	on := "true"
+	if err := e.c.AlterTopicConfigs(context.Background(), "late", []coordapi.ConfigOp{{Name: "kv.index.enabled", Op: coordapi.OpSet, Value: &on}}, true, false); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if r := e.kvGet(late.ID, 0, "k"); !r.Indexed || r.Ready || r.Found || r.HasBatch() {
+			t.Errorf("being built: %+v", r)
+		}
+		if ready, err := e.c.KvReady(context.Background(), late.ID); err != nil || ready {
+			t.Errorf("KvReady = %v, %v", ready, err)
+		}
+		e.reopen()
+	}
+	// An empty topic that turns the index on has nothing to build.
+	empty := e.topic("empty", 1, map[string]string{"cleanup.policy": "compact"})
+	if err := e.c.AlterTopicConfigs(context.Background(), "empty", []coordapi.ConfigOp{{Name: "kv.index.enabled", Op: coordapi.OpSet, Value: &on}}, true, false); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.kvGet(empty.ID, 0, "k"); !r.Indexed || !r.Ready || r.Found {
+		t.Errorf("empty topic indexed: %+v", r)
+	}
+}
+
+// TestKvGetUnknown: unknown partitions and topics are Kafka errors.
+func TestKvGetUnknown(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.KVIndexEnabled = true })
+	kv := e.topic("kv", 2, kvConfigs)
+	for _, p := range []int32{2, -1} {
+		_, err := e.c.KvGet(context.Background(), coordapi.KvGetRequest{TopicID: kv.ID, Partition: p, Key: []byte("k")})
+		wantKerr(t, err, kerr.UnknownTopicOrPartition)
+	}
+	_, err := e.c.KvGet(context.Background(), coordapi.KvGetRequest{TopicID: coordapi.TopicID{1}, Key: []byte("k")})
+	wantKerr(t, err, kerr.UnknownTopicID)
 }

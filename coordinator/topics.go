@@ -347,12 +347,14 @@ func (c *Coordinator) AlterTopicConfigs(ctx context.Context, name string, ops []
 	if err := b.Commit(pebble.Sync); err != nil {
 		return wrap(fmt.Errorf("commit: %w", err))
 	}
+	rebuild := kvAfter && !c.kv.Ready(t.id) // the marker, as just committed
 	c.mu.Lock()
 	t.configs = next
 	t.logAppendTime = coordapi.IsLogAppendTime(next)
 	t.kvIndexed = kvAfter
+	t.kvRebuilding = rebuild
 	c.mu.Unlock()
-	if kvAfter && !c.kv.Ready(t.id) {
+	if rebuild && !c.rebuildRunningLocked(t.id) {
 		c.startRebuildLocked(t)
 	}
 	changed = coordapi.TopicNotice{ID: t.id, Name: t.name}

@@ -387,3 +387,42 @@ func TestKVRebuildCommand(t *testing.T) {
 		t.Fatalf("tombstoned b after rebuild: %d", a.status)
 	}
 }
+
+// TestKVOverCluster serves /kv from a broker of a cluster, whose coordinator
+// is another process reached over NATS (kv_get; an embedded coordinator
+// answers /kv lookups in process), for batches of every codec, read and
+// then from the batch cache.
+func TestKVOverCluster(t *testing.T) {
+	c := floetest.RunClusterWith(t, 1, floetest.ClusterOptions{CoordinatorArgs: []string{"--kv-index-enabled"}})
+	b := c.Brokers[0]
+	adm := newAdmin(t, b.KafkaAddr)
+	createKVTopic(t, adm, "kv", 2)
+	for _, cc := range codecs {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(b.KafkaAddr), kgo.ProducerBatchCompression(cc.codec), kgo.DefaultProduceTopic("kv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var recs []*kgo.Record
+		for i := range 50 {
+			recs = append(recs, &kgo.Record{Key: fmt.Appendf(nil, "%s-%d", cc.name, i), Value: fmt.Appendf(nil, "v-%s-%d", cc.name, i)})
+		}
+		produceAll(t, cl, recs...)
+		cl.Close()
+	}
+	for round := range 2 { // the second round from the batch cache
+		for _, cc := range codecs {
+			for i := range 50 {
+				path := fmt.Sprintf("/kv/kv/%s-%d", cc.name, i)
+				if a := kvGet(t, b.HTTPAddr, path); a.status != 200 || string(a.value) != fmt.Sprintf("v-%s-%d", cc.name, i) {
+					t.Fatalf("round %d, %s: %d %q (%s)", round, path, a.status, a.value, a.message)
+				}
+			}
+		}
+	}
+	if a := kvGet(t, b.HTTPAddr, "/kv/kv/never"); a.status != 404 || a.errorCode != kvindex.CodeKeyNotFound {
+		t.Fatalf("missing key: %+v", a)
+	}
+	if a := kvGet(t, b.HTTPAddr, "/kv/kv/x?partition=2"); a.status != 400 {
+		t.Fatalf("partition out of range: %+v", a)
+	}
+}

@@ -42,17 +42,38 @@
 // # Lookups
 //
 // NewHandler serves GET /kv/{topic}/{key}[?partition=N][&key_encoding=base64url] over a
-// Service, which the broker implements with the coordinator and its cache. The key is
-// the path segment after the topic, percent-decoded (a '/' inside a raw key must be sent
-// as %2F; proxies that decode %2F break this, so key_encoding=base64url, RFC 4648's
-// URL-safe alphabet with or without padding, is the safe way to send arbitrary bytes).
-// Without ?partition=N the partition is Partition(key, partitions), the Java client's
-// default partitioner. The handler then checks, in order: the index entry exists, its
-// offset is below the high watermark, the batch holding it is readable (not only in
-// tiered storage unless remote reads are enabled), the record at that exact offset
-// carries the same key (a mismatch or a missing record is a stale pointer left behind by
-// compaction), and its value is not null. Records from aborted transactions are served
-// like any other, as in the RFC this follows.
+// Service, which the broker implements with its topic cache, the coordinator and its
+// chunk cache. The key is the path segment after the topic, percent-decoded (a '/'
+// inside a raw key must be sent as %2F; proxies that decode %2F break this, so
+// key_encoding=base64url, RFC 4648's URL-safe alphabet with or without padding, is the
+// safe way to send arbitrary bytes). Without ?partition=N the partition is
+// Partition(key, partitions), the Java client's default partitioner.
+//
+// A lookup costs one coordinator round trip at most:
+//
+//	Service.Topic       id, partitions, kv.index.enabled   the broker's topic cache
+//	Service.Lookup      ready, entry, log start, high      one coordinator call (KvGet)
+//	                    watermark, the entry's batch
+//	BatchCache          the batch, decoded or indexed      memory
+//	Service.ReadBatch   the batch's bytes (first lookup),  the chunk cache
+//	                    or the record's (uncompressed)
+//
+// The handler checks, in order: the topic exists and is indexed (as far as the topic
+// cache knows: the lookup's answer has the last word), the partition is in range, the
+// index is ready (else 503), the entry exists, its offset is below the high watermark
+// and not below the log start, the batch holding it is readable (not only in tiered
+// storage unless remote reads are enabled: the remote-read gate answers before any
+// read), the record at that exact offset carries the same key (a mismatch or a missing
+// record is a stale pointer left behind by compaction), and its value is not null.
+// Records from aborted transactions are served like any other, as in the RFC this
+// follows.
+//
+// Every batch read is checked and indexed once into a BatchCache
+// (HandlerOptions.BatchCache, 64 MiB by default, S3-FIFO, keyed by object key and byte
+// offset: committed batches never change, so entries are never invalidated). A
+// compressed batch is kept decoded, so later lookups of any of its records read memory
+// without decompressing; an uncompressed one as where its records start (4 bytes a
+// record), so later lookups read their record's bytes alone from ReadBatch.
 //
 // A hit answers 200 with the raw value and Content-Type application/octet-stream, and
 // the headers X-Kv-Partition, X-Kv-Offset and X-Kv-Timestamp (milliseconds: the batch's

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/klauspost/compress/zstd"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/record"
@@ -99,12 +100,47 @@ func gapBatch(baseTS int64, lastDelta int32, deltas []int32, recs ...kv) []byte 
 	return b
 }
 
+// gapBatchZstd is gapBatch with its records zstd-compressed.
+func gapBatchZstd(t testing.TB, baseTS int64, lastDelta int32, deltas []int32, recs ...kv) []byte {
+	t.Helper()
+	var raw []byte
+	for i, r := range recs {
+		kr := kmsg.Record{TimestampDelta64: r.tsDelta, OffsetDelta: deltas[i], Key: r.key, Value: r.value}
+		n := len(kr.AppendTo(nil)) - 1
+		kr.Length = int32(n)
+		raw = kr.AppendTo(raw)
+	}
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compressed := enc.EncodeAll(raw, nil)
+	kb := kmsg.RecordBatch{
+		Length:               int32(record.HeaderSize - 12 + len(compressed)),
+		PartitionLeaderEpoch: -1,
+		Magic:                2,
+		Attributes:           int16(record.CodecZstd),
+		LastOffsetDelta:      lastDelta,
+		FirstTimestamp:       baseTS,
+		MaxTimestamp:         baseTS,
+		ProducerID:           -1,
+		ProducerEpoch:        -1,
+		FirstSequence:        -1,
+		NumRecords:           int32(len(recs)),
+		Records:              compressed,
+	}
+	b := kb.AppendTo(nil)
+	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return b
+}
+
 // fakeBatch is one batch of a fakeLog partition.
 type fakeBatch struct {
 	data          []byte
 	base, last    int64
 	remote        bool
 	logAppendTime int64
+	object        string // where it is "stored": at byte offset 0 of its own object
 }
 
 // fakeKey addresses an index entry of a fakeLog.
@@ -117,27 +153,38 @@ type fakeKey struct {
 // fakeLog is an in-memory log and index: a Service for the handler and a LogSource for
 // Rebuild. Appending a batch indexes it as the coordinator does.
 type fakeLog struct {
-	mu      sync.Mutex
-	topics  map[string]TopicInfo
-	batches map[fakeKey][]fakeBatch // key field empty: the partition's batches
-	hwm     map[fakeKey]int64       // overrides of the high watermark
-	entries map[fakeKey]int64
+	mu       sync.Mutex
+	topics   map[string]TopicInfo
+	batches  map[fakeKey][]fakeBatch // key field empty: the partition's batches
+	hwm      map[fakeKey]int64       // overrides of the high watermark
+	logStart map[fakeKey]int64       // log start offsets (0 when absent)
+	entries  map[fakeKey]int64
+	objects  map[string][]byte // every batch by its object key
+	notReady map[[16]byte]bool // topics whose index is being built
+	dropped  map[[16]byte]bool // topics whose index was turned off since Topic answered
 
 	// Failures to inject, per method.
-	topicErr, lookupErr, hwmErr, readErr error
-	// baseShift is added to the base offsets ReadBatch returns, to hand over a batch
+	topicErr, lookupErr, readErr error
+	// baseShift is added to the base offsets Lookup returns, to hand over a batch
 	// that does not hold the offset asked for.
 	baseShift int64
-	// reads counts ReadBatch calls that read data.
-	reads int
+	// noBatch makes Lookup leave out the batch, as a broken Service would.
+	noBatch bool
+	// lookups counts Lookup calls; reads and recordReads the ReadBatch calls that
+	// read a whole batch and one record.
+	lookups, reads, recordReads int
 }
 
 func newFakeLog() *fakeLog {
 	return &fakeLog{
-		topics:  map[string]TopicInfo{},
-		batches: map[fakeKey][]fakeBatch{},
-		hwm:     map[fakeKey]int64{},
-		entries: map[fakeKey]int64{},
+		topics:   map[string]TopicInfo{},
+		batches:  map[fakeKey][]fakeBatch{},
+		hwm:      map[fakeKey]int64{},
+		logStart: map[fakeKey]int64{},
+		entries:  map[fakeKey]int64{},
+		objects:  map[string][]byte{},
+		notReady: map[[16]byte]bool{},
+		dropped:  map[[16]byte]bool{},
 	}
 }
 
@@ -167,6 +214,8 @@ func (f *fakeLog) appendBatch(t testing.TB, id [16]byte, p int32, fb fakeBatch) 
 		fb.base = bs[n-1].last + 1
 	}
 	fb.last = fb.base + int64(h.LastOffsetDelta)
+	fb.object = fmt.Sprintf("%x/%d/%d", id, p, fb.base)
+	f.objects[fb.object] = fb.data
 	f.batches[pk] = append(bs, fb)
 	err = record.Records(fb.data, func(r *record.Record) error {
 		if r.Key == nil {
@@ -217,42 +266,70 @@ func (f *fakeLog) Topic(_ context.Context, name string) (TopicInfo, error) {
 	return t, nil
 }
 
-func (f *fakeLog) Lookup(_ context.Context, id [16]byte, p int32, key []byte) (int64, bool, error) {
+// Lookup answers as the coordinator's KvGet does.
+func (f *fakeLog) Lookup(_ context.Context, id [16]byte, p int32, key []byte) (LookupResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.lookups++
 	if f.lookupErr != nil {
-		return 0, false, f.lookupErr
+		return LookupResult{}, f.lookupErr
 	}
-	o, ok := f.entries[fakeKey{id, p, string(key)}]
-	return o, ok, nil
+	if f.dropped[id] {
+		return LookupResult{}, nil
+	}
+	if f.notReady[id] {
+		return LookupResult{Indexed: true}, nil
+	}
+	offset, found := f.entries[fakeKey{id, p, string(key)}]
+	return f.answerLocked(id, p, offset, found), nil
 }
 
+// answerLocked is Lookup's answer for an index entry at offset (found). f.mu must be
+// held.
+func (f *fakeLog) answerLocked(id [16]byte, p int32, offset int64, found bool) LookupResult {
+	pk := fakeKey{topic: id, partition: p}
+	r := LookupResult{Indexed: true, Ready: true, Found: found, Offset: offset,
+		HighWatermark: f.highWatermark(id, p), LogStartOffset: f.logStart[pk]}
+	if !r.Found || r.Offset < r.LogStartOffset || r.Offset >= r.HighWatermark || f.noBatch {
+		return r
+	}
+	bs := f.batches[pk]
+	i := sort.Search(len(bs), func(i int) bool { return bs[i].last >= r.Offset })
+	if i == len(bs) || bs[i].base > r.Offset {
+		return r
+	}
+	fb := bs[i]
+	r.Batch = BatchRef{Object: fb.object, ObjectSize: int64(len(fb.data)), ByteLength: int32(len(fb.data)),
+		BaseOffset: fb.base + f.baseShift, LogAppendTime: fb.logAppendTime, Remote: fb.remote}
+	return r
+}
+
+// HighWatermark serves Rebuild (LogSource).
 func (f *fakeLog) HighWatermark(_ context.Context, id [16]byte, p int32) (int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.hwmErr != nil {
-		return 0, f.hwmErr
-	}
 	return f.highWatermark(id, p), nil
 }
 
-func (f *fakeLog) ReadBatch(_ context.Context, id [16]byte, p int32, offset int64, allowRemote bool) (Batch, error) {
+func (f *fakeLog) ReadBatch(_ context.Context, ref BatchRef, from, length int32) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.readErr != nil {
-		return Batch{}, f.readErr
+		return nil, f.readErr
 	}
-	bs := f.batches[fakeKey{topic: id, partition: p}]
-	i := sort.Search(len(bs), func(i int) bool { return bs[i].last >= offset })
-	if i == len(bs) || bs[i].base > offset {
-		return Batch{}, ErrOffsetOutOfRange
+	data, ok := f.objects[ref.Object]
+	if !ok || ref.ByteOffset != 0 || int(ref.ByteLength) != len(data) {
+		return nil, fmt.Errorf("no batch at %s:%d", ref.Object, ref.ByteOffset)
 	}
-	fb := bs[i]
-	if fb.remote && !allowRemote {
-		return Batch{Remote: true}, nil
+	if from < 0 || length < 0 || int(from)+int(length) > len(data) {
+		return nil, fmt.Errorf("bytes [%d, +%d) outside the batch of %d at %s", from, length, len(data), ref.Object)
 	}
-	f.reads++
-	return Batch{Data: fb.data, BaseOffset: fb.base + f.baseShift, LogAppendTime: fb.logAppendTime, Remote: fb.remote}, nil
+	if from == 0 && length == ref.ByteLength {
+		f.reads++
+	} else {
+		f.recordReads++
+	}
+	return data[from : from+length], nil
 }
 
 func (f *fakeLog) Batches(_ context.Context, id [16]byte, p int32, from int64) iter.Seq2[LogBatch, error] {

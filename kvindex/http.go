@@ -1,11 +1,15 @@
 package kvindex
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/floe-io/floe/record"
 )
 
 // HandlerOptions configures NewHandler.
@@ -21,13 +25,18 @@ type HandlerOptions struct {
 	// Logger receives internal errors (the 500s); lookups themselves are not logged.
 	// Default: slog.Default().
 	Logger *slog.Logger
+	// BatchCache keeps compressed batches decoded for the lookups that follow; pass
+	// one to share it or to read its Stats. Default: a cache of its own of
+	// DefaultBatchCacheBytes (64 MiB).
+	BatchCache *BatchCache
 }
 
 // handler serves GET /kv/{topic}/{key}.
 type handler struct {
-	svc  Service
-	opts HandlerOptions
-	log  *slog.Logger
+	svc   Service
+	opts  HandlerOptions
+	log   *slog.Logger
+	cache *BatchCache
 }
 
 // NewHandler returns the handler of GET /kv/{topic}/{key}[?partition=N]
@@ -36,12 +45,19 @@ type handler struct {
 //
 //	mux.Handle("/kv/", kvindex.NewHandler(svc, opts))
 //
-// Statuses and error bodies are described in the package documentation. The hit path
-// starts no goroutine and allocates little beyond what svc does.
+// Statuses and error bodies are described in the package documentation. A lookup calls
+// svc.Topic and svc.Lookup, then reads the record with svc.ReadBatch: the whole batch
+// the first time, then nothing more (compressed batches, kept decoded in the batch
+// cache) or just the record's bytes (uncompressed ones, whose record positions the
+// cache keeps). The hit path starts no goroutine and allocates little beyond what svc
+// does.
 func NewHandler(svc Service, opts HandlerOptions) http.Handler {
-	h := &handler{svc: svc, opts: opts, log: opts.Logger}
+	h := &handler{svc: svc, opts: opts, log: opts.Logger, cache: opts.BatchCache}
 	if h.log == nil {
 		h.log = slog.Default()
+	}
+	if h.cache == nil {
+		h.cache = NewBatchCache(DefaultBatchCacheBytes)
 	}
 	return h
 }
@@ -76,8 +92,6 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) int {
 		return h.internal(w, r, "topic", err)
 	case !t.Indexed:
 		return h.fail(w, topicError(CodeTopicNotIndexed, req.topic))
-	case !t.Ready:
-		return h.fail(w, errNotReady)
 	case t.Partitions <= 0:
 		return h.fail(w, errNoPartition)
 	}
@@ -89,31 +103,30 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) int {
 		return h.fail(w, errPartitionRange)
 	}
 
-	offset, ok, err := h.svc.Lookup(ctx, t.ID, p, req.key)
-	if err != nil {
-		return h.serviceError(w, r, "lookup", err)
-	}
-	if !ok {
-		return h.fail(w, errKeyNotFound)
-	}
-	hwm, err := h.svc.HighWatermark(ctx, t.ID, p)
-	if err != nil {
-		return h.serviceError(w, r, "high watermark", err)
-	}
-	if offset >= hwm {
-		return h.fail(w, errPastHWM)
-	}
-	b, err := h.svc.ReadBatch(ctx, t.ID, p, offset, h.opts.RemoteReadEnabled)
-	if err != nil {
-		return h.serviceError(w, r, "read batch", err)
-	}
-	if b.Remote && !h.opts.RemoteReadEnabled {
-		return h.fail(w, errRemote)
-	}
-	value, ts, out, err := readRecord(b, offset, req.key)
+	l, err := h.svc.Lookup(ctx, t.ID, p, req.key)
 	switch {
 	case err != nil:
-		return h.internal(w, r, "read record", err)
+		return h.serviceError(w, r, "lookup", err)
+	case !l.Indexed:
+		return h.fail(w, topicError(CodeTopicNotIndexed, req.topic))
+	case !l.Ready:
+		return h.fail(w, errNotReady)
+	case !l.Found:
+		return h.fail(w, errKeyNotFound)
+	case l.Offset >= l.HighWatermark:
+		return h.fail(w, errPastHWM)
+	case l.Offset < l.LogStartOffset:
+		return h.fail(w, errGone)
+	case l.Batch.Object == "":
+		return h.internal(w, r, "lookup", fmt.Errorf("no batch for offset %d in [%d, %d)", l.Offset, l.LogStartOffset, l.HighWatermark))
+	case l.Batch.Remote && !h.opts.RemoteReadEnabled:
+		return h.fail(w, errRemote)
+	}
+	offset := l.Offset
+	value, ts, out, err := h.readRecord(ctx, &l.Batch, offset, req.key)
+	switch {
+	case err != nil:
+		return h.serviceError(w, r, "read record", err)
 	case out == tombstone:
 		return h.fail(w, errTombstone)
 	case out == stale:
@@ -121,6 +134,52 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) int {
 	}
 	writeValue(w, p, offset, ts, value)
 	return http.StatusOK
+}
+
+// readRecord reads the record at offset from the batch ref locates and checks its key.
+// Every batch read is indexed once into the batch cache: a compressed one decoded
+// (later lookups read from memory), an uncompressed one by where its records start
+// (later lookups read just their record's bytes from svc). Control batches hold no
+// user records; without a cache, uncompressed batches are read in place.
+func (h *handler) readRecord(ctx context.Context, ref *BatchRef, offset int64, key []byte) ([]byte, int64, outcome, error) {
+	k := batchKey{ref.Object, ref.ByteOffset}
+	if b := h.cache.get(k); b != nil {
+		if !b.raw {
+			return b.record(offset, key)
+		}
+		from, n, ok, err := b.locate(offset)
+		if !ok || err != nil {
+			return nil, 0, stale, err
+		}
+		rec, err := h.svc.ReadBatch(ctx, *ref, from, n)
+		if err != nil {
+			return nil, 0, stale, err
+		}
+		return b.readOne(rec, offset, key)
+	}
+	data, err := h.svc.ReadBatch(ctx, *ref, 0, ref.ByteLength)
+	if err != nil {
+		return nil, 0, stale, err
+	}
+	hdr, err := record.ParseHeader(data)
+	if err != nil {
+		return nil, 0, stale, fmt.Errorf("batch at %d: %w", ref.BaseOffset, err)
+	}
+	if hdr.Control() || (hdr.Codec() == record.CodecNone && h.cache.maxBytes == 0) {
+		return readRecord(data, ref, offset, key)
+	}
+	b, err := h.cache.load(ctx, k, func() (*decodedBatch, error) { return decodeBatch(data, *ref) })
+	if err != nil {
+		return nil, 0, stale, err
+	}
+	if !b.raw {
+		return b.record(offset, key)
+	}
+	from, n, ok, err := b.locate(offset)
+	if !ok || err != nil {
+		return nil, 0, stale, err
+	}
+	return b.readOne(data[from:from+n], offset, key)
 }
 
 // writeValue answers 200 with value. The headers' values share one allocation for

@@ -16,9 +16,11 @@ import (
 )
 
 var (
-	kvTopic    = [16]byte{0: 0x4b, 15: 0x56}
-	plainTopic = [16]byte{0: 0x50}
-	buildTopic = [16]byte{0: 0x42}
+	kvTopic      = [16]byte{0: 0x4b, 15: 0x56}
+	plainTopic   = [16]byte{0: 0x50}
+	buildTopic   = [16]byte{0: 0x42}
+	droppedTopic = [16]byte{0: 0x44}
+	trimmedTopic = [16]byte{0: 0x54}
 )
 
 // noProducer builds batches as a producer without idempotence sends them.
@@ -47,14 +49,24 @@ func (f *fixture) produce(t testing.TB, opts record.BuildOptions, recs ...kv) in
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	f := &fixture{log: newFakeLog(), off: map[string]int64{}}
-	f.log.addTopic("kv", TopicInfo{ID: kvTopic, Partitions: 3, Indexed: true, Ready: true})
-	f.log.addTopic("plain", TopicInfo{ID: plainTopic, Partitions: 3, Ready: true})
+	f.log.addTopic("kv", TopicInfo{ID: kvTopic, Partitions: 3, Indexed: true})
+	f.log.addTopic("plain", TopicInfo{ID: plainTopic, Partitions: 3})
 	f.log.addTopic("building", TopicInfo{ID: buildTopic, Partitions: 3, Indexed: true})
+	f.log.notReady[buildTopic] = true
+	// Turned off since the broker cached the topic: TopicInfo still says indexed.
+	f.log.addTopic("dropped", TopicInfo{ID: droppedTopic, Partitions: 3, Indexed: true})
+	f.log.dropped[droppedTopic] = true
 
 	f.produce(t, withTS(1000), rec("a", "1"))
 	f.off["a"] = f.produce(t, withTS(2000), rec("a", "2"))
 	f.produce(t, withTS(1000), rec("dead", "x"))
 	f.produce(t, withTS(1000), tomb("dead"))
+	// Below the log start (DeleteRecords): the entry is left, the record is gone.
+	f.log.addTopic("trimmed", TopicInfo{ID: trimmedTopic, Partitions: 1, Indexed: true})
+	f.log.append(t, trimmedTopic, 0, build(t, withTS(1), rec("gone", "g")))
+	f.log.append(t, trimmedTopic, 0, build(t, withTS(1), rec("kept", "k")))
+	f.log.logStart[fakeKey{topic: trimmedTopic}] = 1
+	f.off["kept"] = 1
 
 	// Several keys in one batch of partition 0, whatever they hash to.
 	f.off["m"] = f.log.append(t, kvTopic, 0, build(t, withTS(5000),
@@ -147,6 +159,10 @@ func TestHandler(t *testing.T) {
 		{name: "unknown topic quoted", target: "/kv/n%22o%0Ape/a", status: 404, code: CodeTopicNotFound, msg: `topic "n\"o\npe" not found`},
 		{name: "not indexed", target: "/kv/plain/a", status: 404, code: CodeTopicNotIndexed, msg: "not key-indexed"},
 		{name: "not ready", target: "/kv/building/a", status: 503, code: CodeIndexNotReady},
+		{name: "not ready bad partition", target: "/kv/building/a?partition=3", status: 400, code: CodeBadPartition},
+		{name: "turned off since cached", target: "/kv/dropped/a", status: 404, code: CodeTopicNotIndexed, msg: "not key-indexed"},
+		{name: "below log start", target: "/kv/trimmed/gone", status: 404, code: CodeKeyNotFound, msg: "deleted"},
+		{name: "at log start", target: "/kv/trimmed/kept", status: 200, body: "k", offset: "kept", ts: 1},
 
 		{name: "partition query", target: "/kv/kv/m2?partition=0", status: 200, body: "v2", part: 0, offset: "m", delta: 1, ts: 5005},
 		{name: "partition query first wins", target: "/kv/kv/m3?partition=0&partition=x", status: 200, body: "v3", part: 0, offset: "m", delta: 2, ts: 5010},
@@ -209,10 +225,15 @@ func TestHandler(t *testing.T) {
 		{name: "topic failure", target: "/kv/kv/a", setup: func(f *fixture) { f.log.topicErr = errors.New("nats down") }, status: 500, code: CodeInternal},
 		{name: "lookup failure", target: "/kv/kv/a", setup: func(f *fixture) { f.log.lookupErr = errors.New("pebble") }, status: 500, code: CodeInternal},
 		{name: "unknown partition", target: "/kv/kv/a", setup: func(f *fixture) { f.log.lookupErr = ErrUnknownPartition }, status: 404, code: CodePartitionNotFound},
-		{name: "hwm failure", target: "/kv/kv/a", setup: func(f *fixture) { f.log.hwmErr = errors.New("x") }, status: 500, code: CodeInternal},
+		{name: "no batch for a live entry", target: "/kv/kv/a", setup: func(f *fixture) { f.log.noBatch = true }, status: 500, code: CodeInternal},
+		{name: "read failure", target: "/kv/kv/a", setup: func(f *fixture) { f.log.readErr = errors.New("s3") }, status: 500, code: CodeInternal},
+		{name: "read failure compressed", target: "/kv/kv/z-zstd", setup: func(f *fixture) { f.log.readErr = errors.New("s3") }, status: 500, code: CodeInternal},
 		{name: "record deleted", target: "/kv/kv/a", setup: func(f *fixture) { f.log.readErr = ErrOffsetOutOfRange }, status: 404, code: CodeKeyNotFound, msg: "deleted"},
 		{name: "topic deleted meanwhile", target: "/kv/kv/a", setup: func(f *fixture) { f.log.readErr = ErrUnknownTopic }, status: 404, code: CodeKeyNotFound},
 		{name: "batch not holding offset", target: "/kv/kv/a",
+			setup:  func(f *fixture) { f.log.baseShift = -10 },
+			status: 500, code: CodeInternal},
+		{name: "compressed batch not holding offset", target: "/kv/kv/z-lz4",
 			setup:  func(f *fixture) { f.log.baseShift = -10 },
 			status: 500, code: CodeInternal},
 	}

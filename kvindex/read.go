@@ -2,13 +2,18 @@ package kvindex
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/record"
 )
 
-// outcome is what readRecord found at an offset.
+// outcome is what a read found at an offset.
 type outcome int8
 
 const (
@@ -20,28 +25,48 @@ const (
 // errStop ends record iteration once the wanted offset is reached.
 var errStop = errors.New("kvindex: stop")
 
-// readRecord finds the record at offset in b and checks that it carries key. On found it
-// returns the record's value and timestamp in milliseconds. The value aliases b.Data for
-// uncompressed batches and is a copy otherwise (the decompressed records go back to a
-// pool). Records are decoded only up to the wanted one. An error means b is not a batch
-// that holds offset: the Service handed over the wrong bytes or corrupt ones.
-func readRecord(b Batch, offset int64, key []byte) (value []byte, ts int64, out outcome, err error) {
-	h, err := record.ParseHeader(b.Data)
-	if err != nil {
-		return nil, 0, stale, fmt.Errorf("batch at %d: %w", b.BaseOffset, err)
+// holds checks that the batch with header h based at ref.BaseOffset holds offset; an
+// error means the Service handed over the wrong bytes or corrupt ones.
+func holds(h *record.Header, ref *BatchRef, offset int64) (delta int32, err error) {
+	d := offset - ref.BaseOffset
+	if d < 0 || d > int64(h.LastOffsetDelta) {
+		return 0, fmt.Errorf("batch %d..%d does not hold offset %d", ref.BaseOffset, ref.BaseOffset+int64(h.LastOffsetDelta), offset)
 	}
-	delta := offset - b.BaseOffset
-	if delta < 0 || delta > int64(h.LastOffsetDelta) {
-		return nil, 0, stale, fmt.Errorf("batch %d..%d does not hold offset %d", b.BaseOffset, b.BaseOffset+int64(h.LastOffsetDelta), offset)
+	return int32(d), nil
+}
+
+// batchTimestamp returns the timestamp every record of the batch has, when it has one:
+// its log append time, from the coordinates or from a patched header.
+func batchTimestamp(h *record.Header, ref *BatchRef) (int64, bool) {
+	switch {
+	case ref.LogAppendTime > 0:
+		return ref.LogAppendTime, true
+	case h.LogAppendTime():
+		return h.MaxTimestamp, true
+	}
+	return 0, false
+}
+
+// readRecord finds the record at offset in data, the whole batch ref locates, and
+// checks that it carries key. On found it returns the record's value and timestamp in
+// milliseconds. The value aliases data for uncompressed batches and is a copy otherwise
+// (the decompressed records go back to a pool). Records are decoded only up to the
+// wanted one. An error means data is not a batch that holds offset.
+func readRecord(data []byte, ref *BatchRef, offset int64, key []byte) (value []byte, ts int64, out outcome, err error) {
+	h, err := record.ParseHeader(data)
+	if err != nil {
+		return nil, 0, stale, fmt.Errorf("batch at %d: %w", ref.BaseOffset, err)
+	}
+	want, err := holds(&h, ref, offset)
+	if err != nil {
+		return nil, 0, stale, err
 	}
 	if h.Control() { // transaction markers: never a user's record
 		return nil, 0, stale, nil
 	}
-	data := b.Data
 	if size := h.Size(); size < len(data) {
 		data = data[:size]
 	}
-	want := int32(delta)
 	compressed := h.Codec() != record.CodecNone
 	out = stale
 	visit := func(r *record.Record) error {
@@ -72,13 +97,227 @@ func readRecord(b Batch, offset int64, key []byte) (value []byte, ts int64, out 
 		err = record.Records(data, visit)
 	}
 	if err != nil && err != errStop {
-		return nil, 0, stale, fmt.Errorf("batch at %d: %w", b.BaseOffset, err)
+		return nil, 0, stale, fmt.Errorf("batch at %d: %w", ref.BaseOffset, err)
 	}
-	switch {
-	case b.LogAppendTime > 0:
-		ts = b.LogAppendTime
-	case h.LogAppendTime():
-		ts = h.MaxTimestamp
+	if t, ok := batchTimestamp(&h, ref); ok {
+		ts = t
 	}
 	return value, ts, out, nil
+}
+
+// decodedBatch is a batch decoded once for every lookup of its records (the batch
+// cache holds them). A compressed batch has each record's key and value copied into
+// one buffer, with their positions; an uncompressed one (raw) only where each record
+// starts in the stored bytes, which lookups then read one record of. It is never
+// modified once built, so lookups share it without a lock.
+type decodedBatch struct {
+	ref       BatchRef
+	lastDelta int32
+	control   bool
+	dense     bool // record i has offset delta i: no gaps
+	raw       bool // uncompressed: starts (and deltas) are set, not recs and data
+	baseTS    int64
+	fixedTS   int64 // every record's timestamp, when hasFixed
+	hasFixed  bool
+
+	recs []recPos
+	data []byte // keys and values, back to back
+
+	// Of a raw batch: record i spans bytes [starts[i], starts[i+1]) of the stored
+	// batch, and has offset delta deltas[i] (i when dense: deltas is nil).
+	starts []int32
+	deltas []int32
+}
+
+// recPos is one record of a compressed decodedBatch: its key at data[off:off+keyLen],
+// then its value (lengths -1 for null).
+type recPos struct {
+	tsDelta        int64
+	off            int32
+	keyLen, valLen int32
+	delta          int32
+}
+
+// Fixed costs of a decodedBatch beyond its buffers, for the cache's accounting.
+const (
+	decodedOverhead = 256
+	recPosSize      = 24
+)
+
+// size is the memory d holds, as the batch cache counts it.
+func (d *decodedBatch) size() int64 {
+	return decodedOverhead + int64(len(d.ref.Object)) + int64(cap(d.recs))*recPosSize + int64(cap(d.data)) +
+		4*int64(cap(d.starts)+cap(d.deltas))
+}
+
+// decodeBatch decodes data, the whole batch ref locates, decompressing it once, and
+// checks every record (record.Records).
+func decodeBatch(data []byte, ref BatchRef) (*decodedBatch, error) {
+	h, err := record.ParseHeader(data)
+	if err != nil {
+		return nil, fmt.Errorf("batch at %d: %w", ref.BaseOffset, err)
+	}
+	d := &decodedBatch{ref: ref, lastDelta: h.LastOffsetDelta, control: h.Control(),
+		dense: h.NumRecords == h.LastOffsetDelta+1, raw: h.Codec() == record.CodecNone, baseTS: h.BaseTimestamp}
+	d.fixedTS, d.hasFixed = batchTimestamp(&h, &ref)
+	if d.control {
+		return d, nil
+	}
+	if size := h.Size(); size < len(data) {
+		data = data[:size]
+	}
+	if d.raw {
+		return d, d.index(&h, data)
+	}
+	// The header's count is not checked yet (Records does): bound what it can make
+	// this allocate. Compressed data usually grows two to four times.
+	d.recs = make([]recPos, 0, min(max(int(h.NumRecords), 0), 1<<16))
+	d.data = make([]byte, 0, 2*len(data))
+	err = record.Records(data, func(r *record.Record) error {
+		p := recPos{tsDelta: r.TimestampDelta, off: int32(len(d.data)), keyLen: -1, valLen: -1, delta: r.OffsetDelta}
+		if r.Key != nil {
+			p.keyLen = int32(len(r.Key))
+			d.data = append(d.data, r.Key...)
+		}
+		if r.Value != nil {
+			p.valLen = int32(len(r.Value))
+			d.data = append(d.data, r.Value...)
+		}
+		d.recs = append(d.recs, p)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("batch at %d: %w", ref.BaseOffset, err)
+	}
+	if cap(d.data) > len(d.data)+len(d.data)/4+4096 {
+		d.data = slices.Clip(bytes.Clone(d.data))
+	}
+	if cap(d.recs) > len(d.recs)+len(d.recs)/4+64 {
+		d.recs = slices.Clip(slices.Clone(d.recs))
+	}
+	return d, nil
+}
+
+// index fills the record starts (and deltas) of a raw batch after checking its
+// records: each record is a zigzag varint length and that many bytes.
+func (d *decodedBatch) index(h *record.Header, data []byte) error {
+	var deltas []int32
+	err := record.Records(data, func(r *record.Record) error {
+		if !d.dense {
+			deltas = append(deltas, r.OffsetDelta)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("batch at %d: %w", d.ref.BaseOffset, err)
+	}
+	d.deltas = slices.Clip(deltas)
+	n := int(h.NumRecords) // checked by Records
+	d.starts = make([]int32, n+1)
+	pos := record.HeaderSize
+	for i := range n {
+		d.starts[i] = int32(pos)
+		length, w := binary.Varint(data[pos:])
+		pos += w + int(length) // Records checked every length
+	}
+	d.starts[n] = int32(pos)
+	return nil
+}
+
+// find returns the index of the record with offset delta delta, or -1.
+func (d *decodedBatch) find(delta int64) int {
+	n := len(d.recs)
+	if d.raw {
+		n = len(d.starts) - 1
+	}
+	i := int(delta)
+	if !d.dense {
+		i = sort.Search(n, func(i int) bool { return int64(d.deltaOf(i)) >= delta })
+	}
+	if i >= n || int64(d.deltaOf(i)) != delta {
+		return -1
+	}
+	return i
+}
+
+// deltaOf returns the offset delta of record i.
+func (d *decodedBatch) deltaOf(i int) int32 {
+	switch {
+	case !d.raw:
+		return d.recs[i].delta
+	case d.dense:
+		return int32(i)
+	}
+	return d.deltas[i]
+}
+
+// check returns the offset delta of offset in d, or an error when d does not hold it.
+func (d *decodedBatch) check(offset int64) (int64, error) {
+	delta := offset - d.ref.BaseOffset
+	if delta < 0 || delta > int64(d.lastDelta) {
+		return 0, fmt.Errorf("batch %d..%d does not hold offset %d", d.ref.BaseOffset, d.ref.BaseOffset+int64(d.lastDelta), offset)
+	}
+	return delta, nil
+}
+
+// record is readRecord over a compressed d: the value aliases d, which never changes.
+func (d *decodedBatch) record(offset int64, key []byte) (value []byte, ts int64, out outcome, err error) {
+	delta, err := d.check(offset)
+	if err != nil || d.control {
+		return nil, 0, stale, err
+	}
+	i := d.find(delta)
+	if i < 0 {
+		return nil, 0, stale, nil
+	}
+	r := &d.recs[i]
+	if r.keyLen < 0 || !bytes.Equal(d.data[r.off:r.off+r.keyLen], key) {
+		return nil, 0, stale, nil
+	}
+	if r.valLen < 0 {
+		return nil, d.timestamp(r.tsDelta), tombstone, nil
+	}
+	v := r.off + r.keyLen
+	return d.data[v : v+r.valLen : v+r.valLen], d.timestamp(r.tsDelta), found, nil
+}
+
+// timestamp is the timestamp of a record of d with tsDelta.
+func (d *decodedBatch) timestamp(tsDelta int64) int64 {
+	if d.hasFixed {
+		return d.fixedTS
+	}
+	return d.baseTS + tsDelta
+}
+
+// locate returns where the record at offset lies in a raw d's stored batch: bytes
+// [from, from+length). ok is false when no record has that offset.
+func (d *decodedBatch) locate(offset int64) (from, length int32, ok bool, err error) {
+	delta, err := d.check(offset)
+	if err != nil || d.control {
+		return 0, 0, false, err
+	}
+	i := d.find(delta)
+	if i < 0 {
+		return 0, 0, false, nil
+	}
+	return d.starts[i], d.starts[i+1] - d.starts[i], true, nil
+}
+
+// readOne reads the record at offset of a raw d from b, its bytes as located, and
+// checks that it carries key. The value aliases b.
+func (d *decodedBatch) readOne(b []byte, offset int64, key []byte) (value []byte, ts int64, out outcome, err error) {
+	var r kmsg.Record
+	if err := r.ReadFrom(b); err != nil {
+		return nil, 0, stale, fmt.Errorf("record at %d: %w", offset, err)
+	}
+	if int64(r.OffsetDelta) != offset-d.ref.BaseOffset {
+		return nil, 0, stale, fmt.Errorf("record at %d has offset delta %d, batch at %d", offset, r.OffsetDelta, d.ref.BaseOffset)
+	}
+	if r.Key == nil || !bytes.Equal(r.Key, key) {
+		return nil, 0, stale, nil
+	}
+	if r.Value == nil {
+		return nil, d.timestamp(r.TimestampDelta64), tombstone, nil
+	}
+	return r.Value, d.timestamp(r.TimestampDelta64), found, nil
 }

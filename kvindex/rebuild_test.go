@@ -349,8 +349,14 @@ type indexService struct {
 	ix *Index
 }
 
-func (s indexService) Lookup(_ context.Context, id [16]byte, p int32, key []byte) (int64, bool, error) {
-	return s.ix.Lookup(id, p, key)
+func (s indexService) Lookup(_ context.Context, id [16]byte, p int32, key []byte) (LookupResult, error) {
+	offset, found, err := s.ix.Lookup(id, p, key)
+	if err != nil {
+		return LookupResult{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.answerLocked(id, p, offset, found), nil
 }
 
 // TestHandlerOverIndex serves every key of a random log, half indexed by Apply and half
@@ -360,7 +366,7 @@ func TestHandlerOverIndex(t *testing.T) {
 	defer db.Close()
 	ix := New(db, testPrefix)
 	f := newFakeLog()
-	f.addTopic("t", TopicInfo{ID: topicA, Partitions: 3, Indexed: true, Ready: true})
+	f.addTopic("t", TopicInfo{ID: topicA, Partitions: 3, Indexed: true})
 	rng := rand.New(rand.NewPCG(9, 9))
 	randomLog(t, rng, f, topicA, 3, 100, nil)
 	markRebuilding(t, db, ix, topicA)

@@ -9,7 +9,7 @@ import (
 )
 
 // registerObservers exposes state the parts keep as counters and gauges:
-// the chunk cache's statistics and, with the embedded coordinator, its
+// the chunk cache's and the /kv batch cache's statistics and, with the embedded coordinator, its
 // partitions' offsets and objects.
 func (n *Node) registerObservers(m metric.Meter) error {
 	counter := func(name, unit, desc string) metric.Int64ObservableCounter {
@@ -30,6 +30,15 @@ func (n *Node) registerObservers(m metric.Meter) error {
 	if err != nil {
 		return err
 	}
+	kvHits := counter("floe.kv.batch_cache.hits", "{lookup}", "/kv lookups of compressed batches served decoded from memory.")
+	kvMisses := counter("floe.kv.batch_cache.misses", "{lookup}", "/kv lookups of compressed batches not in the batch cache.")
+	kvLoads := counter("floe.kv.batch_cache.loads", "{batch}", "Compressed batches /kv decoded.")
+	kvEvictions := counter("floe.kv.batch_cache.evictions", "{batch}", "Decoded batches evicted from the /kv batch cache.")
+	kvResident, err := m.Int64ObservableGauge("floe.kv.batch_cache.resident", metric.WithUnit("By"),
+		metric.WithDescription("Bytes held by the /kv batch cache."))
+	if err != nil {
+		return err
+	}
 	_, err = m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		st := n.cache.Stats()
 		o.ObserveInt64(hits, st.Hits)
@@ -39,8 +48,14 @@ func (n *Node) registerObservers(m metric.Meter) error {
 		o.ObserveInt64(evictions, st.Evictions)
 		o.ObserveInt64(readAheads, st.ReadAheads)
 		o.ObserveInt64(resident, st.Bytes)
+		kv := n.kvCache.Stats()
+		o.ObserveInt64(kvHits, kv.Hits)
+		o.ObserveInt64(kvMisses, kv.Misses)
+		o.ObserveInt64(kvLoads, kv.Loads)
+		o.ObserveInt64(kvEvictions, kv.Evictions)
+		o.ObserveInt64(kvResident, kv.Bytes)
 		return nil
-	}, hits, misses, gets, loaded, evictions, readAheads, resident)
+	}, hits, misses, gets, loaded, evictions, readAheads, resident, kvHits, kvMisses, kvLoads, kvEvictions, kvResident)
 	if err != nil {
 		return err
 	}

@@ -59,6 +59,10 @@ type Config struct {
 	// KVRemoteReadEnabled lets /kv read records that live only in tiered
 	// storage (--kv-remote-read-enabled). Default: false.
 	KVRemoteReadEnabled bool
+	// KVBatchCacheBytes bounds the compressed batches /kv keeps decoded
+	// (--kv-batch-cache-bytes); negative keeps none. Default (0):
+	// kvindex.DefaultBatchCacheBytes, 64 MiB.
+	KVBatchCacheBytes int64
 	// Store, when set, is used instead of the configured object store
 	// (tests inject fault wrappers here).
 	Store objectstore.Store
@@ -66,7 +70,8 @@ type Config struct {
 	// NATSURL is the NATS server of a cluster whose coordinator runs as
 	// cmd/coordinator (--nats-url): the node then keeps no coordinator
 	// state. When empty the node embeds a NATS server and the coordinator
-	// and reaches it the same way, over NATS. Default: "".
+	// and reaches it the same way, over NATS, but for /kv lookups, which
+	// the embedded coordinator answers in process. Default: "".
 	NATSURL string
 	// NATSListen makes the embedded NATS server listen on host:port
 	// (--nats-listen), so that other brokers can share its coordinator.
@@ -112,6 +117,7 @@ type Node struct {
 		done   chan struct{}
 	}
 	cache   *cache.Cache
+	kvCache *kvindex.BatchCache // /kv's decoded batches
 	ingest  *ingest.Ingester
 	broker  *broker.Broker
 	kafkaLn net.Listener
@@ -243,11 +249,16 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		bopts.Logger = cfg.Logger
 	}
 	bopts.Meter = n.metrics.Meter("floe/broker")
+	kvBytes := cfg.KVBatchCacheBytes
+	if kvBytes == 0 {
+		kvBytes = kvindex.DefaultBatchCacheBytes
+	}
+	n.kvCache = kvindex.NewBatchCache(kvBytes)
 	if err := n.registerObservers(n.metrics.Meter("floe/node")); err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
 	n.broker = broker.New(bopts, broker.Deps{
-		Coordinator: n.client,
+		Coordinator: n.brokerCoordinator(),
 		// Consumer groups live with the coordinator, embedded or the
 		// cluster's: every broker serves every group.
 		Groups:   n.client.Groups(),
@@ -287,6 +298,7 @@ func (n *Node) httpHandler() http.Handler {
 		RemoteReadEnabled: n.cfg.KVRemoteReadEnabled,
 		Logger:            n.log,
 		Observer:          n.kvObserver(),
+		BatchCache:        n.kvCache,
 	}))
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)

@@ -67,6 +67,7 @@ func run(args []string) error {
 	fs.BoolVar(&cfg.Coordinator.KVIndexEnabled, "kv-index-enabled", false, "allow topics to enable kv.index.enabled")
 	fs.DurationVar(&cfg.Coordinator.GCGrace, "gc-grace", 10*time.Minute, "how long the embedded coordinator keeps garbage and orphan objects before deleting them")
 	fs.BoolVar(&cfg.KVRemoteReadEnabled, "kv-remote-read-enabled", false, "let /kv read records that live only in tiered storage")
+	fs.Int64Var(&cfg.KVBatchCacheBytes, "kv-batch-cache-bytes", 64<<20, "bytes of compressed batches /kv keeps decoded (negative: none)")
 	fs.StringVar(&cfg.NATSURL, "nats-url", "", "NATS server of a cluster whose coordinator runs as cmd/coordinator; empty: embed NATS and the coordinator")
 	fs.StringVar(&cfg.NATSListen, "nats-listen", "", "host:port for the embedded NATS server to listen on, so other brokers can share its coordinator (default: in-process only)")
 	fs.StringVar(&cfg.Cluster, "cluster", "floe", "cluster name: the prefix of its NATS subjects")

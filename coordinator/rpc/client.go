@@ -333,6 +333,54 @@ func (c *Client) KvReady(ctx context.Context, id coordapi.TopicID) (bool, error)
 	return call(c, ctx, opKvReady, func(e *encoder) { e.id(id) }, decBool)
 }
 
+// KvGet answers a /kv lookup in one round trip; see
+// coordinator.Coordinator.KvGet. A coordinator of an earlier build, which
+// does not serve kv_get (no responders on its subject), is asked with the
+// ops it has instead: kv_ready, kv_lookup, then find_batches (or
+// partition_state for an offset below the log start). It cannot tell
+// whether the topic is still indexed: Indexed is then true.
+func (c *Client) KvGet(ctx context.Context, req coordapi.KvGetRequest) (coordapi.KvGetResult, error) {
+	r, err := call(c, ctx, opKvGet, func(e *encoder) { encKvGetReq(e, req) }, decKvGetResp)
+	if errors.Is(err, nats.ErrNoResponders) {
+		return c.kvGetEarlier(ctx, req)
+	}
+	return r, err
+}
+
+// kvGetEarlier is KvGet over the ops of earlier coordinators.
+func (c *Client) kvGetEarlier(ctx context.Context, req coordapi.KvGetRequest) (coordapi.KvGetResult, error) {
+	r := coordapi.KvGetResult{Indexed: true}
+	ready, err := c.KvReady(ctx, req.TopicID)
+	if err != nil || !ready {
+		return r, err
+	}
+	r.Ready = true
+	offset, hwm, found, err := c.KvLookup(ctx, req.TopicID, req.Partition, req.Key)
+	if err != nil {
+		return coordapi.KvGetResult{}, err
+	}
+	r.Found, r.Offset, r.HighWatermark = found, offset, hwm
+	if !found || offset >= hwm {
+		return r, nil
+	}
+	fb, err := c.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: req.TopicID, Partition: req.Partition, Offset: offset, MaxBytes: 1})
+	if errors.Is(err, kerr.OffsetOutOfRange) {
+		// Below the log start (at or past the high watermark cannot be:
+		// it only grows).
+		st, err := c.PartitionState(ctx, req.TopicID, req.Partition)
+		r.PartitionState = st
+		return r, err
+	}
+	if err != nil {
+		return coordapi.KvGetResult{}, err
+	}
+	r.PartitionState = fb.PartitionState
+	if len(fb.Batches) > 0 && fb.Batches[0].BaseOffset <= offset && offset <= fb.Batches[0].LastOffset {
+		r.Batch = fb.Batches[0]
+	}
+	return r, nil
+}
+
 // RegisterBroker registers a broker or renews its registration; see
 // coordinator.Coordinator.RegisterBroker.
 func (c *Client) RegisterBroker(ctx context.Context, info coordapi.BrokerInfo) error {

@@ -166,6 +166,36 @@ func TestRoundTrip(t *testing.T) {
 			roundTrip(t, kvLookupResp{Offset: 7, HighWatermark: 9, Found: true}, encKvLookupResp, decKvLookupResp)
 			roundTrip(t, true, encBool, decBool)
 		}},
+		{"kv get", func(t *testing.T) {
+			roundTrip(t, coordapi.KvGetRequest{TopicID: idA, Partition: math.MaxInt32, Key: []byte("key/ä")}, encKvGetReq, decKvGetReq)
+			roundTrip(t, coordapi.KvGetResult{}, encKvGetResp, decKvGetResp)
+			roundTrip(t, coordapi.KvGetResult{Indexed: true}, encKvGetResp, decKvGetResp)
+			roundTrip(t, coordapi.KvGetResult{Indexed: true, Ready: true, Found: true, Offset: 3,
+				PartitionState: coordapi.PartitionState{LogStartOffset: 5, HighWatermark: 9}}, encKvGetResp, decKvGetResp)
+			roundTrip(t, coordapi.KvGetResult{Indexed: true, Ready: true, Found: true, Offset: math.MaxInt64 - 1,
+				PartitionState: coordapi.PartitionState{LogStartOffset: 0, HighWatermark: math.MaxInt64},
+				Batch: coordapi.BatchCoord{ObjectKey: "wal/1", ObjectSize: 1 << 40, ByteOffset: 1 << 39, ByteLength: math.MaxInt32,
+					BaseOffset: math.MaxInt64 - 9, LastOffset: math.MaxInt64 - 1, MaxTimestamp: math.MinInt64, LogAppendTime: true}},
+				encKvGetResp, decKvGetResp)
+		}},
+		{"kv get flags", func(t *testing.T) {
+			var e encoder
+			encKvGetResp(&e, coordapi.KvGetResult{Found: true, Batch: coordapi.BatchCoord{ObjectKey: "x", ByteLength: 1}})
+			e.b[0] |= 0xf0 // unknown flags are ignored
+			d := decoder{b: e.b}
+			if r := decKvGetResp(&d); d.err != nil || r.Batch.ObjectKey != "x" || !r.Found || r.Ready {
+				t.Fatalf("unknown flags: %+v, %v", r, d.err)
+			}
+			// flags, offset, log start, high watermark, then the key "x":
+			// make it empty.
+			noKey := append([]byte{}, e.b[:4]...)
+			noKey = append(noKey, 0)
+			noKey = append(noKey, e.b[6:]...)
+			d = decoder{b: noKey}
+			if r := decKvGetResp(&d); d.err == nil {
+				t.Fatalf("a batch with an empty object key decoded: %+v", r)
+			}
+		}},
 		{"broker info", func(t *testing.T) {
 			roundTrip(t, coordapi.BrokerInfo{NodeID: 3, Host: "10.0.0.3", Port: 9092, Rack: "eu-west-1a"}, encBrokerInfo, decBrokerInfo)
 		}},

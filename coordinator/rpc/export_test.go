@@ -1,25 +1,26 @@
 package rpc
 
-import "fmt"
+import (
+	"context"
+	"maps"
 
-// OpFindBatchesMulti is the op tests take away from a server to play a
-// coordinator that predates it.
-const OpFindBatchesMulti = opFindBatchesMulti
+	"github.com/nats-io/nats.go"
 
-// StopServing unsubscribes s from op, as a coordinator built before op
-// existed would never have subscribed.
-func (s *Server) StopServing(op string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	subject := Subject(s.cluster, op)
-	for i, sub := range s.mu.subs {
-		if sub.Subject == subject {
-			s.mu.subs = append(s.mu.subs[:i], s.mu.subs[i+1:]...)
-			if err := sub.Unsubscribe(); err != nil {
-				return err
-			}
-			return s.nc.Flush()
-		}
+	"github.com/floe-io/floe/coordinator"
+)
+
+// The ops tests serve without, to play a coordinator that predates them.
+const (
+	OpKvGet            = opKvGet
+	OpFindBatchesMulti = opFindBatchesMulti
+)
+
+// ServeWithoutOps is ServeWith without the batch coordinator ops named:
+// a coordinator of an earlier build, which does not know them.
+func ServeWithoutOps(ctx context.Context, nc *nats.Conn, cluster string, c *coordinator.Coordinator, opts ServerOptions, ops ...string) (*Server, error) {
+	hs := maps.Clone(handlers)
+	for _, op := range ops {
+		delete(hs, op)
 	}
-	return fmt.Errorf("no subscription to %s", subject)
+	return serveOps(ctx, nc, cluster, c, opts, hs)
 }

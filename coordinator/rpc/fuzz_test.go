@@ -57,6 +57,7 @@ var requestCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encCommitReq, decCommitReq) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encBrokerInfo, decBrokerInfo) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encKvLookupReq, decKvLookupReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encKvGetReq, decKvGetReq) },
 	fuzzGroupReq,
 }
 
@@ -97,6 +98,7 @@ var responseCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encCommitResp, decCommitResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encBrokerList, decBrokerList) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encKvLookupResp, decKvLookupResp) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encKvGetResp, decKvGetResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encBool, decBool) },
 	func(t *testing.T, b []byte) {
 		d := decoder{b: b}
@@ -118,6 +120,7 @@ func FuzzDecodeRequest(f *testing.F) {
 				Keys: []coordapi.KeyEntry{{Key: []byte("k"), Tombstone: true}}},
 		}})
 	})
+	seed(f, func(e *encoder) { encKvGetReq(e, coordapi.KvGetRequest{TopicID: idA, Partition: 1, Key: []byte("k")}) })
 	seed(f, func(e *encoder) {
 		encCreateTopicReq(e, coordapi.CreateTopicRequest{Name: "t", Partitions: 3, Configs: map[string]string{"a": "b"}})
 	})
@@ -160,6 +163,11 @@ func FuzzDecodeReply(f *testing.F) {
 		encTopicsResp(e, topicsResp{Topics: []coordapi.Topic{{ID: idA, Name: "a", Configs: map[string]string{"x": "y"}}}})
 	})
 	seed(f, func(e *encoder) { encFindBatchesMultiResp(e, multiResults) })
+	seed(f, func(e *encoder) {
+		encKvGetResp(e, coordapi.KvGetResult{Indexed: true, Ready: true, Found: true, Offset: 4,
+			PartitionState: coordapi.PartitionState{HighWatermark: 9},
+			Batch:          coordapi.BatchCoord{ObjectKey: "a", ObjectSize: 10, ByteLength: 10, BaseOffset: 3, LastOffset: 5}})
+	})
 	seed(f, func(e *encoder) { encError(e, &coordapi.KafkaError{Code: kerr.InvalidConfig, Message: "m"}) })
 	seed(f, func(e *encoder) {
 		encCommitResp(e, &coordapi.CommitResponse{Results: []coordapi.BatchResult{{BaseOffset: 5}}})

@@ -366,3 +366,77 @@ func decKvLookupResp(d *decoder) kvLookupResp {
 
 func encBool(e *encoder, v bool) { e.bool(v) }
 func decBool(d *decoder) bool    { return d.bool() }
+
+func encKvGetReq(e *encoder, r coordapi.KvGetRequest) {
+	e.id(r.TopicID)
+	e.varint(int64(r.Partition))
+	e.bytes(r.Key)
+}
+
+func decKvGetReq(d *decoder) coordapi.KvGetRequest {
+	return coordapi.KvGetRequest{TopicID: d.id(), Partition: d.int32(), Key: d.bytes()}
+}
+
+// kv_get result flags. Decoders ignore bits they do not know.
+const (
+	kvGetIndexed = 1 << 0
+	kvGetReady   = 1 << 1
+	kvGetFound   = 1 << 2
+	kvGetBatch   = 1 << 3 // the batch's coordinates follow
+)
+
+// kv get response: flags (byte), offset, log start, high watermark, and
+// with kvGetBatch the batch: object key (str), object size, byte offset,
+// byte length, base offset, last offset - base offset, max timestamp,
+// batch flags (byte, as in find_batches).
+func encKvGetResp(e *encoder, r coordapi.KvGetResult) {
+	var flags byte
+	for _, f := range []struct {
+		set  bool
+		flag byte
+	}{{r.Indexed, kvGetIndexed}, {r.Ready, kvGetReady}, {r.Found, kvGetFound}, {r.HasBatch(), kvGetBatch}} {
+		if f.set {
+			flags |= f.flag
+		}
+	}
+	e.byte(flags)
+	e.varint(r.Offset)
+	encPartitionState(e, r.PartitionState)
+	if !r.HasBatch() {
+		return
+	}
+	b := &r.Batch
+	e.str(b.ObjectKey)
+	e.varint(b.ObjectSize)
+	e.varint(b.ByteOffset)
+	e.varint(int64(b.ByteLength))
+	e.varint(b.BaseOffset)
+	e.varint(b.LastOffset - b.BaseOffset)
+	e.varint(b.MaxTimestamp)
+	var bflags byte
+	if b.LogAppendTime {
+		bflags |= flagLogAppendTime
+	}
+	e.byte(bflags)
+}
+
+func decKvGetResp(d *decoder) coordapi.KvGetResult {
+	flags := d.byte()
+	r := coordapi.KvGetResult{
+		Indexed: flags&kvGetIndexed != 0, Ready: flags&kvGetReady != 0, Found: flags&kvGetFound != 0,
+		Offset: d.varint(), PartitionState: decPartitionState(d),
+	}
+	if flags&kvGetBatch == 0 {
+		return r
+	}
+	b := coordapi.BatchCoord{ObjectKey: d.str(), ObjectSize: d.varint(), ByteOffset: d.varint(),
+		ByteLength: d.int32(), BaseOffset: d.varint()}
+	b.LastOffset = b.BaseOffset + d.varint()
+	b.MaxTimestamp = d.varint()
+	b.LogAppendTime = d.byte()&flagLogAppendTime != 0
+	if d.err == nil && b.ObjectKey == "" {
+		d.fail("kv get batch without an object key")
+	}
+	r.Batch = b
+	return r
+}

@@ -39,6 +39,9 @@ const (
 	// holding a request checks with it that the coordinator it sent the
 	// request to is still there.
 	opPing = "ping"
+	// opKvGet answers a /kv lookup in one round trip (kv_lookup and
+	// kv_ready stay, for brokers of earlier builds).
+	opKvGet = "kv_get"
 )
 
 // Reply statuses.

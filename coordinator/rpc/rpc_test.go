@@ -519,11 +519,15 @@ func TestFindBatchesMultiOldCoordinator(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
 	a, _ := fillForMulti(t, e, 2)
-	if err := e.srv.StopServing(rpc.OpFindBatchesMulti); err != nil {
+	e.srv.Close()
+	srv, err := rpc.ServeWithoutOps(context.Background(), natstest.Connect(t, e.ns), "test", e.coord,
+		rpc.ServerOptions{Logger: testkit.Logger()}, rpc.OpFindBatchesMulti)
+	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(srv.Close)
 	req := coordapi.FindBatchesRequest{TopicID: a.ID, Partition: 0, Offset: 0, MaxBytes: 1 << 20}
-	_, err := e.client.FindBatchesMulti(ctx, []coordapi.FindBatchesRequest{req})
+	_, err = e.client.FindBatchesMulti(ctx, []coordapi.FindBatchesRequest{req})
 	if !errors.Is(err, errors.ErrUnsupported) || !errors.Is(err, rpc.ErrUnavailable) || !errors.Is(err, kerr.KafkaStorageError) {
 		t.Fatalf("error %v, want one wrapping errors.ErrUnsupported, rpc.ErrUnavailable and KAFKA_STORAGE_ERROR", err)
 	}

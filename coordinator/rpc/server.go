@@ -33,6 +33,11 @@ const (
 	replyOverhead = 64
 	// drainTimeout bounds how long Close serves requests already delivered.
 	drainTimeout = 5 * time.Second
+	// workerIdle is how long a request goroutine waits for the next request
+	// before it exits. Reusing goroutines keeps their grown stacks: a Pebble
+	// read needs tens of KiB, which a new goroutine per request would grow
+	// (and copy) again every time.
+	workerIdle = 10 * time.Second
 )
 
 // handler serves one op: it decodes the request body from d and encodes
@@ -105,11 +110,12 @@ var handlers = map[string]handler{
 	opListBrokers: unary(decEmpty, func(c *coordinator.Coordinator, ctx context.Context, _ empty) ([]coordapi.BrokerInfo, error) {
 		return c.ListBrokers(ctx)
 	}, encBrokerList),
+	opKvGet: unary(decKvGetReq, (*coordinator.Coordinator).KvGet, encKvGetResp),
 }
 
 // Server serves a Coordinator over NATS: one queue subscription per op,
-// each request handled on its own goroutine, and the coordinator's commit
-// notices published on CommitsSubject.
+// each request handled on a goroutine of its own (reused for later ones),
+// and the coordinator's commit notices published on CommitsSubject.
 type Server struct {
 	nc      *nats.Conn
 	cluster string
@@ -121,6 +127,9 @@ type Server struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	sem      chan struct{}
+	// work hands requests to idle workers (unbuffered: a send succeeds only
+	// when one is waiting).
+	work chan request
 	// heldSem bounds the requests held in a rebalance (heldOps), which
 	// do not take sem; heldCtx ends them when Close starts waiting.
 	heldSem    chan struct{}
@@ -167,6 +176,12 @@ type ServerOptions struct {
 
 // ServeWith is Serve with options.
 func ServeWith(ctx context.Context, nc *nats.Conn, cluster string, c *coordinator.Coordinator, opts ServerOptions) (*Server, error) {
+	return serveOps(ctx, nc, cluster, c, opts, handlers)
+}
+
+// serveOps is ServeWith serving the batch coordinator ops in handlers
+// (tests serve fewer, as a coordinator of an earlier build does).
+func serveOps(ctx context.Context, nc *nats.Conn, cluster string, c *coordinator.Coordinator, opts ServerOptions, handlers map[string]handler) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -180,7 +195,7 @@ func ServeWith(ctx context.Context, nc *nats.Conn, cluster string, c *coordinato
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	s := &Server{nc: nc, cluster: cluster, c: c, groups: opts.Groups, instance: newInstanceID(), log: opts.Logger, ctx: sctx, cancel: cancel,
-		sem: make(chan struct{}, maxConcurrent), heldSem: make(chan struct{}, maxHeldGroupRequests), duration: duration}
+		sem: make(chan struct{}, maxConcurrent), work: make(chan request), heldSem: make(chan struct{}, maxHeldGroupRequests), duration: duration}
 	s.heldCtx, s.heldCancel = context.WithCancel(sctx)
 	ops := make(map[string]handler, len(handlers)+len(groupOps))
 	for op, h := range handlers {
@@ -262,7 +277,8 @@ func (s *Server) Close() {
 }
 
 // dispatch returns the subscription callback of op: it hands each request
-// to a goroutine, blocking while maxConcurrent are running.
+// to an idle worker goroutine or starts one, blocking while maxConcurrent
+// are running.
 func (s *Server) dispatch(op string, h handler) nats.MsgHandler {
 	sem := s.sem
 	if heldOps[op] {
@@ -282,13 +298,41 @@ func (s *Server) dispatch(op string, h handler) nats.MsgHandler {
 		}
 		s.inflight.Add(1)
 		s.mu.Unlock()
-		go func() {
-			defer func() {
-				<-sem
-				s.inflight.Done()
-			}()
-			s.serve(op, h, m)
-		}()
+		r := request{op: op, h: h, m: m, sem: sem}
+		select {
+		case s.work <- r: // an idle worker takes it
+		default:
+			go s.worker(r)
+		}
+	}
+}
+
+// request is one request a worker serves: it holds a slot of sem and
+// counts in inflight until served.
+type request struct {
+	op  string
+	h   handler
+	m   *nats.Msg
+	sem chan struct{}
+}
+
+// worker serves r, then the requests handed to it on s.work until none
+// comes for workerIdle or the server stops.
+func (s *Server) worker(r request) {
+	idle := time.NewTimer(workerIdle)
+	defer idle.Stop()
+	for {
+		s.serve(r.op, r.h, r.m)
+		<-r.sem
+		s.inflight.Done()
+		idle.Reset(workerIdle)
+		select {
+		case r = <-s.work:
+		case <-idle.C:
+			return
+		case <-s.ctx.Done():
+			return
+		}
 	}
 }
 
