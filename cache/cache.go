@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/floe-io/floe/internal/ghost"
 )
 
 // Sentinel errors, checked with errors.Is.
@@ -62,7 +64,7 @@ type Cache struct {
 		flights  map[chunkKey]*flight
 		small    fifo
 		main     fifo
-		ghost    *ghost
+		ghost    *ghost.Keys[chunkKey]
 		reserved int64 // bytes reserved by flights for their chunks
 	}
 }
@@ -88,7 +90,7 @@ func New(store Getter, opts Options) (*Cache, error) {
 	c.closeCtx, c.closeCancel = context.WithCancel(context.Background())
 	c.mu.entries = make(map[chunkKey]*entry)
 	c.mu.flights = make(map[chunkKey]*flight)
-	c.mu.ghost = newGhost(int((opts.MaxBytes - c.smallTarget) / opts.ChunkBytes))
+	c.mu.ghost = ghost.New[chunkKey](int((opts.MaxBytes - c.smallTarget) / opts.ChunkBytes))
 	if opts.Dir != "" {
 		d, err := newDiskTier(opts.Dir, opts.DiskBytes, opts.Logger, &c.stats)
 		if err != nil {

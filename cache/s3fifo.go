@@ -93,51 +93,11 @@ func (q *fifo) remove(e *entry) {
 	q.n--
 }
 
-// ghost remembers the keys of chunks recently evicted from the small queue,
-// without their data, in a bounded FIFO. A miss on a ghost key is a chunk
-// that came back soon after eviction: it goes straight to the main queue.
-type ghost struct {
-	keys map[chunkKey]uint64 // key -> sequence of its ring slot
-	ring []ghostSlot
-	pos  int
-	seq  uint64
-}
-
-type ghostSlot struct {
-	key chunkKey
-	seq uint64
-}
-
-func newGhost(capacity int) *ghost {
-	return &ghost{keys: make(map[chunkKey]uint64, capacity), ring: make([]ghostSlot, max(capacity, 1))}
-}
-
-// add remembers k, forgetting the oldest key when full.
-func (g *ghost) add(k chunkKey) {
-	old := g.ring[g.pos]
-	if s, ok := g.keys[old.key]; ok && s == old.seq {
-		delete(g.keys, old.key)
-	}
-	g.seq++
-	g.ring[g.pos] = ghostSlot{key: k, seq: g.seq}
-	g.keys[k] = g.seq
-	g.pos = (g.pos + 1) % len(g.ring)
-}
-
-// take reports whether k is remembered and forgets it.
-func (g *ghost) take(k chunkKey) bool {
-	if _, ok := g.keys[k]; !ok {
-		return false
-	}
-	delete(g.keys, k)
-	return true
-}
-
 // insertLocked makes e resident: in main if its key is a ghost, else in
 // small. The caller has already made room. c.mu must be held (write).
 func (c *Cache) insertLocked(e *entry) {
 	c.mu.entries[e.key] = e
-	if c.mu.ghost.take(e.key) {
+	if c.mu.ghost.Take(e.key) {
 		e.queue = inMain
 		c.mu.main.pushHead(e)
 	} else {
@@ -201,7 +161,7 @@ func (c *Cache) evictSmallLocked() bool {
 		c.mu.main.pushHead(e)
 		return false
 	}
-	c.mu.ghost.add(e.key)
+	c.mu.ghost.Add(e.key)
 	c.dropLocked(e)
 	return true
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+
+	"github.com/floe-io/floe/internal/ghost"
 )
 
 // DefaultBatchCacheBytes is the size of the batch cache a handler makes for itself when
@@ -36,7 +38,7 @@ type BatchCache struct {
 		sync.RWMutex
 		entries     map[batchKey]*cacheEntry
 		small, main entryFIFO
-		ghost       ghostKeys
+		ghost       *ghost.Keys[batchKey]
 		flights     map[batchKey]*flight
 	}
 	hits, misses, loads, evictions atomic.Int64
@@ -68,7 +70,7 @@ func NewBatchCache(maxBytes int64) *BatchCache {
 	c.maxEntry = c.maxBytes / 4
 	c.mu.entries = make(map[batchKey]*cacheEntry)
 	c.mu.flights = make(map[batchKey]*flight)
-	c.mu.ghost = newGhostKeys(4096)
+	c.mu.ghost = ghost.New[batchKey](4096)
 	return c
 }
 
@@ -141,43 +143,6 @@ func (q *entryFIFO) remove(e *cacheEntry) {
 	e.prev, e.next = nil, nil
 	q.bytes -= e.size
 	q.n--
-}
-
-// ghostKeys remembers the keys of batches recently evicted from the small queue, in a
-// bounded ring: one that comes back soon goes straight to the main queue.
-type ghostKeys struct {
-	keys map[batchKey]uint64 // key -> sequence of its ring slot
-	ring []ghostSlot
-	pos  int
-	seq  uint64
-}
-
-type ghostSlot struct {
-	key batchKey
-	seq uint64
-}
-
-func newGhostKeys(n int) ghostKeys {
-	return ghostKeys{keys: make(map[batchKey]uint64, n), ring: make([]ghostSlot, n)}
-}
-
-func (g *ghostKeys) add(k batchKey) {
-	old := g.ring[g.pos]
-	if s, ok := g.keys[old.key]; ok && s == old.seq {
-		delete(g.keys, old.key)
-	}
-	g.seq++
-	g.ring[g.pos] = ghostSlot{key: k, seq: g.seq}
-	g.keys[k] = g.seq
-	g.pos = (g.pos + 1) % len(g.ring)
-}
-
-func (g *ghostKeys) take(k batchKey) bool {
-	if _, ok := g.keys[k]; !ok {
-		return false
-	}
-	delete(g.keys, k)
-	return true
 }
 
 // flight is one batch load shared by the lookups that miss on it meanwhile.
@@ -259,7 +224,7 @@ func (c *BatchCache) insertLocked(k batchKey, b *decodedBatch) {
 	}
 	e := &cacheEntry{key: k, batch: b, size: size}
 	c.mu.entries[k] = e
-	if c.mu.ghost.take(k) {
+	if c.mu.ghost.Take(k) {
 		e.queue = inMain
 		c.mu.main.pushHead(e)
 	} else {
@@ -282,7 +247,7 @@ func (c *BatchCache) evictOneLocked() bool {
 				c.mu.main.pushHead(e)
 				continue
 			}
-			c.mu.ghost.add(e.key)
+			c.mu.ghost.Add(e.key)
 			c.dropLocked(e)
 			return true
 		}

@@ -7,6 +7,7 @@ import (
 	"iter"
 
 	"github.com/cockroachdb/pebble"
+
 	"github.com/floe-io/floe/record"
 )
 

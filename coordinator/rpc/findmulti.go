@@ -138,16 +138,7 @@ func (m *multiReplyEncoder) add(r *coordapi.FindBatchesResult, nb int) {
 			m.objects.varint(ref.size)
 		}
 		e.uvarint(uint64(j))
-		e.varint(b.ByteOffset)
-		e.varint(int64(b.ByteLength))
-		e.varint(b.BaseOffset)
-		e.varint(b.LastOffset - b.BaseOffset)
-		e.varint(b.MaxTimestamp)
-		var flags byte
-		if b.LogAppendTime {
-			flags |= flagLogAppendTime
-		}
-		e.byte(flags)
+		encBatchPlace(e, &b)
 	}
 	m.n++
 }
@@ -224,11 +215,8 @@ func decFindBatchesMultiResp(d *decoder) []coordapi.FindBatchesResult {
 				d.fail("result %d batch %d names object %d of %d", i, k, j, len(refs))
 				return nil
 			}
-			b := coordapi.BatchCoord{ObjectKey: refs[j].key, ObjectSize: refs[j].size,
-				ByteOffset: d.varint(), ByteLength: d.int32(), BaseOffset: d.varint()}
-			b.LastOffset = b.BaseOffset + d.varint()
-			b.MaxTimestamp = d.varint()
-			b.LogAppendTime = d.byte()&flagLogAppendTime != 0
+			b := coordapi.BatchCoord{ObjectKey: refs[j].key, ObjectSize: refs[j].size}
+			decBatchPlace(d, &b)
 			r.Batches[k] = b
 		}
 	}

@@ -221,17 +221,37 @@ func encFindBatchesResp(e *encoder, r coordapi.FindBatchesResponse) {
 	e.uvarint(uint64(len(r.Batches)))
 	for i, b := range r.Batches {
 		e.uvarint(uint64(idx[i]))
-		e.varint(b.ByteOffset)
-		e.varint(int64(b.ByteLength))
-		e.varint(b.BaseOffset)
-		e.varint(b.LastOffset - b.BaseOffset)
-		e.varint(b.MaxTimestamp)
-		var flags byte
-		if b.LogAppendTime {
-			flags |= flagLogAppendTime
-		}
-		e.byte(flags)
+		encBatchPlace(e, &b)
 	}
+}
+
+// encBatchPlace encodes where a batch sits in its object and what it
+// holds, the part of a BatchCoord every batch-listing reply carries after
+// its object:
+//
+//	byte offset, byte length, base offset, last offset - base offset,
+//	max timestamp, flags (1 byte; bit 0: log append time)
+func encBatchPlace(e *encoder, b *coordapi.BatchCoord) {
+	e.varint(b.ByteOffset)
+	e.varint(int64(b.ByteLength))
+	e.varint(b.BaseOffset)
+	e.varint(b.LastOffset - b.BaseOffset)
+	e.varint(b.MaxTimestamp)
+	var flags byte
+	if b.LogAppendTime {
+		flags |= flagLogAppendTime
+	}
+	e.byte(flags)
+}
+
+// decBatchPlace decodes what encBatchPlace wrote into b.
+func decBatchPlace(d *decoder, b *coordapi.BatchCoord) {
+	b.ByteOffset = d.varint()
+	b.ByteLength = d.int32()
+	b.BaseOffset = d.varint()
+	b.LastOffset = b.BaseOffset + d.varint()
+	b.MaxTimestamp = d.varint()
+	b.LogAppendTime = d.byte()&flagLogAppendTime != 0
 }
 
 func decFindBatchesResp(d *decoder) coordapi.FindBatchesResponse {
@@ -252,12 +272,8 @@ func decFindBatchesResp(d *decoder) coordapi.FindBatchesResponse {
 				d.fail("batch %d names object %d of %d", i, j, len(objects))
 				break
 			}
-			b := coordapi.BatchCoord{ObjectKey: objects[j].key, ObjectSize: objects[j].size,
-				ByteOffset: d.varint(), ByteLength: d.int32(), BaseOffset: d.varint()}
-			b.LastOffset = b.BaseOffset + d.varint()
-			b.MaxTimestamp = d.varint()
-			flags := d.byte()
-			b.LogAppendTime = flags&flagLogAppendTime != 0
+			b := coordapi.BatchCoord{ObjectKey: objects[j].key, ObjectSize: objects[j].size}
+			decBatchPlace(d, &b)
 			r.Batches[i] = b
 		}
 	}
@@ -405,19 +421,9 @@ func encKvGetResp(e *encoder, r coordapi.KvGetResult) {
 	if !r.HasBatch() {
 		return
 	}
-	b := &r.Batch
-	e.str(b.ObjectKey)
-	e.varint(b.ObjectSize)
-	e.varint(b.ByteOffset)
-	e.varint(int64(b.ByteLength))
-	e.varint(b.BaseOffset)
-	e.varint(b.LastOffset - b.BaseOffset)
-	e.varint(b.MaxTimestamp)
-	var bflags byte
-	if b.LogAppendTime {
-		bflags |= flagLogAppendTime
-	}
-	e.byte(bflags)
+	e.str(r.Batch.ObjectKey)
+	e.varint(r.Batch.ObjectSize)
+	encBatchPlace(e, &r.Batch)
 }
 
 func decKvGetResp(d *decoder) coordapi.KvGetResult {
@@ -429,11 +435,8 @@ func decKvGetResp(d *decoder) coordapi.KvGetResult {
 	if flags&kvGetBatch == 0 {
 		return r
 	}
-	b := coordapi.BatchCoord{ObjectKey: d.str(), ObjectSize: d.varint(), ByteOffset: d.varint(),
-		ByteLength: d.int32(), BaseOffset: d.varint()}
-	b.LastOffset = b.BaseOffset + d.varint()
-	b.MaxTimestamp = d.varint()
-	b.LogAppendTime = d.byte()&flagLogAppendTime != 0
+	b := coordapi.BatchCoord{ObjectKey: d.str(), ObjectSize: d.varint()}
+	decBatchPlace(d, &b)
 	if d.err == nil && b.ObjectKey == "" {
 		d.fail("kv get batch without an object key")
 	}
