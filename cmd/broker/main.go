@@ -57,6 +57,7 @@ func run(args []string) error {
 	fs.BoolVar(&cfg.Broker.AutoCreateTopics, "auto-create-topics", true, "create unknown topics on Metadata when the client allows it, as Kafka's auto.create.topics.enable (=false turns it off)")
 	numPartitions := fs.Int("num-partitions", 1, "partitions of auto-created topics and CreateTopics with -1")
 	maxRequest := fs.Int("max-request-bytes", 100<<20, "largest request frame; larger ones close the connection")
+	fs.IntVar(&cfg.Broker.FetchConcurrency, "fetch-concurrency", 16, "byte ranges one Fetch reads at once (chunk-cache reads, a GET each on a miss); 1 reads them in turn")
 	fs.IntVar(&cfg.Ingest.MaxBytes, "ingest-max-bytes", 8<<20, "roll the object buffer at this size")
 	fs.DurationVar(&cfg.Ingest.Linger, "ingest-linger", 250*time.Millisecond, "longest a batch waits in the object buffer")
 	fs.Float64Var(&cfg.Ingest.MaxPutRate, "ingest-max-put-rate", 0, "objects per second this broker may roll early (before linger) when idle; 0: per store, unlimited on the local directory, 10 on S3")
