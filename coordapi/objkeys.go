@@ -1,12 +1,21 @@
 package coordapi
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Object key layout, the one place it is written down. Every object floe
 // writes lives under the operator's prefix (--s3-prefix, "" for none):
 //
 //	<prefix>/wal/<uuidv7>     WAL objects: ingest writes them, the GC lists
 //	                          wal/ for orphans
+//	<prefix>/tiered/<topic-id>/<partition>/<base-offset>-<unique>.seg
+//	                          segment objects (tiered/): topic-id in hex,
+//	                          partition in decimal, base-offset zero-padded
+//	                          to 20 digits so keys sort by offset; unique
+//	                          is the writing job's, so a retried job never
+//	                          overwrites an object another row names
 //
 // A prefix is a key's leading segments: "floe", "floe/" and "/floe/" are
 // the same prefix, so that a trailing '/' given by a user does not make an
@@ -14,6 +23,9 @@ import "strings"
 
 // walDir is the folder of WAL objects under the prefix.
 const walDir = "wal/"
+
+// tieredDir is the folder of segment objects under the prefix.
+const tieredDir = "tiered/"
 
 // CleanPrefix returns prefix without leading and trailing '/'.
 func CleanPrefix(prefix string) string { return strings.Trim(prefix, "/") }
@@ -29,3 +41,20 @@ func WALPrefix(prefix string) string {
 
 // WALKey returns the key of WAL object id under prefix.
 func WALKey(prefix, id string) string { return WALPrefix(prefix) + id }
+
+// TieredPrefix returns the key prefix every segment object under prefix starts
+// with: "<prefix>/tiered/", or "tiered/" without a prefix.
+func TieredPrefix(prefix string) string {
+	if p := CleanPrefix(prefix); p != "" {
+		return p + "/" + tieredDir
+	}
+	return tieredDir
+}
+
+// SegmentKey returns the key of the segment object of topicID's partition that
+// starts at baseOffset, written by a job that chose unique:
+// "<prefix>/tiered/<topic-id>/<partition>/<base-offset>-<unique>.seg", the base
+// offset zero-padded to 20 digits.
+func SegmentKey(prefix string, topicID TopicID, partition int32, baseOffset int64, unique string) string {
+	return fmt.Sprintf("%s%s/%d/%020d-%s.seg", TieredPrefix(prefix), topicID, partition, baseOffset, unique)
+}

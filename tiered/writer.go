@@ -1,0 +1,165 @@
+package tiered
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/floe-io/floe/record"
+)
+
+// Options configure a Writer. The zero value is the default.
+type Options struct {
+	// IndexIntervalBytes is the least number of data bytes between two offset
+	// index entries, Kafka's index.interval.bytes. Default: 4096.
+	IndexIntervalBytes int
+	// SizeHint is the expected size of the data part, to size the buffer once.
+	// Default: 0 (the buffer grows as batches arrive).
+	SizeHint int
+}
+
+// Info describes a finished segment object.
+type Info struct {
+	// BaseOffset is the segment's base offset; LastOffset the last offset of its
+	// last batch.
+	BaseOffset, LastOffset int64
+	// MaxTimestamp is the largest batch MaxTimestamp, -1 when none has one.
+	MaxTimestamp int64
+	// Size is the size of the whole object in bytes.
+	Size int64
+	// DataLength is the size of the data part (the batches).
+	DataLength int64
+	// BatchCount is the number of batches.
+	BatchCount int
+}
+
+// Writer builds one segment object in memory: one buffer holding the data part,
+// to which Finish appends the indexes and the trailer. A Writer is not safe for
+// concurrent use.
+type Writer struct {
+	base     int64
+	interval int
+	buf      []byte
+	offIdx   []byte
+	timeIdx  []byte
+
+	batches      int
+	last         int64 // last offset of the last batch; base-1 before the first
+	maxTimestamp int64
+	lastIndexed  int   // data position of the last offset index entry
+	lastTimeTS   int64 // timestamp of the last time index entry
+	finished     bool
+}
+
+// NewWriter returns a Writer of a segment whose base offset is baseOffset.
+func NewWriter(baseOffset int64, opts Options) (*Writer, error) {
+	if baseOffset < 0 {
+		return nil, fmt.Errorf("tiered: negative base offset %d", baseOffset)
+	}
+	if opts.IndexIntervalBytes < 0 || opts.SizeHint < 0 {
+		return nil, errors.New("tiered: negative IndexIntervalBytes or SizeHint")
+	}
+	if opts.IndexIntervalBytes == 0 {
+		opts.IndexIntervalBytes = DefaultIndexIntervalBytes
+	}
+	return &Writer{
+		base:         baseOffset,
+		interval:     opts.IndexIntervalBytes,
+		buf:          make([]byte, 0, opts.SizeHint),
+		last:         baseOffset - 1,
+		maxTimestamp: -1,
+		lastTimeTS:   -1,
+	}, nil
+}
+
+// Append appends a copy of batch, a whole magic v2 batch that passes
+// record.Validate, with its base offset set to baseOffset and its partition leader
+// epoch to leaderEpoch; neither changes its CRC. Offsets must strictly increase:
+// baseOffset must be above the last offset so far (the segment's base offset for
+// the first batch), gaps being allowed for compacted segments. A refused batch
+// leaves the Writer as it was.
+func (w *Writer) Append(batch []byte, baseOffset int64, leaderEpoch int32) error {
+	if w.finished {
+		return errors.New("tiered: Append after Finish")
+	}
+	h, err := record.Validate(batch)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidBatch, err)
+	}
+	if baseOffset <= w.last {
+		return fmt.Errorf("%w: base offset %d is not above the last offset %d", ErrInvalidBatch, baseOffset, w.last)
+	}
+	last := baseOffset + int64(h.LastOffsetDelta)
+	if last < baseOffset || last-w.base > math.MaxUint32 {
+		return fmt.Errorf("%w: offsets %d-%d do not fit a segment based at %d", ErrInvalidBatch, baseOffset, last, w.base)
+	}
+	pos := len(w.buf)
+	if uint64(pos)+uint64(len(batch)) > maxDataLength {
+		return fmt.Errorf("%w: segment data would exceed %d bytes", ErrInvalidBatch, uint64(maxDataLength))
+	}
+	w.buf = append(w.buf, batch...)
+	b := w.buf[pos:]
+	record.SetBaseOffset(b, baseOffset)
+	record.SetPartitionLeaderEpoch(b, leaderEpoch)
+
+	rel := uint32(baseOffset - w.base)
+	if w.batches == 0 || pos-w.lastIndexed >= w.interval {
+		w.offIdx = binary.BigEndian.AppendUint32(w.offIdx, rel)
+		w.offIdx = binary.BigEndian.AppendUint32(w.offIdx, uint32(pos))
+		w.lastIndexed = pos
+	}
+	w.maxTimestamp = max(w.maxTimestamp, h.MaxTimestamp)
+	if w.lastIndexed == pos && w.maxTimestamp > w.lastTimeTS {
+		w.timeIdx = binary.BigEndian.AppendUint64(w.timeIdx, uint64(w.maxTimestamp))
+		w.timeIdx = binary.BigEndian.AppendUint32(w.timeIdx, rel)
+		w.lastTimeTS = w.maxTimestamp
+	}
+	w.batches++
+	w.last = last
+	return nil
+}
+
+// Finish appends the indexes and the trailer and returns the whole object, which
+// the Writer no longer touches, and its Info. A segment needs at least one batch.
+func (w *Writer) Finish() ([]byte, Info, error) {
+	if w.finished {
+		return nil, Info{}, errors.New("tiered: Finish called twice")
+	}
+	if w.batches == 0 {
+		return nil, Info{}, errors.New("tiered: a segment needs at least one batch")
+	}
+	w.finished = true
+	dataLen := uint64(len(w.buf))
+	t := Trailer{
+		Version:        Version,
+		BaseOffset:     w.base,
+		LastOffset:     w.last,
+		MaxTimestamp:   w.maxTimestamp,
+		BatchCount:     uint64(w.batches),
+		DataLength:     dataLen,
+		OffsetIndexPos: dataLen,
+		OffsetIndexLen: uint64(len(w.offIdx)),
+		TimeIndexPos:   dataLen + uint64(len(w.offIdx)),
+		TimeIndexLen:   uint64(len(w.timeIdx)),
+	}
+	out := w.buf
+	if need := len(w.offIdx) + len(w.timeIdx) + TrailerSize; cap(out)-len(out) < need {
+		out = append(make([]byte, 0, len(out)+need), out...)
+	}
+	out = append(out, w.offIdx...)
+	out = append(out, w.timeIdx...)
+	tpos := len(out)
+	out = appendTrailer(out, &t)
+	t.CRC = trailerCRC(out[dataLen:tpos], out[tpos:])
+	binary.BigEndian.PutUint32(out[tpos+offCRC:], t.CRC)
+	w.buf, w.offIdx, w.timeIdx = nil, nil, nil
+	return out, Info{
+		BaseOffset:   t.BaseOffset,
+		LastOffset:   t.LastOffset,
+		MaxTimestamp: t.MaxTimestamp,
+		Size:         int64(len(out)),
+		DataLength:   int64(dataLen),
+		BatchCount:   w.batches,
+	}, nil
+}
