@@ -34,10 +34,10 @@
 //	|    uint32      |    uint32      |
 //	+----------------+----------------+
 //
-// Time index, Kafka's .timeindex layout: at an offset-index point whose batch
-// raises the segment's running maximum timestamp, an entry with that running
-// maximum (the largest MaxTimestamp of the batches up to and including it) and the
-// batch's relative offset. Both strictly increase. Every batch before an entry's
+// Time index, Kafka's .timeindex layout: at each offset-index point where the
+// running maximum timestamp (the largest MaxTimestamp of the batches up to and
+// including the point's batch) is above the last time entry's, an entry with that
+// running maximum and the batch's relative offset. Both strictly increase. Every batch before an entry's
 // batch, and the batch itself, has a MaxTimestamp at most the entry's timestamp.
 //
 //	+--------------------------------+----------------+
