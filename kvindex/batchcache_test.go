@@ -288,8 +288,8 @@ func TestDecodedBatchGaps(t *testing.T) {
 		{key: []byte("g3")},
 	}
 	for _, data := range [][]byte{
-		gapBatch(9000, 3, []int32{0, 2, 3}, recs...),
-		gapBatchZstd(t, 9000, 3, []int32{0, 2, 3}, recs...),
+		gapBatch(t, record.CodecNone, 9000, 3, []int32{0, 2, 3}, recs...),
+		gapBatch(t, record.CodecZstd, 9000, 3, []int32{0, 2, 3}, recs...),
 	} {
 		d, err := decodeBatch(data, BatchRef{Object: "o", BaseOffset: 100})
 		if err != nil {

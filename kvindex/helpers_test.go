@@ -2,9 +2,7 @@ package kvindex
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"iter"
 	"log/slog"
 	"sort"
@@ -12,8 +10,6 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble"
-	"github.com/klauspost/compress/zstd"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/record"
 )
@@ -72,65 +68,19 @@ func build(t testing.TB, opts record.BuildOptions, recs ...kv) []byte {
 	return b
 }
 
-// gapBatch encodes, with kmsg, an uncompressed batch whose records carry the given
-// offset deltas, as compaction leaves them: lastDelta may exceed len(recs)-1.
-func gapBatch(baseTS int64, lastDelta int32, deltas []int32, recs ...kv) []byte {
-	var raw []byte
-	for i, r := range recs {
-		kr := kmsg.Record{TimestampDelta64: r.tsDelta, OffsetDelta: deltas[i], Key: r.key, Value: r.value}
-		n := len(kr.AppendTo(nil)) - 1 // encoded with Length 0, a one-byte varint
-		kr.Length = int32(n)
-		raw = kr.AppendTo(raw)
-	}
-	kb := kmsg.RecordBatch{
-		Length:               int32(record.HeaderSize - 12 + len(raw)),
-		PartitionLeaderEpoch: -1,
-		Magic:                2,
-		LastOffsetDelta:      lastDelta,
-		FirstTimestamp:       baseTS,
-		MaxTimestamp:         baseTS,
-		ProducerID:           -1,
-		ProducerEpoch:        -1,
-		FirstSequence:        -1,
-		NumRecords:           int32(len(recs)),
-		Records:              raw,
-	}
-	b := kb.AppendTo(nil)
-	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
-	return b
-}
-
-// gapBatchZstd is gapBatch with its records zstd-compressed.
-func gapBatchZstd(t testing.TB, baseTS int64, lastDelta int32, deltas []int32, recs ...kv) []byte {
+// gapBatch encodes a batch of codec whose records carry the given offset deltas, as
+// compaction leaves them: lastDelta may exceed the last record's.
+func gapBatch(t testing.TB, codec record.Codec, baseTS int64, lastDelta int32, deltas []int32, recs ...kv) []byte {
 	t.Helper()
-	var raw []byte
+	rs := make([]record.Record, len(recs))
 	for i, r := range recs {
-		kr := kmsg.Record{TimestampDelta64: r.tsDelta, OffsetDelta: deltas[i], Key: r.key, Value: r.value}
-		n := len(kr.AppendTo(nil)) - 1
-		kr.Length = int32(n)
-		raw = kr.AppendTo(raw)
+		rs[i] = record.Record{Key: r.key, Value: r.value, TimestampDelta: r.tsDelta, OffsetDelta: deltas[i]}
 	}
-	enc, err := zstd.NewWriter(nil)
+	b, err := record.Build(record.BuildOptions{Codec: codec, BaseTimestamp: baseTS, ProducerID: -1, ProducerEpoch: -1,
+		BaseSequence: -1, PartitionLeaderEpoch: -1, KeepOffsetDeltas: true, LastOffsetDelta: lastDelta}, rs)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("record.Build: %v", err)
 	}
-	compressed := enc.EncodeAll(raw, nil)
-	kb := kmsg.RecordBatch{
-		Length:               int32(record.HeaderSize - 12 + len(compressed)),
-		PartitionLeaderEpoch: -1,
-		Magic:                2,
-		Attributes:           int16(record.CodecZstd),
-		LastOffsetDelta:      lastDelta,
-		FirstTimestamp:       baseTS,
-		MaxTimestamp:         baseTS,
-		ProducerID:           -1,
-		ProducerEpoch:        -1,
-		FirstSequence:        -1,
-		NumRecords:           int32(len(recs)),
-		Records:              compressed,
-	}
-	b := kb.AppendTo(nil)
-	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
 	return b
 }
 

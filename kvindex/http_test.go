@@ -90,7 +90,7 @@ func newFixture(t testing.TB) *fixture {
 	staleAt := f.log.append(t, kvTopic, stalePart, build(t, withTS(1), rec("other", "o")))
 	f.log.setEntry(kvTopic, stalePart, "stale", staleAt)
 	gapPart := Partition([]byte("g1"), 3)
-	gap := f.log.append(t, kvTopic, gapPart, gapBatch(9000, 2, []int32{0, 2},
+	gap := f.log.append(t, kvTopic, gapPart, gapBatch(t, record.CodecNone, 9000, 2, []int32{0, 2},
 		kv{key: []byte("g0"), value: []byte("zero")},
 		kv{key: []byte("g2"), value: []byte("two"), tsDelta: 2}))
 	f.log.setEntry(kvTopic, gapPart, "g1", gap+1)

@@ -33,6 +33,15 @@ type BuildOptions struct {
 	ProducerID    int64
 	ProducerEpoch int16
 	BaseSequence  int32
+
+	// KeepOffsetDeltas writes each record's own OffsetDelta (strictly
+	// increasing from 0 or more) instead of numbering the records, as a
+	// compacted batch carries them: with gaps. Default: false.
+	KeepOffsetDeltas bool
+	// LastOffsetDelta, with KeepOffsetDeltas, is the header's last offset
+	// delta when it is past the last record's (a compacted batch keeps its
+	// original last delta). Default: the last record's delta.
+	LastOffsetDelta int32
 }
 
 // Build encodes recs as one magic v2 batch, compressed with opts.Codec, that passes
@@ -40,7 +49,7 @@ type BuildOptions struct {
 // the batches producers send and never re-encodes them.
 //
 // Build numbers the records: record i gets OffsetDelta i, whatever recs[i].OffsetDelta
-// holds, and LastOffsetDelta is len(recs)-1. Keys, values and header values that are
+// holds, and LastOffsetDelta is len(recs)-1, unless opts.KeepOffsetDeltas. Keys, values and header values that are
 // nil are written as null.
 func Build(opts BuildOptions, recs []Record) ([]byte, error) {
 	if len(recs) == 0 {
@@ -69,10 +78,20 @@ func Build(opts BuildOptions, recs []Record) ([]byte, error) {
 		BaseSequence:         opts.BaseSequence,
 		NumRecords:           int32(len(recs)),
 	}
+	if opts.KeepOffsetDeltas {
+		for i := range recs {
+			if d := recs[i].OffsetDelta; d < 0 || i > 0 && d <= recs[i-1].OffsetDelta {
+				return nil, fmt.Errorf("record: Build: offset delta %d of record %d is not above the previous one's", d, i)
+			}
+		}
+		h.LastOffsetDelta = max(opts.LastOffsetDelta, recs[len(recs)-1].OffsetDelta)
+	}
 	var raw []byte
 	for i := range recs {
 		r := recs[i]
-		r.OffsetDelta = int32(i)
+		if !opts.KeepOffsetDeltas {
+			r.OffsetDelta = int32(i)
+		}
 		raw = appendRecord(raw, &r)
 		h.MaxTimestamp = max(h.MaxTimestamp, opts.BaseTimestamp+r.TimestampDelta)
 	}
