@@ -8,44 +8,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordapi"
-	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/objectstore"
-	"github.com/floe-io/floe/record"
 )
-
-// commitOneBatch writes one batch of n records to partition of topic id in
-// an in-memory object that b reads from, and commits it.
-func commitOneBatch(t *testing.T, b *Broker, c *coordinator.Coordinator, id coordapi.TopicID, partition int32, n int) {
-	t.Helper()
-	store := objectstore.NewMemory()
-	b.reader = storeReader{store}
-	recs := make([]record.Record, n)
-	for i := range recs {
-		recs[i] = record.Record{OffsetDelta: int32(i), Value: fmt.Appendf(nil, "v%d", i)}
-	}
-	data, err := record.Build(record.BuildOptions{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, BaseTimestamp: 1000}, recs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, _ := record.ParseHeader(data)
-	commit := &coordapi.CommitRequest{ObjectKey: "wal/fetch-test", BrokerID: 1, ObjectSize: int64(len(data))}
-	commit.Batches = []coordapi.CommitBatch{{
-		TopicID: id, Partition: partition, ByteLength: int32(len(data)),
-		LastOffsetDelta: h.LastOffsetDelta, MaxTimestamp: h.MaxTimestamp, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1,
-	}}
-	if err := store.Put(t.Context(), commit.ObjectKey, data); err != nil {
-		t.Fatal(err)
-	}
-	res, err := c.CommitObject(t.Context(), commit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range res.Results {
-		if r.ErrorCode != 0 {
-			t.Fatalf("commit: %+v", res.Results)
-		}
-	}
-}
 
 // TestFetchRecordsNeverNull: every partition of a Fetch response carries a
 // record set, empty rather than null, whatever happened to it (no data yet,
@@ -61,7 +25,9 @@ func TestFetchRecordsNeverNull(t *testing.T) {
 		t.Fatalf("create: %s", showStr(cresp.Topics[0].ErrorMessage))
 	}
 	id := coordapi.TopicID(cresp.Topics[0].TopicID)
-	commitOneBatch(t, b, c, id, 0, 3)
+	store := objectstore.NewMemory()
+	b.reader = storeReader{store}
+	commitBatches(t, c, store, id, 0, []int64{1000, 1000, 1000})
 
 	for _, v := range servedVersions(t, kmsg.Fetch) {
 		for _, isolation := range []int8{0, 1} {
