@@ -142,6 +142,16 @@ type BatchCoord struct {
 	// LogAppendTime is true when the batch must be patched to
 	// LogAppendTime (timestamp type bit, max timestamp, CRC) on the wire.
 	LogAppendTime bool
+	// Segment is set when the coordinate is not one batch but a whole
+	// segment object of the partition's tiered part (tiered/doc.go):
+	// ByteOffset is 0, ByteLength the segment's data length, BaseOffset
+	// and LastOffset its offset range, MaxTimestamp its largest batch max
+	// timestamp. Its batches carry their real offsets and, on
+	// LogAppendTime topics, their append time already. A reader finds the
+	// batch holding an offset through the segment's index
+	// (tiered.Reader); FindBatches answers a segment alone, never with
+	// batches after it.
+	Segment bool
 }
 
 // FindBatchesResponse lists the batches covering the requested offset on,

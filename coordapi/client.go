@@ -54,6 +54,17 @@ type Coordinator interface {
 	// stay for callers that want one of them.
 	KvGet(ctx context.Context, req KvGetRequest) (KvGetResult, error)
 
+	// ClaimTierJob assigns the calling broker the next consolidation job,
+	// ok false when none is due. CompleteTierJob reports the segment a
+	// job wrote; the coordinator swaps the job's batches to it in one
+	// durable write, or refuses with STALE_BROKER_EPOCH when the job
+	// expired, was superseded, or its range changed (the caller deletes
+	// its segment). AbandonTierJob gives a job back at once, so that it is
+	// assigned again without waiting for its lease.
+	ClaimTierJob(ctx context.Context, req ClaimTierJobRequest) (job TierJob, ok bool, err error)
+	CompleteTierJob(ctx context.Context, req CompleteTierJobRequest) error
+	AbandonTierJob(ctx context.Context, jobID uint64, reason string) error
+
 	// RegisterBroker registers a broker or renews its registration (the
 	// brokers' heartbeat); DeregisterBroker removes it at once.
 	RegisterBroker(ctx context.Context, info BrokerInfo) error

@@ -106,6 +106,12 @@ const (
 	ConfigKVIndexEnabled       = "kv.index.enabled"
 	ConfigMinCompactionLagMs   = "min.compaction.lag.ms"
 	ConfigMaxCompactionLagMs   = "max.compaction.lag.ms"
+	ConfigRetentionMs          = "retention.ms"
+	ConfigRetentionBytes       = "retention.bytes"
+	ConfigLocalRetentionMs     = "local.retention.ms"
+	ConfigLocalRetentionBytes  = "local.retention.bytes"
+	ConfigSegmentBytes         = "segment.bytes"
+	ConfigSegmentMs            = "segment.ms"
 )
 
 const maxLongString = "9223372036854775807"
@@ -154,11 +160,11 @@ var TopicConfigDefs = sortedDefs([]ConfigDef{
 	{Name: "leader.replication.throttled.replicas", Default: "", Type: ConfigTypeList, BrokerSynonym: "",
 		Doc:      "Replicas to throttle on the leader side (accepted for compatibility; floe has no replicas).",
 		Validate: throttledReplicas},
-	{Name: "local.retention.bytes", Default: "-2", Type: ConfigTypeLong, BrokerSynonym: "log.local.retention.bytes",
-		Doc:      "Bytes kept locally before deletion with tiered storage; -2 means retention.bytes.",
+	{Name: ConfigLocalRetentionBytes, Default: "-2", Type: ConfigTypeLong, BrokerSynonym: "log.local.retention.bytes",
+		Doc:      "floe: the most bytes a partition keeps in the WAL tier (multi-partition WAL objects) before its oldest batches are consolidated into segments; -2 for the cluster default (no limit), -1 for none.",
 		Validate: atLeast(-2)},
-	{Name: "local.retention.ms", Default: "-2", Type: ConfigTypeLong, BrokerSynonym: "log.local.retention.ms",
-		Doc:      "Time kept locally before deletion with tiered storage; -2 means retention.ms.",
+	{Name: ConfigLocalRetentionMs, Default: "-2", Type: ConfigTypeLong, BrokerSynonym: "log.local.retention.ms",
+		Doc:      "floe: how long batches stay in the WAL tier before they are consolidated into per-partition segments; -2 for the cluster default (--wal-retention), -1 for no time limit.",
 		Validate: atLeast(-2)},
 	{Name: ConfigMaxCompactionLagMs, Default: maxLongString, Type: ConfigTypeLong, BrokerSynonym: "log.cleaner.max.compaction.lag.ms",
 		Doc:      "The longest a message stays ineligible for compaction.",
@@ -200,22 +206,23 @@ var TopicConfigDefs = sortedDefs([]ConfigDef{
 		Doc: "Delete tiered data when tiered storage is turned off (accepted for compatibility)."},
 	{Name: "remote.storage.enable", Default: "false", Type: ConfigTypeBoolean, BrokerSynonym: "",
 		Doc: "Kafka tiered storage switch (accepted for compatibility; floe's data always lives in object storage)."},
-	{Name: "retention.bytes", Default: "-1", Type: ConfigTypeLong, BrokerSynonym: "log.retention.bytes",
-		Doc: "The most bytes a partition keeps under the delete policy; -1 for no limit."},
-	{Name: "retention.ms", Default: "604800000", Type: ConfigTypeLong, BrokerSynonym: "log.retention.ms",
+	{Name: ConfigRetentionBytes, Default: "-1", Type: ConfigTypeLong, BrokerSynonym: "log.retention.bytes",
+		Doc:      "The most bytes a partition keeps under the delete policy; -1 for no limit.",
+		Validate: atLeast(-1)},
+	{Name: ConfigRetentionMs, Default: "604800000", Type: ConfigTypeLong, BrokerSynonym: "log.retention.ms",
 		Doc:      "How long data is kept under the delete policy; -1 for no limit.",
 		Validate: atLeast(-1)},
-	{Name: "segment.bytes", Default: "1073741824", Type: ConfigTypeInt, BrokerSynonym: "log.segment.bytes",
-		Doc:      "Segment file size (accepted for compatibility; floe sizes objects itself).",
-		Validate: atLeast(14)},
+	{Name: ConfigSegmentBytes, Default: "134217728", Type: ConfigTypeInt, BrokerSynonym: "log.segment.bytes",
+		Doc:      "The largest data size of a segment object consolidation writes (floe's default 128 MiB; at least 1 MiB).",
+		Validate: atLeast(1 << 20)},
 	{Name: "segment.index.bytes", Default: "10485760", Type: ConfigTypeInt, BrokerSynonym: "log.index.size.max.bytes",
 		Doc:      "Offset index size (accepted for compatibility).",
 		Validate: atLeast(4)},
 	{Name: "segment.jitter.ms", Default: "0", Type: ConfigTypeLong, BrokerSynonym: "log.roll.jitter.ms",
 		Doc:      "Random jitter on segment rolls (accepted for compatibility).",
 		Validate: atLeast(0)},
-	{Name: "segment.ms", Default: "604800000", Type: ConfigTypeLong, BrokerSynonym: "log.roll.ms",
-		Doc:      "Time before a segment rolls (accepted for compatibility).",
+	{Name: ConfigSegmentMs, Default: "604800000", Type: ConfigTypeLong, BrokerSynonym: "log.roll.ms",
+		Doc:      "The longest span of commit times one segment object covers: consolidation starts a new segment at it.",
 		Validate: atLeast(1)},
 	{Name: "unclean.leader.election.enable", Default: "false", Type: ConfigTypeBoolean, BrokerSynonym: "unclean.leader.election.enable",
 		Doc: "Accepted for compatibility: floe has no leaders to elect."},

@@ -257,6 +257,29 @@ func (c *Client) ListOffset(ctx context.Context, id coordapi.TopicID, partition 
 	return r.Offset, r.Timestamp, err
 }
 
+// ClaimTierJob assigns this broker the next consolidation job; see
+// coordinator.Coordinator.ClaimTierJob.
+func (c *Client) ClaimTierJob(ctx context.Context, req coordapi.ClaimTierJobRequest) (coordapi.TierJob, bool, error) {
+	r, err := call(c, ctx, opClaimTierJob, func(e *encoder) { encClaimTierJobReq(e, req) }, decClaimTierJobResp)
+	return r.Job, r.OK, err
+}
+
+// CompleteTierJob reports the segment a job wrote; see
+// coordinator.Coordinator.CompleteTierJob.
+func (c *Client) CompleteTierJob(ctx context.Context, req coordapi.CompleteTierJobRequest) error {
+	_, err := call(c, ctx, opCompleteTierJob, func(e *encoder) { encCompleteTierJobReq(e, req) }, decEmpty)
+	return err
+}
+
+// AbandonTierJob gives a job back; see
+// coordinator.Coordinator.AbandonTierJob.
+func (c *Client) AbandonTierJob(ctx context.Context, jobID uint64, reason string) error {
+	_, err := call(c, ctx, opAbandonTierJob, func(e *encoder) {
+		encAbandonTierJobReq(e, abandonTierJobReq{JobID: jobID, Reason: reason})
+	}, decEmpty)
+	return err
+}
+
 // DeleteRecords moves a partition's log start; see
 // coordinator.Coordinator.DeleteRecords.
 func (c *Client) DeleteRecords(ctx context.Context, id coordapi.TopicID, partition int32, offset int64) (int64, error) {

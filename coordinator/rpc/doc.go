@@ -22,7 +22,8 @@
 // deregister_broker, list_brokers, ping (the server's instance id, new
 // on every start) and kv_get (a /kv lookup in one round trip; the client
 // falls back to kv_ready, kv_lookup and find_batches against a coordinator
-// without it); and, when the server is given a group
+// without it); claim_tier_job, complete_tier_job and abandon_tier_job
+// (consolidation jobs, see messages.go); and, when the server is given a group
 // coordinator (ServerOptions.Groups), the group ops join_group, sync_group,
 // heartbeat, leave_group, offset_commit, offset_fetch, offset_delete,
 // describe_groups, list_groups, delete_groups, consumer_group_heartbeat and

@@ -193,7 +193,10 @@ func decFindBatchesReq(d *decoder) coordapi.FindBatchesRequest {
 }
 
 // Batch coordinate flags.
-const flagLogAppendTime = 1 << 0
+const (
+	flagLogAppendTime = 1 << 0
+	flagSegment       = 1 << 1
+)
 
 // find batches response: log start, high watermark, n objects × (key str,
 // size), n batches × (object index, byte offset, byte length, base offset,
@@ -230,7 +233,8 @@ func encFindBatchesResp(e *encoder, r coordapi.FindBatchesResponse) {
 // its object:
 //
 //	byte offset, byte length, base offset, last offset - base offset,
-//	max timestamp, flags (1 byte; bit 0: log append time)
+//	max timestamp, flags (1 byte; bit 0: log append time, bit 1: a
+//	whole segment object)
 func encBatchPlace(e *encoder, b *coordapi.BatchCoord) {
 	e.varint(b.ByteOffset)
 	e.varint(int64(b.ByteLength))
@@ -240,6 +244,9 @@ func encBatchPlace(e *encoder, b *coordapi.BatchCoord) {
 	var flags byte
 	if b.LogAppendTime {
 		flags |= flagLogAppendTime
+	}
+	if b.Segment {
+		flags |= flagSegment
 	}
 	e.byte(flags)
 }
@@ -251,7 +258,9 @@ func decBatchPlace(d *decoder, b *coordapi.BatchCoord) {
 	b.BaseOffset = d.varint()
 	b.LastOffset = b.BaseOffset + d.varint()
 	b.MaxTimestamp = d.varint()
-	b.LogAppendTime = d.byte()&flagLogAppendTime != 0
+	flags := d.byte()
+	b.LogAppendTime = flags&flagLogAppendTime != 0
+	b.Segment = flags&flagSegment != 0
 }
 
 func decFindBatchesResp(d *decoder) coordapi.FindBatchesResponse {
@@ -442,4 +451,86 @@ func decKvGetResp(d *decoder) coordapi.KvGetResult {
 	}
 	r.Batch = b
 	return r
+}
+
+// claim_tier_job request: broker id. Reply: ok (bool), then when ok the
+// job: id, topic id, partition, base offset, last offset - base offset,
+// lease ms, log append time (bool), and its batches as a find_batches
+// reply encodes them (with a zero partition state).
+func encClaimTierJobReq(e *encoder, r coordapi.ClaimTierJobRequest) { e.varint(int64(r.BrokerID)) }
+
+func decClaimTierJobReq(d *decoder) coordapi.ClaimTierJobRequest {
+	return coordapi.ClaimTierJobRequest{BrokerID: d.int32()}
+}
+
+// claimTierJobResp is ClaimTierJob's two results.
+type claimTierJobResp struct {
+	Job coordapi.TierJob
+	OK  bool
+}
+
+func encClaimTierJobResp(e *encoder, r claimTierJobResp) {
+	e.bool(r.OK)
+	if !r.OK {
+		return
+	}
+	j := &r.Job
+	e.uvarint(j.ID)
+	e.id(j.TopicID)
+	e.varint(int64(j.Partition))
+	e.varint(j.BaseOffset)
+	e.varint(j.LastOffset - j.BaseOffset)
+	e.varint(j.LeaseMs)
+	e.bool(j.LogAppendTime)
+	encFindBatchesResp(e, coordapi.FindBatchesResponse{Batches: j.Batches})
+}
+
+func decClaimTierJobResp(d *decoder) claimTierJobResp {
+	if !d.bool() {
+		return claimTierJobResp{}
+	}
+	j := coordapi.TierJob{ID: d.uvarint(), TopicID: d.id(), Partition: d.int32(), BaseOffset: d.varint()}
+	j.LastOffset = j.BaseOffset + d.varint()
+	j.LeaseMs = d.varint()
+	j.LogAppendTime = d.bool()
+	j.Batches = decFindBatchesResp(d).Batches
+	return claimTierJobResp{Job: j, OK: true}
+}
+
+// complete_tier_job request: job id, topic id, partition, base offset,
+// last offset - base offset, object key (str), object size, data length.
+// Reply: empty.
+func encCompleteTierJobReq(e *encoder, r coordapi.CompleteTierJobRequest) {
+	e.uvarint(r.JobID)
+	e.id(r.TopicID)
+	e.varint(int64(r.Partition))
+	e.varint(r.BaseOffset)
+	e.varint(r.LastOffset - r.BaseOffset)
+	e.str(r.ObjectKey)
+	e.varint(r.ObjectSize)
+	e.varint(r.DataLength)
+}
+
+func decCompleteTierJobReq(d *decoder) coordapi.CompleteTierJobRequest {
+	r := coordapi.CompleteTierJobRequest{JobID: d.uvarint(), TopicID: d.id(), Partition: d.int32(), BaseOffset: d.varint()}
+	r.LastOffset = r.BaseOffset + d.varint()
+	r.ObjectKey = d.str()
+	r.ObjectSize = d.varint()
+	r.DataLength = d.varint()
+	return r
+}
+
+// abandon_tier_job request: job id, reason (str). Reply: empty.
+type abandonTierJobReq struct {
+	JobID  uint64
+	Reason string
+}
+
+func encAbandonTierJobReq(e *encoder, r abandonTierJobReq) {
+	e.uvarint(r.JobID)
+	e.str(r.Reason)
+}
+
+func decAbandonTierJobReq(d *decoder) abandonTierJobReq {
+	return abandonTierJobReq{JobID: d.uvarint(), Reason: d.str()}
 }

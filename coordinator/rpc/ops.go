@@ -42,6 +42,11 @@ const (
 	// opKvGet answers a /kv lookup in one round trip (kv_lookup and
 	// kv_ready stay, for brokers of earlier builds).
 	opKvGet = "kv_get"
+	// The tier job ops: brokers claim consolidation jobs, and complete or
+	// abandon them.
+	opClaimTierJob    = "claim_tier_job"
+	opCompleteTierJob = "complete_tier_job"
+	opAbandonTierJob  = "abandon_tier_job"
 )
 
 // Reply statuses.

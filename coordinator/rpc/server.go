@@ -111,6 +111,16 @@ var handlers = map[string]handler{
 		return c.ListBrokers(ctx)
 	}, encBrokerList),
 	opKvGet: unary(decKvGetReq, (*coordinator.Coordinator).KvGet, encKvGetResp),
+	opClaimTierJob: unary(decClaimTierJobReq, func(c *coordinator.Coordinator, ctx context.Context, r coordapi.ClaimTierJobRequest) (claimTierJobResp, error) {
+		job, ok, err := c.ClaimTierJob(ctx, r)
+		return claimTierJobResp{Job: job, OK: ok}, err
+	}, encClaimTierJobResp),
+	opCompleteTierJob: unary(decCompleteTierJobReq, func(c *coordinator.Coordinator, ctx context.Context, r coordapi.CompleteTierJobRequest) (empty, error) {
+		return empty{}, c.CompleteTierJob(ctx, r)
+	}, encEmpty),
+	opAbandonTierJob: unary(decAbandonTierJobReq, func(c *coordinator.Coordinator, ctx context.Context, r abandonTierJobReq) (empty, error) {
+		return empty{}, c.AbandonTierJob(ctx, r.JobID, r.Reason)
+	}, encEmpty),
 }
 
 // Server serves a Coordinator over NATS: one queue subscription per op,
