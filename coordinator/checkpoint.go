@@ -133,6 +133,9 @@ func (c *Coordinator) replayRuns() error {
 					return fmt.Errorf("coordinator: batch run %x: %w", it.Key(), err)
 				}
 				st.hwm = last + 1
+				for _, bc := range run {
+					st.bytes += int64(bc.ByteLength)
+				}
 				st.maxTimestamp, st.maxTimestampOffset, st.maxTimestampLast = h.maxTimestamp, h.maxTimestampOffset, h.maxTimestampLast
 				pl := c.logLocked(pk)
 				pl.runs++

@@ -229,6 +229,7 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (*coordapi
 		last := base + int64(cb.LastOffsetDelta)
 		pp.st.hwm = last + 1
 		pp.st.noteBatch(base, last, ts, t.logAppendTime)
+		pp.st.bytes += int64(cb.ByteLength)
 		pp.batches = append(pp.batches, coordapi.BatchCoord{
 			ObjectKey: req.ObjectKey, ObjectSize: req.ObjectSize,
 			ByteOffset: cb.ByteOffset, ByteLength: cb.ByteLength,

@@ -51,6 +51,28 @@ type Options struct {
 	// between 1s and 1m.
 	GCInterval time.Duration
 
+	// WALRetention is the cluster default of local.retention.ms
+	// (--wal-retention): how long batches stay in WAL objects before they
+	// are consolidated into segments. Default: 10m.
+	WALRetention time.Duration
+	// WALRetentionBytes is the cluster default of local.retention.bytes:
+	// the most WAL bytes a partition keeps before its oldest batches are
+	// consolidated. Default: 0, no limit (as -1).
+	WALRetentionBytes int64
+	// TierInterval is how often the planner queues partitions past their
+	// WAL retention and retention.ms / retention.bytes are enforced.
+	// Negative: never in the background (tests call TierTick). Default:
+	// 10s.
+	TierInterval time.Duration
+	// TierJobLease is how long a broker has to complete a consolidation
+	// job. Kept below GCGrace, so that the collector never takes the
+	// segment of a job still allowed to complete. Default: 2m (at most
+	// GCGrace/2).
+	TierJobLease time.Duration
+	// ConsolidationDisabled stops planning consolidation jobs; retention
+	// still runs. Default: false.
+	ConsolidationDisabled bool
+
 	// FS replaces the filesystem under Pebble: vfs.NewMem() for a state
 	// that lives in memory (tests of other packages), an errorfs wrapper to
 	// inject write failures. Default: the OS filesystem.
@@ -72,6 +94,12 @@ func (o *Options) Validate() error {
 	if o.GCGrace < 0 {
 		errs = append(errs, fmt.Errorf("coordinator: Options.GCGrace %s is negative", o.GCGrace))
 	}
+	if o.WALRetention < 0 || o.TierJobLease < 0 {
+		errs = append(errs, fmt.Errorf("coordinator: Options.WALRetention %s and TierJobLease %s must not be negative", o.WALRetention, o.TierJobLease))
+	}
+	if o.WALRetentionBytes < -1 {
+		errs = append(errs, fmt.Errorf("coordinator: Options.WALRetentionBytes %d is below -1", o.WALRetentionBytes))
+	}
 	return errors.Join(errs...)
 }
 
@@ -92,8 +120,15 @@ type Coordinator struct {
 	kv   *kvindex.Index
 	// rebuilds are the running key index builds by topic; c.commit guards.
 	rebuilds map[coordapi.TopicID]rebuild
-	// stopGC stops the garbage collector started by Open, if any.
-	stopGC func()
+	// stopGC stops the garbage collector started by Open, if any; stopTier
+	// the tier loop.
+	stopGC   func()
+	stopTier func()
+	// tier is the consolidation planner's and retention's state (tier.go).
+	tier tierState
+	// loadedFormat is the state format Open found (formatVersion for a
+	// new database); load migrates older ones.
+	loadedFormat uint64
 
 	// closeMu is held for reading by every public method for as long as it
 	// uses db, and for writing by Close.
@@ -183,11 +218,27 @@ type partState struct {
 	maxTimestamp       int64
 	maxTimestampOffset int64
 	maxTimestampLast   int64
+	// walStart is the tier boundary: offsets below it are in segments (or
+	// deleted), offsets from it on in WAL objects.
+	walStart int64
+	// bytes is the summed length of the partition's rows: every WAL batch
+	// and every segment's data, including a row the log start cuts into;
+	// segBytes and segments are the segments' part of it.
+	bytes    int64
+	segBytes int64
+	segments int64
+	// gen counts the changes to the partition's rows below its high
+	// watermark (DeleteRecords, retention, consolidation), so that a job
+	// planned before one is refused; in memory only.
+	gen uint64
 }
 
 func newPartState() partState {
 	return partState{maxTimestamp: -1, maxTimestampOffset: -1, maxTimestampLast: -1}
 }
+
+// walBytes is the partition's bytes in the WAL tier.
+func (p *partState) walBytes() int64 { return p.bytes - p.segBytes }
 
 // pebbleCacheSize is Pebble's block cache: reads are FindBatches and
 // ListOffsets scans of recent batches.
@@ -218,7 +269,21 @@ func Open(opts Options) (*Coordinator, error) {
 	if opts.GCGrace == 0 {
 		opts.GCGrace = defaultGCGrace
 	}
+	if opts.WALRetention == 0 {
+		opts.WALRetention = defaultWALRetention
+	}
+	if opts.WALRetentionBytes == 0 {
+		opts.WALRetentionBytes = -1
+	}
+	if opts.TierInterval == 0 {
+		opts.TierInterval = defaultTierInterval
+	}
+	if opts.TierJobLease == 0 {
+		opts.TierJobLease = defaultTierJobLease
+	}
+	opts.TierJobLease = max(min(opts.TierJobLease, opts.GCGrace/2), time.Millisecond)
 	c := &Coordinator{opts: opts, log: opts.Logger, now: opts.Now}
+	c.initTier()
 	cache := pebble.NewCache(pebbleCacheSize)
 	defer cache.Unref()
 	popts := &pebble.Options{
@@ -264,6 +329,15 @@ func Open(opts Options) (*Coordinator, error) {
 			c.RunGC(ctx, opts.GCStore, opts.GCPrefix, opts.GCInterval)
 		}()
 	}
+	if opts.TierInterval > 0 {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		c.stopTier = func() { cancel(); <-done }
+		go func() {
+			defer close(done)
+			c.runTier(ctx)
+		}()
+	}
 	c.log.Info("coordinator opened", "dir", opts.Dir,
 		"topics", len(c.mu.topicsByID), "objects", len(c.mu.objects),
 		"producer_states", len(c.commit.producers), "next_producer_id", c.pids.next)
@@ -276,6 +350,10 @@ func (c *Coordinator) Close() error {
 	if c.stopGC != nil {
 		c.stopGC() // before closeMu: a collection in progress holds it
 		c.stopGC = nil
+	}
+	if c.stopTier != nil {
+		c.stopTier() // likewise
+		c.stopTier = nil
 	}
 	c.closeMu.Lock()
 	defer c.closeMu.Unlock()
@@ -360,6 +438,7 @@ func (c *Coordinator) load() error {
 		return err
 	}
 	seen := map[coordapi.TopicID]int{}
+	var oldParts []partKey // checkpoints of the format 2 layout
 	err = c.scan(prefixPartition, func(k, v []byte) error {
 		if len(k) != 21 {
 			return fmt.Errorf("coordinator: bad partition key %x", k)
@@ -371,11 +450,14 @@ func (c *Coordinator) load() error {
 		if t == nil || p < 0 || p >= len(t.parts) {
 			return fmt.Errorf("coordinator: partition %s/%d has no topic", id, p)
 		}
-		st, err := decodePartition(v)
+		st, v1, err := decodePartition(v)
 		if err != nil {
 			return err
 		}
 		t.parts[p] = st
+		if v1 {
+			oldParts = append(oldParts, partKey{id, int32(p)})
+		}
 		seen[id]++
 		return nil
 	})
@@ -422,7 +504,13 @@ func (c *Coordinator) load() error {
 	if err != nil {
 		return err
 	}
-	return c.replayRuns()
+	if err := c.replayRuns(); err != nil {
+		return err
+	}
+	if len(oldParts) > 0 || c.loadedFormat < formatVersion {
+		return c.migrateFormat2(oldParts)
+	}
+	return nil
 }
 
 // loadMeta checks the format version (writing it into a new database) and
@@ -434,6 +522,7 @@ func (c *Coordinator) loadMeta() error {
 		if err := c.db.Set(keyFormatVersion, encodeUint64(formatVersion), pebble.Sync); err != nil {
 			return fmt.Errorf("coordinator: write format version: %w", err)
 		}
+		c.loadedFormat = formatVersion
 	case err != nil:
 		return fmt.Errorf("coordinator: read format version: %w", err)
 	default:
@@ -442,14 +531,15 @@ func (c *Coordinator) loadMeta() error {
 		if derr != nil {
 			return derr
 		}
+		c.loadedFormat = ver
 		switch ver {
-		case formatVersion:
+		case formatVersion, formatVersion2:
 		case formatVersion1:
 			if err := c.migrateFormat1(); err != nil {
 				return err
 			}
 		default:
-			return fmt.Errorf("coordinator: state format %d, this build reads %d (and migrates %d)", ver, formatVersion, formatVersion1)
+			return fmt.Errorf("coordinator: state format %d, this build reads %d (and migrates %d and %d)", ver, formatVersion, formatVersion2, formatVersion1)
 		}
 	}
 	read := func(key []byte, what string) (uint64, error) {

@@ -49,6 +49,8 @@ func (p *partState) public() coordapi.PartitionState {
 // the batch containing Offset first (whole: the client skips the records
 // before Offset), then following batches while their summed length stays
 // within MaxBytes; the first batch is returned even if larger than MaxBytes.
+// Below the partition's WAL start the answer is the segment holding
+// Offset, alone (BatchCoord.Segment).
 // Offset equal to the high watermark returns no batches and no error.
 // Kafka-level failures: UnknownTopicID, UnknownTopicOrPartition,
 // OffsetOutOfRange (Offset below the log start or above the high
@@ -255,6 +257,14 @@ func scanBatches(it *pebble.Iterator, req coordapi.FindBatchesRequest) ([]coorda
 			}
 			if bc.LastOffset < req.Offset {
 				continue // before the batch holding Offset, in the first run
+			}
+			if bc.Segment {
+				// A segment is answered alone: its reader finds the batch
+				// holding Offset in it, and the next fetch goes on after.
+				if len(batches) == 0 {
+					batches, nums = append(batches, bc), append(nums, r.h.object)
+				}
+				return batches, nums, nil
 			}
 			if len(batches) > 0 && total+int64(bc.ByteLength) > int64(req.MaxBytes) {
 				return batches, nums, nil

@@ -52,6 +52,11 @@ func (c *Coordinator) CollectGarbage(ctx context.Context, store GCStore, prefix 
 	if err != nil {
 		return st, fmt.Errorf("gc: list: %w", err)
 	}
+	segments, err := store.List(ctx, coordapi.TieredPrefix(prefix))
+	if err != nil {
+		return st, fmt.Errorf("gc: list: %w", err)
+	}
+	listed = append(listed, segments...)
 	c.mu.RLock()
 	var orphans []objectstore.ObjectInfo
 	for _, o := range listed {

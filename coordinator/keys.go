@@ -28,11 +28,13 @@ var (
 	keyNextObject     = []byte("mnext-object")
 )
 
-// formatVersion is the on-disk format this package writes: 2 keys batches
-// by run (runs.go). Open migrates format 1 (one key per batch) and refuses
-// anything else.
+// formatVersion is the on-disk format this package writes: 3 adds segment
+// rows to the batch family and the tier fields to partition checkpoints
+// (values.go); 2 keyed batches by run (runs.go). Open migrates formats 1
+// (one key per batch) and 2 and refuses anything else.
 const (
-	formatVersion  = 2
+	formatVersion  = 3
+	formatVersion2 = 2
 	formatVersion1 = 1
 )
 

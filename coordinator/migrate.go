@@ -61,11 +61,45 @@ func (c *Coordinator) migrateFormat1() error {
 	}
 	// The WAL is written in order: syncing the format key syncs every
 	// rewrite before it.
-	_ = b.Set(keyFormatVersion, encodeUint64(formatVersion), nil)
+	_ = b.Set(keyFormatVersion, encodeUint64(formatVersion2), nil)
 	if err := b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("coordinator: migrate format 1: %w", err)
 	}
 	c.log.Info("coordinator state migrated to format 2", "batches", n)
+	return nil
+}
+
+// Format 2 partition checkpoints (partition value format 1) end after the
+// max timestamp state: they have no WAL start (no segments existed, so it
+// is the log start) and no byte counts. migrateFormat2 counts the bytes of
+// each such partition's runs, writes its checkpoint in the current
+// layout, and records format 3, in one synced batch; until it commits,
+// the next Open does it again. parts are the partitions whose checkpoint
+// was format 1, their runs since it already replayed. It runs from load,
+// before c is shared.
+func (c *Coordinator) migrateFormat2(parts []partKey) error {
+	c.log.Info("migrating coordinator state from format 2 to 3", "dir", c.opts.Dir, "partitions", len(parts))
+	b := c.db.NewBatch()
+	defer b.Close()
+	for _, pk := range parts {
+		t := c.mu.topicsByID[pk.topic]
+		st := &t.parts[pk.partition]
+		lower, upper := batchPartitionBounds(pk.topic, pk.partition)
+		rs, err := c.rowStats(lower, upper)
+		if err != nil {
+			return fmt.Errorf("coordinator: migrate format 2: %w", err)
+		}
+		st.bytes, st.segBytes, st.segments = rs.bytes, rs.segBytes, rs.segments
+		c.checkpointLocked(b, pk, st, nil)
+	}
+	_ = b.Set(keyFormatVersion, encodeUint64(formatVersion), nil)
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("coordinator: migrate format 2: %w", err)
+	}
+	for _, pk := range parts {
+		c.checkpointedLocked(pk)
+	}
+	c.log.Info("coordinator state migrated to format 3", "partitions", len(parts))
 	return nil
 }
 

@@ -156,7 +156,7 @@ func TestUnknownFormatRefused(t *testing.T) {
 		_ = c.Close()
 		t.Fatal("opened a state of an unknown format")
 	}
-	if !strings.Contains(err.Error(), "state format 3") {
+	if !strings.Contains(err.Error(), "state format 4") {
 		t.Errorf("error %v does not name the format", err)
 	}
 	e.c = nil

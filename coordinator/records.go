@@ -40,19 +40,35 @@ func (c *Coordinator) DeleteRecords(ctx context.Context, id coordapi.TopicID, pa
 	if offset <= st.logStart {
 		return st.logStart, nil
 	}
+	if err := c.deleteRecordsLocked(t, partition, st, offset, "delete records"); err != nil {
+		return -1, fmt.Errorf("delete records: %w", err)
+	}
+	return offset, nil
+}
 
+// deleteRecordsLocked moves partition's log start from st.logStart up to
+// offset (in (st.logStart, st.hwm]) in one synced batch: rows wholly below
+// offset are deleted and their bytes counted dead in their objects; the
+// run holding offset loses its batches wholly below it; a segment holding
+// it stays whole (fetches start at the log start inside it). why names
+// the cause in the log. c.commit must be held.
+func (c *Coordinator) deleteRecordsLocked(t *topicState, partition int32, st partState, offset int64, why string) error {
+	id := t.id
 	b := c.db.NewBatch()
 	defer b.Close()
 	lower, _ := batchPartitionBounds(id, partition)
-	upper := batchKey(id, partition, offset) // runs whose last offset is below offset
-	dead, batches, err := c.runBytes(lower, upper)
+	upper := batchKey(id, partition, offset) // rows whose last offset is below offset
+	rs, err := c.rowStats(lower, upper)
 	if err != nil {
-		return -1, fmt.Errorf("delete records: %w", err)
+		return err
 	}
 	var run []coordapi.BatchCoord
 	_ = b.DeleteRange(lower, upper, nil)
 	// The run holding offset loses the batches wholly below it.
 	err = c.scanRange(upper, batchKey(id, partition, st.hwm), func(k, v []byte) error {
+		if isSegmentRow(v) {
+			return errStopScan
+		}
 		last, err := decodeBatchKey(k)
 		if err != nil {
 			return err
@@ -66,7 +82,8 @@ func (c *Coordinator) DeleteRecords(ctx context.Context, id coordapi.TopicID, pa
 		}
 		i := 0
 		for i < len(run) && run[i].LastOffset < offset {
-			dead[h.object] += int64(run[i].ByteLength)
+			rs.dead[h.object] += int64(run[i].ByteLength)
+			rs.bytes += int64(run[i].ByteLength)
 			i++
 		}
 		if i > 0 {
@@ -74,36 +91,42 @@ func (c *Coordinator) DeleteRecords(ctx context.Context, id coordapi.TopicID, pa
 			// below the checkpoint written here) but a trimmed run keeps
 			// its encoding whole.
 			_ = b.Set(k, append(appendBatchRun(nil, &h, run[i:]), prods...), nil)
-			batches += i
+			rs.batches += int64(i)
 		}
 		return errStopScan
 	})
 	if err != nil && !errors.Is(err, errStopScan) {
-		return -1, fmt.Errorf("delete records: %w", err)
+		return err
 	}
 
 	st.logStart = offset
+	st.walStart = max(st.walStart, offset)
+	st.bytes -= rs.bytes
+	st.segBytes -= rs.segBytes
+	st.segments -= rs.segments
+	st.gen++
 	if st.maxTimestampLast >= 0 && st.maxTimestampLast < offset {
 		// The max-timestamp batch is gone: find the new one among the rest.
 		if err := c.recomputeMaxTimestampLocked(id, partition, &st); err != nil {
-			return -1, fmt.Errorf("delete records: %w", err)
+			return err
 		}
 	}
 	// A checkpoint: the runs replayed at Open start at its high watermark,
 	// above the deleted ones.
 	pk := partKey{id, partition}
 	c.checkpointLocked(b, pk, &st, nil)
-	objects := c.deadBytesLocked(b, dead, c.now().UnixMilli())
+	objects := c.deadBytesLocked(b, rs.dead, c.now().UnixMilli())
 	if err := b.Commit(pebble.Sync); err != nil {
-		return -1, fmt.Errorf("delete records: commit: %w", err)
+		return fmt.Errorf("commit: %w", err)
 	}
 	c.checkpointedLocked(pk)
 	c.mu.Lock()
 	t.parts[partition] = st
 	c.installObjectsLocked(objects)
 	c.mu.Unlock()
-	c.log.Info("records deleted", "topic", t.name, "partition", partition, "log_start", offset, "batches", batches)
-	return offset, nil
+	c.log.Info("records deleted", "why", why, "topic", t.name, "partition", partition, "log_start", offset,
+		"batches", rs.batches, "segments", rs.segments, "bytes", rs.bytes)
+	return nil
 }
 
 // errStopScan ends a scanRange early.
@@ -122,6 +145,14 @@ func (c *Coordinator) recomputeMaxTimestampLocked(id coordapi.TopicID, partition
 		if err != nil {
 			return err
 		}
+		if isSegmentRow(v) {
+			seg, err := decodeSegmentRow(last, v)
+			if err != nil {
+				return err
+			}
+			fresh.noteSegment(&seg)
+			return nil
+		}
 		if _, run, _, err = decodeBatchRun(last, v, run[:0]); err != nil {
 			return err
 		}
@@ -139,26 +170,56 @@ func (c *Coordinator) recomputeMaxTimestampLocked(id coordapi.TopicID, partition
 	return nil
 }
 
-// runBytes sums, per object, the byte lengths of the batches of the runs
-// keyed in [lower, upper), and counts those batches: what deleting the runs
-// takes from their objects' live bytes.
-func (c *Coordinator) runBytes(lower, upper []byte) (dead map[uint64]int64, batches int, err error) {
-	dead = map[uint64]int64{}
-	var run []coordapi.BatchCoord
-	err = c.scanRange(lower, upper, func(k, v []byte) error {
+// noteSegment updates the max-timestamp tracking with a segment's, as
+// noteBatch does for each of its batches.
+func (p *partState) noteSegment(s *segmentRow) {
+	if s.maxTimestamp <= p.maxTimestamp {
+		return
+	}
+	p.maxTimestamp, p.maxTimestampOffset, p.maxTimestampLast = s.maxTimestamp, s.tsOffset, s.tsLast
+}
+
+// rowStats is what a range of batch family rows holds, and what deleting
+// them takes away.
+type rowStats struct {
+	// dead is, per object, the summed length of the rows' batches (a
+	// segment row: its data length): what deleting them takes from the
+	// objects' live bytes.
+	dead map[uint64]int64
+	// batches counts WAL batches, segments segment rows; bytes is every
+	// row's length, segBytes the segments' part of it.
+	batches, segments int64
+	bytes, segBytes   int64
+}
+
+// rowStats sums the rows keyed in [lower, upper).
+func (c *Coordinator) rowStats(lower, upper []byte) (rowStats, error) {
+	rs := rowStats{dead: map[uint64]int64{}}
+	err := c.scanRange(lower, upper, func(k, v []byte) error {
 		last, err := decodeBatchKey(k)
 		if err != nil {
 			return err
 		}
-		var h runHeader
-		if h, run, _, err = decodeBatchRun(last, v, run[:0]); err != nil {
-			return err
+		r, err := newRunReader(last, v)
+		for err == nil {
+			var (
+				bc coordapi.BatchCoord
+				ok bool
+			)
+			if bc, ok, err = r.next(); !ok || err != nil {
+				break
+			}
+			n := int64(bc.ByteLength)
+			rs.dead[r.h.object] += n
+			rs.bytes += n
+			if bc.Segment {
+				rs.segments++
+				rs.segBytes += n
+			} else {
+				rs.batches++
+			}
 		}
-		for _, bc := range run {
-			dead[h.object] += int64(bc.ByteLength)
-		}
-		batches += len(run)
-		return nil
+		return err
 	})
-	return dead, batches, err
+	return rs, err
 }

@@ -128,8 +128,103 @@ func decodeRunHeader(v []byte) (d *decoder, h runHeader, n int, base int64, err 
 	return d, h, int(un), int64(ubase), nil
 }
 
-// runReader decodes a run value's batches one at a time, so that a reader
-// wanting a few batches of a long run decodes no more than it needs.
+// A segment row is the other value of the batch family: one segment
+// object (tiered/doc.go) that consolidation wrote from the partition's
+// runs, keyed like a run by its last offset, so that the row holding
+// offset o is still the first key >= (topic, partition, o) whichever tier
+// it is in. Its value starts with format byte 3 (valueSegment):
+//
+//	field           encoding   meaning
+//	--------------  ---------  ------------------------------------------------
+//	format          byte       3
+//	flags           byte       1: LogAppendTime (its batches carry the time)
+//	object          uvarint    object number of the segment object
+//	base offset     uvarint    the first batch's base offset
+//	batches         uvarint    batch count, >= 1
+//	data length     uvarint    the segment's data part: its batches' bytes
+//	max timestamp   varint     the largest batch max timestamp (-1: none)
+//	ts offset       varint     what ListOffsets(TimestampMax) answers for it,
+//	ts last           and the last offset of the batch holding it (as
+//	                           partState.noteBatch keeps them)
+//
+// A segment row carries no producer states: consolidation writes the
+// partition's checkpoint in the same batch, so no replay reaches it.
+const valueSegment = valenc.Version3
+
+// segmentRow is a segment row's fields.
+type segmentRow struct {
+	object        uint64
+	logAppendTime bool
+	base          int64
+	batches       int64
+	dataLength    int64
+	maxTimestamp  int64
+	tsOffset      int64
+	tsLast        int64
+}
+
+// maxSegmentData bounds a segment's data length: a BatchCoord's length is
+// an int32, and segment.bytes is an int config.
+const maxSegmentData = math.MaxInt32
+
+func appendSegmentRow(b []byte, s *segmentRow) []byte {
+	b = append(b, valueSegment)
+	var flags byte
+	if s.logAppendTime {
+		flags |= batchFlagLogAppendTime
+	}
+	b = append(b, flags)
+	b = binary.AppendUvarint(b, s.object)
+	b = binary.AppendUvarint(b, uint64(s.base))
+	b = binary.AppendUvarint(b, uint64(s.batches))
+	b = binary.AppendUvarint(b, uint64(s.dataLength))
+	b = binary.AppendVarint(b, s.maxTimestamp)
+	b = binary.AppendVarint(b, s.tsOffset)
+	b = binary.AppendVarint(b, s.tsLast)
+	return b
+}
+
+// decodeSegmentRow decodes the value of the segment row whose key holds
+// last.
+func decodeSegmentRow(last int64, v []byte) (segmentRow, error) {
+	d := valenc.NewVersion("segment row", valueSegment, v)
+	flags := d.Byte()
+	s := segmentRow{logAppendTime: flags&batchFlagLogAppendTime != 0, object: d.Uvarint()}
+	base, n, length := d.Uvarint(), d.Uvarint(), d.Uvarint()
+	s.maxTimestamp, s.tsOffset, s.tsLast = d.Varint(), d.Varint(), d.Varint()
+	if err := d.Done("segment row"); err != nil {
+		return s, err
+	}
+	switch {
+	case flags&^batchFlagLogAppendTime != 0:
+		return s, fmt.Errorf("decode segment row: unknown flags %#x", flags)
+	case base > uint64(last) || last < 0:
+		return s, fmt.Errorf("decode segment row: base offset %d above last offset %d", base, last)
+	case n == 0 || n > uint64(last)-base+1:
+		return s, fmt.Errorf("decode segment row: %d batches over offsets %d-%d", n, base, last)
+	case length == 0 || length > maxSegmentData:
+		return s, fmt.Errorf("decode segment row: data length %d", length)
+	}
+	s.base, s.batches, s.dataLength = int64(base), int64(n), int64(length)
+	return s, nil
+}
+
+// coord returns the segment as FindBatches answers it (ObjectKey and
+// ObjectSize left empty).
+func (s *segmentRow) coord(last int64) coordapi.BatchCoord {
+	return coordapi.BatchCoord{
+		ByteLength: int32(s.dataLength), BaseOffset: s.base, LastOffset: last,
+		MaxTimestamp: s.maxTimestamp, LogAppendTime: s.logAppendTime, Segment: true,
+	}
+}
+
+// isSegmentRow reports whether a batch family value is a segment row.
+func isSegmentRow(v []byte) bool { return len(v) > 0 && v[0] == valueSegment }
+
+// runReader decodes a row's batches one at a time, so that a reader
+// wanting a few batches of a long run decodes no more than it needs. A
+// segment row reads as one coordinate with Segment set (seg is then its
+// row).
 type runReader struct {
 	d      *decoder
 	h      runHeader
@@ -137,10 +232,15 @@ type runReader struct {
 	last   int64 // from the key
 	base   int64 // of the next batch
 	end, t int64 // the previous batch's end and max timestamp
+	seg    *segmentRow
 }
 
-// newRunReader starts decoding the value of the run whose key holds last.
+// newRunReader starts decoding the value of the row whose key holds last.
 func newRunReader(last int64, v []byte) (runReader, error) {
+	if isSegmentRow(v) {
+		s, err := decodeSegmentRow(last, v)
+		return runReader{h: runHeader{object: s.object, logAppendTime: s.logAppendTime}, n: 1, last: last, seg: &s}, err
+	}
 	d, h, n, base, err := decodeRunHeader(v)
 	return runReader{d: d, h: h, n: n, last: last, base: base}, err
 }
@@ -150,6 +250,10 @@ func newRunReader(last int64, v []byte) (runReader, error) {
 func (r *runReader) next() (bc coordapi.BatchCoord, ok bool, err error) {
 	if r.i == r.n {
 		return bc, false, nil
+	}
+	if r.seg != nil {
+		r.i++
+		return r.seg.coord(r.last), true, nil
 	}
 	d := r.d
 	off := r.end + d.Varint()
@@ -177,8 +281,14 @@ func (r *runReader) next() (bc coordapi.BatchCoord, ok bool, err error) {
 }
 
 // producers returns the undecoded producer section (see
-// decodeRunProducers); every batch must have been read.
-func (r *runReader) producers() []byte { return r.d.Bytes(uint64(r.d.Len())) }
+// decodeRunProducers); every batch must have been read. A segment row has
+// none (nil).
+func (r *runReader) producers() []byte {
+	if r.seg != nil {
+		return nil
+	}
+	return r.d.Bytes(uint64(r.d.Len()))
+}
 
 // decodeBatchRun decodes the value of the run whose key holds last,
 // appending its batches to dst (with LogAppendTime set; ObjectKey and
@@ -204,6 +314,9 @@ func decodeBatchRun(last int64, v []byte, dst []coordapi.BatchCoord) (h runHeade
 // decodeRunProducers calls fn for each producer state of a run's producer
 // section, in order.
 func decodeRunProducers(section []byte, fn func(producerID int64, st producerState)) error {
+	if section == nil {
+		return nil // a segment row
+	}
 	d := valenc.Fields(section)
 	m := d.Uvarint()
 	if d.Err() == nil && m > uint64(d.Len()/minRunProducerLen) {

@@ -136,7 +136,7 @@ func TestBatchRunDecodeErrors(t *testing.T) {
 		name    string
 		section []byte
 	}{
-		{"empty", nil},
+		{"empty", []byte{}},
 		{"count over bytes", []byte{100, 1, 0, 0, 0}},
 		{"too many seq batches", []byte{1, 1, 0, 0, maxProducerBatches + 1}},
 		{"truncated state", []byte{1, 1, 0}},

@@ -2,22 +2,672 @@ package coordinator
 
 import (
 	"context"
-	"errors"
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
 )
 
-// ClaimTierJob: in progress (this file is replaced by the job planner).
+// Tiering: the coordinator plans consolidation jobs, brokers run them, and
+// CompleteTierJob swaps a job's WAL runs for one segment row in one synced
+// batch. Jobs live in memory only: a restart forgets them, and the segment
+// a forgotten job wrote is an orphan under <prefix>/tiered/ that the
+// collector deletes after its grace. See the package doc and runs.go for
+// the rows.
+
+// Tiering defaults.
+const (
+	defaultWALRetention = 10 * time.Minute
+	defaultTierInterval = 10 * time.Second
+	defaultTierJobLease = 2 * time.Minute
+	// maxJobBatches bounds the batches of one job, so that its claim reply
+	// stays well within a NATS message (about 20 bytes a batch).
+	maxJobBatches = 20000
+)
+
+// tierSettings are a topic's effective tiering and retention configs.
+type tierSettings struct {
+	// localMs and localBytes are the WAL retention (-1: no limit).
+	localMs, localBytes int64
+	// segmentBytes and segmentMs cut a job's range.
+	segmentBytes, segmentMs int64
+	// retentionMs and retentionBytes are the delete policy's (-1: no
+	// limit); deletes is false for a compact-only topic, which keeps
+	// everything.
+	retentionMs, retentionBytes int64
+	deletes                     bool
+}
+
+// settingsLocked reads t's tier settings. c.mu (or c.commit) must be held.
+func (c *Coordinator) settingsLocked(t *topicState) tierSettings {
+	get := func(name string) int64 {
+		v, ok := t.configs[name]
+		if !ok {
+			d, _ := coordapi.LookupTopicConfig(name)
+			v = d.Default
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			d, _ := coordapi.LookupTopicConfig(name)
+			n, _ = strconv.ParseInt(d.Default, 10, 64)
+		}
+		return n
+	}
+	s := tierSettings{
+		localMs: get(coordapi.ConfigLocalRetentionMs), localBytes: get(coordapi.ConfigLocalRetentionBytes),
+		segmentBytes: get(coordapi.ConfigSegmentBytes), segmentMs: get(coordapi.ConfigSegmentMs),
+		retentionMs: get(coordapi.ConfigRetentionMs), retentionBytes: get(coordapi.ConfigRetentionBytes),
+	}
+	if s.localMs == -2 {
+		s.localMs = c.opts.WALRetention.Milliseconds()
+	}
+	if s.localBytes == -2 {
+		s.localBytes = c.opts.WALRetentionBytes
+	}
+	if s.localBytes == 0 && c.opts.WALRetentionBytes == 0 {
+		s.localBytes = -1
+	}
+	s.segmentBytes = min(max(s.segmentBytes, 1), maxSegmentData)
+	policy := t.configs[coordapi.ConfigCleanupPolicy]
+	if policy == "" {
+		policy = "delete"
+	}
+	s.deletes = slices.Contains(coordapi.SplitConfigList(policy), "delete")
+	return s
+}
+
+// tierJob is an assigned job in memory.
+type tierJob struct {
+	coordapi.TierJob
+	pk       partKey
+	gen      uint64 // the partition's when the job was planned
+	deadline int64  // ms: completions after it are refused
+	broker   int32
+	dataLen  int64
+	seg      segmentRow // the row the swap writes, but its object
+}
+
+// tierState is the planner's memory; its mutex is taken alone, or under
+// c.commit.
+type tierState struct {
+	sync.Mutex
+	nextID uint64
+	// active is the assigned job of each partition that has one.
+	active map[partKey]*tierJob
+	// due are partitions the planner found past their WAL retention, in
+	// the order found; queued marks them.
+	due    []partKey
+	queued map[partKey]bool
+	stats  TierStats
+}
+
+// TierStats counts what tiering and retention did since Open.
+type TierStats struct {
+	// JobsAssigned, JobsCompleted, JobsRefused and JobsAbandoned count
+	// jobs by outcome; JobsExpired those whose lease ended first.
+	JobsAssigned, JobsCompleted, JobsRefused, JobsAbandoned, JobsExpired int64
+	// BytesConsolidated is the WAL bytes swapped into segments.
+	BytesConsolidated int64
+	// RetentionDeletions counts log start moves by retention.ms or
+	// retention.bytes; RetentionBytes the bytes they removed.
+	RetentionDeletions, RetentionBytes int64
+}
+
+func (c *Coordinator) initTier() {
+	c.tier.active = map[partKey]*tierJob{}
+	c.tier.queued = map[partKey]bool{}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	// Job ids of different coordinator runs never meet: a completion of a
+	// job from before a restart is refused as unknown.
+	c.tier.nextID = binary.BigEndian.Uint64(b[:])>>1 + 1
+}
+
+// TierStats returns the tiering counters.
+func (c *Coordinator) TierStats() TierStats {
+	c.tier.Lock()
+	defer c.tier.Unlock()
+	return c.tier.stats
+}
+
+// runTier plans jobs and enforces retention every interval until ctx ends.
+func (c *Coordinator) runTier(ctx context.Context) {
+	t := time.NewTicker(c.opts.TierInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := c.TierTick(ctx); err != nil && ctx.Err() == nil {
+			c.log.Warn("tier round failed", "err", err)
+		}
+	}
+}
+
+// TierTick runs one round of the planner: retention first (so that data
+// past retention.ms is deleted rather than consolidated), then every
+// partition past its WAL retention is queued for ClaimTierJob. Open runs
+// it every Options.TierInterval; tests call it directly.
+func (c *Coordinator) TierTick(ctx context.Context) error {
+	if err := c.enter(ctx); err != nil {
+		return err
+	}
+	defer c.leave()
+	if err := c.enforceRetention(ctx); err != nil {
+		return err
+	}
+	if c.opts.ConsolidationDisabled {
+		return nil
+	}
+	return c.planJobs(ctx)
+}
+
+// partitionsSnapshot lists every partition with its topic's settings.
+func (c *Coordinator) partitionsSnapshot() []partRef {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []partRef
+	for _, t := range c.mu.topicsByID {
+		s := c.settingsLocked(t)
+		for p := range t.parts {
+			out = append(out, partRef{t: t, partition: int32(p), settings: s})
+		}
+	}
+	return out
+}
+
+type partRef struct {
+	t         *topicState
+	partition int32
+	settings  tierSettings
+}
+
+// planJobs queues each partition whose oldest WAL batch is older than its
+// local.retention.ms, or whose WAL bytes exceed its local.retention.bytes.
+func (c *Coordinator) planJobs(ctx context.Context) error {
+	nowMs := c.now().UnixMilli()
+	for _, pr := range c.partitionsSnapshot() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		pk := partKey{pr.t.id, pr.partition}
+		due, err := c.walDue(pr, nowMs)
+		if err != nil {
+			return err
+		}
+		if !due {
+			continue
+		}
+		c.tier.Lock()
+		if !c.tier.queued[pk] && c.tier.active[pk] == nil {
+			c.tier.queued[pk] = true
+			c.tier.due = append(c.tier.due, pk)
+		}
+		c.tier.Unlock()
+	}
+	return nil
+}
+
+// walDue reports whether a partition has WAL batches past its WAL
+// retention.
+func (c *Coordinator) walDue(pr partRef, nowMs int64) (bool, error) {
+	c.mu.RLock()
+	st := pr.t.parts[pr.partition]
+	c.mu.RUnlock()
+	if st.walStart >= st.hwm {
+		return false, nil
+	}
+	s := pr.settings
+	if s.localBytes >= 0 && st.walBytes() > s.localBytes {
+		return true, nil
+	}
+	if s.localMs < 0 {
+		return false, nil
+	}
+	created, ok, err := c.firstWALCreated(pr.t.id, pr.partition, st)
+	return ok && nowMs-created >= s.localMs, err
+}
+
+// firstWALCreated returns when the object of the partition's first WAL
+// run was committed.
+func (c *Coordinator) firstWALCreated(id coordapi.TopicID, partition int32, st partState) (int64, bool, error) {
+	it, err := c.db.NewIter(&pebble.IterOptions{
+		LowerBound: batchKey(id, partition, st.walStart),
+		UpperBound: batchKey(id, partition, st.hwm),
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("tier: new iterator: %w", err)
+	}
+	defer it.Close()
+	if !it.First() {
+		return 0, false, it.Error()
+	}
+	last, err := decodeBatchKey(it.Key())
+	if err != nil {
+		return 0, false, err
+	}
+	v, err := it.ValueAndErr()
+	if err != nil {
+		return 0, false, fmt.Errorf("tier: read: %w", err)
+	}
+	r, err := newRunReader(last, v)
+	if err != nil || r.seg != nil {
+		return 0, false, err // a segment above the WAL start: never
+	}
+	c.mu.RLock()
+	o := c.mu.objects[r.h.object]
+	c.mu.RUnlock()
+	if o == nil {
+		return 0, false, fmt.Errorf("tier: batch run at %d references unknown object %d", last, r.h.object)
+	}
+	return o.createdMs, true, nil
+}
+
+// ClaimTierJob assigns the next due consolidation job to a broker; ok is
+// false when none is due. Jobs whose lease ended are dropped first, and
+// their partitions planned again.
 func (c *Coordinator) ClaimTierJob(ctx context.Context, req coordapi.ClaimTierJobRequest) (coordapi.TierJob, bool, error) {
-	return coordapi.TierJob{}, false, errors.ErrUnsupported
+	if err := c.enter(ctx); err != nil {
+		return coordapi.TierJob{}, false, err
+	}
+	defer c.leave()
+	nowMs := c.now().UnixMilli()
+	c.expireJobs(nowMs)
+	for {
+		c.tier.Lock()
+		if len(c.tier.due) == 0 {
+			c.tier.Unlock()
+			return coordapi.TierJob{}, false, nil
+		}
+		pk := c.tier.due[0]
+		c.tier.due = c.tier.due[1:]
+		delete(c.tier.queued, pk)
+		busy := c.tier.active[pk] != nil
+		c.tier.Unlock()
+		if busy {
+			continue
+		}
+		job, ok, err := c.buildJob(pk, nowMs)
+		if err != nil {
+			return coordapi.TierJob{}, false, err
+		}
+		if !ok {
+			continue
+		}
+		c.tier.Lock()
+		if c.tier.active[pk] != nil {
+			c.tier.Unlock()
+			continue
+		}
+		job.ID = c.tier.nextID
+		c.tier.nextID++
+		job.broker = req.BrokerID
+		c.tier.active[pk] = job
+		c.tier.stats.JobsAssigned++
+		c.tier.Unlock()
+		c.log.Debug("tier job assigned", "job", job.ID, "topic", pk.topic, "partition", pk.partition,
+			"base", job.BaseOffset, "last", job.LastOffset, "batches", len(job.Batches), "bytes", job.dataLen, "broker", req.BrokerID)
+		return job.TierJob, true, nil
+	}
 }
 
-// CompleteTierJob: in progress.
+// expireJobs drops the jobs whose lease ended at nowMs, queueing their
+// partitions again.
+func (c *Coordinator) expireJobs(nowMs int64) {
+	c.tier.Lock()
+	defer c.tier.Unlock()
+	for pk, j := range c.tier.active {
+		if nowMs >= j.deadline {
+			delete(c.tier.active, pk)
+			c.tier.stats.JobsExpired++
+			c.log.Warn("tier job lease ended", "job", j.ID, "topic", pk.topic, "partition", pk.partition, "broker", j.broker)
+			if !c.tier.queued[pk] {
+				c.tier.queued[pk] = true
+				c.tier.due = append(c.tier.due, pk)
+			}
+		}
+	}
+}
+
+// buildJob plans a job for pk: its WAL runs from the WAL start, in
+// order, while they are past the WAL retention (by their object's commit
+// time, or by the partition's WAL bytes over local.retention.bytes), up to
+// segment.bytes (at least one run), a segment.ms span of commit times and
+// maxJobBatches. ok is false when nothing is due.
+func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierJob, bool, error) {
+	c.mu.RLock()
+	t := c.mu.topicsByID[pk.topic]
+	if t == nil || int(pk.partition) >= len(t.parts) {
+		c.mu.RUnlock()
+		return nil, false, nil
+	}
+	st := t.parts[pk.partition]
+	s := c.settingsLocked(t)
+	lat := t.logAppendTime
+	c.mu.RUnlock()
+	if st.walStart >= st.hwm {
+		return nil, false, nil
+	}
+	it, err := c.db.NewIter(&pebble.IterOptions{
+		LowerBound: batchKey(pk.topic, pk.partition, st.walStart),
+		UpperBound: batchKey(pk.topic, pk.partition, st.hwm),
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("tier: new iterator: %w", err)
+	}
+	defer it.Close()
+
+	job := &tierJob{pk: pk, gen: st.gen}
+	job.TopicID, job.Partition, job.LogAppendTime = pk.topic, pk.partition, lat
+	job.LeaseMs = c.opts.TierJobLease.Milliseconds()
+	job.deadline = nowMs + job.LeaseMs
+	job.seg = segmentRow{logAppendTime: lat, maxTimestamp: -1, tsOffset: -1, tsLast: -1}
+	ts := newPartState()
+	walBytes := st.walBytes()
+	var (
+		firstCreated int64
+		run          []coordapi.BatchCoord
+	)
+	for valid := it.First(); valid; valid = it.Next() {
+		last, err := decodeBatchKey(it.Key())
+		if err != nil {
+			return nil, false, err
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, false, fmt.Errorf("tier: read: %w", err)
+		}
+		if isSegmentRow(v) {
+			return nil, false, fmt.Errorf("tier: segment row at %d above the WAL start %d", last, st.walStart)
+		}
+		var h runHeader
+		if h, run, _, err = decodeBatchRun(last, v, run[:0]); err != nil {
+			return nil, false, err
+		}
+		c.mu.RLock()
+		o := c.mu.objects[h.object]
+		c.mu.RUnlock()
+		if o == nil {
+			return nil, false, fmt.Errorf("tier: batch run at %d references unknown object %d", last, h.object)
+		}
+		var n int64
+		for _, bc := range run {
+			n += int64(bc.ByteLength)
+		}
+		byTime := s.localMs >= 0 && nowMs-o.createdMs >= s.localMs
+		byBytes := s.localBytes >= 0 && walBytes-job.dataLen > s.localBytes
+		if !byTime && !byBytes {
+			break
+		}
+		if len(job.Batches) > 0 {
+			if job.dataLen+n > s.segmentBytes || o.createdMs-firstCreated >= s.segmentMs ||
+				len(job.Batches)+len(run) > maxJobBatches {
+				break
+			}
+		} else {
+			firstCreated = o.createdMs
+			job.BaseOffset = run[0].BaseOffset
+		}
+		if job.dataLen+n > maxSegmentData {
+			break
+		}
+		for _, bc := range run {
+			bc.ObjectKey, bc.ObjectSize = o.key, o.size
+			job.Batches = append(job.Batches, bc)
+			ts.noteBatch(bc.BaseOffset, bc.LastOffset, bc.MaxTimestamp, bc.LogAppendTime)
+		}
+		job.dataLen += n
+		job.LastOffset = last
+	}
+	if err := it.Error(); err != nil {
+		return nil, false, fmt.Errorf("tier: iterate: %w", err)
+	}
+	if len(job.Batches) == 0 {
+		return nil, false, nil
+	}
+	job.seg.base = job.BaseOffset
+	job.seg.batches = int64(len(job.Batches))
+	job.seg.dataLength = job.dataLen
+	job.seg.maxTimestamp, job.seg.tsOffset, job.seg.tsLast = ts.maxTimestamp, ts.maxTimestampOffset, ts.maxTimestampLast
+	return job, true, nil
+}
+
+// refusef is CompleteTierJob's refusal.
+func refusef(format string, args ...any) error {
+	return coordapi.Errorf(kerr.StaleBrokerEpoch, "tier job refused: "+format, args...)
+}
+
+// CompleteTierJob swaps a job's WAL runs for the segment object the
+// broker wrote, in one synced batch: the runs' rows are replaced by one
+// segment row, the segment becomes a live object, the runs' bytes are
+// counted dead in their WAL objects (which the collector deletes once all
+// their bytes are dead), and the partition's WAL start moves past the
+// segment, in a new checkpoint. Kafka-level failures: STALE_BROKER_EPOCH
+// when the job is unknown (superseded, or from before a restart), its
+// lease ended, the partition's rows changed since it was planned
+// (DeleteRecords, retention, a deleted topic), or the report does not
+// match it; the caller deletes its segment.
 func (c *Coordinator) CompleteTierJob(ctx context.Context, req coordapi.CompleteTierJobRequest) error {
-	return errors.ErrUnsupported
+	if err := c.enter(ctx); err != nil {
+		return err
+	}
+	defer c.leave()
+	c.commit.Lock()
+	defer c.commit.Unlock()
+	nowMs := c.now().UnixMilli()
+	pk := partKey{req.TopicID, req.Partition}
+
+	c.tier.Lock()
+	job := c.tier.active[pk]
+	if job == nil || job.ID != req.JobID {
+		c.tier.stats.JobsRefused++
+		c.tier.Unlock()
+		return refusef("job %d of %s/%d is not assigned", req.JobID, req.TopicID, req.Partition)
+	}
+	if nowMs >= job.deadline {
+		delete(c.tier.active, pk)
+		c.tier.stats.JobsRefused++
+		c.tier.Unlock()
+		return refusef("job %d's lease ended %dms ago", job.ID, nowMs-job.deadline)
+	}
+	c.tier.Unlock()
+	refuse := func(format string, args ...any) error {
+		c.tier.Lock()
+		if c.tier.active[pk] == job {
+			delete(c.tier.active, pk)
+		}
+		c.tier.stats.JobsRefused++
+		c.tier.Unlock()
+		return refusef(format, args...)
+	}
+	switch {
+	case req.BaseOffset != job.BaseOffset || req.LastOffset != job.LastOffset:
+		return refuse("job %d covers offsets %d-%d, not %d-%d", job.ID, job.BaseOffset, job.LastOffset, req.BaseOffset, req.LastOffset)
+	case req.DataLength != job.dataLen:
+		return refuse("job %d's batches are %d bytes, the segment's data %d", job.ID, job.dataLen, req.DataLength)
+	case req.ObjectKey == "" || req.ObjectSize <= req.DataLength:
+		return refuse("job %d's segment %q of %d bytes cannot hold %d bytes of data and its indexes", job.ID, req.ObjectKey, req.ObjectSize, req.DataLength)
+	}
+	t, st, err := c.partitionLocked(req.TopicID, req.Partition)
+	if err != nil {
+		return refuse("job %d: %v", job.ID, err)
+	}
+	if st.gen != job.gen {
+		return refuse("job %d: the partition's log changed since it was planned", job.ID)
+	}
+	if _, dup := c.mu.objectsByKey[req.ObjectKey]; dup {
+		return refuse("job %d: object %q is already known", job.ID, req.ObjectKey)
+	}
+
+	lower := batchKey(pk.topic, pk.partition, job.BaseOffset)
+	lastKey := batchKey(pk.topic, pk.partition, job.LastOffset)
+	upper := batchKey(pk.topic, pk.partition, job.LastOffset+1)
+	rs, err := c.rowStats(lower, upper)
+	if err != nil {
+		return fmt.Errorf("complete tier job %d: %w", job.ID, err)
+	}
+	if rs.segments != 0 || rs.batches != int64(len(job.Batches)) || rs.bytes != job.dataLen {
+		// Cannot happen while gen is unchanged; refuse rather than swap
+		// rows the job did not copy.
+		c.log.Error("tier job range does not match its rows", "job", job.ID, "batches", rs.batches, "want", len(job.Batches), "bytes", rs.bytes, "want_bytes", job.dataLen)
+		return refuse("job %d: the partition's rows do not match the job", job.ID)
+	}
+
+	obj := &objectState{
+		num: c.commit.nextObject, key: req.ObjectKey, size: req.ObjectSize, live: req.DataLength,
+		state: ObjectLive, createdMs: nowMs, brokerID: job.broker,
+	}
+	seg := job.seg
+	seg.object = obj.num
+	b := c.db.NewBatch()
+	defer b.Close()
+	_ = b.DeleteRange(lower, lastKey, nil)
+	_ = b.Set(lastKey, appendSegmentRow(nil, &seg), nil)
+	_ = b.Set(objectKey(obj.num), encodeObject(obj), nil)
+	_ = b.Set(keyNextObject, encodeUint64(obj.num+1), nil)
+	objects := append(c.deadBytesLocked(b, rs.dead, nowMs), obj)
+	st.walStart = job.LastOffset + 1
+	st.segBytes += req.DataLength
+	st.segments++
+	st.gen++
+	c.checkpointLocked(b, pk, &st, nil)
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("complete tier job %d: commit: %w", job.ID, err)
+	}
+	c.checkpointedLocked(pk)
+	c.commit.nextObject = obj.num + 1
+	c.mu.Lock()
+	t.parts[pk.partition] = st
+	c.installObjectsLocked(objects)
+	c.mu.Unlock()
+	c.tier.Lock()
+	if c.tier.active[pk] == job {
+		delete(c.tier.active, pk)
+	}
+	c.tier.stats.JobsCompleted++
+	c.tier.stats.BytesConsolidated += req.DataLength
+	c.tier.Unlock()
+	c.log.Info("consolidated", "topic", t.name, "partition", pk.partition, "base", job.BaseOffset, "last", job.LastOffset,
+		"batches", len(job.Batches), "bytes", req.DataLength, "segment", req.ObjectKey, "wal_start", st.walStart)
+	return nil
 }
 
-// AbandonTierJob: in progress.
+// AbandonTierJob drops an assigned job, so that its partition is
+// planned again at the next round rather than at the end of the lease. An
+// unknown job is not an error.
 func (c *Coordinator) AbandonTierJob(ctx context.Context, jobID uint64, reason string) error {
-	return errors.ErrUnsupported
+	if err := c.enter(ctx); err != nil {
+		return err
+	}
+	defer c.leave()
+	c.tier.Lock()
+	defer c.tier.Unlock()
+	for pk, j := range c.tier.active {
+		if j.ID == jobID {
+			delete(c.tier.active, pk)
+			c.tier.stats.JobsAbandoned++
+			c.log.Warn("tier job abandoned", "job", jobID, "topic", pk.topic, "partition", pk.partition, "broker", j.broker, "reason", reason)
+			return nil
+		}
+	}
+	return nil
+}
+
+// enforceRetention moves each delete-policy partition's log start past
+// its rows that retention.ms or retention.bytes expire, across both
+// tiers, as Kafka deletes whole segments: a segment goes when all of it
+// is past retention, a WAL batch likewise.
+func (c *Coordinator) enforceRetention(ctx context.Context) error {
+	nowMs := c.now().UnixMilli()
+	for _, pr := range c.partitionsSnapshot() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s := pr.settings
+		if !s.deletes || s.retentionMs < 0 && s.retentionBytes < 0 {
+			continue
+		}
+		if err := c.retainPartition(pr, nowMs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// retainPartition applies retention to one partition.
+func (c *Coordinator) retainPartition(pr partRef, nowMs int64) error {
+	c.commit.Lock()
+	defer c.commit.Unlock()
+	t, st, err := c.partitionLocked(pr.t.id, pr.partition)
+	if err != nil || t != pr.t || st.logStart >= st.hwm {
+		return nil // deleted meanwhile, or empty
+	}
+	s := pr.settings
+	byTime := s.retentionMs >= 0
+	bySize := s.retentionBytes >= 0 && st.bytes > s.retentionBytes
+	if !byTime && !bySize {
+		return nil
+	}
+	var expiredBefore int64 = math.MinInt64
+	if byTime {
+		expiredBefore = nowMs - s.retentionMs
+	}
+	cut, remaining := st.logStart, st.bytes
+	err = c.scanRange(batchKey(t.id, pr.partition, st.logStart), batchKey(t.id, pr.partition, st.hwm), func(k, v []byte) error {
+		last, err := decodeBatchKey(k)
+		if err != nil {
+			return err
+		}
+		r, err := newRunReader(last, v)
+		for err == nil {
+			var (
+				bc coordapi.BatchCoord
+				ok bool
+			)
+			if bc, ok, err = r.next(); !ok || err != nil {
+				break
+			}
+			if bc.LastOffset < st.logStart {
+				continue
+			}
+			byTime = byTime && bc.MaxTimestamp < expiredBefore
+			bySize = bySize && remaining-int64(bc.ByteLength) >= s.retentionBytes
+			if !byTime && !bySize {
+				return errStopScan
+			}
+			remaining -= int64(bc.ByteLength)
+			cut = bc.LastOffset + 1
+		}
+		return err
+	})
+	if err != nil && err != errStopScan {
+		return fmt.Errorf("retention of %s/%d: %w", t.name, pr.partition, err)
+	}
+	cut = min(cut, st.hwm)
+	if cut <= st.logStart {
+		return nil
+	}
+	before := st.bytes
+	if err := c.deleteRecordsLocked(t, pr.partition, st, cut, "retention"); err != nil {
+		return fmt.Errorf("retention of %s/%d: %w", t.name, pr.partition, err)
+	}
+	c.mu.RLock()
+	after := t.parts[pr.partition].bytes
+	c.mu.RUnlock()
+	c.tier.Lock()
+	c.tier.stats.RetentionDeletions++
+	c.tier.stats.RetentionBytes += before - after
+	c.tier.Unlock()
+	return nil
 }

@@ -208,12 +208,12 @@ func (c *Coordinator) deleteTopicLocked(t *topicState) error {
 	_ = b.DeleteRange(pl, prefixEnd(pl), nil)
 
 	lower, upper := batchTopicBounds(t.id)
-	dead, batches, err := c.runBytes(lower, upper)
+	rs, err := c.rowStats(lower, upper)
 	if err != nil {
 		return err
 	}
 	_ = b.DeleteRange(lower, upper, nil)
-	objects := c.deadBytesLocked(b, dead, nowMs)
+	objects := c.deadBytesLocked(b, rs.dead, nowMs)
 
 	var producers []producerStateKey
 	for pk := range c.commit.producers {
@@ -237,7 +237,7 @@ func (c *Coordinator) deleteTopicLocked(t *topicState) error {
 	for p := range t.parts {
 		delete(c.commit.logs, partKey{t.id, int32(p)})
 	}
-	c.log.Info("topic deleted", "topic", t.name, "id", t.id, "batches", batches, "objects_touched", len(objects))
+	c.log.Info("topic deleted", "topic", t.name, "id", t.id, "batches", rs.batches, "segments", rs.segments, "objects_touched", len(objects))
 	return nil
 }
 

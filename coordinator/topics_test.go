@@ -250,7 +250,7 @@ func TestDescribeTopicConfig(t *testing.T) {
 	}
 	want := map[string]string{
 		"cleanup.policy": "delete", "retention.bytes": "-1", "max.message.bytes": "1048588",
-		"message.timestamp.type": "CreateTime", "segment.bytes": "1073741824", "min.insync.replicas": "1",
+		"message.timestamp.type": "CreateTime", "segment.bytes": "134217728", "min.insync.replicas": "1",
 		"compression.type": "producer", "kv.index.enabled": "false", "segment.ms": "604800000",
 		"message.timestamp.difference.max.ms": "9223372036854775807", "message.timestamp.before.max.ms": "9223372036854775807",
 		"message.timestamp.after.max.ms": "9223372036854775807", "delete.retention.ms": "86400000",

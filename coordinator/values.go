@@ -61,28 +61,54 @@ func decodeTopic(id coordapi.TopicID, v []byte) (t *topicState, partitions int, 
 	return t, partitions, d.Done("topic")
 }
 
-// encodePartition encodes a partition's offsets.
+// encodePartition encodes a partition's checkpoint (format 2): log
+// start, high watermark, the max timestamp state, WAL start, bytes,
+// segment bytes and segment count. Format 1 ended after the max timestamp
+// state.
 func encodePartition(p *partState) []byte {
-	b := make([]byte, 0, 1+5*binary.MaxVarintLen64)
-	b = append(b, valueV1)
+	b := make([]byte, 0, 1+9*binary.MaxVarintLen64)
+	b = append(b, valenc.Version2)
 	b = binary.AppendVarint(b, p.logStart)
 	b = binary.AppendVarint(b, p.hwm)
 	b = binary.AppendVarint(b, p.maxTimestamp)
 	b = binary.AppendVarint(b, p.maxTimestampOffset)
 	b = binary.AppendVarint(b, p.maxTimestampLast)
+	b = binary.AppendVarint(b, p.walStart)
+	b = binary.AppendVarint(b, p.bytes)
+	b = binary.AppendVarint(b, p.segBytes)
+	b = binary.AppendVarint(b, p.segments)
 	return b
 }
 
-func decodePartition(v []byte) (partState, error) {
-	d := newDecoder("partition", v)
-	p := partState{
+// decodePartition decodes a partition checkpoint of either format; v1
+// reports a format 1 one, whose tier fields (WAL start: the log start; no
+// segments) and bytes (0) the caller completes.
+func decodePartition(v []byte) (p partState, v1 bool, err error) {
+	if len(v) > 0 && v[0] == valueV1 {
+		d := newDecoder("partition", v)
+		p = partState{
+			logStart:           d.Varint(),
+			hwm:                d.Varint(),
+			maxTimestamp:       d.Varint(),
+			maxTimestampOffset: d.Varint(),
+			maxTimestampLast:   d.Varint(),
+		}
+		p.walStart = p.logStart
+		return p, true, d.Done("partition")
+	}
+	d := valenc.NewVersion("partition", valenc.Version2, v)
+	p = partState{
 		logStart:           d.Varint(),
 		hwm:                d.Varint(),
 		maxTimestamp:       d.Varint(),
 		maxTimestampOffset: d.Varint(),
 		maxTimestampLast:   d.Varint(),
+		walStart:           d.Varint(),
+		bytes:              d.Varint(),
+		segBytes:           d.Varint(),
+		segments:           d.Varint(),
 	}
-	return p, d.Done("partition")
+	return p, false, d.Done("partition")
 }
 
 func encodeObject(o *objectState) []byte {

@@ -18,6 +18,10 @@ const (
 	// Version2 is a second layout of a value kind whose Version1 layout
 	// changed (each kind's doc says which layouts it has).
 	Version2 byte = 2
+	// Version3 is a third layout, or a second kind of value sharing a key
+	// family with a Version2 one (the coordinator's segment rows beside
+	// its batch runs).
+	Version3 byte = 3
 )
 
 // ErrShort is returned (wrapped) for a value that ends early.
