@@ -12,6 +12,7 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/kvindex"
+	"github.com/floe-io/floe/record"
 )
 
 // prefixKV is the key family of the key index (kvindex owns its layout).
@@ -318,6 +319,14 @@ func (s logSource) Batches(ctx context.Context, id [16]byte, partition int32, fr
 				return
 			}
 			for _, bc := range found.Batches {
+				if bc.Segment {
+					next, ok := s.segmentBatches(ctx, bc, offset, yield)
+					if !ok {
+						return
+					}
+					offset = next
+					continue
+				}
 				data, err := s.c.opts.Objects.GetRange(ctx, bc.ObjectKey, bc.ByteOffset, int64(bc.ByteLength))
 				if err != nil {
 					yield(kvindex.LogBatch{}, fmt.Errorf("read batch %d of %s: %w", bc.BaseOffset, bc.ObjectKey, err))
@@ -330,4 +339,62 @@ func (s logSource) Batches(ctx context.Context, id [16]byte, partition int32, fr
 			}
 		}
 	}
+}
+
+// segmentWindow is how much of a segment's data segmentBatches reads at a
+// time.
+const segmentWindow = 8 << 20
+
+// segmentBatches yields the batches of segment seg from the one holding
+// offset on, reading its data part a window at a time (its batches carry
+// their real base offsets). It returns the offset after the segment, and
+// false when it stopped early (an error was yielded, or yield said stop).
+func (s logSource) segmentBatches(ctx context.Context, seg coordapi.BatchCoord, offset int64, yield func(kvindex.LogBatch, error) bool) (int64, bool) {
+	fail := func(err error) (int64, bool) {
+		yield(kvindex.LogBatch{}, fmt.Errorf("read segment %s: %w", seg.ObjectKey, err))
+		return 0, false
+	}
+	var pos int64
+	for pos < int64(seg.ByteLength) {
+		n := min(segmentWindow, int64(seg.ByteLength)-pos)
+		data, err := s.c.opts.Objects.GetRange(ctx, seg.ObjectKey, pos, n)
+		if err != nil {
+			return fail(err)
+		}
+		used := 0
+		for used < len(data) {
+			rest := data[used:]
+			if len(rest) < record.HeaderSize {
+				break
+			}
+			h, err := record.ParseHeader(rest)
+			if err != nil {
+				return fail(fmt.Errorf("batch at byte %d: %w", pos+int64(used), err))
+			}
+			size := h.Size()
+			if size > len(rest) {
+				if used == 0 {
+					// One batch larger than the window: read it whole.
+					if data, err = s.c.opts.Objects.GetRange(ctx, seg.ObjectKey, pos, int64(size)); err != nil {
+						return fail(err)
+					}
+					rest = data
+				} else {
+					break
+				}
+			}
+			if len(rest) < size {
+				return fail(fmt.Errorf("batch at byte %d: %d bytes past the data", pos+int64(used), size-len(rest)))
+			}
+			if h.BaseOffset+int64(h.LastOffsetDelta) >= offset && !yield(kvindex.LogBatch{Data: rest[:size], BaseOffset: h.BaseOffset}, nil) {
+				return 0, false
+			}
+			used += size
+		}
+		if used == 0 {
+			return fail(fmt.Errorf("no whole batch at byte %d", pos))
+		}
+		pos += int64(used)
+	}
+	return seg.LastOffset + 1, true
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -173,10 +174,10 @@ func (c *Coordinator) TierTick(ctx context.Context) error {
 	return c.planJobs(ctx)
 }
 
-// partitionsSnapshot lists every partition with its topic's settings.
+// partitionsSnapshot lists every partition with its topic's settings, by
+// topic name and partition.
 func (c *Coordinator) partitionsSnapshot() []partRef {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
 	var out []partRef
 	for _, t := range c.mu.topicsByID {
 		s := c.settingsLocked(t)
@@ -184,6 +185,13 @@ func (c *Coordinator) partitionsSnapshot() []partRef {
 			out = append(out, partRef{t: t, partition: int32(p), settings: s})
 		}
 	}
+	c.mu.RUnlock()
+	slices.SortFunc(out, func(a, b partRef) int {
+		if c := strings.Compare(a.t.name, b.t.name); c != 0 {
+			return c
+		}
+		return int(a.partition - b.partition)
+	})
 	return out
 }
 
