@@ -1,0 +1,629 @@
+package tiered
+
+// Consolidation, the broker's side of a tier job:
+//
+//	ClaimTierJob ─> job ─> GetRange (WAL objects, ReadConcurrency ranges in flight, in order)
+//	  ─> check each batch's header against its coordinates ─> LogAppendTime stamp (a copy)
+//	  ─> Writer.Append (base offset, leader epoch) ─> Finish ─> Put <prefix>/tiered/...seg
+//	  ─> CompleteTierJob ─> done
+//	failure: AbandonTierJob and delete the object; refused (STALE_BROKER_EPOCH): delete it
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/metrics"
+	"github.com/floe-io/floe/record"
+)
+
+// JobSource hands out consolidation jobs and takes their outcomes: the batch
+// coordinator's tier job API, which coordapi.Coordinator satisfies.
+// CompleteTierJob fails with an error wrapping kerr.StaleBrokerEpoch when the
+// job is no longer the range's newest assignment; any error wrapping a
+// *kerr.Error is the coordinator's answer, any other means it may not have
+// answered.
+type JobSource interface {
+	ClaimTierJob(ctx context.Context, req coordapi.ClaimTierJobRequest) (job coordapi.TierJob, ok bool, err error)
+	CompleteTierJob(ctx context.Context, req coordapi.CompleteTierJobRequest) error
+	AbandonTierJob(ctx context.Context, jobID uint64, reason string) error
+}
+
+// WALReader reads byte ranges of WAL objects, as *cache.Cache does: length
+// bytes of key, an object of objectSize bytes, from offset. The returned bytes
+// may be shared with other readers and must not be modified.
+type WALReader interface {
+	GetRange(ctx context.Context, key string, objectSize, offset, length int64) ([]byte, error)
+}
+
+// SegmentStore writes and removes segment objects, as objectstore.Store does.
+type SegmentStore interface {
+	Put(ctx context.Context, key string, data []byte) error
+	Delete(ctx context.Context, key string) error
+}
+
+// Defaults of ConsolidatorOptions.
+const (
+	DefaultPollInterval    = 5 * time.Second
+	DefaultMaxBackoff      = time.Minute
+	DefaultLeaseMargin     = 10 * time.Second
+	DefaultReadConcurrency = 4
+	DefaultMaxReadBytes    = 8 << 20
+)
+
+// cleanupTimeout bounds one best-effort AbandonTierJob or Delete, which run
+// even when the job's or the caller's context has ended.
+const cleanupTimeout = 10 * time.Second
+
+// recentJobs is how many job ids a Consolidator remembers, to never run one
+// twice.
+const recentJobs = 64
+
+// ErrBatchMismatch reports WAL bytes that do not match the batch coordinates
+// the job gave for them: the header does not parse, or its length or offset
+// range differs. The job fails; the coordinates or the object are wrong.
+var ErrBatchMismatch = errors.New("tiered: batch does not match its coordinates")
+
+// ErrBadJob reports a job whose coordinates are not a run of batches a segment
+// can hold: empty, out of order, with gaps, not covering the job's range, or
+// outside their objects.
+var ErrBadJob = errors.New("tiered: malformed tier job")
+
+// ConsolidatorOptions configure a Consolidator. The zero value is the default
+// (broker 0, no prefix).
+type ConsolidatorOptions struct {
+	// BrokerID is the broker's node id, sent with each claim.
+	BrokerID int32
+	// Prefix is the object key prefix (--s3-prefix) segments are written under.
+	// Default: "" (none).
+	Prefix string
+	// LeaderEpoch is the partition leader epoch written into every batch; the
+	// broker's partitions have one fixed epoch. Default: 0.
+	LeaderEpoch int32
+	// PollInterval is how long Run waits after a claim found no job. After a
+	// completed job Run claims again at once. Default: 5s.
+	PollInterval time.Duration
+	// MaxBackoff bounds Run's wait after repeated failures (of a claim or of a
+	// job), which doubles from PollInterval. Default: 1m, and at least
+	// PollInterval.
+	MaxBackoff time.Duration
+	// LeaseMargin is how long before the job's lease ends it must be
+	// completed: a job runs under a context that ends LeaseMargin before the
+	// lease does (at most a quarter of the lease before). Default: 10s.
+	LeaseMargin time.Duration
+	// ReadConcurrency is how many WAL ranges a job reads at once. Default: 4.
+	ReadConcurrency int
+	// MaxReadBytes bounds one WAL range: batches back to back in one object
+	// are read as one range up to this size (a larger batch is read alone).
+	// Default: 8 MiB.
+	MaxReadBytes int64
+	// IndexIntervalBytes is the segments' offset index interval
+	// (Options.IndexIntervalBytes). Default: 4096.
+	IndexIntervalBytes int
+	// Logger receives job outcomes and errors. Default: discard.
+	Logger *slog.Logger
+	// Meter registers floe.tiered.jobs (by outcome), floe.tiered.job.bytes and
+	// floe.tiered.job.duration. Default: nil (no metrics).
+	Meter metric.Meter
+	// Now is the clock, for tests. Default: time.Now.
+	Now func() time.Time
+}
+
+// Validate reports every invalid setting at once. Zero fields are valid: they
+// take their defaults.
+func (o ConsolidatorOptions) Validate() error {
+	var errs []error
+	if o.PollInterval < 0 {
+		errs = append(errs, fmt.Errorf("tiered: poll interval %v is negative", o.PollInterval))
+	}
+	if o.MaxBackoff < 0 {
+		errs = append(errs, fmt.Errorf("tiered: max backoff %v is negative", o.MaxBackoff))
+	}
+	if o.LeaseMargin < 0 {
+		errs = append(errs, fmt.Errorf("tiered: lease margin %v is negative", o.LeaseMargin))
+	}
+	if o.ReadConcurrency < 0 {
+		errs = append(errs, fmt.Errorf("tiered: read concurrency %d is negative", o.ReadConcurrency))
+	}
+	if o.MaxReadBytes < 0 {
+		errs = append(errs, fmt.Errorf("tiered: max read bytes %d is negative", o.MaxReadBytes))
+	}
+	if o.IndexIntervalBytes < 0 {
+		errs = append(errs, fmt.Errorf("tiered: index interval %d is negative", o.IndexIntervalBytes))
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults returns o with every zero field set to its default.
+func (o ConsolidatorOptions) withDefaults() ConsolidatorOptions {
+	if o.PollInterval == 0 {
+		o.PollInterval = DefaultPollInterval
+	}
+	if o.MaxBackoff == 0 {
+		o.MaxBackoff = DefaultMaxBackoff
+	}
+	o.MaxBackoff = max(o.MaxBackoff, o.PollInterval)
+	if o.LeaseMargin == 0 {
+		o.LeaseMargin = DefaultLeaseMargin
+	}
+	if o.ReadConcurrency == 0 {
+		o.ReadConcurrency = DefaultReadConcurrency
+	}
+	if o.MaxReadBytes == 0 {
+		o.MaxReadBytes = DefaultMaxReadBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Consolidator runs the consolidation jobs the coordinator assigns this
+// broker: for each, it reads the partition's batches from the WAL objects,
+// writes them into one segment object (Writer), uploads it and reports it.
+// Each job is claimed once and never retried under its id: a failed job is
+// abandoned, and the coordinator assigns its range again under a new id.
+//
+// Memory: a running job holds its whole segment in memory (at most the
+// topic's segment.bytes, 128 MiB by default, plus its indexes), and up to
+// ReadConcurrency+1 WAL ranges of at most MaxReadBytes each (8 MiB), the
+// ranges in flight and the one being copied; a LogAppendTime job also keeps a
+// copy of its largest batch. Ranges that fit in one cache chunk are shared
+// with the cache rather than copied.
+//
+// A Consolidator is safe for concurrent use: goroutines calling Run or RunOnce
+// each run their own job, with that memory each.
+type Consolidator struct {
+	jobs  JobSource
+	wal   WALReader
+	store SegmentStore
+	opts  ConsolidatorOptions
+	log   *slog.Logger
+	m     *consolidatorMetrics
+
+	mu struct {
+		sync.Mutex
+		recent [recentJobs]uint64 // ids of jobs claimed, a ring
+		n      int                // ids in recent so far
+	}
+}
+
+// NewConsolidator returns a Consolidator that claims jobs from jobs, reads WAL
+// bytes through wal and writes segments to store.
+func NewConsolidator(jobs JobSource, wal WALReader, store SegmentStore, opts ConsolidatorOptions) (*Consolidator, error) {
+	if jobs == nil || wal == nil || store == nil {
+		return nil, errors.New("tiered: NewConsolidator needs a job source, a WAL reader and a segment store")
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	return &Consolidator{
+		jobs:  jobs,
+		wal:   wal,
+		store: store,
+		opts:  opts,
+		log:   opts.Logger,
+		m:     newConsolidatorMetrics(opts.Meter),
+	}, nil
+}
+
+// Job outcomes, the values of the metrics' outcome attribute.
+const (
+	outcomeCompleted = iota // the coordinator took the segment
+	outcomeFailed           // the job could not be run, or its completion failed
+	outcomeRefused          // the coordinator refused a stale job
+	numOutcomes
+)
+
+var outcomeNames = [numOutcomes]string{"completed", "failed", "refused"}
+
+// consolidatorMetrics are a Consolidator's instruments.
+type consolidatorMetrics struct {
+	jobs     metric.Int64Counter
+	bytes    metric.Int64Counter
+	duration metric.Float64Histogram
+	outcome  [numOutcomes]metric.MeasurementOption
+}
+
+func newConsolidatorMetrics(m metric.Meter) *consolidatorMetrics {
+	m = metrics.OrNoop(m)
+	cm := &consolidatorMetrics{}
+	cm.jobs, _ = m.Int64Counter("floe.tiered.jobs", metric.WithUnit("{job}"),
+		metric.WithDescription("Consolidation jobs run, by outcome (completed, failed, refused as stale)."))
+	cm.bytes, _ = m.Int64Counter("floe.tiered.job.bytes", metric.WithUnit("By"),
+		metric.WithDescription("Batch bytes moved from WAL objects into segments by completed consolidation jobs."))
+	cm.duration, _ = m.Float64Histogram("floe.tiered.job.duration", metric.WithUnit("s"),
+		metric.WithDescription("Consolidation job time from claim to outcome, by outcome."))
+	for i, name := range outcomeNames {
+		cm.outcome[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", name)))
+	}
+	return cm
+}
+
+// Run claims and runs jobs until ctx ends: after a completed job it claims
+// again at once, after a claim that found none it waits PollInterval, and
+// after a failure it waits a backoff that doubles from PollInterval up to
+// MaxBackoff. Failures are logged, never returned. A job running when ctx
+// ends is abandoned.
+func (c *Consolidator) Run(ctx context.Context) {
+	failures := 0
+	for ctx.Err() == nil {
+		ran, err := c.RunOnce(ctx)
+		var wait time.Duration
+		switch {
+		case ctx.Err() != nil:
+			if err != nil {
+				c.log.Info("tiered: stopped with a job running (abandoned)", "err", err)
+			}
+			return
+		case err != nil:
+			failures++
+			wait = c.backoff(failures)
+			c.logRunError(err, failures)
+		case ran:
+			failures = 0
+			continue
+		default:
+			failures = 0
+			wait = c.opts.PollInterval
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// backoff is the wait after the n-th failure in a row: PollInterval doubled
+// n-1 times, at most MaxBackoff.
+func (c *Consolidator) backoff(n int) time.Duration {
+	d := c.opts.PollInterval
+	for i := 1; i < n && d < c.opts.MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, c.opts.MaxBackoff)
+}
+
+// logRunError logs a failed claim or job; a coordinator that does not serve
+// tier jobs is noted once, not at every poll.
+func (c *Consolidator) logRunError(err error, failures int) {
+	if errors.Is(err, errors.ErrUnsupported) {
+		if failures == 1 {
+			c.log.Info("tiered: the coordinator does not run tier jobs; polling on", "err", err)
+		}
+		return
+	}
+	c.log.Warn("tiered: consolidation failed", "err", err, "failures_in_a_row", failures)
+}
+
+// RunOnce claims one job and runs it. ran reports whether a job was claimed;
+// err is the claim's failure, or the job's (already abandoned, its segment
+// deleted where that is safe). A completed job is ran true, err nil.
+func (c *Consolidator) RunOnce(ctx context.Context) (ran bool, err error) {
+	start := c.opts.Now()
+	job, ok, err := c.jobs.ClaimTierJob(ctx, coordapi.ClaimTierJobRequest{BrokerID: c.opts.BrokerID})
+	if err != nil {
+		return false, fmt.Errorf("tiered: claim tier job: %w", err)
+	}
+	if !ok {
+		return false, nil
+	}
+	if !c.firstClaim(job.ID) {
+		err := fmt.Errorf("tiered: job %d claimed again; a job id is never run twice", job.ID)
+		c.abandon(ctx, job, err)
+		return true, err
+	}
+	outcome, bytes, err := c.runJob(ctx, job, start)
+	elapsed := c.opts.Now().Sub(start)
+	c.m.jobs.Add(ctx, 1, c.m.outcome[outcome])
+	c.m.duration.Record(ctx, elapsed.Seconds(), c.m.outcome[outcome])
+	if outcome == outcomeCompleted {
+		c.m.bytes.Add(ctx, bytes)
+	}
+	if err != nil {
+		return true, fmt.Errorf("tiered: job %d (topic %s partition %d offsets %d-%d): %w",
+			job.ID, job.TopicID, job.Partition, job.BaseOffset, job.LastOffset, err)
+	}
+	return true, nil
+}
+
+// firstClaim records id as claimed and reports whether it was not already.
+func (c *Consolidator) firstClaim(id uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range min(c.mu.n, recentJobs) {
+		if c.mu.recent[i] == id {
+			return false
+		}
+	}
+	c.mu.recent[c.mu.n%recentJobs] = id
+	c.mu.n++
+	return true
+}
+
+// runJob runs job, claimed at start, and returns its outcome and, when
+// completed, the data bytes it moved. The job runs under a context that ends
+// LeaseMargin before its lease, so that it completes while the coordinator
+// still accepts it.
+func (c *Consolidator) runJob(ctx context.Context, job coordapi.TierJob, start time.Time) (outcome int, bytes int64, err error) {
+	lease := time.Duration(job.LeaseMs) * time.Millisecond
+	margin := min(c.opts.LeaseMargin, lease/4)
+	budget := lease - margin - c.opts.Now().Sub(start)
+	if budget <= 0 {
+		err := fmt.Errorf("lease of %v leaves no time to run", lease)
+		c.abandon(ctx, job, err)
+		return outcomeFailed, 0, err
+	}
+	jctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+
+	obj, info, err := c.build(jctx, job)
+	if err != nil {
+		c.abandon(ctx, job, err)
+		return outcomeFailed, 0, err
+	}
+	key := coordapi.SegmentKey(c.opts.Prefix, job.TopicID, job.Partition, job.BaseOffset, uniqueName(job.ID))
+	if err := c.store.Put(jctx, key, obj); err != nil {
+		// A failed Put may still have written the object (a timeout after the
+		// write): delete it before giving the job back.
+		c.deleteObject(ctx, job, key)
+		err = fmt.Errorf("put segment %s: %w", key, err)
+		c.abandon(ctx, job, err)
+		return outcomeFailed, 0, err
+	}
+	size := int64(len(obj))
+	obj = nil // the store has it; let it go before waiting on the coordinator
+
+	err = c.jobs.CompleteTierJob(jctx, coordapi.CompleteTierJobRequest{
+		JobID:      job.ID,
+		TopicID:    job.TopicID,
+		Partition:  job.Partition,
+		BaseOffset: job.BaseOffset,
+		LastOffset: job.LastOffset,
+		ObjectKey:  key,
+		ObjectSize: size,
+		DataLength: info.DataLength,
+	})
+	var kerrErr *kerr.Error
+	switch {
+	case err == nil:
+		c.log.Info("tiered: job completed", "job", job.ID, "topic_id", job.TopicID.String(), "partition", job.Partition,
+			"base_offset", job.BaseOffset, "last_offset", job.LastOffset, "batches", info.BatchCount,
+			"key", key, "bytes", size, "elapsed", c.opts.Now().Sub(start))
+		return outcomeCompleted, info.DataLength, nil
+	case errors.Is(err, kerr.StaleBrokerEpoch):
+		// The coordinator answered: no row names the object.
+		c.deleteObject(ctx, job, key)
+		return outcomeRefused, 0, fmt.Errorf("complete: refused as stale: %w", err)
+	case errors.As(err, &kerrErr):
+		// Refused for another reason: no row names the object, and the job
+		// is still ours to give back.
+		c.deleteObject(ctx, job, key)
+		err = fmt.Errorf("complete: refused: %w", err)
+		c.abandon(ctx, job, err)
+		return outcomeFailed, 0, err
+	default:
+		// The coordinator may have taken the segment without our hearing of
+		// it: the object stays, and its GC collects it if no row names it.
+		return outcomeFailed, 0, fmt.Errorf("complete (segment %s left to the GC): %w", key, err)
+	}
+}
+
+// uniqueName returns a fresh unique part of a segment key for an attempt at
+// job id: the job id and a UUIDv7, so that no two attempts share a key.
+func uniqueName(id uint64) string {
+	u, err := uuid.NewV7()
+	if err != nil {
+		u = uuid.New()
+	}
+	return fmt.Sprintf("%d-%s", id, u)
+}
+
+// abandon gives job back to the coordinator, best effort and even when ctx
+// has ended (the caller is shutting down): the coordinator assigns it again
+// at once rather than at its lease's end.
+func (c *Consolidator) abandon(ctx context.Context, job coordapi.TierJob, cause error) {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	reason := cause.Error()
+	if len(reason) > 512 {
+		reason = reason[:512]
+	}
+	if err := c.jobs.AbandonTierJob(actx, job.ID, reason); err != nil {
+		c.log.Warn("tiered: abandon job", "job", job.ID, "err", err)
+	}
+}
+
+// deleteObject deletes a segment no coordinator row names, best effort: an
+// object left behind is an orphan the coordinator's GC collects.
+func (c *Consolidator) deleteObject(ctx context.Context, job coordapi.TierJob, key string) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if err := c.store.Delete(dctx, key); err != nil {
+		c.log.Warn("tiered: delete unused segment (left to the GC)", "job", job.ID, "key", key, "err", err)
+	}
+}
+
+// readRange is one WAL read: batches back to back in one object.
+type readRange struct {
+	key        string
+	objectSize int64
+	offset     int64
+	length     int64
+	batches    []coordapi.BatchCoord
+}
+
+// build reads job's batches and returns the finished segment object.
+func (c *Consolidator) build(ctx context.Context, job coordapi.TierJob) ([]byte, Info, error) {
+	dataLen, err := checkJob(job)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	// Room for the indexes (at most one entry of each per batch) and the
+	// trailer, so that Finish does not copy the segment.
+	hint := dataLen + int64(len(job.Batches))*(offsetEntrySize+timeEntrySize) + TrailerSize
+	w, err := NewWriter(job.BaseOffset, Options{IndexIntervalBytes: c.opts.IndexIntervalBytes, SizeHint: int(hint)})
+	if err != nil {
+		return nil, Info{}, fmt.Errorf("new segment writer: %w", err)
+	}
+	var scratch []byte // a batch copy to stamp with its log append time
+	err = c.readRanges(ctx, planRanges(job.Batches, c.opts.MaxReadBytes), func(r readRange, data []byte) error {
+		for _, bc := range r.batches {
+			at := bc.ByteOffset - r.offset
+			b := data[at : at+int64(bc.ByteLength) : at+int64(bc.ByteLength)]
+			if err := checkBatch(bc, b); err != nil {
+				return fmt.Errorf("batch %d-%d in %s at %d: %w", bc.BaseOffset, bc.LastOffset, bc.ObjectKey, bc.ByteOffset, err)
+			}
+			if job.LogAppendTime || bc.LogAppendTime {
+				scratch = append(scratch[:0], b...)
+				record.SetLogAppendTime(scratch, bc.MaxTimestamp)
+				b = scratch
+			}
+			if err := w.Append(b, bc.BaseOffset, c.opts.LeaderEpoch); err != nil {
+				return fmt.Errorf("batch %d-%d in %s at %d: %w", bc.BaseOffset, bc.LastOffset, bc.ObjectKey, bc.ByteOffset, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, Info{}, err
+	}
+	obj, info, err := w.Finish()
+	if err != nil {
+		return nil, Info{}, fmt.Errorf("finish segment: %w", err)
+	}
+	return obj, info, nil
+}
+
+// Index entry sizes (doc.go).
+const (
+	offsetEntrySize = 8
+	timeEntrySize   = 12
+)
+
+// checkJob checks that job's batches are a gapless run over its range that a
+// segment can hold, each within its object, and returns their summed length.
+func checkJob(job coordapi.TierJob) (int64, error) {
+	if len(job.Batches) == 0 {
+		return 0, fmt.Errorf("%w: no batches", ErrBadJob)
+	}
+	if first, last := job.Batches[0], job.Batches[len(job.Batches)-1]; first.BaseOffset != job.BaseOffset || last.LastOffset != job.LastOffset {
+		return 0, fmt.Errorf("%w: batches cover %d-%d, the job %d-%d", ErrBadJob, first.BaseOffset, last.LastOffset, job.BaseOffset, job.LastOffset)
+	}
+	var total int64
+	for i, bc := range job.Batches {
+		switch {
+		case bc.Segment:
+			return 0, fmt.Errorf("%w: batch %d is a segment, not a WAL batch", ErrBadJob, i)
+		case bc.LastOffset < bc.BaseOffset:
+			return 0, fmt.Errorf("%w: batch %d has offsets %d-%d", ErrBadJob, i, bc.BaseOffset, bc.LastOffset)
+		case i > 0 && bc.BaseOffset != job.Batches[i-1].LastOffset+1:
+			return 0, fmt.Errorf("%w: batch %d starts at %d, after %d", ErrBadJob, i, bc.BaseOffset, job.Batches[i-1].LastOffset)
+		case bc.ByteLength < record.HeaderSize || bc.ByteOffset < 0 || bc.ByteOffset > bc.ObjectSize-int64(bc.ByteLength):
+			return 0, fmt.Errorf("%w: batch %d at %d+%d is not within %s (%d bytes)", ErrBadJob, i, bc.ByteOffset, bc.ByteLength, bc.ObjectKey, bc.ObjectSize)
+		}
+		total += int64(bc.ByteLength)
+	}
+	if total > maxDataLength {
+		return 0, fmt.Errorf("%w: %d bytes of batches exceed a segment's %d", ErrBadJob, total, uint64(maxDataLength))
+	}
+	return total, nil
+}
+
+// checkBatch checks that b, read at bc's coordinates, is the batch bc names:
+// its header parses, and its length and offset range are bc's. Writer.Append
+// then checks the rest (the CRC, the record count).
+func checkBatch(bc coordapi.BatchCoord, b []byte) error {
+	h, err := record.ParseHeader(b)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrBatchMismatch, err)
+	}
+	if h.Size() != len(b) {
+		return fmt.Errorf("%w: batch length %d, coordinates %d", ErrBatchMismatch, h.Size(), len(b))
+	}
+	if want := bc.LastOffset - bc.BaseOffset; int64(h.LastOffsetDelta) != want || int64(h.NumRecords) != want+1 {
+		return fmt.Errorf("%w: last offset delta %d and %d records, coordinates %d-%d", ErrBatchMismatch, h.LastOffsetDelta, h.NumRecords, bc.BaseOffset, bc.LastOffset)
+	}
+	return nil
+}
+
+// planRanges groups batches into reads: batches back to back in one object
+// make one range, up to maxBytes (a larger batch makes a range alone).
+func planRanges(batches []coordapi.BatchCoord, maxBytes int64) []readRange {
+	var out []readRange
+	for i, bc := range batches {
+		if n := len(out); n > 0 {
+			r := &out[n-1]
+			if r.key == bc.ObjectKey && r.objectSize == bc.ObjectSize && r.offset+r.length == bc.ByteOffset &&
+				r.length+int64(bc.ByteLength) <= maxBytes {
+				r.length += int64(bc.ByteLength)
+				r.batches = batches[i-len(r.batches) : i+1]
+				continue
+			}
+		}
+		out = append(out, readRange{key: bc.ObjectKey, objectSize: bc.ObjectSize, offset: bc.ByteOffset,
+			length: int64(bc.ByteLength), batches: batches[i : i+1]})
+	}
+	return out
+}
+
+// readRanges reads ranges with up to ReadConcurrency reads in flight and
+// calls fn with each range's bytes, in order. It returns the first error, of
+// a read or of fn, once every read it started has returned.
+func (c *Consolidator) readRanges(ctx context.Context, ranges []readRange, fn func(readRange, []byte) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	type result struct {
+		data []byte
+		err  error
+	}
+	results := make([]chan result, len(ranges))
+	start := func(i int) {
+		results[i] = make(chan result, 1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := ranges[i]
+			data, err := c.wal.GetRange(ctx, r.key, r.objectSize, r.offset, r.length)
+			results[i] <- result{data, err}
+		}()
+	}
+	for i := range min(c.opts.ReadConcurrency, len(ranges)) {
+		start(i)
+	}
+	for i, r := range ranges {
+		res := <-results[i]
+		results[i] = nil
+		if next := i + c.opts.ReadConcurrency; next < len(ranges) && res.err == nil {
+			start(next)
+		}
+		if res.err != nil {
+			return fmt.Errorf("read %s at %d+%d: %w", r.key, r.offset, r.length, res.err)
+		}
+		if int64(len(res.data)) != r.length {
+			return fmt.Errorf("read %s at %d+%d: %d bytes: %w", r.key, r.offset, r.length, len(res.data), ErrBatchMismatch)
+		}
+		if err := fn(r, res.data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
