@@ -6,12 +6,16 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // RegisterMetrics exposes the coordinator's state on m as gauges read from
-// memory at each collection: every partition's high watermark and log start
-// offset, the topic count, objects and their bytes by state, and the live
-// brokers. Unregister the returned registration before Close.
+// memory at each collection: every partition's high watermark, log start
+// offset, tier boundary, bytes in each tier, segment count and
+// consolidation lag (one Pebble seek each), the topic count, objects and
+// their bytes by state, the live brokers and the Pebble state's size; and
+// the tier counters (TierStats). Unregister the returned registration before Close.
 func (c *Coordinator) RegisterMetrics(m metric.Meter) (metric.Registration, error) {
 	gauge := func(name, unit, desc string) (metric.Int64ObservableGauge, error) {
 		g, err := m.Int64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
@@ -44,6 +48,53 @@ func (c *Coordinator) RegisterMetrics(m metric.Meter) (metric.Registration, erro
 	if err != nil {
 		return nil, err
 	}
+	walBytes, err := gauge("floe.partition.wal_bytes", "By", "Each partition's bytes in the WAL tier (multi-partition WAL objects).")
+	if err != nil {
+		return nil, err
+	}
+	segBytes, err := gauge("floe.partition.segment_bytes", "By", "Each partition's bytes in segment objects.")
+	if err != nil {
+		return nil, err
+	}
+	segments, err := gauge("floe.partition.segments", "{segment}", "Each partition's segment objects.")
+	if err != nil {
+		return nil, err
+	}
+	walStart, err := gauge("floe.partition.wal_start_offset", "{offset}", "Each partition's tier boundary: offsets below it live only in segments.")
+	if err != nil {
+		return nil, err
+	}
+	lag, err := gauge("floe.partition.consolidation_lag", "ms", "Age of each partition's oldest WAL batch (0 when none): how far consolidation trails the log.")
+	if err != nil {
+		return nil, err
+	}
+	metaBytes, err := gauge("floe.coordinator.metadata_bytes", "By", "The coordinator's Pebble state on disk.")
+	if err != nil {
+		return nil, err
+	}
+	counter := func(name, unit, desc string) (metric.Int64ObservableCounter, error) {
+		g, err := m.Int64ObservableCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		if err != nil {
+			return nil, fmt.Errorf("coordinator: counter %s: %w", name, err)
+		}
+		return g, nil
+	}
+	jobs, err := counter("floe.coordinator.tier_jobs", "{job}", "Consolidation jobs by outcome: assigned, completed, refused, abandoned, expired.")
+	if err != nil {
+		return nil, err
+	}
+	consolidated, err := counter("floe.coordinator.consolidated_bytes", "By", "WAL bytes swapped into segments.")
+	if err != nil {
+		return nil, err
+	}
+	retDeletions, err := counter("floe.coordinator.retention_deletions", "{deletion}", "Log start moves by retention.ms or retention.bytes.")
+	if err != nil {
+		return nil, err
+	}
+	retBytes, err := counter("floe.coordinator.retention_bytes", "By", "Bytes retention.ms and retention.bytes removed.")
+	if err != nil {
+		return nil, err
+	}
 	return m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		if err := c.enter(ctx); err != nil {
 			return nil // closed: nothing to report
@@ -51,13 +102,26 @@ func (c *Coordinator) RegisterMetrics(m metric.Meter) (metric.Registration, erro
 		defer c.leave()
 		type objStat struct{ n, bytes int64 }
 		byState := map[ObjectState]objStat{}
+		type lagged struct {
+			id        coordapi.TopicID
+			partition int32
+			st        partState
+			attrs     metric.MeasurementOption
+		}
+		var lags []lagged
 		c.mu.RLock()
 		o.ObserveInt64(topics, int64(len(c.mu.topicsByID)))
 		for _, t := range c.mu.topicsByID {
 			for p := range t.parts {
+				st := &t.parts[p]
 				attrs := metric.WithAttributes(attribute.String("topic", t.name), attribute.Int("partition", p))
-				o.ObserveInt64(hwm, t.parts[p].hwm, attrs)
-				o.ObserveInt64(logStart, t.parts[p].logStart, attrs)
+				o.ObserveInt64(hwm, st.hwm, attrs)
+				o.ObserveInt64(logStart, st.logStart, attrs)
+				o.ObserveInt64(walBytes, st.walBytes(), attrs)
+				o.ObserveInt64(segBytes, st.segBytes, attrs)
+				o.ObserveInt64(segments, st.segments, attrs)
+				o.ObserveInt64(walStart, st.walStart, attrs)
+				lags = append(lags, lagged{t.id, int32(p), *st, attrs})
 			}
 		}
 		for _, obj := range c.mu.objects {
@@ -73,6 +137,29 @@ func (c *Coordinator) RegisterMetrics(m metric.Meter) (metric.Registration, erro
 			o.ObserveInt64(objectBytes, byState[st].bytes, attrs)
 		}
 		o.ObserveInt64(brokers, int64(len(c.liveBrokers())))
+		nowMs := c.now().UnixMilli()
+		for _, l := range lags {
+			var age int64
+			if l.st.walStart < l.st.hwm {
+				if created, ok, err := c.firstWALCreated(l.id, l.partition, l.st); err == nil && ok {
+					age = max(nowMs-created, 0)
+				}
+			}
+			o.ObserveInt64(lag, age, l.attrs)
+		}
+		o.ObserveInt64(metaBytes, int64(c.db.Metrics().DiskSpaceUsage()))
+		ts := c.TierStats()
+		for _, j := range []struct {
+			outcome string
+			n       int64
+		}{{"assigned", ts.JobsAssigned}, {"completed", ts.JobsCompleted}, {"refused", ts.JobsRefused},
+			{"abandoned", ts.JobsAbandoned}, {"expired", ts.JobsExpired}} {
+			o.ObserveInt64(jobs, j.n, metric.WithAttributes(attribute.String("outcome", j.outcome)))
+		}
+		o.ObserveInt64(consolidated, ts.BytesConsolidated)
+		o.ObserveInt64(retDeletions, ts.RetentionDeletions)
+		o.ObserveInt64(retBytes, ts.RetentionBytes)
 		return nil
-	}, hwm, logStart, topics, objects, objectBytes, brokers)
+	}, hwm, logStart, topics, objects, objectBytes, brokers, walBytes, segBytes, segments, walStart, lag, metaBytes,
+		jobs, consolidated, retDeletions, retBytes)
 }

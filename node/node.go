@@ -32,6 +32,7 @@ import (
 	"github.com/floe-io/floe/kvindex"
 	"github.com/floe-io/floe/metrics"
 	"github.com/floe-io/floe/objectstore"
+	"github.com/floe-io/floe/tiered"
 )
 
 // Config is everything a Node needs. The zero value of a field means its
@@ -87,6 +88,15 @@ type Config struct {
 	// with the coordinator. Default: 2s.
 	HeartbeatInterval time.Duration
 
+	// Tier configures the consolidation jobs this broker runs (the
+	// coordinator assigns them). Its BrokerID, Prefix, Logger and Meter
+	// default to the node's.
+	Tier tiered.ConsolidatorOptions
+	// TierJobsDisabled keeps this broker from running consolidation jobs
+	// (--consolidation-enabled=false also sets
+	// Coordinator.ConsolidationDisabled for the embedded coordinator).
+	TierJobsDisabled bool
+
 	Broker broker.Options
 	// Ingest configures the produce path. A zero MaxPutRate picks the
 	// store's: ingest.PutRateLocal on the local directory (a PUT costs
@@ -125,7 +135,9 @@ type Node struct {
 	http    *http.Server
 	served  chan error
 	metrics *metrics.Provider
-	closed  bool
+	// stopTier stops the consolidation job runner, if started.
+	stopTier func()
+	closed   bool
 }
 
 // Start opens the state, binds the listeners and starts serving.
@@ -271,6 +283,11 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		return nil, err
 	}
 	n.startHeartbeat(info)
+	if !cfg.TierJobsDisabled {
+		if err := n.startTier(bopts.NodeID); err != nil {
+			return nil, err
+		}
+	}
 
 	if cfg.HTTPAddr != "-" {
 		if n.httpLn, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
@@ -362,6 +379,10 @@ func (n *Node) Close(ctx context.Context) error {
 		n.http.Shutdown(sctx)
 		cancel()
 	}
+	if n.stopTier != nil {
+		n.stopTier() // a running job is abandoned
+		n.stopTier = nil
+	}
 	if n.broker != nil {
 		if err := n.broker.Close(ctx); err != nil {
 			errs = append(errs, err)
@@ -372,8 +393,41 @@ func (n *Node) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// startTier runs the consolidation jobs the coordinator assigns this
+// broker: WAL bytes read through the chunk cache, segments written to the
+// store.
+func (n *Node) startTier(nodeID int32) error {
+	topts := n.cfg.Tier
+	if topts.BrokerID == 0 {
+		topts.BrokerID = nodeID
+	}
+	if topts.Prefix == "" {
+		topts.Prefix = n.cfg.S3Prefix
+	}
+	if topts.Logger == nil {
+		topts.Logger = n.log
+	}
+	topts.Meter = n.metrics.Meter("floe/tiered")
+	cons, err := tiered.NewConsolidator(n.client, n.cache, n.store, topts)
+	if err != nil {
+		return fmt.Errorf("start consolidation: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cons.Run(ctx)
+	}()
+	n.stopTier = func() { cancel(); <-done }
+	return nil
+}
+
 func (n *Node) closeParts() error {
 	var errs []error
+	if n.stopTier != nil {
+		n.stopTier()
+		n.stopTier = nil
+	}
 	if n.kafkaLn != nil {
 		n.kafkaLn.Close()
 	}

@@ -490,7 +490,10 @@ func (c *Consolidator) build(ctx context.Context, job coordapi.TierJob) ([]byte,
 			if err := checkBatch(bc, b); err != nil {
 				return fmt.Errorf("batch %d-%d in %s at %d: %w", bc.BaseOffset, bc.LastOffset, bc.ObjectKey, bc.ByteOffset, err)
 			}
-			if job.LogAppendTime || bc.LogAppendTime {
+			// Each batch as Fetch patches it: its own flag, not the topic's
+			// (batches committed before a switch to LogAppendTime keep the
+			// producer's timestamps).
+			if bc.LogAppendTime {
 				scratch = append(scratch[:0], b...)
 				record.SetLogAppendTime(scratch, bc.MaxTimestamp)
 				b = scratch

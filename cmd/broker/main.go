@@ -67,6 +67,12 @@ func run(args []string) error {
 	fs.StringVar(&cfg.Cache.Dir, "cache-dir", "", "optional disk tier for the chunk cache")
 	fs.BoolVar(&cfg.Coordinator.KVIndexEnabled, "kv-index-enabled", false, "allow topics to enable kv.index.enabled")
 	fs.DurationVar(&cfg.Coordinator.GCGrace, "gc-grace", 10*time.Minute, "how long the embedded coordinator keeps garbage and orphan objects before deleting them")
+	fs.DurationVar(&cfg.Coordinator.WALRetention, "wal-retention", 10*time.Minute, "how long batches stay in WAL objects before the embedded coordinator has them consolidated into per-partition segments (the default of local.retention.ms)")
+	fs.Int64Var(&cfg.Coordinator.WALRetentionBytes, "wal-retention-bytes", -1, "the most WAL bytes a partition keeps before its oldest batches are consolidated, -1 for no limit (the default of local.retention.bytes)")
+	fs.DurationVar(&cfg.Coordinator.TierInterval, "tier-interval", 10*time.Second, "how often the embedded coordinator plans consolidation jobs and enforces retention.ms and retention.bytes")
+	fs.DurationVar(&cfg.Coordinator.TierJobLease, "tier-job-lease", 2*time.Minute, "how long a broker has to complete a consolidation job (kept below half of --gc-grace)")
+	consolidation := fs.Bool("consolidation-enabled", true, "run the consolidation jobs the coordinator assigns (=false: this broker runs none, and the embedded coordinator plans none)")
+	fs.DurationVar(&cfg.Tier.PollInterval, "tier-poll-interval", 5*time.Second, "how often an idle broker asks the coordinator for a consolidation job")
 	fs.BoolVar(&cfg.KVRemoteReadEnabled, "kv-remote-read-enabled", false, "let /kv read records that live only in tiered storage")
 	fs.Int64Var(&cfg.KVBatchCacheBytes, "kv-batch-cache-bytes", 64<<20, "bytes of compressed batches /kv keeps decoded (negative: none)")
 	fs.StringVar(&cfg.NATSURL, "nats-url", "", "NATS server of a cluster whose coordinator runs as cmd/coordinator; empty: embed NATS and the coordinator")
@@ -91,6 +97,8 @@ func run(args []string) error {
 	cfg.Broker.DefaultPartitions = int32(*numPartitions)
 	cfg.Broker.KVIndexEnabled = cfg.Coordinator.KVIndexEnabled
 	cfg.Coordinator.DefaultPartitions = int32(*numPartitions)
+	cfg.TierJobsDisabled = !*consolidation
+	cfg.Coordinator.ConsolidationDisabled = !*consolidation
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -62,13 +62,18 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&cfg.cluster, "cluster", "floe", "cluster name: the prefix of its NATS subjects")
 	fs.StringVar(&cfg.httpAddr, "http-addr", "127.0.0.1:8090", "HTTP address for /healthz and /metrics (\"-\" disables)")
 	fs.BoolVar(&cfg.coord.KVIndexEnabled, "kv-index-enabled", false, "allow topics to enable kv.index.enabled")
+	consolidation := fs.Bool("consolidation-enabled", true, "plan consolidation jobs for the brokers to run (=false: data stays in WAL objects; retention still runs)")
 	fs.DurationVar(&cfg.coord.GCGrace, "gc-grace", 10*time.Minute, "how long garbage and orphan objects are kept before they are deleted")
+	fs.DurationVar(&cfg.coord.WALRetention, "wal-retention", 10*time.Minute, "how long batches stay in WAL objects before the coordinator has them consolidated into per-partition segments (the default of local.retention.ms)")
+	fs.Int64Var(&cfg.coord.WALRetentionBytes, "wal-retention-bytes", -1, "the most WAL bytes a partition keeps before its oldest batches are consolidated, -1 for no limit (the default of local.retention.bytes)")
+	fs.DurationVar(&cfg.coord.TierInterval, "tier-interval", 10*time.Second, "how often the coordinator plans consolidation jobs and enforces retention.ms and retention.bytes")
+	fs.DurationVar(&cfg.coord.TierJobLease, "tier-job-lease", 2*time.Minute, "how long a broker has to complete a consolidation job (kept below half of --gc-grace)")
 	fs.DurationVar(&cfg.coord.BrokerTTL, "broker-ttl", 6*time.Second, "how long a broker stays listed without a heartbeat")
 	fs.StringVar(&cfg.s3.Bucket, "s3-bucket", "", "S3 bucket of the brokers' objects, read to build key indexes")
 	fs.StringVar(&cfg.s3.Endpoint, "s3-endpoint", "", "S3 endpoint URL, e.g. http://127.0.0.1:9000 for MinIO (default: AWS)")
 	fs.StringVar(&cfg.s3.Region, "s3-region", "", "S3 region (default: AWS config chain, else us-east-1)")
 	fs.BoolVar(&cfg.s3.PathStyle, "s3-path-style", false, "address buckets by path (MinIO)")
-	fs.StringVar(&cfg.coord.GCPrefix, "s3-prefix", "", "the brokers' --s3-prefix: where the garbage collector looks for WAL objects")
+	fs.StringVar(&cfg.coord.GCPrefix, "s3-prefix", "", "the brokers' --s3-prefix: where the garbage collector looks for WAL and segment objects")
 	fs.StringVar(&cfg.groups.Dir, "groups-dir", "", "directory of the consumer groups' Pebble state (default: <data-dir>/groups)")
 	fs.DurationVar(&cfg.groups.InitialRebalanceDelay, "group-initial-rebalance-delay", 0, "how long the first rebalance of an empty group waits for more members (group.initial.rebalance.delay.ms)")
 	fs.DurationVar(&cfg.groups.MinSessionTimeout, "group-min-session-timeout", 6*time.Second, "shortest session timeout a member may ask for (group.min.session.timeout.ms)")
@@ -85,6 +90,7 @@ func parseFlags(args []string) (*config, error) {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	cfg.coord.DefaultPartitions = int32(*numPartitions)
+	cfg.coord.ConsolidationDisabled = !*consolidation
 	var errs []error
 	if err := rpc.CheckCluster(cfg.cluster); err != nil {
 		errs = append(errs, fmt.Errorf("--cluster: %w", err))
