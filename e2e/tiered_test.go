@@ -1,0 +1,376 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/internal/testkit"
+	"github.com/floe-io/floe/internal/testkit/floetest"
+	"github.com/floe-io/floe/objectstore"
+)
+
+// tierCluster starts a cluster that consolidates fast: the planner looks
+// every 200ms, idle brokers ask for jobs every 100ms, and garbage lives
+// gcGrace.
+func tierCluster(t *testing.T, brokers int, gcGrace time.Duration, coordArgs ...string) *floetest.Cluster {
+	t.Helper()
+	return floetest.RunClusterWith(t, brokers, floetest.ClusterOptions{
+		CoordinatorArgs: append([]string{"--tier-interval", "200ms", "--gc-grace", gcGrace.String()}, coordArgs...),
+		BrokerArgs:      []string{"--tier-poll-interval", "100ms"},
+	})
+}
+
+// produceRounds produces w's records through the brokers in turn, a round
+// at a time (each round its own objects), so that every partition's log
+// spans many WAL objects written by several brokers.
+func produceRounds(t *testing.T, c *floetest.Cluster, w workload, rounds int) {
+	t.Helper()
+	cls := make([]*kgo.Client, len(c.Brokers))
+	for i, b := range c.Brokers {
+		cls[i] = pinnedClient(t, b.KafkaAddr, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	per := (w.records + rounds - 1) / rounds
+	for r := 0; r*per < w.records; r++ {
+		cl := cls[r%len(cls)]
+		var recs []*kgo.Record
+		for i := r * per; i < min((r+1)*per, w.records); i++ {
+			recs = append(recs, w.record(i))
+		}
+		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			t.Fatalf("produce round %d: %v", r, err)
+		}
+	}
+}
+
+// waitConsolidated waits until the coordinator reports none of topic's
+// bytes in the WAL tier, and at least minSegments segments.
+func waitConsolidated(t *testing.T, c *floetest.Cluster, topic string, minSegments int, within time.Duration) {
+	t.Helper()
+	testkit.CheckFor(t, within, 100*time.Millisecond, func() error {
+		wal, err := floetest.Metric(c.Coord.HTTPAddr, "floe_partition_wal_bytes", fmt.Sprintf(`topic="%s"`, topic))
+		if err != nil {
+			return err
+		}
+		segs, err := floetest.Metric(c.Coord.HTTPAddr, "floe_partition_segments", fmt.Sprintf(`topic="%s"`, topic))
+		if err != nil {
+			return err
+		}
+		if wal != 0 || segs < float64(minSegments) {
+			return fmt.Errorf("%s: %v bytes in the WAL tier, %v segments (want 0 and >= %d)", topic, wal, segs, minSegments)
+		}
+		return nil
+	})
+}
+
+// bucketKeys lists the bucket's keys under prefix.
+func bucketKeys(t *testing.T, store objectstore.Store, prefix string) []string {
+	t.Helper()
+	objs, err := store.List(context.Background(), prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]string, len(objs))
+	for i, o := range objs {
+		keys[i] = o.Key
+	}
+	return keys
+}
+
+// TestTieredConsolidation produces a topic through many objects written by
+// two brokers, waits until consolidation has moved every batch into
+// per-partition segments and the collector has deleted every WAL object,
+// then reads everything back through a third broker with an empty cache:
+// offsets, keys, values, headers and timestamps, ListOffsets earliest,
+// latest and by timestamp (exact to the record).
+func TestTieredConsolidation(t *testing.T) {
+	const gcGrace = 2 * time.Second
+	c := tierCluster(t, 2, gcGrace)
+	adm := kadm.NewClient(pinnedClient(t, c.Brokers[0].KafkaAddr))
+	w := workload{topic: "tiered", partitions: 3, records: 3000, baseTime: time.UnixMilli(1_750_000_000_000)}
+	// segment.bytes at its minimum, so that each partition gets several.
+	if _, err := adm.CreateTopic(context.Background(), w.partitions, -1, map[string]*string{
+		"local.retention.ms": kadm.StringPtr("500"), "segment.bytes": kadm.StringPtr("1048576"),
+		"retention.ms": kadm.StringPtr("-1"),
+	}, w.topic); err != nil {
+		t.Fatal(err)
+	}
+	produceRounds(t, c, w, 12)
+	waitConsolidated(t, c, w.topic, int(w.partitions), time.Minute)
+
+	store := c.MinIO.Store(t)
+	testkit.CheckFor(t, 30*time.Second, 200*time.Millisecond, func() error {
+		if wal := bucketKeys(t, store, "wal/"); len(wal) > 0 {
+			return fmt.Errorf("%d WAL objects left, e.g. %s", len(wal), wal[0])
+		}
+		return nil
+	})
+	segs := bucketKeys(t, store, "tiered/")
+	if len(segs) < int(w.partitions) {
+		t.Fatalf("%d segment objects: %v", len(segs), segs)
+	}
+	for _, k := range segs {
+		if !strings.HasSuffix(k, ".seg") {
+			t.Errorf("segment key %q", k)
+		}
+	}
+
+	b3 := c.AddBroker(3)
+	w.consumeAndCheck(t, b3.KafkaAddr)
+	w.checkListOffsets(t, kadm.NewClient(pinnedClient(t, b3.KafkaAddr)))
+}
+
+// TestTieredRetention checks retention on both tiers: retention.ms
+// empties a consolidated topic and its segments leave the bucket;
+// retention.bytes keeps the newest bytes (Fetch below the new log start is
+// OFFSET_OUT_OF_RANGE); DeleteRecords moves the log start into a segment
+// and then into the WAL tier.
+func TestTieredRetention(t *testing.T) {
+	const gcGrace = 2 * time.Second
+	c := tierCluster(t, 1, gcGrace)
+	ctx := context.Background()
+	addr := c.Brokers[0].KafkaAddr
+	adm := kadm.NewClient(pinnedClient(t, addr))
+	store := c.MinIO.Store(t)
+
+	// By time: records stamped now, retention.ms=4s: consolidated first,
+	// then deleted, segments and all.
+	if _, err := adm.CreateTopic(ctx, 1, -1, map[string]*string{
+		"local.retention.ms": kadm.StringPtr("300"), "retention.ms": kadm.StringPtr("4000"),
+	}, "ret-time"); err != nil {
+		t.Fatal(err)
+	}
+	wt := workload{topic: "ret-time", partitions: 1, records: 500, baseTime: time.Now()}
+	produceRounds(t, c, wt, 5)
+	waitConsolidated(t, c, wt.topic, 1, 30*time.Second)
+	testkit.CheckFor(t, 30*time.Second, 200*time.Millisecond, func() error {
+		start, err := adm.ListStartOffsets(ctx, wt.topic)
+		if err != nil {
+			return err
+		}
+		if o, _ := start.Lookup(wt.topic, 0); o.Offset != 500 {
+			return fmt.Errorf("log start %d, want 500", o.Offset)
+		}
+		if segs := bucketKeys(t, store, "tiered/"); len(segs) > 0 {
+			return fmt.Errorf("%d segment objects left", len(segs))
+		}
+		return nil
+	})
+
+	// By size: 20 rounds of about 11 KB; retention.bytes=50000 keeps the
+	// newest whole rows summing to at least that.
+	if _, err := adm.CreateTopic(ctx, 1, -1, map[string]*string{
+		"local.retention.ms": kadm.StringPtr("300"), "retention.bytes": kadm.StringPtr("50000"), "retention.ms": kadm.StringPtr("-1"),
+	}, "ret-size"); err != nil {
+		t.Fatal(err)
+	}
+	ws := workload{topic: "ret-size", partitions: 1, records: 2000, baseTime: time.Now()}
+	produceRounds(t, c, ws, 20)
+	var logStart int64
+	testkit.CheckFor(t, 30*time.Second, 200*time.Millisecond, func() error {
+		start, err := adm.ListStartOffsets(ctx, ws.topic)
+		if err != nil {
+			return err
+		}
+		o, _ := start.Lookup(ws.topic, 0)
+		if o.Offset < 1000 {
+			return fmt.Errorf("log start %d, want most of the 2000 records gone", o.Offset)
+		}
+		logStart = o.Offset
+		return nil
+	})
+	if code := fetchCode(t, addr, ws.topic, logStart-1); code != kerr.OffsetOutOfRange.Code {
+		t.Errorf("fetch below the log start answered %d, want OFFSET_OUT_OF_RANGE", code)
+	}
+
+	// DeleteRecords across tiers: into a segment, then into the WAL tier.
+	if _, err := adm.CreateTopic(ctx, 1, -1, map[string]*string{
+		"local.retention.ms": kadm.StringPtr("300"), "retention.ms": kadm.StringPtr("-1"),
+	}, "ret-delete"); err != nil {
+		t.Fatal(err)
+	}
+	wd := workload{topic: "ret-delete", partitions: 1, records: 1000, baseTime: time.Now()}
+	produceRounds(t, c, wd, 4)
+	waitConsolidated(t, c, wd.topic, 1, 30*time.Second)
+	more := workload{topic: "ret-delete", partitions: 1, records: 200, baseTime: time.Now()}
+	cl2 := pinnedClient(t, addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := cl2.ProduceSync(ctx, more.record(0)).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	for _, off := range []int64{123, 1000} {
+		resp, err := adm.DeleteRecords(ctx, kadm.Offsets{wd.topic: {0: {At: off}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, _ := resp.Lookup(wd.topic, 0); r.Err != nil || r.LowWatermark != off {
+			t.Fatalf("DeleteRecords(%d): low watermark %d, %v", off, r.LowWatermark, r.Err)
+		}
+		start, err := adm.ListStartOffsets(ctx, wd.topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o, _ := start.Lookup(wd.topic, 0); o.Offset != off {
+			t.Fatalf("after DeleteRecords(%d) earliest is %d", off, o.Offset)
+		}
+		if got := firstFetched(t, addr, wd.topic, off); got != off {
+			t.Fatalf("after DeleteRecords(%d) a fetch from it starts at %d", off, got)
+		}
+	}
+}
+
+// rawFetch sends one Fetch (v12) of topic's partition 0 from offset to
+// addr and returns its partition answer.
+func rawFetch(t *testing.T, addr, topic string, offset int64) kmsg.FetchResponseTopicPartition {
+	t.Helper()
+	cl := pinnedClient(t, addr)
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = 12
+	req.MaxWaitMillis = 0
+	req.MaxBytes = 1 << 20
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.FetchOffset = offset
+	rp.PartitionMaxBytes = 1 << 20
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("fetch answered %+v", resp)
+	}
+	return resp.Topics[0].Partitions[0]
+}
+
+// fetchCode is the error code of a Fetch from offset.
+func fetchCode(t *testing.T, addr, topic string, offset int64) int16 {
+	return rawFetch(t, addr, topic, offset).ErrorCode
+}
+
+// firstFetched is the offset of the first record a Fetch from offset
+// returns at or after it (a batch may start before it).
+func firstFetched(t *testing.T, addr, topic string, offset int64) int64 {
+	t.Helper()
+	p := rawFetch(t, addr, topic, offset)
+	if p.ErrorCode != 0 {
+		t.Fatalf("fetch from %d: error %d", offset, p.ErrorCode)
+	}
+	fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Topic: topic, Partition: 0, Offset: offset}, &p, kgo.DefaultDecompressor(), nil)
+	if fp.Err != nil {
+		t.Fatalf("fetch from %d: %v", offset, fp.Err)
+	}
+	for _, r := range fp.Records {
+		if r.Offset >= offset {
+			return r.Offset
+		}
+	}
+	t.Fatalf("fetch from %d returned no record at or after it", offset)
+	return -1
+}
+
+// TestTieredCrash kills (SIGKILL) the broker running consolidation jobs,
+// then the coordinator, while an idempotent producer keeps writing and
+// jobs keep running, so that jobs die at every step: reading, segment
+// half-written or uploaded but not swapped (the coordinator gone before
+// the swap), swapped but the WAL objects not collected yet. Then every
+// acknowledged record is read back exactly once, where it was
+// acknowledged, and once the collector's grace has passed the bucket holds
+// exactly the segments the coordinator references: no orphan is left.
+func TestTieredCrash(t *testing.T) {
+	const gcGrace = 3 * time.Second
+	c := floetest.RunClusterWith(t, 0, floetest.ClusterOptions{
+		CoordinatorArgs: []string{"--tier-interval", "100ms", "--gc-grace", gcGrace.String()},
+		BrokerArgs:      []string{"--tier-poll-interval", "50ms"},
+	})
+	// Broker 1 serves the producer and runs no jobs; broker 2 runs them all.
+	b1 := c.AddBroker(1, "--consolidation-enabled=false")
+	b2 := c.AddBroker(2)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const topic, partitions = "tier-crash", 4
+	raw := pinnedClient(t, b1.KafkaAddr)
+	if _, err := kadm.NewClient(raw).CreateTopic(ctx, partitions, -1, map[string]*string{
+		"local.retention.ms": kadm.StringPtr("200"), "retention.ms": kadm.StringPtr("-1"),
+	}, topic); err != nil {
+		t.Fatal(err)
+	}
+	cl := pinnedClient(t, b1.KafkaAddr, crashProducerOpts(60*time.Second)...)
+	stop := make(chan struct{})
+	p := startSeqProducer(ctx, cl, topic, 1, partitions, 40000, stop)
+
+	jobsDone := func(b *floetest.Process) float64 {
+		n, err := floetest.Metric(b.HTTPAddr, "floe_tiered_jobs_total", `outcome="completed"`)
+		if err != nil {
+			return 0
+		}
+		return n
+	}
+	// Kill the job runner twice, each time right after it completed a job
+	// (the next one is under way).
+	for round := range 2 {
+		testkit.CheckFor(t, 30*time.Second, 5*time.Millisecond, func() error {
+			if n := jobsDone(b2); n < 2 {
+				return fmt.Errorf("broker 2 completed %v jobs", n)
+			}
+			return nil
+		})
+		b2.Kill()
+		t.Logf("round %d: killed broker 2 after %d acks", round, p.ackCount())
+		b2 = c.AddBroker(2)
+	}
+	// Kill the coordinator while jobs run: a segment uploaded but not yet
+	// swapped is left behind for the collector.
+	testkit.CheckFor(t, 30*time.Second, 5*time.Millisecond, func() error {
+		if n := jobsDone(b2); n < 1 {
+			return fmt.Errorf("broker 2 completed %v jobs", n)
+		}
+		return nil
+	})
+	c.Coord.Kill()
+	t.Logf("killed the coordinator after %d acks", p.ackCount())
+	c.StartCoordinator()
+	p.waitAcks(t, p.ackCount()+2000, 60*time.Second)
+	close(stop)
+	sent, acked, failed := p.wait(t)
+	t.Logf("producer: %d sent, %d acknowledged, %d failed", sent, acked, failed)
+	if failed > 0 {
+		t.Errorf("%d records failed: %v", failed, p.firstFailures(5))
+	}
+	waitConsolidated(t, c, topic, partitions, time.Minute)
+
+	where := readBack(t, ctx, b1.KafkaAddr, topic, partitions)
+	if unacked := checkExactlyOnce(t, where, p); unacked != 0 {
+		t.Errorf("%d records in the log were not acknowledged", unacked)
+	}
+	if len(where) != sent {
+		t.Errorf("%d distinct records in the log, %d sent", len(where), sent)
+	}
+
+	// After the grace, the bucket's segments are exactly the ones the
+	// coordinator references, and no WAL object is left.
+	store := c.MinIO.Store(t)
+	testkit.CheckFor(t, 30*time.Second, 200*time.Millisecond, func() error {
+		known, err := floetest.Metric(c.Coord.HTTPAddr, "floe_partition_segments", fmt.Sprintf(`topic="%s"`, topic))
+		if err != nil {
+			return err
+		}
+		segs, wal := bucketKeys(t, store, "tiered/"), bucketKeys(t, store, "wal/")
+		if float64(len(segs)) != known || len(wal) != 0 {
+			return fmt.Errorf("bucket holds %d segments (coordinator references %v) and %d WAL objects", len(segs), known, len(wal))
+		}
+		return nil
+	})
+}
