@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -69,7 +71,7 @@ func downgradeToFormat1(t *testing.T, dir string, parts map[partKey]partState, p
 		t.Fatal(err)
 	}
 	for pk, st := range parts {
-		_ = b.Set(partitionKey(pk.topic, pk.partition), encodePartition(&st), nil)
+		_ = b.Set(partitionKey(pk.topic, pk.partition), encodePartitionV1(&st), nil)
 	}
 	for prk, ps := range producers {
 		_ = b.Set(producerKey(prk), encodeProducer(&ps), nil)
@@ -77,6 +79,84 @@ func downgradeToFormat1(t *testing.T, dir string, parts map[partKey]partState, p
 	_ = b.Set(keyFormatVersion, encodeUint64(formatVersion1), nil)
 	if err := b.Commit(pebble.Sync); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// encodePartitionV1 encodes a partition checkpoint as formats 1 and 2
+// wrote it: no tier fields, no bytes.
+func encodePartitionV1(p *partState) []byte {
+	b := []byte{valueV1}
+	b = binary.AppendVarint(b, p.logStart)
+	b = binary.AppendVarint(b, p.hwm)
+	b = binary.AppendVarint(b, p.maxTimestamp)
+	b = binary.AppendVarint(b, p.maxTimestampOffset)
+	return binary.AppendVarint(b, p.maxTimestampLast)
+}
+
+// TestMigrateFormat2 opens a format 2 state, whose partition checkpoints
+// have no tier fields and whose runs since them are replayed: each
+// partition's bytes are counted, its WAL start is its log start, and the
+// state is format 3, the same after another restart.
+func TestMigrateFormat2(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	a := e.topic("a", 2, nil)
+	for i := range 40 { // past checkpointRuns: some runs replay, some are below a checkpoint
+		e.commit("o"+strconv.Itoa(i), plain(a.ID, 0, 2), idem(a.ID, 1, 0, 1, 0, int32(i)))
+	}
+	if _, err := e.c.DeleteRecords(ctx, a.ID, 0, 7); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshotState(t, e.c)
+	if err := e.c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := pebble.Open(e.opts.Dir, &pebble.Options{Logger: pebbleLogger{testkit.Logger()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Set(keyFormatVersion, encodeUint64(formatVersion2), pebble.Sync)
+	// Every checkpoint back in the old layout, as format 2 wrote it.
+	lower, upper := familyBounds(prefixPartition)
+	it, _ := db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	for valid := it.First(); valid && err == nil; valid = it.Next() {
+		var st partState
+		st, _, err = decodePartition(it.Value())
+		if err == nil {
+			err = db.Set(slices.Clone(it.Key()), encodePartitionV1(&st), pebble.Sync)
+		}
+	}
+	if cerr := it.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	e.open()
+	after := snapshotState(t, e.c)
+	if !reflect.DeepEqual(before.Tiers, after.Tiers) || !reflect.DeepEqual(before.Finds, after.Finds) || !reflect.DeepEqual(before.Parts, after.Parts) {
+		t.Errorf("migration changed the partitions:\nbefore %+v %+v\nafter  %+v %+v", before.Tiers, before.Parts, after.Tiers, after.Parts)
+	}
+	if got := after.Tiers["a/0"]; got != [4]int64{7, 38 * batchLen, 0, 0} {
+		// 40 batches of 3 records; DeleteRecords(7) dropped the two wholly below 7.
+		t.Errorf("a/0 tiers %v, want WAL start 7, %d bytes, no segments", got, 38*batchLen)
+	}
+	v, closer, err := e.c.db.Get(keyFormatVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ver, _ := decodeUint64("format", v); ver != formatVersion {
+		t.Errorf("format %d after migration", ver)
+	}
+	_ = closer.Close()
+	before = snapshotState(t, e.c)
+	e.reopen()
+	if again := snapshotState(t, e.c); !reflect.DeepEqual(before, again) {
+		t.Errorf("state changed across restart after migration:\nbefore %+v\nafter  %+v", before, again)
 	}
 }
 

@@ -22,6 +22,9 @@ type coordState struct {
 	Producers  map[producerStateKey]producerState
 	Logs       map[partKey]partLog
 	NextObject uint64
+	// Tiers are each partition's WAL start, bytes, segment bytes and
+	// segment count.
+	Tiers map[string][4]int64
 }
 
 func snapshotState(t *testing.T, c *Coordinator) coordState {
@@ -31,6 +34,7 @@ func snapshotState(t *testing.T, c *Coordinator) coordState {
 		Parts: map[string]coordapi.PartitionState{}, Finds: map[string]coordapi.FindBatchesResponse{},
 		MaxTs: map[string][2]int64{}, ByTs: map[string][2]int64{},
 		Producers: map[producerStateKey]producerState{}, Logs: map[partKey]partLog{},
+		Tiers: map[string][4]int64{},
 	}
 	var err error
 	if s.Topics, err = c.Topics(ctx); err != nil {
@@ -59,6 +63,10 @@ func snapshotState(t *testing.T, c *Coordinator) coordState {
 				t.Fatal(err)
 			}
 			s.ByTs[name] = [2]int64{off, ts}
+			c.mu.RLock()
+			ps := c.mu.topicsByID[tp.ID].parts[p]
+			c.mu.RUnlock()
+			s.Tiers[name] = [4]int64{ps.walStart, ps.bytes, ps.segBytes, ps.segments}
 		}
 	}
 	if s.Objects, err = c.Objects(ctx); err != nil {
