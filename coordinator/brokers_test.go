@@ -108,8 +108,17 @@ func TestRegisterMetrics(t *testing.T) {
 	got := map[string]int64{}
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
-			for _, dp := range m.Data.(metricdata.Gauge[int64]).DataPoints {
-				got[m.Name] += dp.Value
+			switch d := m.Data.(type) {
+			case metricdata.Gauge[int64]:
+				for _, dp := range d.DataPoints {
+					got[m.Name] += dp.Value
+				}
+			case metricdata.Sum[int64]:
+				for _, dp := range d.DataPoints {
+					got[m.Name] += dp.Value
+				}
+			default:
+				t.Fatalf("metric %s is a %T", m.Name, m.Data)
 			}
 		}
 	}
@@ -120,7 +129,21 @@ func TestRegisterMetrics(t *testing.T) {
 		"floe.coordinator.objects":        1,
 		"floe.coordinator.object_bytes":   batchLen,
 		"floe.coordinator.brokers":        1,
+		// One batch in the WAL tier, just committed (the clock stands).
+		"floe.partition.wal_bytes":             batchLen,
+		"floe.partition.segment_bytes":         0,
+		"floe.partition.segments":              0,
+		"floe.partition.wal_start_offset":      0,
+		"floe.partition.consolidation_lag":     0,
+		"floe.coordinator.tier_jobs":           0,
+		"floe.coordinator.consolidated_bytes":  0,
+		"floe.coordinator.retention_deletions": 0,
+		"floe.coordinator.retention_bytes":     0,
 	}
+	if got["floe.coordinator.metadata_bytes"] <= 0 {
+		t.Errorf("metadata bytes %d", got["floe.coordinator.metadata_bytes"])
+	}
+	delete(got, "floe.coordinator.metadata_bytes")
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("metrics %v, want %v", got, want)
 	}
