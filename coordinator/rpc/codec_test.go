@@ -121,6 +121,33 @@ func TestRoundTrip(t *testing.T) {
 				},
 			}, encFindBatchesResp, decFindBatchesResp)
 		}},
+		{"find batches response with a segment", func(t *testing.T) {
+			roundTrip(t, coordapi.FindBatchesResponse{
+				PartitionState: coordapi.PartitionState{LogStartOffset: 3, HighWatermark: 30},
+				Batches: []coordapi.BatchCoord{{ObjectKey: "tiered/x/0/00000000000000000000-a.seg", ObjectSize: 5000, ByteLength: 4000,
+					BaseOffset: 0, LastOffset: 19, MaxTimestamp: 9, LogAppendTime: true, Segment: true}},
+			}, encFindBatchesResp, decFindBatchesResp)
+		}},
+		{"claim tier job request", func(t *testing.T) {
+			roundTrip(t, coordapi.ClaimTierJobRequest{BrokerID: 3}, encClaimTierJobReq, decClaimTierJobReq)
+		}},
+		{"claim tier job response", func(t *testing.T) {
+			roundTrip(t, claimTierJobResp{OK: true, Job: coordapi.TierJob{
+				ID: math.MaxUint64, TopicID: idA, Partition: 2, BaseOffset: 10, LastOffset: 29, LeaseMs: 120000, LogAppendTime: true,
+				Batches: []coordapi.BatchCoord{
+					{ObjectKey: "wal/1", ObjectSize: 1000, ByteOffset: 100, ByteLength: 100, BaseOffset: 10, LastOffset: 19, MaxTimestamp: 6, LogAppendTime: true},
+					{ObjectKey: "wal/2", ObjectSize: 50, ByteOffset: 0, ByteLength: 50, BaseOffset: 20, LastOffset: 29, MaxTimestamp: 7, LogAppendTime: true},
+				},
+			}}, encClaimTierJobResp, decClaimTierJobResp)
+			roundTrip(t, claimTierJobResp{}, encClaimTierJobResp, decClaimTierJobResp)
+		}},
+		{"complete tier job request", func(t *testing.T) {
+			roundTrip(t, coordapi.CompleteTierJobRequest{JobID: 1 << 63, TopicID: idB, Partition: 1, BaseOffset: 5, LastOffset: 1 << 40,
+				ObjectKey: "tiered/y.seg", ObjectSize: 1 << 27, DataLength: 1<<27 - 500}, encCompleteTierJobReq, decCompleteTierJobReq)
+		}},
+		{"abandon tier job request", func(t *testing.T) {
+			roundTrip(t, abandonTierJobReq{JobID: 42, Reason: "read failed"}, encAbandonTierJobReq, decAbandonTierJobReq)
+		}},
 		{"find batches response empty", func(t *testing.T) {
 			roundTrip(t, coordapi.FindBatchesResponse{PartitionState: coordapi.PartitionState{HighWatermark: 3}},
 				encFindBatchesResp, decFindBatchesResp)

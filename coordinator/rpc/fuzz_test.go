@@ -58,6 +58,9 @@ var requestCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encBrokerInfo, decBrokerInfo) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encKvLookupReq, decKvLookupReq) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encKvGetReq, decKvGetReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encClaimTierJobReq, decClaimTierJobReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encCompleteTierJobReq, decCompleteTierJobReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encAbandonTierJobReq, decAbandonTierJobReq) },
 	fuzzGroupReq,
 }
 
@@ -100,6 +103,7 @@ var responseCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encKvLookupResp, decKvLookupResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encKvGetResp, decKvGetResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encBool, decBool) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encClaimTierJobResp, decClaimTierJobResp) },
 	func(t *testing.T, b []byte) {
 		d := decoder{b: b}
 		_ = decError(&d, "op")
@@ -169,6 +173,10 @@ func FuzzDecodeReply(f *testing.F) {
 			Batch:          coordapi.BatchCoord{ObjectKey: "a", ObjectSize: 10, ByteLength: 10, BaseOffset: 3, LastOffset: 5}})
 	})
 	seed(f, func(e *encoder) { encError(e, &coordapi.KafkaError{Code: kerr.InvalidConfig, Message: "m"}) })
+	seed(f, func(e *encoder) {
+		encClaimTierJobResp(e, claimTierJobResp{OK: true, Job: coordapi.TierJob{ID: 3, TopicID: idA, LastOffset: 5,
+			Batches: []coordapi.BatchCoord{{ObjectKey: "a", ObjectSize: 10, ByteLength: 10, LastOffset: 5, Segment: true}}}})
+	})
 	seed(f, func(e *encoder) {
 		encCommitResp(e, &coordapi.CommitResponse{Results: []coordapi.BatchResult{{BaseOffset: 5}}})
 	})
