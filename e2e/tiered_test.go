@@ -54,7 +54,7 @@ func produceRounds(t *testing.T, c *floetest.Cluster, w workload, rounds int) {
 
 // waitConsolidated waits until the coordinator reports none of topic's
 // bytes in the WAL tier, and at least minSegments segments.
-func waitConsolidated(t *testing.T, c *floetest.Cluster, topic string, minSegments int, within time.Duration) {
+func waitConsolidated(t testing.TB, c *floetest.Cluster, topic string, minSegments int, within time.Duration) {
 	t.Helper()
 	testkit.CheckFor(t, within, 100*time.Millisecond, func() error {
 		wal, err := floetest.Metric(c.Coord.HTTPAddr, "floe_partition_wal_bytes", fmt.Sprintf(`topic="%s"`, topic))

@@ -65,10 +65,18 @@ func RunClusterWith(t testing.TB, n int, opts ClusterOptions) *Cluster {
 // coordinator process.
 func (c *Cluster) StartCoordinator() *Process {
 	c.t.Helper()
+	return c.StartCoordinatorWith()
+}
+
+// StartCoordinatorWith is StartCoordinator with extra flags args, after
+// (and so overriding) ClusterOptions.CoordinatorArgs, for this start only.
+func (c *Cluster) StartCoordinatorWith(extra ...string) *Process {
+	c.t.Helper()
 	args := []string{"--nats-url", c.NATS.ClientURL(), "--cluster", ClusterName,
 		"--data-dir", c.CoordDir, "--broker-ttl", "3s", "--s3-bucket", c.MinIO.Bucket,
 		"--s3-endpoint", c.MinIO.Endpoint, "--s3-region", c.MinIO.Region, "--s3-path-style"}
-	c.Coord = StartCoordinator(c.t, c.Env, append(args, c.opts.CoordinatorArgs...)...)
+	args = append(append(args, c.opts.CoordinatorArgs...), extra...)
+	c.Coord = StartCoordinator(c.t, c.Env, args...)
 	return c.Coord
 }
 
