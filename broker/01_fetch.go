@@ -86,7 +86,9 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 //  1. coordinates: from the tail cache where it can answer, else for all
 //     the other partitions in one FindBatchesMulti (one FindBatches each,
 //     concurrently, from a coordinator too old for it), each asked for as
-//     much as it could get (its max bytes, within the budget);
+//     much as it could get (its max bytes, within the budget); a tiered
+//     segment answered for a partition becomes the batches inside it
+//     (expandSegments, all segments at once);
 //  2. plan: in fill order, each partition keeps the batches that fit what
 //     the budget has left, as Kafka fills a response: the first partition
 //     with data always gets its first batch whole, a partition past the
@@ -165,6 +167,7 @@ func (b *Broker) fetchOnce(ctx context.Context, req *kmsg.FetchRequest, rotate i
 		parts[i] = todo[(i+rotate)%len(todo)]
 	}
 	b.findCoordinates(ctx, parts, budget)
+	b.expandSegments(ctx, parts)
 	if planFetch(parts, budget) {
 		stop = true
 	}
@@ -291,6 +294,31 @@ func (b *Broker) findBatches(ctx context.Context, req coordapi.FindBatchesReques
 		}
 	}
 	return r
+}
+
+// expandSegments replaces each part's segment coordinate (the coordinator
+// answers one alone for an offset in the partition's tiered part) with the
+// batches inside the segment from the part's offset, within what it asked
+// for, as FindBatches answers batches; all segments at once, up to
+// Options.FetchConcurrency. A segment that cannot be read fails its
+// partition as a failed read does (KAFKA_STORAGE_ERROR, retriable).
+func (b *Broker) expandSegments(ctx context.Context, parts []*partFetch) {
+	var segs []*partFetch
+	for _, p := range parts {
+		if p.code == 0 && len(p.found.Batches) > 0 && p.found.Batches[0].Segment {
+			segs = append(segs, p)
+		}
+	}
+	parallel(len(segs), b.opts.FetchConcurrency, func(i int) {
+		p := segs[i]
+		batches, err := b.segmentBatches(ctx, p.found.Batches[0], p.offset, p.ask)
+		if err != nil {
+			b.logSegmentError(ctx, "fetch", err)
+			p.code, p.found.Batches = errorCode(err), nil
+			return
+		}
+		p.found.Batches = batches
+	})
 }
 
 // planFetch gives each part, in fill order, the batches the budget lets it

@@ -22,6 +22,7 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/ingest"
+	"github.com/floe-io/floe/tiered"
 )
 
 // Appender is the produce path: ingest's object buffer.
@@ -106,8 +107,11 @@ type Broker struct {
 	coord  coordapi.Coordinator
 	ingest Appender
 	reader RangeReader
-	groups coordapi.GroupCoordinator
-	log    *slog.Logger
+	// segments finds batches inside tiered segment objects, read through
+	// reader; nil without one.
+	segments *tiered.Reader
+	groups   coordapi.GroupCoordinator
+	log      *slog.Logger
 
 	waiters     *waiters
 	tails       *tailCache
@@ -145,8 +149,9 @@ type Deps struct {
 	Groups coordapi.GroupCoordinator
 	// Appender is the produce path (ingest). Without one Produce fails.
 	Appender Appender
-	// Reader reads batches back from object storage (the chunk cache).
-	// Without one Fetch fails.
+	// Reader reads batches back from object storage (the chunk cache),
+	// and the tiered segments' indexes and batches too. Without one Fetch
+	// fails.
 	Reader RangeReader
 }
 
@@ -165,6 +170,9 @@ func New(opts Options, deps Deps) *Broker {
 		tails:   newTailCache(),
 		topics:  newTopicCache(coord),
 		metrics: newBrokerMetrics(opts.Meter),
+	}
+	if deps.Reader != nil {
+		b.segments = tiered.NewReader(deps.Reader, tiered.ReaderOptions{})
 	}
 	observeParked(opts.Meter, b.waiters)
 	b.mu.listeners = make(map[net.Listener]struct{})

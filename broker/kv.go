@@ -50,15 +50,38 @@ func (s kvService) Lookup(ctx context.Context, id [16]byte, partition int32, key
 	out := kvindex.LookupResult{Indexed: r.Indexed, Ready: r.Ready, Found: r.Found, Offset: r.Offset,
 		LogStartOffset: r.LogStartOffset, HighWatermark: r.HighWatermark}
 	if bc := r.Batch; r.HasBatch() {
-		// floe has no tiered-only data yet (consolidation into segments is
-		// the tiered/ part's), so no batch is remote.
 		out.Batch = kvindex.BatchRef{Object: bc.ObjectKey, ObjectSize: bc.ObjectSize,
 			ByteOffset: bc.ByteOffset, ByteLength: bc.ByteLength, BaseOffset: bc.BaseOffset}
-		if bc.LogAppendTime {
+		switch {
+		case bc.Segment:
+			// Only in a tiered segment: the handler's remote-read gate
+			// answers before ResolveSegment reads the segment.
+			out.Batch.Remote, out.Batch.Segment = true, true
+		case bc.LogAppendTime:
 			out.Batch.LogAppendTime = bc.MaxTimestamp
 		}
 	}
 	return out, nil
+}
+
+// ResolveSegment finds the batch holding offset inside the tiered segment
+// seg locates, through the segment's index (loaded once per segment) and
+// batch headers read through the chunk cache. Segment batches carry their
+// append time already, so the ref has no LogAppendTime. A segment gone from
+// the store was collected after retention removed it since the lookup.
+func (s kvService) ResolveSegment(ctx context.Context, seg kvindex.BatchRef, offset int64) (kvindex.BatchRef, error) {
+	batches, err := s.b.segmentBatches(ctx, coordapi.BatchCoord{ObjectKey: seg.Object, ObjectSize: seg.ObjectSize,
+		ByteOffset: seg.ByteOffset, ByteLength: seg.ByteLength, BaseOffset: seg.BaseOffset, Segment: true}, offset, 1)
+	if err != nil {
+		s.b.logSegmentError(ctx, "kv", err)
+		if errors.Is(err, objectstore.ErrNotFound) {
+			err = fmt.Errorf("%w: %w", kvindex.ErrOffsetOutOfRange, err)
+		}
+		return kvindex.BatchRef{}, err
+	}
+	bc := batches[0]
+	return kvindex.BatchRef{Object: bc.ObjectKey, ObjectSize: bc.ObjectSize, ByteOffset: bc.ByteOffset,
+		ByteLength: bc.ByteLength, BaseOffset: bc.BaseOffset, Remote: true}, nil
 }
 
 // ReadBatch reads a batch, or a record of it, through the chunk cache (a

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -21,7 +22,8 @@ const (
 // tailCache serves batch coordinates for consumers at the head of the log
 // from what commit notices reported, so that tailing fetches need no
 // coordinator round trip. Per partition it keeps the most recent committed
-// batches (contiguous, ending at the high watermark).
+// batches (contiguous, ending at the high watermark), never a tiered
+// segment's coordinate.
 type tailCache struct {
 	now func() time.Time
 	mu  struct {
@@ -58,11 +60,18 @@ func (tc *tailCache) notify(ns []coordapi.CommitNotice) {
 		if n.HighWatermark <= t.hwm {
 			continue // an older notice overtaken by a newer one
 		}
-		if len(n.Batches) > 0 && len(t.batches) > 0 && t.hwm == n.Batches[0].BaseOffset {
-			t.batches = append(t.batches, n.Batches...)
+		batches := n.Batches
+		if slices.ContainsFunc(batches, func(bc coordapi.BatchCoord) bool { return bc.Segment }) {
+			// The cache holds WAL batches only: a segment coordinate
+			// (which commit notices never carry) must be expanded by
+			// the fetch path. Drop the notice's batches: a gap.
+			batches = nil
+		}
+		if len(batches) > 0 && len(t.batches) > 0 && t.hwm == batches[0].BaseOffset {
+			t.batches = append(t.batches, batches...)
 		} else {
 			// A gap (the first notice, or one was lost): start over.
-			t.batches = append([]coordapi.BatchCoord(nil), n.Batches...)
+			t.batches = append([]coordapi.BatchCoord(nil), batches...)
 		}
 		if over := len(t.batches) - tailBatches; over > 0 {
 			t.batches = append(t.batches[:0:0], t.batches[over:]...)

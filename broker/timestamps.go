@@ -13,8 +13,11 @@ import (
 var errFound = errors.New("found")
 
 // readBatch returns the bytes of the batch that holds offset, with its
-// coordinates.
-func (b *Broker) readBatch(ctx context.Context, id coordapi.TopicID, partition int32, offset int64) ([]byte, coordapi.BatchCoord, error) {
+// coordinates. When offset lies in a tiered segment, the batch is found
+// inside it (batchInSegment): for a timestamp search (target >= 0) the first
+// batch from offset on whose max timestamp is at least target, which may
+// start after offset.
+func (b *Broker) readBatch(ctx context.Context, id coordapi.TopicID, partition int32, offset, target int64) ([]byte, coordapi.BatchCoord, error) {
 	found, err := b.coord.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: id, Partition: partition, Offset: offset, MaxBytes: 1})
 	if err != nil {
 		return nil, coordapi.BatchCoord{}, err
@@ -23,6 +26,12 @@ func (b *Broker) readBatch(ctx context.Context, id coordapi.TopicID, partition i
 		return nil, coordapi.BatchCoord{}, fmt.Errorf("no batch holds offset %d", offset)
 	}
 	bc := found.Batches[0]
+	if bc.Segment {
+		if bc, err = b.batchInSegment(ctx, bc, offset, target); err != nil {
+			b.logSegmentError(ctx, "list offsets", err)
+			return nil, coordapi.BatchCoord{}, err
+		}
+	}
 	data, err := b.reader.GetRange(ctx, bc.ObjectKey, bc.ObjectSize, bc.ByteOffset, int64(bc.ByteLength))
 	if err != nil {
 		return nil, bc, fmt.Errorf("read batch at offset %d from %s: %w", bc.BaseOffset, bc.ObjectKey, err)
@@ -34,12 +43,15 @@ func (b *Broker) readBatch(ctx context.Context, id coordapi.TopicID, partition i
 // answer to the record, as Kafka answers: for a timestamp search, the first
 // record of the batch with timestamp >= target; for TimestampMax, the
 // first record holding the batch's max timestamp. offset is the
-// coordinator's answer (an offset within the right batch).
+// coordinator's answer: an offset within the right batch, or for a
+// timestamp search in a tiered segment, the segment's start (or the log
+// start), at or before the right batch.
 func (b *Broker) exactTimestampOffset(ctx context.Context, id coordapi.TopicID, partition int32, target, offset int64) (int64, int64, error) {
-	data, bc, err := b.readBatch(ctx, id, partition, offset)
+	data, bc, err := b.readBatch(ctx, id, partition, offset, target)
 	if err != nil {
 		return 0, 0, err
 	}
+	offset = max(offset, bc.BaseOffset) // the batch found inside a segment may start later
 	if bc.LogAppendTime {
 		// Every record carries the append time: the coordinator's answer
 		// (the batch start, or the log start inside it) is exact.

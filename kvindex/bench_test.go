@@ -2,6 +2,7 @@ package kvindex
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -52,6 +53,10 @@ func (s *benchService) Lookup(_ context.Context, _ [16]byte, p int32, key []byte
 		return LookupResult{Indexed: true, Ready: true}, nil
 	}
 	return s.result, nil
+}
+
+func (s *benchService) ResolveSegment(context.Context, BatchRef, int64) (BatchRef, error) {
+	return BatchRef{}, errors.New("no segments")
 }
 
 func (s *benchService) ReadBatch(_ context.Context, _ BatchRef, from, length int32) ([]byte, error) {

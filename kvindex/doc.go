@@ -54,6 +54,8 @@
 //	Service.Topic       id, partitions, kv.index.enabled   the broker's topic cache
 //	Service.Lookup      ready, entry, log start, high      one coordinator call (KvGet)
 //	                    watermark, the entry's batch
+//	Service.            the batch inside the entry's       the segment's index (cached),
+//	  ResolveSegment    tiered segment (remote reads on)   batch headers: the chunk cache
 //	BatchCache          the batch, decoded or indexed      memory
 //	Service.ReadBatch   the batch's bytes (first lookup),  the chunk cache
 //	                    or the record's (uncompressed)
@@ -63,7 +65,8 @@
 // index is ready (else 503), the entry exists, its offset is below the high watermark
 // and not below the log start, the batch holding it is readable (not only in tiered
 // storage unless remote reads are enabled: the remote-read gate answers before any
-// read), the record at that exact offset carries the same key (a mismatch or a missing
+// read, and only past it is a record in a tiered segment located inside the segment,
+// Service.ResolveSegment), the record at that exact offset carries the same key (a mismatch or a missing
 // record is a stale pointer left behind by compaction), and its value is not null.
 // Records from aborted transactions are served like any other, as in the RFC this
 // follows.
@@ -97,8 +100,9 @@
 //	404     40402       partition not found (the Service reports ErrUnknownPartition)
 //	404     40403       topic not indexed (kv.index.enabled is off)
 //	404     40404       key not found: no entry, tombstoned, offset at or past the high
-//	                    watermark, stale pointer, record gone from the log, or record
-//	                    only in tiered storage while remote reads are disabled
+//	                    watermark, stale pointer, or record gone from the log
+//	404     40405       record only available in tiered storage: remote reads are
+//	                    disabled (--kv-remote-read-enabled)
 //	405     40501       method not allowed (Allow: GET)
 //	500     50001       internal error (logged)
 //	503     50301       the topic's index is being rebuilt (Retry-After: 1)

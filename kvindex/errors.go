@@ -24,6 +24,9 @@ const (
 	CodeTopicNotIndexed = 40403
 	// CodeKeyNotFound (404): no live record with the key (see the package documentation).
 	CodeKeyNotFound = 40404
+	// CodeRecordOnlyTiered (404): the key's record lives only in tiered storage and
+	// remote reads are disabled (HandlerOptions.RemoteReadEnabled).
+	CodeRecordOnlyTiered = 40405
 	// CodeMethodNotAllowed (405): a method other than GET.
 	CodeMethodNotAllowed = 40501
 	// CodeInternal (500): a Service or storage failure, logged.
@@ -72,7 +75,7 @@ var (
 	errPastHWM        = newAPIError(http.StatusNotFound, CodeKeyNotFound, "key not found: its record is not committed yet")
 	errStale          = newAPIError(http.StatusNotFound, CodeKeyNotFound, "key not found: its record was compacted away")
 	errGone           = newAPIError(http.StatusNotFound, CodeKeyNotFound, "key not found: its record was deleted from the log")
-	errRemote         = newAPIError(http.StatusNotFound, CodeKeyNotFound, "key not found: its record is only in tiered storage and remote reads are disabled")
+	errRemote         = newAPIError(http.StatusNotFound, CodeRecordOnlyTiered, "record only available in tiered storage")
 	errMethod         = newAPIError(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "method not allowed: use GET")
 	errInternal       = newAPIError(http.StatusInternalServerError, CodeInternal, "internal error")
 	errNotReady       = newAPIError(http.StatusServiceUnavailable, CodeIndexNotReady, "the topic's key index is being built: retry later")

@@ -2,10 +2,12 @@ package kvindex
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 
@@ -89,6 +91,7 @@ type fakeBatch struct {
 	data          []byte
 	base, last    int64
 	remote        bool
+	segment       bool // in a tiered segment: Lookup answers the segment
 	logAppendTime int64
 	object        string // where it is "stored": at byte offset 0 of its own object
 }
@@ -114,7 +117,10 @@ type fakeLog struct {
 	dropped  map[[16]byte]bool // topics whose index was turned off since Topic answered
 
 	// Failures to inject, per method.
-	topicErr, lookupErr, readErr error
+	topicErr, lookupErr, readErr, resolveErr error
+	// resolvePast makes ResolveSegment answer the batch after the one holding the
+	// offset, as for an offset compaction removed from the segment.
+	resolvePast bool
 	// baseShift is added to the base offsets Lookup returns, to hand over a batch
 	// that does not hold the offset asked for.
 	baseShift int64
@@ -123,6 +129,8 @@ type fakeLog struct {
 	// lookups counts Lookup calls; reads and recordReads the ReadBatch calls that
 	// read a whole batch and one record.
 	lookups, reads, recordReads int
+	// resolves counts ResolveSegment calls.
+	resolves int
 }
 
 func newFakeLog() *fakeLog {
@@ -249,9 +257,51 @@ func (f *fakeLog) answerLocked(id [16]byte, p int32, offset int64, found bool) L
 		return r
 	}
 	fb := bs[i]
-	r.Batch = BatchRef{Object: fb.object, ObjectSize: int64(len(fb.data)), ByteLength: int32(len(fb.data)),
-		BaseOffset: fb.base + f.baseShift, LogAppendTime: fb.logAppendTime, Remote: fb.remote}
+	if fb.segment {
+		r.Batch = BatchRef{Object: "segment/" + fb.object, ObjectSize: 1 << 20, ByteLength: 1 << 19, BaseOffset: bs[0].base,
+			Remote: true, Segment: true}
+		return r
+	}
+	r.Batch = batchRef(fb, f.baseShift)
 	return r
+}
+
+// batchRef is the ref of fb.
+func batchRef(fb fakeBatch, baseShift int64) BatchRef {
+	return BatchRef{Object: fb.object, ObjectSize: int64(len(fb.data)), ByteLength: int32(len(fb.data)),
+		BaseOffset: fb.base + baseShift, LogAppendTime: fb.logAppendTime, Remote: fb.remote || fb.segment}
+}
+
+// ResolveSegment finds the batch holding offset among the partition's batches, which
+// the segment's object key names.
+func (f *fakeLog) ResolveSegment(_ context.Context, seg BatchRef, offset int64) (BatchRef, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.resolves++
+	if f.resolveErr != nil {
+		return BatchRef{}, f.resolveErr
+	}
+	if !seg.Segment || !strings.HasPrefix(seg.Object, "segment/") {
+		return BatchRef{}, fmt.Errorf("not a segment: %+v", seg)
+	}
+	for _, bs := range f.batches {
+		for i, fb := range bs {
+			if fb.object != strings.TrimPrefix(seg.Object, "segment/") {
+				continue
+			}
+			if fb.base > offset || fb.last < offset {
+				return BatchRef{}, fmt.Errorf("segment %s does not hold offset %d", seg.Object, offset)
+			}
+			if f.resolvePast {
+				if i+1 == len(bs) {
+					return BatchRef{}, errors.New("no batch after the offset")
+				}
+				fb = bs[i+1]
+			}
+			return batchRef(fb, f.baseShift), nil
+		}
+	}
+	return BatchRef{}, fmt.Errorf("no segment %s", seg.Object)
 }
 
 // HighWatermark serves Rebuild (LogSource).

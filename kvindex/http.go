@@ -46,10 +46,11 @@ type handler struct {
 //	mux.Handle("/kv/", kvindex.NewHandler(svc, opts))
 //
 // Statuses and error bodies are described in the package documentation. A lookup calls
-// svc.Topic and svc.Lookup, then reads the record with svc.ReadBatch: the whole batch
-// the first time, then nothing more (compressed batches, kept decoded in the batch
-// cache) or just the record's bytes (uncompressed ones, whose record positions the
-// cache keeps). The hit path starts no goroutine and allocates little beyond what svc
+// svc.Topic and svc.Lookup (and svc.ResolveSegment for a record in a tiered segment,
+// once past the remote-read gate), then reads the record with svc.ReadBatch: the
+// whole batch the first time, then nothing more (compressed batches, kept decoded in
+// the batch cache) or just the record's bytes (uncompressed ones, whose record
+// positions the cache keeps). The hit path starts no goroutine and allocates little beyond what svc
 // does.
 func NewHandler(svc Service, opts HandlerOptions) http.Handler {
 	h := &handler{svc: svc, opts: opts, log: opts.Logger, cache: opts.BatchCache}
@@ -119,10 +120,23 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) int {
 		return h.fail(w, errGone)
 	case l.Batch.Object == "":
 		return h.internal(w, r, "lookup", fmt.Errorf("no batch for offset %d in [%d, %d)", l.Offset, l.LogStartOffset, l.HighWatermark))
-	case l.Batch.Remote && !h.opts.RemoteReadEnabled:
+	case (l.Batch.Remote || l.Batch.Segment) && !h.opts.RemoteReadEnabled:
 		return h.fail(w, errRemote)
 	}
 	offset := l.Offset
+	if l.Batch.Segment {
+		ref, err := h.svc.ResolveSegment(ctx, l.Batch, offset)
+		switch {
+		case err != nil:
+			return h.serviceError(w, r, "resolve segment", err)
+		case ref.Segment || ref.Object == "":
+			return h.internal(w, r, "resolve segment", fmt.Errorf("segment %s: no batch ref for offset %d", l.Batch.Object, offset))
+		case ref.BaseOffset > offset:
+			// The segment has no batch holding the offset: compacted away.
+			return h.fail(w, errStale)
+		}
+		l.Batch = ref
+	}
 	value, ts, out, err := h.readRecord(ctx, &l.Batch, offset, req.key)
 	switch {
 	case err != nil:

@@ -105,6 +105,11 @@ func newFixture(t testing.TB) *fixture {
 	// Tiered storage only.
 	coldPart := Partition([]byte("cold"), 3)
 	f.off["cold"] = f.log.appendBatch(t, kvTopic, coldPart, fakeBatch{data: build(t, withTS(1), rec("cold", "frozen")), remote: true})
+	// In a tiered segment, with a batch after it.
+	segPart := Partition([]byte("segkey"), 3)
+	f.off["segkey"] = 1 + f.log.appendBatch(t, kvTopic, segPart, fakeBatch{segment: true,
+		data: build(t, withTS(40), rec("segother", "o"), kv{key: []byte("segkey"), value: []byte("in a segment"), tsDelta: 1})})
+	f.log.append(t, kvTopic, segPart, build(t, withTS(50), rec("after", "a")))
 
 	// Every codec, with the wanted record in the middle of its batch.
 	for c := record.CodecNone; c <= record.CodecZstd; c++ {
@@ -210,7 +215,12 @@ func TestHandler(t *testing.T) {
 		{name: "record after a gap", target: "/kv/kv/g2?partition=" + strconv.Itoa(int(Partition([]byte("g1"), 3))),
 			status: 200, body: "two", part: Partition([]byte("g1"), 3), offset: "g2", ts: 9002},
 		{name: "control batch", target: "/kv/kv/ctl?partition=1", status: 404, code: CodeKeyNotFound},
-		{name: "remote gated", target: "/kv/kv/cold", status: 404, code: CodeKeyNotFound, msg: "tiered storage"},
+		{name: "remote gated", target: "/kv/kv/cold", status: 404, code: CodeRecordOnlyTiered, msg: "record only available in tiered storage"},
+		{name: "segment gated", target: "/kv/kv/segkey", status: 404, code: CodeRecordOnlyTiered, msg: "record only available in tiered storage"},
+		{name: "segment enabled", target: "/kv/kv/segkey", remote: true, status: 200, body: "in a segment", part: Partition([]byte("segkey"), 3), offset: "segkey", ts: 41},
+		{name: "segment resolve failure", target: "/kv/kv/segkey", remote: true, setup: func(f *fixture) { f.log.resolveErr = errors.New("s3") }, status: 500, code: CodeInternal},
+		{name: "segment gone", target: "/kv/kv/segkey", remote: true, setup: func(f *fixture) { f.log.resolveErr = ErrOffsetOutOfRange }, status: 404, code: CodeKeyNotFound, msg: "deleted"},
+		{name: "segment offset compacted away", target: "/kv/kv/segkey", remote: true, setup: func(f *fixture) { f.log.resolvePast = true }, status: 404, code: CodeKeyNotFound, msg: "compacted"},
 		{name: "remote enabled", target: "/kv/kv/cold", remote: true, status: 200, body: "frozen", part: Partition([]byte("cold"), 3), offset: "cold", ts: 1},
 
 		{name: "codec none", target: "/kv/kv/z-none", status: 200, body: strings.Repeat("none", 100), part: Partition([]byte("z-none"), 3), offset: "z-none", ts: 3007},
@@ -259,8 +269,11 @@ func TestHandler(t *testing.T) {
 			if len(observed) != 1 || observed[0] != tc.status {
 				t.Errorf("observer saw %v, want [%d]", observed, tc.status)
 			}
-			if tc.name == "remote gated" && f.log.reads != 0 {
-				t.Errorf("gated remote lookup read %d batches", f.log.reads)
+			if strings.HasSuffix(tc.name, " gated") && (f.log.reads != 0 || f.log.resolves != 0) {
+				t.Errorf("gated remote lookup read %d batches, resolved %d segments", f.log.reads, f.log.resolves)
+			}
+			if tc.name == "segment enabled" && f.log.resolves != 1 {
+				t.Errorf("%d segment resolves, want 1", f.log.resolves)
 			}
 		})
 	}

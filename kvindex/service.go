@@ -49,8 +49,9 @@ type LookupResult struct {
 	// entry: the record is committed when Offset < HighWatermark, and still in the log
 	// when LogStartOffset <= Offset.
 	LogStartOffset, HighWatermark int64
-	// Batch locates the batch holding Offset. It is set (Object not empty) whenever
-	// Found and LogStartOffset <= Offset < HighWatermark.
+	// Batch locates the batch holding Offset, or the tiered segment holding it
+	// (Batch.Segment). It is set (Object not empty) whenever Found and
+	// LogStartOffset <= Offset < HighWatermark.
 	Batch BatchRef
 }
 
@@ -77,6 +78,12 @@ type BatchRef struct {
 	// enabled the handler answers 404 without reading it, the cold read against the
 	// object store being what the gate is for.
 	Remote bool
+	// Segment is set when the ref does not locate the batch yet but the tiered segment
+	// object holding it: Object and ObjectSize name the segment, ByteOffset and
+	// ByteLength its data part, BaseOffset its base offset. It implies Remote. Past the
+	// remote-read gate the handler asks Service.ResolveSegment for the batch, so that a
+	// gated lookup reads nothing.
+	Segment bool
 }
 
 // Service is what the lookup handler needs from the rest of the broker: topic metadata,
@@ -99,4 +106,11 @@ type Service interface {
 	// them after the request. It may return ErrOffsetOutOfRange when the log no longer
 	// holds the batch.
 	ReadBatch(ctx context.Context, ref BatchRef, from, length int32) ([]byte, error)
+	// ResolveSegment returns the ref of the batch holding offset inside the segment seg
+	// locates (a Lookup answer with Segment set), or of the first batch after offset
+	// when none holds it (compaction removed it). The ref it returns locates a batch:
+	// Segment is not set, Remote is. It may return ErrOffsetOutOfRange when the log no
+	// longer holds the segment. The handler calls it only when remote reads are
+	// enabled.
+	ResolveSegment(ctx context.Context, seg BatchRef, offset int64) (BatchRef, error)
 }
