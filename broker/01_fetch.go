@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/objectstore"
 	"github.com/floe-io/floe/record"
 )
 
@@ -424,6 +425,12 @@ func (b *Broker) readPlanned(ctx context.Context, parts []*partFetch) (int, bool
 			continue
 		}
 		cut[r.part] = r.first
+		if errors.Is(r.err, objectstore.ErrNotFound) {
+			// Consolidation moved the batches and the collector deleted
+			// their WAL object: the tail cache's coordinates (if they came
+			// from it) are stale; the next fetch asks the coordinator.
+			b.tails.forget(parts[r.part].tp)
+		}
 		if r.first == 0 {
 			parts[r.part].sp.ErrorCode = errorCode(r.err)
 			failed = true

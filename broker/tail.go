@@ -80,6 +80,14 @@ func (tc *tailCache) notify(ns []coordapi.CommitNotice) {
 	}
 }
 
+// forget drops a partition's cached coordinates, so that its next fetch
+// asks the coordinator: a read of them found their object gone.
+func (tc *tailCache) forget(tp topicPartition) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	delete(tc.mu.parts, tp)
+}
+
 // verify records a partition's offsets as read from the coordinator.
 func (tc *tailCache) verify(tp topicPartition, st coordapi.PartitionState) {
 	tc.mu.Lock()
