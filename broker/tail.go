@@ -112,12 +112,16 @@ func (tc *tailCache) find(tp topicPartition, offset int64, maxBytes int32) (coor
 	tc.mu.RLock()
 	defer tc.mu.RUnlock()
 	t := tc.mu.parts[tp]
-	if t == nil || offset < t.logStart || offset > t.hwm {
+	// Only what a notice or the coordinator confirmed within tailTrust:
+	// the log start also moves without a notice (retention, DeleteRecords
+	// through another broker), and consolidation moves old batches out of
+	// the WAL objects the cached coordinates name.
+	if t == nil || offset < t.logStart || offset > t.hwm || tc.now().Sub(t.verified) >= tailTrust {
 		return coordapi.FindBatchesResponse{}, false
 	}
 	resp := coordapi.FindBatchesResponse{PartitionState: coordapi.PartitionState{LogStartOffset: t.logStart, HighWatermark: t.hwm}}
 	if offset == t.hwm {
-		return resp, tc.now().Sub(t.verified) < tailTrust
+		return resp, true
 	}
 	if len(t.batches) == 0 || offset < t.batches[0].BaseOffset {
 		return resp, false

@@ -25,6 +25,7 @@ import (
 //
 // Timestamps in and out are milliseconds after the test clock's start
 // (epoch0); a batch's default is 0.
+//
 //	advance d=DURATION
 //	tick                     TierTick: retention, then planning
 //	claim                    ClaimTierJob; prints the job or "none"

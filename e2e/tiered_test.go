@@ -166,10 +166,13 @@ func TestTieredRetention(t *testing.T) {
 		return nil
 	})
 
-	// By size: 20 rounds of about 11 KB; retention.bytes=50000 keeps the
-	// newest whole rows summing to at least that.
+	// By size: 20 rounds (an object each) of about 2.6 KB (compressed) in
+	// the WAL tier; retention.bytes=20000 keeps the newest batches summing
+	// to at least that, and the objects of the others leave the bucket. (A segment goes
+	// whole, as in Kafka: one larger than what retention.bytes lets go
+	// stays.)
 	if _, err := adm.CreateTopic(ctx, 1, -1, map[string]*string{
-		"local.retention.ms": kadm.StringPtr("300"), "retention.bytes": kadm.StringPtr("50000"), "retention.ms": kadm.StringPtr("-1"),
+		"local.retention.ms": kadm.StringPtr("-1"), "retention.bytes": kadm.StringPtr("20000"), "retention.ms": kadm.StringPtr("-1"),
 	}, "ret-size"); err != nil {
 		t.Fatal(err)
 	}
@@ -186,6 +189,11 @@ func TestTieredRetention(t *testing.T) {
 			return fmt.Errorf("log start %d, want most of the 2000 records gone", o.Offset)
 		}
 		logStart = o.Offset
+		// ret-time's objects are gone; ret-size's 20 are down to the few
+		// holding what is kept.
+		if wal := bucketKeys(t, store, "wal/"); len(wal) > 9 {
+			return fmt.Errorf("%d WAL objects in the bucket", len(wal))
+		}
 		return nil
 	})
 	if code := fetchCode(t, addr, ws.topic, logStart-1); code != kerr.OffsetOutOfRange.Code {
@@ -227,17 +235,22 @@ func TestTieredRetention(t *testing.T) {
 	}
 }
 
-// rawFetch sends one Fetch (v12) of topic's partition 0 from offset to
+// rawFetch sends one Fetch of topic's partition 0 from offset to
 // addr and returns its partition answer.
 func rawFetch(t *testing.T, addr, topic string, offset int64) kmsg.FetchResponseTopicPartition {
 	t.Helper()
 	cl := pinnedClient(t, addr)
+	// The client sends the highest version both sides know (13 names
+	// topics by id): give both.
+	td, err := kadm.NewClient(cl).ListTopics(context.Background(), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
 	req := kmsg.NewPtrFetchRequest()
-	req.Version = 12
 	req.MaxWaitMillis = 0
 	req.MaxBytes = 1 << 20
 	rt := kmsg.NewFetchRequestTopic()
-	rt.Topic = topic
+	rt.Topic, rt.TopicID = topic, td[topic].ID
 	rp := kmsg.NewFetchRequestTopicPartition()
 	rp.FetchOffset = offset
 	rp.PartitionMaxBytes = 1 << 20
@@ -373,4 +386,48 @@ func TestTieredCrash(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestTieredKVGate looks up keys whose records live only in segments: a
+// broker with --kv-remote-read-enabled serves them (200, read back through
+// its cache from the segment), one without answers 404 with error code
+// 40405.
+func TestTieredKVGate(t *testing.T) {
+	c := tierCluster(t, 0, 10*time.Second, "--kv-index-enabled")
+	gated := c.AddBroker(1, "--kv-index-enabled")
+	open := c.AddBroker(2, "--kv-index-enabled", "--kv-remote-read-enabled")
+	ctx := context.Background()
+	adm := kadm.NewClient(pinnedClient(t, gated.KafkaAddr))
+	const topic = "tier-kv"
+	if _, err := adm.CreateTopic(ctx, 2, -1, map[string]*string{
+		"cleanup.policy": kadm.StringPtr("compact"), "kv.index.enabled": kadm.StringPtr("true"),
+		"local.retention.ms": kadm.StringPtr("300"),
+	}, topic); err != nil {
+		t.Fatal(err)
+	}
+	cl := pinnedClient(t, gated.KafkaAddr)
+	var recs []*kgo.Record
+	for i := range 200 {
+		recs = append(recs, &kgo.Record{Topic: topic, Key: fmt.Appendf(nil, "key-%03d", i%50), Value: fmt.Appendf(nil, "value-%d", i)})
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	waitConsolidated(t, c, topic, 2, time.Minute)
+
+	for _, k := range []int{0, 17, 49} {
+		path := fmt.Sprintf("/kv/%s/key-%03d", topic, k)
+		want := fmt.Sprintf("value-%d", 150+k) // the key's last record
+		if a := kvGet(t, open.HTTPAddr, path); a.status != 200 || string(a.value) != want {
+			t.Errorf("remote reads on: GET %s = %d %q (%d %s), want 200 %q", path, a.status, a.value, a.errorCode, a.message, want)
+		}
+		a := kvGet(t, gated.HTTPAddr, path)
+		if a.status != 404 || a.errorCode != 40405 || a.message != "record only available in tiered storage" {
+			t.Errorf("remote reads off: GET %s = %d, code %d %q, want 404 40405", path, a.status, a.errorCode, a.message)
+		}
+	}
+	// A key never written is 40404 either way.
+	if a := kvGet(t, gated.HTTPAddr, "/kv/"+topic+"/nope"); a.status != 404 || a.errorCode != 40404 {
+		t.Errorf("absent key: %d %d", a.status, a.errorCode)
+	}
 }

@@ -1,0 +1,44 @@
+package coordapi
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// TestTierConfigsValidated checks the tiering and retention configs'
+// bounds: what Kafka accepts passes, the rest is INVALID_CONFIG.
+func TestTierConfigsValidated(t *testing.T) {
+	for _, tt := range []struct {
+		name, value string
+		ok          bool
+	}{
+		{ConfigSegmentBytes, "1048576", true},
+		{ConfigSegmentBytes, "1048575", false},
+		{ConfigSegmentBytes, "14", false},
+		{ConfigSegmentBytes, "2147483648", false}, // an int config
+		{ConfigSegmentMs, "1", true},
+		{ConfigSegmentMs, "0", false},
+		{ConfigRetentionMs, "-1", true},
+		{ConfigRetentionMs, "0", true},
+		{ConfigRetentionMs, "-2", false},
+		{ConfigRetentionBytes, "-1", true},
+		{ConfigRetentionBytes, "-2", false},
+		{ConfigLocalRetentionMs, "-2", true},
+		{ConfigLocalRetentionMs, "-1", true},
+		{ConfigLocalRetentionMs, "1000", true},
+		{ConfigLocalRetentionMs, "-3", false},
+		{ConfigLocalRetentionBytes, "-2", true},
+		{ConfigLocalRetentionBytes, "-3", false},
+		{ConfigLocalRetentionBytes, "x", false},
+	} {
+		_, err := ValidateTopicConfigs(map[string]string{tt.name: tt.value}, false, false)
+		if tt.ok && err != nil {
+			t.Errorf("%s=%s: %v", tt.name, tt.value, err)
+		}
+		if !tt.ok && !errors.Is(err, kerr.InvalidConfig) {
+			t.Errorf("%s=%s: error %v, want INVALID_CONFIG", tt.name, tt.value, err)
+		}
+	}
+}
