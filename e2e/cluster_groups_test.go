@@ -102,7 +102,7 @@ func TestClusterGroups(t *testing.T) {
 	})
 
 	t.Run("a broker, the coordinator and a member die", func(t *testing.T) {
-		w := workload{topic: "cluster-groups", partitions: 12, records: 36_000, baseTime: time.UnixMilli(1_700_000_000_000)}
+		w := workload{topic: "cluster-groups", partitions: 12, records: 36_000, baseTime: recentBase()}
 		w.createAndProduce(t, newAdmin(t, addrs[0]), addrs...)
 
 		const group = "cluster-group"
@@ -198,7 +198,7 @@ func TestClusterGroups(t *testing.T) {
 				seed = b.KafkaAddr
 			}
 		}
-		w := workload{topic: "cluster-848", partitions: 12, records: 36_000, baseTime: time.UnixMilli(1_700_000_000_000)}
+		w := workload{topic: "cluster-848", partitions: 12, records: 36_000, baseTime: recentBase()}
 		w.createAndProduce(t, newAdmin(t, seed), seed)
 		seen := newSeenSet(w.records)
 		var members []*groupMember

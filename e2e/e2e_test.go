@@ -17,6 +17,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
+// recentBase is a workload's base time: now, to the millisecond. Records
+// stamped long ago would be deleted by retention.ms (7 days by default)
+// within a tier round, as Kafka deletes them.
+func recentBase() time.Time { return time.Now().Truncate(time.Millisecond) }
+
 // workload is a deterministic set of records spread round-robin over a
 // topic's partitions, so that every record's offset is known in advance.
 type workload struct {

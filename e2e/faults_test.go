@@ -44,7 +44,7 @@ func TestObjectStoreFaultsDuringProduce(t *testing.T) {
 	})
 	adm := newAdmin(t, n.KafkaAddr())
 
-	w := workload{topic: "faults", partitions: 4, records: 10_000, baseTime: time.UnixMilli(1_700_000_000_000)}
+	w := workload{topic: "faults", partitions: 4, records: 10_000, baseTime: recentBase()}
 	if _, err := adm.CreateTopic(context.Background(), w.partitions, 1, nil, w.topic); err != nil {
 		t.Fatal(err)
 	}

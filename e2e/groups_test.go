@@ -62,7 +62,7 @@ func testGroupFailover(t *testing.T, kill func(*groupMember), within time.Durati
 	n := floetest.StartNode(t, node.Config{})
 	seeds := n.KafkaAddr()
 	adm := newAdmin(t, seeds)
-	w := workload{topic: "groups", partitions: 12, records: 24_000, baseTime: time.UnixMilli(1_700_000_000_000)}
+	w := workload{topic: "groups", partitions: 12, records: 24_000, baseTime: recentBase()}
 	w.createAndProduce(t, adm, seeds)
 
 	seen := newSeenSet(w.records)

@@ -53,7 +53,7 @@ func testProduceConsumeRestart(t *testing.T, env []string, args ...string) {
 
 	var loads []workload
 	for _, c := range codecs {
-		w := workload{topic: "e2e-" + c.name, partitions: 8, records: records, baseTime: time.UnixMilli(1_700_000_000_000)}
+		w := workload{topic: "e2e-" + c.name, partitions: 8, records: records, baseTime: recentBase()}
 		if _, err := adm.CreateTopic(context.Background(), w.partitions, 1, nil, w.topic); err != nil {
 			t.Fatalf("create topic %s: %v", w.topic, err)
 		}

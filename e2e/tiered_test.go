@@ -12,9 +12,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/internal/testkit/floetest"
+	"github.com/floe-io/floe/node"
 	"github.com/floe-io/floe/objectstore"
+	"github.com/floe-io/floe/tiered"
 )
 
 // tierCluster starts a cluster that consolidates fast: the planner looks
@@ -430,4 +433,53 @@ func TestTieredKVGate(t *testing.T) {
 	if a := kvGet(t, gated.HTTPAddr, "/kv/"+topic+"/nope"); a.status != 404 || a.errorCode != 40404 {
 		t.Errorf("absent key: %d %d", a.status, a.errorCode)
 	}
+}
+
+// TestTieredEmbeddedKVRebuild runs consolidation on the embedded default
+// (coordinator, NATS and the job runner in one process), then rebuilds a
+// topic's key index from a log that lives only in segments: every key
+// answers its latest value, read back from its segment.
+func TestTieredEmbeddedKVRebuild(t *testing.T) {
+	n := floetest.StartNode(t, node.Config{
+		DataDir:             t.TempDir(),
+		KVRemoteReadEnabled: true,
+		Coordinator:         coordinator.Options{KVIndexEnabled: true, TierInterval: 100 * time.Millisecond},
+		Tier:                tiered.ConsolidatorOptions{PollInterval: 50 * time.Millisecond},
+	})
+	ctx := context.Background()
+	adm := newAdmin(t, n.KafkaAddr())
+	const topic = "embedded-kv"
+	if _, err := adm.CreateTopic(ctx, 2, -1, map[string]*string{
+		"cleanup.policy": kadm.StringPtr("compact"), "kv.index.enabled": kadm.StringPtr("true"),
+		"local.retention.ms": kadm.StringPtr("200"),
+	}, topic); err != nil {
+		t.Fatal(err)
+	}
+	cl := pinnedClient(t, n.KafkaAddr())
+	var recs []*kgo.Record
+	for i := range 300 {
+		recs = append(recs, &kgo.Record{Topic: topic, Key: fmt.Appendf(nil, "k-%02d", i%60), Value: fmt.Appendf(nil, "v-%d", i)})
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	testkit.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+		wal, err := floetest.Metric(n.HTTPAddr(), "floe_partition_wal_bytes", `topic="`+topic+`"`)
+		if err == nil && wal != 0 {
+			err = fmt.Errorf("%v bytes in the WAL tier", wal)
+		}
+		return err
+	})
+	if err := n.Coordinator().RebuildKVIndex(ctx, topic); err != nil {
+		t.Fatal(err)
+	}
+	testkit.CheckFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+		for i := range 60 {
+			path, want := fmt.Sprintf("/kv/%s/k-%02d", topic, i), fmt.Sprintf("v-%d", 240+i)
+			if a := kvGet(t, n.HTTPAddr(), path); a.status != 200 || string(a.value) != want {
+				return fmt.Errorf("GET %s = %d %q (%d %s), want %q", path, a.status, a.value, a.errorCode, a.message, want)
+			}
+		}
+		return nil
+	})
 }

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Storage lifecycle soak (issue 12): sustained produce on the embedded
+# default (local-directory store) with consolidation and retention on, two
+# consumer groups reading along, and every INTERVAL a line of what must
+# level off: broker RSS, the coordinator's objects and WAL/segment bytes,
+# its Pebble state, and the bytes in the store. Not part of the test suite.
+#
+#   ./scripts/soak-tiered.sh                          # 30 min at ~60 MiB/s, retention.ms 5 min
+#   DURATION=5m RATE=30000 ./scripts/soak-tiered.sh   # records/s of RECORD_SIZE bytes
+#   CONSOLIDATION=false ./scripts/soak-tiered.sh      # the same with consolidation off
+#   CONSUMER_GROUPS=0 ./scripts/soak-tiered.sh                 # produce only
+DURATION="${DURATION:-30m}"
+RATE="${RATE:-61440}"                 # 60 MiB/s of 1 KiB records
+RECORD_SIZE="${RECORD_SIZE:-1024}"
+PARTITIONS="${PARTITIONS:-8}"
+RETENTION_MS="${RETENTION_MS:-300000}"
+WAL_RETENTION="${WAL_RETENTION:-1m}"
+CONSOLIDATION="${CONSOLIDATION:-true}"
+CONSUMER_GROUPS="${CONSUMER_GROUPS:-2}"
+INTERVAL="${INTERVAL:-60}"
+STORE="${STORE:-dir}"
+. scripts/bench-lib.sh
+
+[ "$STORE" = minio ] && start_minio
+start_broker "$STORE" "$work/data" --wal-retention "$WAL_RETENTION" --gc-grace 1m \
+  --consolidation-enabled="$CONSOLIDATION" --tier-interval 5s --tier-poll-interval 1s
+echo "broker pid $broker_pid, data in $work/data, $DURATION at $RATE records/s of $RECORD_SIZE B, retention.ms=$RETENTION_MS, wal retention $WAL_RETENTION, consolidation=$CONSOLIDATION, $CONSUMER_GROUPS groups"
+
+consumers=(--consumers 0)
+if [ "$CONSUMER_GROUPS" -gt 0 ]; then consumers=(--consumers 1 --group soak --consumer-groups "$CONSUMER_GROUPS"); fi
+"$work/loadtest" --brokers "$kafka" --topic soak --create-topic --partitions "$PARTITIONS" \
+  --topic-config "retention.ms=$RETENTION_MS,segment.bytes=134217728" \
+  --producers 4 --rate "$RATE" --record-size "$RECORD_SIZE" --max-buffered 20000 --linger 5ms \
+  "${consumers[@]}" --duration "$DURATION" --progress 0 --log-level warn --metrics-url "http://$http/metrics" \
+  >"$work/loadtest.out" 2>&1 &
+lt=$!
+pids+=($lt)
+
+printf "%6s %9s %10s %9s %12s %12s %10s %12s %10s %12s\n" min rss_MiB objects live_obj wal_MiB seg_MiB segments meta_MiB store_MiB produced_MiB
+start=$(date +%s)
+while kill -0 "$lt" 2>/dev/null; do
+  sleep "$INTERVAL"
+  kill -0 "$lt" 2>/dev/null || break
+  rss=$(awk '/VmRSS/ {printf "%.0f", $2/1024}' "/proc/$broker_pid/status")
+  objs=$(metric floe_coordinator_objects)
+  live=$(curl -s "http://$http/metrics" | awk '/^floe_coordinator_objects\{.*state="live"/ {s+=$2} END {printf "%.0f", s}')
+  wal=$(metric floe_partition_wal_bytes); seg=$(metric floe_partition_segment_bytes)
+  segs=$(metric floe_partition_segments); meta=$(metric floe_coordinator_metadata_bytes)
+  store=$(du -sm "$work/data/objects" 2>/dev/null | cut -f1)
+  [ "$STORE" = minio ] && store=$(du -sm "$work"/minio-* | cut -f1)
+  prod=$(metric floe_ingest_object_size_bytes_sum)
+  printf "%6.1f %9s %10s %9s %12.0f %12.0f %10s %12.1f %10s %12.0f\n" "$(echo "($(date +%s)-$start)/60" | bc -l)" \
+    "$rss" "$objs" "$live" "$((wal / 1048576))" "$((seg / 1048576))" "$segs" "$(echo "$meta/1048576" | bc -l)" "$store" "$((prod / 1048576))"
+done
+wait "$lt" || true
+cat "$work/loadtest.out"
