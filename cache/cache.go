@@ -128,9 +128,36 @@ func (c *Cache) runClock() {
 	}
 }
 
+// chunkCount is how many chunks an object of objectSize bytes is cut
+// into: aligned ChunkBytes chunks, the last of which absorbs a tail of at
+// most ChunkBytes/8 (tailFraction). A segment object ends in its indexes,
+// a few KiB past its last full chunk; a GET of its own for them would
+// cost more than their bytes.
+func (c *Cache) chunkCount(objectSize int64) int64 {
+	cb := c.opts.ChunkBytes
+	n := (objectSize + cb - 1) / cb
+	if tail := objectSize % cb; n > 1 && tail != 0 && tail <= cb/tailFraction {
+		n--
+	}
+	return n
+}
+
+// tailFraction: a last chunk's tail of at most ChunkBytes/tailFraction
+// joins the chunk before it.
+const tailFraction = 8
+
+// chunkOf is the chunk holding byte offset of an object of objectSize
+// bytes.
+func (c *Cache) chunkOf(objectSize, offset int64) int64 {
+	return min(offset/c.opts.ChunkBytes, max(c.chunkCount(objectSize)-1, 0))
+}
+
 // chunkLen is the length of chunk idx of an object of objectSize bytes.
 func (c *Cache) chunkLen(objectSize, idx int64) int64 {
-	return min(c.opts.ChunkBytes, objectSize-idx*c.opts.ChunkBytes)
+	if idx == c.chunkCount(objectSize)-1 {
+		return objectSize - idx*c.opts.ChunkBytes
+	}
+	return c.opts.ChunkBytes
 }
 
 // GetRange returns length bytes of key at offset, assembled from cached
@@ -154,7 +181,7 @@ func (c *Cache) GetRange(ctx context.Context, key string, objectSize, offset, le
 		return []byte{}, nil
 	}
 	cb := c.opts.ChunkBytes
-	first, last := offset/cb, (offset+length-1)/cb
+	first, last := c.chunkOf(objectSize, offset), c.chunkOf(objectSize, offset+length-1)
 	now := c.now()
 
 	if first == last {
@@ -184,7 +211,7 @@ func (c *Cache) GetRange(ctx context.Context, key string, objectSize, offset, le
 	for idx := first; idx <= last; idx++ {
 		base := idx * cb
 		lo := max(offset, base) - base
-		hi := min(offset+length, base+cb) - base
+		hi := min(offset+length, base+c.chunkLen(objectSize, idx)) - base
 		dst := out[base+lo-offset : base+hi-offset]
 		data, f, err := c.acquire(ctx, key, objectSize, idx, lo, hi, now)
 		if err != nil {
@@ -289,7 +316,7 @@ func (c *Cache) recentLocked(key string, idx, now int64) bool {
 // exist, are not resident and are not loading, while read-ahead slots are
 // free. c.mu must be held (write) and the cache open.
 func (c *Cache) readAheadLocked(ctx context.Context, key string, objectSize, idx int64) {
-	for j := idx + 1; j <= idx+int64(c.opts.ReadAhead) && j*c.opts.ChunkBytes < objectSize; j++ {
+	for j := idx + 1; j <= idx+int64(c.opts.ReadAhead) && j < c.chunkCount(objectSize); j++ {
 		k := chunkKey{key: key, idx: j}
 		if c.mu.entries[k] != nil || c.mu.flights[k] != nil {
 			continue
@@ -314,7 +341,7 @@ func (c *Cache) readAheadLocked(ctx context.Context, key string, objectSize, idx
 func (c *Cache) Put(key string, data []byte) {
 	cb := c.opts.ChunkBytes
 	size := int64(len(data))
-	for idx := int64(0); idx*cb < size; idx++ {
+	for idx := int64(0); idx < c.chunkCount(size); idx++ {
 		k := chunkKey{key: key, idx: idx}
 		c.mu.RLock()
 		skip := c.mu.closed || c.mu.entries[k] != nil || c.mu.flights[k] != nil
@@ -322,7 +349,7 @@ func (c *Cache) Put(key string, data []byte) {
 		if skip {
 			continue
 		}
-		e := &entry{key: k, data: bytes.Clone(data[idx*cb : min((idx+1)*cb, size)])} // copy outside the lock
+		e := &entry{key: k, data: bytes.Clone(data[idx*cb : idx*cb+c.chunkLen(size, idx)])} // copy outside the lock
 		// A freshly written chunk is what tailing consumers read next, each
 		// byte once (so reads never earn it credit): give it one credit, so
 		// it moves on to main instead of leaving when small fills, and a

@@ -98,8 +98,48 @@ func TestGetRange(t *testing.T) {
 			})
 		}
 	}
-	if s := c.Stats(); s.Gets != 11 || s.BytesLoaded != size {
-		t.Fatalf("Gets = %d, BytesLoaded = %d; want 11 chunk GETs loading %d bytes", s.Gets, s.BytesLoaded, size)
+	// Ten chunks: the 123-byte tail (at most testChunk/8) joins chunk 9.
+	if s := c.Stats(); s.Gets != 10 || s.BytesLoaded != size {
+		t.Fatalf("Gets = %d, BytesLoaded = %d; want 10 chunk GETs loading %d bytes", s.Gets, s.BytesLoaded, size)
+	}
+}
+
+// TestChunkBounds checks how objects are cut: aligned chunks, a short last
+// one, and a tail of at most ChunkBytes/8 joining the chunk before it.
+func TestChunkBounds(t *testing.T) {
+	c := &Cache{opts: Options{ChunkBytes: 1024}}
+	for _, tt := range []struct {
+		size, count, lastLen int64
+	}{
+		{1, 1, 1},
+		{1024, 1, 1024},
+		{1025, 1, 1025},       // a 1-byte tail joins
+		{1024 + 128, 1, 1152}, // the largest tail that joins
+		{1024 + 129, 2, 129},  // one more byte: a chunk of its own
+		{4096, 4, 1024},
+		{4096 + 100, 4, 1124},
+		{4096 + 1000, 5, 1000},
+	} {
+		if n := c.chunkCount(tt.size); n != tt.count {
+			t.Errorf("size %d: %d chunks, want %d", tt.size, n, tt.count)
+			continue
+		}
+		if l := c.chunkLen(tt.size, tt.count-1); l != tt.lastLen {
+			t.Errorf("size %d: last chunk %d bytes, want %d", tt.size, l, tt.lastLen)
+		}
+		var sum int64
+		for i := range tt.count {
+			sum += c.chunkLen(tt.size, i)
+		}
+		if sum != tt.size {
+			t.Errorf("size %d: chunks sum to %d", tt.size, sum)
+		}
+		for _, off := range []int64{0, tt.size - 1, (tt.count - 1) * 1024} {
+			want := min(off/1024, tt.count-1)
+			if got := c.chunkOf(tt.size, off); got != want {
+				t.Errorf("size %d offset %d: chunk %d, want %d", tt.size, off, got, want)
+			}
+		}
 	}
 }
 

@@ -7,7 +7,10 @@
 // # Chunks
 //
 // An object is cut into aligned chunks of ChunkBytes; only the last one may
-// be short. A read is served from the chunks it overlaps:
+// be short, and a tail of at most ChunkBytes/8 after the last full chunk
+// joins it instead of being a chunk (and a GET) of its own: a segment
+// object's indexes and trailer, a few KiB, are read with its last data.
+// A read is served from the chunks it overlaps:
 //
 //	object "wal/0190...", objectSize = 2.5 chunks of C bytes
 //

@@ -140,10 +140,16 @@ func TestRegisterMetrics(t *testing.T) {
 		"floe.coordinator.retention_deletions": 0,
 		"floe.coordinator.retention_bytes":     0,
 	}
-	if got["floe.coordinator.metadata_bytes"] <= 0 {
-		t.Errorf("metadata bytes %d", got["floe.coordinator.metadata_bytes"])
+	// One run row (its key and value) and one object record.
+	if got["floe.partition.metadata_bytes"] <= batchKeyLen || got["floe.coordinator.metadata_bytes"] <= got["floe.partition.metadata_bytes"] {
+		t.Errorf("metadata bytes %d, of the partition %d", got["floe.coordinator.metadata_bytes"], got["floe.partition.metadata_bytes"])
 	}
-	delete(got, "floe.coordinator.metadata_bytes")
+	if got["floe.coordinator.pebble_bytes"] <= 0 {
+		t.Errorf("pebble bytes %d", got["floe.coordinator.pebble_bytes"])
+	}
+	for _, name := range []string{"floe.coordinator.metadata_bytes", "floe.partition.metadata_bytes", "floe.coordinator.pebble_bytes"} {
+		delete(got, name)
+	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("metrics %v, want %v", got, want)
 	}

@@ -133,6 +133,7 @@ func (c *Coordinator) replayRuns() error {
 					return fmt.Errorf("coordinator: batch run %x: %w", it.Key(), err)
 				}
 				st.hwm = last + 1
+				st.metaBytes += int64(len(it.Key()) + len(v))
 				for _, bc := range run {
 					st.bytes += int64(bc.ByteLength)
 				}

@@ -352,6 +352,7 @@ func (c *Coordinator) commitWrites(w *sortedWrites, obj *objectState, isNew bool
 			maxTimestamp: pp.st.maxTimestamp, maxTimestampOffset: pp.st.maxTimestampOffset,
 			maxTimestampLast: pp.st.maxTimestampLast,
 		}
+		rowStart := len(w.arena)
 		w.arena = appendBatchKey(w.arena, pk.topic, pk.partition, pp.st.hwm-1)
 		w.endKey()
 		w.arena = appendBatchRun(w.arena, &h, pp.batches)
@@ -368,6 +369,7 @@ func (c *Coordinator) commitWrites(w *sortedWrites, obj *objectState, isNew bool
 			}
 		}
 		w.endValue()
+		pp.st.metaBytes += int64(len(w.arena) - rowStart)
 
 		pl := c.commit.logs[pk]
 		runs := 1

@@ -227,6 +227,9 @@ type partState struct {
 	bytes    int64
 	segBytes int64
 	segments int64
+	// metaBytes is the encoded size (keys and values) of the partition's
+	// rows in the batch family: what its coordinates cost the coordinator.
+	metaBytes int64
 	// gen counts the changes to the partition's rows below its high
 	// watermark (DeleteRecords, retention, consolidation), so that a job
 	// planned before one is refused; in memory only.

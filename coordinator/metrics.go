@@ -68,7 +68,15 @@ func (c *Coordinator) RegisterMetrics(m metric.Meter) (metric.Registration, erro
 	if err != nil {
 		return nil, err
 	}
-	metaBytes, err := gauge("floe.coordinator.metadata_bytes", "By", "The coordinator's Pebble state on disk.")
+	metaBytes, err := gauge("floe.coordinator.metadata_bytes", "By", "Encoded size of the coordinator's batch coordinates (WAL batch runs and segment rows) and object records: what storing the data costs it.")
+	if err != nil {
+		return nil, err
+	}
+	partMeta, err := gauge("floe.partition.metadata_bytes", "By", "Encoded size of each partition's batch coordinates (WAL batch runs and segment rows).")
+	if err != nil {
+		return nil, err
+	}
+	pebbleBytes, err := gauge("floe.coordinator.pebble_bytes", "By", "The coordinator's Pebble state on disk (sstables and WAL).")
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +116,10 @@ func (c *Coordinator) RegisterMetrics(m metric.Meter) (metric.Registration, erro
 			st        partState
 			attrs     metric.MeasurementOption
 		}
-		var lags []lagged
+		var (
+			lags []lagged
+			meta int64
+		)
 		c.mu.RLock()
 		o.ObserveInt64(topics, int64(len(c.mu.topicsByID)))
 		for _, t := range c.mu.topicsByID {
@@ -121,10 +132,13 @@ func (c *Coordinator) RegisterMetrics(m metric.Meter) (metric.Registration, erro
 				o.ObserveInt64(segBytes, st.segBytes, attrs)
 				o.ObserveInt64(segments, st.segments, attrs)
 				o.ObserveInt64(walStart, st.walStart, attrs)
+				o.ObserveInt64(partMeta, st.metaBytes, attrs)
+				meta += st.metaBytes
 				lags = append(lags, lagged{t.id, int32(p), *st, attrs})
 			}
 		}
 		for _, obj := range c.mu.objects {
+			meta += int64(len(objectKey(obj.num)) + len(encodeObject(obj)))
 			s := byState[obj.state]
 			s.n++
 			s.bytes += obj.size
@@ -147,7 +161,8 @@ func (c *Coordinator) RegisterMetrics(m metric.Meter) (metric.Registration, erro
 			}
 			o.ObserveInt64(lag, age, l.attrs)
 		}
-		o.ObserveInt64(metaBytes, int64(c.db.Metrics().DiskSpaceUsage()))
+		o.ObserveInt64(metaBytes, meta)
+		o.ObserveInt64(pebbleBytes, int64(c.db.Metrics().DiskSpaceUsage()))
 		ts := c.TierStats()
 		for _, j := range []struct {
 			outcome string
@@ -160,6 +175,6 @@ func (c *Coordinator) RegisterMetrics(m metric.Meter) (metric.Registration, erro
 		o.ObserveInt64(retDeletions, ts.RetentionDeletions)
 		o.ObserveInt64(retBytes, ts.RetentionBytes)
 		return nil
-	}, hwm, logStart, topics, objects, objectBytes, brokers, walBytes, segBytes, segments, walStart, lag, metaBytes,
+	}, hwm, logStart, topics, objects, objectBytes, brokers, walBytes, segBytes, segments, walStart, lag, metaBytes, partMeta, pebbleBytes,
 		jobs, consolidated, retDeletions, retBytes)
 }

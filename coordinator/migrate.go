@@ -89,7 +89,7 @@ func (c *Coordinator) migrateFormat2(parts []partKey) error {
 		if err != nil {
 			return fmt.Errorf("coordinator: migrate format 2: %w", err)
 		}
-		st.bytes, st.segBytes, st.segments = rs.bytes, rs.segBytes, rs.segments
+		st.bytes, st.segBytes, st.segments, st.metaBytes = rs.bytes, rs.segBytes, rs.segments, rs.rowBytes
 		c.checkpointLocked(b, pk, st, nil)
 	}
 	_ = b.Set(keyFormatVersion, encodeUint64(formatVersion), nil)

@@ -141,7 +141,7 @@ func TestMigrateFormat2(t *testing.T) {
 	if !reflect.DeepEqual(before.Tiers, after.Tiers) || !reflect.DeepEqual(before.Finds, after.Finds) || !reflect.DeepEqual(before.Parts, after.Parts) {
 		t.Errorf("migration changed the partitions:\nbefore %+v %+v\nafter  %+v %+v", before.Tiers, before.Parts, after.Tiers, after.Parts)
 	}
-	if got := after.Tiers["a/0"]; got != [4]int64{7, 38 * batchLen, 0, 0} {
+	if got := after.Tiers["a/0"]; [4]int64(got[:4]) != [4]int64{7, 38 * batchLen, 0, 0} {
 		// 40 batches of 3 records; DeleteRecords(7) dropped the two wholly below 7.
 		t.Errorf("a/0 tiers %v, want WAL start 7, %d bytes, no segments", got, 38*batchLen)
 	}
@@ -195,6 +195,13 @@ func TestMigrateFormat1(t *testing.T) {
 		before.Producers[k] = ps
 	}
 	before.Logs = map[partKey]partLog{}
+	// Runs are re-encoded (a batch each): their encoded bytes differ.
+	for _, st := range []coordState{before, after} {
+		for k, v := range st.Tiers {
+			v[4] = 0
+			st.Tiers[k] = v
+		}
+	}
 	v1, v2 := reflect.ValueOf(before), reflect.ValueOf(after)
 	for f := 0; f < v1.NumField(); f++ {
 		if !reflect.DeepEqual(v1.Field(f).Interface(), v2.Field(f).Interface()) {

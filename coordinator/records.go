@@ -90,8 +90,10 @@ func (c *Coordinator) deleteRecordsLocked(t *topicState, partition int32, st par
 			// Its producer states stay: they are not replayed (the run ends
 			// below the checkpoint written here) but a trimmed run keeps
 			// its encoding whole.
-			_ = b.Set(k, append(appendBatchRun(nil, &h, run[i:]), prods...), nil)
+			nv := append(appendBatchRun(nil, &h, run[i:]), prods...)
+			_ = b.Set(k, nv, nil)
 			rs.batches += int64(i)
+			rs.rowBytes += int64(len(v) - len(nv))
 		}
 		return errStopScan
 	})
@@ -104,6 +106,7 @@ func (c *Coordinator) deleteRecordsLocked(t *topicState, partition int32, st par
 	st.bytes -= rs.bytes
 	st.segBytes -= rs.segBytes
 	st.segments -= rs.segments
+	st.metaBytes -= rs.rowBytes
 	st.gen++
 	if st.maxTimestampLast >= 0 && st.maxTimestampLast < offset {
 		// The max-timestamp batch is gone: find the new one among the rest.
@@ -190,6 +193,8 @@ type rowStats struct {
 	// row's length, segBytes the segments' part of it.
 	batches, segments int64
 	bytes, segBytes   int64
+	// rowBytes is the rows' encoded size, keys and values.
+	rowBytes int64
 }
 
 // rowStats sums the rows keyed in [lower, upper).
@@ -200,6 +205,7 @@ func (c *Coordinator) rowStats(lower, upper []byte) (rowStats, error) {
 		if err != nil {
 			return err
 		}
+		rs.rowBytes += int64(len(k) + len(v))
 		r, err := newRunReader(last, v)
 		for err == nil {
 			var (

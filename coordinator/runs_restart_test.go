@@ -22,9 +22,9 @@ type coordState struct {
 	Producers  map[producerStateKey]producerState
 	Logs       map[partKey]partLog
 	NextObject uint64
-	// Tiers are each partition's WAL start, bytes, segment bytes and
-	// segment count.
-	Tiers map[string][4]int64
+	// Tiers are each partition's WAL start, bytes, segment bytes, segment
+	// count and rows' encoded bytes.
+	Tiers map[string][5]int64
 }
 
 func snapshotState(t *testing.T, c *Coordinator) coordState {
@@ -34,7 +34,7 @@ func snapshotState(t *testing.T, c *Coordinator) coordState {
 		Parts: map[string]coordapi.PartitionState{}, Finds: map[string]coordapi.FindBatchesResponse{},
 		MaxTs: map[string][2]int64{}, ByTs: map[string][2]int64{},
 		Producers: map[producerStateKey]producerState{}, Logs: map[partKey]partLog{},
-		Tiers: map[string][4]int64{},
+		Tiers: map[string][5]int64{},
 	}
 	var err error
 	if s.Topics, err = c.Topics(ctx); err != nil {
@@ -66,7 +66,7 @@ func snapshotState(t *testing.T, c *Coordinator) coordState {
 			c.mu.RLock()
 			ps := c.mu.topicsByID[tp.ID].parts[p]
 			c.mu.RUnlock()
-			s.Tiers[name] = [4]int64{ps.walStart, ps.bytes, ps.segBytes, ps.segments}
+			s.Tiers[name] = [5]int64{ps.walStart, ps.bytes, ps.segBytes, ps.segments, ps.metaBytes}
 		}
 	}
 	if s.Objects, err = c.Objects(ctx); err != nil {

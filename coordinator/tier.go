@@ -538,16 +538,18 @@ func (c *Coordinator) CompleteTierJob(ctx context.Context, req coordapi.Complete
 	}
 	seg := job.seg
 	seg.object = obj.num
+	segRow := appendSegmentRow(nil, &seg)
 	b := c.db.NewBatch()
 	defer b.Close()
 	_ = b.DeleteRange(lower, lastKey, nil)
-	_ = b.Set(lastKey, appendSegmentRow(nil, &seg), nil)
+	_ = b.Set(lastKey, segRow, nil)
 	_ = b.Set(objectKey(obj.num), encodeObject(obj), nil)
 	_ = b.Set(keyNextObject, encodeUint64(obj.num+1), nil)
 	objects := append(c.deadBytesLocked(b, rs.dead, nowMs), obj)
 	st.walStart = job.LastOffset + 1
 	st.segBytes += req.DataLength
 	st.segments++
+	st.metaBytes += int64(len(lastKey)+len(segRow)) - rs.rowBytes
 	st.gen++
 	c.checkpointLocked(b, pk, &st, nil)
 	if err := b.Commit(pebble.Sync); err != nil {

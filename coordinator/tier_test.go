@@ -189,6 +189,15 @@ func TestTierDataDriven(t *testing.T) {
 				e.c.mu.RLock()
 				st := e.c.mu.topicsByID[id].parts[p]
 				e.c.mu.RUnlock()
+				// The rows' encoded bytes must match a scan of them.
+				lower, upper := batchPartitionBounds(id, p)
+				rs, err := e.c.rowStats(lower, upper)
+				if err != nil {
+					d.Fatalf(t, "%v", err)
+				}
+				if rs.rowBytes != st.metaBytes {
+					d.Fatalf(t, "metadata bytes %d, the rows hold %d", st.metaBytes, rs.rowBytes)
+				}
 				return fmt.Sprintf("log_start=%d wal_start=%d hwm=%d bytes=%d wal_bytes=%d segments=%d seg_bytes=%d",
 					st.logStart, st.walStart, st.hwm, st.bytes, st.walBytes(), st.segments, st.segBytes)
 			case "find":

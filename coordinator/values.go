@@ -63,10 +63,10 @@ func decodeTopic(id coordapi.TopicID, v []byte) (t *topicState, partitions int, 
 
 // encodePartition encodes a partition's checkpoint (format 2): log
 // start, high watermark, the max timestamp state, WAL start, bytes,
-// segment bytes and segment count. Format 1 ended after the max timestamp
+// segment bytes, segment count and the rows' encoded bytes. Format 1 ended after the max timestamp
 // state.
 func encodePartition(p *partState) []byte {
-	b := make([]byte, 0, 1+9*binary.MaxVarintLen64)
+	b := make([]byte, 0, 1+10*binary.MaxVarintLen64)
 	b = append(b, valenc.Version2)
 	b = binary.AppendVarint(b, p.logStart)
 	b = binary.AppendVarint(b, p.hwm)
@@ -77,6 +77,7 @@ func encodePartition(p *partState) []byte {
 	b = binary.AppendVarint(b, p.bytes)
 	b = binary.AppendVarint(b, p.segBytes)
 	b = binary.AppendVarint(b, p.segments)
+	b = binary.AppendVarint(b, p.metaBytes)
 	return b
 }
 
@@ -107,6 +108,7 @@ func decodePartition(v []byte) (p partState, v1 bool, err error) {
 		bytes:              d.Varint(),
 		segBytes:           d.Varint(),
 		segments:           d.Varint(),
+		metaBytes:          d.Varint(),
 	}
 	return p, false, d.Done("partition")
 }
