@@ -18,11 +18,12 @@ WAL_RETENTION="${WAL_RETENTION:-1m}"
 CONSOLIDATION="${CONSOLIDATION:-true}"
 CONSUMER_GROUPS="${CONSUMER_GROUPS:-2}"
 INTERVAL="${INTERVAL:-60}"
+GC_GRACE="${GC_GRACE:-1m}"
 STORE="${STORE:-dir}"
 . scripts/bench-lib.sh
 
 [ "$STORE" = minio ] && start_minio
-start_broker "$STORE" "$work/data" --wal-retention "$WAL_RETENTION" --gc-grace 1m \
+start_broker "$STORE" "$work/data" --wal-retention "$WAL_RETENTION" --gc-grace "$GC_GRACE" \
   --consolidation-enabled="$CONSOLIDATION" --tier-interval 5s --tier-poll-interval 1s
 echo "broker pid $broker_pid, data in $work/data, $DURATION at $RATE records/s of $RECORD_SIZE B, retention.ms=$RETENTION_MS, wal retention $WAL_RETENTION, consolidation=$CONSOLIDATION, $CONSUMER_GROUPS groups"
 

@@ -1,7 +1,11 @@
 // Package tiered holds the segment tier: per-partition segment objects that
 // consolidation jobs write from WAL batches. This file draws the segment object
 // format; Writer writes one, ParseTrailer and ParseIndexes read one from ranged
-// reads, and Batches walks its data part.
+// reads, and Batches walks its data part. Consolidator is the broker's side of
+// consolidation (it runs the jobs the coordinator assigns: read WAL batches
+// through the chunk cache, write a segment, report it for the swap), and Reader
+// the read side (the batches of a segment from an offset, or from a timestamp,
+// through the chunk cache, each segment's indexes loaded once).
 //
 // # Segment object
 //
@@ -76,7 +80,10 @@
 //
 // A reader GETs the last TrailerSize bytes (ParseTrailer), then the range from
 // offsetIndexPos to the end (ParseIndexes), and caches the Index; both reads are
-// one suffix GET when the reader guesses a large enough suffix. Index.Find gives the
+// one suffix GET when the reader guesses a large enough suffix, or knows the
+// data length (a segment coordinate's ByteLength), as Reader does. Through the
+// chunk cache that read is the object's last chunk, which holds the indexes
+// with the last data. Index.Find gives the
 // position to start a read for an offset and Index.FindTimestamp the position to
 // start a scan for a timestamp; Batches and SeekTimestamp walk the data bytes read
 // from there.

@@ -1,16 +1,22 @@
-// Command floe-segment prints a segment object (tiered/) read from a local
-// file: its trailer, each batch, and both indexes.
+// Command floe-segment prints a segment object (tiered/): its trailer, each
+// batch, and both indexes. It reads a local file (on the embedded default,
+// segments are under <data-dir>/objects/tiered/), or with --s3-bucket the
+// object KEY from S3 or MinIO (credentials from the AWS environment, as the
+// broker's).
 //
 //	go run ./cmd/floe-segment FILE
+//	go run ./cmd/floe-segment --s3-bucket B --s3-endpoint http://127.0.0.1:9000 --s3-path-style KEY
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 
+	"github.com/floe-io/floe/objectstore"
 	"github.com/floe-io/floe/record"
 	"github.com/floe-io/floe/tiered"
 )
@@ -24,15 +30,35 @@ func main() {
 
 func run(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("floe-segment", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprintln(fs.Output(), "usage: floe-segment FILE") }
+	var s3 objectstore.S3Options
+	fs.StringVar(&s3.Bucket, "s3-bucket", "", "read KEY from this S3 bucket instead of a local FILE")
+	fs.StringVar(&s3.Endpoint, "s3-endpoint", "", "S3 endpoint URL, e.g. http://127.0.0.1:9000 for MinIO (default: AWS)")
+	fs.StringVar(&s3.Region, "s3-region", "", "S3 region (default: AWS config chain, else us-east-1)")
+	fs.BoolVar(&s3.PathStyle, "s3-path-style", false, "address buckets by path (MinIO)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: floe-segment FILE | floe-segment --s3-bucket B [--s3-endpoint URL] [--s3-path-style] KEY")
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
-		return errors.New("want one FILE")
+		return errors.New("want one FILE or KEY")
 	}
-	obj, err := os.ReadFile(fs.Arg(0))
+	var (
+		obj []byte
+		err error
+	)
+	if s3.Bucket != "" {
+		ctx := context.Background()
+		var st *objectstore.S3
+		if st, err = objectstore.NewS3(ctx, s3); err == nil {
+			obj, err = st.GetRange(ctx, fs.Arg(0), 0, -1)
+		}
+	} else {
+		obj, err = os.ReadFile(fs.Arg(0))
+	}
 	if err != nil {
 		return err
 	}
