@@ -63,5 +63,5 @@ stop_broker() { kill "$broker_pid"; wait "$broker_pid" 2>/dev/null || true; }
 
 # metric NAME: the sum of a Prometheus counter/gauge on the broker.
 metric() {
-  curl -s "http://$http/metrics" | awk -v n="$1" '$1 == n || index($1, n"{") == 1 { s += $2 } END { printf "%.0f\n", s }'
+  curl -s -m 10 "http://$http/metrics" | awk -v n="$1" '$1 == n || index($1, n"{") == 1 { s += $2 } END { printf "%.0f\n", s }'
 }

@@ -39,17 +39,21 @@ pids+=($lt)
 
 printf "%6s %9s %10s %9s %12s %12s %10s %12s %10s %12s\n" min rss_MiB objects live_obj wal_MiB seg_MiB segments meta_MiB store_MiB produced_MiB
 start=$(date +%s)
+# Sampling must not end the run: du races the collector's deletes, a
+# scrape can time out under load.
+set +e +o pipefail
+num() { [ -n "$1" ] && echo "$1" || echo 0; }
 while kill -0 "$lt" 2>/dev/null; do
   sleep "$INTERVAL"
   kill -0 "$lt" 2>/dev/null || break
   rss=$(awk '/VmRSS/ {printf "%.0f", $2/1024}' "/proc/$broker_pid/status")
   objs=$(metric floe_coordinator_objects)
   live=$(curl -s "http://$http/metrics" | awk '/^floe_coordinator_objects\{.*state="live"/ {s+=$2} END {printf "%.0f", s}')
-  wal=$(metric floe_partition_wal_bytes); seg=$(metric floe_partition_segment_bytes)
-  segs=$(metric floe_partition_segments); meta=$(metric floe_coordinator_metadata_bytes)
+  wal=$(num "$(metric floe_partition_wal_bytes)"); seg=$(num "$(metric floe_partition_segment_bytes)")
+  segs=$(metric floe_partition_segments); meta=$(num "$(metric floe_coordinator_metadata_bytes)")
   store=$(du -sm "$work/data/objects" 2>/dev/null | cut -f1)
-  [ "$STORE" = minio ] && store=$(du -sm "$work"/minio-* | cut -f1)
-  prod=$(metric floe_ingest_object_size_bytes_sum)
+  [ "$STORE" = minio ] && store=$(du -smc "$work"/minio-* 2>/dev/null | tail -1 | cut -f1)
+  prod=$(num "$(metric floe_ingest_object_size_bytes_sum)")
   printf "%6.1f %9s %10s %9s %12.0f %12.0f %10s %12.1f %10s %12.0f\n" "$(echo "($(date +%s)-$start)/60" | bc -l)" \
     "$rss" "$objs" "$live" "$((wal / 1048576))" "$((seg / 1048576))" "$segs" "$(echo "$meta/1048576" | bc -l)" "$store" "$((prod / 1048576))"
 done

@@ -106,6 +106,14 @@ type ConsolidatorOptions struct {
 	// are read as one range up to this size (a larger batch is read alone).
 	// Default: 8 MiB.
 	MaxReadBytes int64
+	// Concurrency is how many jobs Run keeps running at once. Jobs claimed
+	// together are mostly the partitions of one topic over the same WAL
+	// objects (the coordinator plans them in topic and partition order),
+	// so running them side by side lets the chunk cache load each WAL
+	// chunk once for all of them, where one after the other would read
+	// it again per partition once a job's span outgrows the cache. Each
+	// job holds its segment in memory (up to segment.bytes). Default: 4.
+	Concurrency int
 	// IndexIntervalBytes is the segments' offset index interval
 	// (Options.IndexIntervalBytes). Default: 4096.
 	IndexIntervalBytes int
@@ -136,6 +144,9 @@ func (o ConsolidatorOptions) Validate() error {
 	}
 	if o.MaxReadBytes < 0 {
 		errs = append(errs, fmt.Errorf("tiered: max read bytes %d is negative", o.MaxReadBytes))
+	}
+	if o.Concurrency < 0 {
+		errs = append(errs, fmt.Errorf("tiered: concurrency %d is negative", o.Concurrency))
 	}
 	if o.IndexIntervalBytes < 0 {
 		errs = append(errs, fmt.Errorf("tiered: index interval %d is negative", o.IndexIntervalBytes))
@@ -257,8 +268,28 @@ func newConsolidatorMetrics(m metric.Meter) *consolidatorMetrics {
 // again at once, after a claim that found none it waits PollInterval, and
 // after a failure it waits a backoff that doubles from PollInterval up to
 // MaxBackoff. Failures are logged, never returned. A job running when ctx
-// ends is abandoned.
+// ends is abandoned. It runs Concurrency such loops at once.
 func (c *Consolidator) Run(ctx context.Context) {
+	n := c.opts.Concurrency
+	if n <= 0 {
+		n = defaultConcurrency
+	}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.runLoop(ctx)
+		}()
+	}
+	wg.Wait()
+}
+
+// defaultConcurrency is ConsolidatorOptions.Concurrency's default.
+const defaultConcurrency = 4
+
+// runLoop is one of Run's job loops.
+func (c *Consolidator) runLoop(ctx context.Context) {
 	failures := 0
 	for ctx.Err() == nil {
 		ran, err := c.RunOnce(ctx)

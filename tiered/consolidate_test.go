@@ -638,7 +638,7 @@ func TestConsolidatorRun(t *testing.T) {
 		jobs := newFakeJobs(queue...)
 		// An hour's poll interval: only claiming at once finishes the queue.
 		con, err := NewConsolidator(jobs, newCache(t, fx.store), objectstore.NewMemory(),
-			ConsolidatorOptions{Prefix: consPrefix, PollInterval: time.Hour})
+			ConsolidatorOptions{Prefix: consPrefix, PollInterval: time.Hour, Concurrency: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -652,7 +652,7 @@ func TestConsolidatorRun(t *testing.T) {
 
 	t.Run("cancel while idle", func(t *testing.T) {
 		jobs := newFakeJobs()
-		con, err := NewConsolidator(jobs, &fakeWAL{}, objectstore.NewMemory(), ConsolidatorOptions{PollInterval: time.Hour})
+		con, err := NewConsolidator(jobs, &fakeWAL{}, objectstore.NewMemory(), ConsolidatorOptions{PollInterval: time.Hour, Concurrency: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -664,7 +664,7 @@ func TestConsolidatorRun(t *testing.T) {
 	t.Run("cancel while backing off", func(t *testing.T) {
 		jobs := newFakeJobs()
 		jobs.claimErr = errors.New("coordinator unreachable")
-		con, err := NewConsolidator(jobs, &fakeWAL{}, objectstore.NewMemory(), ConsolidatorOptions{PollInterval: time.Hour})
+		con, err := NewConsolidator(jobs, &fakeWAL{}, objectstore.NewMemory(), ConsolidatorOptions{PollInterval: time.Hour, Concurrency: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -678,7 +678,7 @@ func TestConsolidatorRun(t *testing.T) {
 		jobs := newFakeJobs(fx.job)
 		wal := &fakeWAL{inner: newCache(t, fx.store), blockKey: "*", entered: make(chan struct{}, 16)}
 		segs := objectstore.NewMemory()
-		con, err := NewConsolidator(jobs, wal, segs, ConsolidatorOptions{Prefix: consPrefix, PollInterval: time.Hour})
+		con, err := NewConsolidator(jobs, wal, segs, ConsolidatorOptions{Prefix: consPrefix, PollInterval: time.Hour, Concurrency: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -687,6 +687,29 @@ func TestConsolidatorRun(t *testing.T) {
 		stop()
 		if _, completed, abandoned := jobs.state(); completed != 0 || abandoned != 1 || len(segments(t, segs)) != 0 {
 			t.Fatalf("completed %d abandoned %d: want the job abandoned, nothing written", completed, abandoned)
+		}
+	})
+
+	t.Run("runs Concurrency jobs at once", func(t *testing.T) {
+		fx := buildWAL(t, []int{2}, false)
+		var queue []coordapi.TierJob
+		for id := range uint64(3) {
+			j := fx.job
+			j.ID = 200 + id
+			queue = append(queue, j)
+		}
+		jobs := newFakeJobs(queue...)
+		wal := &fakeWAL{inner: newCache(t, fx.store), blockKey: "*", entered: make(chan struct{}, 16)}
+		con, err := NewConsolidator(jobs, wal, objectstore.NewMemory(), ConsolidatorOptions{Prefix: consPrefix, PollInterval: time.Hour, Concurrency: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := runInBackground(t, con)
+		// Every read blocks: three reads in flight at once are three jobs.
+		waitFor(t, "three jobs reading at once", func() bool { return wal.inFlight.Load() == 3 })
+		stop()
+		if _, _, abandoned := jobs.state(); abandoned != 3 {
+			t.Fatalf("%d jobs abandoned at stop, want 3", abandoned)
 		}
 	})
 }

@@ -73,6 +73,7 @@ func run(args []string) error {
 	fs.DurationVar(&cfg.Coordinator.TierJobLease, "tier-job-lease", 2*time.Minute, "how long a broker has to complete a consolidation job (kept below half of --gc-grace)")
 	consolidation := fs.Bool("consolidation-enabled", true, "run the consolidation jobs the coordinator assigns (=false: this broker runs none, and the embedded coordinator plans none)")
 	fs.DurationVar(&cfg.Tier.PollInterval, "tier-poll-interval", 5*time.Second, "how often an idle broker asks the coordinator for a consolidation job")
+	fs.IntVar(&cfg.Tier.Concurrency, "tier-job-concurrency", 4, "consolidation jobs a broker runs at once (each holds its segment in memory, up to segment.bytes)")
 	fs.BoolVar(&cfg.KVRemoteReadEnabled, "kv-remote-read-enabled", false, "let /kv read records that live only in tiered storage")
 	fs.Int64Var(&cfg.KVBatchCacheBytes, "kv-batch-cache-bytes", 64<<20, "bytes of compressed batches /kv keeps decoded (negative: none)")
 	fs.StringVar(&cfg.NATSURL, "nats-url", "", "NATS server of a cluster whose coordinator runs as cmd/coordinator; empty: embed NATS and the coordinator")
