@@ -314,6 +314,17 @@ func ValidateTopicConfigs(configs map[string]string, kvBefore, kvCluster bool) (
 		return nil, Errorf(kerr.InvalidConfig, "conflict topic config setting %s (%d) > %s (%d)",
 			ConfigMinCompactionLagMs, minLag, ConfigMaxCompactionLagMs, maxLag)
 	}
+	// Kafka refuses a local retention above the total one (-1 is none, -2
+	// the default: floe's --wal-retention, which retention simply
+	// overrides when shorter).
+	for _, pair := range [][2]string{{ConfigLocalRetentionMs, ConfigRetentionMs}, {ConfigLocalRetentionBytes, ConfigRetentionBytes}} {
+		local, _ := strconv.ParseInt(get(pair[0]), 10, 64)
+		total, _ := strconv.ParseInt(get(pair[1]), 10, 64)
+		if total >= 0 && (local == -1 || local > total) {
+			return nil, Errorf(kerr.InvalidConfig, "Invalid value %d for configuration %s: Value must not be -1 as %s value is set as %d, or more than it",
+				local, pair[0], pair[1], total)
+		}
+	}
 	if strings.EqualFold(get(ConfigKVIndexEnabled), "true") {
 		if !slices.Contains(SplitConfigList(get(ConfigCleanupPolicy)), "compact") {
 			return nil, Errorf(kerr.InvalidConfig,

@@ -26,14 +26,21 @@ func TestTierConfigsValidated(t *testing.T) {
 		{ConfigRetentionBytes, "-1", true},
 		{ConfigRetentionBytes, "-2", false},
 		{ConfigLocalRetentionMs, "-2", true},
-		{ConfigLocalRetentionMs, "-1", true},
+		{ConfigLocalRetentionMs, "-1", false}, // no limit, under retention.ms of 7 days
 		{ConfigLocalRetentionMs, "1000", true},
+		{ConfigLocalRetentionMs, "604800001", false}, // above retention.ms
 		{ConfigLocalRetentionMs, "-3", false},
 		{ConfigLocalRetentionBytes, "-2", true},
+		{ConfigLocalRetentionBytes, "1000000", true},
+		{ConfigLocalRetentionBytes, "1000001", false},
 		{ConfigLocalRetentionBytes, "-3", false},
 		{ConfigLocalRetentionBytes, "x", false},
 	} {
-		_, err := ValidateTopicConfigs(map[string]string{tt.name: tt.value}, false, false)
+		cfg := map[string]string{tt.name: tt.value}
+		if tt.name == ConfigLocalRetentionBytes {
+			cfg[ConfigRetentionBytes] = "1000000" // else -1: no limit
+		}
+		_, err := ValidateTopicConfigs(cfg, false, false)
 		if tt.ok && err != nil {
 			t.Errorf("%s=%s: %v", tt.name, tt.value, err)
 		}
