@@ -352,7 +352,9 @@ func (c *Coordinator) expireJobs(nowMs int64) {
 // order, while they are past the WAL retention (by their object's commit
 // time, or by the partition's WAL bytes over local.retention.bytes), up to
 // segment.bytes (at least one run), a segment.ms span of commit times and
-// maxJobBatches. ok is false when nothing is due.
+// maxJobBatches. A job by time alone that is shorter than a segment waits
+// until its first batch is twice local.retention.ms old. ok is false when
+// nothing is due.
 func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierJob, bool, error) {
 	c.mu.RLock()
 	t := c.mu.topicsByID[pk.topic]
@@ -386,6 +388,8 @@ func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierJob, bool, error) 
 	var (
 		firstCreated int64
 		run          []coordapi.BatchCoord
+		full         bool // cut by segment.bytes, segment.ms or the batch bound
+		bySize       bool // a run was taken for local.retention.bytes
 	)
 	for valid := it.First(); valid; valid = it.Next() {
 		last, err := decodeBatchKey(it.Key())
@@ -418,9 +422,11 @@ func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierJob, bool, error) 
 		if !byTime && !byBytes {
 			break
 		}
+		bySize = bySize || byBytes
 		if len(job.Batches) > 0 {
 			if job.dataLen+n > s.segmentBytes || o.createdMs-firstCreated >= s.segmentMs ||
 				len(job.Batches)+len(run) > maxJobBatches {
+				full = true
 				break
 			}
 		} else {
@@ -442,6 +448,15 @@ func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierJob, bool, error) 
 		return nil, false, fmt.Errorf("tier: iterate: %w", err)
 	}
 	if len(job.Batches) == 0 {
+		return nil, false, nil
+	}
+	// Less than a segment is past the WAL retention: wait for more, so
+	// that a steady partition's segments reach segment.bytes rather than
+	// holding one planning round's worth each, but not past a second
+	// local.retention.ms, so that no batch stays in the WAL tier much
+	// longer than twice its retention (a quiet partition's segment holds
+	// what it wrote meanwhile).
+	if !full && !bySize && job.dataLen < s.segmentBytes && nowMs-firstCreated < 2*s.localMs {
 		return nil, false, nil
 	}
 	job.seg.base = job.BaseOffset
