@@ -1,0 +1,411 @@
+package tiered
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+
+	"github.com/floe-io/floe/record"
+)
+
+// Compaction rewrites a compacted topic's segment batch by batch, by the rules of
+// Kafka's log cleaner (Cleaner.cleanInto and MemoryRecords.filterTo):
+//
+//	segment data --CompactBatches--> per batch: CompactBatch(keep, retainEmpty)
+//	   every record kept  -> the batch, byte for byte
+//	   some kept          -> rebuilt: same base offset, last offset delta, producer
+//	                         fields, attributes and codec; the kept records' offsets
+//	   none kept          -> dropped, or a header-only batch when retainEmpty
+//	   control batch      -> as it is
+//
+// Offsets never change, so a compacted segment has gaps, between batches and
+// inside them (record offset deltas skip the removed records).
+
+// RecordInfo is what a compaction predicate sees of one record.
+type RecordInfo struct {
+	// Key is the record's key, never nil (keyless records are kept without
+	// asking). It aliases a decoding buffer: valid only during the call.
+	Key []byte
+	// Offset is the record's offset: the batch's base offset plus its delta.
+	Offset int64
+	// Timestamp is the record's timestamp, as a consumer sees it: the batch's
+	// MaxTimestamp for a LogAppendTime batch, else its base timestamp plus the
+	// record's delta.
+	Timestamp int64
+	// Tombstone reports a null value: a delete, kept only while within
+	// delete.retention.ms.
+	Tombstone bool
+	// Batch is the header of the record's batch, valid only during the call,
+	// for rules over whole batches: an aborted transaction's records go
+	// whatever their keys (Kafka's cleaner discards them, and leaves them out
+	// of the offset map).
+	Batch *record.Header
+}
+
+// CompactStats counts what compaction read and wrote.
+type CompactStats struct {
+	// BatchesIn counts the batches read; BatchesOut those written, including
+	// EmptyBatches.
+	BatchesIn, BatchesOut int
+	// EmptyBatches counts batches left with no record and written as a bare
+	// header because retainEmpty asked for it (the producer's last sequence).
+	EmptyBatches int
+	// RewrittenBatches counts batches rebuilt with some of their records
+	// (EmptyBatches not included); the other batches written are unchanged.
+	RewrittenBatches int
+	// RecordsIn counts the records read, control records included;
+	// RecordsKept those written.
+	RecordsIn, RecordsKept int64
+	// BytesIn and BytesOut count batch bytes read and written.
+	BytesIn, BytesOut int64
+}
+
+// add adds s's counts to st's.
+func (st *CompactStats) add(s CompactStats) {
+	st.BatchesIn += s.BatchesIn
+	st.BatchesOut += s.BatchesOut
+	st.EmptyBatches += s.EmptyBatches
+	st.RewrittenBatches += s.RewrittenBatches
+	st.RecordsIn += s.RecordsIn
+	st.RecordsKept += s.RecordsKept
+	st.BytesIn += s.BytesIn
+	st.BytesOut += s.BytesOut
+}
+
+// Keep returns the record predicate of Kafka's cleaner (Cleaner.shouldRetainRecord)
+// over m, for CompactBatch and CompactBatches: a record past m's LatestOffset is
+// kept (this pass did not index it), a record below its key's latest offset is
+// removed, and a tombstone whose timestamp is below deleteHorizon (the time
+// delete.retention.ms ago, as the caller reckons it; math.MinInt64 keeps every
+// tombstone) is removed too. Kafka since KIP-534 compares the horizon with one
+// it writes into the batch on the pass that first meets the tombstone; this
+// compares it with the record's timestamp, so a caller that wants tombstones
+// to live delete.retention.ms after they were compacted must say so in
+// deleteHorizon. Aborted transactions are the caller's to drop (RecordInfo.Batch).
+func (m *OffsetMap) Keep(deleteHorizon int64) func(RecordInfo) bool {
+	return func(r RecordInfo) bool {
+		if r.Offset > m.latest {
+			return true
+		}
+		if latest, ok := m.Get(r.Key); ok && r.Offset < latest {
+			return false
+		}
+		return !r.Tombstone || r.Timestamp >= deleteHorizon
+	}
+}
+
+// CompactBatches compacts data, the concatenated batches of a segment's data
+// part (as Writer wrote them: real base offsets in), with CompactBatch, and
+// returns the surviving batches concatenated, what a compaction job writes into
+// the new segment. retainEmpty is asked, for each non-control batch left with no
+// record, whether to keep it as a bare header; nil means never. Kafka keeps one
+// when it holds an active producer's last sequence (Cleaner.cleanInto,
+// isBatchLastRecordOfProducer) and when it is the last batch of the cleaned
+// range, so that the range's last offset survives. data must be whole batches:
+// a batch cut short or not parsing is an ErrCorrupt error. The result is nil
+// when nothing survives.
+func CompactBatches(data []byte, keep func(RecordInfo) bool, retainEmpty func(record.Header) bool) ([]byte, CompactStats, error) {
+	var (
+		c   compactor
+		out []byte
+		st  CompactStats
+	)
+	if keep == nil {
+		return nil, st, errors.New("tiered: CompactBatches needs a keep predicate")
+	}
+	for at := 0; at < len(data); {
+		h, err := record.ParseHeader(data[at:])
+		if err != nil {
+			return nil, st, fmt.Errorf("%w: batch at byte %d: %w", ErrCorrupt, at, err)
+		}
+		n := h.Size()
+		if n > len(data)-at {
+			return nil, st, corruptf("batch at byte %d: %d bytes, %d left", at, n, len(data)-at)
+		}
+		b, bst, err := c.compact(data[at:at+n:at+n], h, keep, retainEmpty)
+		if err != nil {
+			return nil, st, fmt.Errorf("batch at byte %d: %w", at, err)
+		}
+		out = append(out, b...)
+		st.add(bst)
+		at += n
+	}
+	return out, st, nil
+}
+
+// CompactBatch compacts one magic v2 batch, as a segment stores it (base offset
+// written in), keeping the records keep accepts:
+//   - a control batch (transaction markers) is returned as it is, keep not asked;
+//   - a keyless record is kept, keep not asked (compacted topics refuse them at
+//     produce);
+//   - when every record is kept, the batch is returned as it is (b itself);
+//   - when none is, the result is nil, or, with retainEmpty (the batch holds its
+//     producer's last sequence, which idempotent producers' state needs), a bare
+//     header as Kafka's DefaultRecordBatch.writeEmptyHeader writes it: no records,
+//     no compression, the same last offset delta, producer fields, partition
+//     leader epoch, timestamp type and transactional flag, and the batch's
+//     MaxTimestamp as its max timestamp (base timestamp -1);
+//   - otherwise the kept records are rebuilt into a new batch with the same base
+//     offset, last offset delta (so the next offset stays right), partition leader
+//     epoch, producer id, epoch and base sequence, attributes and codec (default
+//     level, snappy framed as before), base timestamp, and each record's offset
+//     delta and timestamp. Its MaxTimestamp is the kept records' largest
+//     timestamp, or the batch's for LogAppendTime. Should every kept record be
+//     older than the base timestamp, the base becomes the first one's timestamp,
+//     as Kafka's builder always does, since a CreateTime batch's max must not be
+//     below its base.
+//
+// It checks b's length and CRC and decodes every record, so corrupt bytes are an
+// error wrapping ErrCorrupt, never a panic; the rebuilt batch's header and CRC are
+// checked too. The result's NumRecords may be below LastOffsetDelta+1 (gaps), so
+// it does not pass record.Validate, which checks what producers send.
+func CompactBatch(b []byte, keep func(RecordInfo) bool, retainEmpty bool) ([]byte, CompactStats, error) {
+	if keep == nil {
+		return nil, CompactStats{}, errors.New("tiered: CompactBatch needs a keep predicate")
+	}
+	h, err := record.ParseHeader(b)
+	if err != nil {
+		return nil, CompactStats{}, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	var c compactor
+	return c.compact(b, h, keep, func(record.Header) bool { return retainEmpty })
+}
+
+// compactor holds the buffers one compaction reuses from batch to batch: the
+// kept records and copies of their bytes, which record.Records lends only for
+// the length of a call.
+type compactor struct {
+	recs  []record.Record
+	hdrs  []record.RecordHeader
+	arena []byte
+}
+
+// keepCopy appends a copy of r to c.recs (copied even when the batch turns
+// out to keep every record: a copy costs less than decoding twice). Null (nil)
+// and empty slices stay apart. Slices taken from c.arena or c.hdrs before they grew still point at
+// the old arrays, which hold the same bytes.
+func (c *compactor) keepCopy(r *record.Record) {
+	cp := *r
+	cp.Key, cp.Value = c.copy(r.Key), c.copy(r.Value)
+	if len(r.Headers) > 0 {
+		start := len(c.hdrs)
+		for _, rh := range r.Headers {
+			c.hdrs = append(c.hdrs, record.RecordHeader{Key: rh.Key, Value: c.copy(rh.Value)})
+		}
+		cp.Headers = c.hdrs[start:len(c.hdrs):len(c.hdrs)]
+	}
+	c.recs = append(c.recs, cp)
+}
+
+func (c *compactor) copy(b []byte) []byte {
+	switch {
+	case b == nil:
+		return nil
+	case len(b) == 0:
+		return []byte{}
+	}
+	start := len(c.arena)
+	c.arena = append(c.arena, b...)
+	return c.arena[start:len(c.arena):len(c.arena)]
+}
+
+// compact is CompactBatch on b, whose parsed header is h, asking retainEmpty
+// (if not nil) only when no record is kept.
+func (c *compactor) compact(b []byte, h record.Header, keep func(RecordInfo) bool, retainEmpty func(record.Header) bool) ([]byte, CompactStats, error) {
+	st := CompactStats{BatchesIn: 1, BytesIn: int64(len(b))}
+	if err := checkStored(b, h); err != nil {
+		return nil, st, err
+	}
+	st.RecordsIn = int64(max(h.NumRecords, 0))
+	if h.Control() {
+		if err := record.Records(b, nil); err != nil { // a marker is small: check it too
+			return nil, st, fmt.Errorf("%w: records of the control batch at offset %d: %w", ErrCorrupt, h.BaseOffset, err)
+		}
+		return c.unchanged(b, st)
+	}
+
+	c.recs, c.hdrs, c.arena = c.recs[:0], c.hdrs[:0], c.arena[:0]
+	logAppend := h.LogAppendTime()
+	err := record.Records(b, func(r *record.Record) error {
+		info := RecordInfo{
+			Key:       r.Key,
+			Offset:    h.BaseOffset + int64(r.OffsetDelta),
+			Timestamp: h.BaseTimestamp + r.TimestampDelta,
+			Tombstone: r.Value == nil,
+			Batch:     &h,
+		}
+		if logAppend {
+			info.Timestamp = h.MaxTimestamp
+		}
+		if r.Key == nil || keep(info) {
+			c.keepCopy(r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, st, fmt.Errorf("%w: records of the batch at offset %d: %w", ErrCorrupt, h.BaseOffset, err)
+	}
+	switch kept := len(c.recs); {
+	case kept == 0:
+		if retainEmpty == nil || !retainEmpty(h) {
+			return nil, st, nil
+		}
+		st.EmptyBatches = 1
+		if h.NumRecords == 0 && h.Codec() == record.CodecNone {
+			return c.unchanged(b, st) // already a bare header
+		}
+		return c.checked(emptyBatch(h), h, st)
+	case kept == int(h.NumRecords):
+		return c.unchanged(b, st)
+	}
+	out, err := c.rebuild(b, h)
+	if err != nil {
+		return nil, st, err
+	}
+	st.RewrittenBatches = 1
+	st.RecordsKept = int64(len(c.recs))
+	return c.checked(out, h, st)
+}
+
+// unchanged returns b, counted as written whole.
+func (c *compactor) unchanged(b []byte, st CompactStats) ([]byte, CompactStats, error) {
+	st.BatchesOut = 1
+	st.RecordsKept = st.RecordsIn
+	st.BytesOut = int64(len(b))
+	return b, st, nil
+}
+
+// checked checks out, built from the batch whose header is h, and counts it.
+func (c *compactor) checked(out []byte, h record.Header, st CompactStats) ([]byte, CompactStats, error) {
+	if err := checkRebuilt(out, h, int32(st.RecordsKept)); err != nil {
+		return nil, st, fmt.Errorf("tiered: compacted batch at offset %d: %w", h.BaseOffset, err)
+	}
+	st.BatchesOut = 1
+	st.BytesOut = int64(len(out))
+	return out, st, nil
+}
+
+// rebuild encodes c.recs, the kept records of batch b (header h), as b's
+// compacted batch.
+func (c *compactor) rebuild(b []byte, h record.Header) ([]byte, error) {
+	opts := record.BuildOptions{
+		Codec:                h.Codec(),
+		SnappyXerial:         h.Codec() == record.CodecSnappy && bytes.HasPrefix(b[record.HeaderSize:], xerialMagic),
+		BaseOffset:           h.BaseOffset,
+		PartitionLeaderEpoch: h.PartitionLeaderEpoch,
+		Attributes:           h.Attributes &^ record.AttrCodecMask,
+		BaseTimestamp:        h.BaseTimestamp,
+		ProducerID:           h.ProducerID,
+		ProducerEpoch:        h.ProducerEpoch,
+		BaseSequence:         h.BaseSequence,
+		KeepOffsetDeltas:     true,
+		LastOffsetDelta:      h.LastOffsetDelta,
+	}
+	if h.Attributes&(record.AttrLogAppendTime|record.AttrDeleteHorizon) == 0 {
+		maxDelta := c.recs[0].TimestampDelta
+		for i := range c.recs {
+			maxDelta = max(maxDelta, c.recs[i].TimestampDelta)
+		}
+		if maxDelta < 0 {
+			shift := c.recs[0].TimestampDelta
+			opts.BaseTimestamp += shift
+			for i := range c.recs {
+				c.recs[i].TimestampDelta -= shift
+			}
+		}
+	}
+	out, err := record.Build(opts, c.recs)
+	if err != nil {
+		return nil, fmt.Errorf("tiered: rebuild the batch at offset %d: %w", h.BaseOffset, err)
+	}
+	if h.LogAppendTime() {
+		record.SetLogAppendTime(out, h.MaxTimestamp) // every record's timestamp, as before
+	}
+	return out, nil
+}
+
+// xerialMagic starts snappy data framed as the Java client writes it (xerial
+// snappy-java), which a rebuilt batch keeps.
+var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
+
+// Offsets of the batch header fields emptyBatch writes; see record/doc.go.
+const (
+	batchOffCRC        = 17
+	batchOffAttributes = 21
+
+	// emptyBatchLength is a bare header's BatchLength, which counts the bytes
+	// after the base offset and itself.
+	emptyBatchLength = record.HeaderSize - 12
+)
+
+// emptyBatch returns the bare header Kafka's DefaultRecordBatch.writeEmptyHeader
+// writes for the batch whose header is h once compaction has removed all its
+// records. record.Build needs at least one record, so it is encoded here.
+func emptyBatch(h record.Header) []byte {
+	b := make([]byte, 0, record.HeaderSize)
+	b = binary.BigEndian.AppendUint64(b, uint64(h.BaseOffset))
+	b = binary.BigEndian.AppendUint32(b, emptyBatchLength)
+	b = binary.BigEndian.AppendUint32(b, uint32(h.PartitionLeaderEpoch))
+	b = append(b, 2)          // magic
+	b = append(b, 0, 0, 0, 0) // crc, below
+	attrs := h.Attributes & (record.AttrLogAppendTime | record.AttrTransactional | record.AttrControl)
+	b = binary.BigEndian.AppendUint16(b, uint16(attrs))
+	b = binary.BigEndian.AppendUint32(b, uint32(h.LastOffsetDelta))
+	b = binary.BigEndian.AppendUint64(b, ^uint64(0)) // base timestamp: -1, no record
+	b = binary.BigEndian.AppendUint64(b, uint64(h.MaxTimestamp))
+	b = binary.BigEndian.AppendUint64(b, uint64(h.ProducerID))
+	b = binary.BigEndian.AppendUint16(b, uint16(h.ProducerEpoch))
+	b = binary.BigEndian.AppendUint32(b, uint32(h.BaseSequence))
+	b = binary.BigEndian.AppendUint32(b, 0) // no records
+	binary.BigEndian.PutUint32(b[batchOffCRC:], batchCRC(b))
+	return b
+}
+
+// batchCRC returns the CRC-32C of batch b from its attributes to its end, what
+// the batch's crc field holds.
+func batchCRC(b []byte) uint32 { return crc32.Checksum(b[batchOffAttributes:], castagnoli) }
+
+// checkStored checks that b, whose parsed header is h, is exactly one batch with
+// a right CRC and a record count and last offset delta that can hold: the
+// checks of record.Validate that a compacted batch still passes. Records checks
+// the rest.
+func checkStored(b []byte, h record.Header) error {
+	switch {
+	case h.Size() != len(b):
+		return corruptf("batch at offset %d: length %d says %d bytes, have %d", h.BaseOffset, h.BatchLength, h.Size(), len(b))
+	case batchCRC(b) != h.CRC:
+		return corruptf("batch at offset %d: crc %#08x, computed %#08x", h.BaseOffset, h.CRC, batchCRC(b))
+	case h.LastOffsetDelta < 0 || h.NumRecords < 0 || int64(h.NumRecords) > int64(h.LastOffsetDelta)+1:
+		return corruptf("batch at offset %d: %d records, last offset delta %d", h.BaseOffset, h.NumRecords, h.LastOffsetDelta)
+	}
+	return nil
+}
+
+// checkRebuilt checks out, rebuilt from the batch whose header is h with n
+// records: one batch with a right CRC and h's offsets and producer fields.
+func checkRebuilt(out []byte, h record.Header, n int32) error {
+	g, err := record.ParseHeader(out)
+	if err != nil {
+		return err
+	}
+	if err := checkStored(out, g); err != nil {
+		return err
+	}
+	switch {
+	case g.BaseOffset != h.BaseOffset || g.LastOffsetDelta != h.LastOffsetDelta:
+		return fmt.Errorf("offsets %d+%d, want %d+%d", g.BaseOffset, g.LastOffsetDelta, h.BaseOffset, h.LastOffsetDelta)
+	case g.ProducerID != h.ProducerID || g.ProducerEpoch != h.ProducerEpoch || g.BaseSequence != h.BaseSequence:
+		return fmt.Errorf("producer %d/%d/%d, want %d/%d/%d", g.ProducerID, g.ProducerEpoch, g.BaseSequence, h.ProducerID, h.ProducerEpoch, h.BaseSequence)
+	case g.PartitionLeaderEpoch != h.PartitionLeaderEpoch:
+		return fmt.Errorf("leader epoch %d, want %d", g.PartitionLeaderEpoch, h.PartitionLeaderEpoch)
+	case g.NumRecords != n:
+		return fmt.Errorf("%d records, want %d", g.NumRecords, n)
+	case n > 0 && g.Attributes != h.Attributes:
+		return fmt.Errorf("attributes %#04x, want %#04x", g.Attributes, h.Attributes)
+	case h.LogAppendTime() && g.MaxTimestamp != h.MaxTimestamp:
+		return fmt.Errorf("log append time %d, want %d", g.MaxTimestamp, h.MaxTimestamp)
+	}
+	return nil
+}
