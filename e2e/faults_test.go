@@ -30,7 +30,7 @@ func TestObjectStoreFaultsDuringProduce(t *testing.T) {
 		Seed:             7,
 		PutErrorRate:     0.4,
 		AmbiguousPutRate: 0.2,
-		GetErrorRate:     0.05,
+		GetErrorRate:     0.1,
 		Latency:          time.Millisecond,
 		LatencyJitter:    3 * time.Millisecond,
 	})
@@ -40,7 +40,7 @@ func TestObjectStoreFaultsDuringProduce(t *testing.T) {
 		DataDir: dataDir,
 		Store:   faulty,
 		Ingest:  ingest.Options{MaxBytes: 32 << 10, MaxPutRate: 1000},
-		Cache:   cache.Options{ChunkBytes: 64 << 10, MaxBytes: 256 << 10},
+		Cache:   cache.Options{ChunkBytes: 16 << 10, MaxBytes: 48 << 10},
 	})
 	adm := newAdmin(t, n.KafkaAddr())
 
