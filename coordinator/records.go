@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -200,32 +201,22 @@ type rowStats struct {
 // rowStats sums the rows keyed in [lower, upper).
 func (c *Coordinator) rowStats(lower, upper []byte) (rowStats, error) {
 	rs := rowStats{dead: map[uint64]int64{}}
-	err := c.scanRange(lower, upper, func(k, v []byte) error {
-		last, err := decodeBatchKey(k)
-		if err != nil {
-			return err
+	var lastRow []byte // the row whose bytes were counted last
+	err := c.scanRows(lower, upper, func(k, v []byte, object uint64, bc coordapi.BatchCoord) error {
+		if !bytes.Equal(k, lastRow) {
+			rs.rowBytes += int64(len(k) + len(v))
+			lastRow = append(lastRow[:0], k...)
 		}
-		rs.rowBytes += int64(len(k) + len(v))
-		r, err := newRunReader(last, v)
-		for err == nil {
-			var (
-				bc coordapi.BatchCoord
-				ok bool
-			)
-			if bc, ok, err = r.next(); !ok || err != nil {
-				break
-			}
-			n := int64(bc.ByteLength)
-			rs.dead[r.h.object] += n
-			rs.bytes += n
-			if bc.Segment {
-				rs.segments++
-				rs.segBytes += n
-			} else {
-				rs.batches++
-			}
+		n := int64(bc.ByteLength)
+		rs.dead[object] += n
+		rs.bytes += n
+		if bc.Segment {
+			rs.segments++
+			rs.segBytes += n
+		} else {
+			rs.batches++
 		}
-		return err
+		return nil
 	})
 	return rs, err
 }

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
@@ -278,6 +279,35 @@ func (r *runReader) next() (bc coordapi.BatchCoord, ok bool, err error) {
 		return bc, false, fmt.Errorf("decode batch run value: batches end at %d, key says %d", bl, r.last)
 	}
 	return bc, true, nil
+}
+
+// scanRows calls fn for every batch of the rows keyed in [lower, upper),
+// in offset order, with the object its row names (a segment row: one
+// coordinate with Segment set). fn returning errStopScan ends the scan
+// without error; k and v are only valid during the call.
+func (c *Coordinator) scanRows(lower, upper []byte, fn func(k, v []byte, object uint64, bc coordapi.BatchCoord) error) error {
+	err := c.scanRange(lower, upper, func(k, v []byte) error {
+		last, err := decodeBatchKey(k)
+		if err != nil {
+			return err
+		}
+		r, err := newRunReader(last, v)
+		for err == nil {
+			var (
+				bc coordapi.BatchCoord
+				ok bool
+			)
+			if bc, ok, err = r.next(); !ok || err != nil {
+				break
+			}
+			err = fn(k, v, r.h.object, bc)
+		}
+		return err
+	})
+	if errors.Is(err, errStopScan) {
+		return nil
+	}
+	return err
 }
 
 // producers returns the undecoded producer section (see

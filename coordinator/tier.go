@@ -649,34 +649,20 @@ func (c *Coordinator) retainPartition(pr partRef, nowMs int64) error {
 		expiredBefore = nowMs - s.retentionMs
 	}
 	cut, remaining := st.logStart, st.bytes
-	err = c.scanRange(batchKey(t.id, pr.partition, st.logStart), batchKey(t.id, pr.partition, st.hwm), func(k, v []byte) error {
-		last, err := decodeBatchKey(k)
-		if err != nil {
-			return err
+	err = c.scanRows(batchKey(t.id, pr.partition, st.logStart), batchKey(t.id, pr.partition, st.hwm), func(_, _ []byte, _ uint64, bc coordapi.BatchCoord) error {
+		if bc.LastOffset < st.logStart {
+			return nil
 		}
-		r, err := newRunReader(last, v)
-		for err == nil {
-			var (
-				bc coordapi.BatchCoord
-				ok bool
-			)
-			if bc, ok, err = r.next(); !ok || err != nil {
-				break
-			}
-			if bc.LastOffset < st.logStart {
-				continue
-			}
-			byTime = byTime && bc.MaxTimestamp < expiredBefore
-			bySize = bySize && remaining-int64(bc.ByteLength) >= s.retentionBytes
-			if !byTime && !bySize {
-				return errStopScan
-			}
-			remaining -= int64(bc.ByteLength)
-			cut = bc.LastOffset + 1
+		byTime = byTime && bc.MaxTimestamp < expiredBefore
+		bySize = bySize && remaining-int64(bc.ByteLength) >= s.retentionBytes
+		if !byTime && !bySize {
+			return errStopScan
 		}
-		return err
+		remaining -= int64(bc.ByteLength)
+		cut = bc.LastOffset + 1
+		return nil
 	})
-	if err != nil && err != errStopScan {
+	if err != nil {
 		return fmt.Errorf("retention of %s/%d: %w", t.name, pr.partition, err)
 	}
 	cut = min(cut, st.hwm)
