@@ -30,7 +30,16 @@ func checksum(b []byte) uint32 { return crc32.Checksum(b[offAttributes:], castag
 // What depends on the topic or the request is left to the caller: control batches from
 // clients, LogAppendTime set by a producer, zstd below Produce v7, timestamp bounds,
 // size limits, and producer state.
-func Validate(b []byte) (Header, error) {
+func Validate(b []byte) (Header, error) { return validate(b, false) }
+
+// ValidateStored is Validate for a batch as a log keeps it rather than as a
+// producer sends it: compaction leaves gaps in a batch's offsets and may
+// keep a batch with no records at all (its header holds the producer's
+// last sequence), so the record count may be anything from 0 to
+// lastOffsetDelta+1. Every other check is Validate's.
+func ValidateStored(b []byte) (Header, error) { return validate(b, true) }
+
+func validate(b []byte, stored bool) (Header, error) {
 	h, err := parseWhole(b)
 	if err != nil {
 		return h, err
@@ -44,6 +53,9 @@ func Validate(b []byte) (Header, error) {
 	switch {
 	case h.LastOffsetDelta < 0:
 		return h, errorf(ErrInvalid, "invalid offset range: last offset delta %d", h.LastOffsetDelta)
+	case stored && (h.NumRecords < 0 || int64(h.NumRecords) > int64(h.LastOffsetDelta)+1):
+		return h, errorf(ErrInvalid, "record count %d does not fit last offset delta %d", h.NumRecords, h.LastOffsetDelta)
+	case stored:
 	case h.NumRecords <= 0:
 		return h, errorf(ErrInvalid, "invalid record count %d", h.NumRecords)
 	case h.NumRecords-1 != h.LastOffsetDelta:

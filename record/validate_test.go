@@ -138,3 +138,27 @@ func TestErrorKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateStored checks the record-count rule of stored batches: gaps
+// and empty batches pass, more records than offsets do not; Validate
+// refuses both as a produced batch.
+func TestValidateStored(t *testing.T) {
+	recs := []Record{{OffsetDelta: 0, Value: []byte("a")}, {OffsetDelta: 4, Value: []byte("b")}}
+	gapped, err := Build(BuildOptions{KeepOffsetDeltas: true, LastOffsetDelta: 9, ProducerID: -1, BaseSequence: -1, ProducerEpoch: -1}, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ValidateStored(gapped); err != nil {
+		t.Errorf("gapped batch: %v", err)
+	}
+	if _, err := Validate(gapped); !errors.Is(err, ErrInvalid) {
+		t.Errorf("Validate of a gapped batch: %v, want ErrInvalid", err)
+	}
+	// Two records claimed over one offset: refused by both.
+	over := append([]byte(nil), gapped...)
+	binary.BigEndian.PutUint32(over[offLastOffsetDelta:], 0)
+	putCRC(over)
+	if _, err := ValidateStored(over); !errors.Is(err, ErrInvalid) {
+		t.Errorf("more records than offsets: %v, want ErrInvalid", err)
+	}
+}

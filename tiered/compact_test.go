@@ -626,3 +626,57 @@ func BenchmarkCompactBatch(b *testing.B) {
 		})
 	}
 }
+
+// TestCompactedSegment writes compacted batches (with gaps, and one left
+// empty for its producer) into a segment and reads them back: the segment
+// format takes what compaction leaves.
+func TestCompactedSegment(t *testing.T) {
+	var in [][]byte
+	for _, line := range []string{
+		"base=0 pid=5 seq=0 | a=1@1000 b=1@1001 a=2@1002 c=1@1003",
+		"base=4 pid=5 seq=4 | a=3@1004 b=2@1005",
+	} {
+		b, err := parseBatch(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in = append(in, b)
+	}
+	latest := map[string]int64{"a": 4, "b": 5, "c": 3}
+	keep := func(r RecordInfo) bool { return r.Offset >= latest[string(r.Key)] }
+	var data []byte
+	for _, b := range in {
+		data = append(data, b...)
+	}
+	out, st, err := CompactBatches(data, keep, func(record.Header) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.RecordsKept != 3 {
+		t.Fatalf("kept %d records, want 3 (c@3, a@4, b@5)", st.RecordsKept)
+	}
+	w, err := NewWriter(0, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for h, b := range Batches(out) {
+		if err := w.Append(b, h.BaseOffset, 0); err != nil {
+			t.Fatalf("append compacted batch at %d: %v", h.BaseOffset, err)
+		}
+	}
+	obj, info, err := w.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.LastOffset != 5 {
+		t.Fatalf("segment ends at %d, want 5 (the last offset delta kept)", info.LastOffset)
+	}
+	tr, err := ParseTrailer(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches, _, err := ReadBatches(obj[:tr.DataLength])
+	if err != nil || len(batches) != 2 {
+		t.Fatalf("read back %d batches: %v", len(batches), err)
+	}
+}

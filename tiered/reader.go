@@ -161,7 +161,7 @@ func Batches(data []byte) iter.Seq2[record.Header, []byte] {
 }
 
 // ReadBatches returns the whole batches of data as Batches frames them, checking
-// each with record.Validate, and the number of bytes they take; bytes after them
+// each with record.ValidateStored, and the number of bytes they take; bytes after them
 // are an incomplete batch. Malformed bytes are an error.
 func ReadBatches(data []byte) ([][]byte, int, error) {
 	var out [][]byte
@@ -178,7 +178,7 @@ func ReadBatches(data []byte) ([][]byte, int, error) {
 			break
 		}
 		b := data[at : at+h.Size() : at+h.Size()]
-		if _, err := record.Validate(b); err != nil {
+		if _, err := record.ValidateStored(b); err != nil {
 			return nil, 0, fmt.Errorf("%w: batch at %d: %w", ErrCorrupt, at, err)
 		}
 		out = append(out, b)

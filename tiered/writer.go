@@ -74,7 +74,8 @@ func NewWriter(baseOffset int64, opts Options) (*Writer, error) {
 }
 
 // Append appends a copy of batch, a whole magic v2 batch that passes
-// record.Validate, with its base offset set to baseOffset and its partition leader
+// record.ValidateStored (a compacted batch may have gaps, or no records), with its
+// base offset set to baseOffset and its partition leader
 // epoch to leaderEpoch; neither changes its CRC. Offsets must strictly increase:
 // baseOffset must be above the last offset so far (the segment's base offset for
 // the first batch), gaps being allowed for compacted segments. A refused batch
@@ -83,7 +84,7 @@ func (w *Writer) Append(batch []byte, baseOffset int64, leaderEpoch int32) error
 	if w.finished {
 		return errors.New("tiered: Append after Finish")
 	}
-	h, err := record.Validate(batch)
+	h, err := record.ValidateStored(batch)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidBatch, err)
 	}
