@@ -102,13 +102,17 @@ func (c *Coordinator) deleteRecordsLocked(t *topicState, partition int32, st par
 		return err
 	}
 
+	if offset > st.walStart {
+		// The cut reaches the WAL tier: a job planned before it covers
+		// rows that changed. One wholly within segments leaves them be.
+		st.gen++
+	}
 	st.logStart = offset
 	st.walStart = max(st.walStart, offset)
 	st.bytes -= rs.bytes
 	st.segBytes -= rs.segBytes
 	st.segments -= rs.segments
 	st.metaBytes -= rs.rowBytes
-	st.gen++
 	if st.maxTimestampLast >= 0 && st.maxTimestampLast < offset {
 		// The max-timestamp batch is gone: find the new one among the rest.
 		if err := c.recomputeMaxTimestampLocked(id, partition, &st); err != nil {

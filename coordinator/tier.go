@@ -384,7 +384,7 @@ func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierJob, bool, error) 
 	job.deadline = nowMs + job.LeaseMs
 	job.seg = segmentRow{logAppendTime: lat, maxTimestamp: -1, tsOffset: -1, tsLast: -1}
 	ts := newPartState()
-	walBytes := st.walBytes()
+	overBytes := s.localBytes >= 0 && st.walBytes() > s.localBytes
 	var (
 		firstCreated int64
 		run          []coordapi.BatchCoord
@@ -418,7 +418,10 @@ func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierJob, bool, error) 
 			n += int64(bc.ByteLength)
 		}
 		byTime := s.localMs >= 0 && nowMs-o.createdMs >= s.localMs
-		byBytes := s.localBytes >= 0 && walBytes-job.dataLen > s.localBytes
+		// Over local.retention.bytes, the oldest runs go a whole segment
+		// at a time, not just enough to get under it: else every round
+		// would cut a sliver.
+		byBytes := overBytes
 		if !byTime && !byBytes {
 			break
 		}
@@ -490,6 +493,12 @@ func (c *Coordinator) CompleteTierJob(ctx context.Context, req coordapi.Complete
 	defer c.commit.Unlock()
 	nowMs := c.now().UnixMilli()
 	pk := partKey{req.TopicID, req.Partition}
+	if num, ok := c.mu.objectsByKey[req.ObjectKey]; ok && c.mu.objects[num].state == ObjectLive {
+		// Already swapped in (segment keys are unique per attempt): a
+		// completion answered once and asked again. Refusing it would
+		// make the broker delete a segment a row names.
+		return nil
+	}
 
 	c.tier.Lock()
 	job := c.tier.active[pk]
@@ -530,6 +539,8 @@ func (c *Coordinator) CompleteTierJob(ctx context.Context, req coordapi.Complete
 		return refuse("job %d: the partition's log changed since it was planned", job.ID)
 	}
 	if _, dup := c.mu.objectsByKey[req.ObjectKey]; dup {
+		// A garbage object of that key (its segment was deleted by
+		// retention since): not this job's upload.
 		return refuse("job %d: object %q is already known", job.ID, req.ObjectKey)
 	}
 

@@ -431,7 +431,6 @@ func (c *Consolidator) runJob(ctx context.Context, job coordapi.TierJob, start t
 		ObjectSize: size,
 		DataLength: info.DataLength,
 	})
-	var kerrErr *kerr.Error
 	switch {
 	case err == nil:
 		c.log.Info("tiered: job completed", "job", job.ID, "topic_id", job.TopicID.String(), "partition", job.Partition,
@@ -439,20 +438,19 @@ func (c *Consolidator) runJob(ctx context.Context, job coordapi.TierJob, start t
 			"key", key, "bytes", size, "elapsed", c.opts.Now().Sub(start))
 		return outcomeCompleted, info.DataLength, nil
 	case errors.Is(err, kerr.StaleBrokerEpoch):
-		// The coordinator answered: no row names the object.
+		// The coordinator's refusal, made before any swap: no row names
+		// the object.
 		c.deleteObject(ctx, job, key)
 		return outcomeRefused, 0, fmt.Errorf("complete: refused as stale: %w", err)
-	case errors.As(err, &kerrErr):
-		// Refused for another reason: no row names the object, and the job
-		// is still ours to give back.
-		c.deleteObject(ctx, job, key)
-		err = fmt.Errorf("complete: refused: %w", err)
+	default:
+		// Anything else may have come after the swap committed (a timeout,
+		// a lost answer, a coordinator that died after its write; the rpc
+		// client reports those as retriable Kafka errors too): the object
+		// stays, and the GC collects it if no row names it. The job is
+		// given back, which is a no-op if it was completed.
+		err = fmt.Errorf("complete (segment %s left to the GC): %w", key, err)
 		c.abandon(ctx, job, err)
 		return outcomeFailed, 0, err
-	default:
-		// The coordinator may have taken the segment without our hearing of
-		// it: the object stays, and its GC collects it if no row names it.
-		return outcomeFailed, 0, fmt.Errorf("complete (segment %s left to the GC): %w", key, err)
 	}
 }
 

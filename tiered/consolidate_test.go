@@ -492,11 +492,22 @@ func TestConsolidatorFailures(t *testing.T) {
 			wantErr: kerr.StaleBrokerEpoch, wantDeletes: true, wantOutcome: "refused",
 		},
 		{
-			name: "refused for another reason",
+			// Not a refusal: the coordinator may have swapped the segment
+			// in already, so it stays (for the GC if not).
+			name: "another Kafka error",
 			setup: func(_ *walFixture, _ *fakeWAL, _ *fakeStore, j *fakeJobs) {
 				j.completeErr = coordapi.Errorf(kerr.InvalidRequest, "data length mismatch")
 			},
-			wantErr: kerr.InvalidRequest, wantAbandoned: true, wantDeletes: true, wantOutcome: "failed",
+			wantErr: kerr.InvalidRequest, wantAbandoned: true, wantSegments: 1, wantOutcome: "failed",
+		},
+		{
+			// What the rpc client answers for a request that timed out:
+			// a retriable Kafka error, with the swap maybe committed.
+			name: "completion timed out",
+			setup: func(_ *walFixture, _ *fakeWAL, _ *fakeStore, j *fakeJobs) {
+				j.completeErr = fmt.Errorf("rpc complete_tier_job: %w: %w", kerr.KafkaStorageError, context.DeadlineExceeded)
+			},
+			wantErr: kerr.KafkaStorageError, wantAbandoned: true, wantSegments: 1, wantOutcome: "failed",
 		},
 		{
 			name: "completion unanswered",
@@ -504,7 +515,7 @@ func TestConsolidatorFailures(t *testing.T) {
 				j.completeErr = fmt.Errorf("nats: %w", context.DeadlineExceeded)
 			},
 			// The coordinator may have taken it: the object stays for the GC.
-			wantErr: context.DeadlineExceeded, wantSegments: 1, wantOutcome: "failed",
+			wantErr: context.DeadlineExceeded, wantAbandoned: true, wantSegments: 1, wantOutcome: "failed",
 		},
 	}
 	for _, tc := range cases {
