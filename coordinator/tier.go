@@ -660,11 +660,17 @@ func (c *Coordinator) retainPartition(pr partRef, nowMs int64) error {
 		expiredBefore = nowMs - s.retentionMs
 	}
 	cut, remaining := st.logStart, st.bytes
-	err = c.scanRows(batchKey(t.id, pr.partition, st.logStart), batchKey(t.id, pr.partition, st.hwm), func(_, _ []byte, _ uint64, bc coordapi.BatchCoord) error {
+	err = c.scanRows(batchKey(t.id, pr.partition, st.logStart), batchKey(t.id, pr.partition, st.hwm), func(_, _ []byte, object uint64, bc coordapi.BatchCoord) error {
 		if bc.LastOffset < st.logStart {
 			return nil
 		}
-		byTime = byTime && bc.MaxTimestamp < expiredBefore
+		ts := bc.MaxTimestamp
+		if o := c.mu.objects[object]; ts < 0 && o != nil {
+			// No timestamp: when it was written stands in, as Kafka takes
+			// a segment file's modification time.
+			ts = o.createdMs
+		}
+		byTime = byTime && ts < expiredBefore
 		bySize = bySize && remaining-int64(bc.ByteLength) >= s.retentionBytes
 		if !byTime && !bySize {
 			return errStopScan
