@@ -95,6 +95,8 @@ func (b *Broker) listOffset(ctx context.Context, id coordapi.TopicID, partition 
 	if timestamp >= 0 || timestamp == coordapi.TimestampMax {
 		if o, t, err := b.exactTimestampOffset(ctx, id, partition, timestamp, offset); err == nil {
 			offset, ts = o, t
+		} else if errors.Is(err, errNoSuchRecord) {
+			return -1, -1, -1, nil // the segment's qualifying batches lie below the log start
 		} else {
 			// The batch could not be read back: the batch-granular answer
 			// (at or before the exact one) still lets the client go on.

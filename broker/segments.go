@@ -51,9 +51,53 @@ func (b *Broker) batchInSegment(ctx context.Context, seg coordapi.BatchCoord, of
 	case err != nil:
 		return coordapi.BatchCoord{}, fmt.Errorf("find timestamp %d from offset %d in segment %s: %w", target, offset, seg.ObjectKey, err)
 	case !ok:
-		return coordapi.BatchCoord{}, fmt.Errorf("no batch of segment %s from offset %d has a timestamp at or above %d", seg.ObjectKey, offset, target)
+		return coordapi.BatchCoord{}, fmt.Errorf("segment %s from offset %d: %w", seg.ObjectKey, offset, errNoneInSegment)
 	}
 	return bc, nil
+}
+
+// errNoneInSegment: no batch of a segment from the offset asked on reaches
+// the timestamp. The coordinator picks a segment by its max timestamp, which
+// a batch below the log start (a cut into the segment) may hold: the answer
+// is then in a later row.
+var errNoneInSegment = errors.New("no batch at or above the timestamp")
+
+// errNoSuchRecord: no record from the offset asked on reaches the
+// timestamp; ListOffsets answers -1.
+var errNoSuchRecord = errors.New("no record at or above the timestamp")
+
+// maxTimestampPages bounds the coordinator lookups of batchAtTimestamp.
+const maxTimestampPages = 1000
+
+// batchAtTimestamp finds, from offset on, the first batch whose max
+// timestamp reaches target, across rows: segments through their time index,
+// WAL batches by their coordinates (no reads). It serves the rare
+// ListOffsets whose segment the log start cut past its qualifying batches.
+func (b *Broker) batchAtTimestamp(ctx context.Context, id coordapi.TopicID, partition int32, offset, target int64) (coordapi.BatchCoord, error) {
+	for range maxTimestampPages {
+		found, err := b.coord.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: id, Partition: partition, Offset: offset, MaxBytes: 1 << 20})
+		if err != nil {
+			return coordapi.BatchCoord{}, err
+		}
+		if len(found.Batches) == 0 {
+			return coordapi.BatchCoord{}, errNoSuchRecord
+		}
+		if seg := found.Batches[0]; seg.Segment {
+			bc, err := b.batchInSegment(ctx, seg, offset, target)
+			if !errors.Is(err, errNoneInSegment) {
+				return bc, err
+			}
+			offset = seg.LastOffset + 1
+			continue
+		}
+		for _, bc := range found.Batches {
+			if bc.LastOffset >= offset && bc.MaxTimestamp >= target {
+				return bc, nil
+			}
+		}
+		offset = found.Batches[len(found.Batches)-1].LastOffset + 1
+	}
+	return coordapi.BatchCoord{}, fmt.Errorf("no batch at timestamp %d within %d lookups from offset %d", target, maxTimestampPages, offset)
 }
 
 // logSegmentError logs a segment read that failed on a corrupt segment: the

@@ -77,20 +77,26 @@ func (c *tieringCoord) KvGet(ctx context.Context, req coordapi.KvGetRequest) (co
 	return r, err
 }
 
+// ListOffset answers a timestamp search as the coordinator does over a
+// segment row: the segment, when it holds an offset at or after the log
+// start and its max timestamp reaches the target (even if only a batch
+// below the log start does), else the rows after it.
 func (c *tieringCoord) ListOffset(ctx context.Context, id coordapi.TopicID, partition int32, timestamp int64) (int64, int64, error) {
 	offset, ts, err := c.Coordinator.ListOffset(ctx, id, partition, timestamp)
-	if err != nil || timestamp < 0 || offset < 0 {
+	if err != nil || timestamp < 0 {
 		return offset, ts, err
-	}
-	seg, ok := c.segment(id, partition, offset)
-	if !ok {
-		return offset, ts, nil
 	}
 	st, err := c.Coordinator.PartitionState(ctx, id, partition)
 	if err != nil {
 		return 0, 0, err
 	}
-	return max(seg.BaseOffset, st.LogStartOffset), seg.MaxTimestamp, nil
+	c.mu.Lock()
+	seg, ok := c.segs[topicPartition{id, partition}]
+	c.mu.Unlock()
+	if ok && seg.LastOffset >= st.LogStartOffset && seg.MaxTimestamp >= timestamp {
+		return max(seg.BaseOffset, st.LogStartOffset), seg.MaxTimestamp, nil
+	}
+	return offset, ts, nil
 }
 
 // tier writes the partition's batches below boundary (from its log start)
@@ -466,6 +472,20 @@ func TestListOffsetsInSegment(t *testing.T) {
 	compare("log start in the segment")
 	if got := list(b, ct.ID, 150); got != (answer{4, 300}) {
 		t.Errorf("timestamp 150 with the log start at 4: %+v, want {4 300}", got)
+	}
+	// The log start past every batch of the segment that reaches 501-600
+	// (batch 10-12's 600): the answer is in a later row, or none.
+	if _, err := c.DeleteRecords(ctx, ct.ID, 0, 13); err != nil {
+		t.Fatal(err)
+	}
+	compare("log start past the segment's max")
+	if got := list(b, ct.ID, 550); got != (answer{-1, -1}) {
+		t.Errorf("timestamp 550 with the log start at 13: %+v, want none", got)
+	}
+	commitBatches(t, c, store, ct.ID, 0, []int64{700}) // offset 16, in the WAL
+	compare("a later WAL batch reaches it")
+	if got := list(b, ct.ID, 550); got != (answer{16, 700}) {
+		t.Errorf("timestamp 550 with a batch at 700 after the segment: %+v, want {16 700}", got)
 	}
 }
 

@@ -27,7 +27,12 @@ func (b *Broker) readBatch(ctx context.Context, id coordapi.TopicID, partition i
 	}
 	bc := found.Batches[0]
 	if bc.Segment {
-		if bc, err = b.batchInSegment(ctx, bc, offset, target); err != nil {
+		seg := bc
+		bc, err = b.batchInSegment(ctx, seg, offset, target)
+		if errors.Is(err, errNoneInSegment) {
+			bc, err = b.batchAtTimestamp(ctx, id, partition, seg.LastOffset+1, target)
+		}
+		if err != nil {
 			b.logSegmentError(ctx, "list offsets", err)
 			return nil, coordapi.BatchCoord{}, err
 		}
