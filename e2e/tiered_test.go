@@ -366,6 +366,9 @@ func TestTieredCrash(t *testing.T) {
 		t.Errorf("%d records failed: %v", failed, p.firstFailures(5))
 	}
 	waitConsolidated(t, c, topic, partitions, time.Minute)
+	// Metadata names the restarted broker 2 (and no stale registration)
+	// before the read-back's ListOffsets is sharded by leader.
+	waitBrokers(t, b1.KafkaAddr, []int32{1, 2}, 30*time.Second)
 
 	where := readBack(t, ctx, b1.KafkaAddr, topic, partitions)
 	if unacked := checkExactlyOnce(t, where, p); unacked != 0 {
