@@ -44,15 +44,27 @@ type fakeJobs struct {
 	completeErr error
 	completed   []coordapi.CompleteTierJobRequest
 	abandoned   map[uint64]string
+	// changed gets a value after each call (dropped when one is pending),
+	// so that tests wait on the calls, not on time.
+	changed chan struct{}
 }
 
 func newFakeJobs(jobs ...coordapi.TierJob) *fakeJobs {
-	return &fakeJobs{queue: jobs, abandoned: map[uint64]string{}}
+	return &fakeJobs{queue: jobs, abandoned: map[uint64]string{}, changed: make(chan struct{}, 1)}
+}
+
+// notify signals a change; f.mu must be held.
+func (f *fakeJobs) notify() {
+	select {
+	case f.changed <- struct{}{}:
+	default:
+	}
 }
 
 func (f *fakeJobs) ClaimTierJob(ctx context.Context, req coordapi.ClaimTierJobRequest) (coordapi.TierJob, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	defer f.notify()
 	f.claims++
 	if f.claimErr != nil {
 		return coordapi.TierJob{}, false, f.claimErr
@@ -68,6 +80,7 @@ func (f *fakeJobs) ClaimTierJob(ctx context.Context, req coordapi.ClaimTierJobRe
 func (f *fakeJobs) CompleteTierJob(ctx context.Context, req coordapi.CompleteTierJobRequest) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	defer f.notify()
 	if f.completeErr != nil {
 		return f.completeErr
 	}
@@ -81,6 +94,7 @@ func (f *fakeJobs) AbandonTierJob(ctx context.Context, jobID uint64, reason stri
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	defer f.notify()
 	f.abandoned[jobID] = reason
 	return nil
 }
@@ -603,15 +617,19 @@ func TestConsolidatorNeverRunsTwice(t *testing.T) {
 	}
 }
 
-// waitFor fails the test unless cond becomes true within 10s.
-func waitFor(t *testing.T, what string, cond func() bool) {
+// waitState waits until cond holds of jobs' claims, completions and
+// abandons, checking after each call jobs gets; it fails the test after 10s
+// without one.
+func waitState(t *testing.T, jobs *fakeJobs, what string, cond func(claims, completed, abandoned int) bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	for !cond(jobs.state()) {
+		select {
+		case <-jobs.changed:
+		case <-timeout.C:
 			t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -654,8 +672,7 @@ func TestConsolidatorRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		stop := runInBackground(t, con)
-		waitFor(t, "three completed jobs and a claim finding none", func() bool {
-			claims, completed, _ := jobs.state()
+		waitState(t, jobs, "three completed jobs and a claim finding none", func(claims, completed, _ int) bool {
 			return completed == 3 && claims == 4
 		})
 		stop()
@@ -668,7 +685,7 @@ func TestConsolidatorRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		stop := runInBackground(t, con)
-		waitFor(t, "a claim", func() bool { claims, _, _ := jobs.state(); return claims == 1 })
+		waitState(t, jobs, "a claim", func(claims, _, _ int) bool { return claims == 1 })
 		stop()
 	})
 
@@ -680,7 +697,7 @@ func TestConsolidatorRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		stop := runInBackground(t, con)
-		waitFor(t, "a claim", func() bool { claims, _, _ := jobs.state(); return claims == 1 })
+		waitState(t, jobs, "a claim", func(claims, _, _ int) bool { return claims == 1 })
 		stop()
 	})
 
@@ -716,8 +733,15 @@ func TestConsolidatorRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		stop := runInBackground(t, con)
-		// Every read blocks: three reads in flight at once are three jobs.
-		waitFor(t, "three jobs reading at once", func() bool { return wal.inFlight.Load() == 3 })
+		// Every read blocks until stop: three reads started are three
+		// jobs reading at once (each job's two batches are one read).
+		for i := range 3 {
+			select {
+			case <-wal.entered:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%d jobs reading after 10s, want 3 at once", i)
+			}
+		}
 		stop()
 		if _, _, abandoned := jobs.state(); abandoned != 3 {
 			t.Fatalf("%d jobs abandoned at stop, want 3", abandoned)
