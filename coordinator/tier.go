@@ -89,12 +89,12 @@ func (c *Coordinator) settingsLocked(t *topicState) tierSettings {
 // tierJob is an assigned job in memory.
 type tierJob struct {
 	coordapi.TierJob
-	pk       partKey
 	gen      uint64 // the partition's when the job was planned
 	deadline int64  // ms: completions after it are refused
 	broker   int32
-	dataLen  int64
-	seg      segmentRow // the row the swap writes, but its object
+	// seg is the row the swap writes, but for its object; its dataLength
+	// is the job's batches' summed length.
+	seg segmentRow
 }
 
 // tierState is the planner's memory; its mutex is taken alone, or under
@@ -325,7 +325,7 @@ func (c *Coordinator) ClaimTierJob(ctx context.Context, req coordapi.ClaimTierJo
 		c.tier.stats.JobsAssigned++
 		c.tier.Unlock()
 		c.log.Debug("tier job assigned", "job", job.ID, "topic", pk.topic, "partition", pk.partition,
-			"base", job.BaseOffset, "last", job.LastOffset, "batches", len(job.Batches), "bytes", job.dataLen, "broker", req.BrokerID)
+			"base", job.BaseOffset, "last", job.LastOffset, "batches", len(job.Batches), "bytes", job.seg.dataLength, "broker", req.BrokerID)
 		return job.TierJob, true, nil
 	}
 }
@@ -378,18 +378,20 @@ func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierJob, bool, error) 
 	}
 	defer it.Close()
 
-	job := &tierJob{pk: pk, gen: st.gen}
+	job := &tierJob{gen: st.gen}
 	job.TopicID, job.Partition, job.LogAppendTime = pk.topic, pk.partition, lat
 	job.LeaseMs = c.opts.TierJobLease.Milliseconds()
 	job.deadline = nowMs + job.LeaseMs
 	job.seg = segmentRow{logAppendTime: lat, maxTimestamp: -1, tsOffset: -1, tsLast: -1}
 	ts := newPartState()
+	// Over local.retention.bytes, the oldest runs go a whole segment at a
+	// time, not just enough to get under it: else every round would cut a
+	// sliver.
 	overBytes := s.localBytes >= 0 && st.walBytes() > s.localBytes
 	var (
 		firstCreated int64
 		run          []coordapi.BatchCoord
 		full         bool // cut by segment.bytes, segment.ms or the batch bound
-		bySize       bool // a run was taken for local.retention.bytes
 	)
 	for valid := it.First(); valid; valid = it.Next() {
 		last, err := decodeBatchKey(it.Key())
@@ -417,17 +419,11 @@ func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierJob, bool, error) 
 		for _, bc := range run {
 			n += int64(bc.ByteLength)
 		}
-		byTime := s.localMs >= 0 && nowMs-o.createdMs >= s.localMs
-		// Over local.retention.bytes, the oldest runs go a whole segment
-		// at a time, not just enough to get under it: else every round
-		// would cut a sliver.
-		byBytes := overBytes
-		if !byTime && !byBytes {
-			break
+		if !overBytes && (s.localMs < 0 || nowMs-o.createdMs < s.localMs) {
+			break // not past the WAL retention
 		}
-		bySize = bySize || byBytes
 		if len(job.Batches) > 0 {
-			if job.dataLen+n > s.segmentBytes || o.createdMs-firstCreated >= s.segmentMs ||
+			if job.seg.dataLength+n > s.segmentBytes || o.createdMs-firstCreated >= s.segmentMs ||
 				len(job.Batches)+len(run) > maxJobBatches {
 				full = true
 				break
@@ -436,7 +432,7 @@ func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierJob, bool, error) 
 			firstCreated = o.createdMs
 			job.BaseOffset = run[0].BaseOffset
 		}
-		if job.dataLen+n > maxSegmentData {
+		if job.seg.dataLength+n > maxSegmentData {
 			break
 		}
 		for _, bc := range run {
@@ -444,7 +440,7 @@ func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierJob, bool, error) 
 			job.Batches = append(job.Batches, bc)
 			ts.noteBatch(bc.BaseOffset, bc.LastOffset, bc.MaxTimestamp, bc.LogAppendTime)
 		}
-		job.dataLen += n
+		job.seg.dataLength += n
 		job.LastOffset = last
 	}
 	if err := it.Error(); err != nil {
@@ -459,12 +455,11 @@ func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierJob, bool, error) 
 	// local.retention.ms, so that no batch stays in the WAL tier much
 	// longer than twice its retention (a quiet partition's segment holds
 	// what it wrote meanwhile).
-	if !full && !bySize && job.dataLen < s.segmentBytes && nowMs-firstCreated < 2*s.localMs {
+	if !full && !overBytes && job.seg.dataLength < s.segmentBytes && nowMs-firstCreated < 2*s.localMs {
 		return nil, false, nil
 	}
 	job.seg.base = job.BaseOffset
 	job.seg.batches = int64(len(job.Batches))
-	job.seg.dataLength = job.dataLen
 	job.seg.maxTimestamp, job.seg.tsOffset, job.seg.tsLast = ts.maxTimestamp, ts.maxTimestampOffset, ts.maxTimestampLast
 	return job, true, nil
 }
@@ -526,8 +521,8 @@ func (c *Coordinator) CompleteTierJob(ctx context.Context, req coordapi.Complete
 	switch {
 	case req.BaseOffset != job.BaseOffset || req.LastOffset != job.LastOffset:
 		return refuse("job %d covers offsets %d-%d, not %d-%d", job.ID, job.BaseOffset, job.LastOffset, req.BaseOffset, req.LastOffset)
-	case req.DataLength != job.dataLen:
-		return refuse("job %d's batches are %d bytes, the segment's data %d", job.ID, job.dataLen, req.DataLength)
+	case req.DataLength != job.seg.dataLength:
+		return refuse("job %d's batches are %d bytes, the segment's data %d", job.ID, job.seg.dataLength, req.DataLength)
 	case req.ObjectKey == "" || req.ObjectSize <= req.DataLength:
 		return refuse("job %d's segment %q of %d bytes cannot hold %d bytes of data and its indexes", job.ID, req.ObjectKey, req.ObjectSize, req.DataLength)
 	}
@@ -551,10 +546,10 @@ func (c *Coordinator) CompleteTierJob(ctx context.Context, req coordapi.Complete
 	if err != nil {
 		return fmt.Errorf("complete tier job %d: %w", job.ID, err)
 	}
-	if rs.segments != 0 || rs.batches != int64(len(job.Batches)) || rs.bytes != job.dataLen {
+	if rs.segments != 0 || rs.batches != int64(len(job.Batches)) || rs.bytes != job.seg.dataLength {
 		// Cannot happen while gen is unchanged; refuse rather than swap
 		// rows the job did not copy.
-		c.log.Error("tier job range does not match its rows", "job", job.ID, "batches", rs.batches, "want", len(job.Batches), "bytes", rs.bytes, "want_bytes", job.dataLen)
+		c.log.Error("tier job range does not match its rows", "job", job.ID, "batches", rs.batches, "want", len(job.Batches), "bytes", rs.bytes, "want_bytes", job.seg.dataLength)
 		return refuse("job %d: the partition's rows do not match the job", job.ID)
 	}
 
