@@ -13,6 +13,7 @@ import (
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/kvindex"
 	"github.com/floe-io/floe/record"
+	"github.com/floe-io/floe/tiered"
 )
 
 // prefixKV is the key family of the key index (kvindex owns its layout).
@@ -356,42 +357,26 @@ func (s logSource) segmentBatches(ctx context.Context, seg coordapi.BatchCoord, 
 	}
 	var pos int64
 	for pos < int64(seg.ByteLength) {
-		n := min(segmentWindow, int64(seg.ByteLength)-pos)
-		data, err := s.c.opts.Objects.GetRange(ctx, seg.ObjectKey, pos, n)
+		data, err := s.c.opts.Objects.GetRange(ctx, seg.ObjectKey, pos, min(segmentWindow, int64(seg.ByteLength)-pos))
 		if err != nil {
 			return fail(err)
 		}
+		if h, err := record.ParseHeader(data); err == nil && h.Size() > len(data) {
+			// One batch larger than the window: read it whole.
+			if data, err = s.c.opts.Objects.GetRange(ctx, seg.ObjectKey, pos, int64(h.Size())); err != nil {
+				return fail(err)
+			}
+		}
 		used := 0
-		for used < len(data) {
-			rest := data[used:]
-			if len(rest) < record.HeaderSize {
-				break
-			}
-			h, err := record.ParseHeader(rest)
-			if err != nil {
-				return fail(fmt.Errorf("batch at byte %d: %w", pos+int64(used), err))
-			}
-			size := h.Size()
-			if size > len(rest) {
-				if used == 0 {
-					// One batch larger than the window: read it whole.
-					if data, err = s.c.opts.Objects.GetRange(ctx, seg.ObjectKey, pos, int64(size)); err != nil {
-						return fail(err)
-					}
-					rest = data
-				} else {
-					break
-				}
-			}
-			if len(rest) < size {
-				return fail(fmt.Errorf("batch at byte %d: %d bytes past the data", pos+int64(used), size-len(rest)))
-			}
-			if h.BaseOffset+int64(h.LastOffsetDelta) >= offset && !yield(kvindex.LogBatch{Data: rest[:size], BaseOffset: h.BaseOffset}, nil) {
+		for h, b := range tiered.Batches(data) {
+			if h.BaseOffset+int64(h.LastOffsetDelta) >= offset && !yield(kvindex.LogBatch{Data: b, BaseOffset: h.BaseOffset}, nil) {
 				return 0, false
 			}
-			used += size
+			used += len(b)
 		}
 		if used == 0 {
+			// Batches stops at a header that does not parse or a batch
+			// past the data.
 			return fail(fmt.Errorf("no whole batch at byte %d", pos))
 		}
 		pos += int64(used)

@@ -2,12 +2,17 @@ package coordinator
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/kvindex"
+	"github.com/floe-io/floe/objectstore"
+	"github.com/floe-io/floe/record"
+	"github.com/floe-io/floe/tiered"
 )
 
 // TestCommitRefusesUnkeyedBatchOnIndexedTopic: a broker that has not yet
@@ -162,4 +167,68 @@ func TestKvGetUnknown(t *testing.T) {
 	}
 	_, err := e.c.KvGet(context.Background(), coordapi.KvGetRequest{TopicID: coordapi.TopicID{1}, Key: []byte("k")})
 	wantKerr(t, err, kerr.UnknownTopicID)
+}
+
+// TestLogSourceSegmentBatches reads a segment's batches for a key index
+// rebuild a window at a time: every batch from the one holding the offset
+// on, a batch larger than the window included, and an error for a
+// segment whose data does not frame.
+func TestLogSourceSegmentBatches(t *testing.T) {
+	store := objectstore.NewMemory()
+	e := newEnv(t, func(o *Options) { o.Objects = store; o.TierInterval = -1 })
+	w, err := tiered.NewWriter(0, tiered.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := []int{100, segmentWindow + 1000, 100, 100} // values of one record each
+	for i, n := range sizes {
+		b, err := record.Build(record.BuildOptions{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
+			[]record.Record{{Key: []byte{byte(i)}, Value: make([]byte, n)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Append(b, int64(i), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	obj, info, err := w.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := store.Put(ctx, "seg", obj); err != nil {
+		t.Fatal(err)
+	}
+	seg := coordapi.BatchCoord{ObjectKey: "seg", ObjectSize: int64(len(obj)), ByteLength: int32(info.DataLength),
+		BaseOffset: 0, LastOffset: info.LastOffset, Segment: true}
+	for _, from := range []int64{0, 1, 2, 3} {
+		var got []int64
+		next, ok := logSource{e.c}.segmentBatches(ctx, seg, from, func(b kvindex.LogBatch, err error) bool {
+			if err != nil {
+				t.Fatalf("from %d: %v", from, err)
+			}
+			if _, err := record.Validate(b.Data); err != nil {
+				t.Fatalf("from %d: batch %d: %v", from, b.BaseOffset, err)
+			}
+			got = append(got, b.BaseOffset)
+			return true
+		})
+		var want []int64
+		for o := from; o < int64(len(sizes)); o++ {
+			want = append(want, o)
+		}
+		if !ok || next != 4 || !slices.Equal(got, want) {
+			t.Errorf("from %d: batches %v, next %d, ok %v; want %v, 4, true", from, got, next, ok, want)
+		}
+	}
+	// Data that does not frame as batches.
+	bad := seg
+	bad.ObjectKey = "bad"
+	if err := store.Put(ctx, "bad", make([]byte, len(obj))); err != nil {
+		t.Fatal(err)
+	}
+	var failed error
+	if _, ok := (logSource{e.c}).segmentBatches(ctx, bad, 0, func(_ kvindex.LogBatch, err error) bool { failed = err; return false }); ok || failed == nil {
+		t.Errorf("a segment of zeros: ok %v, err %v; want an error", ok, failed)
+	}
 }
