@@ -190,8 +190,8 @@ func (o ConsolidatorOptions) withDefaults() ConsolidatorOptions {
 // Memory: a running job holds its whole segment in memory (at most the
 // topic's segment.bytes, 128 MiB by default, plus its indexes), and up to
 // ReadConcurrency+1 WAL ranges of at most MaxReadBytes each (8 MiB), the
-// ranges in flight and the one being copied; a LogAppendTime job also keeps a
-// copy of its largest batch. Ranges that fit in one cache chunk are shared
+// ranges in flight and the one being copied (a LogAppendTime batch is stamped
+// in the segment's own copy). Ranges that fit in one cache chunk are shared
 // with the cache rather than copied.
 //
 // A Consolidator is safe for concurrent use: goroutines calling Run or RunOnce
@@ -511,7 +511,6 @@ func (c *Consolidator) build(ctx context.Context, job coordapi.TierJob) ([]byte,
 	if err != nil {
 		return nil, Info{}, fmt.Errorf("new segment writer: %w", err)
 	}
-	var scratch []byte // a batch copy to stamp with its log append time
 	err = c.readRanges(ctx, planRanges(job.Batches, c.opts.MaxReadBytes), func(r readRange, data []byte) error {
 		for _, bc := range r.batches {
 			at := bc.ByteOffset - r.offset
@@ -521,13 +520,14 @@ func (c *Consolidator) build(ctx context.Context, job coordapi.TierJob) ([]byte,
 			}
 			// Each batch as Fetch patches it: its own flag, not the topic's
 			// (batches committed before a switch to LogAppendTime keep the
-			// producer's timestamps).
+			// producer's timestamps). The stamp goes on the segment's copy.
+			var err error
 			if bc.LogAppendTime {
-				scratch = append(scratch[:0], b...)
-				record.SetLogAppendTime(scratch, bc.MaxTimestamp)
-				b = scratch
+				err = w.AppendLogAppendTime(b, bc.BaseOffset, c.opts.LeaderEpoch, bc.MaxTimestamp)
+			} else {
+				err = w.Append(b, bc.BaseOffset, c.opts.LeaderEpoch)
 			}
-			if err := w.Append(b, bc.BaseOffset, c.opts.LeaderEpoch); err != nil {
+			if err != nil {
 				return fmt.Errorf("batch %d-%d in %s at %d: %w", bc.BaseOffset, bc.LastOffset, bc.ObjectKey, bc.ByteOffset, err)
 			}
 		}

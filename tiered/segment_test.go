@@ -515,3 +515,51 @@ func FuzzParseIndexes(f *testing.F) {
 		}
 	})
 }
+
+// TestAppendLogAppendTime: the segment's copy of the batch is stamped with
+// the append time (attribute bit, max timestamp, a valid CRC), the time
+// index and trailer use it, and the caller's bytes are left alone.
+func TestAppendLogAppendTime(t *testing.T) {
+	b := buildBatch(t, spec{codec: record.CodecLZ4, records: 3, valSize: 10, ts: 1000}, 1)
+	orig := bytes.Clone(b)
+	w, err := NewWriter(7, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AppendLogAppendTime(b, 7, 2, -5); !errors.Is(err, ErrInvalidBatch) {
+		t.Fatalf("negative append time: %v", err)
+	}
+	const at = 9_000
+	if err := w.AppendLogAppendTime(b, 7, 2, at); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, orig) {
+		t.Fatal("AppendLogAppendTime modified its input")
+	}
+	obj, info, err := w.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.MaxTimestamp != at {
+		t.Errorf("segment max timestamp %d, want %d", info.MaxTimestamp, at)
+	}
+	tr, err := ParseTrailer(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := ParseIndexes(obj[tr.IndexPos():], tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(idx.Times) != 1 || idx.Times[0].Timestamp != at {
+		t.Errorf("time index %+v, want one entry at %d", idx.Times, at)
+	}
+	got := obj[:tr.DataLength]
+	h, err := record.Validate(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h.LogAppendTime() || h.MaxTimestamp != at || h.BaseOffset != 7 || h.PartitionLeaderEpoch != 2 {
+		t.Errorf("stored header %+v, want LogAppendTime at %d, base 7, epoch 2", h, at)
+	}
+}

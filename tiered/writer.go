@@ -81,6 +81,22 @@ func NewWriter(baseOffset int64, opts Options) (*Writer, error) {
 // the first batch), gaps being allowed for compacted segments. A refused batch
 // leaves the Writer as it was.
 func (w *Writer) Append(batch []byte, baseOffset int64, leaderEpoch int32) error {
+	return w.append(batch, baseOffset, leaderEpoch, -1)
+}
+
+// AppendLogAppendTime is Append for a batch of a LogAppendTime topic: the
+// copy in the segment is also stamped with append time ts (record.
+// SetLogAppendTime), so that the batch is copied and its CRC recomputed
+// once, in the segment's buffer.
+func (w *Writer) AppendLogAppendTime(batch []byte, baseOffset int64, leaderEpoch int32, ts int64) error {
+	if ts < 0 {
+		return fmt.Errorf("%w: log append time %d", ErrInvalidBatch, ts)
+	}
+	return w.append(batch, baseOffset, leaderEpoch, ts)
+}
+
+// append is Append, stamping the copy with append time ts when ts >= 0.
+func (w *Writer) append(batch []byte, baseOffset int64, leaderEpoch int32, ts int64) error {
 	if w.finished {
 		return errors.New("tiered: Append after Finish")
 	}
@@ -103,6 +119,10 @@ func (w *Writer) Append(batch []byte, baseOffset int64, leaderEpoch int32) error
 	b := w.buf[pos:]
 	record.SetBaseOffset(b, baseOffset)
 	record.SetPartitionLeaderEpoch(b, leaderEpoch)
+	if ts >= 0 {
+		record.SetLogAppendTime(b, ts)
+		h.MaxTimestamp = ts
+	}
 
 	rel := uint32(baseOffset - w.base)
 	if w.batches == 0 || pos-w.lastIndexed >= w.interval {
