@@ -89,24 +89,16 @@ type batchKey struct {
 	offset int64
 }
 
-// Where a cacheEntry is.
-const (
-	inNone uint8 = iota
-	inSmall
-	inMain
-)
-
 // maxFreq caps an entry's lookup counter (two bits, as in S3-FIFO).
 const maxFreq = 3
 
-// cacheEntry is one resident batch. Its links and queue are guarded by mu (write); freq
+// cacheEntry is one resident batch. Its links are guarded by mu (write); freq
 // is bumped by readers under the read lock.
 type cacheEntry struct {
 	key        batchKey
 	batch      *decodedBatch
 	size       int64
 	freq       atomic.Int32
-	queue      uint8
 	prev, next *cacheEntry
 }
 
@@ -171,10 +163,16 @@ func (c *BatchCache) get(k batchKey) *decodedBatch {
 }
 
 // load returns the batch at k, calling fn to read and decode it unless it is cached or
-// another lookup's load of it is under way (then it waits for that one, and loads
-// itself only if that one failed). A batch fn returns is kept if it fits.
+// another lookup's load of it is under way (then it waits for that one). When the
+// load it waited for failed (perhaps its request's context ended), the waiters try
+// once more, again sharing one load. A batch fn returns is kept if it fits.
 func (c *BatchCache) load(ctx context.Context, k batchKey, fn func() (*decodedBatch, error)) (*decodedBatch, error) {
 	c.misses.Add(1)
+	return c.loadShared(ctx, k, fn, true)
+}
+
+// loadShared is load; retry says whether a failed load it waited for is tried again.
+func (c *BatchCache) loadShared(ctx context.Context, k batchKey, fn func() (*decodedBatch, error), retry bool) (*decodedBatch, error) {
 	c.mu.Lock()
 	if e := c.mu.entries[k]; e != nil {
 		c.mu.Unlock()
@@ -184,14 +182,13 @@ func (c *BatchCache) load(ctx context.Context, k batchKey, fn func() (*decodedBa
 		c.mu.Unlock()
 		select {
 		case <-f.done:
-			if f.err == nil {
-				return f.batch, nil
+			if f.err == nil || !retry {
+				return f.batch, f.err
 			}
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		c.loads.Add(1)
-		return fn() // that load failed (perhaps its request's context ended): try ours
+		return c.loadShared(ctx, k, fn, false)
 	}
 	f := &flight{done: make(chan struct{})}
 	c.mu.flights[k] = f
@@ -225,10 +222,8 @@ func (c *BatchCache) insertLocked(k batchKey, b *decodedBatch) {
 	e := &cacheEntry{key: k, batch: b, size: size}
 	c.mu.entries[k] = e
 	if c.mu.ghost.Take(k) {
-		e.queue = inMain
 		c.mu.main.pushHead(e)
 	} else {
-		e.queue = inSmall
 		c.mu.small.pushHead(e)
 	}
 }
@@ -243,7 +238,6 @@ func (c *BatchCache) evictOneLocked() bool {
 			c.mu.small.remove(e)
 			if e.freq.Load() > 0 { // looked up again: promote
 				e.freq.Store(0)
-				e.queue = inMain
 				c.mu.main.pushHead(e)
 				continue
 			}
@@ -266,7 +260,6 @@ func (c *BatchCache) evictOneLocked() bool {
 
 // dropLocked forgets an entry already unlinked from its queue. c.mu must be held.
 func (c *BatchCache) dropLocked(e *cacheEntry) {
-	e.queue = inNone
 	delete(c.mu.entries, e.key)
 	c.evictions.Add(1)
 }

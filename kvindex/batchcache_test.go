@@ -229,8 +229,10 @@ func TestBatchCacheSharedLoad(t *testing.T) {
 		switch {
 		case !fail && (calls != 1 || failed != 0):
 			t.Errorf("%d loads, %d failures; want 1 load shared", calls, failed)
-		case fail && (failed != 1 || calls > n):
-			t.Errorf("first load failing: %d failures, %d loads; want only the loader to fail", failed, calls)
+		case fail && (failed != 1 || calls != 2):
+			// The waiters retry: one of them loads again, the rest share it
+			// or hit what it cached.
+			t.Errorf("first load failing: %d failures, %d loads; want only the loader to fail, and one load after it", failed, calls)
 		}
 	}
 }
@@ -262,7 +264,7 @@ func TestBatchCacheConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	st := cache.Stats()
-	if st.Hits+st.Misses != 2400 || st.Loads > st.Misses || st.Evictions == 0 {
+	if st.Hits+st.Misses != 2400 || st.Hits == 0 || st.Loads == 0 || st.Evictions == 0 {
 		t.Errorf("stats %+v", st)
 	}
 }
