@@ -137,9 +137,7 @@ func (st *iterState) release() {
 	if cap(st.buf) > maxPooledBuffer {
 		st.buf = nil
 	}
-	if cap(st.window) > maxPooledBuffer {
-		st.window = nil
-	}
+	// st.window needs no bound here: close keeps only windows within it.
 	iterPool.Put(st)
 }
 

@@ -161,4 +161,7 @@ func TestValidateStored(t *testing.T) {
 	if _, err := ValidateStored(over); !errors.Is(err, ErrInvalid) {
 		t.Errorf("more records than offsets: %v, want ErrInvalid", err)
 	}
+	if _, err := Validate(over); !errors.Is(err, ErrInvalid) {
+		t.Errorf("Validate of more records than offsets: %v, want ErrInvalid", err)
+	}
 }
