@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -229,9 +228,18 @@ var errMissingKey = errors.New("compacted topic requires a key on every record")
 // checks. Decompression streams: nothing of the records is kept but the
 // keys returned.
 func checkRecords(data []byte, compacted, kvIndexed bool) (keys []coordapi.KeyEntry, nullKeys int64, err error) {
-	var visit func(*record.Record) error // nil: check only
+	var (
+		visit func(*record.Record) error // nil: check only
+		arena []byte                     // every key's bytes, back to back
+		ends  []int                      // where each key ends in arena
+	)
 	switch {
 	case kvIndexed:
+		if h, err := record.ParseHeader(data); err == nil && h.NumRecords > 0 {
+			n := min(int(h.NumRecords), len(data)) // a record takes at least a byte
+			keys, ends = make([]coordapi.KeyEntry, 0, n), make([]int, 0, n)
+		}
+		arena = make([]byte, 0, 256) // never nil: an empty key stays empty, not null
 		visit = func(rec *record.Record) error {
 			if rec.Key == nil {
 				if compacted {
@@ -240,8 +248,11 @@ func checkRecords(data []byte, compacted, kvIndexed bool) (keys []coordapi.KeyEn
 				nullKeys++
 				return nil
 			}
-			// rec.Key aliases a decompression buffer valid only in this call.
-			keys = append(keys, coordapi.KeyEntry{Key: bytes.Clone(rec.Key), OffsetDelta: rec.OffsetDelta, Tombstone: rec.Value == nil})
+			// rec.Key aliases a decompression buffer valid only in this
+			// call: copied into one arena for the batch, sliced below.
+			arena = append(arena, rec.Key...)
+			ends = append(ends, len(arena))
+			keys = append(keys, coordapi.KeyEntry{OffsetDelta: rec.OffsetDelta, Tombstone: rec.Value == nil})
 			return nil
 		}
 	case compacted:
@@ -258,6 +269,11 @@ func checkRecords(data []byte, compacted, kvIndexed bool) (keys []coordapi.KeyEn
 		return nil, 0, fmt.Errorf("%w: %v", kerr.InvalidRecord, err)
 	case err != nil:
 		return nil, 0, batchError(err)
+	}
+	start := 0
+	for i, end := range ends {
+		keys[i].Key = arena[start:end:end]
+		start = end
 	}
 	return keys, nullKeys, nil
 }
