@@ -99,8 +99,10 @@ func (c *Coordinator) KvGet(ctx context.Context, req coordapi.KvGetRequest) (coo
 		c.mu.RUnlock()
 		return res, nil
 	}
-	// As in FindBatches: the iterator taken with the state under mu sees
-	// every batch below the high watermark.
+	// The batch holding offset, as FindBatches finds it (its consistency
+	// rule: the iterator taken with the state under mu sees every batch
+	// below the high watermark; a second hold settles a removal since).
+	fb := coordapi.FindBatchesRequest{TopicID: req.TopicID, Partition: req.Partition, Offset: offset, MaxBytes: 1}
 	it, err := c.db.NewIter(&pebble.IterOptions{
 		LowerBound: batchKey(req.TopicID, req.Partition, offset),
 		UpperBound: batchKey(req.TopicID, req.Partition, st.hwm),
@@ -109,65 +111,29 @@ func (c *Coordinator) KvGet(ctx context.Context, req coordapi.KvGetRequest) (coo
 	if err != nil {
 		return coordapi.KvGetResult{}, fmt.Errorf("kv get: new iterator: %w", err)
 	}
-	bc, num, ok, err := batchAt(it, offset)
+	fr := coordapi.FindBatchesResponse{PartitionState: st.public()}
+	var nums []uint64
+	fr.Batches, nums, err = scanBatches(it, fb)
 	if cerr := it.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("kv get: iterate: %w", cerr)
 	}
 	if err != nil {
 		return coordapi.KvGetResult{}, err
 	}
-
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if o := c.mu.objects[num]; ok && o != nil {
-		bc.ObjectKey, bc.ObjectSize = o.key, o.size
-		res.Batch = bc
+	switch err := c.finishLocked(fb, &fr, nums); {
+	case errors.Is(err, kerr.OffsetOutOfRange):
+		// DeleteRecords removed the record since: answered as of now.
+		res.PartitionState = fr.PartitionState
 		return res, nil
-	}
-	// DeleteRecords or DeleteTopic may have removed the batch since the
-	// state was read: answer as of now.
-	_, now, err := c.partitionLocked(req.TopicID, req.Partition)
-	if err != nil {
-		return coordapi.KvGetResult{}, err
-	}
-	if offset < now.logStart {
-		res.PartitionState = now.public()
-		return res, nil
-	}
-	if !ok {
+	case err != nil:
+		return coordapi.KvGetResult{}, fmt.Errorf("kv get: %w", err)
+	case len(fr.Batches) == 0 || fr.Batches[0].BaseOffset > offset:
 		return coordapi.KvGetResult{}, fmt.Errorf("kv get: no batch of %s/%d holds offset %d below the high watermark %d", req.TopicID, req.Partition, offset, st.hwm)
 	}
-	return coordapi.KvGetResult{}, fmt.Errorf("kv get: batch at offset %d references unknown object %d", bc.BaseOffset, num)
-}
-
-// batchAt returns the batch holding offset from it, positioned by its
-// bounds at the run holding offset, and the number of its object; ok is
-// false when it holds no run.
-func batchAt(it *pebble.Iterator, offset int64) (bc coordapi.BatchCoord, object uint64, ok bool, err error) {
-	if !it.First() {
-		return bc, 0, false, nil
-	}
-	last, err := decodeBatchKey(it.Key())
-	if err != nil {
-		return bc, 0, false, err
-	}
-	v, err := it.ValueAndErr()
-	if err != nil {
-		return bc, 0, false, fmt.Errorf("kv get: read: %w", err)
-	}
-	r, err := newRunReader(last, v)
-	for err == nil {
-		if bc, ok, err = r.next(); !ok || err != nil {
-			break
-		}
-		if bc.LastOffset >= offset {
-			if bc.BaseOffset > offset {
-				return bc, 0, false, nil // a gap: deleted below a later batch
-			}
-			return bc, r.h.object, true, nil
-		}
-	}
-	return coordapi.BatchCoord{}, 0, false, err
+	res.Batch = fr.Batches[0]
+	return res, nil
 }
 
 // KvReady reports whether a topic's key index answers lookups: false while
