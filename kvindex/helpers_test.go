@@ -118,6 +118,8 @@ type fakeLog struct {
 
 	// Failures to inject, per method.
 	topicErr, lookupErr, readErr, resolveErr error
+	// readGate, when set, holds every whole-batch read until it is closed.
+	readGate chan struct{}
 	// resolvePast makes ResolveSegment answer the batch after the one holding the
 	// offset, as for an offset compaction removed from the segment.
 	resolvePast bool
@@ -312,6 +314,9 @@ func (f *fakeLog) HighWatermark(_ context.Context, id [16]byte, p int32) (int64,
 }
 
 func (f *fakeLog) ReadBatch(_ context.Context, ref BatchRef, from, length int32) ([]byte, error) {
+	if f.readGate != nil && from == 0 && length == ref.ByteLength {
+		<-f.readGate
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.readErr != nil {

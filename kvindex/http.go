@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/floe-io/floe/record"
 )
 
 // HandlerOptions configures NewHandler.
@@ -151,40 +150,35 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) int {
 }
 
 // readRecord reads the record at offset from the batch ref locates and checks its key.
-// Every batch read is indexed once into the batch cache: a compressed one decoded
-// (later lookups read from memory), an uncompressed one by where its records start
-// (later lookups read just their record's bytes from svc). Control batches hold no
-// user records; without a cache, uncompressed batches are read in place.
+// Every batch read is indexed once into the batch cache, one read and decode shared by
+// the lookups that miss on it meanwhile: a compressed one decoded (later lookups read
+// from memory), an uncompressed one by where its records start (later lookups read just
+// their record's bytes from svc). Without a cache, or for a batch too large to keep,
+// the record is read in place, decoding no further than it.
 func (h *handler) readRecord(ctx context.Context, ref *BatchRef, offset int64, key []byte) ([]byte, int64, outcome, error) {
-	k := batchKey{ref.Object, ref.ByteOffset}
-	if b := h.cache.get(k); b != nil {
-		if !b.raw {
-			return b.record(offset, key)
-		}
-		from, n, ok, err := b.locate(offset)
-		if !ok || err != nil {
-			return nil, 0, stale, err
-		}
-		rec, err := h.svc.ReadBatch(ctx, *ref, from, n)
+	if h.cache.maxBytes == 0 || int64(ref.ByteLength) > h.cache.maxEntry {
+		data, err := h.svc.ReadBatch(ctx, *ref, 0, ref.ByteLength)
 		if err != nil {
 			return nil, 0, stale, err
 		}
-		return b.readOne(rec, offset, key)
-	}
-	data, err := h.svc.ReadBatch(ctx, *ref, 0, ref.ByteLength)
-	if err != nil {
-		return nil, 0, stale, err
-	}
-	hdr, err := record.ParseHeader(data)
-	if err != nil {
-		return nil, 0, stale, fmt.Errorf("batch at %d: %w", ref.BaseOffset, err)
-	}
-	if hdr.Control() || (hdr.Codec() == record.CodecNone && h.cache.maxBytes == 0) {
 		return readRecord(data, ref, offset, key)
 	}
-	b, err := h.cache.load(ctx, k, func() (*decodedBatch, error) { return decodeBatch(data, *ref) })
-	if err != nil {
-		return nil, 0, stale, err
+	k := batchKey{ref.Object, ref.ByteOffset}
+	var data []byte // the whole batch, when this lookup read it
+	b := h.cache.get(k)
+	if b == nil {
+		var err error
+		b, err = h.cache.load(ctx, k, func() (*decodedBatch, error) {
+			d, err := h.svc.ReadBatch(ctx, *ref, 0, ref.ByteLength)
+			if err != nil {
+				return nil, err
+			}
+			data = d
+			return decodeBatch(d, *ref)
+		})
+		if err != nil {
+			return nil, 0, stale, err
+		}
 	}
 	if !b.raw {
 		return b.record(offset, key)
@@ -192,6 +186,12 @@ func (h *handler) readRecord(ctx context.Context, ref *BatchRef, offset int64, k
 	from, n, ok, err := b.locate(offset)
 	if !ok || err != nil {
 		return nil, 0, stale, err
+	}
+	if data == nil {
+		if data, err = h.svc.ReadBatch(ctx, *ref, from, n); err != nil {
+			return nil, 0, stale, err
+		}
+		from = 0
 	}
 	return b.readOne(data[from:from+n], offset, key)
 }
