@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-
 )
 
 // HandlerOptions configures NewHandler.

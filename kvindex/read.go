@@ -28,11 +28,18 @@ var errStop = errors.New("kvindex: stop")
 // holds checks that the batch with header h based at ref.BaseOffset holds offset; an
 // error means the Service handed over the wrong bytes or corrupt ones.
 func holds(h *record.Header, ref *BatchRef, offset int64) (delta int32, err error) {
-	d := offset - ref.BaseOffset
-	if d < 0 || d > int64(h.LastOffsetDelta) {
-		return 0, fmt.Errorf("batch %d..%d does not hold offset %d", ref.BaseOffset, ref.BaseOffset+int64(h.LastOffsetDelta), offset)
+	d, err := offsetDelta(ref.BaseOffset, h.LastOffsetDelta, offset)
+	return int32(d), err
+}
+
+// offsetDelta is offset's delta in the batch based at base whose last delta is
+// lastDelta, or an error when the batch does not hold it.
+func offsetDelta(base int64, lastDelta int32, offset int64) (int64, error) {
+	d := offset - base
+	if d < 0 || d > int64(lastDelta) {
+		return 0, fmt.Errorf("batch %d..%d does not hold offset %d", base, base+int64(lastDelta), offset)
 	}
-	return int32(d), nil
+	return d, nil
 }
 
 // batchTimestamp returns the timestamp every record of the batch has, when it has one:
@@ -253,11 +260,7 @@ func (d *decodedBatch) deltaOf(i int) int32 {
 
 // check returns the offset delta of offset in d, or an error when d does not hold it.
 func (d *decodedBatch) check(offset int64) (int64, error) {
-	delta := offset - d.ref.BaseOffset
-	if delta < 0 || delta > int64(d.lastDelta) {
-		return 0, fmt.Errorf("batch %d..%d does not hold offset %d", d.ref.BaseOffset, d.ref.BaseOffset+int64(d.lastDelta), offset)
-	}
-	return delta, nil
+	return offsetDelta(d.ref.BaseOffset, d.lastDelta, offset)
 }
 
 // record is readRecord over a compressed d: the value aliases d, which never changes.
