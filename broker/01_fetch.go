@@ -310,6 +310,9 @@ func (b *Broker) expandSegments(ctx context.Context, parts []*partFetch) {
 			segs = append(segs, p)
 		}
 	}
+	if len(segs) == 0 {
+		return // the common case: no closure to allocate
+	}
 	parallel(len(segs), b.opts.FetchConcurrency, func(i int) {
 		p := segs[i]
 		batches, err := b.segmentBatches(ctx, p.found.Batches[0], p.offset, p.ask)

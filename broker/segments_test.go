@@ -573,25 +573,3 @@ func TestKVInSegment(t *testing.T) {
 		t.Errorf("segment gone: %v, want ErrOffsetOutOfRange", err)
 	}
 }
-
-// TestTailCacheNeverHoldsSegments: a commit notice carrying a segment
-// coordinate (which notices never should) leaves no coordinates in the
-// tail cache.
-func TestTailCacheNeverHoldsSegments(t *testing.T) {
-	id := coordapi.TopicID{7}
-	tp := topicPartition{id, 0}
-	tc := newTailCache()
-	tc.notify([]coordapi.CommitNotice{tailNotice(id, 10, 0, 5)})
-	n := tailNotice(id, 20, 10)
-	n.Batches[0].Segment = true
-	tc.notify([]coordapi.CommitNotice{n})
-	if resp, ok := tc.find(tp, 12, 1000); ok {
-		t.Fatalf("served %+v after a segment notice", resp)
-	}
-	if resp, ok := tc.find(tp, 3, 1000); ok {
-		t.Fatalf("served %+v from before a segment notice", resp)
-	}
-	if _, ok := tc.find(tp, 20, 1000); !ok {
-		t.Fatal("the high watermark of the notice is not known")
-	}
-}

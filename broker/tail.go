@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -60,13 +59,7 @@ func (tc *tailCache) notify(ns []coordapi.CommitNotice) {
 		if n.HighWatermark <= t.hwm {
 			continue // an older notice overtaken by a newer one
 		}
-		batches := n.Batches
-		if slices.ContainsFunc(batches, func(bc coordapi.BatchCoord) bool { return bc.Segment }) {
-			// The cache holds WAL batches only: a segment coordinate
-			// (which commit notices never carry) must be expanded by
-			// the fetch path. Drop the notice's batches: a gap.
-			batches = nil
-		}
+		batches := n.Batches // WAL batches only (coordapi.CommitNotice)
 		if len(batches) > 0 && len(t.batches) > 0 && t.hwm == batches[0].BaseOffset {
 			t.batches = append(t.batches, batches...)
 		} else {

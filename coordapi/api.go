@@ -205,7 +205,8 @@ type CommitNotice struct {
 	HighWatermark  int64
 	LogStartOffset int64
 	// Batches are the committed batches, in offset order, ending at
-	// HighWatermark-1. Empty when the notice only reports offsets.
+	// HighWatermark-1: WAL batches, just committed (never Segment).
+	// Empty when the notice only reports offsets.
 	Batches []BatchCoord
 }
 

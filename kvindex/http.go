@@ -118,7 +118,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) int {
 		return h.fail(w, errGone)
 	case l.Batch.Object == "":
 		return h.internal(w, r, "lookup", fmt.Errorf("no batch for offset %d in [%d, %d)", l.Offset, l.LogStartOffset, l.HighWatermark))
-	case (l.Batch.Remote || l.Batch.Segment) && !h.opts.RemoteReadEnabled:
+	case l.Batch.Remote && !h.opts.RemoteReadEnabled: // a Segment ref is Remote too
 		return h.fail(w, errRemote)
 	}
 	offset := l.Offset
