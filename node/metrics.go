@@ -25,21 +25,20 @@ func (n *Node) registerObservers(m metric.Meter) error {
 	loaded := counter("floe.cache.loaded", "By", "Bytes the cache read from the object store.")
 	evictions := counter("floe.cache.evictions", "{chunk}", "Chunks evicted from memory.")
 	readAheads := counter("floe.cache.read_aheads", "{chunk}", "Read-ahead loads started.")
-	resident, err := m.Int64ObservableGauge("floe.cache.resident", metric.WithUnit("By"),
-		metric.WithDescription("Bytes held by resident chunks."))
-	if err != nil {
-		return err
+	gauge := func(name, unit, desc string) metric.Int64ObservableGauge {
+		g, err := m.Int64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		if err != nil {
+			panic(err) // only on invalid names, a programming error
+		}
+		return g
 	}
-	kvHits := counter("floe.kv.batch_cache.hits", "{lookup}", "/kv lookups of compressed batches served decoded from memory.")
-	kvMisses := counter("floe.kv.batch_cache.misses", "{lookup}", "/kv lookups of compressed batches not in the batch cache.")
-	kvLoads := counter("floe.kv.batch_cache.loads", "{batch}", "Compressed batches /kv decoded.")
-	kvEvictions := counter("floe.kv.batch_cache.evictions", "{batch}", "Decoded batches evicted from the /kv batch cache.")
-	kvResident, err := m.Int64ObservableGauge("floe.kv.batch_cache.resident", metric.WithUnit("By"),
-		metric.WithDescription("Bytes held by the /kv batch cache."))
-	if err != nil {
-		return err
-	}
-	_, err = m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+	resident := gauge("floe.cache.resident", "By", "Bytes held by resident chunks.")
+	kvHits := counter("floe.kv.batch_cache.hits", "{lookup}", "/kv lookups whose batch was in the batch cache (decoded, or an uncompressed one's record index).")
+	kvMisses := counter("floe.kv.batch_cache.misses", "{lookup}", "/kv lookups whose batch was not in the batch cache.")
+	kvLoads := counter("floe.kv.batch_cache.loads", "{batch}", "Batches /kv read and indexed (compressed ones decoded) for the batch cache.")
+	kvEvictions := counter("floe.kv.batch_cache.evictions", "{batch}", "Batches evicted from the /kv batch cache.")
+	kvResident := gauge("floe.kv.batch_cache.resident", "By", "Bytes held by the /kv batch cache.")
+	_, err := m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		st := n.cache.Stats()
 		o.ObserveInt64(hits, st.Hits)
 		o.ObserveInt64(misses, st.Misses)
