@@ -8,8 +8,6 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"github.com/floe-io/floe/record"
 )
 
@@ -309,8 +307,8 @@ func (d *decodedBatch) locate(offset int64) (from, length int32, ok bool, err er
 // readOne reads the record at offset of a raw d from b, its bytes as located, and
 // checks that it carries key. The value aliases b.
 func (d *decodedBatch) readOne(b []byte, offset int64, key []byte) (value []byte, ts int64, out outcome, err error) {
-	var r kmsg.Record
-	if err := r.ReadFrom(b); err != nil {
+	r, err := record.ParseRecord(b)
+	if err != nil {
 		return nil, 0, stale, fmt.Errorf("record at %d: %w", offset, err)
 	}
 	if int64(r.OffsetDelta) != offset-d.ref.BaseOffset {
@@ -320,7 +318,7 @@ func (d *decodedBatch) readOne(b []byte, offset int64, key []byte) (value []byte
 		return nil, 0, stale, nil
 	}
 	if r.Value == nil {
-		return nil, d.timestamp(r.TimestampDelta64), tombstone, nil
+		return nil, d.timestamp(r.TimestampDelta), tombstone, nil
 	}
-	return r.Value, d.timestamp(r.TimestampDelta64), found, nil
+	return r.Value, d.timestamp(r.TimestampDelta), found, nil
 }

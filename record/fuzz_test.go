@@ -236,3 +236,16 @@ func collectLimit(b []byte, limit int) ([]Record, error) {
 	})
 	return out, err
 }
+
+// FuzzParseRecord: any bytes decode or fail, never panic, and a record that
+// decodes has key and value within its bytes.
+func FuzzParseRecord(f *testing.F) {
+	f.Add([]byte{0x0c, 0, 0, 0, 2, 'k', 2, 'v', 0})
+	f.Add([]byte{0x08, 0, 0, 0, 1, 1, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := ParseRecord(b)
+		if err == nil && len(r.Key)+len(r.Value) > len(b) {
+			t.Fatalf("key %d and value %d bytes from %d", len(r.Key), len(r.Value), len(b))
+		}
+	})
+}

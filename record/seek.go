@@ -44,3 +44,21 @@ func RecordAt(b []byte, index int32, fn func(*Record) error) error {
 	}
 	return fn(&st.rec)
 }
+
+// ParseRecord decodes one record as a batch stores it: its zigzag varint
+// length, then that many bytes of fields, which must fill it exactly (as
+// Records checks). Its headers are checked but not built (Headers stays
+// nil); Key and Value alias b. It serves a reader that located one
+// record's bytes in an uncompressed batch and read just those.
+func ParseRecord(b []byte) (Record, error) {
+	rr := reader{b: b}
+	n := rr.varint()
+	if rr.bad || n < 0 || int(n) != len(b)-rr.off {
+		return Record{}, errorf(ErrInvalid, "record length %d over %d bytes", n, len(b)-rr.off)
+	}
+	var st iterState
+	if err := st.parse(0, 0, b[rr.off:], false); err != nil {
+		return Record{}, err
+	}
+	return st.rec, nil
+}

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"testing"
@@ -46,4 +47,36 @@ func FuzzRecordAt(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte, i int32) {
 		_ = RecordAt(b, i, func(*Record) error { return nil })
 	})
+}
+
+// TestParseRecord decodes each record of an uncompressed batch from its own
+// bytes as Records frames them, and refuses a cut or padded record.
+func TestParseRecord(t *testing.T) {
+	recs := []Record{{Key: []byte("a"), Value: []byte("1")}, {Key: nil, Value: nil, TimestampDelta: 5},
+		{Key: []byte{}, Value: []byte("x"), Headers: []RecordHeader{{Key: "h", Value: []byte("v")}}}}
+	b, err := Build(BuildOptions{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := b[HeaderSize:] // the records, back to back
+	for i, want := range recs {
+		rr := reader{b: data}
+		n := int(rr.varint())
+		one := data[:rr.off+n]
+		data = data[rr.off+n:]
+		got, err := ParseRecord(one)
+		if err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+		if !bytes.Equal(got.Key, want.Key) || (got.Key == nil) != (want.Key == nil) || !bytes.Equal(got.Value, want.Value) ||
+			(got.Value == nil) != (want.Value == nil) || got.TimestampDelta != want.TimestampDelta || int(got.OffsetDelta) != i || got.Headers != nil {
+			t.Errorf("record %d: %+v, want %+v", i, got, want)
+		}
+		if _, err := ParseRecord(one[:len(one)-1]); !errors.Is(err, ErrInvalid) {
+			t.Errorf("record %d cut short: %v", i, err)
+		}
+		if _, err := ParseRecord(append(bytes.Clone(one), 0)); !errors.Is(err, ErrInvalid) {
+			t.Errorf("record %d padded: %v", i, err)
+		}
+	}
 }
