@@ -328,10 +328,12 @@ func (s logSource) segmentBatches(ctx context.Context, seg coordapi.BatchCoord, 
 			return fail(err)
 		}
 		if h, err := record.ParseHeader(data); err == nil && h.Size() > len(data) {
-			// One batch larger than the window: read it whole.
-			if data, err = s.c.opts.Objects.GetRange(ctx, seg.ObjectKey, pos, int64(h.Size())); err != nil {
+			// One batch larger than the window: read the rest of it.
+			rest, err := s.c.opts.Objects.GetRange(ctx, seg.ObjectKey, pos+int64(len(data)), int64(h.Size()-len(data)))
+			if err != nil {
 				return fail(err)
 			}
+			data = append(data, rest...)
 		}
 		used := 0
 		for h, b := range tiered.Batches(data) {
