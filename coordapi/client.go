@@ -53,6 +53,12 @@ type Coordinator interface {
 	// coordinates of the batch holding the record. KvLookup and KvReady
 	// stay for callers that want one of them.
 	KvGet(ctx context.Context, req KvGetRequest) (KvGetResult, error)
+	// KvLatestOffsets returns the key index's latest offset of each key
+	// in one partition, -1 for a key it has no entry for (never written,
+	// or whose latest record is a tombstone): what a compaction job asks
+	// instead of building a key map. It fails with KafkaStorageError
+	// while the index is not ready.
+	KvLatestOffsets(ctx context.Context, req KvOffsetsRequest) ([]int64, error)
 
 	// ClaimTierJob assigns the calling broker the next consolidation job,
 	// ok false when none is due. CompleteTierJob reports the segment a

@@ -1,7 +1,19 @@
 package coordapi
 
-// TierJob is a consolidation job the coordinator assigned to one broker:
-// copy the WAL batches of one partition's offset range [BaseOffset,
+// TierJobKind says what a tier job does.
+type TierJobKind uint8
+
+// Tier job kinds.
+const (
+	// TierJobConsolidate copies WAL batches into one segment (the zero
+	// value: every job before compaction existed was one).
+	TierJobConsolidate TierJobKind = iota
+	// TierJobCompact rewrites a compacted topic's segments (Compact).
+	TierJobCompact
+)
+
+// TierJob is a job the coordinator assigned to one broker. A consolidation
+// job (Kind TierJobConsolidate): copy the WAL batches of one partition's offset range [BaseOffset,
 // LastOffset], in offset order, into one segment object (tiered/doc.go),
 // upload it under SegmentKey, and report it with CompleteTierJob before
 // the lease ends. The coordinator plans jobs once batches are older than
@@ -26,8 +38,83 @@ type TierJob struct {
 	LogAppendTime bool
 	// Batches are the batches to copy, in offset order, each with its
 	// object: BaseOffset of the first is BaseOffset, LastOffset of the last
-	// LastOffset, with no gaps.
+	// LastOffset, with no gaps. Empty for a compaction job.
 	Batches []BatchCoord
+	// Kind is the job's kind; Compact is set for TierJobCompact.
+	Kind    TierJobKind
+	Compact *CompactJob
+}
+
+// CompactJob is a compaction pass over one partition of a compacted topic
+// (cleanup.policy compact or compact,delete): rewrite its segments from
+// the log start on, keeping the latest record of each key, into new
+// segments that replace them in one coordinator write (tiered/doc.go,
+// Compaction). The TierJob's BaseOffset and LastOffset are the first
+// segment's base and the last one's last offset.
+type CompactJob struct {
+	// Segments are the segments to rewrite, in offset order, contiguous
+	// (each base offset the previous one's last plus one), as FindBatches
+	// answers them (Segment set).
+	Segments []BatchCoord
+	// DirtyOffset is the cleaner checkpoint: the records from it on were
+	// never cleaned. A pass without the key index builds its key map from
+	// them; the records below it are known to be each key's latest or
+	// already gone over.
+	DirtyOffset int64
+	// KeyIndex says the topic's key index is ready and names each key's
+	// latest offset (KvLatestOffsets): no key map is built.
+	KeyIndex bool
+	// NowMs is the coordinator's clock at planning. A tombstone in a batch
+	// whose delete horizon (KIP-534) is at or below it is dropped; a
+	// tombstone kept for the first time gets the horizon NowMs +
+	// DeleteRetentionMs.
+	NowMs             int64
+	DeleteRetentionMs int64
+	// SegmentBytes is the topic's segment.bytes: the rewritten segments are
+	// grouped up to it.
+	SegmentBytes int64
+	// ProducerLastOffsets are the last offsets of the last batch of each
+	// producer the partition keeps idempotence state for, sorted: a batch
+	// ending at one is kept as a bare header when compaction empties it, as
+	// Kafka's cleaner keeps a producer's last sequence.
+	ProducerLastOffsets []int64
+}
+
+// CompactedSegment is one segment a compaction job wrote: it replaces the
+// job's input segments from BaseOffset through LastOffset (whole input
+// segments, so the rows stay contiguous).
+type CompactedSegment struct {
+	ObjectKey  string
+	ObjectSize int64
+	DataLength int64
+	// BaseOffset is the first input segment's base offset, LastOffset the
+	// last one's last offset: the segment's trailer says the same.
+	BaseOffset, LastOffset int64
+	// Batches counts the segment's batches.
+	Batches int64
+	// MaxTimestamp is the largest batch MaxTimestamp (-1: none);
+	// MaxTimestampOffset the offset ListOffsets answers for it and
+	// MaxTimestampLast the last offset of the batch that holds it.
+	MaxTimestamp, MaxTimestampOffset, MaxTimestampLast int64
+}
+
+// CompactResult is what a compaction job reports with CompleteTierJob.
+type CompactResult struct {
+	// CleanedThrough is the last offset the pass's key map covered: the
+	// cleaner checkpoint moves to CleanedThrough+1. It is the last input
+	// segment's last offset unless the key map filled up first.
+	CleanedThrough int64
+	// Segments replace the job's input segments from the job's BaseOffset
+	// through the last one's LastOffset (the CompleteTierJobRequest's
+	// LastOffset), in offset order and contiguous; input segments after it
+	// (past a full key map) stay as they are.
+	Segments []CompactedSegment
+	// TombstoneHorizonMs is the earliest delete horizon of a batch holding
+	// a tombstone in Segments, -1 when none: the next pass is due then.
+	TombstoneHorizonMs int64
+	// BytesIn and RecordsIn count what the pass read of the replaced
+	// segments; BytesOut and RecordsOut what it wrote.
+	BytesIn, BytesOut, RecordsIn, RecordsOut int64
 }
 
 // ClaimTierJobRequest asks for a job for one broker.
@@ -49,4 +136,16 @@ type CompleteTierJobRequest struct {
 	ObjectSize int64
 	// DataLength is the size of the segment's data part.
 	DataLength int64
+	// Compacted is set for a compaction job, whose segments it lists; the
+	// fields of one object above are then unused, and LastOffset is that of
+	// the last input segment replaced.
+	Compacted *CompactResult
+}
+
+// KvOffsetsRequest asks the key index for the latest offsets of keys in
+// one partition, for compaction.
+type KvOffsetsRequest struct {
+	TopicID   TopicID
+	Partition int32
+	Keys      [][]byte
 }
