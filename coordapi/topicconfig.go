@@ -101,17 +101,19 @@ type ConfigEntry struct {
 
 // Topic config names floe itself looks at.
 const (
-	ConfigCleanupPolicy        = "cleanup.policy"
-	ConfigMessageTimestampType = "message.timestamp.type"
-	ConfigKVIndexEnabled       = "kv.index.enabled"
-	ConfigMinCompactionLagMs   = "min.compaction.lag.ms"
-	ConfigMaxCompactionLagMs   = "max.compaction.lag.ms"
-	ConfigRetentionMs          = "retention.ms"
-	ConfigRetentionBytes       = "retention.bytes"
-	ConfigLocalRetentionMs     = "local.retention.ms"
-	ConfigLocalRetentionBytes  = "local.retention.bytes"
-	ConfigSegmentBytes         = "segment.bytes"
-	ConfigSegmentMs            = "segment.ms"
+	ConfigCleanupPolicy          = "cleanup.policy"
+	ConfigMessageTimestampType   = "message.timestamp.type"
+	ConfigKVIndexEnabled         = "kv.index.enabled"
+	ConfigMinCompactionLagMs     = "min.compaction.lag.ms"
+	ConfigMaxCompactionLagMs     = "max.compaction.lag.ms"
+	ConfigDeleteRetentionMs      = "delete.retention.ms"
+	ConfigMinCleanableDirtyRatio = "min.cleanable.dirty.ratio"
+	ConfigRetentionMs            = "retention.ms"
+	ConfigRetentionBytes         = "retention.bytes"
+	ConfigLocalRetentionMs       = "local.retention.ms"
+	ConfigLocalRetentionBytes    = "local.retention.bytes"
+	ConfigSegmentBytes           = "segment.bytes"
+	ConfigSegmentMs              = "segment.ms"
 )
 
 const maxLongString = "9223372036854775807"
@@ -137,7 +139,7 @@ var TopicConfigDefs = sortedDefs([]ConfigDef{
 	{Name: "compression.zstd.level", Default: "3", Type: ConfigTypeInt, BrokerSynonym: "compression.zstd.level",
 		Doc:      "The compression level for zstd when compression.type is zstd.",
 		Validate: between(-131072, 22)},
-	{Name: "delete.retention.ms", Default: "86400000", Type: ConfigTypeLong, BrokerSynonym: "log.cleaner.delete.retention.ms",
+	{Name: ConfigDeleteRetentionMs, Default: "86400000", Type: ConfigTypeLong, BrokerSynonym: "log.cleaner.delete.retention.ms",
 		Doc:      "How long tombstones are kept on compacted topics.",
 		Validate: atLeast(0)},
 	{Name: "file.delete.delay.ms", Default: "60000", Type: ConfigTypeLong, BrokerSynonym: "log.segment.delete.delay.ms",
@@ -189,7 +191,7 @@ var TopicConfigDefs = sortedDefs([]ConfigDef{
 	{Name: ConfigMessageTimestampType, Default: "CreateTime", Type: ConfigTypeString, BrokerSynonym: "log.message.timestamp.type",
 		Doc:      "CreateTime keeps the producer's timestamps; LogAppendTime stamps batches with the commit time.",
 		Validate: oneOf("CreateTime", "LogAppendTime")},
-	{Name: "min.cleanable.dirty.ratio", Default: "0.5", Type: ConfigTypeDouble, BrokerSynonym: "log.cleaner.min.cleanable.ratio",
+	{Name: ConfigMinCleanableDirtyRatio, Default: "0.5", Type: ConfigTypeDouble, BrokerSynonym: "log.cleaner.min.cleanable.ratio",
 		Doc:      "The dirty share of the log that makes it eligible for compaction.",
 		Validate: doubleBetween(0, 1)},
 	{Name: ConfigMinCompactionLagMs, Default: "0", Type: ConfigTypeLong, BrokerSynonym: "log.cleaner.min.compaction.lag.ms",

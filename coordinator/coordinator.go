@@ -230,6 +230,12 @@ type partState struct {
 	// metaBytes is the encoded size (keys and values) of the partition's
 	// rows in the batch family: what its coordinates cost the coordinator.
 	metaBytes int64
+	// cleanOffset is the cleaner checkpoint of a compacted topic's
+	// partition: the records below it were cleaned at least once (Kafka's
+	// cleaner-offset-checkpoint). horizonMs is the earliest delete horizon
+	// of a tombstone the last pass kept (-1: none), when the next pass is
+	// due to drop it; cleanedMs when the last pass completed (-1: never).
+	cleanOffset, horizonMs, cleanedMs int64
 	// gen counts the changes to the partition's rows below its high
 	// watermark (DeleteRecords, retention, consolidation), so that a job
 	// planned before one is refused; in memory only.
@@ -237,7 +243,7 @@ type partState struct {
 }
 
 func newPartState() partState {
-	return partState{maxTimestamp: -1, maxTimestampOffset: -1, maxTimestampLast: -1}
+	return partState{maxTimestamp: -1, maxTimestampOffset: -1, maxTimestampLast: -1, horizonMs: -1, cleanedMs: -1}
 }
 
 // walBytes is the partition's bytes in the WAL tier.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/internal/testkit"
+	"github.com/floe-io/floe/internal/valenc"
 )
 
 // appendBatchValueV1 encodes a format 1 batch value.
@@ -247,4 +248,42 @@ func TestUnknownFormatRefused(t *testing.T) {
 		t.Errorf("error %v does not name the format", err)
 	}
 	e.c = nil
+}
+
+// TestDecodePartitionFormats decodes a partition checkpoint of each format:
+// formats 1 and 2 have no cleaner state (never cleaned), format 3 keeps it.
+func TestDecodePartitionFormats(t *testing.T) {
+	st := partState{logStart: 3, hwm: 40, maxTimestamp: 7, maxTimestampOffset: 39, maxTimestampLast: 39,
+		walStart: 20, bytes: 900, segBytes: 500, segments: 2, metaBytes: 77, cleanOffset: 15, horizonMs: 12345, cleanedMs: 999}
+	v2 := []byte{valenc.Version2}
+	for _, x := range []int64{st.logStart, st.hwm, st.maxTimestamp, st.maxTimestampOffset, st.maxTimestampLast, st.walStart, st.bytes, st.segBytes, st.segments, st.metaBytes} {
+		v2 = binary.AppendVarint(v2, x)
+	}
+	never := st
+	never.cleanOffset, never.horizonMs, never.cleanedMs = 0, -1, -1
+	v1 := never
+	v1.walStart, v1.bytes, v1.segBytes, v1.segments, v1.metaBytes = v1.logStart, 0, 0, 0, 0
+	for _, tc := range []struct {
+		name   string
+		v      []byte
+		want   partState
+		wantV1 bool
+	}{
+		{"format1", encodePartitionV1(&st), v1, true},
+		{"format2", v2, never, false},
+		{"format3", encodePartition(&st), st, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, isV1, err := decodePartition(tc.v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want || isV1 != tc.wantV1 {
+				t.Fatalf("got %+v (v1 %t), want %+v (v1 %t)", got, isV1, tc.want, tc.wantV1)
+			}
+		})
+	}
+	if _, _, err := decodePartition(append(encodePartition(&st), 0)); err == nil {
+		t.Fatal("a format 3 checkpoint with a trailing byte decoded")
+	}
 }

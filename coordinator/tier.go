@@ -92,6 +92,8 @@ type tierJob struct {
 	gen      uint64 // the partition's when the job was planned
 	deadline int64  // ms: completions after it are refused
 	broker   int32
+	// inputs are a compaction job's input segments' objects, in order.
+	inputs []uint64
 	// seg is the row the swap writes, but for its object; its dataLength
 	// is the job's batches' summed length.
 	seg segmentRow
@@ -104,11 +106,30 @@ type tierState struct {
 	nextID uint64
 	// active is the assigned job of each partition that has one.
 	active map[partKey]*tierJob
-	// due are partitions the planner found past their WAL retention, in
-	// the order found; queued marks them.
-	due    []partKey
-	queued map[partKey]bool
+	// due are the jobs the planner found due, in the order found: WAL
+	// past its retention, or a compaction pass; queued marks them.
+	due    []dueJob
+	queued map[dueJob]bool
 	stats  TierStats
+	// compaction is the planner's last view of each compacted partition.
+	compaction   map[partKey]CompactionState
+	compactStats CompactionStats
+}
+
+// dueJob is a partition due for a job of one kind.
+type dueJob struct {
+	pk   partKey
+	kind coordapi.TierJobKind
+}
+
+// queueLocked queues a job of kind for pk unless one is queued or pk has
+// an active job. c.tier must be held.
+func (c *Coordinator) queueLocked(pk partKey, kind coordapi.TierJobKind) {
+	d := dueJob{pk, kind}
+	if !c.tier.queued[d] && c.tier.active[pk] == nil {
+		c.tier.queued[d] = true
+		c.tier.due = append(c.tier.due, d)
+	}
 }
 
 // TierStats counts what tiering and retention did since Open.
@@ -125,7 +146,8 @@ type TierStats struct {
 
 func (c *Coordinator) initTier() {
 	c.tier.active = map[partKey]*tierJob{}
-	c.tier.queued = map[partKey]bool{}
+	c.tier.queued = map[dueJob]bool{}
+	c.tier.compaction = map[partKey]CompactionState{}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	// Job ids of different coordinator runs never meet: a completion of a
@@ -171,7 +193,10 @@ func (c *Coordinator) TierTick(ctx context.Context) error {
 	if c.opts.ConsolidationDisabled {
 		return nil
 	}
-	return c.planJobs(ctx)
+	if err := c.planJobs(ctx); err != nil {
+		return err
+	}
+	return c.planCompactions(ctx)
 }
 
 // partitionsSnapshot lists every partition with its topic's settings, by
@@ -218,10 +243,7 @@ func (c *Coordinator) planJobs(ctx context.Context) error {
 			continue
 		}
 		c.tier.Lock()
-		if !c.tier.queued[pk] && c.tier.active[pk] == nil {
-			c.tier.queued[pk] = true
-			c.tier.due = append(c.tier.due, pk)
-		}
+		c.queueLocked(pk, coordapi.TierJobConsolidate)
 		c.tier.Unlock()
 	}
 	return nil
@@ -298,15 +320,20 @@ func (c *Coordinator) ClaimTierJob(ctx context.Context, req coordapi.ClaimTierJo
 			c.tier.Unlock()
 			return coordapi.TierJob{}, false, nil
 		}
-		pk := c.tier.due[0]
+		d := c.tier.due[0]
 		c.tier.due = c.tier.due[1:]
-		delete(c.tier.queued, pk)
+		delete(c.tier.queued, d)
+		pk := d.pk
 		busy := c.tier.active[pk] != nil
 		c.tier.Unlock()
 		if busy {
 			continue
 		}
-		job, ok, err := c.buildJob(pk, nowMs)
+		build := c.buildJob
+		if d.kind == coordapi.TierJobCompact {
+			build = c.buildCompactJob
+		}
+		job, ok, err := build(pk, nowMs)
 		if err != nil {
 			return coordapi.TierJob{}, false, err
 		}
@@ -340,9 +367,10 @@ func (c *Coordinator) expireJobs(nowMs int64) {
 			delete(c.tier.active, pk)
 			c.tier.stats.JobsExpired++
 			c.log.Warn("tier job lease ended", "job", j.ID, "topic", pk.topic, "partition", pk.partition, "broker", j.broker)
-			if !c.tier.queued[pk] {
-				c.tier.queued[pk] = true
-				c.tier.due = append(c.tier.due, pk)
+			d := dueJob{pk, j.Kind}
+			if !c.tier.queued[d] {
+				c.tier.queued[d] = true
+				c.tier.due = append(c.tier.due, d)
 			}
 		}
 	}
@@ -488,7 +516,11 @@ func (c *Coordinator) CompleteTierJob(ctx context.Context, req coordapi.Complete
 	defer c.commit.Unlock()
 	nowMs := c.now().UnixMilli()
 	pk := partKey{req.TopicID, req.Partition}
-	if num, ok := c.mu.objectsByKey[req.ObjectKey]; ok && c.mu.objects[num].state == ObjectLive {
+	key := req.ObjectKey
+	if req.Compacted != nil && len(req.Compacted.Segments) > 0 {
+		key = req.Compacted.Segments[0].ObjectKey
+	}
+	if num, ok := c.mu.objectsByKey[key]; ok && c.mu.objects[num].state == ObjectLive {
 		// Already swapped in (segment keys are unique per attempt): a
 		// completion answered once and asked again. Refusing it would
 		// make the broker delete a segment a row names.
@@ -517,6 +549,12 @@ func (c *Coordinator) CompleteTierJob(ctx context.Context, req coordapi.Complete
 		c.tier.stats.JobsRefused++
 		c.tier.Unlock()
 		return refusef(format, args...)
+	}
+	if req.Compacted != nil || job.Kind == coordapi.TierJobCompact {
+		if req.Compacted == nil {
+			return refuse("job %d is a compaction job; the report has no compacted segments", job.ID)
+		}
+		return c.completeCompaction(req, job, refuse, nowMs)
 	}
 	switch {
 	case req.BaseOffset != job.BaseOffset || req.LastOffset != job.LastOffset:

@@ -32,6 +32,11 @@ import (
 //	complete [id=+N] [key=K] [len=N]  completes the last claimed job (key
 //	                         segN by default, id the job's plus N)
 //	abandon                  abandons the last claimed job
+//	complete-compact through=N [horizon=MS]  completes the last claimed
+//	                         compaction job; input: an output segment a
+//	                         line, "BASE-LAST len=N batches=B [ts=MS]"
+//	segs=-1                  the next segment key repeats the last one's
+//	compaction part=T/P      the planner's view and the cleaner state
 //	state part=T/P           the partition's offsets and tier fields
 //	find part=T/P offset=N [max=N]
 //	list-offset part=T/P ts=N
@@ -144,6 +149,18 @@ func TestTierDataDriven(t *testing.T) {
 				}
 				job = j
 				var sb strings.Builder
+				if cj := j.Compact; j.Kind == coordapi.TierJobCompact {
+					fmt.Fprintf(&sb, "compact %d-%d dirty=%d index=%t now=%d delete_retention=%d segment_bytes=%d producers=%v lease=%dms\n",
+						j.BaseOffset, j.LastOffset, cj.DirtyOffset, cj.KeyIndex, cj.NowMs-epoch0, cj.DeleteRetentionMs, cj.SegmentBytes, cj.ProducerLastOffsets, j.LeaseMs)
+					for _, b := range cj.Segments {
+						ts := b.MaxTimestamp
+						if ts >= 0 {
+							ts -= epoch0
+						}
+						fmt.Fprintf(&sb, "  %s %d-%d len=%d ts=%d segment=%t\n", b.ObjectKey, b.BaseOffset, b.LastOffset, b.ByteLength, ts, b.Segment)
+					}
+					return sb.String()
+				}
 				var n int64
 				for _, b := range j.Batches {
 					n += int64(b.ByteLength)
@@ -179,6 +196,80 @@ func TestTierDataDriven(t *testing.T) {
 					return "error: " + err.Error()
 				}
 				return "ok"
+			case "complete-compact":
+				// Input: one output segment a line, "BASE-LAST len=N
+				// batches=B [ts=MS]"; through= is CleanedThrough, horizon=
+				// the tombstone horizon (ms after epoch0; none by default).
+				res := &coordapi.CompactResult{TombstoneHorizonMs: -1}
+				d.ScanArgs(t, "through", &res.CleanedThrough)
+				if d.HasArg("horizon") {
+					d.ScanArgs(t, "horizon", &res.TombstoneHorizonMs)
+					res.TombstoneHorizonMs += epoch0
+				}
+				for _, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {
+					f := strings.Fields(line)
+					segs++
+					sg := coordapi.CompactedSegment{ObjectKey: fmt.Sprintf("seg%d", segs), MaxTimestamp: -1, MaxTimestampOffset: -1, MaxTimestampLast: -1}
+					if _, err := fmt.Sscanf(f[0], "%d-%d", &sg.BaseOffset, &sg.LastOffset); err != nil {
+						d.Fatalf(t, "bad range %q", f[0])
+					}
+					for _, a := range f[1:] {
+						k, v, _ := strings.Cut(a, "=")
+						x, err := strconv.ParseInt(v, 10, 64)
+						if err != nil {
+							d.Fatalf(t, "bad %s", a)
+						}
+						switch k {
+						case "len":
+							sg.DataLength = x
+						case "batches":
+							sg.Batches = x
+						case "ts":
+							sg.MaxTimestamp, sg.MaxTimestampOffset, sg.MaxTimestampLast = epoch0+x, sg.LastOffset, sg.LastOffset
+						default:
+							d.Fatalf(t, "unknown segment arg %s", k)
+						}
+					}
+					sg.ObjectSize = sg.DataLength + 1000
+					res.Segments = append(res.Segments, sg)
+					res.BytesOut += sg.DataLength
+				}
+				last := res.Segments[len(res.Segments)-1].LastOffset
+				err := e.c.CompleteTierJob(ctx, coordapi.CompleteTierJobRequest{
+					JobID: job.ID, TopicID: job.TopicID, Partition: job.Partition, BaseOffset: job.BaseOffset, LastOffset: last,
+					Compacted: res,
+				})
+				if err != nil {
+					if errors.Is(err, kerr.StaleBrokerEpoch) {
+						return "refused: " + anonymize(err.Error(), job, topics)
+					}
+					return "error: " + err.Error()
+				}
+				return "ok"
+			case "compaction":
+				id, p := part(d)
+				var name string
+				for n, tp := range topics {
+					if tp.ID == id {
+						name = n
+					}
+				}
+				cs := e.c.CompactionStates()[name]
+				if int(p) >= len(cs) {
+					return "none"
+				}
+				s := cs[p]
+				e.c.mu.RLock()
+				st := e.c.mu.topicsByID[id].parts[p]
+				e.c.mu.RUnlock()
+				rel := func(ms int64) int64 {
+					if ms < 0 {
+						return ms
+					}
+					return ms - epoch0
+				}
+				return fmt.Sprintf("clean=%d dirty=%d ratio=%.2f lag=%dms last_cleaned=%d clean_offset=%d horizon=%d",
+					s.CleanBytes, s.DirtyBytes, s.DirtyRatio, s.LagMs, rel(s.LastCleanedMs), st.cleanOffset, rel(st.horizonMs))
 			case "abandon":
 				if err := e.c.AbandonTierJob(ctx, job.ID, "test"); err != nil {
 					return "error: " + err.Error()
@@ -256,6 +347,9 @@ func TestTierDataDriven(t *testing.T) {
 					fmt.Fprintf(&sb, "%s %s live=%d size=%d\n", o.Key, o.State, o.LiveBytes, o.Size)
 				}
 				return sb.String()
+			case "segs=-1":
+				segs-- // the next segment key repeats the last one's
+				return ""
 			case "reopen":
 				e.reopen()
 				return ""

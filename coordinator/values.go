@@ -61,13 +61,15 @@ func decodeTopic(id coordapi.TopicID, v []byte) (t *topicState, partitions int, 
 	return t, partitions, d.Done("topic")
 }
 
-// encodePartition encodes a partition's checkpoint (format 2): log
+// encodePartition encodes a partition's checkpoint (format 3): log
 // start, high watermark, the max timestamp state, WAL start, bytes,
-// segment bytes, segment count and the rows' encoded bytes. Format 1 ended after the max timestamp
-// state.
+// segment bytes, segment count, the rows' encoded bytes, then the
+// cleaner's state: the clean offset, the pending tombstone horizon and
+// the time of the last cleaning. Format 2 ended after the rows' bytes,
+// format 1 after the max timestamp state.
 func encodePartition(p *partState) []byte {
-	b := make([]byte, 0, 1+10*binary.MaxVarintLen64)
-	b = append(b, valenc.Version2)
+	b := make([]byte, 0, 1+13*binary.MaxVarintLen64)
+	b = append(b, valenc.Version3)
 	b = binary.AppendVarint(b, p.logStart)
 	b = binary.AppendVarint(b, p.hwm)
 	b = binary.AppendVarint(b, p.maxTimestamp)
@@ -78,12 +80,16 @@ func encodePartition(p *partState) []byte {
 	b = binary.AppendVarint(b, p.segBytes)
 	b = binary.AppendVarint(b, p.segments)
 	b = binary.AppendVarint(b, p.metaBytes)
+	b = binary.AppendVarint(b, p.cleanOffset)
+	b = binary.AppendVarint(b, p.horizonMs)
+	b = binary.AppendVarint(b, p.cleanedMs)
 	return b
 }
 
-// decodePartition decodes a partition checkpoint of either format; v1
+// decodePartition decodes a partition checkpoint of any format; v1
 // reports a format 1 one, whose tier fields (WAL start: the log start; no
-// segments) and bytes (0) the caller completes.
+// segments) and bytes (0) the caller completes. A format 1 or 2 one has
+// never been cleaned: clean offset 0, no horizon.
 func decodePartition(v []byte) (p partState, v1 bool, err error) {
 	if len(v) > 0 && v[0] == valueV1 {
 		d := newDecoder("partition", v)
@@ -95,9 +101,14 @@ func decodePartition(v []byte) (p partState, v1 bool, err error) {
 			maxTimestampLast:   d.Varint(),
 		}
 		p.walStart = p.logStart
+		p.horizonMs, p.cleanedMs = -1, -1
 		return p, true, d.Done("partition")
 	}
-	d := valenc.NewVersion("partition", valenc.Version2, v)
+	version := valenc.Version3
+	if len(v) > 0 && v[0] == valenc.Version2 {
+		version = valenc.Version2
+	}
+	d := valenc.NewVersion("partition", version, v)
 	p = partState{
 		logStart:           d.Varint(),
 		hwm:                d.Varint(),
@@ -109,6 +120,11 @@ func decodePartition(v []byte) (p partState, v1 bool, err error) {
 		segBytes:           d.Varint(),
 		segments:           d.Varint(),
 		metaBytes:          d.Varint(),
+		horizonMs:          -1,
+		cleanedMs:          -1,
+	}
+	if version == valenc.Version3 {
+		p.cleanOffset, p.horizonMs, p.cleanedMs = d.Varint(), d.Varint(), d.Varint()
 	}
 	return p, false, d.Done("partition")
 }

@@ -341,6 +341,16 @@ func encodedCommitBound(r *coordapi.CommitRequest) int {
 	return n
 }
 
+// KvLatestOffsets returns the key index's latest offset of each key;
+// see coordinator.Coordinator.KvLatestOffsets.
+func (c *Client) KvLatestOffsets(ctx context.Context, req coordapi.KvOffsetsRequest) ([]int64, error) {
+	out, err := call(c, ctx, opKvLatestOffsets, func(e *encoder) { encKvOffsetsReq(e, req) }, decOffsets)
+	if err == nil && len(out) != len(req.Keys) {
+		return nil, fmt.Errorf("kv latest offsets: %d answers for %d keys", len(out), len(req.Keys))
+	}
+	return out, err
+}
+
 // KvLookup returns the offset of a key's latest record in an indexed
 // topic's partition; see coordinator.Coordinator.KvLookup.
 func (c *Client) KvLookup(ctx context.Context, id coordapi.TopicID, partition int32, key []byte) (offset, hwm int64, found bool, err error) {

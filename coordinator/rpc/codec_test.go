@@ -140,10 +140,30 @@ func TestRoundTrip(t *testing.T) {
 				},
 			}}, encClaimTierJobResp, decClaimTierJobResp)
 			roundTrip(t, claimTierJobResp{}, encClaimTierJobResp, decClaimTierJobResp)
+			roundTrip(t, claimTierJobResp{OK: true, Job: coordapi.TierJob{
+				ID: 9, TopicID: idB, Partition: 1, BaseOffset: 0, LastOffset: 99, LeaseMs: 60000, Kind: coordapi.TierJobCompact,
+				Compact: &coordapi.CompactJob{
+					Segments: []coordapi.BatchCoord{
+						{ObjectKey: "tiered/a.seg", ObjectSize: 900, ByteLength: 800, BaseOffset: 0, LastOffset: 49, MaxTimestamp: 5, Segment: true},
+						{ObjectKey: "tiered/b.seg", ObjectSize: 700, ByteLength: 600, BaseOffset: 50, LastOffset: 99, MaxTimestamp: -1, Segment: true},
+					},
+					DirtyOffset: 50, KeyIndex: true, NowMs: 1 << 41, DeleteRetentionMs: 86400000, SegmentBytes: 1 << 27,
+					ProducerLastOffsets: []int64{3, 49, 98},
+				},
+			}}, encClaimTierJobResp, decClaimTierJobResp)
+		}},
+		{"kv latest offsets", func(t *testing.T) {
+			roundTrip(t, coordapi.KvOffsetsRequest{TopicID: idA, Partition: 3, Keys: [][]byte{[]byte("a"), {}, []byte("ccc")}}, encKvOffsetsReq, decKvOffsetsReq)
+			roundTrip(t, []int64{-1, 0, 1 << 50}, encOffsets, decOffsets)
 		}},
 		{"complete tier job request", func(t *testing.T) {
 			roundTrip(t, coordapi.CompleteTierJobRequest{JobID: 1 << 63, TopicID: idB, Partition: 1, BaseOffset: 5, LastOffset: 1 << 40,
 				ObjectKey: "tiered/y.seg", ObjectSize: 1 << 27, DataLength: 1<<27 - 500}, encCompleteTierJobReq, decCompleteTierJobReq)
+			roundTrip(t, coordapi.CompleteTierJobRequest{JobID: 4, TopicID: idA, Partition: 0, BaseOffset: 0, LastOffset: 99,
+				Compacted: &coordapi.CompactResult{CleanedThrough: 80, TombstoneHorizonMs: -1, BytesIn: 1400, BytesOut: 300, RecordsIn: 100, RecordsOut: 7,
+					Segments: []coordapi.CompactedSegment{{ObjectKey: "tiered/c.seg", ObjectSize: 400, DataLength: 300, BaseOffset: 0, LastOffset: 99,
+						Batches: 4, MaxTimestamp: 77, MaxTimestampOffset: 98, MaxTimestampLast: 98}}},
+			}, encCompleteTierJobReq, decCompleteTierJobReq)
 		}},
 		{"abandon tier job request", func(t *testing.T) {
 			roundTrip(t, abandonTierJobReq{JobID: 42, Reason: "read failed"}, encAbandonTierJobReq, decAbandonTierJobReq)

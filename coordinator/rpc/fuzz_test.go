@@ -60,6 +60,7 @@ var requestCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encKvGetReq, decKvGetReq) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encClaimTierJobReq, decClaimTierJobReq) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encCompleteTierJobReq, decCompleteTierJobReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encKvOffsetsReq, decKvOffsetsReq) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encAbandonTierJobReq, decAbandonTierJobReq) },
 	fuzzGroupReq,
 }
@@ -104,6 +105,7 @@ var responseCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encKvGetResp, decKvGetResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encBool, decBool) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encClaimTierJobResp, decClaimTierJobResp) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encOffsets, decOffsets) },
 	func(t *testing.T, b []byte) {
 		d := decoder{b: b}
 		_ = decError(&d, "op")
@@ -176,6 +178,11 @@ func FuzzDecodeReply(f *testing.F) {
 	seed(f, func(e *encoder) {
 		encClaimTierJobResp(e, claimTierJobResp{OK: true, Job: coordapi.TierJob{ID: 3, TopicID: idA, LastOffset: 5,
 			Batches: []coordapi.BatchCoord{{ObjectKey: "a", ObjectSize: 10, ByteLength: 10, LastOffset: 5, Segment: true}}}})
+	})
+	seed(f, func(e *encoder) {
+		encClaimTierJobResp(e, claimTierJobResp{OK: true, Job: coordapi.TierJob{ID: 4, TopicID: idA, LastOffset: 5, Kind: coordapi.TierJobCompact,
+			Compact: &coordapi.CompactJob{Segments: []coordapi.BatchCoord{{ObjectKey: "a", ObjectSize: 10, ByteLength: 10, LastOffset: 5, Segment: true}},
+				ProducerLastOffsets: []int64{2, 5}}}})
 	})
 	seed(f, func(e *encoder) {
 		encCommitResp(e, &coordapi.CommitResponse{Results: []coordapi.BatchResult{{BaseOffset: 5}}})

@@ -455,8 +455,12 @@ func decKvGetResp(d *decoder) coordapi.KvGetResult {
 
 // claim_tier_job request: broker id. Reply: ok (bool), then when ok the
 // job: id, topic id, partition, base offset, last offset - base offset,
-// lease ms, log append time (bool), and its batches as a find_batches
-// reply encodes them (with a zero partition state).
+// lease ms, log append time (bool), its batches as a find_batches reply
+// encodes them (with a zero partition state), then its kind (byte) and,
+// for a compaction job, the CompactJob: its segments as a find_batches
+// reply encodes them, dirty offset, key index (bool), now ms, delete
+// retention ms, segment bytes, and the producer last offsets (count,
+// then each as a delta from the previous, the first from 0).
 func encClaimTierJobReq(e *encoder, r coordapi.ClaimTierJobRequest) { e.varint(int64(r.BrokerID)) }
 
 func decClaimTierJobReq(d *decoder) coordapi.ClaimTierJobRequest {
@@ -483,6 +487,26 @@ func encClaimTierJobResp(e *encoder, r claimTierJobResp) {
 	e.varint(j.LeaseMs)
 	e.bool(j.LogAppendTime)
 	encFindBatchesResp(e, coordapi.FindBatchesResponse{Batches: j.Batches})
+	e.byte(byte(j.Kind))
+	if j.Kind != coordapi.TierJobCompact {
+		return
+	}
+	cj := j.Compact
+	if cj == nil {
+		cj = &coordapi.CompactJob{}
+	}
+	encFindBatchesResp(e, coordapi.FindBatchesResponse{Batches: cj.Segments})
+	e.varint(cj.DirtyOffset)
+	e.bool(cj.KeyIndex)
+	e.varint(cj.NowMs)
+	e.varint(cj.DeleteRetentionMs)
+	e.varint(cj.SegmentBytes)
+	e.uvarint(uint64(len(cj.ProducerLastOffsets)))
+	var prev int64
+	for _, o := range cj.ProducerLastOffsets {
+		e.varint(o - prev)
+		prev = o
+	}
 }
 
 func decClaimTierJobResp(d *decoder) claimTierJobResp {
@@ -494,12 +518,34 @@ func decClaimTierJobResp(d *decoder) claimTierJobResp {
 	j.LeaseMs = d.varint()
 	j.LogAppendTime = d.bool()
 	j.Batches = decFindBatchesResp(d).Batches
+	j.Kind = coordapi.TierJobKind(d.byte())
+	switch j.Kind {
+	case coordapi.TierJobConsolidate:
+	case coordapi.TierJobCompact:
+		cj := &coordapi.CompactJob{Segments: decFindBatchesResp(d).Batches, DirtyOffset: d.varint(), KeyIndex: d.bool(),
+			NowMs: d.varint(), DeleteRetentionMs: d.varint(), SegmentBytes: d.varint()}
+		if n := d.count(1); n > 0 {
+			cj.ProducerLastOffsets = make([]int64, n)
+			var prev int64
+			for i := range cj.ProducerLastOffsets {
+				prev += d.varint()
+				cj.ProducerLastOffsets[i] = prev
+			}
+		}
+		j.Compact = cj
+	default:
+		d.fail("unknown tier job kind %d", j.Kind)
+	}
 	return claimTierJobResp{Job: j, OK: true}
 }
 
 // complete_tier_job request: job id, topic id, partition, base offset,
-// last offset - base offset, object key (str), object size, data length.
-// Reply: empty.
+// last offset - base offset, object key (str), object size, data length,
+// then compacted (bool) and, when set, the CompactResult: cleaned through,
+// tombstone horizon ms, bytes in, bytes out, records in, records out, and
+// its segments (count, then each: object key, object size, data length,
+// base offset, last offset - base offset, batches, max timestamp, max
+// timestamp offset, max timestamp last). Reply: empty.
 func encCompleteTierJobReq(e *encoder, r coordapi.CompleteTierJobRequest) {
 	e.uvarint(r.JobID)
 	e.id(r.TopicID)
@@ -509,6 +555,27 @@ func encCompleteTierJobReq(e *encoder, r coordapi.CompleteTierJobRequest) {
 	e.str(r.ObjectKey)
 	e.varint(r.ObjectSize)
 	e.varint(r.DataLength)
+	e.bool(r.Compacted != nil)
+	if c := r.Compacted; c != nil {
+		e.varint(c.CleanedThrough)
+		e.varint(c.TombstoneHorizonMs)
+		e.varint(c.BytesIn)
+		e.varint(c.BytesOut)
+		e.varint(c.RecordsIn)
+		e.varint(c.RecordsOut)
+		e.uvarint(uint64(len(c.Segments)))
+		for _, sg := range c.Segments {
+			e.str(sg.ObjectKey)
+			e.varint(sg.ObjectSize)
+			e.varint(sg.DataLength)
+			e.varint(sg.BaseOffset)
+			e.varint(sg.LastOffset - sg.BaseOffset)
+			e.varint(sg.Batches)
+			e.varint(sg.MaxTimestamp)
+			e.varint(sg.MaxTimestampOffset)
+			e.varint(sg.MaxTimestampLast)
+		}
+	}
 }
 
 func decCompleteTierJobReq(d *decoder) coordapi.CompleteTierJobRequest {
@@ -517,7 +584,64 @@ func decCompleteTierJobReq(d *decoder) coordapi.CompleteTierJobRequest {
 	r.ObjectKey = d.str()
 	r.ObjectSize = d.varint()
 	r.DataLength = d.varint()
+	if !d.bool() {
+		return r
+	}
+	c := &coordapi.CompactResult{CleanedThrough: d.varint(), TombstoneHorizonMs: d.varint(),
+		BytesIn: d.varint(), BytesOut: d.varint(), RecordsIn: d.varint(), RecordsOut: d.varint()}
+	if n := d.count(10); n > 0 {
+		c.Segments = make([]coordapi.CompactedSegment, n)
+		for i := range c.Segments {
+			sg := coordapi.CompactedSegment{ObjectKey: d.str(), ObjectSize: d.varint(), DataLength: d.varint(), BaseOffset: d.varint()}
+			sg.LastOffset = sg.BaseOffset + d.varint()
+			sg.Batches = d.varint()
+			sg.MaxTimestamp, sg.MaxTimestampOffset, sg.MaxTimestampLast = d.varint(), d.varint(), d.varint()
+			c.Segments[i] = sg
+		}
+	}
+	r.Compacted = c
 	return r
+}
+
+// kv_latest_offsets request: topic id, partition, key count, then each
+// key (bytes). Reply: an offset per key (varint, -1 for none).
+func encKvOffsetsReq(e *encoder, r coordapi.KvOffsetsRequest) {
+	e.id(r.TopicID)
+	e.varint(int64(r.Partition))
+	e.uvarint(uint64(len(r.Keys)))
+	for _, k := range r.Keys {
+		e.bytes(k)
+	}
+}
+
+func decKvOffsetsReq(d *decoder) coordapi.KvOffsetsRequest {
+	r := coordapi.KvOffsetsRequest{TopicID: d.id(), Partition: d.int32()}
+	if n := d.count(1); n > 0 {
+		r.Keys = make([][]byte, n)
+		for i := range r.Keys {
+			r.Keys[i] = d.bytes()
+		}
+	}
+	return r
+}
+
+func encOffsets(e *encoder, offsets []int64) {
+	e.uvarint(uint64(len(offsets)))
+	for _, o := range offsets {
+		e.varint(o)
+	}
+}
+
+func decOffsets(d *decoder) []int64 {
+	n := d.count(1)
+	if n == 0 {
+		return nil
+	}
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = d.varint()
+	}
+	return out
 }
 
 // abandon_tier_job request: job id, reason (str). Reply: empty.

@@ -34,6 +34,7 @@ const (
 	opDeregisterBroker  = "deregister_broker"
 	opListBrokers       = "list_brokers"
 	opKvLookup          = "kv_lookup"
+	opKvLatestOffsets   = "kv_latest_offsets"
 	opKvReady           = "kv_ready"
 	// opPing answers the serving coordinator's instance id: a client
 	// holding a request checks with it that the coordinator it sent the

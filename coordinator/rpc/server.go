@@ -110,7 +110,8 @@ var handlers = map[string]handler{
 	opListBrokers: unary(decEmpty, func(c *coordinator.Coordinator, ctx context.Context, _ empty) ([]coordapi.BrokerInfo, error) {
 		return c.ListBrokers(ctx)
 	}, encBrokerList),
-	opKvGet: unary(decKvGetReq, (*coordinator.Coordinator).KvGet, encKvGetResp),
+	opKvGet:           unary(decKvGetReq, (*coordinator.Coordinator).KvGet, encKvGetResp),
+	opKvLatestOffsets: unary(decKvOffsetsReq, (*coordinator.Coordinator).KvLatestOffsets, encOffsets),
 	opClaimTierJob: unary(decClaimTierJobReq, func(c *coordinator.Coordinator, ctx context.Context, r coordapi.ClaimTierJobRequest) (claimTierJobResp, error) {
 		job, ok, err := c.ClaimTierJob(ctx, r)
 		return claimTierJobResp{Job: job, OK: ok}, err

@@ -1,0 +1,508 @@
+package coordinator
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordapi"
+)
+
+// Compaction planning. A compacted topic's partition has a cleaner
+// checkpoint (partState.cleanOffset): the records below it were cleaned
+// at least once. Its segments split into the clean part (below the
+// checkpoint) and the dirty part; the WAL tier is never compacted (it is
+// the uncleaned head, Kafka's active segment) and counts in neither. A
+// partition is due for a pass, as Kafka's LogCleanerManager decides, when
+// its cleanable dirty bytes (dirty segments whose newest record is older
+// than min.compaction.lag.ms) are at least min.cleanable.dirty.ratio of
+// the clean plus cleanable bytes, or when its oldest dirty record is older
+// than max.compaction.lag.ms, or when a tombstone the last pass kept
+// reached its delete horizon. A pass rewrites the segments from the log
+// start through the cleanable ones (tiered/doc.go, Compaction) and
+// CompleteTierJob swaps them for its output in one synced batch.
+
+// maxCompactSegments bounds the input segments of one compaction job, so
+// that its claim reply stays small; the rest wait for the next pass.
+const maxCompactSegments = 1000
+
+// compactSettings are a compacted topic's cleaner configs.
+type compactSettings struct {
+	compacts                       bool
+	minDirtyRatio                  float64
+	minLagMs, maxLagMs, deleteRetn int64
+}
+
+// compactSettingsLocked reads t's cleaner configs. c.mu must be held.
+func compactSettingsLocked(t *topicState) compactSettings {
+	s := compactSettings{
+		compacts:      isCompacted(t.configs),
+		minDirtyRatio: 0.5,
+		minLagMs:      configInt(t.configs, coordapi.ConfigMinCompactionLagMs),
+		maxLagMs:      configInt(t.configs, coordapi.ConfigMaxCompactionLagMs),
+		deleteRetn:    configInt(t.configs, coordapi.ConfigDeleteRetentionMs),
+	}
+	if v, ok := t.configs[coordapi.ConfigMinCleanableDirtyRatio]; ok {
+		if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 && f <= 1 {
+			s.minDirtyRatio = f
+		}
+	}
+	return s
+}
+
+// configInt returns an integer topic config, or its default.
+func configInt(configs map[string]string, name string) int64 {
+	if v, ok := configs[name]; ok {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return n
+		}
+	}
+	d, _ := coordapi.LookupTopicConfig(name)
+	n, _ := strconv.ParseInt(d.Default, 10, 64)
+	return n
+}
+
+// isCompacted reports whether a topic's cleanup.policy includes compact.
+func isCompacted(configs map[string]string) bool {
+	return slices.Contains(coordapi.SplitConfigList(configs[coordapi.ConfigCleanupPolicy]), "compact")
+}
+
+// CompactionState is what the planner last found of one compacted
+// partition, for metrics.
+type CompactionState struct {
+	// CleanBytes and DirtyBytes are the segment bytes below and at or
+	// above the cleaner checkpoint; DirtyRatio is the cleanable dirty
+	// share that min.cleanable.dirty.ratio is compared with.
+	CleanBytes, DirtyBytes int64
+	DirtyRatio             float64
+	// LagMs is the age of the oldest uncleaned record (segments or WAL),
+	// 0 when none; LastCleanedMs when the last pass completed, -1 never.
+	LagMs, LastCleanedMs int64
+}
+
+// CompactionStats counts what compaction passes did since Open.
+type CompactionStats struct {
+	// Passes counts completed passes; BytesIn and RecordsIn what they read
+	// of the segments they replaced, BytesOut and RecordsOut what they
+	// wrote.
+	Passes                                   int64
+	BytesIn, BytesOut, RecordsIn, RecordsOut int64
+}
+
+// CompactionStates returns the planner's view of every compacted
+// partition, by topic name and partition.
+func (c *Coordinator) CompactionStates() map[string][]CompactionState {
+	c.tier.Lock()
+	defer c.tier.Unlock()
+	out := make(map[string][]CompactionState, len(c.tier.compaction))
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for pk, cs := range c.tier.compaction {
+		t := c.mu.topicsByID[pk.topic]
+		if t == nil || int(pk.partition) >= len(t.parts) {
+			continue
+		}
+		s := out[t.name]
+		if len(s) < len(t.parts) {
+			s = append(s, make([]CompactionState, len(t.parts)-len(s))...)
+		}
+		s[pk.partition] = cs
+		out[t.name] = s
+	}
+	return out
+}
+
+// CompactionStats returns the compaction counters.
+func (c *Coordinator) CompactionStats() CompactionStats {
+	c.tier.Lock()
+	defer c.tier.Unlock()
+	return c.tier.compactStats
+}
+
+// compactSegment is one segment row, for planning.
+type compactSegment struct {
+	object    uint64
+	key       string
+	size      int64
+	coord     coordapi.BatchCoord
+	createdMs int64
+}
+
+// compactView is a compacted partition's segments and what the planner
+// makes of them.
+type compactView struct {
+	st   partState
+	segs []compactSegment
+	// cleanable is how many of segs (a prefix) a pass may rewrite: those
+	// whose newest record is older than min.compaction.lag.ms, up to
+	// maxCompactSegments.
+	cleanable int
+	state     CompactionState
+	due       bool
+}
+
+// viewCompaction reads pk's segment rows and decides whether a pass is
+// due at nowMs.
+func (c *Coordinator) viewCompaction(t *topicState, partition int32, s compactSettings, nowMs int64) (compactView, error) {
+	c.mu.RLock()
+	st := t.parts[partition]
+	c.mu.RUnlock()
+	v := compactView{st: st}
+	v.state.LastCleanedMs = st.cleanedMs
+	if st.logStart >= st.walStart {
+		return v, nil
+	}
+	err := c.scanRows(batchKey(t.id, partition, st.logStart), batchKey(t.id, partition, st.walStart), func(_, _ []byte, object uint64, bc coordapi.BatchCoord) error {
+		if !bc.Segment {
+			return fmt.Errorf("WAL batch %d-%d below the WAL start %d", bc.BaseOffset, bc.LastOffset, st.walStart)
+		}
+		c.mu.RLock()
+		o := c.mu.objects[object]
+		c.mu.RUnlock()
+		if o == nil {
+			return fmt.Errorf("segment %d-%d references unknown object %d", bc.BaseOffset, bc.LastOffset, object)
+		}
+		bc.ObjectKey, bc.ObjectSize = o.key, o.size
+		v.segs = append(v.segs, compactSegment{object: object, key: o.key, size: o.size, coord: bc, createdMs: o.createdMs})
+		return nil
+	})
+	if err != nil {
+		return v, fmt.Errorf("compaction view of %s/%d: %w", t.name, partition, err)
+	}
+	var cleanable int64
+	oldestDirty := int64(-1) // timestamp of the first dirty segment's newest record
+	for i, sg := range v.segs {
+		n := int64(sg.coord.ByteLength)
+		newest := sg.coord.MaxTimestamp
+		if newest < 0 {
+			newest = sg.createdMs // no timestamp: when it was written stands in
+		}
+		if sg.coord.LastOffset < st.cleanOffset {
+			v.state.CleanBytes += n
+		} else {
+			v.state.DirtyBytes += n
+			if oldestDirty < 0 {
+				oldestDirty = newest
+			}
+		}
+		if v.cleanable == i && i < maxCompactSegments && nowMs-newest >= s.minLagMs {
+			v.cleanable = i + 1
+			if sg.coord.LastOffset >= st.cleanOffset {
+				cleanable += n
+			}
+		}
+	}
+	if total := v.state.CleanBytes + cleanable; total > 0 {
+		v.state.DirtyRatio = float64(cleanable) / float64(total)
+	}
+	// The oldest uncleaned record: in the first dirty segment, or the
+	// first WAL batch.
+	switch {
+	case oldestDirty >= 0:
+		v.state.LagMs = max(nowMs-oldestDirty, 0)
+	case st.walStart < st.hwm:
+		if created, ok, err := c.firstWALCreated(t.id, partition, st); err == nil && ok {
+			v.state.LagMs = max(nowMs-created, 0)
+		}
+	}
+	if v.cleanable == 0 {
+		return v, nil
+	}
+	switch {
+	case cleanable > 0 && v.state.DirtyRatio >= s.minDirtyRatio:
+		v.due = true
+	case cleanable > 0 && oldestDirty >= 0 && nowMs-oldestDirty >= s.maxLagMs:
+		v.due = true // max.compaction.lag.ms: due whatever the ratio
+	case st.horizonMs >= 0 && nowMs >= st.horizonMs:
+		v.due = true // tombstones reached their delete horizon
+	}
+	return v, nil
+}
+
+// planCompactions queues each compacted partition due for a pass, and
+// records the planner's view of every compacted partition for metrics.
+func (c *Coordinator) planCompactions(ctx context.Context) error {
+	nowMs := c.now().UnixMilli()
+	seen := map[partKey]bool{}
+	for _, pr := range c.partitionsSnapshot() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		c.mu.RLock()
+		s := compactSettingsLocked(pr.t)
+		c.mu.RUnlock()
+		if !s.compacts {
+			continue
+		}
+		pk := partKey{pr.t.id, pr.partition}
+		seen[pk] = true
+		v, err := c.viewCompaction(pr.t, pr.partition, s, nowMs)
+		if err != nil {
+			return err
+		}
+		c.tier.Lock()
+		c.tier.compaction[pk] = v.state
+		if v.due {
+			c.queueLocked(pk, coordapi.TierJobCompact)
+		}
+		c.tier.Unlock()
+	}
+	c.tier.Lock()
+	for pk := range c.tier.compaction {
+		if !seen[pk] {
+			delete(c.tier.compaction, pk)
+		}
+	}
+	c.tier.Unlock()
+	return nil
+}
+
+// buildCompactJob plans a compaction pass of pk: its segments from the log
+// start through the cleanable ones. ok is false when none is due any
+// more.
+func (c *Coordinator) buildCompactJob(pk partKey, nowMs int64) (*tierJob, bool, error) {
+	c.mu.RLock()
+	t := c.mu.topicsByID[pk.topic]
+	if t == nil || int(pk.partition) >= len(t.parts) {
+		c.mu.RUnlock()
+		return nil, false, nil
+	}
+	s := compactSettingsLocked(t)
+	segBytes := c.settingsLocked(t).segmentBytes
+	indexed := t.kvIndexed && !t.kvRebuilding
+	c.mu.RUnlock()
+	if !s.compacts {
+		return nil, false, nil
+	}
+	v, err := c.viewCompaction(t, pk.partition, s, nowMs)
+	if err != nil || !v.due {
+		return nil, false, err
+	}
+	segs := v.segs[:v.cleanable]
+	job := &tierJob{gen: v.st.gen}
+	job.Kind = coordapi.TierJobCompact
+	job.TopicID, job.Partition = pk.topic, pk.partition
+	job.BaseOffset, job.LastOffset = segs[0].coord.BaseOffset, segs[len(segs)-1].coord.LastOffset
+	job.LeaseMs = c.opts.TierJobLease.Milliseconds()
+	job.deadline = nowMs + job.LeaseMs
+	cj := &coordapi.CompactJob{
+		DirtyOffset:       max(v.st.cleanOffset, v.st.logStart),
+		KeyIndex:          indexed,
+		NowMs:             nowMs,
+		DeleteRetentionMs: s.deleteRetn,
+		SegmentBytes:      segBytes,
+	}
+	for _, sg := range segs {
+		cj.Segments = append(cj.Segments, sg.coord)
+		job.inputs = append(job.inputs, sg.object)
+	}
+	cj.ProducerLastOffsets = c.producerLastOffsets(pk, job.BaseOffset, job.LastOffset)
+	job.Compact = cj
+	return job, true, nil
+}
+
+// producerLastOffsets returns, sorted, the last offsets of the last batch
+// of each producer with idempotence state on pk that fall in [lo, hi].
+func (c *Coordinator) producerLastOffsets(pk partKey, lo, hi int64) []int64 {
+	c.commit.Lock()
+	defer c.commit.Unlock()
+	var out []int64
+	for k, ps := range c.commit.producers {
+		if k.topic != pk.topic || k.partition != pk.partition || ps.n == 0 {
+			continue
+		}
+		b := ps.batches[ps.n-1]
+		last := b.baseOffset + int64(b.lastSeq-b.baseSeq)
+		if b.lastSeq < b.baseSeq { // the sequence wrapped inside the batch
+			last = b.baseOffset + int64(b.lastSeq) + int64(math.MaxInt32-b.baseSeq) + 1
+		}
+		if last >= lo && last <= hi {
+			out = append(out, last)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// completeCompaction is CompleteTierJob for a compaction job: the input
+// segments from the job's base offset through req.LastOffset are replaced
+// by req.Compacted.Segments in one synced batch, and the cleaner
+// checkpoint moves. c.commit is held; job is pk's active job.
+func (c *Coordinator) completeCompaction(req coordapi.CompleteTierJobRequest, job *tierJob, refuse func(string, ...any) error, nowMs int64) error {
+	pk := partKey{req.TopicID, req.Partition}
+	res := req.Compacted
+	cj := job.Compact
+	if job.Kind != coordapi.TierJobCompact || cj == nil {
+		return refuse("job %d is not a compaction job", job.ID)
+	}
+	// The replaced inputs: a prefix of the job's, ending at req.LastOffset.
+	n := slices.IndexFunc(cj.Segments, func(bc coordapi.BatchCoord) bool { return bc.LastOffset == req.LastOffset }) + 1
+	switch {
+	case req.BaseOffset != job.BaseOffset || n == 0:
+		return refuse("job %d's segments do not end at offset %d from %d", job.ID, req.LastOffset, req.BaseOffset)
+	case len(res.Segments) == 0:
+		return refuse("job %d reports no segment", job.ID)
+	case res.CleanedThrough < cj.Segments[n-1].BaseOffset || res.CleanedThrough > req.LastOffset:
+		return refuse("job %d cleaned through %d, outside its last replaced segment %d-%d", job.ID, res.CleanedThrough, cj.Segments[n-1].BaseOffset, req.LastOffset)
+	}
+	next := job.BaseOffset
+	for i, sg := range res.Segments {
+		switch {
+		case sg.BaseOffset != next || sg.LastOffset < sg.BaseOffset:
+			return refuse("job %d's segment %d covers %d-%d, not from %d", job.ID, i, sg.BaseOffset, sg.LastOffset, next)
+		case sg.ObjectKey == "" || sg.DataLength <= 0 || sg.DataLength > maxSegmentData || sg.ObjectSize <= sg.DataLength:
+			return refuse("job %d's segment %q of %d bytes cannot hold %d bytes of data and its indexes", job.ID, sg.ObjectKey, sg.ObjectSize, sg.DataLength)
+		case sg.Batches <= 0 || sg.Batches > sg.LastOffset-sg.BaseOffset+1:
+			return refuse("job %d's segment %q has %d batches over %d-%d", job.ID, sg.ObjectKey, sg.Batches, sg.BaseOffset, sg.LastOffset)
+		case !slices.ContainsFunc(cj.Segments[:n], func(bc coordapi.BatchCoord) bool { return bc.LastOffset == sg.LastOffset }):
+			return refuse("job %d's segment %q ends at %d, inside an input segment", job.ID, sg.ObjectKey, sg.LastOffset)
+		}
+		if _, dup := c.mu.objectsByKey[sg.ObjectKey]; dup {
+			return refuse("job %d: object %q is already known", job.ID, sg.ObjectKey)
+		}
+		next = sg.LastOffset + 1
+	}
+	if next != req.LastOffset+1 {
+		return refuse("job %d's segments end at %d, not %d", job.ID, next-1, req.LastOffset)
+	}
+	t, st, err := c.partitionLocked(req.TopicID, req.Partition)
+	if err != nil {
+		return refuse("job %d: %v", job.ID, err)
+	}
+	lower := batchKey(pk.topic, pk.partition, job.BaseOffset)
+	upper := batchKey(pk.topic, pk.partition, req.LastOffset+1)
+	// The rows must still be the job's inputs: retention, DeleteRecords or
+	// a deleted topic since refuse the swap.
+	var rows []uint64
+	err = c.scanRows(lower, upper, func(_, _ []byte, object uint64, bc coordapi.BatchCoord) error {
+		if !bc.Segment {
+			return fmt.Errorf("a WAL batch at %d", bc.BaseOffset)
+		}
+		rows = append(rows, object)
+		return nil
+	})
+	if err != nil || !slices.Equal(rows, job.inputs[:n]) {
+		return refuse("job %d: the partition's segments changed since it was planned", job.ID)
+	}
+	rs, err := c.rowStats(lower, upper)
+	if err != nil {
+		return fmt.Errorf("complete compaction job %d: %w", job.ID, err)
+	}
+
+	b := c.db.NewBatch()
+	defer b.Close()
+	_ = b.DeleteRange(lower, upper, nil)
+	objects := c.deadBytesLocked(b, rs.dead, nowMs)
+	var outBytes, rowBytes int64
+	num := c.commit.nextObject
+	for _, sg := range res.Segments {
+		obj := &objectState{
+			num: num, key: sg.ObjectKey, size: sg.ObjectSize, live: sg.DataLength,
+			state: ObjectLive, createdMs: nowMs, brokerID: job.broker,
+		}
+		num++
+		row := segmentRow{
+			object: obj.num, logAppendTime: job.LogAppendTime, base: sg.BaseOffset, batches: sg.Batches,
+			dataLength: sg.DataLength, maxTimestamp: sg.MaxTimestamp, tsOffset: sg.MaxTimestampOffset, tsLast: sg.MaxTimestampLast,
+		}
+		k := batchKey(pk.topic, pk.partition, sg.LastOffset)
+		v := appendSegmentRow(nil, &row)
+		_ = b.Set(k, v, nil)
+		_ = b.Set(objectKey(obj.num), encodeObject(obj), nil)
+		objects = append(objects, obj)
+		outBytes += sg.DataLength
+		rowBytes += int64(len(k) + len(v))
+	}
+	_ = b.Set(keyNextObject, encodeUint64(num), nil)
+	st.bytes += outBytes - rs.bytes
+	st.segBytes += outBytes - rs.segBytes
+	st.segments += int64(len(res.Segments)) - rs.segments
+	st.metaBytes += rowBytes - rs.rowBytes
+	st.cleanOffset = max(st.cleanOffset, res.CleanedThrough+1)
+	st.horizonMs = res.TombstoneHorizonMs
+	if st.horizonMs < 0 {
+		st.horizonMs = -1
+	}
+	st.cleanedMs = nowMs
+	st.gen++
+	c.checkpointLocked(b, pk, &st, nil)
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("complete compaction job %d: commit: %w", job.ID, err)
+	}
+	c.checkpointedLocked(pk)
+	c.commit.nextObject = num
+	c.mu.Lock()
+	t.parts[pk.partition] = st
+	c.installObjectsLocked(objects)
+	c.mu.Unlock()
+	if st.maxTimestampLast >= job.BaseOffset && st.maxTimestampLast <= req.LastOffset {
+		// The max-timestamp batch may have been removed: find it again
+		// among the rows now written, and checkpoint it.
+		if err := c.recomputeMaxTimestampLocked(pk.topic, pk.partition, &st); err != nil {
+			c.log.Warn("compaction: recompute the max timestamp", "topic", t.name, "partition", pk.partition, "err", err)
+		} else if b := c.db.NewBatch(); b != nil {
+			c.checkpointLocked(b, pk, &st, nil)
+			if err := b.Commit(pebble.Sync); err == nil {
+				c.checkpointedLocked(pk)
+			}
+			_ = b.Close()
+			c.mu.Lock()
+			t.parts[pk.partition] = st
+			c.mu.Unlock()
+		}
+	}
+	c.tier.Lock()
+	if c.tier.active[pk] == job {
+		delete(c.tier.active, pk)
+	}
+	c.tier.stats.JobsCompleted++
+	cs := &c.tier.compactStats
+	cs.Passes++
+	cs.BytesIn += res.BytesIn
+	cs.BytesOut += res.BytesOut
+	cs.RecordsIn += res.RecordsIn
+	cs.RecordsOut += res.RecordsOut
+	c.tier.Unlock()
+	c.log.Info("compacted", "topic", t.name, "partition", pk.partition, "base", job.BaseOffset, "last", req.LastOffset,
+		"segments_in", n, "segments_out", len(res.Segments), "bytes_in", res.BytesIn, "bytes_out", res.BytesOut,
+		"records_in", res.RecordsIn, "records_out", res.RecordsOut, "clean_offset", st.cleanOffset, "horizon_ms", st.horizonMs)
+	return nil
+}
+
+// KvLatestOffsets returns the key index's latest offset of each key in a
+// partition of an indexed topic, -1 for a key without an entry. Kafka-level
+// failures: UnknownTopicID, UnknownTopicOrPartition, KafkaStorageError
+// while the topic is not indexed or its index is being rebuilt.
+func (c *Coordinator) KvLatestOffsets(ctx context.Context, req coordapi.KvOffsetsRequest) ([]int64, error) {
+	if err := c.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer c.leave()
+	c.mu.RLock()
+	t, _, err := c.partitionLocked(req.TopicID, req.Partition)
+	ready := err == nil && t.kvIndexed && !t.kvRebuilding
+	c.mu.RUnlock()
+	switch {
+	case err != nil:
+		return nil, err
+	case !ready:
+		return nil, coordapi.Errorf(kerr.KafkaStorageError, "topic %s: the key index is not ready", t.name)
+	}
+	out := make([]int64, len(req.Keys))
+	for i, k := range req.Keys {
+		off, found, err := c.kv.Lookup(req.TopicID, req.Partition, k)
+		if err != nil {
+			return nil, fmt.Errorf("kv latest offsets: %w", err)
+		}
+		if !found {
+			off = -1
+		}
+		out[i] = off
+	}
+	return out, nil
+}
