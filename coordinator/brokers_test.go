@@ -139,6 +139,9 @@ func TestRegisterMetrics(t *testing.T) {
 		"floe.coordinator.consolidated_bytes":  0,
 		"floe.coordinator.retention_deletions": 0,
 		"floe.coordinator.retention_bytes":     0,
+		"floe.coordinator.compaction.passes":   0,
+		"floe.coordinator.compaction.bytes":    0,
+		"floe.coordinator.compaction.records":  0,
 	}
 	// One run row (its key and value) and one object record.
 	if got["floe.partition.metadata_bytes"] <= batchKeyLen || got["floe.coordinator.metadata_bytes"] <= got["floe.partition.metadata_bytes"] {

@@ -15,7 +15,9 @@ import (
 // offset, tier boundary, bytes in each tier, segment count and
 // consolidation lag (one Pebble seek each), the topic count, objects and
 // their bytes by state, the live brokers and the Pebble state's size; and
-// the tier counters (TierStats). Unregister the returned registration before Close.
+// the tier counters (TierStats); and for compacted partitions the
+// planner's view (CompactionStates) with the compaction counters
+// (CompactionStats). Unregister the returned registration before Close.
 func (c *Coordinator) RegisterMetrics(m metric.Meter) (metric.Registration, error) {
 	gauge := func(name, unit, desc string) (metric.Int64ObservableGauge, error) {
 		g, err := m.Int64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
@@ -103,6 +105,41 @@ func (c *Coordinator) RegisterMetrics(m metric.Meter) (metric.Registration, erro
 	if err != nil {
 		return nil, err
 	}
+	cleanBytes, err := gauge("floe.partition.compaction.clean_bytes", "By", "Each compacted partition's segment bytes below its cleaner checkpoint (cleaned at least once).")
+	if err != nil {
+		return nil, err
+	}
+	dirtyBytes, err := gauge("floe.partition.compaction.dirty_bytes", "By", "Each compacted partition's segment bytes at or above its cleaner checkpoint (never cleaned).")
+	if err != nil {
+		return nil, err
+	}
+	dirtyRatio, err := m.Float64ObservableGauge("floe.partition.compaction.dirty_ratio", metric.WithUnit("1"),
+		metric.WithDescription("Each compacted partition's cleanable dirty share, which min.cleanable.dirty.ratio is compared with (as of the last planning round)."))
+	if err != nil {
+		return nil, fmt.Errorf("coordinator: gauge dirty ratio: %w", err)
+	}
+	compactLag, err := gauge("floe.partition.compaction.lag", "ms", "Age of each compacted partition's oldest uncleaned record (0 when none): how far compaction trails the log.")
+	if err != nil {
+		return nil, err
+	}
+	lastCleaned, err := gauge("floe.partition.compaction.last_cleaned", "ms", "When each compacted partition's last compaction pass completed, in Unix milliseconds (-1: never).")
+	if err != nil {
+		return nil, err
+	}
+	passes, err := counter("floe.coordinator.compaction.passes", "{pass}", "Compaction passes completed.")
+	if err != nil {
+		return nil, err
+	}
+	compBytes, err := counter("floe.coordinator.compaction.bytes", "By", "Segment bytes compaction passes read (direction=in) and wrote (direction=out).")
+	if err != nil {
+		return nil, err
+	}
+	compRecords, err := counter("floe.coordinator.compaction.records", "{record}", "Records compaction passes read (direction=in) and kept (direction=out).")
+	if err != nil {
+		return nil, err
+	}
+	dirIn := metric.WithAttributes(attribute.String("direction", "in"))
+	dirOut := metric.WithAttributes(attribute.String("direction", "out"))
 	return m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		if err := c.enter(ctx); err != nil {
 			return nil // closed: nothing to report
@@ -174,7 +211,23 @@ func (c *Coordinator) RegisterMetrics(m metric.Meter) (metric.Registration, erro
 		o.ObserveInt64(consolidated, ts.BytesConsolidated)
 		o.ObserveInt64(retDeletions, ts.RetentionDeletions)
 		o.ObserveInt64(retBytes, ts.RetentionBytes)
+		for name, states := range c.CompactionStates() {
+			for p, cs := range states {
+				attrs := metric.WithAttributes(attribute.String("topic", name), attribute.Int("partition", p))
+				o.ObserveInt64(cleanBytes, cs.CleanBytes, attrs)
+				o.ObserveInt64(dirtyBytes, cs.DirtyBytes, attrs)
+				o.ObserveFloat64(dirtyRatio, cs.DirtyRatio, attrs)
+				o.ObserveInt64(compactLag, cs.LagMs, attrs)
+				o.ObserveInt64(lastCleaned, cs.LastCleanedMs, attrs)
+			}
+		}
+		cst := c.CompactionStats()
+		o.ObserveInt64(passes, cst.Passes)
+		o.ObserveInt64(compBytes, cst.BytesIn, dirIn)
+		o.ObserveInt64(compBytes, cst.BytesOut, dirOut)
+		o.ObserveInt64(compRecords, cst.RecordsIn, dirIn)
+		o.ObserveInt64(compRecords, cst.RecordsOut, dirOut)
 		return nil
 	}, hwm, logStart, topics, objects, objectBytes, brokers, walBytes, segBytes, segments, walStart, lag, metaBytes, partMeta, pebbleBytes,
-		jobs, consolidated, retDeletions, retBytes)
+		jobs, consolidated, retDeletions, retBytes, cleanBytes, dirtyBytes, dirtyRatio, compactLag, lastCleaned, passes, compBytes, compRecords)
 }
