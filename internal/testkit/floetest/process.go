@@ -175,6 +175,10 @@ func (p *Process) Kill() {
 // Output returns what the process printed (when not streaming logs).
 func (p *Process) Output() string { return p.out.String() }
 
+// PID returns the process id, for reading its /proc entries (peak RSS in
+// benchmarks).
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
 // syncBuffer is a bytes.Buffer safe for the process's writes and the test's
 // reads.
 type syncBuffer struct {
