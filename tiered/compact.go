@@ -103,8 +103,9 @@ type CompactStats struct {
 	// (CompactPolicy.StampHorizon).
 	StampedBatches int
 	// RecordsIn counts the records read, control records included;
-	// RecordsKept those written.
-	RecordsIn, RecordsKept int64
+	// RecordsKept those written, of which TombstonesKept are keyed records
+	// with a null value.
+	RecordsIn, RecordsKept, TombstonesKept int64
 	// BytesIn and BytesOut count batch bytes read and written.
 	BytesIn, BytesOut int64
 }
@@ -118,6 +119,7 @@ func (st *CompactStats) add(s CompactStats) {
 	st.StampedBatches += s.StampedBatches
 	st.RecordsIn += s.RecordsIn
 	st.RecordsKept += s.RecordsKept
+	st.TombstonesKept += s.TombstonesKept
 	st.BytesIn += s.BytesIn
 	st.BytesOut += s.BytesOut
 }
@@ -293,7 +295,10 @@ func (c *compactor) compact(b []byte, h record.Header, p *CompactPolicy) ([]byte
 			c.keepCopy(r)
 		case p.Keep(info):
 			c.keepCopy(r)
-			stamp = stamp || mayStamp && info.Tombstone && info.Offset <= p.StampThrough
+			if info.Tombstone {
+				st.TombstonesKept++
+				stamp = stamp || mayStamp && info.Offset <= p.StampThrough
+			}
 		}
 		return nil
 	})
