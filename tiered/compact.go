@@ -13,15 +13,58 @@ import (
 // Compaction rewrites a compacted topic's segment batch by batch, by the rules of
 // Kafka's log cleaner (Cleaner.cleanInto and MemoryRecords.filterTo):
 //
-//	segment data --CompactBatches--> per batch: CompactBatch(keep, retainEmpty)
+//	segment data --CompactBatches--> per batch: CompactBatch(CompactPolicy)
 //	   every record kept  -> the batch, byte for byte
 //	   some kept          -> rebuilt: same base offset, last offset delta, producer
 //	                         fields, attributes and codec; the kept records' offsets
-//	   none kept          -> dropped, or a header-only batch when retainEmpty
+//	   a tombstone kept,  -> rebuilt with the delete horizon (KIP-534): the
+//	   no horizon yet        AttrDeleteHorizon bit, StampHorizon as base timestamp
+//	   none kept          -> dropped, or a header-only batch when RetainEmpty
 //	   control batch      -> as it is
 //
 // Offsets never change, so a compacted segment has gaps, between batches and
 // inside them (record offset deltas skip the removed records).
+
+// CompactPolicy says what compaction keeps of a segment's batches and what it
+// writes into the batches it keeps: CompactBatch and CompactBatches take one.
+type CompactPolicy struct {
+	// Keep is asked about each keyed record of each non-control batch and
+	// reports whether it stays (OffsetMap.Keep is Kafka's cleaner's rule).
+	// Required.
+	Keep func(RecordInfo) bool
+	// RetainEmpty is asked, for each non-control batch left with no record,
+	// whether to keep it as a bare header. Kafka keeps one when it holds an
+	// active producer's last sequence (Cleaner.cleanInto,
+	// isBatchLastRecordOfProducer) and when it is the last batch of the
+	// cleaned range, so that the range's last offset survives. Default: nil,
+	// never.
+	RetainEmpty func(record.Header) bool
+	// StampHorizon, when above 0, is the delete horizon (KIP-534) a kept
+	// batch gets when it has none yet and keeps a tombstone at an offset at
+	// most StampThrough: the batch is rebuilt with AttrDeleteHorizon set and
+	// StampHorizon as its base timestamp, each kept record's timestamp the
+	// same (its delta rebased onto the horizon, so deltas go negative) and
+	// MaxTimestamp still the largest record timestamp (the append time for a
+	// LogAppendTime batch). A later pass drops the batch's tombstones once
+	// its clock reaches the horizon (HorizonPassed). The caller passes now
+	// plus delete.retention.ms, as Kafka's cleaner does, so that a tombstone
+	// lives delete.retention.ms after the pass that first compacted it, not
+	// after it was written. Default: 0, never.
+	StampHorizon int64
+	// StampThrough bounds the tombstones that earn a horizon: the last
+	// offset the pass indexed (its cleanedThrough). A tombstone past it was
+	// kept only because the pass did not look at it, and is stamped by a
+	// later pass that does.
+	StampThrough int64
+}
+
+// HorizonPassed reports whether r is a tombstone whose batch carries a delete
+// horizon (KIP-534: AttrDeleteHorizon, the horizon in its base timestamp) at
+// or below nowMs: delete.retention.ms has passed since a pass first kept it,
+// and it can go.
+func HorizonPassed(r RecordInfo, nowMs int64) bool {
+	return r.Tombstone && r.Batch.Attributes&record.AttrDeleteHorizon != 0 && r.Batch.BaseTimestamp <= nowMs
+}
 
 // RecordInfo is what a compaction predicate sees of one record.
 type RecordInfo struct {
@@ -52,12 +95,17 @@ type CompactStats struct {
 	// EmptyBatches counts batches left with no record and written as a bare
 	// header because retainEmpty asked for it (the producer's last sequence).
 	EmptyBatches int
-	// RewrittenBatches counts batches rebuilt with some of their records
-	// (EmptyBatches not included); the other batches written are unchanged.
+	// RewrittenBatches counts batches rebuilt with some of their records, or
+	// all of them and a new delete horizon (EmptyBatches not included); the
+	// other batches written are unchanged.
 	RewrittenBatches int
+	// StampedBatches counts the rewritten batches that got a delete horizon
+	// (CompactPolicy.StampHorizon).
+	StampedBatches int
 	// RecordsIn counts the records read, control records included;
-	// RecordsKept those written.
-	RecordsIn, RecordsKept int64
+	// RecordsKept those written, of which TombstonesKept are keyed records
+	// with a null value.
+	RecordsIn, RecordsKept, TombstonesKept int64
 	// BytesIn and BytesOut count batch bytes read and written.
 	BytesIn, BytesOut int64
 }
@@ -68,8 +116,10 @@ func (st *CompactStats) add(s CompactStats) {
 	st.BatchesOut += s.BatchesOut
 	st.EmptyBatches += s.EmptyBatches
 	st.RewrittenBatches += s.RewrittenBatches
+	st.StampedBatches += s.StampedBatches
 	st.RecordsIn += s.RecordsIn
 	st.RecordsKept += s.RecordsKept
+	st.TombstonesKept += s.TombstonesKept
 	st.BytesIn += s.BytesIn
 	st.BytesOut += s.BytesOut
 }
@@ -83,7 +133,9 @@ func (st *CompactStats) add(s CompactStats) {
 // it writes into the batch on the pass that first meets the tombstone; this
 // compares it with the record's timestamp, so a caller that wants tombstones
 // to live delete.retention.ms after they were compacted must say so in
-// deleteHorizon. Aborted transactions are the caller's to drop (RecordInfo.Batch).
+// deleteHorizon, or drop tombstones by HorizonPassed and stamp them with
+// CompactPolicy.StampHorizon. Aborted transactions are the caller's to drop
+// (RecordInfo.Batch).
 func (m *OffsetMap) Keep(deleteHorizon int64) func(RecordInfo) bool {
 	return func(r RecordInfo) bool {
 		if r.Offset > m.latest {
@@ -97,22 +149,17 @@ func (m *OffsetMap) Keep(deleteHorizon int64) func(RecordInfo) bool {
 }
 
 // CompactBatches compacts data, the concatenated batches of a segment's data
-// part (as Writer wrote them: real base offsets in), with CompactBatch, and
-// returns the surviving batches concatenated, what a compaction job writes into
-// the new segment. retainEmpty is asked, for each non-control batch left with no
-// record, whether to keep it as a bare header; nil means never. Kafka keeps one
-// when it holds an active producer's last sequence (Cleaner.cleanInto,
-// isBatchLastRecordOfProducer) and when it is the last batch of the cleaned
-// range, so that the range's last offset survives. data must be whole batches:
-// a batch cut short or not parsing is an ErrCorrupt error. The result is nil
-// when nothing survives.
-func CompactBatches(data []byte, keep func(RecordInfo) bool, retainEmpty func(record.Header) bool) ([]byte, CompactStats, error) {
+// part (as Writer wrote them: real base offsets in), with CompactBatch under p,
+// and returns the surviving batches concatenated, what a compaction job writes
+// into the new segment. data must be whole batches: a batch cut short or not
+// parsing is an ErrCorrupt error. The result is nil when nothing survives.
+func CompactBatches(data []byte, p CompactPolicy) ([]byte, CompactStats, error) {
 	var (
 		c   compactor
 		out []byte
 		st  CompactStats
 	)
-	if keep == nil {
+	if p.Keep == nil {
 		return nil, st, errors.New("tiered: CompactBatches needs a keep predicate")
 	}
 	for at := 0; at < len(data); {
@@ -124,7 +171,7 @@ func CompactBatches(data []byte, keep func(RecordInfo) bool, retainEmpty func(re
 		if n > len(data)-at {
 			return nil, st, corruptf("batch at byte %d: %d bytes, %d left", at, n, len(data)-at)
 		}
-		b, bst, err := c.compact(data[at:at+n:at+n], h, keep, retainEmpty)
+		b, bst, err := c.compact(data[at:at+n:at+n], h, &p)
 		if err != nil {
 			return nil, st, fmt.Errorf("batch at byte %d: %w", at, err)
 		}
@@ -136,17 +183,18 @@ func CompactBatches(data []byte, keep func(RecordInfo) bool, retainEmpty func(re
 }
 
 // CompactBatch compacts one magic v2 batch, as a segment stores it (base offset
-// written in), keeping the records keep accepts:
-//   - a control batch (transaction markers) is returned as it is, keep not asked;
-//   - a keyless record is kept, keep not asked (compacted topics refuse them at
+// written in), keeping the records p.Keep accepts:
+//   - a control batch (transaction markers) is returned as it is, Keep not asked;
+//   - a keyless record is kept, Keep not asked (compacted topics refuse them at
 //     produce);
-//   - when every record is kept, the batch is returned as it is (b itself);
-//   - when none is, the result is nil, or, with retainEmpty (the batch holds its
-//     producer's last sequence, which idempotent producers' state needs), a bare
-//     header as Kafka's DefaultRecordBatch.writeEmptyHeader writes it: no records,
-//     no compression, the same last offset delta, producer fields, partition
-//     leader epoch, timestamp type and transactional flag, and the batch's
-//     MaxTimestamp as its max timestamp (base timestamp -1);
+//   - when every record is kept and no delete horizon is due, the batch is
+//     returned as it is (b itself);
+//   - when none is, the result is nil, or, when p.RetainEmpty says so (the batch
+//     holds its producer's last sequence, which idempotent producers' state
+//     needs), a bare header as Kafka's DefaultRecordBatch.writeEmptyHeader writes
+//     it: no records, no compression, the same last offset delta, producer
+//     fields, partition leader epoch, timestamp type and transactional flag, and
+//     the batch's MaxTimestamp as its max timestamp (base timestamp -1);
 //   - otherwise the kept records are rebuilt into a new batch with the same base
 //     offset, last offset delta (so the next offset stays right), partition leader
 //     epoch, producer id, epoch and base sequence, attributes and codec (default
@@ -155,14 +203,15 @@ func CompactBatches(data []byte, keep func(RecordInfo) bool, retainEmpty func(re
 //     timestamp, or the batch's for LogAppendTime. Should every kept record be
 //     older than the base timestamp, the base becomes the first one's timestamp,
 //     as Kafka's builder always does, since a CreateTime batch's max must not be
-//     below its base.
+//     below its base. A batch that gets a delete horizon (p.StampHorizon) has it
+//     as its base timestamp instead, with AttrDeleteHorizon set.
 //
 // It checks b's length and CRC and decodes every record, so corrupt bytes are an
 // error wrapping ErrCorrupt, never a panic; the rebuilt batch's header and CRC are
 // checked too. The result's NumRecords may be below LastOffsetDelta+1 (gaps), so
 // it does not pass record.Validate, which checks what producers send.
-func CompactBatch(b []byte, keep func(RecordInfo) bool, retainEmpty bool) ([]byte, CompactStats, error) {
-	if keep == nil {
+func CompactBatch(b []byte, p CompactPolicy) ([]byte, CompactStats, error) {
+	if p.Keep == nil {
 		return nil, CompactStats{}, errors.New("tiered: CompactBatch needs a keep predicate")
 	}
 	h, err := record.ParseHeader(b)
@@ -170,7 +219,7 @@ func CompactBatch(b []byte, keep func(RecordInfo) bool, retainEmpty bool) ([]byt
 		return nil, CompactStats{}, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	var c compactor
-	return c.compact(b, h, keep, func(record.Header) bool { return retainEmpty })
+	return c.compact(b, h, &p)
 }
 
 // compactor holds the buffers one compaction reuses from batch to batch: the
@@ -211,9 +260,9 @@ func (c *compactor) copy(b []byte) []byte {
 	return c.arena[start:len(c.arena):len(c.arena)]
 }
 
-// compact is CompactBatch on b, whose parsed header is h, asking retainEmpty
-// (if not nil) only when no record is kept.
-func (c *compactor) compact(b []byte, h record.Header, keep func(RecordInfo) bool, retainEmpty func(record.Header) bool) ([]byte, CompactStats, error) {
+// compact is CompactBatch on b, whose parsed header is h, asking
+// p.RetainEmpty (if not nil) only when no record is kept.
+func (c *compactor) compact(b []byte, h record.Header, p *CompactPolicy) ([]byte, CompactStats, error) {
 	st := CompactStats{BatchesIn: 1, BytesIn: int64(len(b))}
 	if err := checkStored(b, h); err != nil {
 		return nil, st, err
@@ -228,6 +277,8 @@ func (c *compactor) compact(b []byte, h record.Header, keep func(RecordInfo) boo
 
 	c.recs, c.hdrs, c.arena = c.recs[:0], c.hdrs[:0], c.arena[:0]
 	logAppend := h.LogAppendTime()
+	mayStamp := p.StampHorizon > 0 && h.Attributes&record.AttrDeleteHorizon == 0
+	stamp := false // a tombstone kept that earns the batch a delete horizon
 	err := record.Records(b, func(r *record.Record) error {
 		info := RecordInfo{
 			Key:       r.Key,
@@ -239,8 +290,15 @@ func (c *compactor) compact(b []byte, h record.Header, keep func(RecordInfo) boo
 		if logAppend {
 			info.Timestamp = h.MaxTimestamp
 		}
-		if r.Key == nil || keep(info) {
+		switch {
+		case r.Key == nil:
 			c.keepCopy(r)
+		case p.Keep(info):
+			c.keepCopy(r)
+			if info.Tombstone {
+				st.TombstonesKept++
+				stamp = stamp || mayStamp && info.Offset <= p.StampThrough
+			}
 		}
 		return nil
 	})
@@ -249,7 +307,7 @@ func (c *compactor) compact(b []byte, h record.Header, keep func(RecordInfo) boo
 	}
 	switch kept := len(c.recs); {
 	case kept == 0:
-		if retainEmpty == nil || !retainEmpty(h) {
+		if p.RetainEmpty == nil || !p.RetainEmpty(h) {
 			return nil, st, nil
 		}
 		st.EmptyBatches = 1
@@ -257,16 +315,24 @@ func (c *compactor) compact(b []byte, h record.Header, keep func(RecordInfo) boo
 			return c.unchanged(b, st) // already a bare header
 		}
 		return c.checked(emptyBatch(h), h, st)
-	case kept == int(h.NumRecords):
+	case kept == int(h.NumRecords) && !stamp:
 		return c.unchanged(b, st)
 	}
-	out, err := c.rebuild(b, h)
+	want := h // the rebuilt batch's header, as checked
+	horizon := int64(0)
+	if stamp {
+		horizon = p.StampHorizon
+		want.Attributes |= record.AttrDeleteHorizon
+		want.BaseTimestamp = horizon
+		st.StampedBatches = 1
+	}
+	out, err := c.rebuild(b, h, horizon)
 	if err != nil {
 		return nil, st, err
 	}
 	st.RewrittenBatches = 1
 	st.RecordsKept = int64(len(c.recs))
-	return c.checked(out, h, st)
+	return c.checked(out, want, st)
 }
 
 // unchanged returns b, counted as written whole.
@@ -288,8 +354,8 @@ func (c *compactor) checked(out []byte, h record.Header, st CompactStats) ([]byt
 }
 
 // rebuild encodes c.recs, the kept records of batch b (header h), as b's
-// compacted batch.
-func (c *compactor) rebuild(b []byte, h record.Header) ([]byte, error) {
+// compacted batch, with delete horizon horizon when above 0 (b has none).
+func (c *compactor) rebuild(b []byte, h record.Header, horizon int64) ([]byte, error) {
 	opts := record.BuildOptions{
 		Codec:                h.Codec(),
 		SnappyXerial:         h.Codec() == record.CodecSnappy && bytes.HasPrefix(b[record.HeaderSize:], xerialMagic),
@@ -303,7 +369,16 @@ func (c *compactor) rebuild(b []byte, h record.Header) ([]byte, error) {
 		KeepOffsetDeltas:     true,
 		LastOffsetDelta:      h.LastOffsetDelta,
 	}
-	if h.Attributes&(record.AttrLogAppendTime|record.AttrDeleteHorizon) == 0 {
+	switch {
+	case horizon > 0:
+		// Each record keeps its timestamp: its delta is rebased onto the
+		// horizon, which Build allows above the records' timestamps.
+		opts.Attributes |= record.AttrDeleteHorizon
+		opts.BaseTimestamp = horizon
+		for i := range c.recs {
+			c.recs[i].TimestampDelta += h.BaseTimestamp - horizon
+		}
+	case h.Attributes&(record.AttrLogAppendTime|record.AttrDeleteHorizon) == 0:
 		maxDelta := c.recs[0].TimestampDelta
 		for i := range c.recs {
 			maxDelta = max(maxDelta, c.recs[i].TimestampDelta)
@@ -384,7 +459,8 @@ func checkStored(b []byte, h record.Header) error {
 }
 
 // checkRebuilt checks out, rebuilt from the batch whose header is h with n
-// records: one batch with a right CRC and h's offsets and producer fields.
+// records: one batch with a right CRC and h's offsets and producer fields (h
+// carries the delete horizon out must have, if any).
 func checkRebuilt(out []byte, h record.Header, n int32) error {
 	g, err := record.ParseHeader(out)
 	if err != nil {
@@ -406,6 +482,8 @@ func checkRebuilt(out []byte, h record.Header, n int32) error {
 		return fmt.Errorf("attributes %#04x, want %#04x", g.Attributes, h.Attributes)
 	case h.LogAppendTime() && g.MaxTimestamp != h.MaxTimestamp:
 		return fmt.Errorf("log append time %d, want %d", g.MaxTimestamp, h.MaxTimestamp)
+	case n > 0 && h.Attributes&record.AttrDeleteHorizon != 0 && g.BaseTimestamp != h.BaseTimestamp:
+		return fmt.Errorf("delete horizon %d, want %d", g.BaseTimestamp, h.BaseTimestamp)
 	}
 	return nil
 }

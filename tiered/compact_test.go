@@ -19,19 +19,20 @@ import (
 // batches in, the batches compaction keeps out. One command:
 //
 //	compact [horizon=MS] [map-bytes=N] [latest=K:O,...] [producers=PID:O,...]
-//	    [retain-empty] [aborted=PID]
+//	    [retain-empty] [aborted=PID] [stamp=MS [through=O]] [now=MS]
 //
 // Its input is the segment's batches, one a line:
 //
 //	base=N [pid=P [epoch=E] [seq=S]] [codec=C] [xerial] [lad=N] [txn] [control]
-//	    [logappend=MS] [empty] | record record...
+//	    [logappend=MS] [dh=MS] [empty] | record record...
 //
 // A record is [DELTA:]KEY=VALUE@TS, DELTA its offset delta (default: the one
 // after the previous record's), KEY <nokey> for a null key and VALUE
 // <tombstone> for a null value; a control batch's records are commit@TS or
 // abort@TS. lad is the batch's last offset delta (default: the last record's);
-// a batch's base timestamp is its first record's. An empty batch is the bare
-// header a compaction that removed all its records left.
+// a batch's base timestamp is its first record's, or its delete horizon dh
+// (AttrDeleteHorizon set, as a pass that kept a tombstone wrote it). An empty
+// batch is the bare header a compaction that removed all its records left.
 //
 // The offset map is built as Kafka's cleaner builds it (each keyed record of
 // each non-control batch put in order, until the map of map-bytes, default
@@ -40,7 +41,10 @@ import (
 // A batch left empty is kept as a bare header with retain-empty, or when it
 // holds the last offset of a producer of producers= (its last sequence). The
 // transactional batches of producer aborted= are an aborted transaction's:
-// left out of the map, and their records removed.
+// left out of the map, and their records removed. With now=, tombstones in
+// batches whose delete horizon is at or below it go (HorizonPassed). With
+// stamp=, a batch without a horizon that keeps a tombstone at an offset up to
+// through (default: any) gets stamp as its horizon.
 //
 // The output is the map's size and latest offset, each batch kept (header
 // fields, "same" when returned unchanged, then its records with offsets) or
@@ -98,6 +102,15 @@ func runCompact(t *testing.T, d *datadriven.TestData, batches [][]byte) string {
 		return retainAll || h.ProducerID >= 0 && ok && h.BaseOffset+int64(h.LastOffsetDelta) == last
 	}
 	keep := m.Keep(horizon)
+	if d.HasArg("now") {
+		var now int64
+		d.ScanArgs(t, "now", &now)
+		latest := keep
+		keep = func(r RecordInfo) bool { return !HorizonPassed(r, now) && latest(r) }
+	}
+	policy := CompactPolicy{StampThrough: math.MaxInt64}
+	d.MaybeScanArgs(t, "stamp", &policy.StampHorizon)
+	d.MaybeScanArgs(t, "through", &policy.StampThrough)
 	if d.HasArg("aborted") {
 		var pid int64
 		d.ScanArgs(t, "aborted", &pid)
@@ -106,6 +119,7 @@ func runCompact(t *testing.T, d *datadriven.TestData, batches [][]byte) string {
 			return !(r.Batch.Transactional() && r.Batch.ProducerID == pid) && latest(r)
 		}
 	}
+	policy.Keep, policy.RetainEmpty = keep, retain
 
 	var (
 		sb   strings.Builder
@@ -116,7 +130,7 @@ func runCompact(t *testing.T, d *datadriven.TestData, batches [][]byte) string {
 	fmt.Fprintf(&sb, "map: keys=%d latest=%d\n", m.Len(), m.LatestOffset())
 	for _, in := range batches {
 		h, _ := record.ParseHeader(in)
-		out, st, err := CompactBatch(in, keep, retain(h))
+		out, st, err := CompactBatch(in, policy)
 		if err != nil {
 			fmt.Fprintf(&sb, "base=%d error: %v\n", h.BaseOffset, err)
 			continue
@@ -133,9 +147,12 @@ func runCompact(t *testing.T, d *datadriven.TestData, batches [][]byte) string {
 	}
 	fmt.Fprintf(&sb, "stats: batches %d -> %d (%d empty, %d rewritten), records %d -> %d",
 		sum.BatchesIn, sum.BatchesOut, sum.EmptyBatches, sum.RewrittenBatches, sum.RecordsIn, sum.RecordsKept)
+	if sum.StampedBatches > 0 {
+		fmt.Fprintf(&sb, ", %d stamped", sum.StampedBatches)
+	}
 
 	// The driver over the concatenated batches gives the same batches and stats.
-	got, st, err := CompactBatches(data, keep, retain)
+	got, st, err := CompactBatches(data, policy)
 	if err != nil {
 		t.Fatalf("CompactBatches: %v", err)
 	}
@@ -202,6 +219,7 @@ func parseBatch(line string) ([]byte, error) {
 	var (
 		lad       = int32(-1)
 		logAppend = int64(-1)
+		horizon   = int64(-1)
 		control   bool
 		empty     bool
 	)
@@ -237,6 +255,9 @@ func parseBatch(line string) ([]byte, error) {
 			control = true
 		case "logappend":
 			logAppend = n
+		case "dh":
+			horizon = n
+			opts.Attributes |= record.AttrDeleteHorizon
 		case "empty":
 			empty = true
 		default:
@@ -262,8 +283,11 @@ func parseBatch(line string) ([]byte, error) {
 		return nil, errors.New("no records")
 	}
 	opts.BaseTimestamp = stamps[0]
+	if horizon >= 0 {
+		opts.BaseTimestamp = horizon
+	}
 	for i := range rs {
-		rs[i].TimestampDelta = stamps[i] - stamps[0]
+		rs[i].TimestampDelta = stamps[i] - opts.BaseTimestamp
 	}
 	opts.LastOffsetDelta = lad
 	b, err := record.Build(opts, rs)
@@ -354,6 +378,7 @@ func renderBatch(t *testing.T, b []byte, same bool) string {
 	}{
 		{h.Codec() == record.CodecSnappy && bytes.HasPrefix(b[record.HeaderSize:], xerialMagic), "xerial"},
 		{h.Transactional(), "txn"}, {h.Control(), "control"}, {h.LogAppendTime(), "logappend"},
+		{h.Attributes&record.AttrDeleteHorizon != 0, "horizon"},
 		{h.PartitionLeaderEpoch != 3, fmt.Sprintf("leader-epoch=%d", h.PartitionLeaderEpoch)},
 		{same, "same"},
 	} {
@@ -413,13 +438,13 @@ func TestCompactBatchKeepsRecordBytes(t *testing.T) {
 				t.Fatal(err)
 			}
 			var seen []int64
-			out, st, err := CompactBatch(b, func(r RecordInfo) bool {
+			out, st, err := CompactBatch(b, CompactPolicy{Keep: func(r RecordInfo) bool {
 				seen = append(seen, r.Offset)
 				if r.Batch.BaseOffset != 100 || r.Timestamp != 5000+recs[r.Offset-100].TimestampDelta {
 					t.Errorf("record %d: batch at %d, timestamp %d", r.Offset, r.Batch.BaseOffset, r.Timestamp)
 				}
 				return string(r.Key) != "gone"
-			}, false)
+			}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -519,22 +544,23 @@ func TestCompactBatchRefuses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			keepAll := func(RecordInfo) bool { return true }
-			if _, _, err := CompactBatch(tc.batch, keepAll, true); !errors.Is(err, ErrCorrupt) {
+			retain := func(record.Header) bool { return true }
+			if _, _, err := CompactBatch(tc.batch, CompactPolicy{Keep: keepAll, RetainEmpty: retain}); !errors.Is(err, ErrCorrupt) {
 				t.Errorf("CompactBatch: err = %v, want ErrCorrupt", err)
 			}
 			data := append(append([]byte{}, plain...), tc.batch...)
-			if _, _, err := CompactBatches(data, keepAll, nil); len(tc.batch) > 0 && !errors.Is(err, ErrCorrupt) {
+			if _, _, err := CompactBatches(data, CompactPolicy{Keep: keepAll}); len(tc.batch) > 0 && !errors.Is(err, ErrCorrupt) {
 				t.Errorf("CompactBatches: err = %v, want ErrCorrupt", err)
 			}
 		})
 	}
-	if _, _, err := CompactBatch(good, nil, false); err == nil {
+	if _, _, err := CompactBatch(good, CompactPolicy{}); err == nil {
 		t.Error("CompactBatch took a nil keep")
 	}
-	if _, _, err := CompactBatches(good, nil, nil); err == nil {
+	if _, _, err := CompactBatches(good, CompactPolicy{}); err == nil {
 		t.Error("CompactBatches took a nil keep")
 	}
-	if out, st, err := CompactBatches(nil, func(RecordInfo) bool { return true }, nil); out != nil || st != (CompactStats{}) || err != nil {
+	if out, st, err := CompactBatches(nil, CompactPolicy{Keep: func(RecordInfo) bool { return true }}); out != nil || st != (CompactStats{}) || err != nil {
 		t.Errorf("CompactBatches(nil) = %v, %+v, %v", out, st, err)
 	}
 }
@@ -561,16 +587,22 @@ func FuzzCompactBatch(f *testing.F) {
 			if err != nil {
 				f.Fatal(err)
 			}
-			f.Add(b, uint64(0b1010), true, true)
+			f.Add(b, uint64(0b1010), true, true, int64(0))
+			f.Add(b, uint64(0b1111), false, true, int64(9000))
 		}
 	}
-	f.Add(emptyBatch(record.Header{BaseOffset: 3, LastOffsetDelta: 4, ProducerID: 1, MaxTimestamp: 9}), uint64(0), false, false)
-	f.Fuzz(func(t *testing.T, b []byte, mask uint64, retain, resign bool) {
+	f.Add(emptyBatch(record.Header{BaseOffset: 3, LastOffsetDelta: 4, ProducerID: 1, MaxTimestamp: 9}), uint64(0), false, false, int64(0))
+	f.Fuzz(func(t *testing.T, b []byte, mask uint64, retain, resign bool, stamp int64) {
 		if resign && len(b) >= record.HeaderSize {
 			resignBatch(b)
 		}
 		in := append([]byte{}, b...)
-		out, st, err := CompactBatch(b, func(r RecordInfo) bool { return mask>>(uint64(r.Offset)%64)&1 == 1 }, retain)
+		out, st, err := CompactBatch(b, CompactPolicy{
+			Keep:         func(r RecordInfo) bool { return mask>>(uint64(r.Offset)%64)&1 == 1 },
+			RetainEmpty:  func(record.Header) bool { return retain },
+			StampHorizon: stamp,
+			StampThrough: math.MaxInt64,
+		})
 		if !bytes.Equal(b, in) {
 			t.Fatal("CompactBatch changed its input")
 		}
@@ -619,7 +651,7 @@ func BenchmarkCompactBatch(b *testing.B) {
 			b.SetBytes(int64(len(batch)))
 			b.ReportAllocs()
 			for range b.N {
-				if _, _, err := CompactBatch(batch, keepHalf, false); err != nil {
+				if _, _, err := CompactBatch(batch, CompactPolicy{Keep: keepHalf}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -648,7 +680,7 @@ func TestCompactedSegment(t *testing.T) {
 	for _, b := range in {
 		data = append(data, b...)
 	}
-	out, st, err := CompactBatches(data, keep, func(record.Header) bool { return true })
+	out, st, err := CompactBatches(data, CompactPolicy{Keep: keep, RetainEmpty: func(record.Header) bool { return true }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,9 @@ package tiered
 //	  ─> Writer.Append (base offset, leader epoch) ─> Finish ─> Put <prefix>/tiered/...seg
 //	  ─> CompleteTierJob ─> done
 //	failure: AbandonTierJob and delete the object; refused (STALE_BROKER_EPOCH): delete it
+//
+// A compaction job (Kind TierJobCompact) runs instead through runCompactJob
+// (compactjob.go), under the same lease and outcome rules.
 
 import (
 	"context"
@@ -117,10 +120,25 @@ type ConsolidatorOptions struct {
 	// IndexIntervalBytes is the segments' offset index interval
 	// (Options.IndexIntervalBytes). Default: 4096.
 	IndexIntervalBytes int
+	// KeyIndex answers the key index's latest offset of keys, for the
+	// compaction jobs of topics whose index is ready (CompactJob.KeyIndex):
+	// coordapi.Coordinator satisfies it. Default: nil, and such a job fails
+	// (it is abandoned, and the coordinator assigns it again).
+	KeyIndex KeyOffsets
+	// DedupeBufferBytes is the memory of the key map a compaction job
+	// without the key index builds (OffsetMap), Kafka's
+	// log.cleaner.dedupe.buffer.size: about DedupeBufferBytes/24*0.9 keys,
+	// 1.4 million in the default; a pass over more keys cleans what they
+	// fill and leaves the rest to the next pass. It is allocated by the
+	// first such job and kept for the next. Default: 32 MiB; at least 48
+	// bytes (two slots) when set.
+	DedupeBufferBytes int
 	// Logger receives job outcomes and errors. Default: discard.
 	Logger *slog.Logger
 	// Meter registers floe.tiered.jobs (by outcome), floe.tiered.job.bytes and
-	// floe.tiered.job.duration. Default: nil (no metrics).
+	// floe.tiered.job.duration (of both job kinds), and for compaction jobs
+	// floe.tiered.compaction.jobs (by outcome), floe.tiered.compaction.bytes_in,
+	// .bytes_out, .records_in and .records_out. Default: nil (no metrics).
 	Meter metric.Meter
 	// Now is the clock, for tests. Default: time.Now.
 	Now func() time.Time
@@ -151,6 +169,12 @@ func (o ConsolidatorOptions) Validate() error {
 	if o.IndexIntervalBytes < 0 {
 		errs = append(errs, fmt.Errorf("tiered: index interval %d is negative", o.IndexIntervalBytes))
 	}
+	switch {
+	case o.DedupeBufferBytes < 0:
+		errs = append(errs, fmt.Errorf("tiered: dedupe buffer bytes %d is negative", o.DedupeBufferBytes))
+	case o.DedupeBufferBytes > 0 && o.DedupeBufferBytes < 2*OffsetMapEntrySize:
+		errs = append(errs, fmt.Errorf("tiered: dedupe buffer of %d bytes is below %d, two key slots", o.DedupeBufferBytes, 2*OffsetMapEntrySize))
+	}
 	return errors.Join(errs...)
 }
 
@@ -171,6 +195,9 @@ func (o ConsolidatorOptions) withDefaults() ConsolidatorOptions {
 	}
 	if o.MaxReadBytes == 0 {
 		o.MaxReadBytes = DefaultMaxReadBytes
+	}
+	if o.DedupeBufferBytes == 0 {
+		o.DedupeBufferBytes = DefaultDedupeBufferBytes
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -194,6 +221,11 @@ func (o ConsolidatorOptions) withDefaults() ConsolidatorOptions {
 // in the segment's own copy). Ranges that fit in one cache chunk are shared
 // with the cache rather than copied.
 //
+// A compaction job holds the dedupe buffer (DedupeBufferBytes, when it builds
+// a key map), one read window (MaxReadBytes, or one larger batch), the
+// compacted batches of one input segment, and the output segment being built
+// (about segment.bytes); at most one runs at a time.
+//
 // A Consolidator is safe for concurrent use: goroutines calling Run or RunOnce
 // each run their own job, with that memory each.
 type Consolidator struct {
@@ -209,6 +241,15 @@ type Consolidator struct {
 		recent [recentJobs]uint64 // ids of jobs claimed, a ring
 		n      int                // ids in recent so far
 	}
+
+	// compaction is the state compaction jobs share, one job at a time.
+	compaction struct {
+		// slot holds a token while a compaction job runs.
+		slot chan struct{}
+		// keys is the dedupe buffer, allocated by the first job that
+		// builds a key map; only the job holding slot touches it.
+		keys *OffsetMap
+	}
 }
 
 // NewConsolidator returns a Consolidator that claims jobs from jobs, reads WAL
@@ -221,14 +262,16 @@ func NewConsolidator(jobs JobSource, wal WALReader, store SegmentStore, opts Con
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	return &Consolidator{
+	c := &Consolidator{
 		jobs:  jobs,
 		wal:   wal,
 		store: store,
 		opts:  opts,
 		log:   opts.Logger,
 		m:     newConsolidatorMetrics(opts.Meter),
-	}, nil
+	}
+	c.compaction.slot = make(chan struct{}, 1)
+	return c, nil
 }
 
 // Job outcomes, the values of the metrics' outcome attribute.
@@ -247,17 +290,35 @@ type consolidatorMetrics struct {
 	bytes    metric.Int64Counter
 	duration metric.Float64Histogram
 	outcome  [numOutcomes]metric.MeasurementOption
+
+	// Compaction jobs: counted by outcome, and what completed ones read
+	// and wrote of the segments they replaced.
+	compactJobs       metric.Int64Counter
+	compactBytesIn    metric.Int64Counter
+	compactBytesOut   metric.Int64Counter
+	compactRecordsIn  metric.Int64Counter
+	compactRecordsOut metric.Int64Counter
 }
 
 func newConsolidatorMetrics(m metric.Meter) *consolidatorMetrics {
 	m = metrics.OrNoop(m)
 	cm := &consolidatorMetrics{}
 	cm.jobs, _ = m.Int64Counter("floe.tiered.jobs", metric.WithUnit("{job}"),
-		metric.WithDescription("Consolidation jobs run, by outcome (completed, failed, refused as stale)."))
+		metric.WithDescription("Tier jobs (consolidation and compaction) run, by outcome (completed, failed, refused as stale)."))
 	cm.bytes, _ = m.Int64Counter("floe.tiered.job.bytes", metric.WithUnit("By"),
 		metric.WithDescription("Batch bytes moved from WAL objects into segments by completed consolidation jobs."))
 	cm.duration, _ = m.Float64Histogram("floe.tiered.job.duration", metric.WithUnit("s"),
-		metric.WithDescription("Consolidation job time from claim to outcome, by outcome."))
+		metric.WithDescription("Tier job (consolidation and compaction) time from claim to outcome, by outcome."))
+	cm.compactJobs, _ = m.Int64Counter("floe.tiered.compaction.jobs", metric.WithUnit("{job}"),
+		metric.WithDescription("Compaction jobs run, by outcome (completed, failed, refused as stale)."))
+	cm.compactBytesIn, _ = m.Int64Counter("floe.tiered.compaction.bytes_in", metric.WithUnit("By"),
+		metric.WithDescription("Batch bytes of the segments completed compaction jobs replaced."))
+	cm.compactBytesOut, _ = m.Int64Counter("floe.tiered.compaction.bytes_out", metric.WithUnit("By"),
+		metric.WithDescription("Batch bytes of the segments completed compaction jobs wrote."))
+	cm.compactRecordsIn, _ = m.Int64Counter("floe.tiered.compaction.records_in", metric.WithUnit("{record}"),
+		metric.WithDescription("Records of the segments completed compaction jobs replaced."))
+	cm.compactRecordsOut, _ = m.Int64Counter("floe.tiered.compaction.records_out", metric.WithUnit("{record}"),
+		metric.WithDescription("Records of the segments completed compaction jobs wrote."))
 	for i, name := range outcomeNames {
 		cm.outcome[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", name)))
 	}
@@ -360,13 +421,31 @@ func (c *Consolidator) RunOnce(ctx context.Context) (ran bool, err error) {
 		c.abandon(ctx, job, err)
 		return true, err
 	}
-	outcome, bytes, err := c.runJob(ctx, job, start)
+	var outcome int
+	switch job.Kind {
+	case coordapi.TierJobConsolidate:
+		var bytes int64
+		outcome, bytes, err = c.runJob(ctx, job, start)
+		if outcome == outcomeCompleted {
+			c.m.bytes.Add(ctx, bytes)
+		}
+	case coordapi.TierJobCompact:
+		var res *coordapi.CompactResult
+		outcome, res, err = c.runCompactJob(ctx, job, start)
+		c.m.compactJobs.Add(ctx, 1, c.m.outcome[outcome])
+		if outcome == outcomeCompleted {
+			c.m.compactBytesIn.Add(ctx, res.BytesIn)
+			c.m.compactBytesOut.Add(ctx, res.BytesOut)
+			c.m.compactRecordsIn.Add(ctx, res.RecordsIn)
+			c.m.compactRecordsOut.Add(ctx, res.RecordsOut)
+		}
+	default:
+		outcome, err = outcomeFailed, fmt.Errorf("%w: unknown job kind %d", ErrBadJob, job.Kind)
+		c.abandon(ctx, job, err)
+	}
 	elapsed := c.opts.Now().Sub(start)
 	c.m.jobs.Add(ctx, 1, c.m.outcome[outcome])
 	c.m.duration.Record(ctx, elapsed.Seconds(), c.m.outcome[outcome])
-	if outcome == outcomeCompleted {
-		c.m.bytes.Add(ctx, bytes)
-	}
 	if err != nil {
 		return true, fmt.Errorf("tiered: job %d (topic %s partition %d offsets %d-%d): %w",
 			job.ID, job.TopicID, job.Partition, job.BaseOffset, job.LastOffset, err)
@@ -393,15 +472,11 @@ func (c *Consolidator) firstClaim(id uint64) bool {
 // LeaseMargin before its lease, so that it completes while the coordinator
 // still accepts it.
 func (c *Consolidator) runJob(ctx context.Context, job coordapi.TierJob, start time.Time) (outcome int, bytes int64, err error) {
-	lease := time.Duration(job.LeaseMs) * time.Millisecond
-	margin := min(c.opts.LeaseMargin, lease/4)
-	budget := lease - margin - c.opts.Now().Sub(start)
-	if budget <= 0 {
-		err := fmt.Errorf("lease of %v leaves no time to run", lease)
+	jctx, cancel, err := c.leaseContext(ctx, job, start)
+	if err != nil {
 		c.abandon(ctx, job, err)
 		return outcomeFailed, 0, err
 	}
-	jctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 
 	obj, info, err := c.build(jctx, job)
@@ -452,6 +527,21 @@ func (c *Consolidator) runJob(ctx context.Context, job coordapi.TierJob, start t
 		c.abandon(ctx, job, err)
 		return outcomeFailed, 0, err
 	}
+}
+
+// leaseContext returns the context job, claimed at start, runs under: ctx
+// ending LeaseMargin (at most a quarter of the lease) before the job's lease
+// does, so that the job completes while the coordinator still accepts it. It
+// fails when the lease leaves no time.
+func (c *Consolidator) leaseContext(ctx context.Context, job coordapi.TierJob, start time.Time) (context.Context, context.CancelFunc, error) {
+	lease := time.Duration(job.LeaseMs) * time.Millisecond
+	margin := min(c.opts.LeaseMargin, lease/4)
+	budget := lease - margin - c.opts.Now().Sub(start)
+	if budget <= 0 {
+		return nil, nil, fmt.Errorf("lease of %v leaves no time to run", lease)
+	}
+	jctx, cancel := context.WithTimeout(ctx, budget)
+	return jctx, cancel, nil
 }
 
 // uniqueName returns a fresh unique part of a segment key for an attempt at

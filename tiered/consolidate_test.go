@@ -106,13 +106,15 @@ func (f *fakeJobs) state() (claims, completed, abandoned int) {
 	return f.claims, len(f.completed), len(f.abandoned)
 }
 
-// fakeWAL wraps a WALReader: it counts reads in flight, and can fail, block or
-// corrupt them.
+// fakeWAL wraps a WALReader: it counts reads in flight and records the
+// longest, and can fail, block or corrupt them.
 type fakeWAL struct {
 	inner    WALReader
 	inFlight atomic.Int32
 	maxSeen  atomic.Int32
+	maxLen   atomic.Int64  // the longest read so far
 	entered  chan struct{} // if set, gets a value as each read starts
+	gate     chan struct{} // if set, each read waits for a value (or ctx)
 	// fail, block and corrupt apply to reads of key (all keys when "*").
 	failKey    string
 	blockKey   string
@@ -125,8 +127,17 @@ func (w *fakeWAL) GetRange(ctx context.Context, key string, objectSize, offset, 
 	defer w.inFlight.Add(-1)
 	for m := w.maxSeen.Load(); n > m && !w.maxSeen.CompareAndSwap(m, n); m = w.maxSeen.Load() {
 	}
+	for m := w.maxLen.Load(); length > m && !w.maxLen.CompareAndSwap(m, length); m = w.maxLen.Load() {
+	}
 	if w.entered != nil {
 		w.entered <- struct{}{}
+	}
+	if w.gate != nil {
+		select {
+		case <-w.gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	match := func(k string) bool { return k == "*" || k == key }
 	if match(w.failKey) {
@@ -146,15 +157,19 @@ func (w *fakeWAL) GetRange(ctx context.Context, key string, objectSize, offset, 
 
 var errInjected = errors.New("injected failure")
 
-// fakeStore wraps a SegmentStore: it can fail Puts and counts Deletes.
+// fakeStore wraps a SegmentStore: it can fail Puts (all, or the Nth from
+// one) and counts Puts and Deletes.
 type fakeStore struct {
-	inner   *objectstore.Memory
-	failPut bool
-	deletes atomic.Int32
+	inner     *objectstore.Memory
+	failPut   bool
+	failPutAt int32 // if above 0, the Put of that number fails
+	puts      atomic.Int32
+	deletes   atomic.Int32
 }
 
 func (s *fakeStore) Put(ctx context.Context, key string, data []byte) error {
-	if s.failPut {
+	n := s.puts.Add(1)
+	if s.failPut || n == s.failPutAt {
 		return fmt.Errorf("put %s: %w", key, errInjected)
 	}
 	return s.inner.Put(ctx, key, data)
@@ -782,8 +797,10 @@ func TestConsolidatorOptionsValidate(t *testing.T) {
 		{name: "set", opts: ConsolidatorOptions{PollInterval: time.Second, MaxBackoff: time.Millisecond, ReadConcurrency: 1}},
 		{name: "negative poll", opts: ConsolidatorOptions{PollInterval: -1}, want: []string{"poll interval"}},
 		{name: "everything negative", opts: ConsolidatorOptions{PollInterval: -1, MaxBackoff: -1, LeaseMargin: -1,
-			ReadConcurrency: -1, MaxReadBytes: -1, IndexIntervalBytes: -1},
-			want: []string{"poll interval", "max backoff", "lease margin", "read concurrency", "max read bytes", "index interval"}},
+			ReadConcurrency: -1, MaxReadBytes: -1, IndexIntervalBytes: -1, DedupeBufferBytes: -1},
+			want: []string{"poll interval", "max backoff", "lease margin", "read concurrency", "max read bytes", "index interval", "dedupe buffer"}},
+		{name: "dedupe buffer of two slots", opts: ConsolidatorOptions{DedupeBufferBytes: 2 * OffsetMapEntrySize}},
+		{name: "dedupe buffer below two slots", opts: ConsolidatorOptions{DedupeBufferBytes: 2*OffsetMapEntrySize - 1}, want: []string{"dedupe buffer of 47 bytes"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.opts.Validate()

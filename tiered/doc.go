@@ -5,7 +5,9 @@
 // consolidation (it runs the jobs the coordinator assigns: read WAL batches
 // through the chunk cache, write a segment, report it for the swap), and Reader
 // the read side (the batches of a segment from an offset, or from a timestamp,
-// through the chunk cache, each segment's indexes loaded once).
+// through the chunk cache, each segment's indexes loaded once). The
+// Consolidator also runs compaction jobs, which rewrite a compacted topic's
+// segments (Compaction, below).
 //
 // # Segment object
 //
@@ -87,6 +89,75 @@
 // position to start a read for an offset and Index.FindTimestamp the position to
 // start a scan for a timestamp; Batches and SeekTimestamp walk the data bytes read
 // from there.
+//
+// # Compaction
+//
+// Compaction is a tier job kind of its own (coordapi.TierJobCompact) over the
+// segments of one partition of a compacted topic (cleanup.policy compact or
+// compact,delete), from the log start on. The WAL tail is never compacted: it
+// is the partition's uncleaned head, what Kafka's active segment is to its
+// cleaner, and its batches are compacted once consolidation has moved them
+// into segments. A job names its segments (contiguous), the cleaner
+// checkpoint DirtyOffset (the records from it on were never cleaned),
+// whether the key index is ready, the coordinator's clock NowMs,
+// delete.retention.ms, segment.bytes, and the last offsets of the producers
+// the partition keeps idempotence state for.
+//
+// The latest offset of each key comes from one of two places:
+//
+//   - the key index, where the topic has one and it is ready: it is the
+//     authority (it also knows the WAL tail, so a key written again there
+//     loses its segment records at once), and the pass covers every
+//     segment: cleanedThrough is the job's last offset. Keys are asked per
+//     read window (its distinct keys, in KvLatestOffsets requests of at most
+//     4096 keys and about 1 MiB of key bytes), never all the partition's at
+//     once. A key without an entry has a tombstone as its latest record.
+//   - otherwise an OffsetMap (the dedupe buffer, Kafka's SkimpyOffsetMap)
+//     built from DirtyOffset on, batch by batch, each keyed record's key
+//     put with its offset, a control batch only advancing the map's latest
+//     offset. The pass stops before a batch whose records might not fit;
+//     cleanedThrough is then the map's latest offset, the job replaces the
+//     segments that start at or before it, and the next pass starts after
+//     it, so a partition with more keys than the buffer holds is cleaned
+//     in several passes. A batch with more records than an empty map holds
+//     fails the job.
+//
+// Each replaced segment is rewritten batch by batch (CompactBatch, Kafka's
+// Cleaner.cleanInto and MemoryRecords.filterTo), offsets unchanged. A record
+// past cleanedThrough is kept (the pass did not index it), and so is a
+// keyless one. A keyed record at offset o goes when its key's latest offset
+// is above o, or, with the key index, when its key has no entry and it is
+// not a tombstone. A tombstone left after that goes once its batch carries
+// a delete horizon at or below NowMs. A batch left empty is kept as a bare
+// header when it holds a producer's last offset (its last sequence), or
+// when it is the last batch of its input segment, so that every output ends
+// at its last input's last offset; else it goes. Control batches stay.
+//
+// Delete horizon (KIP-534): a non-control batch without one that keeps a
+// tombstone at or below cleanedThrough is rebuilt with AttrDeleteHorizon set
+// and its base timestamp NowMs + delete.retention.ms, every record keeping
+// its timestamp (its delta rebased, MaxTimestamp the largest record
+// timestamp, or the append time of a LogAppendTime batch). A tombstone thus
+// lives delete.retention.ms after the pass that first kept it, which gives a
+// consumer reading from the log start that long to see it. The result
+// reports the earliest horizon of a batch still holding tombstones, when the
+// next pass is due.
+//
+// Outputs keep input segments whole: one input's compacted batches are
+// staged, and go into the output being built unless it has batches and
+// they would take it past segment.bytes; then that output is finished,
+// uploaded at once, and a new one starts at the input's base offset. An
+// output's base offset is its first input's, its last offset its last
+// input's. Memory per job: the dedupe buffer (or one window's keys), one
+// read window (MaxReadBytes, or one larger batch), one staged input and one
+// output of about segment.bytes; one compaction job runs at a time per
+// Consolidator.
+//
+// A job's outputs replace its replaced inputs in one coordinator write
+// (CompleteTierJob with Compacted): the coordinator's side, fenced by the
+// job id and its lease as a consolidation's swap is. A refused completion
+// (STALE_BROKER_EPOCH) deletes the outputs; a completion that may have
+// committed leaves them to the GC.
 //
 // # Versions
 //

@@ -141,6 +141,9 @@ func (w *Writer) append(batch []byte, baseOffset int64, leaderEpoch int32, ts in
 	return nil
 }
 
+// dataLength returns the size of the data part so far.
+func (w *Writer) dataLength() int64 { return int64(len(w.buf)) }
+
 // Finish appends the indexes and the trailer and returns the whole object, which
 // the Writer no longer touches, and its Info. A segment needs at least one batch.
 func (w *Writer) Finish() ([]byte, Info, error) {
