@@ -347,7 +347,7 @@ func (c *Coordinator) completeCompaction(req coordapi.CompleteTierJobRequest, jo
 		return refuse("job %d's segments do not end at offset %d from %d", job.ID, req.LastOffset, req.BaseOffset)
 	case len(res.Segments) == 0:
 		return refuse("job %d reports no segment", job.ID)
-	case res.CleanedThrough < cj.Segments[n-1].BaseOffset || res.CleanedThrough > req.LastOffset:
+	case res.CleanedThrough < cj.Segments[n-1].BaseOffset || res.CleanedThrough > max(req.LastOffset, cj.DirtyOffset-1):
 		return refuse("job %d cleaned through %d, outside its last replaced segment %d-%d", job.ID, res.CleanedThrough, cj.Segments[n-1].BaseOffset, req.LastOffset)
 	}
 	next := job.BaseOffset

@@ -408,6 +408,9 @@ func (n *Node) startTier(nodeID int32) error {
 		topts.Logger = n.log
 	}
 	topts.Meter = n.metrics.Meter("floe/tiered")
+	if topts.KeyIndex == nil {
+		topts.KeyIndex = n.client // compaction jobs of indexed topics ask it
+	}
 	cons, err := tiered.NewConsolidator(n.client, n.cache, n.store, topts)
 	if err != nil {
 		return fmt.Errorf("start consolidation: %w", err)

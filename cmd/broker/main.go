@@ -25,6 +25,7 @@ import (
 
 	"github.com/floe-io/floe/internal/flagenv"
 	"github.com/floe-io/floe/node"
+	"github.com/floe-io/floe/tiered"
 )
 
 func main() {
@@ -74,6 +75,7 @@ func run(args []string) error {
 	consolidation := fs.Bool("consolidation-enabled", true, "run the consolidation jobs the coordinator assigns (=false: this broker runs none, and the embedded coordinator plans none)")
 	fs.DurationVar(&cfg.Tier.PollInterval, "tier-poll-interval", 5*time.Second, "how often an idle broker asks the coordinator for a consolidation job")
 	fs.IntVar(&cfg.Tier.Concurrency, "tier-job-concurrency", 4, "consolidation jobs a broker runs at once (each holds its segment in memory, up to segment.bytes)")
+	fs.IntVar(&cfg.Tier.DedupeBufferBytes, "compaction-dedupe-buffer-bytes", tiered.DefaultDedupeBufferBytes, "the key map a compaction pass builds on a topic without the key index (Kafka's log.cleaner.dedupe.buffer.size; 24 bytes a key, several passes when full); one pass at a time per broker")
 	fs.BoolVar(&cfg.KVRemoteReadEnabled, "kv-remote-read-enabled", false, "let /kv read records that live only in tiered storage")
 	fs.Int64Var(&cfg.KVBatchCacheBytes, "kv-batch-cache-bytes", 64<<20, "bytes of compressed batches /kv keeps decoded (negative: none)")
 	fs.StringVar(&cfg.NATSURL, "nats-url", "", "NATS server of a cluster whose coordinator runs as cmd/coordinator; empty: embed NATS and the coordinator")
