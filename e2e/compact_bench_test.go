@@ -28,7 +28,7 @@ import (
 // day). It then reads the partition from offset 0 through a fresh broker
 // (the consumer bootstrapping the table), lets compaction run on a fresh
 // broker started for it (--compaction-dedupe-buffer-bytes
-// FLOE_BENCH_COMPACT_BUFFER_MIB, default 32) by setting
+// FLOE_BENCH_COMPACT_BUFFER_MIB, default 32, and a 32 MiB chunk cache) by setting
 // min.compaction.lag.ms to 0, and reports the compaction's wall time and
 // MiB/s (from the alter to a clean partition), the bytes after it against
 // the live set (a record per key), the compacting broker's peak RSS
@@ -51,7 +51,10 @@ func BenchmarkCompaction(b *testing.B) {
 		brokerArgs = append(brokerArgs, "--kv-index-enabled")
 	}
 	c := floetest.RunClusterWith(b, 0, floetest.ClusterOptions{CoordinatorArgs: coordArgs, BrokerArgs: brokerArgs})
-	writer := c.AddBroker(1, "--consolidation-enabled=false")
+	// Objects roll at 4 MiB, below what the producer keeps in flight
+	// (five 1 MiB batches), so that one partition is not held to a
+	// linger per request.
+	writer := c.AddBroker(1, "--consolidation-enabled=false", "--ingest-max-bytes", strconv.Itoa(4<<20))
 	adm := newAdmin(b, writer.KafkaAddr)
 	ctx := context.Background()
 	const topic = "compacted"
@@ -89,7 +92,9 @@ func BenchmarkCompaction(b *testing.B) {
 	fmt.Printf("before: a consumer from offset 0 read %d records in %s (%.1f MiB/s)\n", n0, wall0.Round(time.Millisecond), before/(1<<20)/wall0.Seconds())
 
 	b.ResetTimer()
-	compactor := c.AddBroker(4, "--compaction-dedupe-buffer-bytes", strconv.Itoa(bufferMiB<<20))
+	// A small chunk cache, so that the RSS rise is the compactor's, not
+	// the input segments' chunks kept for later readers.
+	compactor := c.AddBroker(4, "--compaction-dedupe-buffer-bytes", strconv.Itoa(bufferMiB<<20), "--cache-bytes", strconv.Itoa(32<<20))
 	idle := peakRSS(b, compactor.PID())
 	compStart := time.Now()
 	v := "0"
@@ -150,7 +155,7 @@ func produceKeyed(b *testing.B, addr, topic string, records, keys, valueLen int)
 	b.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()),
-		kgo.ProducerBatchMaxBytes(64<<10))
+		kgo.ProducerBatchMaxBytes(1<<20), kgo.MaxBufferedBytes(64<<20))
 	if err != nil {
 		b.Fatal(err)
 	}

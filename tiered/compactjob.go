@@ -246,15 +246,10 @@ func (r *compactRun) run(ctx context.Context) (coordapi.CompleteTierJobRequest, 
 	if r.cj.DeleteRetentionMs >= 0 {
 		r.policy.StampHorizon = r.cj.NowMs + min(r.cj.DeleteRetentionMs, math.MaxInt64-max(r.cj.NowMs, 0))
 	}
-	var rest int64 // data bytes of the replaced inputs not compacted yet
 	for _, seg := range segs[:r.replaced] {
-		rest += int64(seg.ByteLength)
-	}
-	for _, seg := range segs[:r.replaced] {
-		if err := r.compactSegment(ctx, seg, rest); err != nil {
+		if err := r.compactSegment(ctx, seg); err != nil {
 			return coordapi.CompleteTierJobRequest{}, fmt.Errorf("segment %s (offsets %d-%d): %w", seg.ObjectKey, seg.BaseOffset, seg.LastOffset, err)
 		}
-		rest -= int64(seg.ByteLength)
 	}
 	if err := r.flush(ctx); err != nil {
 		return coordapi.CompleteTierJobRequest{}, err
@@ -377,8 +372,8 @@ func (r *compactRun) retainEmpty(h record.Header) bool {
 
 // compactSegment compacts seg's batches into r.staged and adds them to the
 // output being built, or to a new one when they would take it past
-// segment.bytes. rest is the data bytes of the replaced inputs from seg on.
-func (r *compactRun) compactSegment(ctx context.Context, seg coordapi.BatchCoord, rest int64) error {
+// segment.bytes.
+func (r *compactRun) compactSegment(ctx context.Context, seg coordapi.BatchCoord) error {
 	r.staged = r.staged[:0]
 	r.segLast = seg.LastOffset
 	err := r.scanSegment(ctx, seg, func(batches []segBatch) error {
@@ -407,7 +402,7 @@ func (r *compactRun) compactSegment(ctx context.Context, seg coordapi.BatchCoord
 	if len(r.staged) == 0 { // not reached: the last batch is retained
 		return errors.New("tiered: compaction left no batch of the segment")
 	}
-	return r.place(ctx, seg, rest)
+	return r.place(ctx, seg)
 }
 
 // lookup asks the key index for the latest offsets of the keys of batches,
@@ -557,9 +552,7 @@ func (r *compactRun) read(ctx context.Context, seg coordapi.BatchCoord, pos, n i
 // place appends r.staged, the compacted batches of input seg, to the output
 // being built, first finishing and uploading it when it has batches and they
 // would take it past segment.bytes; a new output starts at seg's base offset.
-// rest is the data bytes of the replaced inputs from seg on, which bounds the
-// new output's buffer.
-func (r *compactRun) place(ctx context.Context, seg coordapi.BatchCoord, rest int64) error {
+func (r *compactRun) place(ctx context.Context, seg coordapi.BatchCoord) error {
 	if r.out != nil && r.out.dataLength()+int64(len(r.staged)) > r.segBytes {
 		if err := r.flush(ctx); err != nil {
 			return err
@@ -570,10 +563,12 @@ func (r *compactRun) place(ctx context.Context, seg coordapi.BatchCoord, rest in
 		if interval == 0 {
 			interval = DefaultIndexIntervalBytes
 		}
-		// Room for the data, its index entries (at most one of each per
-		// interval, and the first) and the trailer, so that Finish does
-		// not copy the segment.
-		d := min(r.segBytes, max(rest, int64(len(r.staged))))
+		// Room for this input's compacted batches, their index entries (at
+		// most one of each per interval, and the first) and the trailer:
+		// the output grows from there as later inputs come. Sizing it for
+		// the inputs left would hold their whole size for an output that
+		// compaction mostly makes far smaller.
+		d := min(r.segBytes, int64(len(r.staged)))
 		hint := d + (d/interval+1)*(offsetEntrySize+timeEntrySize) + TrailerSize
 		w, err := NewWriter(seg.BaseOffset, Options{IndexIntervalBytes: r.c.opts.IndexIntervalBytes, SizeHint: int(hint)})
 		if err != nil {
