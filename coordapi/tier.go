@@ -80,15 +80,17 @@ type CompactJob struct {
 	ProducerLastOffsets []int64
 }
 
-// CompactedSegment is one segment a compaction job wrote: it replaces the
-// job's input segments from BaseOffset through LastOffset (whole input
-// segments, so the rows stay contiguous).
+// CompactedSegment is one segment a compaction job wrote. A job's
+// segments cover the offsets of the input segments they replace without a
+// gap, in order: the first from the job's BaseOffset, each next from the
+// previous one's LastOffset+1, the last to the last replaced input's
+// LastOffset. A segment may start or end inside an input.
 type CompactedSegment struct {
 	ObjectKey  string
 	ObjectSize int64
 	DataLength int64
-	// BaseOffset is the first input segment's base offset, LastOffset the
-	// last one's last offset: the segment's trailer says the same.
+	// BaseOffset and LastOffset are the segment's offset range, which its
+	// trailer says too (its first batch may start after BaseOffset).
 	BaseOffset, LastOffset int64
 	// Batches counts the segment's batches.
 	Batches int64

@@ -359,8 +359,6 @@ func (c *Coordinator) completeCompaction(req coordapi.CompleteTierJobRequest, jo
 			return refuse("job %d's segment %q of %d bytes cannot hold %d bytes of data and its indexes", job.ID, sg.ObjectKey, sg.ObjectSize, sg.DataLength)
 		case sg.Batches <= 0 || sg.Batches > sg.LastOffset-sg.BaseOffset+1:
 			return refuse("job %d's segment %q has %d batches over %d-%d", job.ID, sg.ObjectKey, sg.Batches, sg.BaseOffset, sg.LastOffset)
-		case !slices.ContainsFunc(cj.Segments[:n], func(bc coordapi.BatchCoord) bool { return bc.LastOffset == sg.LastOffset }):
-			return refuse("job %d's segment %q ends at %d, inside an input segment", job.ID, sg.ObjectKey, sg.LastOffset)
 		}
 		if _, dup := c.mu.objectsByKey[sg.ObjectKey]; dup {
 			return refuse("job %d: object %q is already known", job.ID, sg.ObjectKey)

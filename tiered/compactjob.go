@@ -5,8 +5,8 @@ package tiered
 //	ClaimTierJob ─> Kind TierJobCompact ─> the compaction slot (one job at a time)
 //	  ─> key map: OffsetMap over the dirty batches from DirtyOffset, until full
 //	     (with the key index: KvLatestOffsets for each read window's keys instead)
-//	  ─> each replaced segment: GetRange windows of whole batches ─> CompactBatch ─> staged
-//	  ─> output Writer (whole inputs, up to segment.bytes) ─> Finish ─> Put, one at a time
+//	  ─> each replaced segment: GetRange windows of whole batches ─> CompactBatch
+//	  ─> output Writer (cut at batch boundaries, up to segment.bytes) ─> Finish ─> Put, one at a time
 //	  ─> CompleteTierJob (Compacted: the outputs, CleanedThrough) ─> done
 //	failure: AbandonTierJob and delete the outputs; refused: delete them;
 //	completion unanswered: AbandonTierJob, the outputs left to the GC
@@ -170,8 +170,8 @@ func checkCompactJob(job coordapi.TierJob) error {
 
 // compactRun is one compaction job's work, from its key map to the request
 // that completes it. Its memory: the key map (the Consolidator's dedupe
-// buffer) or one window's keys, one read window, staged (one input's
-// compacted batches) and out (one output segment).
+// buffer) or one window's keys, one read window and out (one output
+// segment).
 type compactRun struct {
 	c   *Consolidator
 	job coordapi.TierJob
@@ -189,8 +189,8 @@ type compactRun struct {
 	comp    compactor
 	segLast int64      // the last offset of the input being compacted
 	batches []segBatch // one window's batches, reused
-	staged  []byte     // the input's compacted batches
 
+	next     int64                       // the base offset of the next output
 	out      *Writer                     // the output being built, nil between outputs
 	outSeg   coordapi.CompactedSegment   // what out holds so far
 	segments []coordapi.CompactedSegment // the outputs put
@@ -219,6 +219,7 @@ func (r *compactRun) run(ctx context.Context) (coordapi.CompleteTierJobRequest, 
 	}
 	r.segBytes = min(r.segBytes, maxDataLength)
 	r.horizon = -1
+	r.next = r.job.BaseOffset
 
 	if r.cj.KeyIndex {
 		if r.c.opts.KeyIndex == nil {
@@ -370,11 +371,13 @@ func (r *compactRun) retainEmpty(h record.Header) bool {
 	return found
 }
 
-// compactSegment compacts seg's batches into r.staged and adds them to the
-// output being built, or to a new one when they would take it past
-// segment.bytes.
+// compactSegment compacts seg's batches into the outputs: each batch left
+// is appended to the output being built, which is finished and uploaded
+// first when the batch would take it past segment.bytes (outputs are cut
+// at batch boundaries, inside an input or between two). The input's last
+// batch is always kept, so the last output ends at the last input's last
+// offset.
 func (r *compactRun) compactSegment(ctx context.Context, seg coordapi.BatchCoord) error {
-	r.staged = r.staged[:0]
 	r.segLast = seg.LastOffset
 	err := r.scanSegment(ctx, seg, func(batches []segBatch) error {
 		if r.latest != nil {
@@ -389,20 +392,25 @@ func (r *compactRun) compactSegment(ctx context.Context, seg coordapi.BatchCoord
 				return err
 			}
 			r.stats.add(st)
+			if len(out) == 0 {
+				continue
+			}
 			if st.TombstonesKept > 0 {
 				r.noteHorizon(out)
 			}
-			r.staged = append(r.staged, out...)
+			if err := r.place(ctx, out); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if len(r.staged) == 0 { // not reached: the last batch is retained
-		return errors.New("tiered: compaction left no batch of the segment")
+	if r.out == nil || r.outSeg.LastOffset != seg.LastOffset { // not reached: the last batch is retained
+		return fmt.Errorf("tiered: compaction of the segment left no batch ending at its last offset %d", seg.LastOffset)
 	}
-	return r.place(ctx, seg)
+	return nil
 }
 
 // lookup asks the key index for the latest offsets of the keys of batches,
@@ -549,50 +557,44 @@ func (r *compactRun) read(ctx context.Context, seg coordapi.BatchCoord, pos, n i
 	return data, nil
 }
 
-// place appends r.staged, the compacted batches of input seg, to the output
-// being built, first finishing and uploading it when it has batches and they
-// would take it past segment.bytes; a new output starts at seg's base offset.
-func (r *compactRun) place(ctx context.Context, seg coordapi.BatchCoord) error {
-	if r.out != nil && r.out.dataLength()+int64(len(r.staged)) > r.segBytes {
+// place appends b, one compacted batch, to the output being built, first
+// finishing and uploading that output when it has batches and b would take
+// it past segment.bytes. A new output starts right after the previous one
+// (the job's base offset for the first), so the outputs cover the replaced
+// inputs' range without a gap; its first batch may start later.
+func (r *compactRun) place(ctx context.Context, b []byte) error {
+	h, err := record.ParseHeader(b)
+	if err != nil || h.Size() != len(b) { // not reached: compact checked it
+		return fmt.Errorf("tiered: compacted batch of %d bytes: %v", len(b), err)
+	}
+	if r.out != nil && r.out.dataLength()+int64(len(b)) > r.segBytes {
 		if err := r.flush(ctx); err != nil {
 			return err
 		}
 	}
 	if r.out == nil {
-		interval := int64(r.c.opts.IndexIntervalBytes)
-		if interval == 0 {
-			interval = DefaultIndexIntervalBytes
-		}
-		// Room for this input's compacted batches, their index entries (at
-		// most one of each per interval, and the first) and the trailer:
-		// the output grows from there as later inputs come. Sizing it for
-		// the inputs left would hold their whole size for an output that
+		// The buffer grows as batches come: sized for the inputs it
+		// replaces it would hold their whole size for an output that
 		// compaction mostly makes far smaller.
-		d := min(r.segBytes, int64(len(r.staged)))
-		hint := d + (d/interval+1)*(offsetEntrySize+timeEntrySize) + TrailerSize
-		w, err := NewWriter(seg.BaseOffset, Options{IndexIntervalBytes: r.c.opts.IndexIntervalBytes, SizeHint: int(hint)})
+		w, err := NewWriter(r.next, Options{IndexIntervalBytes: r.c.opts.IndexIntervalBytes, SizeHint: int(min(r.segBytes, initialOutputBytes))})
 		if err != nil {
 			return fmt.Errorf("new segment writer: %w", err)
 		}
 		r.out = w
-		r.outSeg = coordapi.CompactedSegment{BaseOffset: seg.BaseOffset, MaxTimestamp: -1, MaxTimestampOffset: -1, MaxTimestampLast: -1}
+		r.outSeg = coordapi.CompactedSegment{BaseOffset: r.next, MaxTimestamp: -1, MaxTimestampOffset: -1, MaxTimestampLast: -1}
 	}
-	for at := 0; at < len(r.staged); {
-		h, err := record.ParseHeader(r.staged[at:])
-		if err != nil || h.Size() > len(r.staged)-at { // not reached: compact checked it
-			return fmt.Errorf("tiered: compacted batch at byte %d of the staged %d: %v", at, len(r.staged), err)
-		}
-		// Segment batches carry their append time already: Append, not
-		// AppendLogAppendTime.
-		if err := r.out.Append(r.staged[at:at+h.Size()], h.BaseOffset, r.c.opts.LeaderEpoch); err != nil {
-			return fmt.Errorf("output segment at %d: %w", r.outSeg.BaseOffset, err)
-		}
-		r.noteBatch(h)
-		at += h.Size()
+	// Segment batches carry their append time already: Append, not
+	// AppendLogAppendTime.
+	if err := r.out.Append(b, h.BaseOffset, r.c.opts.LeaderEpoch); err != nil {
+		return fmt.Errorf("output segment at %d: %w", r.outSeg.BaseOffset, err)
 	}
-	r.outSeg.LastOffset = seg.LastOffset
+	r.noteBatch(h)
+	r.outSeg.LastOffset = h.BaseOffset + int64(h.LastOffsetDelta)
 	return nil
 }
+
+// initialOutputBytes is the buffer an output segment starts with.
+const initialOutputBytes = 1 << 20
 
 // noteBatch counts output batch h in r.outSeg: its batches and max
 // timestamp as the coordinator tracks them (ties keep the earlier batch; a
@@ -644,5 +646,6 @@ func (r *compactRun) flush(ctx context.Context) error {
 	}
 	s.ObjectKey, s.ObjectSize, s.DataLength = key, info.Size, info.DataLength
 	r.segments = append(r.segments, s)
+	r.next = s.LastOffset + 1
 	return nil
 }

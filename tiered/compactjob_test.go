@@ -161,24 +161,17 @@ func (fx *compactFixture) check(t *testing.T, job coordapi.TierJob, req coordapi
 		}
 	}
 	horizon := int64(-1)
-	in := 0 // the next input an output must start at
+	next := job.BaseOffset // where the next output must start
 	var prevBytes int64
 	segBytes := job.Compact.SegmentBytes
 	if segBytes <= 0 {
 		segBytes = defaultCompactSegmentBytes
 	}
 	for i, s := range res.Segments {
-		if in >= replaced || s.BaseOffset != inputs[in].BaseOffset {
-			t.Fatalf("output %d starts at %d, want the next input's base offset", i, s.BaseOffset)
+		if s.BaseOffset != next || s.LastOffset < s.BaseOffset || s.LastOffset > req.LastOffset {
+			t.Fatalf("output %d covers %d-%d, want from %d, within the replaced inputs (to %d)", i, s.BaseOffset, s.LastOffset, next, req.LastOffset)
 		}
-		first := in // the output's first input
-		for in < replaced && inputs[in].LastOffset < s.LastOffset {
-			in++
-		}
-		if in == replaced || inputs[in].LastOffset != s.LastOffset {
-			t.Fatalf("output %d ends at %d, not at an input's last offset", i, s.LastOffset)
-		}
-		in++
+		next = s.LastOffset + 1
 		obj, err := fx.store.GetRange(t.Context(), s.ObjectKey, 0, -1)
 		if err != nil {
 			t.Fatalf("output %d: %v", i, err)
@@ -200,7 +193,6 @@ func (fx *compactFixture) check(t *testing.T, job coordapi.TierJob, req coordapi
 			t.Fatalf("output %d: batches %d of %d bytes: %v", i, n, s.DataLength, err)
 		}
 		maxTS, tsOffset, tsLast := int64(-1), int64(-1), int64(-1)
-		var firstInputBytes int64
 		for _, b := range bs {
 			h, _ := record.ParseHeader(b)
 			if err := record.Records(b, nil); err != nil {
@@ -216,28 +208,25 @@ func (fx *compactFixture) check(t *testing.T, job coordapi.TierJob, req coordapi
 			if h.Attributes&record.AttrDeleteHorizon != 0 && holdsTombstone(t, b) && (horizon < 0 || h.BaseTimestamp < horizon) {
 				horizon = h.BaseTimestamp
 			}
-			if last <= inputs[first].LastOffset {
-				firstInputBytes += int64(len(b))
-			}
 			recordsOut += int64(h.NumRecords)
 		}
 		if s.MaxTimestamp != maxTS || s.MaxTimestampOffset != tsOffset || s.MaxTimestampLast != tsLast {
 			t.Errorf("output %d: max timestamp %d at %d (batch last %d), want %d at %d (%d)", i, s.MaxTimestamp, s.MaxTimestampOffset, s.MaxTimestampLast, maxTS, tsOffset, tsLast)
 		}
-		// Grouping: an output of several inputs fits segment.bytes, and
-		// each output starts a new one only because its first input did
-		// not fit the previous output.
-		if in-first > 1 && s.DataLength > segBytes {
-			t.Errorf("output %d of %d inputs holds %d bytes, above segment.bytes %d", i, in-first, s.DataLength, segBytes)
+		// Outputs are cut at batch boundaries: one of several batches fits
+		// segment.bytes, and each output starts anew only because its
+		// first batch did not fit the previous output.
+		if len(bs) > 1 && s.DataLength > segBytes {
+			t.Errorf("output %d of %d batches holds %d bytes, above segment.bytes %d", i, len(bs), s.DataLength, segBytes)
 		}
-		if i > 0 && prevBytes+firstInputBytes <= segBytes {
-			t.Errorf("output %d starts anew though its first input's %d bytes fit after the previous output's %d (segment.bytes %d)", i, firstInputBytes, prevBytes, segBytes)
+		if i > 0 && prevBytes+int64(len(bs[0])) <= segBytes {
+			t.Errorf("output %d starts anew though its first batch's %d bytes fit after the previous output's %d (segment.bytes %d)", i, len(bs[0]), prevBytes, segBytes)
 		}
 		prevBytes = s.DataLength
 		bytesOut += s.DataLength
 	}
-	if in != replaced {
-		t.Fatalf("outputs end at input %d of %d replaced", in, replaced)
+	if next != req.LastOffset+1 {
+		t.Fatalf("outputs end at %d, the replaced inputs at %d", next-1, req.LastOffset)
 	}
 	if res.BytesIn != bytesIn || res.RecordsIn != recordsIn || res.BytesOut != bytesOut || res.RecordsOut != recordsOut || res.TombstoneHorizonMs != horizon {
 		t.Errorf("result %+v, want bytes %d -> %d, records %d -> %d, horizon %d", res, bytesIn, bytesOut, recordsIn, recordsOut, horizon)
@@ -754,7 +743,7 @@ func TestCompactJobFailures(t *testing.T) {
 		wantErr       error
 		wantMsg       string
 		wantAbandoned bool
-		wantLeft      int // outputs left in the store
+		wantLeft      int // outputs left in the store; -1: every one put, several
 		wantDeletes   bool
 		wantOutcome   string
 	}{
@@ -770,7 +759,7 @@ func TestCompactJobFailures(t *testing.T) {
 			setup: func(t *testing.T, e env) {
 				e.jobs.completeErr = fmt.Errorf("rpc complete_tier_job: %w: %w", kerr.KafkaStorageError, context.DeadlineExceeded)
 			},
-			wantErr: kerr.KafkaStorageError, wantAbandoned: true, wantLeft: 3, wantOutcome: "failed",
+			wantErr: kerr.KafkaStorageError, wantAbandoned: true, wantLeft: -1, wantOutcome: "failed",
 		},
 		{
 			name:    "read failure in the key map",
@@ -920,7 +909,7 @@ func TestCompactJobFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fx := newCompactFixture()
 			genSegments(t, fx, 5, 3, 40, false)
-			job := fx.job(coordapi.CompactJob{SegmentBytes: 1}) // one output per input
+			job := fx.job(coordapi.CompactJob{SegmentBytes: 1}) // one output per batch
 			e := env{fx: fx, job: &job, wal: &fakeWAL{inner: memReader{fx.store}}, store: &fakeStore{inner: fx.store},
 				jobs: newFakeJobs(), opts: &ConsolidatorOptions{Prefix: consPrefix}}
 			tc.setup(t, e)
@@ -945,8 +934,9 @@ func TestCompactJobFailures(t *testing.T) {
 				t.Errorf("completed %v", e.jobs.completed)
 			}
 			// The store holds the three inputs and the outputs left.
-			if n := len(segments(t, fx.store)) - 3; n != tc.wantLeft {
-				t.Errorf("%d outputs left, want %d", n, tc.wantLeft)
+			n := len(segments(t, fx.store)) - 3
+			if tc.wantLeft < 0 && (n < 2 || n != int(e.store.puts.Load())) || tc.wantLeft >= 0 && n != tc.wantLeft {
+				t.Errorf("%d outputs left (%d put), want %d", n, e.store.puts.Load(), tc.wantLeft)
 			}
 			if got := e.store.deletes.Load() > 0; got != tc.wantDeletes {
 				t.Errorf("deleted: %v, want %v", got, tc.wantDeletes)

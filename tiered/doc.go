@@ -130,8 +130,9 @@
 // not a tombstone. A tombstone left after that goes once its batch carries
 // a delete horizon at or below NowMs. A batch left empty is kept as a bare
 // header when it holds a producer's last offset (its last sequence), or
-// when it is the last batch of its input segment, so that every output ends
-// at its last input's last offset; else it goes. Control batches stay.
+// when it is the last batch of its input segment, so that the last output
+// ends at the last replaced input's last offset; else it goes. Control
+// batches stay.
 //
 // Delete horizon (KIP-534): a non-control batch without one that keeps a
 // tombstone at or below cleanedThrough is rebuilt with AttrDeleteHorizon set
@@ -143,15 +144,15 @@
 // reports the earliest horizon of a batch still holding tombstones, when the
 // next pass is due.
 //
-// Outputs keep input segments whole: one input's compacted batches are
-// staged, and go into the output being built unless it has batches and
-// they would take it past segment.bytes; then that output is finished,
-// uploaded at once, and a new one starts at the input's base offset. An
-// output's base offset is its first input's, its last offset its last
-// input's. Memory per job: the dedupe buffer (or one window's keys), one
-// read window (MaxReadBytes, or one larger batch), one staged input and one
-// output of about segment.bytes; one compaction job runs at a time per
-// Consolidator.
+// Outputs are cut at batch boundaries: each batch left goes into the output
+// being built unless it has batches and the batch would take it past
+// segment.bytes; then that output is finished and uploaded at once, and the
+// next starts right after its last offset (its first batch may start later:
+// a gap). The outputs cover the replaced inputs' range without a gap, the
+// first from the job's base offset, the last to the last replaced input's
+// last offset. Memory per job: the dedupe buffer (or one window's keys), one
+// read window (MaxReadBytes, or one larger batch) and one output of at most
+// segment.bytes; one compaction job runs at a time per Consolidator.
 //
 // A job's outputs replace its replaced inputs in one coordinator write
 // (CompleteTierJob with Compacted): the coordinator's side, fenced by the
