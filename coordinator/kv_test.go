@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -230,5 +231,35 @@ func TestLogSourceSegmentBatches(t *testing.T) {
 	var failed error
 	if _, ok := (logSource{e.c}).segmentBatches(ctx, bad, 0, func(_ kvindex.LogBatch, err error) bool { failed = err; return false }); ok || failed == nil {
 		t.Errorf("a segment of zeros: ok %v, err %v; want an error", ok, failed)
+	}
+}
+
+// TestKvLatestOffsets: a compaction pass's key lookups answer each key's
+// latest offset, -1 for a tombstoned or unknown key, in request order; a
+// topic without a ready index is a KafkaStorageError, an unknown partition
+// UNKNOWN_TOPIC_OR_PARTITION.
+func TestKvLatestOffsets(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.KVIndexEnabled = true })
+	kv := e.topic("kv", 2, kvConfigs)
+	plainTopic := e.topic("plain", 1, map[string]string{"cleanup.policy": "compact"})
+	e.commit("o1", keyed(kv.ID, 1, "a", "b"), keyed(kv.ID, 1, "c", "", "d"), keyed(kv.ID, 0, "a"))
+	e.commit("o2", keyed(kv.ID, 1, "-b", "a"))
+	ctx := context.Background()
+	keys := [][]byte{[]byte("a"), []byte("b"), []byte("z"), []byte("d"), []byte("a")}
+	got, err := e.c.KvLatestOffsets(ctx, coordapi.KvOffsetsRequest{TopicID: kv.ID, Partition: 1, Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int64{6, -1, -1, 4, 6}; !slices.Equal(got, want) {
+		t.Fatalf("latest offsets %v, want %v", got, want)
+	}
+	if got, err := e.c.KvLatestOffsets(ctx, coordapi.KvOffsetsRequest{TopicID: kv.ID, Partition: 0, Keys: keys[:1]}); err != nil || !slices.Equal(got, []int64{0}) {
+		t.Fatalf("partition 0: %v, %v", got, err)
+	}
+	if _, err := e.c.KvLatestOffsets(ctx, coordapi.KvOffsetsRequest{TopicID: plainTopic.ID, Partition: 0, Keys: keys}); !errors.Is(err, kerr.KafkaStorageError) {
+		t.Fatalf("unindexed topic: %v, want KAFKA_STORAGE_ERROR", err)
+	}
+	if _, err := e.c.KvLatestOffsets(ctx, coordapi.KvOffsetsRequest{TopicID: kv.ID, Partition: 2, Keys: keys}); !errors.Is(err, kerr.UnknownTopicOrPartition) {
+		t.Fatalf("partition 2: %v, want UNKNOWN_TOPIC_OR_PARTITION", err)
 	}
 }
