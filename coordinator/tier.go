@@ -78,6 +78,14 @@ func (c *Coordinator) settingsLocked(t *topicState) tierSettings {
 		s.localBytes = -1
 	}
 	s.segmentBytes = min(max(s.segmentBytes, 1), maxSegmentData)
+	if isCompacted(t.configs) {
+		// Compaction runs on segments only: a WAL batch older than
+		// max.compaction.lag.ms is consolidated then, so that it can be
+		// compacted in time.
+		if maxLag := configInt(t.configs, coordapi.ConfigMaxCompactionLagMs); maxLag > 0 && (s.localMs < 0 || maxLag < s.localMs) {
+			s.localMs = maxLag
+		}
+	}
 	policy := t.configs[coordapi.ConfigCleanupPolicy]
 	if policy == "" {
 		policy = "delete"

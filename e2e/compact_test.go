@@ -380,16 +380,32 @@ func TestCompaction(t *testing.T) {
 	})
 	t.Logf("compacted after %v passes", passes())
 
-	// SIGKILL the compacting broker, then the coordinator, each right
-	// after a pass completed: the idempotent producer's new segments keep
-	// the next one coming.
+	// SIGKILL the compacting broker, then the coordinator, each while a
+	// job is assigned (broker 2 runs them all; the idempotent producer's
+	// new segments keep passes coming, so it is mostly a compaction).
+	inFlight := func() error {
+		var n [5]float64
+		for i, outcome := range []string{"assigned", "completed", "refused", "abandoned", "expired"} {
+			v, err := floetest.Metric(c.Coord.HTTPAddr, "floe_coordinator_tier_jobs_total", fmt.Sprintf(`outcome="%s"`, outcome))
+			if err != nil {
+				return err
+			}
+			n[i] = v
+		}
+		if n[0]-n[1]-n[2]-n[3]-n[4] < 1 {
+			return fmt.Errorf("no tier job in flight (%v)", n)
+		}
+		return nil
+	}
 	waitPasses(passes() + 1)
+	testkit.CheckFor(t, 60*time.Second, time.Millisecond, inFlight)
 	b2.Kill()
-	t.Logf("killed broker 2 after %v passes", passes())
+	t.Logf("killed broker 2 with a job in flight, after %v passes", passes())
 	b2 = c.AddBroker(2)
 	waitPasses(passes() + 2)
+	testkit.CheckFor(t, 60*time.Second, time.Millisecond, inFlight)
 	c.Coord.Kill()
-	t.Logf("killed the coordinator")
+	t.Logf("killed the coordinator with a job in flight")
 	c.StartCoordinator()
 	waitPasses(2)
 
