@@ -98,6 +98,27 @@ func BenchmarkCompaction(b *testing.B) {
 	// the input segments' chunks kept for later readers.
 	compactor := c.AddBroker(4, "--compaction-dedupe-buffer-bytes", strconv.Itoa(bufferMiB<<20), "--cache-bytes", strconv.Itoa(32<<20))
 	idle := peakRSS(b, compactor.PID())
+	// The compactor's Go heap in use, sampled while it works: live data
+	// and the garbage the next GC frees, without the pages the runtime
+	// keeps for reuse that RSS counts.
+	heapPeak := make(chan float64, 1)
+	heapStop := make(chan struct{})
+	go func() {
+		var peak float64
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-heapStop:
+				heapPeak <- peak
+				return
+			case <-t.C:
+			}
+			if v, err := floetest.Metric(compactor.HTTPAddr, "go_memstats_heap_inuse_bytes"); err == nil {
+				peak = max(peak, v)
+			}
+		}
+	}()
 	compStart := time.Now()
 	// Lag 0 lets compaction start; a dirty ratio near 0 lets a pass over
 	// a full key map be followed by the next until the partition is clean
@@ -124,14 +145,16 @@ func BenchmarkCompaction(b *testing.B) {
 	})
 	compWall := time.Since(compStart)
 	b.StopTimer()
+	close(heapStop)
+	heap := <-heapPeak
 	peak := peakRSS(b, compactor.PID())
 	passes, _ := floetest.Metric(c.Coord.HTTPAddr, "floe_coordinator_compaction_passes_total")
 	compactor.Stop()
 	after := metric("floe_partition_segment_bytes")
 	live := float64(keys) * float64(valueLen+recordOverhead(keys))
-	fmt.Printf("compacted in %s over %v passes: %.1f MiB/s; %.2f MiB after (%.0f bytes), live set about %.2f MiB: %.3f×; compactor peak RSS %.1f MiB, %.1f MiB above idle\n",
+	fmt.Printf("compacted in %s over %v passes: %.1f MiB/s; %.2f MiB after (%.0f bytes), live set about %.2f MiB: %.3f×; compactor peak RSS %.1f MiB, %.1f MiB above idle, peak Go heap in use %.1f MiB\n",
 		compWall.Round(time.Millisecond), passes, before/(1<<20)/compWall.Seconds(), after/(1<<20), after, live/(1<<20), after/live,
-		float64(peak)/(1<<20), float64(peak-idle)/(1<<20))
+		float64(peak)/(1<<20), float64(peak-idle)/(1<<20), heap/(1<<20))
 
 	readAfter := c.AddBroker(5)
 	n1, wall1 := consumeToEnd(b, readAfter.KafkaAddr, topic)
@@ -145,6 +168,7 @@ func BenchmarkCompaction(b *testing.B) {
 	b.ReportMetric(after/live, "after/live")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
 	b.ReportMetric(float64(peak-idle)/(1<<20), "RSS-rise-MiB")
+	b.ReportMetric(heap/(1<<20), "heap-inuse-MiB")
 	b.ReportMetric(wall0.Seconds(), "read-before-s")
 	b.ReportMetric(wall1.Seconds(), "read-after-s")
 }

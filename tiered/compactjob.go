@@ -191,6 +191,7 @@ type compactRun struct {
 	batches []segBatch // one window's batches, reused
 
 	next     int64                       // the base offset of the next output
+	rest     int64                       // the replaced inputs' bytes not read yet
 	out      *Writer                     // the output being built, nil between outputs
 	outSeg   coordapi.CompactedSegment   // what out holds so far
 	segments []coordapi.CompactedSegment // the outputs put
@@ -246,6 +247,9 @@ func (r *compactRun) run(ctx context.Context) (coordapi.CompleteTierJobRequest, 
 	r.policy = CompactPolicy{Keep: r.keep, RetainEmpty: r.retainEmpty, StampThrough: r.cleaned}
 	if r.cj.DeleteRetentionMs >= 0 {
 		r.policy.StampHorizon = r.cj.NowMs + min(r.cj.DeleteRetentionMs, math.MaxInt64-max(r.cj.NowMs, 0))
+	}
+	for _, seg := range segs[:r.replaced] {
+		r.rest += int64(seg.ByteLength)
 	}
 	for _, seg := range segs[:r.replaced] {
 		if err := r.compactSegment(ctx, seg); err != nil {
@@ -392,6 +396,7 @@ func (r *compactRun) compactSegment(ctx context.Context, seg coordapi.BatchCoord
 				return err
 			}
 			r.stats.add(st)
+			r.rest -= int64(len(sb.b))
 			if len(out) == 0 {
 				continue
 			}
@@ -573,10 +578,19 @@ func (r *compactRun) place(ctx context.Context, b []byte) error {
 		}
 	}
 	if r.out == nil {
-		// The buffer grows as batches come: sized for the inputs it
-		// replaces it would hold their whole size for an output that
-		// compaction mostly makes far smaller.
-		w, err := NewWriter(r.next, Options{IndexIntervalBytes: r.c.opts.IndexIntervalBytes, SizeHint: int(min(r.segBytes, initialOutputBytes))})
+		// Room for what the output can hold at most: segment.bytes, or the
+		// input bytes left when fewer, with their index entries and the
+		// trailer, so that it never grows by copying (each copy holds the
+		// old buffer and the new at once) and Finish does not copy it. The
+		// capacity compaction leaves unused is never written, so the pages
+		// under it are not touched.
+		d := min(r.segBytes, r.rest+int64(len(b)))
+		interval := int64(r.c.opts.IndexIntervalBytes)
+		if interval <= 0 {
+			interval = DefaultIndexIntervalBytes
+		}
+		hint := d + (d/interval+2)*(offsetEntrySize+timeEntrySize) + TrailerSize
+		w, err := NewWriter(r.next, Options{IndexIntervalBytes: r.c.opts.IndexIntervalBytes, SizeHint: int(hint)})
 		if err != nil {
 			return fmt.Errorf("new segment writer: %w", err)
 		}
@@ -592,9 +606,6 @@ func (r *compactRun) place(ctx context.Context, b []byte) error {
 	r.outSeg.LastOffset = h.BaseOffset + int64(h.LastOffsetDelta)
 	return nil
 }
-
-// initialOutputBytes is the buffer an output segment starts with.
-const initialOutputBytes = 1 << 20
 
 // noteBatch counts output batch h in r.outSeg: its batches and max
 // timestamp as the coordinator tracks them (ties keep the earlier batch; a
