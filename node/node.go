@@ -407,6 +407,14 @@ func (n *Node) startTier(nodeID int32) error {
 	if topts.Logger == nil {
 		topts.Logger = n.log
 	}
+	if topts.MaxReadBytes == 0 {
+		// One cache chunk a read: the cache hands a read within one chunk
+		// out as it holds it, where a read across chunks is a copy.
+		topts.MaxReadBytes = n.cfg.Cache.ChunkBytes
+		if topts.MaxReadBytes == 0 {
+			topts.MaxReadBytes = cache.DefaultChunkBytes
+		}
+	}
 	topts.Meter = n.metrics.Meter("floe/tiered")
 	if topts.KeyIndex == nil {
 		topts.KeyIndex = n.client // compaction jobs of indexed topics ask it

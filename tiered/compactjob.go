@@ -496,7 +496,14 @@ func (r *compactRun) scanSegment(ctx context.Context, seg coordapi.BatchCoord, f
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		n := min(r.window, end-pos)
+		// Windows end at multiples of the window size, so that with the
+		// window a chunk's size (the node sets MaxReadBytes so) each read
+		// is one chunk the cache hands out as it holds it, without a copy.
+		// A batch across a boundary is read alone, between two windows.
+		n := min(r.window-pos%r.window, end-pos)
+		if n < record.HeaderSize {
+			n = min(record.HeaderSize, end-pos) // a header across the boundary: its batch is read alone
+		}
 		data, err := r.read(ctx, seg, pos, n)
 		if err != nil {
 			return err
