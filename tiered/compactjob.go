@@ -569,6 +569,9 @@ func (r *compactRun) read(ctx context.Context, seg coordapi.BatchCoord, pos, n i
 	return data, nil
 }
 
+// initialOutputBytes is the buffer an output segment starts with.
+const initialOutputBytes = 1 << 20
+
 // place appends b, one compacted batch, to the output being built, first
 // finishing and uploading that output when it has batches and b would take
 // it past segment.bytes. A new output starts right after the previous one
@@ -585,18 +588,13 @@ func (r *compactRun) place(ctx context.Context, b []byte) error {
 		}
 	}
 	if r.out == nil {
-		// Room for what the output can hold at most: segment.bytes, or the
-		// input bytes left when fewer, with their index entries and the
-		// trailer, so that it never grows by copying (each copy holds the
-		// old buffer and the new at once) and Finish does not copy it. The
-		// capacity compaction leaves unused is never written, so the pages
-		// under it are not touched.
-		d := min(r.segBytes, r.rest+int64(len(b)))
-		interval := int64(r.c.opts.IndexIntervalBytes)
-		if interval <= 0 {
-			interval = DefaultIndexIntervalBytes
-		}
-		hint := d + (d/interval+2)*(offsetEntrySize+timeEntrySize) + TrailerSize
+		// The buffer starts small and grows as batches come. Sized for
+		// what the output could hold (segment.bytes) it would count, for
+		// the GC, as that much live heap, and the heap (with the cache's
+		// chunk churn) would grow to twice it, for an output compaction
+		// mostly makes far smaller; growing costs copies only when the
+		// output is large.
+		hint := min(r.segBytes, r.rest+int64(len(b)), initialOutputBytes)
 		w, err := NewWriter(r.next, Options{IndexIntervalBytes: r.c.opts.IndexIntervalBytes, SizeHint: int(hint)})
 		if err != nil {
 			return fmt.Errorf("new segment writer: %w", err)
