@@ -115,6 +115,13 @@ func (w *Writer) append(batch []byte, baseOffset int64, leaderEpoch int32, ts in
 	if uint64(pos)+uint64(len(batch)) > maxDataLength {
 		return fmt.Errorf("%w: segment data would exceed %d bytes", ErrInvalidBatch, uint64(maxDataLength))
 	}
+	if need := len(w.buf) + len(batch); need > cap(w.buf) {
+		// Double, as append does only for small slices: a large segment
+		// grown by append's smaller steps would be copied many more times.
+		grown := make([]byte, len(w.buf), max(2*cap(w.buf), need))
+		copy(grown, w.buf)
+		w.buf = grown
+	}
 	w.buf = append(w.buf, batch...)
 	b := w.buf[pos:]
 	record.SetBaseOffset(b, baseOffset)
