@@ -15,10 +15,11 @@ var ErrNotChunk = errors.New("cache: not a whole aligned chunk")
 // defaults): chunk i of an object starts at i*ChunkBytes.
 func (c *Cache) ChunkBytes() int64 { return c.opts.ChunkBytes }
 
-// MaxChunkLen returns the longest chunk the cache loads: ChunkBytes, plus
-// the tail of at most ChunkBytes/8 an object's last chunk absorbs.
-func (c *Cache) MaxChunkLen() int64 {
-	return c.opts.ChunkBytes + c.opts.ChunkBytes/tailFraction
+// MaxChunkLen returns the longest chunk a cache of chunkBytes chunks loads:
+// chunkBytes, plus the tail of at most chunkBytes/8 an object's last chunk
+// absorbs. A peer serving chunks (package zone) refuses longer ones.
+func MaxChunkLen(chunkBytes int64) int64 {
+	return chunkBytes + chunkBytes/tailFraction
 }
 
 // GetChunk returns chunk offset/ChunkBytes of key, the length bytes at
@@ -30,14 +31,15 @@ func (c *Cache) MaxChunkLen() int64 {
 // the object's size, which GetChunk does not know. For the same reason it
 // starts no read-ahead.
 //
-// offset must be a multiple of ChunkBytes and length in (0, MaxChunkLen()];
+// offset must be a multiple of ChunkBytes and length in
+// (0, MaxChunkLen(ChunkBytes)];
 // a chunk already resident or loading with another length is a caller's
 // mistake (another chunk size, another object size): both are ErrNotChunk.
 // The returned bytes are shared with the cache: callers must not modify
 // them.
 func (c *Cache) GetChunk(ctx context.Context, key string, offset, length int64) ([]byte, error) {
 	cb := c.opts.ChunkBytes
-	if offset < 0 || offset%cb != 0 || length <= 0 || length > c.MaxChunkLen() {
+	if offset < 0 || offset%cb != 0 || length <= 0 || length > MaxChunkLen(cb) {
 		return nil, fmt.Errorf("cache: chunk of %s at %d, %d bytes (chunk size %d): %w", key, offset, length, cb, ErrNotChunk)
 	}
 	k := chunkKey{key: key, idx: offset / cb}
