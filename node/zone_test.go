@@ -130,4 +130,7 @@ func TestZoneCacheSharing(t *testing.T) {
 	if err != nil || after != served+1 {
 		t.Fatalf("broker 1 served %v chunks after one more, had %v (%v)", after, served, err)
 	}
+	if b, err := floetest.Metric(n1.HTTPAddr(), "floe_zone_peer_served_bytes_total"); err != nil || b < float64(obj.Size) {
+		t.Fatalf("broker 1 served %v bytes, at least %d (%v)", b, obj.Size, err)
+	}
 }
