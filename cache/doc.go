@@ -78,6 +78,13 @@
 // (ctx cancelled) does not cancel the load for the others. Cache.mu guards
 // the queues; the disk tier has its own mutex; no goroutine ever holds both.
 //
+// # Whole chunks for peers
+//
+// GetChunk reads one chunk by its offset and length instead of a byte range
+// of an object of known size: the other brokers of a zone ask a chunk's
+// owning broker for it that way (package zone), and the owner's load joins
+// or leaves the chunk resident like any miss, so the next peer hits.
+//
 // # Metrics
 //
 // Stats returns atomic counters, fit for OpenTelemetry observable counters;

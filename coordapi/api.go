@@ -230,6 +230,11 @@ type BrokerInfo struct {
 	Port int32
 	// Rack is the broker's rack (availability zone); "" for none.
 	Rack string
+	// InternalAddr is the host:port of the broker's HTTP listener that
+	// the other brokers of its zone read cached chunks from
+	// (GET /internal/chunk, package zone); "" when unknown, and then no
+	// peer asks it for chunks.
+	InternalAddr string
 }
 
 // Addr returns the advertised address as host:port.

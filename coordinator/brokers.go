@@ -63,7 +63,7 @@ func (c *Coordinator) RegisterBroker(ctx context.Context, info coordapi.BrokerIn
 			info.NodeID, old.info.Addr(), info.Addr())
 	}
 	if !ok || !now.Before(old.expires) || old.info != info {
-		c.log.Info("broker registered", "node_id", info.NodeID, "addr", info.Addr(), "rack", info.Rack)
+		c.log.Info("broker registered", "node_id", info.NodeID, "addr", info.Addr(), "rack", info.Rack, "internal_addr", info.InternalAddr)
 	}
 	r.byID[info.NodeID] = brokerEntry{info: info, expires: now.Add(c.opts.BrokerTTL)}
 	return nil

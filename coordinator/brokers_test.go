@@ -24,7 +24,7 @@ func TestBrokerRegistry(t *testing.T) {
 		}
 		return bs
 	}
-	b1 := coordapi.BrokerInfo{NodeID: 1, Host: "10.0.0.1", Port: 9092, Rack: "a"}
+	b1 := coordapi.BrokerInfo{NodeID: 1, Host: "10.0.0.1", Port: 9092, Rack: "a", InternalAddr: "10.0.0.1:8080"}
 	b2 := coordapi.BrokerInfo{NodeID: 2, Host: "10.0.0.2", Port: 9092}
 	if got := list(); len(got) != 0 {
 		t.Fatalf("empty registry lists %+v", got)
@@ -49,9 +49,9 @@ func TestBrokerRegistry(t *testing.T) {
 	}
 
 	// A live node id at another address is refused; at the same address
-	// (a restart) it is renewed, with its new rack.
+	// (a restart) it is renewed, with its new rack and internal address.
 	wantKerr(t, e.c.RegisterBroker(ctx, coordapi.BrokerInfo{NodeID: 2, Host: "10.0.0.9", Port: 9092}), kerr.DuplicateBrokerRegistration)
-	b2.Rack = "b"
+	b2.Rack, b2.InternalAddr = "b", "10.0.0.2:8080"
 	if err := e.c.RegisterBroker(ctx, b2); err != nil {
 		t.Fatal(err)
 	}

@@ -78,9 +78,9 @@
 //
 // # Broker registry
 //
-// Brokers register (node id, advertised address, rack) and heartbeat with
-// RegisterBroker; ListBrokers names those heard from within
-// Options.BrokerTTL. The registry is kept in memory only: after a restart
+// Brokers register (node id, advertised address, rack, internal address)
+// and heartbeat with RegisterBroker; ListBrokers names those heard from
+// within Options.BrokerTTL. The registry is kept in memory only: after a restart
 // brokers register again with their next heartbeat.
 //
 // # Locks

@@ -21,8 +21,8 @@ func (n *Node) registerObservers(m metric.Meter) error {
 	}
 	hits := counter("floe.cache.hits", "{access}", "Chunk accesses served from memory.")
 	misses := counter("floe.cache.misses", "{access}", "Chunk accesses that waited for a load.")
-	gets := counter("floe.cache.gets", "{request}", "Ranged GETs the cache issued to the object store.")
-	loaded := counter("floe.cache.loaded", "By", "Bytes the cache read from the object store.")
+	gets := counter("floe.cache.gets", "{request}", "Chunk loads the cache issued: ranged GETs of the object store or, with zone cache sharing, requests to the chunk's owner (floe.cache.chunk_loads by source).")
+	loaded := counter("floe.cache.loaded", "By", "Bytes the cache loaded, from the object store or a peer of its zone.")
 	evictions := counter("floe.cache.evictions", "{chunk}", "Chunks evicted from memory.")
 	readAheads := counter("floe.cache.read_aheads", "{chunk}", "Read-ahead loads started.")
 	gauge := func(name, unit, desc string) metric.Int64ObservableGauge {

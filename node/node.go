@@ -33,6 +33,7 @@ import (
 	"github.com/floe-io/floe/metrics"
 	"github.com/floe-io/floe/objectstore"
 	"github.com/floe-io/floe/tiered"
+	"github.com/floe-io/floe/zone"
 )
 
 // Config is everything a Node needs. The zero value of a field means its
@@ -47,9 +48,23 @@ type Config struct {
 	// AdvertisedAddr is what Metadata returns (--advertised-addr).
 	// Default: the Kafka listener's address.
 	AdvertisedAddr string
-	// HTTPAddr serves /healthz, /metrics and /kv (--http-addr). Default:
-	// 127.0.0.1:8080. "-" disables it.
+	// HTTPAddr serves /healthz, /metrics, /kv and, with zone cache
+	// sharing, the chunks this broker owns to its zone's other brokers
+	// (--http-addr). Default: 127.0.0.1:8080. "-" disables it.
 	HTTPAddr string
+	// InternalAddr is the host:port at which the other brokers of this
+	// broker's zone reach its HTTP listener to read the chunks it owns
+	// (--internal-addr), registered with the coordinator. Set it when
+	// HTTPAddr listens on all interfaces. The listener serves object bytes
+	// unauthenticated: keep it off public networks.
+	// Default: the HTTP listener's address.
+	InternalAddr string
+	// ZoneCacheSharingDisabled turns per-zone chunk sharing off
+	// (--zone-cache-sharing=false): every chunk the cache misses is read
+	// from the object store. Sharing needs a rack (Broker.Rack) to name
+	// the zone; without the HTTP listener the broker still asks its peers
+	// but serves none. Default: false (shared).
+	ZoneCacheSharingDisabled bool
 	// S3 switches the object store to S3 when S3.Bucket is set.
 	S3 objectstore.S3Options
 	// S3Prefix is prepended to every object key (--s3-prefix).
@@ -126,7 +141,15 @@ type Node struct {
 		cancel context.CancelFunc
 		done   chan struct{}
 	}
-	cache   *cache.Cache
+	cache *cache.Cache
+	// zone is the per-zone chunk sharing around the cache: members is
+	// nil when this broker shares nothing; getter sits between the cache
+	// and the (instrumented) store either way.
+	zone struct {
+		members *zone.Membership
+		getter  *zone.Getter
+		stop    func() // stops members' refresh
+	}
 	kvCache *kvindex.BatchCache // /kv's decoded batches
 	ingest  *ingest.Ingester
 	broker  *broker.Broker
@@ -214,11 +237,21 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		return nil, err
 	}
 
+	// The HTTP listener is bound before the cache: peers of the zone
+	// read chunks from it at the address the broker registers.
+	if cfg.HTTPAddr != "-" {
+		if n.httpLn, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
+			return nil, fmt.Errorf("listen http: %w", err)
+		}
+	}
 	cacheOpts := cfg.Cache
 	if cacheOpts.Logger == nil {
 		cacheOpts.Logger = cfg.Logger
 	}
-	if n.cache, err = cache.New(n.store, cacheOpts); err != nil {
+	if err := n.startZone(cacheOpts.ChunkBytes); err != nil {
+		return nil, err
+	}
+	if n.cache, err = cache.New(n.zone.getter, cacheOpts); err != nil {
 		return nil, fmt.Errorf("open cache: %w", err)
 	}
 
@@ -282,6 +315,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
+	info.InternalAddr = n.internalAddr()
 	n.startHeartbeat(info)
 	if !cfg.TierJobsDisabled {
 		if err := n.startTier(bopts.NodeID); err != nil {
@@ -289,10 +323,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		}
 	}
 
-	if cfg.HTTPAddr != "-" {
-		if n.httpLn, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
-			return nil, fmt.Errorf("listen http: %w", err)
-		}
+	if n.httpLn != nil {
 		n.http = &http.Server{Handler: n.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			if err := n.http.Serve(n.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -300,7 +331,8 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 			}
 		}()
 	}
-	n.log.Info("floe broker started", "kafka", n.kafkaLn.Addr().String(), "advertised", bopts.AdvertisedAddr, "http", n.HTTPAddr(), "data_dir", cfg.DataDir)
+	n.log.Info("floe broker started", "kafka", n.kafkaLn.Addr().String(), "advertised", bopts.AdvertisedAddr, "http", n.HTTPAddr(),
+		"rack", bopts.Rack, "zone_cache_sharing", n.zone.members != nil, "internal", info.InternalAddr, "data_dir", cfg.DataDir)
 	return n, nil
 }
 
@@ -311,6 +343,15 @@ func (n *Node) httpHandler() http.Handler {
 		fmt.Fprintln(w, "ok")
 	})
 	mux.Handle("GET /metrics", n.metrics.Handler())
+	if n.zone.members != nil {
+		mux.Handle("GET "+zone.ChunkPath, zone.NewHandler(n.cache.GetChunk, zone.HandlerOptions{
+			ChunkBytes: n.cache.ChunkBytes(),
+			// Only the objects floe writes: WAL and segment objects.
+			Prefixes: []string{coordapi.WALPrefix(n.cfg.S3Prefix), coordapi.TieredPrefix(n.cfg.S3Prefix)},
+			Meter:    n.metrics.Meter("floe/zone"),
+			Logger:   n.log,
+		}))
+	}
 	mux.Handle("/kv/", kvindex.NewHandler(n.broker.KVService(), kvindex.HandlerOptions{
 		RemoteReadEnabled: n.cfg.KVRemoteReadEnabled,
 		Logger:            n.log,
@@ -448,6 +489,7 @@ func (n *Node) closeParts() error {
 	if n.cache != nil {
 		errs = append(errs, n.cache.Close())
 	}
+	n.stopZone()
 	n.stopHeartbeat(context.Background())
 	errs = append(errs, n.closeCoordinator())
 	if n.metrics != nil {

@@ -51,7 +51,7 @@ func (d *Dir) Root() string { return d.root }
 // path returns the file that holds key, after checking that key is valid
 // and cannot escape the root.
 func (d *Dir) path(key string) (string, error) {
-	if err := checkKey(key); err != nil {
+	if err := CheckKey(key); err != nil {
 		return "", err
 	}
 	for seg := range strings.SplitSeq(key, "/") {
@@ -218,7 +218,7 @@ func (d *Dir) List(ctx context.Context, prefix string) ([]ObjectInfo, error) {
 		return nil, fmt.Errorf("list %s: %w", prefix, err)
 	}
 	base := prefix[:strings.LastIndex(prefix, "/")+1] // "" or ends in '/'
-	if base != "" && checkKey(strings.TrimSuffix(base, "/")) != nil {
+	if base != "" && CheckKey(strings.TrimSuffix(base, "/")) != nil {
 		return nil, nil // no valid key lives under such a prefix
 	}
 	start := filepath.Join(d.root, filepath.FromSlash(base))

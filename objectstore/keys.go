@@ -9,12 +9,15 @@ import (
 // maxKeyLen is S3's limit on key length in bytes.
 const maxKeyLen = 1024
 
-// checkKey reports whether key is one every backend can store under the
+// CheckKey reports whether key is one every backend can store under the
 // same name: non-empty, valid UTF-8, at most 1024 bytes, '/'-separated
 // segments that are neither empty nor "." nor "..", no leading '/', no
 // backslash and no NUL. The same rules everywhere keep Memory, Dir and S3
 // interchangeable and stop a key from escaping a Dir's root.
-func checkKey(key string) error {
+// Every backend checks the keys it is given; code that takes a key from the
+// network (a peer's chunk request, package zone) checks it first. The error
+// wraps ErrInvalidKey.
+func CheckKey(key string) error {
 	switch {
 	case key == "":
 		return fmt.Errorf("%w: empty", ErrInvalidKey)

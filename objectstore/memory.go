@@ -39,7 +39,7 @@ func (m *Memory) Put(ctx context.Context, key string, data []byte) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("put %s: %w", key, err)
 	}
-	if err := checkKey(key); err != nil {
+	if err := CheckKey(key); err != nil {
 		return fmt.Errorf("put: %w", err)
 	}
 	obj := memObject{data: slices.Clone(data), modTime: time.Now()}
@@ -57,7 +57,7 @@ func (m *Memory) GetRange(ctx context.Context, key string, offset, length int64)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("get %s: %w", key, err)
 	}
-	if err := checkKey(key); err != nil {
+	if err := CheckKey(key); err != nil {
 		return nil, fmt.Errorf("get: %w", err)
 	}
 	m.mu.RLock()
@@ -79,7 +79,7 @@ func (m *Memory) Delete(ctx context.Context, key string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("delete %s: %w", key, err)
 	}
-	if err := checkKey(key); err != nil {
+	if err := CheckKey(key); err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}
 	m.mu.Lock()
@@ -110,7 +110,7 @@ func (m *Memory) Head(ctx context.Context, key string) (ObjectInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return ObjectInfo{}, fmt.Errorf("head %s: %w", key, err)
 	}
-	if err := checkKey(key); err != nil {
+	if err := CheckKey(key); err != nil {
 		return ObjectInfo{}, fmt.Errorf("head: %w", err)
 	}
 	m.mu.RLock()

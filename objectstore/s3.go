@@ -157,7 +157,7 @@ func (s *S3) EnsureBucket(ctx context.Context) error {
 // multiplied (three of ingest's times three of the SDK's made nine PUTs of
 // one object). Reads keep the SDK's retries.
 func (s *S3) Put(ctx context.Context, key string, data []byte) error {
-	if err := checkKey(key); err != nil {
+	if err := CheckKey(key); err != nil {
 		return fmt.Errorf("put: %w", err)
 	}
 	_, err := s.client.PutObject(ctx, &s3.PutObjectInput{
@@ -178,7 +178,7 @@ func (s *S3) Put(ctx context.Context, key string, data []byte) error {
 // range of an empty object), cost one more HeadObject to tell "at the
 // end" from "beyond the end".
 func (s *S3) GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error) {
-	if err := checkKey(key); err != nil {
+	if err := CheckKey(key); err != nil {
 		return nil, fmt.Errorf("get: %w", err)
 	}
 	if offset < 0 {
@@ -238,7 +238,7 @@ func (s *S3) emptyRange(ctx context.Context, key string, offset, length int64) (
 
 // Delete removes key; S3 reports success for a missing key.
 func (s *S3) Delete(ctx context.Context, key string) error {
-	if err := checkKey(key); err != nil {
+	if err := CheckKey(key); err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}
 	_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
@@ -273,7 +273,7 @@ func (s *S3) List(ctx context.Context, prefix string) ([]ObjectInfo, error) {
 
 // Head returns the size and modification time of key with HeadObject.
 func (s *S3) Head(ctx context.Context, key string) (ObjectInfo, error) {
-	if err := checkKey(key); err != nil {
+	if err := CheckKey(key); err != nil {
 		return ObjectInfo{}, fmt.Errorf("head: %w", err)
 	}
 	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})

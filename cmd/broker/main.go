@@ -4,6 +4,8 @@
 // over it, Kafka on 127.0.0.1:9092 and HTTP (/healthz, /metrics, /kv) on
 // 127.0.0.1:8080. With --nats-url it is one of a cluster's stateless
 // brokers, using the coordinator that cmd/coordinator serves over NATS.
+// With --rack, the brokers of one zone share their chunk caches over their
+// HTTP listeners (--internal-addr, --zone-cache-sharing).
 // As with Apache Kafka's defaults, a topic is created on first use (a
 // client's Metadata request that allows it); --auto-create-topics=false
 // turns that off.
@@ -45,7 +47,8 @@ func run(args []string) error {
 	fs.StringVar(&cfg.DataDir, "data-dir", "./data", "directory for the embedded coordinator's state and, without S3, objects")
 	fs.StringVar(&cfg.KafkaAddr, "kafka-addr", "127.0.0.1:9092", "Kafka listener address")
 	fs.StringVar(&cfg.AdvertisedAddr, "advertised-addr", "", "host:port returned in Metadata (default: the Kafka listener)")
-	fs.StringVar(&cfg.HTTPAddr, "http-addr", "127.0.0.1:8080", "HTTP address for /healthz, /metrics and /kv (\"-\" disables)")
+	fs.StringVar(&cfg.HTTPAddr, "http-addr", "127.0.0.1:8080", "HTTP address for /healthz, /metrics, /kv and, with --rack, the chunks this broker serves its zone's other brokers (\"-\" disables)")
+	fs.StringVar(&cfg.InternalAddr, "internal-addr", "", "host:port at which the other brokers of this broker's zone (--rack) reach its HTTP listener to read the chunks it owns (GET /internal/chunk); set it when --http-addr listens on all interfaces, and keep that port off public networks (default: the --http-addr listener)")
 	fs.StringVar(&cfg.S3.Bucket, "s3-bucket", "", "S3 bucket; set to store objects in S3 instead of --data-dir")
 	fs.StringVar(&cfg.S3.Endpoint, "s3-endpoint", "", "S3 endpoint URL, e.g. http://127.0.0.1:9000 for MinIO (default: AWS)")
 	fs.StringVar(&cfg.S3.Region, "s3-region", "", "S3 region (default: AWS config chain, else us-east-1)")
@@ -66,6 +69,7 @@ func run(args []string) error {
 	fs.Int64Var(&cfg.Cache.MaxBytes, "cache-bytes", 512<<20, "chunk cache size in bytes")
 	fs.Int64Var(&cfg.Cache.ChunkBytes, "cache-chunk-bytes", 4<<20, "chunk cache chunk size")
 	fs.StringVar(&cfg.Cache.Dir, "cache-dir", "", "optional disk tier for the chunk cache")
+	zoneSharing := fs.Bool("zone-cache-sharing", true, "with --rack, read each chunk the cache misses from the broker of the zone that owns it (a hash over the zone's live brokers) instead of the object store, and serve the chunks this broker owns to the others, so that a zone reads each chunk from the object store about once (=false: every miss reads the object store)")
 	fs.BoolVar(&cfg.Coordinator.KVIndexEnabled, "kv-index-enabled", false, "allow topics to enable kv.index.enabled")
 	fs.DurationVar(&cfg.Coordinator.GCGrace, "gc-grace", 10*time.Minute, "how long the embedded coordinator keeps garbage and orphan objects before deleting them")
 	fs.DurationVar(&cfg.Coordinator.WALRetention, "wal-retention", 10*time.Minute, "how long batches stay in WAL objects before the embedded coordinator has them consolidated into per-partition segments (the default of local.retention.ms)")
@@ -101,6 +105,7 @@ func run(args []string) error {
 	cfg.Broker.KVIndexEnabled = cfg.Coordinator.KVIndexEnabled
 	cfg.Coordinator.DefaultPartitions = int32(*numPartitions)
 	cfg.TierJobsDisabled = !*consolidation
+	cfg.ZoneCacheSharingDisabled = !*zoneSharing
 	cfg.Coordinator.ConsolidationDisabled = !*consolidation
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

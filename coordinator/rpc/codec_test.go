@@ -244,10 +244,11 @@ func TestRoundTrip(t *testing.T) {
 			}
 		}},
 		{"broker info", func(t *testing.T) {
-			roundTrip(t, coordapi.BrokerInfo{NodeID: 3, Host: "10.0.0.3", Port: 9092, Rack: "eu-west-1a"}, encBrokerInfo, decBrokerInfo)
+			roundTrip(t, coordapi.BrokerInfo{NodeID: 3, Host: "10.0.0.3", Port: 9092, Rack: "eu-west-1a", InternalAddr: "10.0.1.3:8080"}, encBrokerInfo, decBrokerInfo)
+			roundTrip(t, coordapi.BrokerInfo{NodeID: 4, Host: "h", Port: 1}, encBrokerInfo, decBrokerInfo)
 		}},
 		{"broker list", func(t *testing.T) {
-			roundTrip(t, []coordapi.BrokerInfo{{NodeID: 1, Host: "a", Port: 1}, {NodeID: 2, Host: "b", Port: 2, Rack: "r"}},
+			roundTrip(t, []coordapi.BrokerInfo{{NodeID: 1, Host: "a", Port: 1}, {NodeID: 2, Host: "b", Port: 2, Rack: "r", InternalAddr: "b:8080"}},
 				encBrokerList, decBrokerList)
 			roundTrip(t, []coordapi.BrokerInfo(nil), encBrokerList, decBrokerList)
 		}},

@@ -126,6 +126,9 @@ func FuzzDecodeRequest(f *testing.F) {
 				Keys: []coordapi.KeyEntry{{Key: []byte("k"), Tombstone: true}}},
 		}})
 	})
+	seed(f, func(e *encoder) {
+		encBrokerInfo(e, coordapi.BrokerInfo{NodeID: 1, Host: "h", Port: 9092, Rack: "a", InternalAddr: "h:8080"})
+	})
 	seed(f, func(e *encoder) { encKvGetReq(e, coordapi.KvGetRequest{TopicID: idA, Partition: 1, Key: []byte("k")}) })
 	seed(f, func(e *encoder) {
 		encCreateTopicReq(e, coordapi.CreateTopicRequest{Name: "t", Partitions: 3, Configs: map[string]string{"a": "b"}})
@@ -169,6 +172,9 @@ func FuzzDecodeReply(f *testing.F) {
 		encTopicsResp(e, topicsResp{Topics: []coordapi.Topic{{ID: idA, Name: "a", Configs: map[string]string{"x": "y"}}}})
 	})
 	seed(f, func(e *encoder) { encFindBatchesMultiResp(e, multiResults) })
+	seed(f, func(e *encoder) {
+		encBrokerList(e, []coordapi.BrokerInfo{{NodeID: 1, Host: "a", Port: 1, Rack: "z", InternalAddr: "a:8080"}, {NodeID: 2, Host: "b", Port: 2}})
+	})
 	seed(f, func(e *encoder) {
 		encKvGetResp(e, coordapi.KvGetResult{Indexed: true, Ready: true, Found: true, Offset: 4,
 			PartitionState: coordapi.PartitionState{HighWatermark: 9},

@@ -344,10 +344,11 @@ func encBrokerInfo(e *encoder, b coordapi.BrokerInfo) {
 	e.str(b.Host)
 	e.varint(int64(b.Port))
 	e.str(b.Rack)
+	e.str(b.InternalAddr)
 }
 
 func decBrokerInfo(d *decoder) coordapi.BrokerInfo {
-	return coordapi.BrokerInfo{NodeID: d.int32(), Host: d.str(), Port: d.int32(), Rack: d.str()}
+	return coordapi.BrokerInfo{NodeID: d.int32(), Host: d.str(), Port: d.int32(), Rack: d.str(), InternalAddr: d.str()}
 }
 
 func encBrokerList(e *encoder, bs []coordapi.BrokerInfo) {

@@ -231,7 +231,7 @@ func TestBrokerRegistry(t *testing.T) {
 	e := newEnv(t, nil, func(o *coordinator.Options) { o.BrokerTTL = 300 * time.Millisecond })
 	ctx := context.Background()
 	c := e.client
-	b1 := coordapi.BrokerInfo{NodeID: 1, Host: "127.0.0.1", Port: 9092, Rack: "a"}
+	b1 := coordapi.BrokerInfo{NodeID: 1, Host: "127.0.0.1", Port: 9092, Rack: "a", InternalAddr: "127.0.0.1:8080"}
 	b2 := coordapi.BrokerInfo{NodeID: 2, Host: "127.0.0.1", Port: 9093}
 	for _, b := range []coordapi.BrokerInfo{b2, b1} {
 		if err := c.RegisterBroker(ctx, b); err != nil {
