@@ -33,6 +33,7 @@ type producePartition struct {
 func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Response, error) {
 	req := r.req.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	zone := r.clientZone()
 	var (
 		batches []ingest.Batch
 		parts   []producePartition
@@ -67,6 +68,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Res
 				}
 				for _, bt := range pb {
 					b.metrics.bytesIn.Add(ctx, int64(len(bt.Data)))
+					b.zoneMetrics.add(ctx, true, zone, int64(len(bt.Data)))
 				}
 				parts = append(parts, producePartition{topic: ti, partition: pi, first: len(batches), n: len(pb)})
 				batches = append(batches, pb...)

@@ -41,10 +41,18 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 	var rotate int
 	if r.conn != nil {
 		rotate = int(r.conn.fetches.Add(1))
+		if req.Version >= 11 && req.Rack != "" {
+			r.conn.zone.set(req.Rack) // client.rack (KIP-392)
+		}
 	}
+	zone := r.clientZone()
 	for {
 		resp, n, tps, stop := b.fetchOnce(ctx, req, rotate)
+		if req.Version >= 11 && req.Rack != "" && b.preferredReplicas(ctx, req, resp, zone) {
+			return resp, nil // the consumer moves to its zone's broker
+		}
 		if stop || n >= int(req.MinBytes) || n > 0 && req.MinBytes <= 0 || wait <= 0 || !time.Now().Before(deadline) {
+			b.zoneMetrics.add(ctx, false, zone, int64(n))
 			return resp, nil
 		}
 		if wake == nil {

@@ -61,6 +61,9 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request) (kmsg.Response,
 	req := r.req.(*kmsg.MetadataRequest)
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	brokers := b.liveBrokers()
+	// Leaders in the client's zone when it is known (zones.go); the
+	// response still names every broker.
+	leaders := inZone(brokers, r.clientZone())
 	for _, bi := range brokers {
 		mb := kmsg.NewMetadataResponseBroker()
 		mb.NodeID, mb.Host, mb.Port, mb.Rack = bi.nodeID, bi.host, bi.port, bi.rack
@@ -76,7 +79,7 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request) (kmsg.Response,
 			return nil, err
 		}
 		for _, t := range topics {
-			resp.Topics = append(resp.Topics, b.metadataTopic(t, brokers))
+			resp.Topics = append(resp.Topics, b.metadataTopic(t, leaders))
 		}
 		return resp, nil
 	}
@@ -104,7 +107,7 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request) (kmsg.Response,
 			resp.Topics = append(resp.Topics, mt)
 			continue
 		}
-		resp.Topics = append(resp.Topics, b.metadataTopic(t, brokers))
+		resp.Topics = append(resp.Topics, b.metadataTopic(t, leaders))
 	}
 	return resp, nil
 }

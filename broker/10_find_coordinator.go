@@ -30,7 +30,7 @@ func (b *Broker) handleFindCoordinator(ctx context.Context, r *request) (kmsg.Re
 		b.ensureOffsetsTopic(ctx)
 	}
 	if req.Version < 4 {
-		c := b.findCoordinator(req.CoordinatorType, req.CoordinatorKey)
+		c := b.findCoordinator(req.CoordinatorType, req.CoordinatorKey, r.clientZone())
 		resp.ErrorCode, resp.NodeID, resp.Host, resp.Port = c.ErrorCode, c.NodeID, c.Host, c.Port
 		if req.Version >= 1 {
 			resp.ErrorMessage = c.ErrorMessage
@@ -38,12 +38,12 @@ func (b *Broker) handleFindCoordinator(ctx context.Context, r *request) (kmsg.Re
 		return resp, nil
 	}
 	for _, key := range req.CoordinatorKeys {
-		resp.Coordinators = append(resp.Coordinators, b.findCoordinator(req.CoordinatorType, key))
+		resp.Coordinators = append(resp.Coordinators, b.findCoordinator(req.CoordinatorType, key, r.clientZone()))
 	}
 	return resp, nil
 }
 
-func (b *Broker) findCoordinator(typ int8, key string) kmsg.FindCoordinatorResponseCoordinator {
+func (b *Broker) findCoordinator(typ int8, key, zone string) kmsg.FindCoordinatorResponseCoordinator {
 	c := kmsg.NewFindCoordinatorResponseCoordinator()
 	c.Key = key
 	c.ErrorMessage = kmsg.StringPtr("NONE") // Kafka's Errors.NONE.message()
@@ -63,7 +63,14 @@ func (b *Broker) findCoordinator(typ int8, key string) kmsg.FindCoordinatorRespo
 	if b.groups == nil {
 		return fail(kerr.CoordinatorNotAvailable)
 	}
+	// Every broker serves every group: this one, unless the client is of
+	// another zone that has brokers (zones.go), then one of them by key.
 	bi := b.self()
+	if zone != "" && zone != b.opts.Rack {
+		if local, ok := zoneBrokers(b.liveBrokers(), zone); ok {
+			bi = pickByKey(key, local)
+		}
+	}
 	c.NodeID, c.Host, c.Port = bi.nodeID, bi.host, bi.port
 	return c
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/ingest"
+	"github.com/floe-io/floe/metrics"
 	"github.com/floe-io/floe/tiered"
 )
 
@@ -119,6 +120,7 @@ type Broker struct {
 	unsubscribe func()
 	registry    registry
 	metrics     *brokerMetrics
+	zoneMetrics *zoneMetrics
 	// findMultiAt is when (Unix ns) Fetch may next try FindBatchesMulti:
 	// a coordinator that does not know it is asked per partition until
 	// then.
@@ -160,16 +162,17 @@ func New(opts Options, deps Deps) *Broker {
 	opts.setDefaults()
 	coord := deps.Coordinator
 	b := &Broker{
-		opts:    opts,
-		coord:   coord,
-		groups:  deps.Groups,
-		ingest:  deps.Appender,
-		reader:  deps.Reader,
-		log:     opts.Logger,
-		waiters: newWaiters(),
-		tails:   newTailCache(),
-		topics:  newTopicCache(coord),
-		metrics: newBrokerMetrics(opts.Meter),
+		opts:        opts,
+		coord:       coord,
+		groups:      deps.Groups,
+		ingest:      deps.Appender,
+		reader:      deps.Reader,
+		log:         opts.Logger,
+		waiters:     newWaiters(),
+		tails:       newTailCache(),
+		topics:      newTopicCache(coord),
+		metrics:     newBrokerMetrics(opts.Meter),
+		zoneMetrics: newZoneMetrics(metrics.OrNoop(opts.Meter), opts.Rack),
 	}
 	if deps.Reader != nil {
 		b.segments = tiered.NewReader(deps.Reader, tiered.ReaderOptions{})

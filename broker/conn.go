@@ -59,6 +59,9 @@ type conn struct {
 	// fetches counts the connection's fetches, to rotate where each one
 	// starts spending its byte budget.
 	fetches atomic.Uint32
+	// zone is the client's zone as far as the connection learned it
+	// (zones.go).
+	zone connZone
 }
 
 func newConn(b *Broker, nc net.Conn) *conn {
