@@ -72,7 +72,7 @@ func metadataBrokers(ctx context.Context, addr, topic string) ([]int32, map[int3
 }
 
 // waitBrokers waits until broker addr's Metadata names exactly want.
-func waitBrokers(t *testing.T, addr string, want []int32, within time.Duration) time.Duration {
+func waitBrokers(t testing.TB, addr string, want []int32, within time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
 	testkit.CheckFor(t, within, 100*time.Millisecond, func() error {
