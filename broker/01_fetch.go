@@ -81,6 +81,15 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 	}
 }
 
+// fetchTopic returns the topic a Fetch names: by id from v13 on, else by
+// name.
+func (b *Broker) fetchTopic(ctx context.Context, version int16, name string, id [16]byte) (coordapi.Topic, error) {
+	if version >= 13 {
+		return b.topics.byID(ctx, coordapi.TopicID(id))
+	}
+	return b.topics.byName(ctx, name)
+}
+
 // fetchOnce reads what is there now. It returns the response, the bytes of
 // records in it, the partitions asked for, and whether the fetch must answer
 // at once (an error on some partition).
@@ -121,15 +130,7 @@ func (b *Broker) fetchOnce(ctx context.Context, req *kmsg.FetchRequest, rotate i
 		st := &resp.Topics[ti]
 		*st = kmsg.NewFetchResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
-		var (
-			t    coordapi.Topic
-			terr error
-		)
-		if req.Version >= 13 {
-			t, terr = b.topics.byID(ctx, coordapi.TopicID(rt.TopicID))
-		} else {
-			t, terr = b.topics.byName(ctx, rt.Topic)
-		}
+		t, terr := b.fetchTopic(ctx, req.Version, rt.Topic, rt.TopicID)
 		st.Partitions = make([]kmsg.FetchResponseTopicPartition, len(rt.Partitions))
 		for pi := range rt.Partitions {
 			rp := &rt.Partitions[pi]

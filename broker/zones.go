@@ -9,8 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-
-	"github.com/floe-io/floe/coordapi"
 )
 
 // Zones (DESIGN.md, Zones): every broker serves every partition, so a
@@ -144,15 +142,7 @@ func (b *Broker) preferredReplicas(ctx context.Context, req *kmsg.FetchRequest, 
 	}
 	for ti := range resp.Topics {
 		st := &resp.Topics[ti]
-		var (
-			t   coordapi.Topic
-			err error
-		)
-		if req.Version >= 13 {
-			t, err = b.topics.byID(ctx, coordapi.TopicID(st.TopicID))
-		} else {
-			t, err = b.topics.byName(ctx, st.Topic)
-		}
+		t, err := b.fetchTopic(ctx, req.Version, st.Topic, st.TopicID)
 		for pi := range st.Partitions {
 			sp := &st.Partitions[pi]
 			if err != nil || sp.ErrorCode != 0 {

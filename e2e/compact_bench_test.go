@@ -3,12 +3,10 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -181,40 +179,13 @@ func recordOverhead(keys int) int { return len(benchKey(keys-1)) + 8 }
 func benchKey(i int) string { return fmt.Sprintf("key-%07d", i) }
 
 // produceKeyed produces records values of valueLen random bytes to
-// partition 0 of topic, the i-th with key i % keys, in order.
+// partition 0 of topic, the i-th with key i % keys, in order, in 1 MiB
+// batches.
 func produceKeyed(b *testing.B, addr, topic string, records, keys, valueLen int) {
 	b.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic),
-		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()),
-		kgo.ProducerBatchMaxBytes(1<<20), kgo.MaxBufferedBytes(64<<20))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cl.Close()
-	var (
-		wg    sync.WaitGroup
-		errMu sync.Mutex
-		first error
-	)
-	for i := range records {
-		v := make([]byte, valueLen)
-		_, _ = rand.Read(v)
-		wg.Add(1)
-		cl.Produce(context.Background(), &kgo.Record{Key: []byte(benchKey(i % keys)), Value: v}, func(_ *kgo.Record, err error) {
-			defer wg.Done()
-			if err != nil {
-				errMu.Lock()
-				if first == nil {
-					first = err
-				}
-				errMu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	if first != nil {
-		b.Fatalf("produce: %v", first)
-	}
+	produceRandom(b, addr, topic, records, valueLen, 1<<20, 64<<20, func(i int, v []byte) *kgo.Record {
+		return &kgo.Record{Key: []byte(benchKey(i % keys)), Value: v}
+	})
 }
 
 // consumeToEnd reads partition 0 of topic from offset 0 through addr up to

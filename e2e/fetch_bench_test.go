@@ -234,11 +234,26 @@ func coordinatorLookups(b *testing.B, c *floetest.Cluster) float64 {
 // most batchBytes.
 func produceCatchUp(b *testing.B, addr, topic string, partitions, records, valueLen, batchBytes int) {
 	b.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic),
+	produceRandom(b, addr, topic, records, valueLen, batchBytes, 0, func(i int, v []byte) *kgo.Record {
+		return &kgo.Record{Partition: int32(i % partitions), Value: v}
+	})
+}
+
+// produceRandom produces records records of valueLen random bytes to topic
+// through addr (rec makes the i-th around its value), uncompressed in
+// batches of at most batchBytes, and fails b on the first error. maxBuffered
+// bounds the bytes the client holds (0: franz-go's default).
+func produceRandom(b *testing.B, addr, topic string, records, valueLen, batchBytes, maxBuffered int, rec func(i int, value []byte) *kgo.Record) {
+	b.Helper()
+	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()),
 		// Small batches keep produce requests (which ingest does not split
 		// across objects) below the objects' size.
-		kgo.ProducerBatchMaxBytes(int32(batchBytes)))
+		kgo.ProducerBatchMaxBytes(int32(batchBytes))}
+	if maxBuffered > 0 {
+		opts = append(opts, kgo.MaxBufferedBytes(maxBuffered))
+	}
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -252,7 +267,7 @@ func produceCatchUp(b *testing.B, addr, topic string, partitions, records, value
 		v := make([]byte, valueLen)
 		rand.Read(v)
 		wg.Add(1)
-		cl.Produce(context.Background(), &kgo.Record{Partition: int32(i % partitions), Value: v}, func(_ *kgo.Record, err error) {
+		cl.Produce(context.Background(), rec(i, v), func(_ *kgo.Record, err error) {
 			defer wg.Done()
 			if err != nil {
 				errMu.Lock()

@@ -58,7 +58,7 @@ func TestZones(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	const topic, partitions = "zoned", 12
-	adm := kadm.NewClient(newClient(t, seed("a")))
+	adm := kadm.NewClient(newFranzClient(t, seed("a")))
 	if _, err := adm.CreateTopic(ctx, partitions, -1, nil, topic); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestZones(t *testing.T) {
 	// brokers; an untagged client gets leaders everywhere.
 	leadersFor := func(opts ...kgo.Opt) map[int32]int {
 		t.Helper()
-		cl := newClient(t, seed("a"), opts...)
+		cl := newFranzClient(t, seed("a"), opts...)
 		md, err := kadm.NewClient(cl).Metadata(ctx, topic)
 		if err != nil {
 			t.Fatal(err)
@@ -101,7 +101,7 @@ func TestZones(t *testing.T) {
 	value := strings.Repeat("z", 1024)
 	producerIDs := map[string]string{"a": "producer,floe_az=a", "b": "producer,diskless_az=b", "c": "floe_az=c"}
 	for zone, id := range producerIDs {
-		cl := newClient(t, seed(zone), kgo.ClientID(id), kgo.DefaultProduceTopic(topic), kgo.ProducerBatchCompression(kgo.NoCompression()))
+		cl := newFranzClient(t, seed(zone), kgo.ClientID(id), kgo.DefaultProduceTopic(topic), kgo.ProducerBatchCompression(kgo.NoCompression()))
 		var recs []*kgo.Record
 		for i := range perZone {
 			recs = append(recs, &kgo.Record{Key: fmt.Appendf(nil, "%s-%d", zone, i), Value: []byte(value)})
@@ -120,7 +120,7 @@ func TestZones(t *testing.T) {
 	}
 	total := 3 * perZone
 	for zone, opts := range consumerOpts {
-		cl := newClient(t, seed(zone), append(opts, kgo.ConsumeTopics(topic), kgo.ConsumerGroup("group-"+zone),
+		cl := newFranzClient(t, seed(zone), append(opts, kgo.ConsumeTopics(topic), kgo.ConsumerGroup("group-"+zone),
 			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
 		got := 0
 		for got < total {
@@ -161,7 +161,7 @@ func TestZones(t *testing.T) {
 	})
 	// Untagged, for the record: a consumer that names no zone reads from
 	// leaders everywhere, two thirds of its bytes across zones.
-	plain := newClient(t, seed("a"), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	plain := newFranzClient(t, seed("a"), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	for got := 0; got < total; {
 		fs := plain.PollFetches(ctx)
 		if ctx.Err() != nil {
@@ -194,20 +194,8 @@ func TestZones(t *testing.T) {
 	if len(got) != 4 {
 		t.Errorf("zone c without brokers: leaders %v, want the four left", got)
 	}
-	cl := newClient(t, seed("a"), kgo.ClientID("floe_az=c"), kgo.DefaultProduceTopic(topic))
+	cl := newFranzClient(t, seed("a"), kgo.ClientID("floe_az=c"), kgo.DefaultProduceTopic(topic))
 	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("after zone c went")}).FirstErr(); err != nil {
 		t.Errorf("producer of zone c after its brokers went: %v", err)
 	}
-}
-
-// newClient is a franz-go client seeded at addr (it then talks to
-// whichever broker Metadata names), closed with the test.
-func newClient(t *testing.T, addr string, opts ...kgo.Opt) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
 }
