@@ -56,6 +56,10 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Res
 				sp.ErrorCode = errorCode(terr)
 			case isInternalTopic(rt.Topic):
 				sp.ErrorCode = kerr.InvalidTopicException.Code // Kafka: cannot append to an internal topic
+			case t.View != nil:
+				sp.ErrorCode = kerr.InvalidTopicException.Code // a hierarchical view is read-only
+				msg := errViewWrite(t).Error()
+				sp.ErrorMessage = &msg
 			case rp.Partition < 0 || rp.Partition >= t.Partitions:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:

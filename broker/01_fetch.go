@@ -162,9 +162,13 @@ func (b *Broker) fetchOnce(ctx context.Context, req *kmsg.FetchRequest, rotate i
 				sp.ErrorCode = checkLeaderEpoch(rp.CurrentLeaderEpoch).Code
 				stop = true
 			default:
-				tp := topicPartition{t.ID, rp.Partition}
+				tp := topicPartition{dataID(t), rp.Partition} // a view reads its base's batches
 				tps = append(tps, tp)
-				todo = append(todo, &partFetch{tp: tp, offset: rp.FetchOffset, maxBytes: int(rp.PartitionMaxBytes), sp: sp})
+				pf := &partFetch{tp: tp, offset: rp.FetchOffset, maxBytes: int(rp.PartitionMaxBytes), sp: sp}
+				if t.View != nil {
+					pf.viewKey = t.View.Key
+				}
+				todo = append(todo, pf)
 			}
 		}
 	}
@@ -191,6 +195,9 @@ type partFetch struct {
 	offset   int64
 	maxBytes int // the request's partition max bytes
 	sp       *kmsg.FetchResponseTopicPartition
+	// viewKey is the key of a hierarchical view's fetch: only its records
+	// are answered (filterView). Nil for a topic's own fetch.
+	viewKey []byte
 
 	// found is the coordinates answer (asked for up to ask bytes), code
 	// its Kafka error code (0: none).
@@ -465,7 +472,10 @@ func (b *Broker) readPlanned(ctx context.Context, parts []*partFetch) (int, bool
 		}
 		// Answer what was read; the client fetches on from there.
 		p.sp.RecordBatches = records[:pos]
-		total += pos
+		if p.viewKey != nil {
+			p.sp.RecordBatches = filterView(records[:pos], p.viewKey)
+		}
+		total += len(p.sp.RecordBatches)
 	}
 	if total > 0 {
 		b.metrics.bytesOut.Add(ctx, int64(total))

@@ -62,7 +62,7 @@ func (b *Broker) handleListOffsets(ctx context.Context, r *request) (kmsg.Respon
 					sp.ErrorCode = err.Code
 					break
 				}
-				offset, ts, epoch, err := b.listOffset(ctx, tl.t.ID, rp.Partition, rp.Timestamp)
+				offset, ts, epoch, err := b.listOffset(ctx, dataID(tl.t), rp.Partition, rp.Timestamp)
 				if err != nil {
 					sp.ErrorCode = errorCode(err)
 					break

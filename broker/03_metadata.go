@@ -134,7 +134,7 @@ func (b *Broker) metadataTopic(t coordapi.Topic, brokers []brokerInfo) kmsg.Meta
 	for p := range t.Partitions {
 		mp := kmsg.NewMetadataResponseTopicPartition()
 		mp.Partition = p
-		mp.Leader = leaderFor(t.ID, p, brokers)
+		mp.Leader = leaderFor(dataID(t), p, brokers) // a view's are its base's
 		mp.LeaderEpoch = leaderEpoch
 		mp.Replicas = []int32{mp.Leader}
 		mp.ISR = []int32{mp.Leader}

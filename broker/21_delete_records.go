@@ -46,6 +46,9 @@ func (b *Broker) handleDeleteRecords(ctx context.Context, r *request) (kmsg.Resp
 }
 
 func (b *Broker) deleteRecords(ctx context.Context, tl topicLookup, rp kmsg.DeleteRecordsRequestTopicPartition) (int64, error) {
+	if tl.t.View != nil {
+		return -1, errViewWrite(tl.t) // a view's records are its base topic's
+	}
 	// The coordinator checks the offset against the high watermark under
 	// the lock that commits take, so no commit slips in between.
 	low, err := b.coord.DeleteRecords(ctx, tl.t.ID, rp.Partition, rp.Offset)

@@ -40,7 +40,7 @@ func (b *Broker) handleOffsetForLeaderEpoch(ctx context.Context, r *request) (km
 			case rp.LeaderEpoch < 0 || rp.LeaderEpoch > leaderEpoch:
 				// Undefined or newer than any epoch we have: -1/-1.
 			default:
-				ps, err := b.coord.PartitionState(ctx, tl.t.ID, rp.Partition)
+				ps, err := b.coord.PartitionState(ctx, dataID(tl.t), rp.Partition)
 				if err != nil {
 					sp.ErrorCode = errorCode(byName(err))
 					break

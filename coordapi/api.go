@@ -22,8 +22,13 @@ type Topic struct {
 	Name       string
 	Partitions int32
 	// Configs holds only the configs set explicitly on the topic; see
-	// TopicConfigDefs for the defaults of the rest.
+	// TopicConfigDefs for the defaults of the rest. A view has its base
+	// topic's.
 	Configs map[string]string
+	// View is set when the topic is a hierarchical view ("base/KEY",
+	// views.go): Partitions and Configs are the base topic's, and its data
+	// is the base topic's records whose key is the view's.
+	View *TopicView
 }
 
 // CreateTopicRequest asks for a new topic.

@@ -157,6 +157,8 @@ var TopicConfigDefs = sortedDefs([]ConfigDef{
 	{Name: "index.interval.bytes", Default: "4096", Type: ConfigTypeInt, BrokerSynonym: "log.index.interval.bytes",
 		Doc:      "Bytes between offset index entries (accepted for compatibility).",
 		Validate: atLeast(0)},
+	{Name: ConfigHierarchicalEnabled, Default: "false", Type: ConfigTypeBoolean, BrokerSynonym: "",
+		Doc: "floe: serve the view \"<topic>/<key>\" of this topic: the records whose key is <key>, with their offsets in this topic."},
 	{Name: ConfigKVIndexEnabled, Default: "false", Type: ConfigTypeBoolean, BrokerSynonym: "",
 		Doc: "floe: index each record's key for GET /kv/{topic}/{key}. Allowed only when cleanup.policy includes compact and the cluster runs with --kv-index-enabled."},
 	{Name: "leader.replication.throttled.replicas", Default: "", Type: ConfigTypeList, BrokerSynonym: "",

@@ -18,7 +18,11 @@ import (
 // fit in 255 bytes).
 const maxTopicNameLen = 249
 
-// validateTopicName applies Kafka's topic name rules.
+// validateTopicName applies Kafka's topic name rules, and also allows '/'
+// inside a name (not first or last): floe keeps no partition directories,
+// and Kafka tools and clients pass such names through (see
+// coordapi/views.go: a '/' means a hierarchical view only when the part
+// before it names a topic with hierarchical.enabled).
 func validateTopicName(name string) error {
 	switch {
 	case name == "":
@@ -31,9 +35,10 @@ func validateTopicName(name string) error {
 	}
 	for i := 0; i < len(name); i++ {
 		b := name[i]
-		if !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '.' || b == '_' || b == '-') {
+		slash := b == '/' && i > 0 && i < len(name)-1
+		if !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '.' || b == '_' || b == '-' || slash) {
 			return coordapi.Errorf(kerr.InvalidTopicException,
-				"Topic name %q is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'", name)
+				"Topic name %q is illegal, it contains a character other than ASCII alphanumerics, '.', '_', '-' and '/' (not first or last)", name)
 		}
 	}
 	return nil
@@ -455,12 +460,20 @@ func (c *Coordinator) Topic(ctx context.Context, name string) (coordapi.Topic, e
 	}
 	defer c.leave()
 	c.mu.RLock()
-	defer c.mu.RUnlock()
 	t := c.mu.topicsByName[name]
-	if t == nil {
+	if t != nil {
+		defer c.mu.RUnlock()
+		return t.toTopic(), nil
+	}
+	vt, ok := c.viewOfLocked(name)
+	c.mu.RUnlock()
+	if !ok {
 		return coordapi.Topic{}, fmt.Errorf("topic %q: %w", name, kerr.UnknownTopicOrPartition)
 	}
-	return t.toTopic(), nil
+	if err := c.rememberView(vt); err != nil {
+		return coordapi.Topic{}, err
+	}
+	return vt, nil
 }
 
 // TopicByID returns a topic by id. Kafka-level failure: UnknownTopicID
@@ -471,11 +484,16 @@ func (c *Coordinator) TopicByID(ctx context.Context, id coordapi.TopicID) (coord
 	}
 	defer c.leave()
 	c.mu.RLock()
-	defer c.mu.RUnlock()
 	t := c.mu.topicsByID[id]
+	c.mu.RUnlock()
 	if t == nil {
+		if coordapi.IsViewTopicID(id) {
+			return c.viewByID(id)
+		}
 		return coordapi.Topic{}, fmt.Errorf("topic %s: %w", id, kerr.UnknownTopicID)
 	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	return t.toTopic(), nil
 }
 

@@ -56,6 +56,10 @@ type CompactPolicy struct {
 	// kept only because the pass did not look at it, and is stamped by a
 	// later pass that does.
 	StampThrough int64
+	// AskKeyless has Keep asked about keyless records too (RecordInfo.Key
+	// nil), which compaction keeps without asking: a filter by key (a
+	// hierarchical view's) drops them. Default: false.
+	AskKeyless bool
 }
 
 // HorizonPassed reports whether r is a tombstone whose batch carries a delete
@@ -69,7 +73,8 @@ func HorizonPassed(r RecordInfo, nowMs int64) bool {
 // RecordInfo is what a compaction predicate sees of one record.
 type RecordInfo struct {
 	// Key is the record's key, never nil (keyless records are kept without
-	// asking). It aliases a decoding buffer: valid only during the call.
+	// asking) unless CompactPolicy.AskKeyless. It aliases a decoding
+	// buffer: valid only during the call.
 	Key []byte
 	// Offset is the record's offset: the batch's base offset plus its delta.
 	Offset int64
@@ -291,7 +296,7 @@ func (c *compactor) compact(b []byte, h record.Header, p *CompactPolicy) ([]byte
 			info.Timestamp = h.MaxTimestamp
 		}
 		switch {
-		case r.Key == nil:
+		case r.Key == nil && !p.AskKeyless:
 			c.keepCopy(r)
 		case p.Keep(info):
 			c.keepCopy(r)

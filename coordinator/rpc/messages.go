@@ -73,20 +73,32 @@ func encID(e *encoder, id coordapi.TopicID) { e.id(id) }
 func decID(d *decoder) coordapi.TopicID     { return d.id() }
 
 // topic: id(16) name(str) partitions(varint) configs(map).
+// A topic: id, name, partitions, configs, then view (bool) and, for a
+// view, its base topic's id and name and its key (bytes).
 func encTopic(e *encoder, t coordapi.Topic) {
 	e.id(t.ID)
 	e.str(t.Name)
 	e.varint(int64(t.Partitions))
 	e.strMap(t.Configs)
+	e.bool(t.View != nil)
+	if v := t.View; v != nil {
+		e.id(v.BaseID)
+		e.str(v.BaseName)
+		e.bytes(v.Key)
+	}
 }
 
 func decTopic(d *decoder) coordapi.Topic {
-	return coordapi.Topic{ID: d.id(), Name: d.str(), Partitions: d.int32(), Configs: d.strMap()}
+	t := coordapi.Topic{ID: d.id(), Name: d.str(), Partitions: d.int32(), Configs: d.strMap()}
+	if d.bool() {
+		t.View = &coordapi.TopicView{BaseID: d.id(), BaseName: d.str(), Key: d.bytes()}
+	}
+	return t
 }
 
 // minTopicSize is the smallest encoded topic: id, empty name, partitions,
-// empty map.
-const minTopicSize = 16 + 1 + 1 + 1
+// empty map, no view.
+const minTopicSize = 16 + 1 + 1 + 1 + 1
 
 func encCreateTopicReq(e *encoder, r coordapi.CreateTopicRequest) {
 	e.str(r.Name)
