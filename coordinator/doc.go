@@ -46,9 +46,12 @@
 //	topic name     'n' name                                     topic id (16 bytes)
 //	topic          't' topic-id(16)                             name str, partitions, created ms,
 //	                                                            n configs, n × (name str, value str)
-//	partition      'p' topic-id(16) partition(4)                checkpoint: log start, high watermark,
-//	                                                            max timestamp, its ListOffsets offset,
-//	                                                            its batch's last offset
+//	partition      'p' topic-id(16) partition(4)                checkpoint (format 3): log start, high
+//	                                                            watermark, max timestamp, its ListOffsets
+//	                                                            offset, its batch's last offset, WAL start,
+//	                                                            bytes, segment bytes, segments, rows' bytes,
+//	                                                            clean offset, tombstone horizon ms, last
+//	                                                            cleaned ms (values.go; formats 1 and 2 read)
 //	batch run      'b' topic-id(16) partition(4) last-offset(8) format 2: flags(1: LogAppendTime), object
 //	                                                            number, n, base offset, the partition's max
 //	                                                            timestamp state (3 varints), n × (byte
@@ -60,6 +63,8 @@
 //	producer       'r' producer-id(8) topic-id(16) partition(4) checkpoint: epoch, last update ms, n(1),
 //	                                                            n × (base seq, last seq, base offset, timestamp)
 //	producer id    'i' producer-id(8)                           epoch, epoch it was bumped from
+//	view           'v' view-topic-id(16)                        base topic id (16 bytes), key str: a
+//	                                                            hierarchical view named once (views.go)
 //
 // A batch run is the consecutive batches one commit appended to one
 // partition, all in one object, keyed by its last batch's last offset: the
