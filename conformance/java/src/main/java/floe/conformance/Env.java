@@ -142,7 +142,7 @@ final class Env implements AutoCloseable {
             return;
         }
         try {
-            admin.deleteTopics(Set.copyOf(topics)).all().get(10, TimeUnit.SECONDS);
+            admin.deleteTopics(Set.copyOf(topics)).all().get(CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
         } catch (Exception e) {
             System.err.println("cleanup of " + checkName + ": deleting " + topics + ": " + Main.describe(e));
         }
