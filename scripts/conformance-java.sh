@@ -12,7 +12,7 @@
 #   PASS describe-cluster
 #   FAIL delete-records: DeleteRecords low watermark: expected 5, got 0
 #   ...
-#   16 passed, 1 failed
+#   19 passed, 1 failed
 #
 # Maven and a JDK (17+) must be installed; the Maven dependencies are
 # fetched once into a cached local repository, nothing is installed system-wide.

@@ -14,6 +14,7 @@ import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.Node;
@@ -36,6 +37,7 @@ final class AdminChecks {
                 new Check("admin-describe-topic", AdminChecks::describeTopic),
                 new Check("admin-describe-configs", AdminChecks::describeConfigs),
                 new Check("admin-incremental-alter-configs", AdminChecks::incrementalAlterConfigs),
+                new Check("admin-create-partitions", AdminChecks::createPartitions),
                 new Check("admin-delete-topic", AdminChecks::deleteTopic));
     }
 
@@ -137,6 +139,17 @@ final class AdminChecks {
         Map<ConfigResource, Config> m =
                 env.await(env.admin().describeConfigs(List.of(resource)).all(), "DescribeConfigs " + topic);
         return m.get(resource);
+    }
+
+    /** createPartitions from 2 to 4; described with 4, and partition 3 takes records. */
+    static void createPartitions(Env env) throws Exception {
+        String topic = env.createTopic("partitions", 2);
+        env.await(env.admin().createPartitions(Map.of(topic, NewPartitions.increaseTo(4))).all(),
+                "CreatePartitions " + topic + " to 4");
+        expectEqual(4, describe(env, topic).partitions().size(), "partition count after CreatePartitions");
+        var producer = env.producer(Map.of());
+        var acked = Records.awaitAll(env, List.of(producer.send(Records.numbered(topic, 3, 0, null))));
+        expectEqual(0L, acked.get(0).offset(), "offset of the first record in the new partition 3");
     }
 
     static void deleteTopic(Env env) throws Exception {

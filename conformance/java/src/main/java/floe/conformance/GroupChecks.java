@@ -10,11 +10,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.GroupState;
+import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.TopicPartition;
 
 /** Consumer groups: classic (cooperative-sticky) and KIP-848, commits and rebalances. */
@@ -28,7 +32,9 @@ final class GroupChecks {
         return List.of(
                 new Check("classic-group-commit-resume", GroupChecks::classicCommitResume),
                 new Check("consumer-group-kip848", GroupChecks::kip848Consume),
-                new Check("classic-group-rebalance", GroupChecks::classicRebalance));
+                new Check("classic-group-rebalance", GroupChecks::classicRebalance),
+                new Check("consumer-group-kip848-rebalance", GroupChecks::kip848Rebalance),
+                new Check("admin-consumer-groups", GroupChecks::adminConsumerGroups));
     }
 
     private static Map<String, Object> classic(String group) {
@@ -95,7 +101,10 @@ final class GroupChecks {
         return out;
     }
 
-    /** A KIP-848 (group.protocol=consumer) member reads a 3-partition topic in full and commits. */
+    /**
+     * A KIP-848 (group.protocol=consumer) member reads a 3-partition topic in
+     * full and commits; Admin describes the group as a Stable consumer group.
+     */
     static void kip848Consume(Env env) throws Exception {
         int records = 60;
         String topic = env.createTopic("kip848", 3);
@@ -120,6 +129,13 @@ final class GroupChecks {
         for (TopicPartition tp : tps) {
             expectEqual(new OffsetAndMetadata(records / 3), committed.get(tp), "committed offset of " + tp);
         }
+        ConsumerGroupDescription d = env.await(
+                env.admin().describeConsumerGroups(List.of(group)).describedGroups().get(group),
+                "ConsumerGroupDescribe " + group);
+        expectEqual(GroupType.CONSUMER, d.type(), "type of " + group);
+        expectEqual(GroupState.STABLE, d.groupState(), "state of " + group);
+        expectEqual(1, d.members().size(), "members of " + group);
+        expectEqual(tps, d.members().iterator().next().assignment().topicPartitions(), "the member's assignment");
     }
 
     /**
@@ -142,6 +158,71 @@ final class GroupChecks {
         env.closeNow(b);
         pollUntil(env, "the remaining member to own all 4 partitions after the other left",
                 () -> all.equals(a.assignment()), a);
+    }
+
+    /** As classicRebalance, with KIP-848 (group.protocol=consumer) members. */
+    static void kip848Rebalance(Env env) throws Exception {
+        String topic = env.createTopic("rebalance-kip848", 4);
+        String group = env.name("group-rebalance-kip848");
+        Set<TopicPartition> all = partitions(topic, 4);
+        Map<String, Object> props = Map.of(
+                ConsumerConfig.GROUP_ID_CONFIG, group,
+                ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
+
+        KafkaConsumer<String, String> a = env.consumer(props);
+        a.subscribe(List.of(topic));
+        pollUntil(env, "the first member to own all 4 partitions", () -> all.equals(a.assignment()), a);
+
+        KafkaConsumer<String, String> b = env.consumer(props);
+        b.subscribe(List.of(topic));
+        pollUntil(env, "the two members to own 2 partitions each", () -> splitEvenly(all, a, b), a, b);
+
+        env.closeNow(b);
+        pollUntil(env, "the remaining member to own all 4 partitions after the other left",
+                () -> all.equals(a.assignment()), a);
+    }
+
+    /**
+     * Admin on a classic group: listed, described as Stable with its member and
+     * assignment, its offsets listed and altered; deleted once empty.
+     */
+    static void adminConsumerGroups(Env env) throws Exception {
+        String topic = env.createTopic("admin-groups", 2);
+        Records.produce(env, env.producer(Map.of()), topic, 2, 20);
+        String group = env.name("group-admin");
+        Set<TopicPartition> tps = partitions(topic, 2);
+        KafkaConsumer<String, String> consumer = env.consumer(classic(group));
+        consumer.subscribe(List.of(topic));
+        Records.pollAtLeast(env, consumer, 20);
+        consumer.commitSync(env.deadline.remaining());
+        Admin admin = env.admin();
+
+        boolean listed = env.await(admin.listGroups().all(), "ListGroups").stream()
+                .anyMatch(g -> g.groupId().equals(group));
+        expect(listed, "ListGroups does not list " + group);
+        ConsumerGroupDescription d = env.await(admin.describeConsumerGroups(List.of(group)).describedGroups().get(group),
+                "DescribeGroups " + group);
+        expectEqual(GroupState.STABLE, d.groupState(), "state of " + group);
+        expectEqual(1, d.members().size(), "members of " + group);
+        expectEqual(tps, d.members().iterator().next().assignment().topicPartitions(), "the member's assignment");
+        expect(d.partitionAssignor().equals("cooperative-sticky"), "assignor: " + d.partitionAssignor());
+
+        Map<TopicPartition, OffsetAndMetadata> offsets = env.await(
+                admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata(), "OffsetFetch " + group);
+        expectEqual(Map.of(new TopicPartition(topic, 0), new OffsetAndMetadata(10),
+                new TopicPartition(topic, 1), new OffsetAndMetadata(10)), withoutNulls(offsets),
+                "listConsumerGroupOffsets");
+
+        env.closeNow(consumer);
+        Map<TopicPartition, OffsetAndMetadata> reset = Map.of(new TopicPartition(topic, 0), new OffsetAndMetadata(3));
+        env.await(admin.alterConsumerGroupOffsets(group, reset).all(), "alterConsumerGroupOffsets " + group);
+        offsets = env.await(admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata(),
+                "OffsetFetch " + group);
+        expectEqual(3L, offsets.get(new TopicPartition(topic, 0)).offset(), "offset of partition 0 after the alter");
+        env.await(admin.deleteConsumerGroups(List.of(group)).all(), "DeleteGroups " + group);
+        listed = env.await(admin.listGroups().all(), "ListGroups").stream()
+                .anyMatch(g -> g.groupId().equals(group));
+        expect(!listed, "ListGroups still lists deleted " + group);
     }
 
     private static boolean splitEvenly(Set<TopicPartition> all, KafkaConsumer<?, ?> a, KafkaConsumer<?, ?> b) {
