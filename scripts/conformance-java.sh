@@ -92,7 +92,7 @@ java -Dconformance.check.timeout.s="${CHECK_TIMEOUT:-60}" -cp "$classpath" floe.
   "$bootstrap" ${filter:+"$filter"} || status=$?
 echo "($((SECONDS - start)) s)" >&2
 if [ "$status" -ne 0 ] && [ -n "$broker_pid" ]; then
-  echo "--- tail of the broker's log ($work/broker.log):" >&2
+  echo "--- tail of the broker's log (all of it in $work/broker.log with KEEP=1):" >&2
   tail -40 "$work/broker.log" >&2
 fi
 exit "$status"
