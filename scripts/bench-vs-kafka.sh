@@ -21,7 +21,7 @@
 # values, no /kv lookups (floe-only). It ends with a Markdown table of each
 # figure side by side with floe's ratio to Kafka (throughput: >1 is floe
 # faster; latency: <1 is floe faster). Not part of the test suite; it takes
-# about 6 minutes with the defaults.
+# about 3.5 minutes with the defaults.
 #
 #   ./scripts/bench-vs-kafka.sh
 #   DURATION=30s E2E_RATE=20000 ./scripts/bench-vs-kafka.sh
