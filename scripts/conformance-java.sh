@@ -5,6 +5,8 @@
 #
 #   ./scripts/conformance-java.sh                      # start floe, run every check
 #   ./scripts/conformance-java.sh --against HOST:PORT  # run against a running cluster
+#   ./scripts/conformance-java.sh --against-kafka      # start Apache Kafka 4.4 (scripts/kafka-local.sh)
+#                                                      # and run the checks against it, proving them
 #   ./scripts/conformance-java.sh [--against ...] REGEX  # only the checks whose name matches
 #
 # It prints one line per check and a summary:
@@ -34,6 +36,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --against) against="${2:?--against needs HOST:PORT}"; shift 2 ;;
     --against=*) against="${1#--against=}"; shift ;;
+    --against-kafka) against=kafka; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) filter="$1"; shift ;;
   esac
@@ -42,7 +45,9 @@ done
 m2="${FLOE_M2:-$HOME/.cache/floe-m2}"
 work="$(mktemp -d)"
 broker_pid=""
+. scripts/kafka-local.sh
 cleanup() {
+  kafka_stop
   if [ -n "$broker_pid" ]; then
     kill "$broker_pid" 2>/dev/null || true
     wait "$broker_pid" 2>/dev/null || true
@@ -65,7 +70,11 @@ fi
 classpath="$project/target/classes:$(cat "$project/target/classpath.txt")"
 
 bootstrap="$against"
-if [ -z "$bootstrap" ]; then
+if [ "$against" = kafka ]; then
+  kafka_start "$work/kafka"
+  bootstrap="$kafka_bootstrap"
+  echo "kafka-clients conformance against Apache Kafka 4.4.0 at $bootstrap" >&2
+elif [ -z "$bootstrap" ]; then
   go build -o "$work/broker" ./cmd/broker
   kafka_port="$(free_port)"
   http_port="$(free_port)"
@@ -94,5 +103,7 @@ echo "($((SECONDS - start)) s)" >&2
 if [ "$status" -ne 0 ] && [ -n "$broker_pid" ]; then
   echo "--- tail of the broker's log (all of it in $work/broker.log with KEEP=1):" >&2
   tail -40 "$work/broker.log" >&2
+elif [ "$status" -ne 0 ] && [ -n "$kafka_pid" ]; then
+  echo "--- Kafka's log: $kafka_log (kept with KEEP=1)" >&2
 fi
 exit "$status"
