@@ -33,11 +33,11 @@ type producePartition struct {
 func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Response, error) {
 	req := r.req.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
-	zone := r.clientZone()
 	var (
-		batches []ingest.Batch
-		parts   []producePartition
-		topics  = make(map[string]coordapi.Topic, len(req.Topics))
+		zoneBytes int64 // the batches' bytes, counted once by zone below
+		batches   []ingest.Batch
+		parts     []producePartition
+		topics    = make(map[string]coordapi.Topic, len(req.Topics))
 	)
 	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
@@ -72,7 +72,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Res
 				}
 				for _, bt := range pb {
 					b.metrics.bytesIn.Add(ctx, int64(len(bt.Data)))
-					b.zoneMetrics.add(ctx, true, zone, int64(len(bt.Data)))
+					zoneBytes += int64(len(bt.Data))
 				}
 				parts = append(parts, producePartition{topic: ti, partition: pi, first: len(batches), n: len(pb)})
 				batches = append(batches, pb...)
@@ -81,6 +81,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Res
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
+	b.zoneMetrics.add(ctx, true, r.clientZone(), zoneBytes)
 
 	timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
 	timeout = max(timeout, time.Second)

@@ -46,11 +46,15 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 		}
 	}
 	zone := r.clientZone()
+	if local, ok := b.redirectZone(req, zone); ok {
+		// The consumer moves to its zone's broker: answer the offsets and
+		// the preferred replicas, and read no record bytes.
+		resp, _, _, _ := b.fetchOnce(ctx, req, rotate, true)
+		b.setPreferredReplicas(ctx, req, resp, local)
+		return resp, nil
+	}
 	for {
-		resp, n, tps, stop := b.fetchOnce(ctx, req, rotate)
-		if req.Version >= 11 && req.Rack != "" && b.preferredReplicas(ctx, req, resp, zone) {
-			return resp, nil // the consumer moves to its zone's broker
-		}
+		resp, n, tps, stop := b.fetchOnce(ctx, req, rotate, false)
 		if stop || n >= int(req.MinBytes) || n > 0 && req.MinBytes <= 0 || wait <= 0 || !time.Now().Before(deadline) {
 			b.zoneMetrics.add(ctx, false, zone, int64(n))
 			return resp, nil
@@ -113,7 +117,10 @@ func (b *Broker) fetchTopic(ctx context.Context, version int16, name string, id 
 //     spent budget gets none (but its offsets, or its error);
 //  3. read: every planned byte range at once, up to Options.FetchConcurrency
 //     reads in flight, then patch each batch for the wire.
-func (b *Broker) fetchOnce(ctx context.Context, req *kmsg.FetchRequest, rotate int) (*kmsg.FetchResponse, int, []topicPartition, bool) {
+//
+// With offsetsOnly it stops after the coordinates: each partition gets its
+// offsets or its error, and no record bytes are read.
+func (b *Broker) fetchOnce(ctx context.Context, req *kmsg.FetchRequest, rotate int, offsetsOnly bool) (*kmsg.FetchResponse, int, []topicPartition, bool) {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	budget := int(req.MaxBytes)
 	if budget <= 0 {
@@ -181,6 +188,12 @@ func (b *Broker) fetchOnce(ctx context.Context, req *kmsg.FetchRequest, rotate i
 		parts[i] = todo[(i+rotate)%len(todo)]
 	}
 	b.findCoordinates(ctx, parts, budget)
+	if offsetsOnly {
+		for _, p := range parts {
+			stop = setPartitionState(p) || stop
+		}
+		return resp, 0, tps, stop
+	}
 	b.expandSegments(ctx, parts)
 	if planFetch(parts, budget) {
 		stop = true
@@ -350,16 +363,10 @@ func (b *Broker) expandSegments(ctx context.Context, parts []*partFetch) {
 func planFetch(parts []*partFetch, budget int) (failed bool) {
 	total := 0
 	for _, p := range parts {
-		sp := p.sp
-		if p.code != 0 {
-			sp.ErrorCode = p.code
-			if p.code == kerr.OffsetOutOfRange.Code && p.found.HighWatermark >= 0 {
-				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = p.found.HighWatermark, p.found.HighWatermark, p.found.LogStartOffset
-			}
+		if setPartitionState(p) {
 			failed = true
 			continue
 		}
-		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = p.found.HighWatermark, p.found.HighWatermark, p.found.LogStartOffset
 		limit := min(p.maxBytes, budget-total)
 		if total == 0 {
 			limit = max(limit, 1) // the first batch always goes out whole
@@ -481,6 +488,22 @@ func (b *Broker) readPlanned(ctx context.Context, parts []*partFetch) (int, bool
 		b.metrics.bytesOut.Add(ctx, int64(total))
 	}
 	return total, failed
+}
+
+// setPartitionState sets p's answer from its coordinates: its offsets, or
+// its error (with the offsets for OFFSET_OUT_OF_RANGE). It reports whether
+// p failed.
+func setPartitionState(p *partFetch) (failed bool) {
+	sp := p.sp
+	if p.code != 0 {
+		sp.ErrorCode = p.code
+		if p.code == kerr.OffsetOutOfRange.Code && p.found.HighWatermark >= 0 {
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = p.found.HighWatermark, p.found.HighWatermark, p.found.LogStartOffset
+		}
+		return true
+	}
+	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = p.found.HighWatermark, p.found.HighWatermark, p.found.LogStartOffset
+	return false
 }
 
 // parallel calls fn(0), ..., fn(n-1) on up to limit goroutines at once

@@ -41,9 +41,10 @@ func errViewWrite(t coordapi.Topic) error {
 // past what it was sent. Control batches stay. A batch that does not parse
 // ends the result there (the consumer asks again from its offset).
 func filterView(data, key []byte) []byte {
-	var out []byte
+	var out []byte // nil while every batch so far stays as it is
 	keep := func(r tiered.RecordInfo) bool { return r.Key != nil && bytes.Equal(r.Key, key) }
-	for at := 0; at < len(data); {
+	at := 0
+	for at < len(data) {
 		h, err := record.ParseHeader(data[at:])
 		if err != nil || h.Size() > len(data)-at {
 			break
@@ -58,14 +59,19 @@ func filterView(data, key []byte) []byte {
 		if err != nil {
 			break
 		}
-		if out == nil && len(b) == n && at == 0 && last {
-			return data // one batch, every record the key's
+		switch {
+		case out == nil && len(b) == n && &b[0] == &data[at]:
+			// Unchanged (CompactBatch returned the batch itself): no copy
+			// until a batch differs.
+		case out == nil:
+			out = append(append(make([]byte, 0, len(data)), data[:at]...), b...)
+		default:
+			out = append(out, b...)
 		}
-		out = append(out, b...)
 		at += n
 	}
 	if out == nil {
-		return []byte{}
+		return data[:at]
 	}
 	return out
 }

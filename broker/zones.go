@@ -127,19 +127,21 @@ func pickByKey(key string, brokers []brokerInfo) brokerInfo {
 	return brokers[h.Sum32()%uint32(len(brokers))]
 }
 
-// preferredReplicas answers a fetch from a consumer in zone to this broker
-// of another zone: every partition asked for gets the zone's broker for it
-// (as Metadata would name it) as its preferred read replica and no records.
-// It reports false, leaving resp alone, when the fetch is to be served
-// here: no rack id, the same zone, or no live broker in that zone.
-func (b *Broker) preferredReplicas(ctx context.Context, req *kmsg.FetchRequest, resp *kmsg.FetchResponse, zone string) bool {
-	if req.Version < 11 || zone == "" || b.opts.Rack == "" || zone == b.opts.Rack {
-		return false
+// redirectZone reports whether a fetch from a consumer in zone is to be
+// sent to its zone's brokers, as Kafka does for follower fetching, and
+// returns them: the fetch names a rack (v11+), this broker is of another
+// zone, and the client's zone has live brokers.
+func (b *Broker) redirectZone(req *kmsg.FetchRequest, zone string) ([]brokerInfo, bool) {
+	if req.Version < 11 || req.Rack == "" || zone == "" || b.opts.Rack == "" || zone == b.opts.Rack {
+		return nil, false
 	}
-	local, ok := zoneBrokers(b.liveBrokers(), zone)
-	if !ok {
-		return false // no broker in the client's zone: served here
-	}
+	return zoneBrokers(b.liveBrokers(), zone)
+}
+
+// setPreferredReplicas gives every partition of resp without an error the
+// broker of local (the client's zone) that Metadata names its leader, as
+// its preferred read replica; resp carries no records.
+func (b *Broker) setPreferredReplicas(ctx context.Context, req *kmsg.FetchRequest, resp *kmsg.FetchResponse, local []brokerInfo) {
 	for ti := range resp.Topics {
 		st := &resp.Topics[ti]
 		t, err := b.fetchTopic(ctx, req.Version, st.Topic, st.TopicID)
@@ -148,11 +150,9 @@ func (b *Broker) preferredReplicas(ctx context.Context, req *kmsg.FetchRequest, 
 			if err != nil || sp.ErrorCode != 0 {
 				continue
 			}
-			sp.PreferredReadReplica = leaderFor(t.ID, sp.Partition, local)
-			sp.RecordBatches = []byte{}
+			sp.PreferredReadReplica = leaderFor(dataID(t), sp.Partition, local) // a view's leaders are its base's
 		}
 	}
-	return true
 }
 
 // zoneMetrics count Kafka bytes by the client's zone and this broker's.

@@ -169,8 +169,9 @@ func TestZoneFetchPreferredReplica(t *testing.T) {
 	want := leaders(t, b, &conn{}, "floe_az=b")
 	resp := fetch(13, "b")
 	for _, p := range resp.Topics[0].Partitions {
-		if p.ErrorCode != 0 || p.PreferredReadReplica != want[p.Partition] || len(p.RecordBatches) != 0 {
-			t.Fatalf("partition %d: error %d, preferred %d (want %d), %d bytes", p.Partition, p.ErrorCode, p.PreferredReadReplica, want[p.Partition], len(p.RecordBatches))
+		if p.ErrorCode != 0 || p.PreferredReadReplica != want[p.Partition] || len(p.RecordBatches) != 0 || p.HighWatermark != 0 || p.LogStartOffset != 0 {
+			t.Fatalf("partition %d: error %d, preferred %d (want %d), %d bytes, offsets %d-%d (want the empty partition's 0-0)",
+				p.Partition, p.ErrorCode, p.PreferredReadReplica, want[p.Partition], len(p.RecordBatches), p.LogStartOffset, p.HighWatermark)
 		}
 	}
 	for _, tc := range []struct {
