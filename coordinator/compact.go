@@ -33,19 +33,20 @@ const maxCompactSegments = 1000
 
 // compactSettings are a compacted topic's cleaner configs.
 type compactSettings struct {
-	compacts                       bool
-	minDirtyRatio                  float64
-	minLagMs, maxLagMs, deleteRetn int64
+	compacts                              bool
+	minDirtyRatio                         float64
+	minLagMs, maxLagMs, deleteRetentionMs int64
 }
 
 // compactSettingsLocked reads t's cleaner configs. c.mu must be held.
 func compactSettingsLocked(t *topicState) compactSettings {
+	_, compacts := cleanupPolicy(t.configs)
 	s := compactSettings{
-		compacts:      isCompacted(t.configs),
-		minDirtyRatio: 0.5,
-		minLagMs:      configInt(t.configs, coordapi.ConfigMinCompactionLagMs),
-		maxLagMs:      configInt(t.configs, coordapi.ConfigMaxCompactionLagMs),
-		deleteRetn:    configInt(t.configs, coordapi.ConfigDeleteRetentionMs),
+		compacts:          compacts,
+		minDirtyRatio:     0.5,
+		minLagMs:          configInt(t.configs, coordapi.ConfigMinCompactionLagMs),
+		maxLagMs:          configInt(t.configs, coordapi.ConfigMaxCompactionLagMs),
+		deleteRetentionMs: configInt(t.configs, coordapi.ConfigDeleteRetentionMs),
 	}
 	if v, ok := t.configs[coordapi.ConfigMinCleanableDirtyRatio]; ok {
 		if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 && f <= 1 {
@@ -67,9 +68,15 @@ func configInt(configs map[string]string, name string) int64 {
 	return n
 }
 
-// isCompacted reports whether a topic's cleanup.policy includes compact.
-func isCompacted(configs map[string]string) bool {
-	return slices.Contains(coordapi.SplitConfigList(configs[coordapi.ConfigCleanupPolicy]), "compact")
+// cleanupPolicy reports whether a topic's cleanup.policy (default delete)
+// includes delete and compact.
+func cleanupPolicy(configs map[string]string) (deletes, compacts bool) {
+	policy, ok := configs[coordapi.ConfigCleanupPolicy]
+	if !ok || policy == "" {
+		policy = "delete"
+	}
+	list := coordapi.SplitConfigList(policy)
+	return slices.Contains(list, "delete"), slices.Contains(list, "compact")
 }
 
 // CompactionState is what the planner last found of one compacted
@@ -294,7 +301,7 @@ func (c *Coordinator) buildCompactJob(pk partKey, nowMs int64) (*tierJob, bool, 
 		DirtyOffset:       max(v.st.cleanOffset, v.st.logStart),
 		KeyIndex:          indexed,
 		NowMs:             nowMs,
-		DeleteRetentionMs: s.deleteRetn,
+		DeleteRetentionMs: s.deleteRetentionMs,
 		SegmentBytes:      segBytes,
 	}
 	for _, sg := range segs {
@@ -317,10 +324,11 @@ func (c *Coordinator) producerLastOffsets(pk partKey, lo, hi int64) []int64 {
 			continue
 		}
 		b := ps.batches[ps.n-1]
-		last := b.baseOffset + int64(b.lastSeq-b.baseSeq)
-		if b.lastSeq < b.baseSeq { // the sequence wrapped inside the batch
-			last = b.baseOffset + int64(b.lastSeq) + int64(math.MaxInt32-b.baseSeq) + 1
+		delta := int64(b.lastSeq) - int64(b.baseSeq) // the batch's last offset delta
+		if delta < 0 {
+			delta += math.MaxInt32 + 1 // the sequence wrapped inside the batch
 		}
+		last := b.baseOffset + delta
 		if last >= lo && last <= hi {
 			out = append(out, last)
 		}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -50,19 +49,7 @@ type tierSettings struct {
 
 // settingsLocked reads t's tier settings. c.mu (or c.commit) must be held.
 func (c *Coordinator) settingsLocked(t *topicState) tierSettings {
-	get := func(name string) int64 {
-		v, ok := t.configs[name]
-		if !ok {
-			d, _ := coordapi.LookupTopicConfig(name)
-			v = d.Default
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			d, _ := coordapi.LookupTopicConfig(name)
-			n, _ = strconv.ParseInt(d.Default, 10, 64)
-		}
-		return n
-	}
+	get := func(name string) int64 { return configInt(t.configs, name) }
 	s := tierSettings{
 		localMs: get(coordapi.ConfigLocalRetentionMs), localBytes: get(coordapi.ConfigLocalRetentionBytes),
 		segmentBytes: get(coordapi.ConfigSegmentBytes), segmentMs: get(coordapi.ConfigSegmentMs),
@@ -78,7 +65,9 @@ func (c *Coordinator) settingsLocked(t *topicState) tierSettings {
 		s.localBytes = -1
 	}
 	s.segmentBytes = min(max(s.segmentBytes, 1), maxSegmentData)
-	if isCompacted(t.configs) {
+	var compacts bool
+	s.deletes, compacts = cleanupPolicy(t.configs)
+	if compacts {
 		// Compaction runs on segments only: a WAL batch older than
 		// max.compaction.lag.ms is consolidated then, so that it can be
 		// compacted in time.
@@ -86,11 +75,6 @@ func (c *Coordinator) settingsLocked(t *topicState) tierSettings {
 			s.localMs = maxLag
 		}
 	}
-	policy := t.configs[coordapi.ConfigCleanupPolicy]
-	if policy == "" {
-		policy = "delete"
-	}
-	s.deletes = slices.Contains(coordapi.SplitConfigList(policy), "delete")
 	return s
 }
 

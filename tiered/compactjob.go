@@ -180,10 +180,11 @@ type compactRun struct {
 	window   int64 // the bytes of one read
 	segBytes int64 // the outputs' target size
 
-	keys    *OffsetMap       // the key map; nil with the key index
-	latest  map[string]int64 // with the key index: the window's keys' latest offsets
-	lookups [][]byte         // with the key index: the window's keys, in lookup order
-	cleaned int64            // cleanedThrough: the last offset the pass indexed
+	keys     *OffsetMap       // the key map; nil with the key index
+	latest   map[string]int64 // with the key index: the window's keys' latest offsets
+	lookups  [][]byte         // with the key index: the window's keys, in lookup order
+	keyBytes []byte           // the bytes lookups slice
+	cleaned  int64            // cleanedThrough: the last offset the pass indexed
 
 	policy  CompactPolicy
 	comp    compactor
@@ -424,7 +425,7 @@ func (r *compactRun) compactSegment(ctx context.Context, seg coordapi.BatchCoord
 func (r *compactRun) lookup(ctx context.Context, batches []segBatch) error {
 	clear(r.latest)
 	clear(r.lookups)
-	r.lookups = r.lookups[:0]
+	r.lookups, r.keyBytes = r.lookups[:0], r.keyBytes[:0]
 	for i := range batches {
 		h := &batches[i].h
 		if h.Control() || h.NumRecords == 0 {
@@ -435,9 +436,12 @@ func (r *compactRun) lookup(ctx context.Context, batches []segBatch) error {
 				return nil
 			}
 			if _, ok := r.latest[string(rec.Key)]; !ok {
-				key := string(rec.Key)
-				r.latest[key] = -2 // asked below
-				r.lookups = append(r.lookups, []byte(key))
+				r.latest[string(rec.Key)] = -2 // asked below
+				// The request's copy of the key, from one buffer per window
+				// (slices taken before it grew keep the old array's bytes).
+				start := len(r.keyBytes)
+				r.keyBytes = append(r.keyBytes, rec.Key...)
+				r.lookups = append(r.lookups, r.keyBytes[start:len(r.keyBytes):len(r.keyBytes)])
 			}
 			return nil
 		})
