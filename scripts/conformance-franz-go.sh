@@ -25,22 +25,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-work="$(mktemp -d)"
-broker_pid=""
-cleanup() {
-  if [ -n "$broker_pid" ]; then
-    kill "$broker_pid" 2>/dev/null || true
-    wait "$broker_pid" 2>/dev/null || true
-  fi
-  if [ "${KEEP:-0}" = 1 ]; then
-    echo "work dir kept: $work" >&2
-  else
-    rm -rf "$work"
-  fi
-}
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+. scripts/conformance-lib.sh
 
 kgo_module=github.com/twmb/franz-go
 kgo_dir="$(go list -m -f '{{.Dir}}' "$kgo_module")"
@@ -63,24 +48,11 @@ if [ -z "${RUN:-}" ]; then
   RUN="^($tests)\$"
 fi
 
-go build -o "$work/broker" ./cmd/broker
-kafka_port="$(free_port)"
-http_port="$(free_port)"
-"$work/broker" --data-dir "$work/data" \
-  --kafka-addr "127.0.0.1:$kafka_port" --http-addr "127.0.0.1:$http_port" \
-  --auto-create-topics --log-level "${BROKER_LOG_LEVEL:-info}" >"$work/broker.log" 2>&1 &
-broker_pid=$!
-for _ in $(seq 1 300); do
-  if curl -sf "http://127.0.0.1:$http_port/healthz" >/dev/null 2>&1; then break; fi
-  if ! kill -0 "$broker_pid" 2>/dev/null; then
-    echo "broker exited:" >&2; cat "$work/broker.log" >&2; exit 1
-  fi
-  sleep 0.1
-done
+start_floe --auto-create-topics
 
-echo "franz-go $kgo_version kgo integration tests against floe at 127.0.0.1:$kafka_port" >&2
+echo "franz-go $kgo_version kgo integration tests against floe at $bootstrap" >&2
 status=0
-KGO_SEEDS="127.0.0.1:$kafka_port" KGO_TEST_RF=1 \
+KGO_SEEDS="$bootstrap" KGO_TEST_RF=1 \
   KGO_TEST_RECORDS="${KGO_TEST_RECORDS:-50000}" KGO_LOG_LEVEL="${KGO_LOG_LEVEL:-none}" \
   go test -count=1 -v -timeout "${TIMEOUT:-10m}" -run "$RUN" "$kgo_module/pkg/kgo" >"$work/kgo-test.log" 2>&1 || status=$?
 

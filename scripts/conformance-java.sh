@@ -42,56 +42,23 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-m2="${FLOE_M2:-$HOME/.cache/floe-m2}"
-work="$(mktemp -d)"
-broker_pid=""
+. scripts/conformance-lib.sh
 . scripts/kafka-local.sh
-cleanup() {
-  kafka_stop
-  if [ -n "$broker_pid" ]; then
-    kill "$broker_pid" 2>/dev/null || true
-    wait "$broker_pid" 2>/dev/null || true
-  fi
-  if [ "${KEEP:-0}" = 1 ]; then
-    echo "work dir kept: $work" >&2
-  else
-    rm -rf "$work"
-  fi
-}
-trap cleanup EXIT
+on_exit+=(kafka_stop)
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+# Build the checks and take their runtime classpath.
+maven_classpath conformance/java
+classpath="conformance/java/target/classes:$classpath"
 
-# Build the checks and write their runtime classpath.
-project=conformance/java
-if ! mvn -q -B -Dmaven.repo.local="$m2" -f "$project/pom.xml" package >"$work/mvn.log" 2>&1; then
-  echo "maven build failed:" >&2; tail -40 "$work/mvn.log" >&2; exit 1
-fi
-classpath="$project/target/classes:$(cat "$project/target/classpath.txt")"
-
-bootstrap="$against"
 if [ "$against" = kafka ]; then
   kafka_start "$work/kafka"
   bootstrap="$kafka_bootstrap"
   echo "kafka-clients conformance against Apache Kafka 4.4.0 at $bootstrap" >&2
-elif [ -z "$bootstrap" ]; then
-  go build -o "$work/broker" ./cmd/broker
-  kafka_port="$(free_port)"
-  http_port="$(free_port)"
-  "$work/broker" --data-dir "$work/data" \
-    --kafka-addr "127.0.0.1:$kafka_port" --http-addr "127.0.0.1:$http_port" \
-    --log-level "${BROKER_LOG_LEVEL:-info}" >"$work/broker.log" 2>&1 &
-  broker_pid=$!
-  for _ in $(seq 1 300); do
-    if curl -sf "http://127.0.0.1:$http_port/healthz" >/dev/null 2>&1; then break; fi
-    if ! kill -0 "$broker_pid" 2>/dev/null; then
-      echo "broker exited:" >&2; cat "$work/broker.log" >&2; exit 1
-    fi
-    sleep 0.1
-  done
-  bootstrap="127.0.0.1:$kafka_port"
+elif [ -z "$against" ]; then
+  start_floe
   echo "kafka-clients conformance against floe at $bootstrap" >&2
 else
+  bootstrap="$against"
   echo "kafka-clients conformance against $bootstrap" >&2
 fi
 
@@ -101,8 +68,7 @@ java -Dconformance.check.timeout.s="${CHECK_TIMEOUT:-60}" -cp "$classpath" floe.
   "$bootstrap" ${filter:+"$filter"} || status=$?
 echo "($((SECONDS - start)) s)" >&2
 if [ "$status" -ne 0 ] && [ -n "$broker_pid" ]; then
-  echo "--- tail of the broker's log (all of it in $work/broker.log with KEEP=1):" >&2
-  tail -40 "$work/broker.log" >&2
+  broker_log_tail
 elif [ "$status" -ne 0 ] && [ -n "$kafka_pid" ]; then
   echo "--- Kafka's log: $kafka_log (kept with KEEP=1)" >&2
 fi

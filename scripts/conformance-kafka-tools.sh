@@ -53,53 +53,18 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-m2="${FLOE_M2:-$HOME/.cache/floe-m2}"
-work="$(mktemp -d)"
-broker_pid=""
-cleanup() {
-  if [ -n "$broker_pid" ]; then
-    kill "$broker_pid" 2>/dev/null || true
-    wait "$broker_pid" 2>/dev/null || true
-  fi
-  if [ "${KEEP:-0}" = 1 ]; then
-    echo "work dir kept: $work" >&2
-  else
-    rm -rf "$work"
-  fi
-}
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+. scripts/conformance-lib.sh
 
 # Resolve the tools' classpath.
-project=conformance/kafka-tools
-if ! mvn -q -B -Dmaven.repo.local="$m2" -f "$project/pom.xml" package >"$work/mvn.log" 2>&1; then
-  echo "maven failed:" >&2; tail -40 "$work/mvn.log" >&2; exit 1
-fi
-classpath="$(cat "$project/target/classpath.txt")"
+maven_classpath conformance/kafka-tools
 
-bootstrap="$against"
 data=""
-if [ -z "$bootstrap" ]; then
-  go build -o "$work/broker" ./cmd/broker
-  kafka_port="$(free_port)"
-  http_port="$(free_port)"
+if [ -z "$against" ]; then
+  start_floe --tier-interval 200ms --tier-poll-interval 100ms
   data="$work/data"
-  "$work/broker" --data-dir "$data" \
-    --kafka-addr "127.0.0.1:$kafka_port" --http-addr "127.0.0.1:$http_port" \
-    --tier-interval 200ms --tier-poll-interval 100ms \
-    --log-level "${BROKER_LOG_LEVEL:-info}" >"$work/broker.log" 2>&1 &
-  broker_pid=$!
-  for _ in $(seq 1 300); do
-    if curl -sf "http://127.0.0.1:$http_port/healthz" >/dev/null 2>&1; then break; fi
-    if ! kill -0 "$broker_pid" 2>/dev/null; then
-      echo "broker exited:" >&2; cat "$work/broker.log" >&2; exit 1
-    fi
-    sleep 0.1
-  done
-  bootstrap="127.0.0.1:$kafka_port"
   echo "Kafka's tools against floe at $bootstrap" >&2
 else
+  bootstrap="$against"
   echo "Kafka's tools against $bootstrap" >&2
 fi
 
