@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.opentelemetry.io/otel/attribute"
@@ -58,25 +59,22 @@ func zoneFromClientID(id string) string {
 	return ""
 }
 
-// connZone is what a connection knows of its client's zone.
-type connZone struct {
-	mu   sync.Mutex
-	zone string
-}
+// connZone is what a connection knows of its client's zone; safe for
+// the connection's concurrent requests.
+type connZone struct{ zone atomic.Pointer[string] }
 
 func (z *connZone) get() string {
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	return z.zone
+	if p := z.zone.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 func (z *connZone) set(zone string) {
-	if zone == "" || len(zone) > maxZoneLen {
+	if zone == "" || len(zone) > maxZoneLen || zone == z.get() {
 		return
 	}
-	z.mu.Lock()
-	z.zone = zone
-	z.mu.Unlock()
+	z.zone.Store(&zone)
 }
 
 // clientZone returns the zone of r's client: a client.id marker on r (which
