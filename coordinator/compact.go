@@ -405,6 +405,7 @@ func (c *Coordinator) completeCompaction(req coordapi.CompleteTierJobRequest, jo
 	_ = b.DeleteRange(lower, upper, nil)
 	objects := c.deadBytesLocked(b, rs.dead, nowMs)
 	var outBytes, rowBytes int64
+	outRows := make([]segmentRow, 0, len(res.Segments)) // the outputs' rows, in order
 	num := c.commit.nextObject
 	for _, sg := range res.Segments {
 		obj := &objectState{
@@ -416,6 +417,7 @@ func (c *Coordinator) completeCompaction(req coordapi.CompleteTierJobRequest, jo
 			object: obj.num, logAppendTime: job.LogAppendTime, base: sg.BaseOffset, batches: sg.Batches,
 			dataLength: sg.DataLength, maxTimestamp: sg.MaxTimestamp, tsOffset: sg.MaxTimestampOffset, tsLast: sg.MaxTimestampLast,
 		}
+		outRows = append(outRows, row)
 		k := batchKey(pk.topic, pk.partition, sg.LastOffset)
 		v := appendSegmentRow(nil, &row)
 		_ = b.Set(k, v, nil)
@@ -436,6 +438,24 @@ func (c *Coordinator) completeCompaction(req coordapi.CompleteTierJobRequest, jo
 	}
 	st.cleanedMs = nowMs
 	st.gen++
+	if st.maxTimestampLast >= job.BaseOffset && st.maxTimestampLast <= req.LastOffset {
+		// The max-timestamp batch was in the replaced segments, and may be
+		// gone: track it again over the rows as they are after the swap
+		// (those before it, the outputs, those after it), in offset order,
+		// so that the checkpoint below carries it.
+		fresh := newPartState()
+		err := c.noteRowsLocked(&fresh, pk.topic, pk.partition, st.logStart, job.BaseOffset, st.logStart)
+		for i := 0; err == nil && i < len(outRows); i++ {
+			fresh.noteSegment(&outRows[i])
+		}
+		if err == nil {
+			err = c.noteRowsLocked(&fresh, pk.topic, pk.partition, req.LastOffset+1, st.hwm, st.logStart)
+		}
+		if err != nil {
+			return fmt.Errorf("complete compaction job %d: max timestamp: %w", job.ID, err)
+		}
+		st.maxTimestamp, st.maxTimestampOffset, st.maxTimestampLast = fresh.maxTimestamp, fresh.maxTimestampOffset, fresh.maxTimestampLast
+	}
 	c.checkpointLocked(b, pk, &st, nil)
 	if err := b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("complete compaction job %d: commit: %w", job.ID, err)
@@ -446,22 +466,6 @@ func (c *Coordinator) completeCompaction(req coordapi.CompleteTierJobRequest, jo
 	t.parts[pk.partition] = st
 	c.installObjectsLocked(objects)
 	c.mu.Unlock()
-	if st.maxTimestampLast >= job.BaseOffset && st.maxTimestampLast <= req.LastOffset {
-		// The max-timestamp batch may have been removed: find it again
-		// among the rows now written, and checkpoint it.
-		if err := c.recomputeMaxTimestampLocked(pk.topic, pk.partition, &st); err != nil {
-			c.log.Warn("compaction: recompute the max timestamp", "topic", t.name, "partition", pk.partition, "err", err)
-		} else if b := c.db.NewBatch(); b != nil {
-			c.checkpointLocked(b, pk, &st, nil)
-			if err := b.Commit(pebble.Sync); err == nil {
-				c.checkpointedLocked(pk)
-			}
-			_ = b.Close()
-			c.mu.Lock()
-			t.parts[pk.partition] = st
-			c.mu.Unlock()
-		}
-	}
 	c.tier.Lock()
 	if c.tier.active[pk] == job {
 		delete(c.tier.active, pk)

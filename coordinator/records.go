@@ -145,10 +145,19 @@ var errStopScan = errors.New("coordinator: stop scan")
 // held.
 func (c *Coordinator) recomputeMaxTimestampLocked(id coordapi.TopicID, partition int32, st *partState) error {
 	fresh := newPartState()
-	lower := batchKey(id, partition, st.logStart)
-	upper := batchKey(id, partition, st.hwm)
+	if err := c.noteRowsLocked(&fresh, id, partition, st.logStart, st.hwm, st.logStart); err != nil {
+		return err
+	}
+	st.maxTimestamp, st.maxTimestampOffset, st.maxTimestampLast = fresh.maxTimestamp, fresh.maxTimestampOffset, fresh.maxTimestampLast
+	return nil
+}
+
+// noteRowsLocked notes in p's max-timestamp tracking, in offset order, the
+// batches of the rows keyed in [from, to) whose last offset is at or above
+// logStart. c.commit must be held.
+func (c *Coordinator) noteRowsLocked(p *partState, id coordapi.TopicID, partition int32, from, to, logStart int64) error {
 	var run []coordapi.BatchCoord
-	err := c.scanRange(lower, upper, func(k, v []byte) error {
+	return c.scanRange(batchKey(id, partition, from), batchKey(id, partition, to), func(k, v []byte) error {
 		last, err := decodeBatchKey(k)
 		if err != nil {
 			return err
@@ -158,24 +167,19 @@ func (c *Coordinator) recomputeMaxTimestampLocked(id coordapi.TopicID, partition
 			if err != nil {
 				return err
 			}
-			fresh.noteSegment(&seg)
+			p.noteSegment(&seg)
 			return nil
 		}
 		if _, run, _, err = decodeBatchRun(last, v, run[:0]); err != nil {
 			return err
 		}
 		for _, bc := range run {
-			if bc.LastOffset >= st.logStart {
-				fresh.noteBatch(bc.BaseOffset, bc.LastOffset, bc.MaxTimestamp, bc.LogAppendTime)
+			if bc.LastOffset >= logStart {
+				p.noteBatch(bc.BaseOffset, bc.LastOffset, bc.MaxTimestamp, bc.LogAppendTime)
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	st.maxTimestamp, st.maxTimestampOffset, st.maxTimestampLast = fresh.maxTimestamp, fresh.maxTimestampOffset, fresh.maxTimestampLast
-	return nil
 }
 
 // noteSegment updates the max-timestamp tracking with a segment's, as
