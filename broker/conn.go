@@ -62,6 +62,9 @@ type conn struct {
 	// zone is the client's zone as far as the connection learned it
 	// (zones.go).
 	zone connZone
+	// authPrincipal is the principal the connection authenticated as
+	// (principal.go); nil until it does.
+	authPrincipal atomic.Pointer[string]
 }
 
 func newConn(b *Broker, nc net.Conn) *conn {
