@@ -71,6 +71,15 @@ type Coordinator interface {
 	CompleteTierJob(ctx context.Context, req CompleteTierJobRequest) error
 	AbandonTierJob(ctx context.Context, jobID uint64, reason string) error
 
+	// UserScramCredential returns a user's stored SCRAM credential for
+	// one mechanism (ok false: none), what a SASL exchange is checked
+	// against. DescribeUserScramCredentials and AlterUserScramCredentials
+	// are Kafka's admin APIs over the same users: results per user, with
+	// Kafka's error codes in them.
+	UserScramCredential(ctx context.Context, user string, m ScramMechanism) (cred ScramCredential, ok bool, err error)
+	DescribeUserScramCredentials(ctx context.Context, users []string) ([]ScramUserInfo, error)
+	AlterUserScramCredentials(ctx context.Context, dels []ScramDeletion, ups []ScramUpsertion) ([]ScramUserResult, error)
+
 	// RegisterBroker registers a broker or renews its registration (the
 	// brokers' heartbeat); DeregisterBroker removes it at once.
 	RegisterBroker(ctx context.Context, info BrokerInfo) error

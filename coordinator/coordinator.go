@@ -139,6 +139,9 @@ type Coordinator struct {
 	// admin, DeleteRecords). Its holder builds one Pebble batch, commits it
 	// with Sync, and only then installs the result in memory, so that a failed
 	// write leaves memory unchanged.
+	// users are the SCRAM users (users.go); taken alone.
+	users userStore
+
 	commit struct {
 		sync.Mutex
 		// producers is the idempotence state per (producer, topic, partition).
@@ -408,6 +411,9 @@ func (c *Coordinator) load() error {
 	c.commit.scratch.reset()
 
 	if err := c.loadMeta(); err != nil {
+		return err
+	}
+	if err := c.loadUsers(); err != nil {
 		return err
 	}
 	partCounts := map[coordapi.TopicID]int{}

@@ -65,6 +65,8 @@
 //	producer id    'i' producer-id(8)                           epoch, epoch it was bumped from
 //	view           'v' view-topic-id(16)                        base topic id (16 bytes), key str: a
 //	                                                            hierarchical view named once (views.go)
+//	SCRAM user     'u' mechanism(1) user name                   iterations, salt str, stored key str, server
+//	                                                            key str: no password is kept (users.go)
 //
 // A batch run is the consecutive batches one commit appended to one
 // partition, all in one object, keyed by its last batch's last offset: the
@@ -101,6 +103,7 @@
 //	pids (producer id allocation; taken under closeMu only)
 //	subs (subscriber list; taken alone)
 //	brokers (broker registry; taken alone)
+//	users (SCRAM users; taken alone)
 //
 // Subscribers are called with no lock held.
 package coordinator

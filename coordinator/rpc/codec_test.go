@@ -152,6 +152,18 @@ func TestRoundTrip(t *testing.T) {
 				},
 			}}, encClaimTierJobResp, decClaimTierJobResp)
 		}},
+		{"scram users", func(t *testing.T) {
+			roundTrip(t, userScramReq{User: "alice", Mechanism: coordapi.ScramSHA512}, encUserScramReq, decUserScramReq)
+			roundTrip(t, userScramResp{}, encUserScramResp, decUserScramResp)
+			roundTrip(t, userScramResp{OK: true, Cred: coordapi.ScramCredential{Mechanism: coordapi.ScramSHA256, Iterations: 4096,
+				Salt: []byte("salt"), StoredKey: []byte("stored"), ServerKey: []byte("server")}}, encUserScramResp, decUserScramResp)
+			roundTrip(t, []string{"alice", "", "bob"}, encStrings, decStrings)
+			roundTrip(t, []coordapi.ScramUserInfo{{User: "alice", Credentials: []coordapi.ScramCredentialInfo{{Mechanism: 1, Iterations: 4096}, {Mechanism: 2, Iterations: 8192}}},
+				{User: "x", ErrorCode: 91, ErrorMessage: "not found"}}, encScramUserInfos, decScramUserInfos)
+			roundTrip(t, alterUserScramReq{Dels: []coordapi.ScramDeletion{{User: "a", Mechanism: 1}},
+				Ups: []coordapi.ScramUpsertion{{User: "b", Mechanism: 2, Iterations: 4096, Salt: []byte{1, 2}, SaltedPassword: []byte{3}}}}, encAlterUserScramReq, decAlterUserScramReq)
+			roundTrip(t, []coordapi.ScramUserResult{{User: "a"}, {User: "b", ErrorCode: 90, ErrorMessage: "dup"}}, encScramUserResults, decScramUserResults)
+		}},
 		{"kv latest offsets", func(t *testing.T) {
 			roundTrip(t, coordapi.KvOffsetsRequest{TopicID: idA, Partition: 3, Keys: [][]byte{[]byte("a"), {}, []byte("ccc")}}, encKvOffsetsReq, decKvOffsetsReq)
 			roundTrip(t, []int64{-1, 0, 1 << 50}, encOffsets, decOffsets)

@@ -62,6 +62,9 @@ var requestCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encCompleteTierJobReq, decCompleteTierJobReq) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encKvOffsetsReq, decKvOffsetsReq) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encAbandonTierJobReq, decAbandonTierJobReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encUserScramReq, decUserScramReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encStrings, decStrings) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encAlterUserScramReq, decAlterUserScramReq) },
 	fuzzGroupReq,
 }
 
@@ -92,6 +95,9 @@ func fuzzGroupReq(t *testing.T, data []byte) {
 // responseCodecs check the body of every op's response.
 var responseCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encTopic, decTopic) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encUserScramResp, decUserScramResp) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encScramUserInfos, decScramUserInfos) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encScramUserResults, decScramUserResults) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encTopicsResp, decTopicsResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encPartitionState, decPartitionState) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encFindBatchesResp, decFindBatchesResp) },

@@ -48,6 +48,11 @@ const (
 	opClaimTierJob    = "claim_tier_job"
 	opCompleteTierJob = "complete_tier_job"
 	opAbandonTierJob  = "abandon_tier_job"
+	// The SCRAM user ops: a broker reads a credential to check a SASL
+	// exchange; the admin APIs describe and alter them.
+	opUserScramCredential = "user_scram_credential"
+	opDescribeUserScram   = "describe_user_scram"
+	opAlterUserScram      = "alter_user_scram"
 )
 
 // Reply statuses.

@@ -110,7 +110,15 @@ var handlers = map[string]handler{
 	opListBrokers: unary(decEmpty, func(c *coordinator.Coordinator, ctx context.Context, _ empty) ([]coordapi.BrokerInfo, error) {
 		return c.ListBrokers(ctx)
 	}, encBrokerList),
-	opKvGet:           unary(decKvGetReq, (*coordinator.Coordinator).KvGet, encKvGetResp),
+	opKvGet: unary(decKvGetReq, (*coordinator.Coordinator).KvGet, encKvGetResp),
+	opUserScramCredential: unary(decUserScramReq, func(c *coordinator.Coordinator, ctx context.Context, r userScramReq) (userScramResp, error) {
+		cred, ok, err := c.UserScramCredential(ctx, r.User, r.Mechanism)
+		return userScramResp{Cred: cred, OK: ok}, err
+	}, encUserScramResp),
+	opDescribeUserScram: unary(decStrings, (*coordinator.Coordinator).DescribeUserScramCredentials, encScramUserInfos),
+	opAlterUserScram: unary(decAlterUserScramReq, func(c *coordinator.Coordinator, ctx context.Context, r alterUserScramReq) ([]coordapi.ScramUserResult, error) {
+		return c.AlterUserScramCredentials(ctx, r.Dels, r.Ups)
+	}, encScramUserResults),
 	opKvLatestOffsets: unary(decKvOffsetsReq, (*coordinator.Coordinator).KvLatestOffsets, encOffsets),
 	opClaimTierJob: unary(decClaimTierJobReq, func(c *coordinator.Coordinator, ctx context.Context, r coordapi.ClaimTierJobRequest) (claimTierJobResp, error) {
 		job, ok, err := c.ClaimTierJob(ctx, r)
