@@ -69,6 +69,15 @@ type Options struct {
 	// coordinator lookups when the coordinator predates batched ones. 1
 	// reads them one after another. Default: 16.
 	FetchConcurrency int
+	// SASLMechanisms turns SASL on for the listener with these mechanisms
+	// (sasl.Plain, sasl.ScramSHA256, sasl.ScramSHA512): a connection must
+	// authenticate before any request but ApiVersions and the SASL ones.
+	// Users are the coordinator's SCRAM users. Default: none, SASL off.
+	SASLMechanisms []string
+	// ReauthInterval is connections.max.reauth.ms (KIP-368): a SASL
+	// session's lifetime, after which the client must re-authenticate on
+	// the connection or have it closed. Default: 0, sessions never end.
+	ReauthInterval time.Duration
 	// KVIndexEnabled is the cluster switch --kv-index-enabled, shown by
 	// DescribeConfigs.
 	KVIndexEnabled bool

@@ -27,6 +27,9 @@ type request struct {
 	clientID *string
 	req      kmsg.Request
 	conn     *conn
+	// closeAfter is set by a handler whose answer must be the connection's
+	// last (a failed SASL exchange).
+	closeAfter bool
 }
 
 // inflight is a request being served; responses leave in request order.
@@ -39,6 +42,12 @@ type inflight struct {
 	done     chan struct{}
 	resp     kmsg.Response
 	err      error
+	// req is the request answered, nil for answers the read loop makes
+	// itself.
+	req *request
+	// raw, when set, is sent alone with its length and no response header:
+	// a step of an unframed SASL exchange (SaslHandshake v0).
+	raw []byte
 }
 
 // conn serves one client connection: a read loop decodes requests and starts
@@ -62,6 +71,8 @@ type conn struct {
 	// zone is the client's zone as far as the connection learned it
 	// (zones.go).
 	zone connZone
+	// auth is the connection's SASL state (sasl.go).
+	auth connAuth
 	// authPrincipal is the principal the connection authenticated as
 	// (principal.go); nil until it does.
 	authPrincipal atomic.Pointer[string]
@@ -135,11 +146,21 @@ func (e *protocolError) Unwrap() error { return e.err }
 
 func (c *conn) readLoop() error {
 	var sizeBuf [4]byte
+	// raw is set after a SaslHandshake v0 for a served mechanism: the
+	// exchange's messages follow unframed.
+	raw := false
 	for {
 		if _, err := io.ReadFull(c.nc, sizeBuf[:]); err != nil {
 			return err
 		}
 		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
+		if raw {
+			var err error
+			if raw, err = c.readRawSASL(size); err != nil {
+				return err
+			}
+			continue
+		}
 		if size < 8 || size > c.b.opts.MaxRequestBytes {
 			return &protocolError{fmt.Errorf("request frame of %d bytes out of bounds [8, %d]", size, c.b.opts.MaxRequestBytes)}
 		}
@@ -158,7 +179,14 @@ func (c *conn) readLoop() error {
 			}
 			return &protocolError{err}
 		}
+		if !c.admitted(r.key, time.Now()) {
+			// Kafka closes such a connection without an answer.
+			return &protocolError{fmt.Errorf("%s before SASL authentication (or after its session expired)", kmsg.NameForKey(r.key))}
+		}
 		r.conn = c
+		if hs, ok := r.req.(*kmsg.SASLHandshakeRequest); ok && r.version == 0 && c.b.saslEnabled() && c.b.supportsMechanism(hs.Mechanism) {
+			raw = true
+		}
 		c.start(r, a)
 	}
 }
@@ -172,6 +200,7 @@ func (c *conn) start(r *request, a *api) {
 		flexible: r.req.IsFlexible(),
 		start:    time.Now(),
 		done:     make(chan struct{}),
+		req:      r,
 	}
 	c.pending <- inf // blocks at MaxInflight: back-pressure on the client
 	finish := func(fn func() (kmsg.Response, error)) {
@@ -211,7 +240,12 @@ func (c *conn) writeLoop() {
 			c.b.metrics.request(inf.key, inf.start)
 			continue
 		}
-		buf = appendResponse(buf[:0], inf)
+		if inf.raw != nil {
+			buf = binary.BigEndian.AppendUint32(buf[:0], uint32(len(inf.raw)))
+			buf = append(buf, inf.raw...)
+		} else {
+			buf = appendResponse(buf[:0], inf)
+		}
 		c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
 		if _, err := c.nc.Write(buf); err != nil {
 			c.close()
@@ -220,11 +254,46 @@ func (c *conn) writeLoop() {
 			return
 		}
 		c.b.metrics.request(inf.key, inf.start)
+		if inf.req != nil && inf.req.closeAfter {
+			c.close()
+			for range c.pending {
+			}
+			return
+		}
 		if cap(buf) > 1<<20 {
 			buf = nil // do not pin a large fetch response's buffer
 		}
 	}
 }
+
+// readRawSASL serves one unframed step of a SaslHandshake v0 exchange, of
+// size bytes, and reports whether more steps follow. A failed exchange is
+// an error: v0 has no way to say why, so the connection closes.
+func (c *conn) readRawSASL(size int32) (more bool, err error) {
+	if size < 0 || size > maxRawSASLBytes {
+		return false, &protocolError{fmt.Errorf("unframed SASL message of %d bytes out of bounds [0, %d]", size, maxRawSASLBytes)}
+	}
+	msg := make([]byte, size)
+	if _, err := io.ReadFull(c.nc, msg); err != nil {
+		return false, err
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, rawSASLTimeout)
+	defer cancel()
+	out, _, done, err := c.stepSASL(ctx, msg)
+	if err != nil {
+		return false, &protocolError{fmt.Errorf("sasl (handshake v0): %w", err)}
+	}
+	inf := &inflight{key: int16(kmsg.SASLAuthenticate), start: time.Now(), done: make(chan struct{}), raw: append([]byte{}, out...)}
+	close(inf.done)
+	c.pending <- inf
+	return !done, nil
+}
+
+// Bounds of an unframed SASL step.
+const (
+	maxRawSASLBytes = 1 << 16
+	rawSASLTimeout  = 10 * time.Second
+)
 
 // appendResponse frames resp: size, correlation id, header tags for
 // flexible versions (never for ApiVersions, whose response header is v0).

@@ -17,6 +17,7 @@ type brokerMetrics struct {
 	bytesIn         metric.Int64Counter
 	bytesOut        metric.Int64Counter
 	kvNullKeys      metric.Int64Counter
+	authentications metric.Int64Counter
 	// apiAttrs holds one precomputed attribute set per API key, so the
 	// request path allocates nothing for metrics.
 	apiAttrs [maxAPIKey]metric.MeasurementOption
@@ -33,6 +34,8 @@ func newBrokerMetrics(m metric.Meter) *brokerMetrics {
 		metric.WithDescription("Record batch bytes returned by Fetch."))
 	bm.kvNullKeys, _ = m.Int64Counter("floe.kv.null_keys", metric.WithUnit("{record}"),
 		metric.WithDescription("Records without a key on kv-indexed topics, skipped by the key index."))
+	bm.authentications, _ = m.Int64Counter("floe.kafka.authentications", metric.WithUnit("{exchange}"),
+		metric.WithDescription("SASL exchanges on the Kafka listener, by mechanism and result (success, failure)."))
 	for key := range bm.apiAttrs {
 		bm.apiAttrs[key] = metric.WithAttributeSet(attribute.NewSet(attribute.String("api", kmsg.NameForKey(int16(key)))))
 	}
@@ -54,4 +57,13 @@ func (bm *brokerMetrics) request(key int16, start time.Time) {
 		return
 	}
 	bm.requestDuration.Record(context.Background(), time.Since(start).Seconds(), bm.apiAttrs[key])
+}
+
+// authSucceeded and authFailed count a SASL exchange's outcome.
+func (bm *brokerMetrics) authSucceeded(mechanism string) { bm.authResult(mechanism, "success") }
+func (bm *brokerMetrics) authFailed(mechanism string)    { bm.authResult(mechanism, "failure") }
+
+func (bm *brokerMetrics) authResult(mechanism, result string) {
+	bm.authentications.Add(context.Background(), 1, metric.WithAttributes(
+		attribute.String("mechanism", mechanism), attribute.String("result", result)))
 }
