@@ -10,6 +10,7 @@ package broker
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -78,6 +79,11 @@ type Options struct {
 	// session's lifetime, after which the client must re-authenticate on
 	// the connection or have it closed. Default: 0, sessions never end.
 	ReauthInterval time.Duration
+	// ClientCertPrincipal names the principal of a TLS connection's
+	// verified client certificate (mTLS: tlsconfig.Rules.Principal). SASL,
+	// when on, authenticates the connection again and its principal wins.
+	// Default: nil, certificates name no principal.
+	ClientCertPrincipal func(*x509.Certificate) string
 	// KVIndexEnabled is the cluster switch --kv-index-enabled, shown by
 	// DescribeConfigs.
 	KVIndexEnabled bool

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -97,7 +98,24 @@ func (c *conn) close() {
 	})
 }
 
+// tlsHandshakeTimeout bounds a TLS client's handshake.
+const tlsHandshakeTimeout = 10 * time.Second
+
 func (c *conn) serve() {
+	if tc, ok := c.nc.(*tls.Conn); ok {
+		ctx, cancel := context.WithTimeout(c.ctx, tlsHandshakeTimeout)
+		err := tc.HandshakeContext(ctx)
+		cancel()
+		if err != nil {
+			c.b.log.Debug("tls handshake failed", "remote", c.nc.RemoteAddr(), "err", err)
+			c.b.metrics.authFailed("TLS")
+			c.close()
+			return
+		}
+		if certs := tc.ConnectionState().PeerCertificates; len(certs) > 0 && c.b.opts.ClientCertPrincipal != nil {
+			c.setPrincipal(c.b.opts.ClientCertPrincipal(certs[0]))
+		}
+	}
 	writeDone := make(chan struct{})
 	go func() {
 		defer close(writeDone)

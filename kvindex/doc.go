@@ -96,6 +96,10 @@
 //	                    is not valid base64url
 //	400     40003       bad partition: ?partition= not an integer, negative, or not below
 //	                    the topic's partition count
+//	401     40101       security is on and the request has no valid credentials: HTTP
+//	                    Basic (a SCRAM user's password) or a client certificate
+//	                    (WWW-Authenticate: Basic)
+//	403     40301       the principal may not READ the topic (ACLs)
 //	404     40401       topic not found
 //	404     40402       partition not found (the Service reports ErrUnknownPartition)
 //	404     40403       topic not indexed (kv.index.enabled is off)
@@ -104,6 +108,7 @@
 //	404     40405       record only available in tiered storage: remote reads are
 //	                    disabled (--kv-remote-read-enabled)
 //	405     40501       method not allowed (Allow: GET)
+//	429     42901       the principal's lookup quota is spent (--kv-quota-rps; Retry-After)
 //	500     50001       internal error (logged)
 //	503     50301       the topic's index is being rebuilt (Retry-After: 1)
 package kvindex

@@ -27,6 +27,9 @@ type HandlerOptions struct {
 	// one to share it or to read its Stats. Default: a cache of its own of
 	// DefaultBatchCacheBytes (64 MiB).
 	BatchCache *BatchCache
+	// Gate, when set, admits or refuses every lookup first (security and
+	// quotas, gate.go). Default: nil, every lookup admitted.
+	Gate Gate
 }
 
 // handler serves GET /kv/{topic}/{key}.
@@ -80,6 +83,11 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) int {
 	req, e := parseRequest(r.URL.Path, r.URL.RawPath, r.URL.RawQuery)
 	if e != nil {
 		return h.fail(w, e)
+	}
+	if h.opts.Gate != nil {
+		if d := h.opts.Gate(r, req.topic); d != nil {
+			return deny(w, d)
+		}
 	}
 	ctx := r.Context()
 

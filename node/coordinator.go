@@ -39,7 +39,11 @@ func (n *Node) startCoordinator(copts coordinator.Options) error {
 	}
 	name := fmt.Sprintf("floe-broker-%d", cfg.Broker.NodeID)
 	if cfg.NATSURL != "" {
-		nc, err := nats.Connect(cfg.NATSURL, append(n.natsOptions(name),
+		secure, err := cfg.NATSSecurity.Options()
+		if err != nil {
+			return err
+		}
+		nc, err := nats.Connect(cfg.NATSURL, append(append(n.natsOptions(name), secure...),
 			// Brokers are stateless: start even while NATS is not up yet.
 			nats.RetryOnFailedConnect(true))...)
 		if err != nil {

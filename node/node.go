@@ -33,6 +33,7 @@ import (
 	"github.com/floe-io/floe/metrics"
 	"github.com/floe-io/floe/objectstore"
 	"github.com/floe-io/floe/tiered"
+	"github.com/floe-io/floe/tlsconfig"
 	"github.com/floe-io/floe/zone"
 )
 
@@ -79,6 +80,19 @@ type Config struct {
 	// (--kv-batch-cache-bytes); negative keeps none. Default (0):
 	// kvindex.DefaultBatchCacheBytes, 64 MiB.
 	KVBatchCacheBytes int64
+	// TLS puts TLS on the Kafka and HTTP listeners (security.go).
+	// Default: off.
+	TLS TLSConfig
+	// SASLUsersFile holds name:password lines loaded into the coordinator's
+	// SCRAM users at start (--sasl-users-file), so that the first admin
+	// exists before any admin API can be called. Default: none.
+	SASLUsersFile string
+	// KVQuotaRPS is each principal's /kv lookup rate (--kv-quota-rps),
+	// with bursts of KVQuotaBurst (--kv-quota-burst; default: the rate);
+	// past it /kv answers 429 with Retry-After. Without security, the
+	// quota is per client address. Default: 0, no quota.
+	KVQuotaRPS   float64
+	KVQuotaBurst int
 	// Store, when set, is used instead of the configured object store
 	// (tests inject fault wrappers here).
 	Store objectstore.Store
@@ -89,6 +103,9 @@ type Config struct {
 	// and reaches it the same way, over NATS, but for /kv lookups, which
 	// the embedded coordinator answers in process. Default: "".
 	NATSURL string
+	// NATSSecurity authenticates to a secured NATS cluster at NATSURL
+	// (--nats-creds, --nats-nkey, --nats-tls-*). Default: none.
+	NATSSecurity rpc.Security
 	// NATSListen makes the embedded NATS server listen on host:port
 	// (--nats-listen), so that other brokers can share its coordinator.
 	// Default: "" (in-process connections only).
@@ -155,6 +172,11 @@ type Node struct {
 	broker  *broker.Broker
 	kafkaLn net.Listener
 	httpLn  net.Listener
+	// tls is the listeners' TLS (security.go); server nil without it.
+	tls struct {
+		server *tlsconfig.Server
+		rules  tlsconfig.Rules
+	}
 	http    *http.Server
 	served  chan error
 	metrics *metrics.Provider
@@ -189,6 +211,12 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 			n.closeParts()
 		}
 	}()
+	if err := validateSASL(cfg.Broker.SASLMechanisms); err != nil {
+		return nil, err
+	}
+	if err := n.setupTLS(); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
@@ -243,6 +271,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		if n.httpLn, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
 			return nil, fmt.Errorf("listen http: %w", err)
 		}
+		n.httpLn = n.secureListener(n.httpLn, true)
 	}
 	cacheOpts := cfg.Cache
 	if cacheOpts.Logger == nil {
@@ -277,9 +306,18 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		return nil, fmt.Errorf("start ingest: %w", err)
 	}
 
+	if cfg.SASLUsersFile != "" {
+		if len(cfg.Broker.SASLMechanisms) == 0 {
+			return nil, errors.New("--sasl-users-file needs --sasl-mechanisms")
+		}
+		if err := n.loadUsersFile(ctx, cfg.SASLUsersFile); err != nil {
+			return nil, err
+		}
+	}
 	if n.kafkaLn, err = net.Listen("tcp", cfg.KafkaAddr); err != nil {
 		return nil, fmt.Errorf("listen kafka: %w", err)
 	}
+	n.kafkaLn = n.secureListener(n.kafkaLn, false)
 	bopts := cfg.Broker
 	if bopts.AdvertisedAddr == "" {
 		bopts.AdvertisedAddr = cfg.AdvertisedAddr
@@ -294,6 +332,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		bopts.Logger = cfg.Logger
 	}
 	bopts.Meter = n.metrics.Meter("floe/broker")
+	if n.tls.server != nil && bopts.ClientCertPrincipal == nil {
+		bopts.ClientCertPrincipal = n.tls.rules.Principal
+	}
 	kvBytes := cfg.KVBatchCacheBytes
 	if kvBytes == 0 {
 		kvBytes = kvindex.DefaultBatchCacheBytes
@@ -357,6 +398,7 @@ func (n *Node) httpHandler() http.Handler {
 		Logger:            n.log,
 		Observer:          n.kvObserver(),
 		BatchCache:        n.kvCache,
+		Gate:              n.newKVGate(n.metrics.Meter("floe/kv"), nil),
 	}))
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)

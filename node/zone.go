@@ -41,7 +41,12 @@ func (n *Node) startZone(chunkBytes int64) error {
 		}()
 		n.zone.stop = func() { cancel(); <-done }
 	}
+	peerTLS, err := n.zoneTLS()
+	if err != nil {
+		return fmt.Errorf("zone peers' tls: %w", err)
+	}
 	n.zone.getter = zone.NewGetter(n.store, n.zone.members, zone.GetterOptions{
+		TLS:        peerTLS,
 		ChunkBytes: chunkBytes,
 		Meter:      n.metrics.Meter("floe/zone"),
 		Logger:     n.log,

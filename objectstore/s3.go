@@ -3,6 +3,7 @@ package objectstore
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -12,11 +13,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	"github.com/floe-io/floe/tlsconfig"
 )
 
 // defaultRegion is used when neither S3Options nor the AWS configuration
@@ -49,6 +52,10 @@ type S3Options struct {
 	AccessKey    string
 	SecretKey    string
 	SessionToken string
+	// TLS configures the HTTPS connections to an https Endpoint: a CA
+	// bundle for a private CA, a client certificate (--s3-ca-file,
+	// --s3-tls-cert, --s3-tls-key). Default: the system's roots.
+	TLS tlsconfig.ClientFiles
 }
 
 // Validate reports every problem with o at once.
@@ -91,8 +98,18 @@ func NewS3(ctx context.Context, opts S3Options) (*S3, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	var tlsConf *tls.Config
+	if !opts.TLS.IsZero() {
+		var err error
+		if tlsConf, err = tlsconfig.Client(opts.TLS); err != nil {
+			return nil, fmt.Errorf("s3: %w", err)
+		}
+	}
 	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
 		tr.MaxIdleConnsPerHost = maxIdleConnsPerHost
+		if tlsConf != nil {
+			tr.TLSClientConfig = tlsConf
+		}
 	})
 	load := []func(*config.LoadOptions) error{
 		config.WithHTTPClient(httpClient),

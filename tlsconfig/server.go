@@ -74,6 +74,24 @@ func (s *Server) Config() *tls.Config {
 	}
 }
 
+// OptionalClientCertConfig is Config, but a client certificate is only
+// verified when one is presented, never required: for a listener that
+// serves open paths (/healthz, /metrics) beside ones that authenticate
+// by other means too (HTTP Basic).
+func (s *Server) OptionalClientCertConfig() *tls.Config {
+	return &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			cfg := s.current()
+			if cfg.ClientAuth == tls.RequireAndVerifyClientCert {
+				cfg = cfg.Clone()
+				cfg.ClientAuth = tls.VerifyClientCertIfGiven
+			}
+			return cfg, nil
+		},
+	}
+}
+
 // Reloads returns how many times the files were re-read after a change.
 func (s *Server) Reloads() int {
 	s.mu.Lock()

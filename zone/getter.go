@@ -2,6 +2,7 @@ package zone
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +40,10 @@ type GetterOptions struct {
 	// read from the store meanwhile, without waiting on it each time.
 	// Default: 5s.
 	PeerBackoff time.Duration
+	// TLS, when set, makes chunk requests over HTTPS with this client
+	// configuration: the peers' HTTP listeners serve TLS. Default: nil,
+	// plain HTTP.
+	TLS *tls.Config
 	// Transport carries chunk requests. Default: a pooled transport of
 	// the Getter's own, without proxy or compression.
 	Transport http.RoundTripper
@@ -90,6 +95,7 @@ func NewGetter(store cache.Getter, members *Membership, opts GetterOptions) *Get
 			MaxIdleConnsPerHost: 64, // a Fetch reads up to 16 ranges at once, a chunk each
 			IdleConnTimeout:     90 * time.Second,
 			DisableCompression:  true, // record batches are compressed already, if at all
+			TLSClientConfig:     opts.TLS,
 		}
 	}
 	g := &Getter{
@@ -160,7 +166,11 @@ func (g *Getter) fromPeer(ctx context.Context, owner coordapi.BrokerInfo, key st
 		"length":      {strconv.FormatInt(length, 10)},
 		"chunk_bytes": {strconv.FormatInt(g.opts.ChunkBytes, 10)},
 	}
-	u := "http://" + owner.InternalAddr + ChunkPath + "?" + q.Encode()
+	scheme := "http://"
+	if g.opts.TLS != nil {
+		scheme = "https://"
+	}
+	u := scheme + owner.InternalAddr + ChunkPath + "?" + q.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, fmt.Errorf("zone: chunk request to broker %d at %s: %w", owner.NodeID, owner.InternalAddr, err)

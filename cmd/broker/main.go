@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -86,6 +87,23 @@ func run(args []string) error {
 	fs.StringVar(&cfg.NATSListen, "nats-listen", "", "host:port for the embedded NATS server to listen on, so other brokers can share its coordinator (default: in-process only)")
 	fs.StringVar(&cfg.Cluster, "cluster", "floe", "cluster name: the prefix of its NATS subjects")
 	fs.DurationVar(&cfg.CoordinatorTimeout, "coordinator-timeout", 5*time.Second, "deadline of each request to the coordinator")
+	fs.StringVar(&cfg.TLS.Files.CertFile, "tls-cert", "", "certificate (PEM, with its chain) for TLS on the Kafka and HTTP listeners; re-read when the file changes")
+	fs.StringVar(&cfg.TLS.Files.KeyFile, "tls-key", "", "the key of --tls-cert (PEM)")
+	fs.StringVar(&cfg.TLS.Files.ClientCAFile, "tls-client-ca", "", "CA bundle (PEM) client certificates must chain to: mutual TLS, the principal taken from the certificate (see --tls-principal-mapping-rules); /kv then requires credentials")
+	clientAuth := fs.String("tls-client-auth", "required", "with --tls-client-ca, whether a Kafka client must present a certificate: required, or requested (verified when presented; Kafka's ssl.client.auth)")
+	fs.StringVar(&cfg.TLS.PrincipalMappingRules, "tls-principal-mapping-rules", "DEFAULT", "how a client certificate's subject becomes a principal, as Kafka's ssl.principal.mapping.rules, e.g. 'RULE:^CN=(.*?),.*$/$1/,DEFAULT'")
+	fs.StringVar(&cfg.TLS.InternalCAFile, "internal-tls-ca", "", "CA bundle (PEM) to verify the zone peers' HTTPS listeners with when reading their chunks (default: --tls-client-ca, else the system's roots)")
+	saslMechs := fs.String("sasl-mechanisms", "", "SASL mechanisms the Kafka listener requires, comma-separated, of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (empty: no SASL)")
+	fs.StringVar(&cfg.SASLUsersFile, "sasl-users-file", "", "file of name:password lines stored at start as SCRAM users (for every enabled SCRAM mechanism; PLAIN checks against them)")
+	reauthMs := fs.Int64("connections-max-reauth-ms", 0, "SASL session lifetime (Kafka's connections.max.reauth.ms, KIP-368): clients re-authenticate within it or have their connection closed; 0 for no limit")
+	fs.Float64Var(&cfg.KVQuotaRPS, "kv-quota-rps", 0, "/kv lookups per second each principal may make (a token bucket; per client address without security); 0 for no quota")
+	fs.IntVar(&cfg.KVQuotaBurst, "kv-quota-burst", 0, "burst of --kv-quota-rps (default: the rate)")
+	fs.StringVar(&cfg.NATSSecurity.CredsFile, "nats-creds", "", "NATS credentials file (JWT and nkey seed) to authenticate to --nats-url with")
+	fs.StringVar(&cfg.NATSSecurity.NKeyFile, "nats-nkey", "", "NATS nkey seed file to authenticate to --nats-url with")
+	fs.StringVar(&cfg.NATSSecurity.TLS.CAFile, "nats-tls-ca", "", "CA bundle (PEM) to verify the NATS servers with (default: the system's roots)")
+	fs.StringVar(&cfg.NATSSecurity.TLS.CertFile, "nats-tls-cert", "", "client certificate (PEM) for NATS servers that verify clients")
+	fs.StringVar(&cfg.NATSSecurity.TLS.KeyFile, "nats-tls-key", "", "the key of --nats-tls-cert")
+	fs.StringVar(&cfg.S3.TLS.CAFile, "s3-ca-file", "", "CA bundle (PEM) to verify an https --s3-endpoint with (default: the system's roots)")
 	fs.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&drain, "drain-timeout", 30*time.Second, "how long a graceful stop may take")
 	if err := flagenv.Set(fs); err != nil {
@@ -107,6 +125,19 @@ func run(args []string) error {
 	cfg.TierJobsDisabled = !*consolidation
 	cfg.ZoneCacheSharingDisabled = !*zoneSharing
 	cfg.Coordinator.ConsolidationDisabled = !*consolidation
+	switch *clientAuth {
+	case "required":
+	case "requested":
+		cfg.TLS.Files.ClientAuthOptional = true
+	default:
+		return fmt.Errorf("--tls-client-auth: %q is neither required nor requested", *clientAuth)
+	}
+	for _, m := range strings.Split(*saslMechs, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			cfg.Broker.SASLMechanisms = append(cfg.Broker.SASLMechanisms, strings.ToUpper(m))
+		}
+	}
+	cfg.Broker.ReauthInterval = time.Duration(*reauthMs) * time.Millisecond
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

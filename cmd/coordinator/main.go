@@ -44,13 +44,15 @@ func main() {
 
 // config is the coordinator's flags.
 type config struct {
-	coord    coordinator.Options
-	groups   groups.Options
-	s3       objectstore.S3Options
-	natsURL  string
-	cluster  string
-	httpAddr string
-	logLevel string
+	coord   coordinator.Options
+	groups  groups.Options
+	s3      objectstore.S3Options
+	natsURL string
+	// natsSecurity authenticates to a secured NATS cluster.
+	natsSecurity rpc.Security
+	cluster      string
+	httpAddr     string
+	logLevel     string
 }
 
 func parseFlags(args []string) (*config, error) {
@@ -79,6 +81,12 @@ func parseFlags(args []string) (*config, error) {
 	fs.DurationVar(&cfg.groups.MinSessionTimeout, "group-min-session-timeout", 6*time.Second, "shortest session timeout a member may ask for (group.min.session.timeout.ms)")
 	fs.DurationVar(&cfg.groups.MaxSessionTimeout, "group-max-session-timeout", 30*time.Minute, "longest session timeout a member may ask for (group.max.session.timeout.ms)")
 	fs.DurationVar(&cfg.groups.OffsetRetention, "offsets-retention", 7*24*time.Hour, "how long an empty group's committed offsets are kept (offsets.retention.minutes)")
+	fs.StringVar(&cfg.natsSecurity.CredsFile, "nats-creds", "", "NATS credentials file (JWT and nkey seed) to authenticate with")
+	fs.StringVar(&cfg.natsSecurity.NKeyFile, "nats-nkey", "", "NATS nkey seed file to authenticate with")
+	fs.StringVar(&cfg.natsSecurity.TLS.CAFile, "nats-tls-ca", "", "CA bundle (PEM) to verify the NATS servers with (default: the system's roots)")
+	fs.StringVar(&cfg.natsSecurity.TLS.CertFile, "nats-tls-cert", "", "client certificate (PEM) for NATS servers that verify clients")
+	fs.StringVar(&cfg.natsSecurity.TLS.KeyFile, "nats-tls-key", "", "the key of --nats-tls-cert")
+	fs.StringVar(&cfg.s3.TLS.CAFile, "s3-ca-file", "", "CA bundle (PEM) to verify an https --s3-endpoint with (default: the system's roots)")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
 	if err := flagenv.Set(fs); err != nil {
 		return nil, err
@@ -136,7 +144,7 @@ func run(args []string) error {
 		instrumented := objectstore.Instrument(store, mp.Meter("floe/objectstore"))
 		cfg.coord.Objects, cfg.coord.GCStore = instrumented, instrumented
 	}
-	nc, err := connect(ctx, cfg.natsURL, log)
+	nc, err := connect(ctx, cfg.natsURL, cfg.natsSecurity, log)
 	if err != nil {
 		return err
 	}
@@ -185,11 +193,15 @@ func run(args []string) error {
 
 // connect connects to NATS, waiting for it (with ctx) when it is not up
 // yet, and keeps reconnecting for as long as the process runs.
-func connect(ctx context.Context, url string, log *slog.Logger) (*nats.Conn, error) {
-	nc, err := nats.Connect(url,
+func connect(ctx context.Context, url string, sec rpc.Security, log *slog.Logger) (*nats.Conn, error) {
+	secure, err := sec.Options()
+	if err != nil {
+		return nil, err
+	}
+	nc, err := nats.Connect(url, append([]nats.Option{
 		nats.Name("floe-coordinator"),
 		nats.MaxReconnects(-1),
-		nats.ReconnectWait(250*time.Millisecond),
+		nats.ReconnectWait(250 * time.Millisecond),
 		nats.RetryOnFailedConnect(true),
 		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
 			if !nc.IsClosed() {
@@ -199,7 +211,7 @@ func connect(ctx context.Context, url string, log *slog.Logger) (*nats.Conn, err
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			log.Info("nats reconnected", "url", nc.ConnectedUrlRedacted())
 		}),
-	)
+	}, secure...)...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to nats %s: %w", url, err)
 	}
