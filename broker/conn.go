@@ -254,7 +254,7 @@ func (c *conn) writeLoop() {
 			}
 			return
 		}
-		if inf.resp == nil {
+		if inf.resp == nil && inf.raw == nil {
 			c.b.metrics.request(inf.key, inf.start)
 			continue
 		}

@@ -16,6 +16,12 @@
 // the same stored SCRAM credentials, so a users file or an admin sets one
 // password for every mechanism.
 //
+// The SCRAM server is floe's own (RFC 5802 is short) because of one rule
+// Apache Kafka keeps: the nonce of a client's final message need only end
+// with the server's combined nonce, since librdkafka sends its own nonce in
+// front of it again; a strict server (xdg-go/scram's) fails every
+// librdkafka client.
+//
 // A Session is one exchange on one connection: the broker feeds it the
 // client's SaslAuthenticate bytes and answers with what it returns, until
 // it is done; Username then names the authenticated user.

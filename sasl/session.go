@@ -3,10 +3,13 @@ package sasl
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
 	"errors"
 	"fmt"
-
-	"github.com/xdg-go/scram"
+	"strconv"
+	"strings"
 
 	"github.com/floe-io/floe/coordapi"
 )
@@ -112,68 +115,182 @@ func CheckPassword(ctx context.Context, creds Credentials, user, password string
 	return false, nil
 }
 
-// scramSession is a SCRAM exchange served by xdg-go/scram's server
-// conversation: client-first, server-first, client-final, server-final.
+// scramSession is the server side of a SCRAM exchange (RFC 5802):
+// client-first, server-first, client-final, server-final. It is floe's own
+// rather than a library's for one Kafka rule: the nonce of the client's
+// final message need only end with the server's combined nonce, as Apache
+// Kafka's ScramSaslServer accepts it, because librdkafka sends its own
+// nonce in front of it again.
 type scramSession struct {
 	creds Credentials
 	mech  coordapi.ScramMechanism
-	conv  *scram.ServerConversation
-	// lookupErr is a credential read that failed for a reason other than
-	// an unknown user: the exchange then fails without blaming the client.
-	lookupErr error
+	state int // 0: want client-first, 1: want client-final, 2: done
+
+	user      string
+	gs2Header string
+	bare      string // client-first-message-bare
+	first     string // server-first-message
+	nonce     string // client nonce + server nonce
+	cred      coordapi.ScramCredential
+	valid     bool
 }
 
+// serverNonceBytes is the entropy of the server's part of the nonce.
+const serverNonceBytes = 24
+
 func (s *scramSession) Step(ctx context.Context, msg []byte) ([]byte, bool, error) {
-	if s.conv == nil {
-		gen := scram.SHA256
-		if s.mech == coordapi.ScramSHA512 {
-			gen = scram.SHA512
-		}
-		srv, err := gen.NewServer(func(user string) (scram.StoredCredentials, error) {
-			cred, ok, err := s.creds.UserScramCredential(ctx, user, s.mech)
-			if err != nil {
-				s.lookupErr = err
-				return scram.StoredCredentials{}, err
-			}
-			if !ok {
-				return scram.StoredCredentials{}, errors.New("unknown user")
-			}
-			return scram.StoredCredentials{
-				KeyFactors: scram.KeyFactors{Salt: string(cred.Salt), Iters: int(cred.Iterations)},
-				StoredKey:  cred.StoredKey,
-				ServerKey:  cred.ServerKey,
-			}, nil
-		})
+	switch s.state {
+	case 0:
+		s.state = 1
+		out, err := s.clientFirst(ctx, string(msg))
 		if err != nil {
-			return nil, true, fmt.Errorf("sasl: %s server: %w", s.mech, err)
+			s.state = 2
+			return nil, true, err
 		}
-		s.conv = srv.NewConversation()
+		return []byte(out), false, nil
+	case 1:
+		s.state = 2
+		out, err := s.clientFinal(string(msg))
+		if err != nil {
+			return nil, true, err
+		}
+		s.valid = true
+		return []byte(out), true, nil
 	}
-	if s.conv.Done() {
-		return nil, true, fmt.Errorf("%w: %s exchange already over", ErrAuthFailed, s.mech)
+	return nil, true, fmt.Errorf("%w: %s exchange already over", ErrAuthFailed, s.mech)
+}
+
+func (s *scramSession) fail(format string, args ...any) error {
+	return fmt.Errorf("%w: %s: "+format, append([]any{ErrAuthFailed, s.mech}, args...)...)
+}
+
+// clientFirst reads "gs2-header client-first-message-bare":
+// "n,[a=authzid],n=user,r=nonce[,extensions]".
+func (s *scramSession) clientFirst(ctx context.Context, c1 string) (string, error) {
+	cb, rest, ok := strings.Cut(c1, ",")
+	if !ok || (cb != "n" && cb != "y") {
+		return "", s.fail("channel binding is not supported")
 	}
-	resp, err := s.conv.Step(string(msg))
-	if s.lookupErr != nil {
-		return nil, true, fmt.Errorf("sasl: credentials: %w", s.lookupErr)
+	authz, bare, ok := strings.Cut(rest, ",")
+	if !ok {
+		return "", s.fail("malformed client-first message")
 	}
+	if authz != "" {
+		a, ok := strings.CutPrefix(authz, "a=")
+		if !ok {
+			return "", s.fail("malformed authorization id")
+		}
+		authz = a
+	}
+	s.gs2Header = c1[:len(cb)+1+len(rest)-len(bare)]
+	s.bare = bare
+	var cnonce string
+	for i, attr := range strings.Split(bare, ",") {
+		switch {
+		case i == 0 && strings.HasPrefix(attr, "n="):
+			user, err := decodeSaslName(attr[2:])
+			if err != nil || user == "" {
+				return "", s.fail("malformed user name")
+			}
+			s.user = user
+		case i == 1 && strings.HasPrefix(attr, "r="):
+			cnonce = attr[2:]
+		case i == 0 || i == 1:
+			return "", s.fail("malformed client-first message")
+		case strings.HasPrefix(attr, "m="):
+			return "", s.fail("mandatory extensions are not supported")
+		}
+		// Later attributes are extensions (Kafka's tokenauth): ignored.
+	}
+	if cnonce == "" {
+		return "", s.fail("no client nonce")
+	}
+	if authz != "" {
+		if u, err := decodeSaslName(authz); err != nil || u != s.user {
+			return "", s.fail("authorization id %q is not the user %q", authz, s.user)
+		}
+	}
+	cred, ok, err := s.creds.UserScramCredential(ctx, s.user, s.mech)
 	if err != nil {
-		return nil, true, fmt.Errorf("%w: %s: invalid credentials (%v)", ErrAuthFailed, s.mech, err)
+		return "", fmt.Errorf("sasl: credentials of %q: %w", s.user, err)
 	}
-	if !s.conv.Done() {
-		return []byte(resp), false, nil
+	if !ok {
+		return "", s.fail("invalid credentials")
 	}
-	if !s.conv.Valid() {
-		return nil, true, fmt.Errorf("%w: %s: invalid credentials", ErrAuthFailed, s.mech)
+	s.cred = cred
+	sn := make([]byte, serverNonceBytes)
+	rand.Read(sn)
+	s.nonce = cnonce + base64.RawURLEncoding.EncodeToString(sn)
+	s.first = "r=" + s.nonce + ",s=" + base64.StdEncoding.EncodeToString(cred.Salt) + ",i=" + strconv.Itoa(int(cred.Iterations))
+	return s.first, nil
+}
+
+// clientFinal reads "c=base64(gs2-header),r=nonce[,extensions],p=proof"
+// and answers "v=server-signature".
+func (s *scramSession) clientFinal(c2 string) (string, error) {
+	cut := strings.LastIndex(c2, ",p=")
+	if cut < 0 {
+		return "", s.fail("no proof in the client-final message")
 	}
-	if authz := s.conv.AuthzID(); authz != "" && authz != s.conv.Username() {
-		return nil, true, fmt.Errorf("%w: authorization id %q is not the user %q", ErrAuthFailed, authz, s.conv.Username())
+	withoutProof, proofB64 := c2[:cut], c2[cut+3:]
+	attrs := strings.Split(withoutProof, ",")
+	if len(attrs) < 2 || !strings.HasPrefix(attrs[0], "c=") || !strings.HasPrefix(attrs[1], "r=") {
+		return "", s.fail("malformed client-final message")
 	}
-	return []byte(resp), true, nil
+	cbind, err := base64.StdEncoding.DecodeString(attrs[0][2:])
+	if err != nil || string(cbind) != s.gs2Header {
+		return "", s.fail("channel binding does not match")
+	}
+	if !strings.HasSuffix(attrs[1][2:], s.nonce) {
+		return "", s.fail("nonce does not match")
+	}
+	proof, err := base64.StdEncoding.DecodeString(proofB64)
+	h := hashOf(s.mech)
+	if err != nil || len(proof) != h().Size() {
+		return "", s.fail("malformed proof")
+	}
+	authMsg := s.bare + "," + s.first + "," + withoutProof
+	sig := mac(h, s.cred.StoredKey, authMsg)
+	clientKey := make([]byte, len(proof))
+	for i := range proof {
+		clientKey[i] = proof[i] ^ sig[i]
+	}
+	sum := h()
+	sum.Write(clientKey)
+	if subtle.ConstantTimeCompare(sum.Sum(nil), s.cred.StoredKey) != 1 {
+		return "", s.fail("invalid credentials")
+	}
+	return "v=" + base64.StdEncoding.EncodeToString(mac(h, s.cred.ServerKey, authMsg)), nil
 }
 
 func (s *scramSession) Username() string {
-	if s.conv == nil || !s.conv.Valid() {
+	if !s.valid {
 		return ""
 	}
-	return s.conv.Username()
+	return s.user
+}
+
+// decodeSaslName undoes RFC 5802's saslname escapes: "=2C" is ',', "=3D"
+// is '='; any other '=' is malformed.
+func decodeSaslName(s string) (string, error) {
+	if !strings.Contains(s, "=") {
+		return s, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '=' {
+			b.WriteByte(s[i])
+			continue
+		}
+		switch {
+		case strings.HasPrefix(s[i:], "=2C"):
+			b.WriteByte(',')
+		case strings.HasPrefix(s[i:], "=3D"):
+			b.WriteByte('=')
+		default:
+			return "", errors.New("bad saslname escape")
+		}
+		i += 2
+	}
+	return b.String(), nil
 }
