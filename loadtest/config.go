@@ -39,6 +39,8 @@ var ErrInvalidConfig = errors.New("loadtest: invalid config")
 type Config struct {
 	// Brokers are the seed brokers, host:port. Default: 127.0.0.1:9092.
 	Brokers []string
+	// Security connects over TLS and SASL. Default: plaintext.
+	Security Security
 	// Topic is produced to and consumed from. Default: "loadtest".
 	Topic string
 	// CreateTopic creates Topic with Partitions partitions if it does not
@@ -200,6 +202,7 @@ func (c *Config) Validate() error {
 	var p []string
 	bad := func(format string, args ...any) { p = append(p, fmt.Sprintf(format, args...)) }
 
+	p = append(p, c.Security.validate()...)
 	if len(c.Brokers) == 0 {
 		bad("--brokers: at least one broker is needed")
 	}

@@ -98,7 +98,7 @@ func consumerOpts(cfg *Config, name string, parts map[int32]kgo.Offset, start ma
 	// Retryable fetch errors (KAFKA_STORAGE_ERROR, NOT_LEADER...) are
 	// retried by the client either way; keeping them counts them as errors
 	// instead of hiding a broker that never answers with data.
-	opts := []kgo.Opt{kgo.SeedBrokers(cfg.Brokers...), kgo.KeepRetryableFetchErrors()}
+	opts := append(seedOpts(cfg), kgo.KeepRetryableFetchErrors())
 	if name == "" {
 		return append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{cfg.Topic: parts}))
 	}

@@ -54,14 +54,13 @@ func parseCompression(s string) (kgo.CompressionCodec, error) {
 func producerOpts(cfg *Config) []kgo.Opt {
 	acks, _ := parseAcks(cfg.Acks)                // validated
 	codec, _ := parseCompression(cfg.Compression) // validated
-	opts := []kgo.Opt{
-		kgo.SeedBrokers(cfg.Brokers...),
+	opts := append(seedOpts(cfg),
 		kgo.DefaultProduceTopic(cfg.Topic),
 		kgo.RequiredAcks(acks),
 		kgo.ProducerBatchCompression(codec),
 		kgo.ProducerLinger(cfg.Linger),
 		kgo.MaxBufferedRecords(cfg.MaxBuffered),
-	}
+	)
 	if !cfg.Idempotent {
 		opts = append(opts, kgo.DisableIdempotentWrite(), kgo.MaxProduceRequestsInflightPerBroker(cfg.MaxInflight))
 	}

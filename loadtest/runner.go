@@ -64,7 +64,7 @@ type runner struct {
 func (r *runner) run(ctx context.Context) (*Report, error) {
 	cfg := r.cfg
 	// A short metadata min age: the topic may have just been created.
-	admCl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...), kgo.MetadataMinAge(100*time.Millisecond))
+	admCl, err := kgo.NewClient(append(seedOpts(cfg), kgo.MetadataMinAge(100*time.Millisecond))...)
 	if err != nil {
 		return nil, fmt.Errorf("admin client: %w", err)
 	}

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs franz-go's own integration tests (github.com/twmb/franz-go/pkg/kgo,
 # at the version in go.mod, from the module cache) against a floe broker
-# started here on free ports with a temp data dir, and prints one line per
-# test and a summary:
+# started here on free ports with a temp data dir (and a second one with
+# SASL SCRAM for the SCRAM tests), and prints one line per test and a
+# summary:
 #
 #   PASS TestGroupETL
 #   FAIL TestTxnEtl
@@ -48,11 +49,19 @@ if [ -z "${RUN:-}" ]; then
   RUN="^($tests)\$"
 fi
 
+# A second broker, with SASL SCRAM, for TestSCRAMAuth and
+# TestSCRAMAuthBadCredentials (KGO_TEST_SCRAM_SEEDS, KGO_TEST_SCRAM).
+printf 'kgo:kgo-secret\n' >"$work/users"
+FLOE_INSTANCE=-scram start_floe --sasl-mechanisms SCRAM-SHA-256,SCRAM-SHA-512 --sasl-users-file "$work/users"
+scram_bootstrap="$bootstrap" scram_pid="$broker_pid"
+stop_scram() { kill "$scram_pid" 2>/dev/null; wait "$scram_pid" 2>/dev/null; }
+on_exit+=(stop_scram)
+
 start_floe --auto-create-topics
 
-echo "franz-go $kgo_version kgo integration tests against floe at $bootstrap" >&2
+echo "franz-go $kgo_version kgo integration tests against floe at $bootstrap (SCRAM at $scram_bootstrap)" >&2
 status=0
-KGO_SEEDS="$bootstrap" KGO_TEST_RF=1 \
+KGO_SEEDS="$bootstrap" KGO_TEST_RF=1 KGO_TEST_SCRAM_SEEDS="$scram_bootstrap" KGO_TEST_SCRAM="kgo:kgo-secret:512" \
   KGO_TEST_RECORDS="${KGO_TEST_RECORDS:-50000}" KGO_LOG_LEVEL="${KGO_LOG_LEVEL:-none}" \
   go test -count=1 -v -timeout "${TIMEOUT:-10m}" -run "$RUN" "$kgo_module/pkg/kgo" >"$work/kgo-test.log" 2>&1 || status=$?
 

@@ -5,7 +5,8 @@
 #
 #   on_exit+=(fn)                 run fn at exit, before the work dir goes
 #   start_floe [broker flags...]  build and start a broker; sets bootstrap,
-#                                 broker_pid (its log: $work/broker.log)
+#                                 broker_pid (its log: $work/broker.log; with
+#                                 FLOE_INSTANCE=x, data and log are suffixed x)
 #   maven_classpath PROJECT       `mvn package` PROJECT into $FLOE_M2; sets
 #                                 classpath (PROJECT/target/classpath.txt)
 #   broker_log_tail               the broker log's tail, after a failure
@@ -36,9 +37,9 @@ start_floe() {
   local kafka_port http_port
   kafka_port="$(free_port)"
   http_port="$(free_port)"
-  "$work/broker" --data-dir "$work/data" \
+  "$work/broker" --data-dir "$work/data${FLOE_INSTANCE:-}" \
     --kafka-addr "127.0.0.1:$kafka_port" --http-addr "127.0.0.1:$http_port" \
-    --log-level "${BROKER_LOG_LEVEL:-info}" "$@" >"$work/broker.log" 2>&1 &
+    --log-level "${BROKER_LOG_LEVEL:-info}" "$@" >"$work/broker${FLOE_INSTANCE:-}.log" 2>&1 &
   broker_pid=$!
   for _ in $(seq 1 300); do
     if curl -sf "http://127.0.0.1:$http_port/healthz" >/dev/null 2>&1; then
