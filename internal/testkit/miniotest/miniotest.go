@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/objectstore"
+	"github.com/floe-io/floe/tlsconfig"
 )
 
 const (
@@ -56,6 +57,9 @@ type Server struct {
 	// DataDir is where MinIO keeps its objects; removed after the test.
 	DataDir string
 
+	// TLS is set when the server serves HTTPS: CAFile verifies it.
+	TLS *TLSFiles
+
 	cmd      *exec.Cmd
 	exited   chan struct{} // closed when cmd has been waited for
 	logs     *logBuffer
@@ -68,6 +72,23 @@ type Server struct {
 // skipped, or fails when the environment variable CI is "true" (CI must
 // never skip these tests silently) or FLOE_MINIO_BIN names no executable.
 func Start(t testing.TB) *Server {
+	t.Helper()
+	return start(t, nil)
+}
+
+// TLSFiles make a server serve HTTPS: its certificate and key, and the
+// CA bundle that verifies it (PEM files).
+type TLSFiles struct {
+	CertFile, KeyFile, CAFile string
+}
+
+// StartTLS is Start with MinIO serving HTTPS with tf's certificate.
+func StartTLS(t testing.TB, tf TLSFiles) *Server {
+	t.Helper()
+	return start(t, &tf)
+}
+
+func start(t testing.TB, tf *TLSFiles) *Server {
 	t.Helper()
 	bin, err := findBinary()
 	if err != nil {
@@ -83,7 +104,23 @@ func Start(t testing.TB) *Server {
 		Region:    "us-east-1",
 		Bucket:    "floe-test",
 		DataDir:   filepath.Join(dataDir, "data"),
+		TLS:       tf,
 		logs:      &logBuffer{},
+	}
+	if tf != nil {
+		certs := filepath.Join(dataDir, "certs")
+		for src, dst := range map[string]string{tf.CertFile: "public.crt", tf.KeyFile: "private.key", tf.CAFile: filepath.Join("CAs", "ca.crt")} {
+			data, err := os.ReadFile(src)
+			if err == nil {
+				err = os.MkdirAll(filepath.Dir(filepath.Join(certs, dst)), 0o700)
+			}
+			if err == nil {
+				err = os.WriteFile(filepath.Join(certs, dst), data, 0o600)
+			}
+			if err != nil {
+				t.Fatalf("miniotest: certificates: %v", err)
+			}
+		}
 	}
 	t.Cleanup(func() {
 		s.Stop()
@@ -125,6 +162,9 @@ func (s *Server) start(ctx context.Context, bin, certsDir string) error {
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
 	s.Endpoint = "http://" + addr
+	if s.TLS != nil {
+		s.Endpoint = "https://" + addr
+	}
 	cmd := exec.Command(bin, "server",
 		"--address", addr,
 		"--console-address", "127.0.0.1:"+strconv.Itoa(ports[1]),
@@ -153,6 +193,13 @@ func (s *Server) start(ctx context.Context, bin, certsDir string) error {
 	}()
 
 	client := &http.Client{Timeout: time.Second}
+	if s.TLS != nil {
+		tc, err := tlsconfig.Client(tlsconfig.ClientFiles{CAFile: s.TLS.CAFile})
+		if err != nil {
+			return err
+		}
+		client.Transport = &http.Transport{TLSClientConfig: tc}
+	}
 	live := s.Endpoint + "/minio/health/live"
 	return retry(ctx, s.exited, func() error {
 		resp, err := client.Get(live)
@@ -176,7 +223,15 @@ func (s *Server) Options() objectstore.S3Options {
 		PathStyle: true,
 		AccessKey: s.AccessKey,
 		SecretKey: s.SecretKey,
+		TLS:       s.tlsClient(),
 	}
+}
+
+func (s *Server) tlsClient() tlsconfig.ClientFiles {
+	if s.TLS == nil {
+		return tlsconfig.ClientFiles{}
+	}
+	return tlsconfig.ClientFiles{CAFile: s.TLS.CAFile}
 }
 
 // Store returns an S3 store on the server's bucket.
