@@ -58,7 +58,8 @@ func (c *conn) stepSASL(ctx context.Context, msg []byte) (out []byte, lifetime t
 		c.auth.session = nil
 		if errors.Is(err, sasl.ErrAuthFailed) {
 			c.b.metrics.authFailed(mech)
-			c.b.log.Info("sasl authentication failed", "remote", c.nc.RemoteAddr(), "mechanism", mech, "err", err)
+			c.b.log.Info("sasl authentication failed", "remote", c.nc.RemoteAddr(), "mechanism", mech,
+				"principal", "User:"+s.Claimed(), "err", err)
 			return nil, 0, true, fmt.Errorf("%w: Authentication failed: %v", kerr.SaslAuthenticationFailed, err)
 		}
 		return nil, 0, true, err

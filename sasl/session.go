@@ -41,6 +41,9 @@ type Session interface {
 	Step(ctx context.Context, msg []byte) (resp []byte, done bool, err error)
 	// Username is the authenticated user once Step reported done.
 	Username() string
+	// Claimed is the user the client said it is, authenticated or not
+	// ("" before it said): for logs of failed exchanges.
+	Claimed() string
 }
 
 // NewSession starts an exchange of mechanism (Plain, ScramSHA256 or
@@ -58,8 +61,9 @@ func NewSession(mechanism string, creds Credentials) (Session, error) {
 // plainSession checks "authzid NUL user NUL password" (RFC 4616) against
 // the user's stored SCRAM credential, the strongest it has.
 type plainSession struct {
-	creds Credentials
-	user  string
+	creds   Credentials
+	user    string
+	claimed string
 }
 
 // ParsePlain splits a PLAIN message into its authorization id, user and
@@ -83,6 +87,7 @@ func (s *plainSession) Step(ctx context.Context, msg []byte) ([]byte, bool, erro
 	if err != nil {
 		return nil, true, err
 	}
+	s.claimed = user
 	if authzid != "" && authzid != user {
 		return nil, true, fmt.Errorf("%w: authorization id %q is not the user %q", ErrAuthFailed, authzid, user)
 	}
@@ -98,6 +103,8 @@ func (s *plainSession) Step(ctx context.Context, msg []byte) ([]byte, bool, erro
 }
 
 func (s *plainSession) Username() string { return s.user }
+
+func (s *plainSession) Claimed() string { return s.claimed }
 
 // CheckPassword reports whether password is user's, checked against the
 // user's SCRAM-SHA-512 credential, else its SCRAM-SHA-256 one. A user
@@ -262,6 +269,8 @@ func (s *scramSession) clientFinal(c2 string) (string, error) {
 	}
 	return "v=" + base64.StdEncoding.EncodeToString(mac(h, s.cred.ServerKey, authMsg)), nil
 }
+
+func (s *scramSession) Claimed() string { return s.user }
 
 func (s *scramSession) Username() string {
 	if !s.valid {
