@@ -71,6 +71,9 @@ type Coordinator interface {
 	CompleteTierJob(ctx context.Context, req CompleteTierJobRequest) error
 	AbandonTierJob(ctx context.Context, jobID uint64, reason string) error
 
+	// ACLStore holds the cluster's ACL bindings (acl.go).
+	ACLStore
+
 	// RegisterBroker registers a broker or renews its registration (the
 	// brokers' heartbeat); DeregisterBroker removes it at once.
 	RegisterBroker(ctx context.Context, info BrokerInfo) error
