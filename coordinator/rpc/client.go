@@ -483,3 +483,52 @@ func (c *Client) SubscribeTopics(fn func([]coordapi.TopicNotice)) (cancel func()
 	}
 	return func() { _ = sub.Unsubscribe() }
 }
+
+// CreateACLs stores ACL bindings; see coordinator.Coordinator.CreateACLs.
+func (c *Client) CreateACLs(ctx context.Context, bindings []coordapi.ACLBinding) error {
+	_, err := call(c, ctx, opCreateACLs, func(e *encoder) { encACLBindings(e, bindings) }, decEmpty)
+	return err
+}
+
+// DeleteACLs removes the ACL bindings filters match and returns them per
+// filter; see coordinator.Coordinator.DeleteACLs.
+func (c *Client) DeleteACLs(ctx context.Context, filters []coordapi.ACLFilter) ([][]coordapi.ACLBinding, error) {
+	out, err := call(c, ctx, opDeleteACLs, func(e *encoder) { encACLFilters(e, filters) }, decACLBindingLists)
+	if err == nil && len(out) != len(filters) {
+		return nil, &clientError{opDeleteACLs, ErrInternal, fmt.Errorf("%w: %d results for %d filters", errMalformed, len(out), len(filters))}
+	}
+	return out, err
+}
+
+// DescribeACLs returns the ACL bindings filter matches; see
+// coordinator.Coordinator.DescribeACLs.
+func (c *Client) DescribeACLs(ctx context.Context, filter coordapi.ACLFilter) ([]coordapi.ACLBinding, error) {
+	return call(c, ctx, opDescribeACLs, func(e *encoder) { encACLFilter(e, filter) }, decACLBindings)
+}
+
+// ACLVersion returns the ACL change counter; see
+// coordinator.Coordinator.ACLVersion.
+func (c *Client) ACLVersion(ctx context.Context) (uint64, error) {
+	return call(c, ctx, opACLVersion, func(*encoder) {}, decUvarint)
+}
+
+// SubscribeACLs calls fn with the version of every ACL change any
+// coordinator of the cluster publishes; see
+// coordinator.Coordinator.SubscribeACLs. Notices published while the NATS
+// connection is down are lost: callers poll ACLVersion too. The returned
+// cancel stops further calls.
+func (c *Client) SubscribeACLs(fn func(version uint64)) (cancel func()) {
+	sub, err := c.nc.Subscribe(ACLsSubject(c.cluster), func(m *nats.Msg) {
+		v, err := decACLNotice(m.Data)
+		if err != nil {
+			c.opts.Logger.Warn("undecodable acl notice", "subject", m.Subject, "err", err)
+			return
+		}
+		fn(v)
+	})
+	if err != nil {
+		c.opts.Logger.Error("subscribe to acl notices", "subject", ACLsSubject(c.cluster), "err", err)
+		return func() {}
+	}
+	return func() { _ = sub.Unsubscribe() }
+}

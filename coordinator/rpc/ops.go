@@ -48,6 +48,12 @@ const (
 	opClaimTierJob    = "claim_tier_job"
 	opCompleteTierJob = "complete_tier_job"
 	opAbandonTierJob  = "abandon_tier_job"
+	// The ACL ops (acls.go): brokers create, delete and list ACL bindings
+	// and poll the ACL version.
+	opCreateACLs   = "create_acls"
+	opDeleteACLs   = "delete_acls"
+	opDescribeACLs = "describe_acls"
+	opACLVersion   = "acl_version"
 )
 
 // Reply statuses.
