@@ -65,6 +65,8 @@ type conn struct {
 	// authPrincipal is the principal the connection authenticated as
 	// (principal.go); nil until it does.
 	authPrincipal atomic.Pointer[string]
+	// host is the client's IP address (clientHost).
+	host string
 }
 
 func newConn(b *Broker, nc net.Conn) *conn {
@@ -76,6 +78,7 @@ func newConn(b *Broker, nc net.Conn) *conn {
 		cancel:   cancel,
 		pending:  make(chan *inflight, b.opts.MaxInflight),
 		draining: make(chan struct{}),
+		host:     remoteHost(nc),
 	}
 }
 
@@ -159,6 +162,9 @@ func (c *conn) readLoop() error {
 			return &protocolError{err}
 		}
 		r.conn = c
+		if c.b.testPrincipal != nil && r.clientID != nil {
+			c.setPrincipal(c.b.testPrincipal(*r.clientID))
+		}
 		c.start(r, a)
 	}
 }

@@ -17,6 +17,7 @@ type brokerMetrics struct {
 	bytesIn         metric.Int64Counter
 	bytesOut        metric.Int64Counter
 	kvNullKeys      metric.Int64Counter
+	authDenied      metric.Int64Counter
 	// apiAttrs holds one precomputed attribute set per API key, so the
 	// request path allocates nothing for metrics.
 	apiAttrs [maxAPIKey]metric.MeasurementOption
@@ -33,6 +34,8 @@ func newBrokerMetrics(m metric.Meter) *brokerMetrics {
 		metric.WithDescription("Record batch bytes returned by Fetch."))
 	bm.kvNullKeys, _ = m.Int64Counter("floe.kv.null_keys", metric.WithUnit("{record}"),
 		metric.WithDescription("Records without a key on kv-indexed topics, skipped by the key index."))
+	bm.authDenied, _ = m.Int64Counter("floe.kafka.authorization.denied", metric.WithUnit("{check}"),
+		metric.WithDescription("Authorization checks denied (ACLs), by API (kv for /kv lookups) and resource type."))
 	for key := range bm.apiAttrs {
 		bm.apiAttrs[key] = metric.WithAttributeSet(attribute.NewSet(attribute.String("api", kmsg.NameForKey(int16(key)))))
 	}
