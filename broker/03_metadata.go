@@ -16,6 +16,8 @@ import (
 // Metadata: v0-v12. v9+ flexible; v10+ topic ids; v12 null topic names.
 // Every live broker leads some partitions (a stable hash), but any broker
 // accepts any partition: the leader is only where clients send by default.
+// With ACLs, a topic needs DESCRIBE: left out of an all-topics answer, else
+// TOPIC_AUTHORIZATION_FAILED; auto-creation needs CLUSTER or TOPIC CREATE.
 func init() { register(kmsg.Metadata, 0, 12, (*Broker).handleMetadata) }
 
 // leaderEpoch is the fixed leader epoch of every partition. A diskless log is
@@ -79,6 +81,11 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request) (kmsg.Response,
 			return nil, err
 		}
 		for _, t := range topics {
+			// Topics the principal may not describe are left out,
+			// silently, as Kafka lists all topics.
+			if !b.authorizedQuiet(r, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, t.Name) {
+				continue
+			}
 			resp.Topics = append(resp.Topics, b.metadataTopic(t, leaders))
 		}
 		return resp, nil
@@ -91,12 +98,25 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request) (kmsg.Response,
 		)
 		switch {
 		case rt.Topic != nil && *rt.Topic != "":
+			// Kafka checks DESCRIBE before the topic's existence, so that
+			// a denied name discloses nothing.
+			if !b.authorizedTopic(r, kmsg.ACLOperationDescribe, *rt.Topic) {
+				err = kerr.TopicAuthorizationFailed
+				break
+			}
 			t, err = b.coord.Topic(ctx, *rt.Topic)
 			if autoCreate && errors.Is(err, kerr.UnknownTopicOrPartition) {
-				t, err = b.autoCreate(ctx, *rt.Topic)
+				if b.mayCreateTopic(r, *rt.Topic) {
+					t, err = b.autoCreate(ctx, *rt.Topic)
+				} else {
+					err = kerr.TopicAuthorizationFailed
+				}
 			}
 		case rt.TopicID != [16]byte{}:
 			t, err = b.coord.TopicByID(ctx, coordapi.TopicID(rt.TopicID))
+			if err == nil && !b.authorizedTopic(r, kmsg.ACLOperationDescribe, t.Name) {
+				err = kerr.TopicAuthorizationFailed // a topic id is not secret: answered with it
+			}
 		default:
 			err = kerr.InvalidRequest
 		}

@@ -143,3 +143,31 @@ func (b *Broker) lookupAuthorized(ctx context.Context, r *request, seen map[stri
 	}
 	return b.lookupTopic(ctx, seen, name)
 }
+
+// mayCreateTopic reports whether r's principal may create topic name:
+// CLUSTER CREATE, or else TOPIC CREATE on it (CreateTopics, Metadata's
+// auto-creation), as Kafka checks.
+func (b *Broker) mayCreateTopic(r *request, name string) bool {
+	if b.authorizedQuiet(r, kmsg.ACLOperationCreate, kmsg.ACLResourceTypeCluster, coordapi.ACLClusterName) {
+		return true
+	}
+	return b.authorizedTopic(r, kmsg.ACLOperationCreate, name)
+}
+
+// configsAuthorized checks op (DESCRIBE_CONFIGS or ALTER_CONFIGS) on a
+// config resource as Kafka does: a topic's on the TOPIC, a broker's on the
+// CLUSTER. It returns TOPIC_ or CLUSTER_AUTHORIZATION_FAILED, or nil (also
+// for the other resource types, which the handlers refuse anyway).
+func (b *Broker) configsAuthorized(r *request, op kmsg.ACLOperation, typ kmsg.ConfigResourceType, name string) error {
+	switch typ {
+	case kmsg.ConfigResourceTypeTopic:
+		if !b.authorizedTopic(r, op, name) {
+			return kerr.TopicAuthorizationFailed
+		}
+	case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger:
+		if !b.authorizeCluster(r, op) {
+			return kerr.ClusterAuthorizationFailed
+		}
+	}
+	return nil
+}
