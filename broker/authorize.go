@@ -171,3 +171,24 @@ func (b *Broker) configsAuthorized(r *request, op kmsg.ACLOperation, typ kmsg.Co
 	}
 	return nil
 }
+
+// authorizedGroups splits groups by whether r's principal may op on them:
+// allowed are those it may (all of groups, unchanged, with ACLs off), and
+// ok[i] tells whether groups[i] is one of them.
+func (b *Broker) authorizedGroups(r *request, op kmsg.ACLOperation, groups []string) (allowed []string, ok []bool) {
+	ok = make([]bool, len(groups))
+	if b.acls == nil {
+		for i := range ok {
+			ok[i] = true
+		}
+		return groups, ok
+	}
+	allowed = make([]string, 0, len(groups))
+	for i, g := range groups {
+		if b.authorized(r, op, kmsg.ACLResourceTypeGroup, g) {
+			ok[i] = true
+			allowed = append(allowed, g)
+		}
+	}
+	return allowed, ok
+}
