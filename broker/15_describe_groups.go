@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"math"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -25,7 +26,7 @@ func (b *Broker) handleDescribeGroups(ctx context.Context, r *request) (kmsg.Res
 		gr, err := b.groups.DescribeGroups(ctx, &sub)
 		if err != nil {
 			code = b.groupsFailed("DescribeGroups", err)
-		} else if len(allowed) == len(req.Groups) {
+		} else if b.acls == nil {
 			return gr, nil
 		} else {
 			answered = gr.Groups
@@ -35,8 +36,12 @@ func (b *Broker) handleDescribeGroups(ctx context.Context, r *request) (kmsg.Res
 	k := 0
 	for i, g := range req.Groups {
 		if ok[i] && k < len(answered) && answered[k].Group == g {
-			resp.Groups = append(resp.Groups, answered[k])
+			sg := answered[k]
 			k++
+			if sg.AuthorizedOperations != math.MinInt32 { // asked for (v3+)
+				sg.AuthorizedOperations = b.groupAuthorizedOperations(r, g)
+			}
+			resp.Groups = append(resp.Groups, sg)
 			continue
 		}
 		sg := kmsg.NewDescribeGroupsResponseGroup()
@@ -50,4 +55,16 @@ func (b *Broker) handleDescribeGroups(ctx context.Context, r *request) (kmsg.Res
 		resp.Groups = append(resp.Groups, sg)
 	}
 	return resp, nil
+}
+
+// groupAuthorizedOperations is the bit field of the group operations
+// (READ, DELETE, DESCRIBE) r's principal may perform on group.
+func (b *Broker) groupAuthorizedOperations(r *request, group string) int32 {
+	var ops int32
+	for _, op := range [...]kmsg.ACLOperation{kmsg.ACLOperationRead, kmsg.ACLOperationDelete, kmsg.ACLOperationDescribe} {
+		if b.authorizedQuiet(r, op, kmsg.ACLResourceTypeGroup, group) {
+			ops |= 1 << op
+		}
+	}
+	return ops
 }

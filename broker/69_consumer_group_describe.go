@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"math"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -38,6 +39,9 @@ func (b *Broker) handleConsumerGroupDescribe(ctx context.Context, r *request) (k
 		if ok[i] && k < len(answered) && answered[k].Group == g {
 			dg := answered[k]
 			k++
+			if dg.AuthorizedOperations != math.MinInt32 { // asked for
+				dg.AuthorizedOperations = b.groupAuthorizedOperations(r, g)
+			}
 			if !b.groupTopicsAuthorized(r, &dg) {
 				dg = kmsg.NewConsumerGroupDescribeResponseGroup()
 				dg.Group = g

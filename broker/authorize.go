@@ -2,6 +2,8 @@ package broker
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -191,4 +193,23 @@ func (b *Broker) authorizedGroups(r *request, op kmsg.ACLOperation, groups []str
 		}
 	}
 	return allowed, ok
+}
+
+// ParseSuperUsers parses --super-users: comma-separated principals
+// ("User:admin,User:ops"), each of the form Type:name. Spaces around a
+// principal are ignored; an empty string is no super user.
+func ParseSuperUsers(s string) ([]string, error) {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		typ, name, ok := strings.Cut(p, ":")
+		if !ok || typ == "" || name == "" {
+			return nil, fmt.Errorf("principal %q is not of the form Type:name (User:admin)", p)
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }

@@ -8,7 +8,9 @@
 // HTTP listeners (--internal-addr, --zone-cache-sharing).
 // As with Apache Kafka's defaults, a topic is created on first use (a
 // client's Metadata request that allows it); --auto-create-topics=false
-// turns that off.
+// turns that off. --acls-enabled authorizes every Kafka request with the
+// ACLs stored in the coordinator (managed with CreateAcls / kafka-acls.sh
+// by a --super-users principal); off, as by default, everything is allowed.
 //
 // Every flag can also be set by an environment variable: --ingest-linger is
 // FLOE_INGEST_LINGER. A flag on the command line wins.
@@ -25,6 +27,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/floe-io/floe/broker"
 	"github.com/floe-io/floe/internal/flagenv"
 	"github.com/floe-io/floe/node"
 	"github.com/floe-io/floe/tiered"
@@ -86,6 +89,8 @@ func run(args []string) error {
 	fs.StringVar(&cfg.NATSListen, "nats-listen", "", "host:port for the embedded NATS server to listen on, so other brokers can share its coordinator (default: in-process only)")
 	fs.StringVar(&cfg.Cluster, "cluster", "floe", "cluster name: the prefix of its NATS subjects")
 	fs.DurationVar(&cfg.CoordinatorTimeout, "coordinator-timeout", 5*time.Second, "deadline of each request to the coordinator")
+	fs.BoolVar(&cfg.Broker.ACLsEnabled, "acls-enabled", false, "authorize every Kafka request with the ACLs stored in the coordinator (CreateAcls, kafka-acls.sh), as Kafka's authorizer with allow.everyone.if.no.acl.found=false; off: everything is allowed")
+	superUsers := fs.String("super-users", "", "comma-separated principals allowed everything when --acls-enabled, as Kafka's super.users (e.g. User:admin,User:ops)")
 	fs.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&drain, "drain-timeout", 30*time.Second, "how long a graceful stop may take")
 	if err := flagenv.Set(fs); err != nil {
@@ -99,6 +104,14 @@ func run(args []string) error {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	users, err := broker.ParseSuperUsers(*superUsers)
+	if err != nil {
+		return fmt.Errorf("--super-users: %w", err)
+	}
+	cfg.Broker.SuperUsers = users
+	if len(cfg.Broker.SuperUsers) > 0 && !cfg.Broker.ACLsEnabled {
+		cfg.Logger.Warn("--super-users has no effect without --acls-enabled")
+	}
 	cfg.Broker.NodeID = int32(*nodeID)
 	cfg.Broker.MaxRequestBytes = int32(*maxRequest)
 	cfg.Broker.DefaultPartitions = int32(*numPartitions)
