@@ -231,3 +231,15 @@ func (e *aclEnv) fetchCode(name, topic string) int16 {
 	}
 	return resp.Topics[0].Partitions[0].ErrorCode
 }
+
+// errorsIs is errors.Is for table checks.
+func errorsIs(err, target error) bool { return errors.Is(err, target) }
+
+// orFirst returns err, or else the result's error: kadm answers a single
+// resource's failure either way.
+func orFirst(err error, result func() error) error {
+	if err != nil {
+		return err
+	}
+	return result()
+}
