@@ -13,7 +13,9 @@ import (
 // flexible, v3 adds the USER resource type. Needs CLUSTER ALTER;
 // SECURITY_DISABLED with ACLs off. Each creation is validated as Kafka
 // does (INVALID_REQUEST with its message); the valid ones are stored in
-// one coordinator call, a binding already stored succeeding again.
+// one coordinator call, a binding already stored succeeding again. This
+// broker applies the change before it answers; the others on the
+// coordinator's notice, or their next poll of the ACL version.
 func init() { register(kmsg.CreateACLs, 0, 3, (*Broker).handleCreateACLs) }
 
 func (b *Broker) handleCreateACLs(ctx context.Context, r *request) (kmsg.Response, error) {
@@ -60,6 +62,6 @@ func (b *Broker) handleCreateACLs(ctx context.Context, r *request) (kmsg.Respons
 		}
 		return resp, nil
 	}
-	b.acls.poke() // apply the new bindings here without waiting for the notice
+	b.acls.sync(ctx) // applied here before the client is told
 	return resp, nil
 }

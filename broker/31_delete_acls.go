@@ -13,7 +13,8 @@ import (
 // flexible, v3 adds the USER resource type. Needs CLUSTER ALTER;
 // SECURITY_DISABLED with ACLs off. Each filter is validated as Kafka does
 // (INVALID_REQUEST); the valid ones are applied in one coordinator call and
-// each result lists the bindings its filter deleted.
+// each result lists the bindings its filter deleted. This broker applies
+// the change before it answers, the others soon after (see CreateAcls).
 func init() { register(kmsg.DeleteACLs, 0, 3, (*Broker).handleDeleteACLs) }
 
 func (b *Broker) handleDeleteACLs(ctx context.Context, r *request) (kmsg.Response, error) {
@@ -72,6 +73,6 @@ func (b *Broker) handleDeleteACLs(ctx context.Context, r *request) (kmsg.Respons
 			resp.Results[i].MatchingACLs = append(resp.Results[i].MatchingACLs, m)
 		}
 	}
-	b.acls.poke()
+	b.acls.sync(ctx) // applied here before the client is told
 	return resp, nil
 }

@@ -169,11 +169,12 @@ func (e *aclEnv) topic(name string, partitions int32, configs map[string]*string
 	}
 }
 
-// send sends req with cl and returns its response, failing the test if
-// the request got none.
+// send sends req with cl straight to the seed broker (no coordinator
+// lookup or retries by the client) and returns its response, failing the
+// test if the request got none.
 func send[R kmsg.Response](t *testing.T, cl *kgo.Client, req kmsg.Request) R {
 	t.Helper()
-	resp, err := cl.Request(t.Context(), req)
+	resp, err := cl.SeedBrokers()[0].Request(t.Context(), req)
 	if err != nil {
 		t.Fatalf("%s: %v", kmsg.NameForKey(req.Key()), err)
 	}

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -31,6 +32,9 @@ type aclWatcher struct {
 	loaded  atomic.Bool
 	// wake asks the loop to check the version now (capacity 1).
 	wake chan struct{}
+	// refreshing serializes refreshes (the loop's and sync's), so that an
+	// older load never replaces a newer one.
+	refreshing sync.Mutex
 
 	cancel      context.CancelFunc
 	done        chan struct{}
@@ -81,10 +85,18 @@ func (w *aclWatcher) run(ctx context.Context) {
 	}
 }
 
+// sync loads the coordinator's current bindings now, if they changed: the
+// ACL APIs call it before they answer, so that the broker that served a
+// change applies it before its client learns it is done. Other brokers
+// apply it on the notice or their next poll.
+func (w *aclWatcher) sync(ctx context.Context) { w.refresh(ctx) }
+
 // refresh reloads the bindings when the coordinator's ACL version is not
 // the loaded one. The version is read before the bindings, so that a
 // change in between is loaded again at the next check.
 func (w *aclWatcher) refresh(ctx context.Context) {
+	w.refreshing.Lock()
+	defer w.refreshing.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	v, err := w.store.ACLVersion(ctx)
