@@ -13,8 +13,9 @@ import (
 // must be 1 (brokers): floe has no separate controllers to describe
 // (UNSUPPORTED_ENDPOINT_TYPE otherwise). v2 (fenced brokers) is not served.
 // The cluster id, controller and brokers are the ones Metadata returns.
-// With ACLs it needs CLUSTER DESCRIBE (CLUSTER_AUTHORIZATION_FAILED), and
-// the authorized operations are the principal's.
+// With ACLs it is answered to every principal, as Kafka's KafkaApis does
+// (the brokers are no secret: Metadata names them too); the authorized
+// operations asked for are the principal's, none without CLUSTER DESCRIBE.
 func init() { register(kmsg.DescribeCluster, 0, 1, (*Broker).handleDescribeCluster) }
 
 // endpointTypeBrokers is DescribeCluster's endpoint type for brokers.
@@ -36,11 +37,6 @@ func (b *Broker) handleDescribeCluster(_ context.Context, r *request) (kmsg.Resp
 		resp.ErrorMessage = &msg
 		return resp, nil
 	}
-	if !b.authorizeCluster(r, kmsg.ACLOperationDescribe) {
-		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
-		resp.ErrorMessage = kmsg.StringPtr(kerr.ClusterAuthorizationFailed.Description)
-		return resp, nil
-	}
 	brokers := b.liveBrokers()
 	resp.ClusterID = b.opts.ClusterID
 	resp.ControllerID = brokers[0].nodeID
@@ -56,10 +52,14 @@ func (b *Broker) handleDescribeCluster(_ context.Context, r *request) (kmsg.Resp
 }
 
 // clusterAuthorizedOperations is the bit field of the cluster operations
-// r's principal may perform: all of them with ACLs off.
+// r's principal may perform: all of them with ACLs off, none without
+// CLUSTER DESCRIBE (as Kafka computes it).
 func (b *Broker) clusterAuthorizedOperations(r *request) int32 {
 	if b.acls == nil {
 		return clusterAuthorizedOperations
+	}
+	if !b.authorizedQuiet(r, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeCluster, coordapi.ACLClusterName) {
+		return 0
 	}
 	var ops int32
 	for op := kmsg.ACLOperationCreate; op <= kmsg.ACLOperationIdempotentWrite; op++ {

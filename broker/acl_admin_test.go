@@ -180,3 +180,24 @@ func TestACLAPIsDisabled(t *testing.T) {
 		t.Fatal("AuthorizeTopic denied with ACLs off")
 	}
 }
+
+// TestACLDescribeCluster: DescribeCluster answers every principal, as
+// Kafka does, with the cluster operations it may perform.
+func TestACLDescribeCluster(t *testing.T) {
+	e := newACLEnv(t)
+	req := kmsg.NewPtrDescribeClusterRequest()
+	req.IncludeClusterAuthorizedOperations = true
+	resp := send[*kmsg.DescribeClusterResponse](t, e.client("alice"), req)
+	wantCode(t, "alice", resp.ErrorCode, nil)
+	if len(resp.Brokers) != 1 || resp.ClusterAuthorizedOperations != 0 {
+		t.Fatalf("alice without acls: %+v", resp)
+	}
+	e.grant(kadm.NewACLs().Clusters().Allow("User:alice").Operations(kadm.OpAlter))
+	resp = send[*kmsg.DescribeClusterResponse](t, e.client("alice"), req)
+	if want := int32(1<<kmsg.ACLOperationAlter | 1<<kmsg.ACLOperationDescribe); resp.ClusterAuthorizedOperations != want {
+		t.Fatalf("alice with CLUSTER ALTER: operations %b, want %b", resp.ClusterAuthorizedOperations, want)
+	}
+	if ops := send[*kmsg.DescribeClusterResponse](t, e.client(aclAdmin), req).ClusterAuthorizedOperations; ops != clusterAuthorizedOperations {
+		t.Fatalf("admin: operations %b", ops)
+	}
+}
