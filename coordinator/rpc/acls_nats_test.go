@@ -2,9 +2,12 @@ package rpc_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -55,5 +58,42 @@ func TestACLsOverNATS(t *testing.T) {
 	}
 	if v, err := e.client.ACLVersion(ctx); err != nil || v != 2 {
 		t.Fatalf("ACLVersion after delete = %d, %v", v, err)
+	}
+}
+
+// TestACLsSmallPayload: more bindings than one message holds are described
+// page by page, and a delete of all of them deletes all (its listing cut to
+// one message).
+func TestACLsSmallPayload(t *testing.T) {
+	e := newEnv(t, &server.Options{MaxPayload: 4 << 10})
+	ctx := context.Background()
+	const n = 500 // ≈ 60 bytes each: several pages
+	var bindings []coordapi.ACLBinding
+	for i := range n {
+		bindings = append(bindings, coordapi.ACLBinding{ResourceType: kmsg.ACLResourceTypeTopic, ResourceName: fmt.Sprintf("topic-%04d", i),
+			PatternType: kmsg.ACLResourcePatternTypeLiteral, Principal: fmt.Sprintf("User:user-%04d", i), Host: "*",
+			Operation: kmsg.ACLOperationRead, Permission: kmsg.ACLPermissionTypeAllow})
+	}
+	for i := 0; i < n; i += 50 { // a create request must fit one message too
+		if err := e.client.CreateACLs(ctx, bindings[i:i+50]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := e.client.DescribeACLs(ctx, coordapi.ACLFilterAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, bindings) {
+		t.Fatalf("described %d bindings, want the %d created", len(got), n)
+	}
+	deleted, err := e.client.DeleteACLs(ctx, []coordapi.ACLFilter{coordapi.ACLFilterAll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(deleted) != 1 || len(deleted[0]) == 0 || len(deleted[0]) >= n {
+		t.Fatalf("delete listed %d bindings, want some, cut to one message", len(deleted[0]))
+	}
+	if got, err = e.client.DescribeACLs(ctx, coordapi.ACLFilterAll); err != nil || len(got) != 0 {
+		t.Fatalf("after deleting all: %d bindings, %v", len(got), err)
 	}
 }

@@ -24,7 +24,10 @@ func TestACLCodecRoundTrip(t *testing.T) {
 	roundTrip(t, testFilter, encACLFilter, decACLFilter)
 	roundTrip(t, coordapi.ACLFilterAll, encACLFilter, decACLFilter)
 	roundTrip(t, []coordapi.ACLFilter{testFilter, coordapi.ACLFilterAll}, encACLFilters, decACLFilters)
-	roundTrip(t, [][]coordapi.ACLBinding{{testBinding}, nil, {testBinding2, testBinding}}, encACLBindingLists, decACLBindingLists)
+	roundTrip(t, deleteACLsResp{Deleted: [][]coordapi.ACLBinding{{testBinding}, nil, {testBinding2, testBinding}}, Truncated: true}, encDeleteACLsResp, decDeleteACLsResp)
+	roundTrip(t, describeACLsReq{Filter: testFilter, After: &testBinding}, encDescribeACLsReq, decDescribeACLsReq)
+	roundTrip(t, describeACLsReq{Filter: coordapi.ACLFilterAll}, encDescribeACLsReq, decDescribeACLsReq)
+	roundTrip(t, describeACLsResp{Bindings: []coordapi.ACLBinding{testBinding}, More: true}, encDescribeACLsResp, decDescribeACLsResp)
 	roundTrip(t, uint64(1<<40), encUvarint, decUvarint)
 
 	var e encoder

@@ -493,17 +493,38 @@ func (c *Client) CreateACLs(ctx context.Context, bindings []coordapi.ACLBinding)
 // DeleteACLs removes the ACL bindings filters match and returns them per
 // filter; see coordinator.Coordinator.DeleteACLs.
 func (c *Client) DeleteACLs(ctx context.Context, filters []coordapi.ACLFilter) ([][]coordapi.ACLBinding, error) {
-	out, err := call(c, ctx, opDeleteACLs, func(e *encoder) { encACLFilters(e, filters) }, decACLBindingLists)
-	if err == nil && len(out) != len(filters) {
-		return nil, &clientError{opDeleteACLs, ErrInternal, fmt.Errorf("%w: %d results for %d filters", errMalformed, len(out), len(filters))}
+	out, err := call(c, ctx, opDeleteACLs, func(e *encoder) { encACLFilters(e, filters) }, decDeleteACLsResp)
+	if err != nil {
+		return nil, err
 	}
-	return out, err
+	if len(out.Deleted) != len(filters) {
+		return nil, &clientError{opDeleteACLs, ErrInternal, fmt.Errorf("%w: %d results for %d filters", errMalformed, len(out.Deleted), len(filters))}
+	}
+	if out.Truncated {
+		c.opts.Logger.Warn("delete_acls: the coordinator listed only some of the deleted bindings (too many for one message)")
+	}
+	return out.Deleted, nil
 }
 
 // DescribeACLs returns the ACL bindings filter matches; see
-// coordinator.Coordinator.DescribeACLs.
+// coordinator.Coordinator.DescribeACLs. Bindings too many for one NATS
+// message are asked for page by page.
 func (c *Client) DescribeACLs(ctx context.Context, filter coordapi.ACLFilter) ([]coordapi.ACLBinding, error) {
-	return call(c, ctx, opDescribeACLs, func(e *encoder) { encACLFilter(e, filter) }, decACLBindings)
+	var (
+		out   []coordapi.ACLBinding
+		after *coordapi.ACLBinding
+	)
+	for {
+		page, err := call(c, ctx, opDescribeACLs, func(e *encoder) { encDescribeACLsReq(e, describeACLsReq{Filter: filter, After: after}) }, decDescribeACLsResp)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Bindings...)
+		if !page.More || len(page.Bindings) == 0 {
+			return out, nil
+		}
+		after = &out[len(out)-1]
+	}
 }
 
 // ACLVersion returns the ACL change counter; see

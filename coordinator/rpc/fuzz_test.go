@@ -64,7 +64,7 @@ var requestCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encAbandonTierJobReq, decAbandonTierJobReq) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encACLBindings, decACLBindings) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encACLFilters, decACLFilters) },
-	func(t *testing.T, b []byte) { fuzzCodec(t, b, encACLFilter, decACLFilter) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encDescribeACLsReq, decDescribeACLsReq) },
 	fuzzGroupReq,
 }
 
@@ -109,8 +109,8 @@ var responseCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encBool, decBool) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encClaimTierJobResp, decClaimTierJobResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encOffsets, decOffsets) },
-	func(t *testing.T, b []byte) { fuzzCodec(t, b, encACLBindingLists, decACLBindingLists) },
-	func(t *testing.T, b []byte) { fuzzCodec(t, b, encACLBindings, decACLBindings) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encDeleteACLsResp, decDeleteACLsResp) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encDescribeACLsResp, decDescribeACLsResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encUvarint, decUvarint) },
 	func(t *testing.T, b []byte) { _, _ = decACLNotice(b) },
 	func(t *testing.T, b []byte) {
@@ -208,8 +208,8 @@ func FuzzDecodeReply(f *testing.F) {
 		encCommitResp(e, &coordapi.CommitResponse{Results: []coordapi.BatchResult{{BaseOffset: 5}}})
 	})
 	seed(f, func(e *encoder) {
-		encACLBindingLists(e, [][]coordapi.ACLBinding{nil, {{ResourceType: kmsg.ACLResourceTypeGroup, ResourceName: "g", PatternType: kmsg.ACLResourcePatternTypePrefixed,
-			Principal: "User:*", Host: "10.0.0.1", Operation: kmsg.ACLOperationAll, Permission: kmsg.ACLPermissionTypeDeny}}})
+		encDeleteACLsResp(e, deleteACLsResp{Deleted: [][]coordapi.ACLBinding{nil, {{ResourceType: kmsg.ACLResourceTypeGroup, ResourceName: "g", PatternType: kmsg.ACLResourcePatternTypePrefixed,
+			Principal: "User:*", Host: "10.0.0.1", Operation: kmsg.ACLOperationAll, Permission: kmsg.ACLPermissionTypeDeny}}}})
 	})
 	seed(f, func(e *encoder) { encACLNotice(e, 7) })
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -122,8 +122,8 @@ var handlers = map[string]handler{
 	opCreateACLs: unary(decACLBindings, func(c *coordinator.Coordinator, ctx context.Context, bs []coordapi.ACLBinding) (empty, error) {
 		return empty{}, c.CreateACLs(ctx, bs)
 	}, encEmpty),
-	opDeleteACLs:   unary(decACLFilters, (*coordinator.Coordinator).DeleteACLs, encACLBindingLists),
-	opDescribeACLs: unary(decACLFilter, (*coordinator.Coordinator).DescribeACLs, encACLBindings),
+	opDeleteACLs:   (*Server).handleDeleteACLs,
+	opDescribeACLs: (*Server).handleDescribeACLs,
 	opACLVersion: unary(decEmpty, func(c *coordinator.Coordinator, ctx context.Context, _ empty) (uint64, error) {
 		return c.ACLVersion(ctx)
 	}, encUvarint),
