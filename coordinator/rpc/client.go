@@ -485,9 +485,26 @@ func (c *Client) SubscribeTopics(fn func([]coordapi.TopicNotice)) (cancel func()
 }
 
 // CreateACLs stores ACL bindings; see coordinator.Coordinator.CreateACLs.
+// Bindings too many for one NATS message are sent in consecutive requests,
+// each stored durably on its own (creating a binding twice is harmless, so
+// a retry after a failure part way is too).
 func (c *Client) CreateACLs(ctx context.Context, bindings []coordapi.ACLBinding) error {
-	_, err := call(c, ctx, opCreateACLs, func(e *encoder) { encACLBindings(e, bindings) }, decEmpty)
-	return err
+	limit := c.maxPayload() / 2 // room for the envelope, well within the limit
+	for len(bindings) > 0 {
+		n, size := 0, 16
+		for n < len(bindings) {
+			if size += aclBindingSize(&bindings[n]); size > limit && n > 0 {
+				break
+			}
+			n++
+		}
+		chunk := bindings[:n]
+		if _, err := call(c, ctx, opCreateACLs, func(e *encoder) { encACLBindings(e, chunk) }, decEmpty); err != nil {
+			return err
+		}
+		bindings = bindings[n:]
+	}
+	return nil
 }
 
 // DeleteACLs removes the ACL bindings filters match and returns them per
