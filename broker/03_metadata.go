@@ -60,6 +60,50 @@ func leaderFor(id coordapi.TopicID, partition int32, brokers []brokerInfo) int32
 }
 
 func (b *Broker) handleMetadata(ctx context.Context, r *request) (kmsg.Response, error) {
+	resp, err := b.metadata(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if b.acls == nil {
+		return resp, nil
+	}
+	// With ACLs, the authorized operations asked for are the principal's.
+	req := r.req.(*kmsg.MetadataRequest)
+	if req.IncludeClusterAuthorizedOperations {
+		resp.AuthorizedOperations = b.clusterAuthorizedOperations(r)
+	}
+	if req.IncludeTopicAuthorizedOperations {
+		for i := range resp.Topics {
+			if mt := &resp.Topics[i]; mt.ErrorCode == 0 && mt.Topic != nil {
+				mt.AuthorizedOperations = b.topicAuthorizedOperations(r, *mt.Topic)
+			}
+		}
+	}
+	return resp, nil
+}
+
+// topicOperations are the operations on a topic, as Kafka lists them in
+// authorized operations.
+var topicOperations = [...]kmsg.ACLOperation{
+	kmsg.ACLOperationRead, kmsg.ACLOperationWrite, kmsg.ACLOperationCreate, kmsg.ACLOperationDelete,
+	kmsg.ACLOperationAlter, kmsg.ACLOperationDescribe, kmsg.ACLOperationDescribeConfigs, kmsg.ACLOperationAlterConfigs,
+}
+
+// topicAuthorizedOperations is the bit field of the operations r's
+// principal may perform on topic.
+func (b *Broker) topicAuthorizedOperations(r *request, topic string) int32 {
+	var ops int32
+	for _, op := range topicOperations {
+		if b.authorizedQuiet(r, op, kmsg.ACLResourceTypeTopic, topic) {
+			ops |= 1 << op
+		}
+	}
+	return ops
+}
+
+// metadata answers a Metadata request, its authorized operations left as
+// the defaults.
+func (b *Broker) metadata(ctx context.Context, r *request) (*kmsg.MetadataResponse, error) {
 	req := r.req.(*kmsg.MetadataRequest)
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	brokers := b.liveBrokers()

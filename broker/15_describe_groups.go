@@ -35,7 +35,7 @@ func (b *Broker) handleDescribeGroups(ctx context.Context, r *request) (kmsg.Res
 	}
 	k := 0
 	for i, g := range req.Groups {
-		if ok[i] && k < len(answered) && answered[k].Group == g {
+		if groupOK(ok, i) && k < len(answered) && answered[k].Group == g {
 			sg := answered[k]
 			k++
 			if sg.AuthorizedOperations != math.MinInt32 { // asked for (v3+)
@@ -47,7 +47,7 @@ func (b *Broker) handleDescribeGroups(ctx context.Context, r *request) (kmsg.Res
 		sg := kmsg.NewDescribeGroupsResponseGroup()
 		sg.Group = g
 		sg.ErrorCode = code
-		if !ok[i] {
+		if !groupOK(ok, i) {
 			sg.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		} else if code == 0 {
 			sg.ErrorCode = kerr.UnknownServerError.Code // not answered

@@ -34,7 +34,7 @@ func (b *Broker) handleDeleteGroups(ctx context.Context, r *request) (kmsg.Respo
 	}
 	k := 0
 	for i, g := range req.Groups {
-		if ok[i] && k < len(answered) && answered[k].Group == g {
+		if groupOK(ok, i) && k < len(answered) && answered[k].Group == g {
 			resp.Groups = append(resp.Groups, answered[k])
 			k++
 			continue
@@ -42,7 +42,7 @@ func (b *Broker) handleDeleteGroups(ctx context.Context, r *request) (kmsg.Respo
 		dg := kmsg.NewDeleteGroupsResponseGroup()
 		dg.Group = g
 		dg.ErrorCode = code
-		if !ok[i] {
+		if !groupOK(ok, i) {
 			dg.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		} else if code == 0 {
 			dg.ErrorCode = kerr.UnknownServerError.Code // not answered

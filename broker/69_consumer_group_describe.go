@@ -36,7 +36,7 @@ func (b *Broker) handleConsumerGroupDescribe(ctx context.Context, r *request) (k
 	}
 	k := 0
 	for i, g := range req.Groups {
-		if ok[i] && k < len(answered) && answered[k].Group == g {
+		if groupOK(ok, i) && k < len(answered) && answered[k].Group == g {
 			dg := answered[k]
 			k++
 			if dg.AuthorizedOperations != math.MinInt32 { // asked for
@@ -54,7 +54,7 @@ func (b *Broker) handleConsumerGroupDescribe(ctx context.Context, r *request) (k
 		dg := kmsg.NewConsumerGroupDescribeResponseGroup()
 		dg.Group = g
 		dg.ErrorCode = code
-		if !ok[i] {
+		if !groupOK(ok, i) {
 			dg.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		} else if code == 0 {
 			dg.ErrorCode = kerr.UnknownServerError.Code // not answered

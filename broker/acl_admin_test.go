@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -199,5 +200,25 @@ func TestACLDescribeCluster(t *testing.T) {
 	}
 	if ops := send[*kmsg.DescribeClusterResponse](t, e.client(aclAdmin), req).ClusterAuthorizedOperations; ops != clusterAuthorizedOperations {
 		t.Fatalf("admin: operations %b", ops)
+	}
+}
+
+func TestParseSuperUsers(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string
+		ok   bool
+	}{
+		{"", nil, true},
+		{"User:admin", []string{"User:admin"}, true},
+		{" User:admin , User:ops ", []string{"User:admin", "User:ops"}, true},
+		{"User:admin;User:ops", []string{"User:admin", "User:ops"}, true},
+		{"admin", nil, false},
+		{"User:", nil, false},
+	} {
+		got, err := ParseSuperUsers(c.in)
+		if (err == nil) != c.ok || !slices.Equal(got, c.want) {
+			t.Errorf("ParseSuperUsers(%q) = %q, %v", c.in, got, err)
+		}
 	}
 }

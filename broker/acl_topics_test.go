@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // TestACLProduceFetch: Produce needs TOPIC WRITE, Fetch TOPIC READ,
@@ -248,5 +249,22 @@ func TestACLTopicAdmin(t *testing.T) {
 	dt, err = alice.DeleteTopics(ctx, "x1")
 	if err = orFirst(err, func() error { return dt["x1"].Err }); err != nil {
 		t.Fatalf("delete topic with DELETE: %v", err)
+	}
+}
+
+// TestACLMetadataAuthorizedOperations: Metadata v8+ answers the
+// operations the principal may perform, on each topic and the cluster.
+func TestACLMetadataAuthorizedOperations(t *testing.T) {
+	e := newACLEnv(t)
+	e.topic("t", 1, nil)
+	e.grant(kadm.NewACLs().Topics("t").Allow("User:alice").Operations(kadm.OpWrite))
+	req := metadataRequest("t")
+	req.IncludeTopicAuthorizedOperations, req.IncludeClusterAuthorizedOperations = true, true
+	md := send[*kmsg.MetadataResponse](t, e.client("alice", kgo.MaxVersions(kversion.V2_7_0())), req) // v9: cluster operations too
+	if want := int32(1<<kmsg.ACLOperationWrite | 1<<kmsg.ACLOperationDescribe); md.Topics[0].AuthorizedOperations != want {
+		t.Fatalf("alice's operations on t: %b, want %b", md.Topics[0].AuthorizedOperations, want)
+	}
+	if md.AuthorizedOperations != 0 {
+		t.Fatalf("alice's cluster operations: %b", md.AuthorizedOperations)
 	}
 }

@@ -175,16 +175,13 @@ func (b *Broker) configsAuthorized(r *request, op kmsg.ACLOperation, typ kmsg.Co
 }
 
 // authorizedGroups splits groups by whether r's principal may op on them:
-// allowed are those it may (all of groups, unchanged, with ACLs off), and
-// ok[i] tells whether groups[i] is one of them.
+// allowed are those it may, and ok[i] tells whether groups[i] is one of
+// them. With ACLs off allowed is groups, unchanged, and ok nil (groupOK).
 func (b *Broker) authorizedGroups(r *request, op kmsg.ACLOperation, groups []string) (allowed []string, ok []bool) {
-	ok = make([]bool, len(groups))
 	if b.acls == nil {
-		for i := range ok {
-			ok[i] = true
-		}
-		return groups, ok
+		return groups, nil
 	}
+	ok = make([]bool, len(groups))
 	allowed = make([]string, 0, len(groups))
 	for i, g := range groups {
 		if b.authorized(r, op, kmsg.ACLResourceTypeGroup, g) {
@@ -195,12 +192,16 @@ func (b *Broker) authorizedGroups(r *request, op kmsg.ACLOperation, groups []str
 	return allowed, ok
 }
 
-// ParseSuperUsers parses --super-users: comma-separated principals
-// ("User:admin,User:ops"), each of the form Type:name. Spaces around a
-// principal are ignored; an empty string is no super user.
+// groupOK reports whether authorizedGroups allowed group i.
+func groupOK(ok []bool, i int) bool { return ok == nil || ok[i] }
+
+// ParseSuperUsers parses --super-users: principals of the form Type:name
+// separated by commas ("User:admin,User:ops") or, as Kafka's super.users,
+// semicolons. Spaces around a principal are ignored; an empty string is no
+// super user.
 func ParseSuperUsers(s string) ([]string, error) {
 	var out []string
-	for _, p := range strings.Split(s, ",") {
+	for _, p := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ';' }) {
 		p = strings.TrimSpace(p)
 		if p == "" {
 			continue
