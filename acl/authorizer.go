@@ -13,34 +13,33 @@ import (
 // bindings change.
 type Authorizer struct {
 	superUsers map[string]struct{}
+	// principals holds the bindings of each principal ("User:*" too).
+	principals map[string]*principalACLs
+	n          int
+}
+
+const maxResourceType = kmsg.ACLResourceTypeUser
+
+// principalACLs are one principal's bindings, indexed for checks.
+type principalACLs struct {
 	// literal and prefixed hold the bindings' entries by (resource type,
-	// name, principal).
+	// name).
 	literal  map[resKey][]entry
 	prefixed map[resKey][]entry
 	// prefixLens are the distinct lengths of the prefixed names of each
 	// resource type, ascending.
 	prefixLens [maxResourceType + 1][]int
-	// byPrincipal holds the bindings of each (resource type, principal),
-	// for AuthorizeAny.
-	byPrincipal map[principalKey][]*coordapi.ACLBinding
-	n           int
+	// byType holds the bindings of each resource type, for AuthorizeAny.
+	byType [maxResourceType + 1][]*coordapi.ACLBinding
 }
-
-const maxResourceType = kmsg.ACLResourceTypeUser
 
 type resKey struct {
-	rt        kmsg.ACLResourceType
-	name      string
-	principal string
+	rt   kmsg.ACLResourceType
+	name string
 }
 
-type principalKey struct {
-	rt        kmsg.ACLResourceType
-	principal string
-}
-
-// entry is what a check needs of a binding once its resource and principal
-// matched.
+// entry is what a check needs of a binding once its principal and
+// resource matched.
 type entry struct {
 	host  string
 	op    kmsg.ACLOperation
@@ -52,40 +51,46 @@ type entry struct {
 // ("User:admin").
 func New(bindings []coordapi.ACLBinding, superUsers []string) *Authorizer {
 	a := &Authorizer{
-		superUsers:  make(map[string]struct{}, len(superUsers)),
-		literal:     make(map[resKey][]entry),
-		prefixed:    make(map[resKey][]entry),
-		byPrincipal: make(map[principalKey][]*coordapi.ACLBinding),
+		superUsers: make(map[string]struct{}, len(superUsers)),
+		principals: make(map[string]*principalACLs),
 	}
 	for _, p := range superUsers {
 		a.superUsers[p] = struct{}{}
 	}
-	lens := make([]map[int]struct{}, maxResourceType+1)
+	lens := map[*principalACLs]*[maxResourceType + 1]map[int]struct{}{}
 	for i := range bindings {
 		b := &bindings[i]
 		if coordapi.ValidateBinding(*b) != nil {
 			continue
 		}
-		k := resKey{b.ResourceType, b.ResourceName, b.Principal}
+		p := a.principals[b.Principal]
+		if p == nil {
+			p = &principalACLs{literal: map[resKey][]entry{}, prefixed: map[resKey][]entry{}}
+			a.principals[b.Principal] = p
+			lens[p] = new([maxResourceType + 1]map[int]struct{})
+		}
+		k := resKey{b.ResourceType, b.ResourceName}
 		e := entry{host: b.Host, op: b.Operation, allow: b.Permission == kmsg.ACLPermissionTypeAllow}
 		if b.PatternType == kmsg.ACLResourcePatternTypeLiteral {
-			a.literal[k] = append(a.literal[k], e)
+			p.literal[k] = append(p.literal[k], e)
 		} else {
-			a.prefixed[k] = append(a.prefixed[k], e)
-			if lens[b.ResourceType] == nil {
-				lens[b.ResourceType] = map[int]struct{}{}
+			p.prefixed[k] = append(p.prefixed[k], e)
+			l := lens[p]
+			if l[b.ResourceType] == nil {
+				l[b.ResourceType] = map[int]struct{}{}
 			}
-			lens[b.ResourceType][len(b.ResourceName)] = struct{}{}
+			l[b.ResourceType][len(b.ResourceName)] = struct{}{}
 		}
-		pk := principalKey{b.ResourceType, b.Principal}
-		a.byPrincipal[pk] = append(a.byPrincipal[pk], b)
+		p.byType[b.ResourceType] = append(p.byType[b.ResourceType], b)
 		a.n++
 	}
-	for rt, set := range lens {
-		for l := range set {
-			a.prefixLens[rt] = append(a.prefixLens[rt], l)
+	for p, l := range lens {
+		for rt, set := range l {
+			for n := range set {
+				p.prefixLens[rt] = append(p.prefixLens[rt], n)
+			}
+			slices.Sort(p.prefixLens[rt])
 		}
-		slices.Sort(a.prefixLens[rt])
 	}
 	return a
 }
@@ -110,40 +115,50 @@ func (a *Authorizer) Authorize(principal, host string, op kmsg.ACLOperation, rt 
 	if rt < 0 || rt > maxResourceType {
 		return false
 	}
-	var allowed, denied bool
-	check := func(es []entry) {
-		for _, e := range es {
-			if e.host != host && e.host != coordapi.ACLWildcardHost {
-				continue
-			}
-			if !e.allow {
-				if e.op == op || e.op == kmsg.ACLOperationAll {
-					denied = true
-				}
-				continue
-			}
-			if !allowed && implies(e.op, op) {
-				allowed = true
-			}
-		}
+	var v verdict
+	v.check(a.principals[principal], host, op, rt, name)
+	if principal != coordapi.ACLWildcardPrincipal && !v.denied {
+		v.check(a.principals[coordapi.ACLWildcardPrincipal], host, op, rt, name)
 	}
-	look := func(m map[resKey][]entry, name string) {
-		check(m[resKey{rt, name, principal}])
-		if principal != coordapi.ACLWildcardPrincipal {
-			check(m[resKey{rt, name, coordapi.ACLWildcardPrincipal}])
-		}
+	return v.allowed && !v.denied
+}
+
+// verdict gathers what the bindings that apply to a check say.
+type verdict struct{ allowed, denied bool }
+
+// check applies p's bindings (nil: none) of resource (rt, name).
+func (v *verdict) check(p *principalACLs, host string, op kmsg.ACLOperation, rt kmsg.ACLResourceType, name string) {
+	if p == nil {
+		return
 	}
-	look(a.literal, name)
+	v.entries(p.literal[resKey{rt, name}], host, op)
 	if name != coordapi.ACLWildcardResource {
-		look(a.literal, coordapi.ACLWildcardResource)
+		v.entries(p.literal[resKey{rt, coordapi.ACLWildcardResource}], host, op)
 	}
-	for _, l := range a.prefixLens[rt] {
-		if l > len(name) || denied {
+	for _, l := range p.prefixLens[rt] {
+		if l > len(name) || v.denied {
 			break
 		}
-		look(a.prefixed, name[:l])
+		v.entries(p.prefixed[resKey{rt, name[:l]}], host, op)
 	}
-	return allowed && !denied
+}
+
+// entries applies the entries of one resource pattern.
+func (v *verdict) entries(es []entry, host string, op kmsg.ACLOperation) {
+	for _, e := range es {
+		if e.host != host && e.host != coordapi.ACLWildcardHost {
+			continue
+		}
+		if !e.allow {
+			if e.op == op || e.op == kmsg.ACLOperationAll {
+				v.denied = true
+			}
+			continue
+		}
+		if !v.allowed && implies(e.op, op) {
+			v.allowed = true
+		}
+	}
 }
 
 // implies reports whether an ALLOW binding of operation granted allows op.
@@ -174,10 +189,15 @@ func (a *Authorizer) AuthorizeAny(principal, host string, op kmsg.ACLOperation, 
 	if _, ok := a.superUsers[principal]; ok {
 		return true
 	}
+	if rt < 0 || rt > maxResourceType {
+		return false
+	}
 	var bs []*coordapi.ACLBinding
-	bs = append(bs, a.byPrincipal[principalKey{rt, principal}]...)
-	if principal != coordapi.ACLWildcardPrincipal {
-		bs = append(bs, a.byPrincipal[principalKey{rt, coordapi.ACLWildcardPrincipal}]...)
+	if p := a.principals[principal]; p != nil {
+		bs = append(bs, p.byType[rt]...)
+	}
+	if p := a.principals[coordapi.ACLWildcardPrincipal]; p != nil && principal != coordapi.ACLWildcardPrincipal {
+		bs = append(bs, p.byType[rt]...)
 	}
 	denyLiteral, denyPrefix := map[string]bool{}, map[string]bool{}
 	var allows []*coordapi.ACLBinding

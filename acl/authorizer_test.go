@@ -276,11 +276,15 @@ func TestAuthorizeAny(t *testing.T) {
 	}
 }
 
-// BenchmarkAuthorize checks a request against 10,000 bindings: 1,000
-// principals with 8 literal topic bindings and 2 prefixed ones each.
+// BenchmarkAuthorize checks a request against 10,000 bindings: 990
+// principals with 8 literal topic bindings and 2 prefixed ones each, and
+// 100 bindings of every user (User:*, prefixed).
 func BenchmarkAuthorize(b *testing.B) {
 	var bindings []coordapi.ACLBinding
-	for p := range 1000 {
+	for i := range 100 {
+		bindings = append(bindings, bind(topic, prefixed, fmt.Sprintf("public-%d-", i), "User:*", opRead, allow))
+	}
+	for p := range 990 {
 		principal := fmt.Sprintf("User:user-%d", p)
 		for i := range 8 {
 			bindings = append(bindings, bind(topic, literal, fmt.Sprintf("topic-%d-%d", p, i), principal, opRead, allow))
@@ -300,6 +304,7 @@ func BenchmarkAuthorize(b *testing.B) {
 		{"literal allowed", check{"User:user-500", "10.0.0.1", opRead, topic, "topic-500-3", true}},
 		{"prefixed allowed", check{"User:user-500", "10.0.0.1", opWrite, topic, "team-500-orders-eu-west-1", true}},
 		{"denied", check{"User:user-500", "10.0.0.1", opWrite, topic, "topic-501-3", false}},
+		{"wildcard allowed", check{"User:user-500", "10.0.0.1", opRead, topic, "public-42-events", true}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			c := bc.c

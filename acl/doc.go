@@ -21,8 +21,9 @@
 //     the request is denied (Kafka's allow.everyone.if.no.acl.found=false).
 //
 // An Authorizer is built once per change of the bindings and never
-// modified, so that checks take no lock. Bindings are indexed by (resource
-// type, name, principal), literal and prefixed apart, and the prefixed ones
-// also by the lengths of their names: a check costs a few map lookups per
-// distinct prefix length, never a scan of the bindings.
+// modified, so that checks take no lock. Bindings are indexed by principal,
+// then by (resource type, name), literal and prefixed apart, the prefixed
+// ones also by the lengths of their names: a check costs a few map lookups
+// for the principal and for "User:*", plus one per distinct length of
+// their prefixes, never a scan of the bindings.
 package acl
