@@ -66,10 +66,10 @@
 //	producer id    'i' producer-id(8)                           epoch, epoch it was bumped from
 //	view           'v' view-topic-id(16)                        base topic id (16 bytes), key str: a
 //	                                                            hierarchical view named once (views.go)
-//	acl            'a' resource type(1) pattern type(1) name str  version 1: resource type(1), pattern type(1),
-//	                 principal str host str operation(1)          operation(1), permission(1), name str,
-//	                 permission(1)                                principal str, host str: one ACL binding
-//	                                                              (acls.go; kmsg's enum codes)
+//	acl            'a' rt(1) pattern(1) name str                version 1: rt(1), pattern(1), operation(1),
+//	                 principal str host str                     permission(1), name str, principal str,
+//	                 operation(1) permission(1)                 host str: one ACL binding (acls.go; rt,
+//	                                                            pattern, operation, permission: kmsg's codes)
 //
 // A batch run is the consecutive batches one commit appended to one
 // partition, all in one object, keyed by its last batch's last offset: the
