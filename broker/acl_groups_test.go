@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -48,6 +49,16 @@ func TestACLConsumerGroup(t *testing.T) {
 	hb := kmsg.NewPtrHeartbeatRequest()
 	hb.Group = "app-1"
 	wantCode(t, "heartbeat", send[*kmsg.HeartbeatResponse](t, alice, hb).ErrorCode, kerr.GroupAuthorizationFailed)
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.Group, sync.MemberID = "app-1", "m"
+	wantCode(t, "sync", send[*kmsg.SyncGroupResponse](t, alice, sync).ErrorCode, kerr.GroupAuthorizationFailed)
+	leave := kmsg.NewPtrLeaveGroupRequest()
+	leave.Group, leave.MemberID = "app-1", "m"
+	leave.Members = []kmsg.LeaveGroupRequestMember{{MemberID: "m"}}
+	wantCode(t, "leave", send[*kmsg.LeaveGroupResponse](t, alice, leave).ErrorCode, kerr.GroupAuthorizationFailed)
+	cgd := kmsg.NewPtrConsumerGroupDescribeRequest()
+	cgd.Groups = []string{"app-1"}
+	wantCode(t, "consumer group describe", send[*kmsg.ConsumerGroupDescribeResponse](t, alice, cgd).Groups[0].ErrorCode, kerr.GroupAuthorizationFailed)
 	cgh := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	cgh.Group, cgh.MemberEpoch, cgh.RebalanceTimeoutMillis, cgh.SubscribedTopicNames = "app-1", 0, 10000, []string{"t"}
 	wantCode(t, "consumer group heartbeat", send[*kmsg.ConsumerGroupHeartbeatResponse](t, alice, cgh).ErrorCode, kerr.GroupAuthorizationFailed)
@@ -76,6 +87,8 @@ func TestACLConsumerGroup(t *testing.T) {
 	// A KIP-848 member may not subscribe to a topic it cannot describe.
 	cgh.Group, cgh.SubscribedTopicNames = "app-2", []string{"t", "other"}
 	wantCode(t, "consumer group heartbeat, other", send[*kmsg.ConsumerGroupHeartbeatResponse](t, alice, cgh).ErrorCode, kerr.TopicAuthorizationFailed)
+	cgh.MemberID, cgh.SubscribedTopicNames, cgh.Topics = "member-of-app-2", []string{"t"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	wantCode(t, "consumer group heartbeat, t", send[*kmsg.ConsumerGroupHeartbeatResponse](t, alice, cgh).ErrorCode, nil)
 
 	// OffsetFetch: t is answered, other is TOPIC_AUTHORIZATION_FAILED.
 	of := kmsg.NewPtrOffsetFetchRequest()
@@ -131,13 +144,13 @@ func TestACLConsumerGroup(t *testing.T) {
 		}
 		return groups.Groups()
 	}
-	if g := list("alice"); len(g) != 1 || g[0] != "app-1" {
+	if g := list("alice"); !slices.Equal(g, []string{"app-1", "app-2"}) {
 		t.Fatalf("alice lists %v", g)
 	}
 	if g := list("bob"); len(g) != 0 {
 		t.Fatalf("bob lists %v", g)
 	}
-	if g := list(aclAdmin); len(g) != 1 {
+	if g := list(aclAdmin); len(g) != 2 {
 		t.Fatalf("admin lists %v", g)
 	}
 
@@ -155,6 +168,22 @@ func TestACLConsumerGroup(t *testing.T) {
 		t.Fatalf("alice's authorized operations on app-1: %b", ops)
 	}
 	wantCode(t, "bob describes app-1", send[*kmsg.DescribeGroupsResponse](t, e.client("bob"), dg).Groups[0].ErrorCode, kerr.GroupAuthorizationFailed)
+	// ConsumerGroupDescribe: app-1 is a classic group (not found as a
+	// consumer group) for alice, who may describe it; zzz is denied.
+	cgd.Groups = []string{"app-1", "zzz"}
+	cgdr := send[*kmsg.ConsumerGroupDescribeResponse](t, alice, cgd)
+	wantCode(t, "consumer group describe app-1", cgdr.Groups[0].ErrorCode, kerr.GroupIDNotFound)
+	wantCode(t, "consumer group describe zzz", cgdr.Groups[1].ErrorCode, kerr.GroupAuthorizationFailed)
+	// app-2's member subscribes to t: bob, who may describe the group but
+	// not t, is told TOPIC_AUTHORIZATION_FAILED.
+	cgd.Groups = []string{"app-2"}
+	wantCode(t, "alice describes app-2", send[*kmsg.ConsumerGroupDescribeResponse](t, alice, cgd).Groups[0].ErrorCode, nil)
+	e.grant(kadm.NewACLs().Groups("app-2").Allow("User:bob").Operations(kadm.OpDescribe))
+	bobDesc := send[*kmsg.ConsumerGroupDescribeResponse](t, e.client("bob"), cgd).Groups[0]
+	wantCode(t, "bob describes app-2", bobDesc.ErrorCode, kerr.TopicAuthorizationFailed)
+	if len(bobDesc.Members) != 0 {
+		t.Fatalf("bob sees app-2's members %+v", bobDesc.Members)
+	}
 
 	consumer.Close() // leave, so that the group can be deleted
 	del := kmsg.NewPtrDeleteGroupsRequest()
