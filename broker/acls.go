@@ -97,11 +97,12 @@ func (w *aclWatcher) sync(ctx context.Context) { w.refresh(ctx) }
 func (w *aclWatcher) refresh(ctx context.Context) {
 	w.refreshing.Lock()
 	defer w.refreshing.Unlock()
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	v, err := w.store.ACLVersion(ctx)
 	if err != nil {
-		w.failed(ctx, "read acl version", err)
+		w.failed(parent, "read acl version", err)
 		return
 	}
 	if w.loaded.Load() && v == w.version.Load() {
@@ -109,7 +110,7 @@ func (w *aclWatcher) refresh(ctx context.Context) {
 	}
 	bindings, err := w.store.DescribeACLs(ctx, coordapi.ACLFilterAll)
 	if err != nil {
-		w.failed(ctx, "load acls", err)
+		w.failed(parent, "load acls", err)
 		return
 	}
 	a := acl.New(bindings, w.superUsers)
@@ -119,8 +120,10 @@ func (w *aclWatcher) refresh(ctx context.Context) {
 	w.log.Info("acls loaded", "version", v, "bindings", a.Len(), "first", first)
 }
 
+// failed logs a refresh that failed: at Warn once a minute, else at Debug;
+// not at all when ctx (the broker's, or the request's) ended.
 func (w *aclWatcher) failed(ctx context.Context, what string, err error) {
-	if ctx.Err() != nil && !w.loaded.Load() {
+	if ctx.Err() != nil {
 		return // closing
 	}
 	now := time.Now().UnixNano()
