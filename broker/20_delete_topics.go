@@ -61,7 +61,7 @@ func (b *Broker) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respo
 			err = fmt.Errorf("%w: Neither topic name nor id were specified.", kerr.InvalidRequest)
 		case ids[rt.TopicID] > 1:
 			err = fmt.Errorf("%w: Duplicate topic id.", kerr.InvalidRequest)
-		case !b.deleteByIDAuthorized(ctx, r, coordapi.TopicID(rt.TopicID)):
+		case !b.deleteByIDAuthorized(ctx, r, coordapi.TopicID(rt.TopicID), &st):
 			err = kerr.TopicAuthorizationFailed
 		default:
 			var name string
@@ -87,8 +87,9 @@ func (b *Broker) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respo
 
 // deleteByIDAuthorized reports whether r's principal may delete the topic
 // whose id is id. An id no topic has is allowed here: the deletion answers
-// UNKNOWN_TOPIC_ID, as Kafka does before it checks.
-func (b *Broker) deleteByIDAuthorized(ctx context.Context, r *request, id coordapi.TopicID) bool {
+// UNKNOWN_TOPIC_ID, as Kafka does before it checks. A denied topic's name
+// is set in st when the principal may describe it, as Kafka answers.
+func (b *Broker) deleteByIDAuthorized(ctx context.Context, r *request, id coordapi.TopicID, st *kmsg.DeleteTopicsResponseTopic) bool {
 	if b.acls == nil {
 		return true
 	}
@@ -96,5 +97,11 @@ func (b *Broker) deleteByIDAuthorized(ctx context.Context, r *request, id coorda
 	if err != nil {
 		return true
 	}
-	return b.authorizedTopic(r, kmsg.ACLOperationDelete, t.Name)
+	if b.authorizedTopic(r, kmsg.ACLOperationDelete, t.Name) {
+		return true
+	}
+	if b.authorizedQuiet(r, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, t.Name) {
+		st.Topic = kmsg.StringPtr(t.Name)
+	}
+	return false
 }

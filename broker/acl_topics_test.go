@@ -268,3 +268,32 @@ func TestACLMetadataAuthorizedOperations(t *testing.T) {
 		t.Fatalf("alice's cluster operations: %b", md.AuthorizedOperations)
 	}
 }
+
+// TestACLDeleteTopicByID: a topic deleted by id needs DELETE; a denied
+// one is named only to a principal that may describe it, as Kafka.
+func TestACLDeleteTopicByID(t *testing.T) {
+	e := newACLEnv(t)
+	e.topic("t", 1, nil)
+	tp, err := e.coord.Topic(t.Context(), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := kmsg.NewPtrDeleteTopicsRequest()
+	rt := kmsg.NewDeleteTopicsRequestTopic()
+	rt.TopicID = tp.ID
+	req.Topics = append(req.Topics, rt)
+	req.Version = 6
+	st := send[*kmsg.DeleteTopicsResponse](t, e.client("alice"), req).Topics[0]
+	wantCode(t, "alice deletes t by id", st.ErrorCode, kerr.TopicAuthorizationFailed)
+	if st.Topic != nil {
+		t.Fatalf("a topic alice may not describe is named %q", *st.Topic)
+	}
+	e.grant(kadm.NewACLs().Topics("t").Allow("User:alice").Operations(kadm.OpDescribe))
+	st = send[*kmsg.DeleteTopicsResponse](t, e.client("alice"), req).Topics[0]
+	wantCode(t, "alice deletes t by id, describe only", st.ErrorCode, kerr.TopicAuthorizationFailed)
+	if st.Topic == nil || *st.Topic != "t" {
+		t.Fatalf("a topic alice may describe is named %v", st.Topic)
+	}
+	e.grant(kadm.NewACLs().Topics("t").Allow("User:alice").Operations(kadm.OpDelete))
+	wantCode(t, "alice deletes t by id, DELETE", send[*kmsg.DeleteTopicsResponse](t, e.client("alice"), req).Topics[0].ErrorCode, nil)
+}
