@@ -42,7 +42,15 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Res
 	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
-		t, terr := b.produceTopic(ctx, topics, rt.Topic)
+		// Kafka checks TOPIC WRITE before the topic's existence.
+		allowed := req.TransactionID != nil || b.authorizedTopic(r, kmsg.ACLOperationWrite, rt.Topic)
+		var (
+			t    coordapi.Topic
+			terr error
+		)
+		if allowed {
+			t, terr = b.produceTopic(ctx, topics, rt.Topic)
+		}
 		for pi, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
@@ -52,6 +60,8 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Res
 			switch {
 			case req.TransactionID != nil:
 				sp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+			case !allowed:
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case terr != nil:
 				sp.ErrorCode = errorCode(terr)
 			case isInternalTopic(rt.Topic):

@@ -49,12 +49,12 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 	if local, ok := b.redirectZone(req, zone); ok {
 		// The consumer moves to its zone's broker: answer the offsets and
 		// the preferred replicas, and read no record bytes.
-		resp, _, _, _ := b.fetchOnce(ctx, req, rotate, true)
+		resp, _, _, _ := b.fetchOnce(ctx, r, req, rotate, true)
 		b.setPreferredReplicas(ctx, req, resp, local)
 		return resp, nil
 	}
 	for {
-		resp, n, tps, stop := b.fetchOnce(ctx, req, rotate, false)
+		resp, n, tps, stop := b.fetchOnce(ctx, r, req, rotate, false)
 		if stop || n >= int(req.MinBytes) || n > 0 && req.MinBytes <= 0 || wait <= 0 || !time.Now().Before(deadline) {
 			b.zoneMetrics.add(ctx, false, zone, int64(n))
 			return resp, nil
@@ -119,8 +119,10 @@ func (b *Broker) fetchTopic(ctx context.Context, version int16, name string, id 
 //     reads in flight, then patch each batch for the wire.
 //
 // With offsetsOnly it stops after the coordinates: each partition gets its
-// offsets or its error, and no record bytes are read.
-func (b *Broker) fetchOnce(ctx context.Context, req *kmsg.FetchRequest, rotate int, offsetsOnly bool) (*kmsg.FetchResponse, int, []topicPartition, bool) {
+// offsets or its error, and no record bytes are read. A topic r's principal
+// may not READ answers TOPIC_AUTHORIZATION_FAILED (by name, whether it
+// exists or not, as Kafka; by id, once the id is known).
+func (b *Broker) fetchOnce(ctx context.Context, r *request, req *kmsg.FetchRequest, rotate int, offsetsOnly bool) (*kmsg.FetchResponse, int, []topicPartition, bool) {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	budget := int(req.MaxBytes)
 	if budget <= 0 {
@@ -138,6 +140,14 @@ func (b *Broker) fetchOnce(ctx context.Context, req *kmsg.FetchRequest, rotate i
 		*st = kmsg.NewFetchResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		t, terr := b.fetchTopic(ctx, req.Version, rt.Topic, rt.TopicID)
+		if name := rt.Topic; req.Version < 13 || terr == nil {
+			if req.Version >= 13 {
+				name = t.Name
+			}
+			if !b.authorizedTopic(r, kmsg.ACLOperationRead, name) {
+				terr = kerr.TopicAuthorizationFailed
+			}
+		}
 		st.Partitions = make([]kmsg.FetchResponseTopicPartition, len(rt.Partitions))
 		for pi := range rt.Partitions {
 			rp := &rt.Partitions[pi]

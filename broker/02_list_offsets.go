@@ -46,7 +46,7 @@ func (b *Broker) handleListOffsets(ctx context.Context, r *request) (kmsg.Respon
 	for _, rt := range req.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
-		tl := b.lookupTopic(ctx, topics, rt.Topic)
+		tl := b.lookupAuthorized(ctx, r, topics, kmsg.ACLOperationDescribe, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition

@@ -16,6 +16,8 @@ import (
 // Metadata: v0-v12. v9+ flexible; v10+ topic ids; v12 null topic names.
 // Every live broker leads some partitions (a stable hash), but any broker
 // accepts any partition: the leader is only where clients send by default.
+// With ACLs, a topic needs DESCRIBE: left out of an all-topics answer, else
+// TOPIC_AUTHORIZATION_FAILED; auto-creation needs CLUSTER or TOPIC CREATE.
 func init() { register(kmsg.Metadata, 0, 12, (*Broker).handleMetadata) }
 
 // leaderEpoch is the fixed leader epoch of every partition. A diskless log is
@@ -58,6 +60,50 @@ func leaderFor(id coordapi.TopicID, partition int32, brokers []brokerInfo) int32
 }
 
 func (b *Broker) handleMetadata(ctx context.Context, r *request) (kmsg.Response, error) {
+	resp, err := b.metadata(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if b.acls == nil {
+		return resp, nil
+	}
+	// With ACLs, the authorized operations asked for are the principal's.
+	req := r.req.(*kmsg.MetadataRequest)
+	if req.IncludeClusterAuthorizedOperations {
+		resp.AuthorizedOperations = b.clusterAuthorizedOperations(r)
+	}
+	if req.IncludeTopicAuthorizedOperations {
+		for i := range resp.Topics {
+			if mt := &resp.Topics[i]; mt.ErrorCode == 0 && mt.Topic != nil {
+				mt.AuthorizedOperations = b.topicAuthorizedOperations(r, *mt.Topic)
+			}
+		}
+	}
+	return resp, nil
+}
+
+// topicOperations are the operations on a topic, as Kafka lists them in
+// authorized operations.
+var topicOperations = [...]kmsg.ACLOperation{
+	kmsg.ACLOperationRead, kmsg.ACLOperationWrite, kmsg.ACLOperationCreate, kmsg.ACLOperationDelete,
+	kmsg.ACLOperationAlter, kmsg.ACLOperationDescribe, kmsg.ACLOperationDescribeConfigs, kmsg.ACLOperationAlterConfigs,
+}
+
+// topicAuthorizedOperations is the bit field of the operations r's
+// principal may perform on topic.
+func (b *Broker) topicAuthorizedOperations(r *request, topic string) int32 {
+	var ops int32
+	for _, op := range topicOperations {
+		if b.authorizedQuiet(r, op, kmsg.ACLResourceTypeTopic, topic) {
+			ops |= 1 << op
+		}
+	}
+	return ops
+}
+
+// metadata answers a Metadata request, its authorized operations left as
+// the defaults.
+func (b *Broker) metadata(ctx context.Context, r *request) (*kmsg.MetadataResponse, error) {
 	req := r.req.(*kmsg.MetadataRequest)
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	brokers := b.liveBrokers()
@@ -79,6 +125,11 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request) (kmsg.Response,
 			return nil, err
 		}
 		for _, t := range topics {
+			// Topics the principal may not describe are left out,
+			// silently, as Kafka lists all topics.
+			if !b.authorizedQuiet(r, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, t.Name) {
+				continue
+			}
 			resp.Topics = append(resp.Topics, b.metadataTopic(t, leaders))
 		}
 		return resp, nil
@@ -91,12 +142,25 @@ func (b *Broker) handleMetadata(ctx context.Context, r *request) (kmsg.Response,
 		)
 		switch {
 		case rt.Topic != nil && *rt.Topic != "":
+			// Kafka checks DESCRIBE before the topic's existence, so that
+			// a denied name discloses nothing.
+			if !b.authorizedTopic(r, kmsg.ACLOperationDescribe, *rt.Topic) {
+				err = kerr.TopicAuthorizationFailed
+				break
+			}
 			t, err = b.coord.Topic(ctx, *rt.Topic)
 			if autoCreate && errors.Is(err, kerr.UnknownTopicOrPartition) {
-				t, err = b.autoCreate(ctx, *rt.Topic)
+				if b.mayCreateTopic(r, *rt.Topic) {
+					t, err = b.autoCreate(ctx, *rt.Topic)
+				} else {
+					err = kerr.TopicAuthorizationFailed
+				}
 			}
 		case rt.TopicID != [16]byte{}:
 			t, err = b.coord.TopicByID(ctx, coordapi.TopicID(rt.TopicID))
+			if err == nil && !b.authorizedTopic(r, kmsg.ACLOperationDescribe, t.Name) {
+				err = kerr.TopicAuthorizationFailed // a topic id is not secret: answered with it
+			}
 		default:
 			err = kerr.InvalidRequest
 		}

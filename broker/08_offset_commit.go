@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -12,7 +13,9 @@ import (
 // commit to a missing group GROUP_ID_NOT_FOUND (ILLEGAL_GENERATION before).
 // v10 names topics by id and is not served. As in Kafka, partitions of
 // unknown topics are answered UNKNOWN_TOPIC_OR_PARTITION here, and the
-// group coordinator sees only the rest (none: it is not asked).
+// group coordinator sees only the rest (none: it is not asked). Needs GROUP
+// READ (else every partition is GROUP_AUTHORIZATION_FAILED) and TOPIC READ
+// (else the topic's partitions are TOPIC_AUTHORIZATION_FAILED), as Kafka.
 func init() { register(kmsg.OffsetCommit, 0, 9, (*Broker).handleOffsetCommit) }
 
 func (b *Broker) handleOffsetCommit(ctx context.Context, r *request) (kmsg.Response, error) {
@@ -26,7 +29,21 @@ func (b *Broker) handleOffsetCommit(ctx context.Context, r *request) (kmsg.Respo
 			parts[i] = append(parts[i], p.Partition)
 		}
 	}
-	codes, keep, ids := b.knownPartitions(ctx, topics, parts)
+	if !b.authorized(r, kmsg.ACLOperationRead, kmsg.ACLResourceTypeGroup, req.Group) {
+		// Kafka: GROUP READ first, every partition answered with it.
+		for i, t := range req.Topics {
+			st := kmsg.NewOffsetCommitResponseTopic()
+			st.Topic = t.Topic
+			for _, p := range req.Topics[i].Partitions {
+				sp := kmsg.NewOffsetCommitResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = p.Partition, kerr.GroupAuthorizationFailed.Code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil
+	}
+	codes, keep, ids := b.knownPartitions(ctx, r, kmsg.ACLOperationRead, topics, parts)
 	if code := b.groupsError(); code != 0 {
 		for i := range codes {
 			for _, j := range keep[i] {

@@ -15,7 +15,8 @@ import (
 // until the registry forgets it. floe serves no transactions: a
 // transaction key (type 1) is COORDINATOR_NOT_AVAILABLE, any other type
 // INVALID_REQUEST. The error message is never null: Kafka sends its
-// error's message, "NONE" on success.
+// error's message, "NONE" on success. With ACLs a group key needs GROUP
+// DESCRIBE, a transactional id TRANSACTIONAL_ID DESCRIBE.
 func init() { register(kmsg.FindCoordinator, 0, 4, (*Broker).handleFindCoordinator) }
 
 const (
@@ -30,7 +31,7 @@ func (b *Broker) handleFindCoordinator(ctx context.Context, r *request) (kmsg.Re
 		b.ensureOffsetsTopic(ctx)
 	}
 	if req.Version < 4 {
-		c := b.findCoordinator(req.CoordinatorType, req.CoordinatorKey, r.clientZone())
+		c := b.findCoordinator(r, req.CoordinatorType, req.CoordinatorKey)
 		resp.ErrorCode, resp.NodeID, resp.Host, resp.Port = c.ErrorCode, c.NodeID, c.Host, c.Port
 		if req.Version >= 1 {
 			resp.ErrorMessage = c.ErrorMessage
@@ -38,12 +39,13 @@ func (b *Broker) handleFindCoordinator(ctx context.Context, r *request) (kmsg.Re
 		return resp, nil
 	}
 	for _, key := range req.CoordinatorKeys {
-		resp.Coordinators = append(resp.Coordinators, b.findCoordinator(req.CoordinatorType, key, r.clientZone()))
+		resp.Coordinators = append(resp.Coordinators, b.findCoordinator(r, req.CoordinatorType, key))
 	}
 	return resp, nil
 }
 
-func (b *Broker) findCoordinator(typ int8, key, zone string) kmsg.FindCoordinatorResponseCoordinator {
+func (b *Broker) findCoordinator(r *request, typ int8, key string) kmsg.FindCoordinatorResponseCoordinator {
+	zone := r.clientZone()
 	c := kmsg.NewFindCoordinatorResponseCoordinator()
 	c.Key = key
 	c.ErrorMessage = kmsg.StringPtr("NONE") // Kafka's Errors.NONE.message()
@@ -55,7 +57,13 @@ func (b *Broker) findCoordinator(typ int8, key, zone string) kmsg.FindCoordinato
 	}
 	switch typ {
 	case coordinatorTypeGroup:
+		if !b.authorized(r, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeGroup, key) {
+			return fail(kerr.GroupAuthorizationFailed)
+		}
 	case coordinatorTypeTransaction:
+		if !b.authorized(r, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTransactionalId, key) {
+			return fail(kerr.TransactionalIDAuthorizationFailed)
+		}
 		return fail(kerr.CoordinatorNotAvailable)
 	default:
 		return fail(kerr.InvalidRequest)

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -10,11 +11,16 @@ import (
 // v5+ static members (group.instance.id); v6+ flexible; v7+ protocol type
 // in the response; v8+ reason; v9+ SkipAssignment for a restarted static
 // leader. The response is held until the rebalance's join phase completes.
+// With ACLs it needs GROUP READ (GROUP_AUTHORIZATION_FAILED).
 func init() { register(kmsg.JoinGroup, 0, 9, (*Broker).handleJoinGroup) }
 
 func (b *Broker) handleJoinGroup(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.req.(*kmsg.JoinGroupRequest)
-	if code := b.groupsError(); code != 0 {
+	code := b.groupsError()
+	if !b.authorized(r, kmsg.ACLOperationRead, kmsg.ACLResourceTypeGroup, req.Group) {
+		code = kerr.GroupAuthorizationFailed.Code
+	}
+	if code != 0 {
 		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
 		resp.MemberID = req.MemberID
 		resp.ErrorCode = code

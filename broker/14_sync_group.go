@@ -3,17 +3,23 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // SyncGroup: v0-v5. v3+ group.instance.id; v4+ flexible; v5+ protocol type
 // and name, checked against the group's. A follower's SyncGroup is held
-// until the leader's arrives (or a new rebalance starts).
+// until the leader's arrives (or a new rebalance starts). With ACLs it
+// needs GROUP READ (GROUP_AUTHORIZATION_FAILED).
 func init() { register(kmsg.SyncGroup, 0, 5, (*Broker).handleSyncGroup) }
 
 func (b *Broker) handleSyncGroup(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.req.(*kmsg.SyncGroupRequest)
-	if code := b.groupsError(); code != 0 {
+	code := b.groupsError()
+	if !b.authorized(r, kmsg.ACLOperationRead, kmsg.ACLResourceTypeGroup, req.Group) {
+		code = kerr.GroupAuthorizationFailed.Code
+	}
+	if code != 0 {
 		resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
 		resp.ErrorCode = code
 		return resp, nil

@@ -22,7 +22,9 @@ import (
 // non-empty replica lists of live brokers), and only fixes the partition
 // count: every broker serves every partition. The replication factor is
 // accepted for compatibility (object storage replicates the data) and
-// reported as 1, as Metadata does.
+// reported as 1, as Metadata does. With ACLs a topic needs CLUSTER CREATE
+// or TOPIC CREATE (TOPIC_AUTHORIZATION_FAILED), and its configs are only
+// returned with TOPIC DESCRIBE_CONFIGS, as Kafka.
 func init() { register(kmsg.CreateTopics, 0, 7, (*Broker).handleCreateTopics) }
 
 func (b *Broker) handleCreateTopics(ctx context.Context, r *request) (kmsg.Response, error) {
@@ -42,6 +44,11 @@ func (b *Broker) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respo
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
+		if !b.mayCreateTopic(r, rt.Topic) {
+			setCreateTopicError(&st, req.Version, &coordapi.KafkaError{Code: kerr.TopicAuthorizationFailed, Message: "Authorization failed."})
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
 		t, err := b.createTopic(ctx, rt, req.ValidateOnly)
 		if err != nil {
 			setCreateTopicError(&st, req.Version, err)
@@ -51,6 +58,13 @@ func (b *Broker) handleCreateTopics(ctx context.Context, r *request) (kmsg.Respo
 		st.TopicID = t.ID
 		st.NumPartitions = t.Partitions
 		st.ReplicationFactor = 1
+		if !b.authorizedQuiet(r, kmsg.ACLOperationDescribeConfigs, kmsg.ACLResourceTypeTopic, t.Name) {
+			// Kafka: created, but its configs are not shown.
+			st.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
+			st.NumPartitions, st.ReplicationFactor = -1, -1
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
 		for _, e := range coordapi.DescribeTopicConfig(t) {
 			c := kmsg.NewCreateTopicsResponseTopicConfig()
 			c.Name = e.Name

@@ -14,7 +14,8 @@ import (
 // DeleteTopics: v0-v6. v4+ flexible; v5+ error messages; v6 names each
 // topic by name or by topic id (an unknown id is UNKNOWN_TOPIC_ID) and
 // answers with both. One result per requested topic; a name or id asked for
-// twice is INVALID_REQUEST, as in Kafka.
+// twice is INVALID_REQUEST, as in Kafka. With ACLs a topic needs TOPIC
+// DELETE (TOPIC_AUTHORIZATION_FAILED).
 func init() { register(kmsg.DeleteTopics, 0, 6, (*Broker).handleDeleteTopics) }
 
 func (b *Broker) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Response, error) {
@@ -47,6 +48,8 @@ func (b *Broker) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respo
 			err = fmt.Errorf("%w: You may not specify both topic name and topic id.", kerr.InvalidRequest)
 		case rt.Topic != nil && names[*rt.Topic] > 1:
 			err = fmt.Errorf("%w: Duplicate topic name.", kerr.InvalidRequest)
+		case rt.Topic != nil && !b.authorizedTopic(r, kmsg.ACLOperationDelete, *rt.Topic):
+			err = kerr.TopicAuthorizationFailed // before its existence, as Kafka
 		case rt.Topic != nil:
 			var id coordapi.TopicID
 			id, err = b.coord.DeleteTopic(ctx, *rt.Topic)
@@ -58,6 +61,8 @@ func (b *Broker) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respo
 			err = fmt.Errorf("%w: Neither topic name nor id were specified.", kerr.InvalidRequest)
 		case ids[rt.TopicID] > 1:
 			err = fmt.Errorf("%w: Duplicate topic id.", kerr.InvalidRequest)
+		case !b.deleteByIDAuthorized(ctx, r, coordapi.TopicID(rt.TopicID), &st):
+			err = kerr.TopicAuthorizationFailed
 		default:
 			var name string
 			name, err = b.coord.DeleteTopicByID(ctx, coordapi.TopicID(rt.TopicID))
@@ -78,4 +83,25 @@ func (b *Broker) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respo
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
+}
+
+// deleteByIDAuthorized reports whether r's principal may delete the topic
+// whose id is id. An id no topic has is allowed here: the deletion answers
+// UNKNOWN_TOPIC_ID, as Kafka does before it checks. A denied topic's name
+// is set in st when the principal may describe it, as Kafka answers.
+func (b *Broker) deleteByIDAuthorized(ctx context.Context, r *request, id coordapi.TopicID, st *kmsg.DeleteTopicsResponseTopic) bool {
+	if b.acls == nil {
+		return true
+	}
+	t, err := b.coord.TopicByID(ctx, id)
+	if err != nil {
+		return true
+	}
+	if b.authorizedTopic(r, kmsg.ACLOperationDelete, t.Name) {
+		return true
+	}
+	if b.authorizedQuiet(r, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, t.Name) {
+		st.Topic = kmsg.StringPtr(t.Name)
+	}
+	return false
 }

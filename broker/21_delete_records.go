@@ -20,7 +20,7 @@ func (b *Broker) handleDeleteRecords(ctx context.Context, r *request) (kmsg.Resp
 	for _, rt := range req.Topics {
 		st := kmsg.NewDeleteRecordsResponseTopic()
 		st.Topic = rt.Topic
-		tl := b.lookupTopic(ctx, topics, rt.Topic)
+		tl := b.lookupAuthorized(ctx, r, topics, kmsg.ACLOperationDelete, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition = rp.Partition

@@ -16,13 +16,19 @@ import (
 // not served. The coordinator owns producer ids and epochs; it answers a
 // transactional id (after Kafka's checks of it and of the transaction
 // timeout) with TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Produce does for
-// transactional batches: floe has no transactions.
+// transactional batches: floe has no transactions. With ACLs a
+// transactional id needs TRANSACTIONAL_ID WRITE, an idempotent producer
+// CLUSTER IDEMPOTENT_WRITE or WRITE on some topic (KIP-679), as Kafka.
 func init() { register(kmsg.InitProducerID, 0, 4, (*Broker).handleInitProducerID) }
 
 func (b *Broker) handleInitProducerID(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.req.(*kmsg.InitProducerIDRequest)
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	if code := b.initProducerIDAuthorized(r, req.TransactionalID); code != 0 {
+		resp.ErrorCode = code
+		return resp, nil
+	}
 	out, err := b.coord.InitProducerID(ctx, coordapi.InitProducerIDRequest{
 		TransactionalID: req.TransactionalID,
 		TimeoutMs:       req.TransactionTimeoutMillis,
@@ -51,4 +57,27 @@ func initProducerIDErrorCode(err error, version int16) int16 {
 		return kerr.InvalidProducerEpoch.Code
 	}
 	return ke.Code
+}
+
+// initProducerIDAuthorized returns the code an InitProducerId gets when r's
+// principal may not ask for it (0 when it may): a transactional id needs
+// TRANSACTIONAL_ID WRITE on it; an idempotent producer CLUSTER
+// IDEMPOTENT_WRITE or else WRITE on at least one topic (KIP-679), else
+// CLUSTER_AUTHORIZATION_FAILED.
+func (b *Broker) initProducerIDAuthorized(r *request, transactionalID *string) int16 {
+	if b.acls == nil {
+		return 0
+	}
+	if transactionalID != nil {
+		if !b.authorized(r, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTransactionalId, *transactionalID) {
+			return kerr.TransactionalIDAuthorizationFailed.Code
+		}
+		return 0
+	}
+	if b.authorizedQuiet(r, kmsg.ACLOperationIdempotentWrite, kmsg.ACLResourceTypeCluster, coordapi.ACLClusterName) ||
+		b.authorizedAny(r, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTopic) {
+		return 0
+	}
+	b.denied(r, kmsg.ACLOperationIdempotentWrite, kmsg.ACLResourceTypeCluster, coordapi.ACLClusterName)
+	return kerr.ClusterAuthorizationFailed.Code
 }

@@ -26,7 +26,7 @@ func (b *Broker) handleOffsetForLeaderEpoch(ctx context.Context, r *request) (km
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
-		tl := b.lookupTopic(ctx, topics, rt.Topic)
+		tl := b.lookupAuthorized(ctx, r, topics, kmsg.ACLOperationDescribe, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition

@@ -24,7 +24,9 @@ import (
 // are static (read-only) and their source is STATIC_BROKER_CONFIG when the
 // value differs from Apache Kafka's default, else DEFAULT_CONFIG. Other
 // resource types are INVALID_REQUEST, each on its own resource. A described
-// resource's error message is "", as Kafka's (never null).
+// resource's error message is "", as Kafka's (never null). With ACLs a
+// topic needs TOPIC DESCRIBE_CONFIGS (TOPIC_AUTHORIZATION_FAILED), a broker
+// CLUSTER DESCRIBE_CONFIGS (CLUSTER_AUTHORIZATION_FAILED).
 func init() { register(kmsg.DescribeConfigs, 0, 4, (*Broker).handleDescribeConfigs) }
 
 func (b *Broker) handleDescribeConfigs(ctx context.Context, r *request) (kmsg.Response, error) {
@@ -40,8 +42,16 @@ func (b *Broker) handleDescribeConfigs(ctx context.Context, r *request) (kmsg.Re
 		)
 		switch rr.ResourceType {
 		case kmsg.ConfigResourceTypeTopic:
+			if !b.authorizedTopic(r, kmsg.ACLOperationDescribeConfigs, rr.ResourceName) {
+				err = kerr.TopicAuthorizationFailed
+				break
+			}
 			entries, err = b.topicConfigEntries(ctx, rr.ResourceName)
 		case kmsg.ConfigResourceTypeBroker:
+			if !b.authorizeCluster(r, kmsg.ACLOperationDescribeConfigs) {
+				err = kerr.ClusterAuthorizationFailed
+				break
+			}
 			if err = b.checkBrokerResource(rr.ResourceName); err == nil {
 				entries = b.brokerConfigEntries()
 			}

@@ -15,7 +15,8 @@ import (
 // the configs given replace the topic's whole explicit config set (anything
 // not named returns to its default). Broker configs are static
 // (INVALID_REQUEST); other resource types are INVALID_REQUEST too. Each
-// resource succeeds or fails on its own.
+// resource succeeds or fails on its own. With ACLs a topic needs TOPIC
+// ALTER_CONFIGS, a broker CLUSTER ALTER_CONFIGS.
 func init() { register(kmsg.AlterConfigs, 0, 2, (*Broker).handleAlterConfigs) }
 
 func (b *Broker) handleAlterConfigs(ctx context.Context, r *request) (kmsg.Response, error) {
@@ -39,6 +40,11 @@ func (b *Broker) handleAlterConfigs(ctx context.Context, r *request) (kmsg.Respo
 		switch {
 		case dups[i]:
 			err = errDuplicateResource
+		default:
+			err = b.configsAuthorized(r, kmsg.ACLOperationAlterConfigs, rr.ResourceType, rr.ResourceName)
+		}
+		switch {
+		case err != nil:
 		case len(nulls) > 0:
 			err = fmt.Errorf("%w: Null value not supported for : %s", kerr.InvalidRequest, strings.Join(nulls, ", "))
 		default:

@@ -14,6 +14,7 @@ import (
 // assignment must name one replica list per new partition (non-empty, no
 // duplicates, live brokers) and is otherwise ignored: every broker serves
 // every partition. A topic asked for twice is INVALID_REQUEST, as in Kafka.
+// With ACLs a topic needs TOPIC ALTER (TOPIC_AUTHORIZATION_FAILED).
 func init() { register(kmsg.CreatePartitions, 0, 3, (*Broker).handleCreatePartitions) }
 
 func (b *Broker) handleCreatePartitions(ctx context.Context, r *request) (kmsg.Response, error) {
@@ -29,6 +30,8 @@ func (b *Broker) handleCreatePartitions(ctx context.Context, r *request) (kmsg.R
 		var err error
 		if counts[rt.Topic] > 1 {
 			err = fmt.Errorf("%w: Duplicate topic name.", kerr.InvalidRequest)
+		} else if !b.authorizedTopic(r, kmsg.ACLOperationAlter, rt.Topic) {
+			err = kerr.TopicAuthorizationFailed
 		} else {
 			err = b.createPartitions(ctx, rt, req.ValidateOnly)
 		}

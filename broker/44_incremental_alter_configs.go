@@ -16,7 +16,8 @@ import (
 // APPEND and SUBTRACT apply only to list-type keys (else INVALID_CONFIG,
 // with the coordinator's message). Each resource succeeds or fails on its
 // own: a bad one never poisons the others. Broker configs are static
-// (INVALID_REQUEST).
+// (INVALID_REQUEST). With ACLs a topic needs TOPIC ALTER_CONFIGS, a broker
+// CLUSTER ALTER_CONFIGS.
 func init() {
 	register(kmsg.IncrementalAlterConfigs, 0, 1, (*Broker).handleIncrementalAlterConfigs)
 }
@@ -33,6 +34,8 @@ func (b *Broker) handleIncrementalAlterConfigs(ctx context.Context, r *request) 
 		var err error
 		if dups[i] {
 			err = errDuplicateResource
+		} else if aerr := b.configsAuthorized(r, kmsg.ACLOperationAlterConfigs, rr.ResourceType, rr.ResourceName); aerr != nil {
+			err = aerr
 		} else {
 			err = b.incrementalAlterConfigs(ctx, rr, req.ValidateOnly)
 		}

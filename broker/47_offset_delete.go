@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -10,12 +11,18 @@ import (
 // topics a consumer group does not subscribe to (GROUP_SUBSCRIBED_TO_TOPIC
 // for those it does). Partitions of unknown topics are
 // UNKNOWN_TOPIC_OR_PARTITION, as in Kafka; a group-level error (unknown
-// group, a non-empty non-consumer group) is the only answer.
+// group, a non-empty non-consumer group) is the only answer. Needs GROUP
+// DELETE (GROUP_AUTHORIZATION_FAILED) and TOPIC READ per topic
+// (TOPIC_AUTHORIZATION_FAILED), as Kafka.
 func init() { register(kmsg.OffsetDelete, 0, 0, (*Broker).handleOffsetDelete) }
 
 func (b *Broker) handleOffsetDelete(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.req.(*kmsg.OffsetDeleteRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+	if !b.authorized(r, kmsg.ACLOperationDelete, kmsg.ACLResourceTypeGroup, req.Group) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
 	if code := b.groupsError(); code != 0 {
 		resp.ErrorCode = code
 		return resp, nil
@@ -28,7 +35,7 @@ func (b *Broker) handleOffsetDelete(ctx context.Context, r *request) (kmsg.Respo
 			parts[i] = append(parts[i], p.Partition)
 		}
 	}
-	codes, keep, _ := b.knownPartitions(ctx, topics, parts)
+	codes, keep, _ := b.knownPartitions(ctx, r, kmsg.ACLOperationRead, topics, parts)
 	valid := *req
 	valid.Topics = nil
 	var from []int // valid.Topics[k] is req.Topics[from[k]]

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordapi"
@@ -10,7 +11,7 @@ import (
 
 // DescribeUserScramCredentials: v0 (flexible). The coordinator's SCRAM
 // users: their mechanisms and iterations, never a key or salt. No users
-// named means all of them.
+// named means all of them. It needs CLUSTER DESCRIBE, as in Kafka.
 func init() {
 	register(kmsg.DescribeUserSCRAMCredentials, 0, 0, (*Broker).handleDescribeUserSCRAMCredentials)
 }
@@ -18,6 +19,10 @@ func init() {
 func (b *Broker) handleDescribeUserSCRAMCredentials(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.req.(*kmsg.DescribeUserSCRAMCredentialsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
+	if !b.authorizeCluster(r, kmsg.ACLOperationDescribe) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
 	var users []string
 	for _, u := range req.Users {
 		users = append(users, u.Name)

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordapi"
@@ -12,7 +13,7 @@ import (
 // coordinator's SCRAM users, one result per user with Kafka's errors
 // (coordinator.AlterUserScramCredentials): what kafka-configs.sh
 // --alter --add-config 'SCRAM-SHA-512=[password=...]' --entity-type users
-// and kadm send.
+// and kadm send. It needs CLUSTER ALTER, as in Kafka.
 func init() {
 	register(kmsg.AlterUserSCRAMCredentials, 0, 0, (*Broker).handleAlterUserSCRAMCredentials)
 }
@@ -29,7 +30,13 @@ func (b *Broker) handleAlterUserSCRAMCredentials(ctx context.Context, r *request
 		ups = append(ups, coordapi.ScramUpsertion{User: u.Name, Mechanism: scramMechanism(u.Mechanism), Iterations: u.Iterations,
 			Salt: u.Salt, SaltedPassword: u.SaltedPassword})
 	}
-	results, err := b.coord.AlterUserScramCredentials(ctx, dels, ups)
+	var results []coordapi.ScramUserResult
+	var err error
+	if b.authorizeCluster(r, kmsg.ACLOperationAlter) {
+		results, err = b.coord.AlterUserScramCredentials(ctx, dels, ups)
+	} else {
+		err = coordapi.Errorf(kerr.ClusterAuthorizationFailed, "Principal %s may not ALTER the cluster", r.principal())
+	}
 	if err != nil {
 		// Every user named fails alike.
 		code := errorCode(err)

@@ -5,12 +5,17 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // DescribeCluster: v0-v1. Always flexible; v1 adds the endpoint type, which
 // must be 1 (brokers): floe has no separate controllers to describe
 // (UNSUPPORTED_ENDPOINT_TYPE otherwise). v2 (fenced brokers) is not served.
 // The cluster id, controller and brokers are the ones Metadata returns.
+// With ACLs it is answered to every principal, as Kafka's KafkaApis does
+// (the brokers are no secret: Metadata names them too); the authorized
+// operations asked for are the principal's, none without CLUSTER DESCRIBE.
 func init() { register(kmsg.DescribeCluster, 0, 1, (*Broker).handleDescribeCluster) }
 
 // endpointTypeBrokers is DescribeCluster's endpoint type for brokers.
@@ -41,7 +46,26 @@ func (b *Broker) handleDescribeCluster(_ context.Context, r *request) (kmsg.Resp
 		resp.Brokers = append(resp.Brokers, sb)
 	}
 	if req.IncludeClusterAuthorizedOperations {
-		resp.ClusterAuthorizedOperations = clusterAuthorizedOperations
+		resp.ClusterAuthorizedOperations = b.clusterAuthorizedOperations(r)
 	}
 	return resp, nil
+}
+
+// clusterAuthorizedOperations is the bit field of the cluster operations
+// r's principal may perform: all of them with ACLs off, none without
+// CLUSTER DESCRIBE (as Kafka computes it).
+func (b *Broker) clusterAuthorizedOperations(r *request) int32 {
+	if b.acls == nil {
+		return clusterAuthorizedOperations
+	}
+	if !b.authorizedQuiet(r, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeCluster, coordapi.ACLClusterName) {
+		return 0
+	}
+	var ops int32
+	for op := kmsg.ACLOperationCreate; op <= kmsg.ACLOperationIdempotentWrite; op++ {
+		if clusterAuthorizedOperations&(1<<op) != 0 && b.authorizedQuiet(r, op, kmsg.ACLResourceTypeCluster, coordapi.ACLClusterName) {
+			ops |= 1 << op
+		}
+	}
+	return ops
 }

@@ -87,6 +87,20 @@ type Options struct {
 	// KVIndexEnabled is the cluster switch --kv-index-enabled, shown by
 	// DescribeConfigs.
 	KVIndexEnabled bool
+	// ACLsEnabled turns authorization on (--acls-enabled): every request
+	// is checked against the ACL bindings stored in the coordinator, as
+	// Apache Kafka's authorizer does, and denied without an ALLOW binding.
+	// Off, everything is allowed (the embedded default stays zero-config).
+	// Default: false.
+	ACLsEnabled bool
+	// SuperUsers are the principals allowed everything when ACLsEnabled
+	// ("User:admin"; --super-users), as Kafka's super.users. Default: none.
+	SuperUsers []string
+	// ACLRefreshInterval is how often the broker polls the coordinator's
+	// ACL version when ACLsEnabled; a change is also announced at once,
+	// and the poll bounds how long a lost announcement delays it.
+	// Default: 1s.
+	ACLRefreshInterval time.Duration
 	// Logger receives the broker's logs. Default: slog.Default().
 	Logger *slog.Logger
 	// Meter records the broker's metrics. Default: no metrics.
@@ -115,6 +129,9 @@ func (o *Options) setDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.ACLRefreshInterval <= 0 {
+		o.ACLRefreshInterval = defaultACLRefresh
+	}
 }
 
 // Broker serves the Kafka protocol over TCP.
@@ -142,6 +159,14 @@ type Broker struct {
 	findMultiAt atomic.Int64
 	// offsetsTopicReady is set once __consumer_offsets exists.
 	offsetsTopicReady atomic.Bool
+	// acls keeps the authorizer current; nil when ACLs are off
+	// (authorize.go). denials counts and logs what it denies.
+	acls    *aclWatcher
+	denials *denials
+	// testPrincipal, when set (tests only), names the principal of a
+	// connection from the client id of its requests, as authentication
+	// will.
+	testPrincipal func(clientID string) string
 	// drained ends when Drain starts: group requests held in a rebalance
 	// are then answered, so that the drain does not wait for them.
 	drained     context.Context
@@ -191,6 +216,10 @@ func New(opts Options, deps Deps) *Broker {
 	}
 	if deps.Reader != nil {
 		b.segments = tiered.NewReader(deps.Reader, tiered.ReaderOptions{})
+	}
+	b.denials = newDenials(opts.Logger, b.metrics)
+	if opts.ACLsEnabled {
+		b.acls = newACLWatcher(coord, opts.SuperUsers, opts.ACLRefreshInterval, opts.Logger)
 	}
 	observeParked(opts.Meter, b.waiters)
 	b.mu.listeners = make(map[net.Listener]struct{})
@@ -284,6 +313,9 @@ func (b *Broker) Drain() {
 func (b *Broker) Close(ctx context.Context) error {
 	b.Drain()
 	b.unsubscribe()
+	if b.acls != nil {
+		b.acls.close()
+	}
 	done := make(chan struct{})
 	go func() { b.wg.Wait(); close(done) }()
 	select {

@@ -77,6 +77,8 @@ type conn struct {
 	// authPrincipal is the principal the connection authenticated as
 	// (principal.go); nil until it does.
 	authPrincipal atomic.Pointer[string]
+	// host is the client's IP address (clientHost).
+	host string
 }
 
 func newConn(b *Broker, nc net.Conn) *conn {
@@ -88,6 +90,7 @@ func newConn(b *Broker, nc net.Conn) *conn {
 		cancel:   cancel,
 		pending:  make(chan *inflight, b.opts.MaxInflight),
 		draining: make(chan struct{}),
+		host:     remoteHost(nc),
 	}
 }
 
@@ -202,6 +205,9 @@ func (c *conn) readLoop() error {
 			return &protocolError{fmt.Errorf("%s before SASL authentication (or after its session expired)", kmsg.NameForKey(r.key))}
 		}
 		r.conn = c
+		if c.b.testPrincipal != nil && r.clientID != nil {
+			c.setPrincipal(c.b.testPrincipal(*r.clientID))
+		}
 		if hs, ok := r.req.(*kmsg.SASLHandshakeRequest); ok && r.version == 0 && c.b.saslEnabled() && c.b.supportsMechanism(hs.Mechanism) {
 			raw = true
 		}

@@ -215,7 +215,7 @@ func fetchRequest(v int16, budget int32, parts []fetchPart) *kmsg.FetchRequest {
 // brokerFetch answers parts through b.fetchOnce, in request order.
 func brokerFetch(t *testing.T, b *Broker, budget int32, rotate int, parts []fetchPart) ([]partAnswer, bool) {
 	t.Helper()
-	resp, n, _, stop := b.fetchOnce(t.Context(), fetchRequest(13, budget, parts), rotate, false)
+	resp, n, _, stop := b.fetchOnce(t.Context(), &request{key: int16(kmsg.Fetch)}, fetchRequest(13, budget, parts), rotate, false)
 	var out []partAnswer
 	total := 0
 	for ti := range resp.Topics {

@@ -6,6 +6,7 @@ import (
 	"net"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordapi"
 )
@@ -73,16 +74,17 @@ func groupClient(r *request) coordapi.ClientInfo {
 // knownPartitions checks the partitions of an offset request against the
 // topics, as Kafka's request layer does before the group coordinator sees
 // them: partitions[i] are the partitions asked of topics[i]. codes holds
+// TOPIC_AUTHORIZATION_FAILED for the topics r's principal may not op,
 // UNKNOWN_TOPIC_OR_PARTITION (or the lookup's error) for the rest, keep[i]
 // the indexes into partitions[i] to pass on, and ids[i] the topic's id.
-func (b *Broker) knownPartitions(ctx context.Context, topics []string, partitions [][]int32) (codes [][]int16, keep [][]int, ids [][16]byte) {
+func (b *Broker) knownPartitions(ctx context.Context, r *request, op kmsg.ACLOperation, topics []string, partitions [][]int32) (codes [][]int16, keep [][]int, ids [][16]byte) {
 	codes = make([][]int16, len(topics))
 	keep = make([][]int, len(topics))
 	ids = make([][16]byte, len(topics))
 	seen := make(map[string]topicLookup)
 	for i, topic := range topics {
 		codes[i] = make([]int16, len(partitions[i]))
-		tl := b.lookupTopic(ctx, seen, topic)
+		tl := b.lookupAuthorized(ctx, r, seen, op, topic)
 		ids[i] = tl.t.ID
 		for j, p := range partitions[i] {
 			switch {

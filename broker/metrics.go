@@ -18,6 +18,7 @@ type brokerMetrics struct {
 	bytesOut        metric.Int64Counter
 	kvNullKeys      metric.Int64Counter
 	authentications metric.Int64Counter
+	authDenied      metric.Int64Counter
 	// apiAttrs holds one precomputed attribute set per API key, so the
 	// request path allocates nothing for metrics.
 	apiAttrs [maxAPIKey]metric.MeasurementOption
@@ -36,6 +37,8 @@ func newBrokerMetrics(m metric.Meter) *brokerMetrics {
 		metric.WithDescription("Records without a key on kv-indexed topics, skipped by the key index."))
 	bm.authentications, _ = m.Int64Counter("floe.kafka.authentications", metric.WithUnit("{exchange}"),
 		metric.WithDescription("SASL exchanges on the Kafka listener, by mechanism and result (success, failure)."))
+	bm.authDenied, _ = m.Int64Counter("floe.kafka.authorization.denied", metric.WithUnit("{check}"),
+		metric.WithDescription("Authorization checks denied (ACLs), by API (kv for /kv lookups) and resource type."))
 	for key := range bm.apiAttrs {
 		bm.apiAttrs[key] = metric.WithAttributeSet(attribute.NewSet(attribute.String("api", kmsg.NameForKey(int16(key)))))
 	}

@@ -22,8 +22,11 @@ func (c *conn) setPrincipal(p string) { c.authPrincipal.Store(&p) }
 
 // clientHost returns the client's IP address as ACLs match hosts
 // ("127.0.0.1", no port).
-func (c *conn) clientHost() string {
-	addr := c.nc.RemoteAddr().String()
+func (c *conn) clientHost() string { return c.host }
+
+// remoteHost returns the IP address of nc's peer, without the port.
+func remoteHost(nc net.Conn) string {
+	addr := nc.RemoteAddr().String()
 	if host, _, err := net.SplitHostPort(addr); err == nil {
 		return host
 	}

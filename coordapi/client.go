@@ -79,6 +79,8 @@ type Coordinator interface {
 	UserScramCredential(ctx context.Context, user string, m ScramMechanism) (cred ScramCredential, ok bool, err error)
 	DescribeUserScramCredentials(ctx context.Context, users []string) ([]ScramUserInfo, error)
 	AlterUserScramCredentials(ctx context.Context, dels []ScramDeletion, ups []ScramUpsertion) ([]ScramUserResult, error)
+	// ACLStore holds the cluster's ACL bindings (acl.go).
+	ACLStore
 
 	// RegisterBroker registers a broker or renews its registration (the
 	// brokers' heartbeat); DeregisterBroker removes it at once.

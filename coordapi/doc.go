@@ -1,9 +1,10 @@
 // Package coordapi is the coordinator service's API as its callers see it:
 // the request and response types of the batch coordinator (topics, commits,
-// batch coordinates, producer ids, the broker registry, commit notices),
-// TopicID, the Kafka-facing errors (KafkaError), the topic config schema
-// (TopicConfigDefs: names, defaults, validation), the object key layout,
-// and the client interfaces Coordinator and GroupCoordinator.
+// batch coordinates, producer ids, the broker registry, commit notices, ACL
+// bindings and filters with their validation), TopicID, the Kafka-facing
+// errors (KafkaError), the topic config schema (TopicConfigDefs: names,
+// defaults, validation), the object key layout, and the client interfaces
+// Coordinator and GroupCoordinator.
 //
 // It is what kmsg is beside kgo: the contract, with no implementation. It
 // imports no Pebble, NATS or AWS code, so a package that only calls the

@@ -164,6 +164,10 @@ type Coordinator struct {
 		topicsByID   map[coordapi.TopicID]*topicState
 		objects      map[uint64]*objectState
 		objectsByKey map[string]uint64
+		// acls are the ACL bindings (acls.go); aclVersion counts their
+		// changes.
+		acls       map[coordapi.ACLBinding]struct{}
+		aclVersion uint64
 	}
 
 	// pids allocates producer ids and bumps their epochs (InitProducerID).
@@ -177,6 +181,7 @@ type Coordinator struct {
 		next   int
 		fns    map[int]func([]coordapi.CommitNotice)
 		topics map[int]func([]coordapi.TopicNotice)
+		acls   map[int]func(uint64)
 	}
 
 	// brokers is the broker registry (brokers.go), in memory only.
@@ -517,6 +522,9 @@ func (c *Coordinator) load() error {
 		return nil
 	})
 	if err != nil {
+		return err
+	}
+	if err := c.loadACLs(); err != nil {
 		return err
 	}
 	if err := c.replayRuns(); err != nil {

@@ -43,6 +43,7 @@
 //	                 "mformat"                                    on-disk format version (2)
 //	                 "mnext-producer-id"                          next producer id to hand out
 //	                 "mnext-object"                               next object number
+//	                 "macl-version"                               ACL change counter (acls.go)
 //	topic name     'n' name                                     topic id (16 bytes)
 //	topic          't' topic-id(16)                             name str, partitions, created ms,
 //	                                                            n configs, n × (name str, value str)
@@ -67,6 +68,10 @@
 //	                                                            hierarchical view named once (views.go)
 //	SCRAM user     'u' mechanism(1) user name                   iterations, salt str, stored key str, server
 //	                                                            key str: no password is kept (users.go)
+//	acl            'a' rt(1) pattern(1) name str                version 1: rt(1), pattern(1), operation(1),
+//	                 principal str host str                     permission(1), name str, principal str,
+//	                 operation(1) permission(1)                 host str: one ACL binding (acls.go; rt,
+//	                                                            pattern, operation, permission: kmsg's codes)
 //
 // A batch run is the consecutive batches one commit appended to one
 // partition, all in one object, keyed by its last batch's last offset: the
@@ -83,6 +88,16 @@
 // is at or above the checkpoint's high watermark, in order. Format 1 (a key
 // per batch, 'p' and 'r' written by every commit) is migrated at Open.
 //
+// # ACLs
+//
+// The ACL bindings brokers authorize with are rows of the acl family,
+// keyed by the whole binding (so that a duplicate is not stored twice),
+// all held in memory. CreateACLs and DeleteACLs are mutations like any
+// other (commit held, one synced batch, memory installed after it); each
+// batch also bumps "macl-version", which brokers poll with ACLVersion and
+// are told of through SubscribeACLs, so that a change applies on every
+// broker within their poll interval even when a notice is lost.
+//
 // # Broker registry
 //
 // Brokers register (node id, advertised address, rack, internal address)
@@ -96,12 +111,12 @@
 //
 //	closeMu (read: every public call; write: Close)
 //	  commit (serializes mutations: commits, topic admin, DeleteRecords,
-//	          ExpireProducers; guards producer state, what partitions
+//	          ExpireProducers, ACL changes; guards producer state, what partitions
 //	          appended since their checkpoints and the object counter)
-//	    mu (RWMutex over topics, partitions and objects in memory; written
+//	    mu (RWMutex over topics, partitions, objects and ACLs in memory; written
 //	        only with commit held, so commit's holder reads without it)
 //	pids (producer id allocation; taken under closeMu only)
-//	subs (subscriber list; taken alone)
+//	subs (subscriber lists: commits, topics, ACLs; taken alone)
 //	brokers (broker registry; taken alone)
 //	users (SCRAM users; taken alone)
 //

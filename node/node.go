@@ -129,6 +129,10 @@ type Config struct {
 	// Coordinator.ConsolidationDisabled for the embedded coordinator).
 	TierJobsDisabled bool
 
+	// Broker configures the Kafka front: among others ACLsEnabled
+	// (--acls-enabled) and SuperUsers (--super-users), with which every
+	// request is authorized against the coordinator's ACLs; /kv can ask the
+	// broker the same with (*broker.Broker).AuthorizeTopic.
 	Broker broker.Options
 	// Ingest configures the produce path. A zero MaxPutRate picks the
 	// store's: ingest.PutRateLocal on the local directory (a PUT costs
@@ -398,7 +402,7 @@ func (n *Node) httpHandler() http.Handler {
 		Logger:            n.log,
 		Observer:          n.kvObserver(),
 		BatchCache:        n.kvCache,
-		Gate:              n.newKVGate(n.metrics.Meter("floe/kv"), nil),
+		Gate:              n.newKVGate(n.metrics.Meter("floe/kv"), n.kvAuthorizer()),
 	}))
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)

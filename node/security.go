@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"golang.org/x/time/rate"
@@ -229,7 +230,15 @@ type kvGate struct {
 
 // topicAuthorizer is the broker's ACL check of a principal on a topic.
 type topicAuthorizer interface {
-	AuthorizeTopicRead(principal, host, topic string) bool
+	AuthorizeTopic(principal, host string, op kmsg.ACLOperation, topic string) bool
+}
+
+// kvAuthorizer is /kv's READ check, nil when ACLs are off.
+func (n *Node) kvAuthorizer() topicAuthorizer {
+	if !n.broker.ACLsEnabled() {
+		return nil
+	}
+	return n.broker
 }
 
 // Bounds of the gate's memory: past them a map starts over.
@@ -275,7 +284,7 @@ func (g *kvGate) admit(r *http.Request, topic string) *kvindex.Denial {
 		}
 		principal = p
 	}
-	if g.authz != nil && !g.authz.AuthorizeTopicRead(principal, host, topic) {
+	if g.authz != nil && !g.authz.AuthorizeTopic(principal, host, kmsg.ACLOperationRead, topic) {
 		msg := fmt.Sprintf("Principal %s may not READ topic %q", principal, topic)
 		g.deny(r.Context(), "forbidden", principal, topic, msg)
 		return &kvindex.Denial{Status: http.StatusForbidden, Code: kvindex.CodeForbidden, Message: msg}

@@ -8,7 +8,9 @@
 // HTTP listeners (--internal-addr, --zone-cache-sharing).
 // As with Apache Kafka's defaults, a topic is created on first use (a
 // client's Metadata request that allows it); --auto-create-topics=false
-// turns that off.
+// turns that off. --acls-enabled authorizes every Kafka request with the
+// ACLs stored in the coordinator (managed with CreateAcls / kafka-acls.sh
+// by a --super-users principal); off, as by default, everything is allowed.
 //
 // Every flag can also be set by an environment variable: --ingest-linger is
 // FLOE_INGEST_LINGER. A flag on the command line wins.
@@ -26,6 +28,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/floe-io/floe/broker"
 	"github.com/floe-io/floe/internal/flagenv"
 	"github.com/floe-io/floe/node"
 	"github.com/floe-io/floe/tiered"
@@ -104,6 +107,8 @@ func run(args []string) error {
 	fs.StringVar(&cfg.NATSSecurity.TLS.CertFile, "nats-tls-cert", "", "client certificate (PEM) for NATS servers that verify clients")
 	fs.StringVar(&cfg.NATSSecurity.TLS.KeyFile, "nats-tls-key", "", "the key of --nats-tls-cert")
 	fs.StringVar(&cfg.S3.TLS.CAFile, "s3-ca-file", "", "CA bundle (PEM) to verify an https --s3-endpoint with (default: the system's roots)")
+	fs.BoolVar(&cfg.Broker.ACLsEnabled, "acls-enabled", false, "authorize every Kafka request with the ACLs stored in the coordinator (CreateAcls, kafka-acls.sh), as Kafka's authorizer with allow.everyone.if.no.acl.found=false; off: everything is allowed")
+	superUsers := fs.String("super-users", "", "comma-separated principals allowed everything when --acls-enabled, as Kafka's super.users (e.g. User:admin,User:ops)")
 	fs.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&drain, "drain-timeout", 30*time.Second, "how long a graceful stop may take")
 	if err := flagenv.Set(fs); err != nil {
@@ -117,6 +122,14 @@ func run(args []string) error {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	users, err := broker.ParseSuperUsers(*superUsers)
+	if err != nil {
+		return fmt.Errorf("--super-users: %w", err)
+	}
+	cfg.Broker.SuperUsers = users
+	if len(cfg.Broker.SuperUsers) > 0 && !cfg.Broker.ACLsEnabled {
+		cfg.Logger.Warn("--super-users has no effect without --acls-enabled")
+	}
 	cfg.Broker.NodeID = int32(*nodeID)
 	cfg.Broker.MaxRequestBytes = int32(*maxRequest)
 	cfg.Broker.DefaultPartitions = int32(*numPartitions)

@@ -483,3 +483,90 @@ func (c *Client) SubscribeTopics(fn func([]coordapi.TopicNotice)) (cancel func()
 	}
 	return func() { _ = sub.Unsubscribe() }
 }
+
+// CreateACLs stores ACL bindings; see coordinator.Coordinator.CreateACLs.
+// Bindings too many for one NATS message are sent in consecutive requests,
+// each stored durably on its own (creating a binding twice is harmless, so
+// a retry after a failure part way is too).
+func (c *Client) CreateACLs(ctx context.Context, bindings []coordapi.ACLBinding) error {
+	limit := c.maxPayload() / 2 // room for the envelope, well within the limit
+	for len(bindings) > 0 {
+		n, size := 0, 16
+		for n < len(bindings) {
+			if size += aclBindingSize(&bindings[n]); size > limit && n > 0 {
+				break
+			}
+			n++
+		}
+		chunk := bindings[:n]
+		if _, err := call(c, ctx, opCreateACLs, func(e *encoder) { encACLBindings(e, chunk) }, decEmpty); err != nil {
+			return err
+		}
+		bindings = bindings[n:]
+	}
+	return nil
+}
+
+// DeleteACLs removes the ACL bindings filters match and returns them per
+// filter; see coordinator.Coordinator.DeleteACLs.
+func (c *Client) DeleteACLs(ctx context.Context, filters []coordapi.ACLFilter) ([][]coordapi.ACLBinding, error) {
+	out, err := call(c, ctx, opDeleteACLs, func(e *encoder) { encACLFilters(e, filters) }, decDeleteACLsResp)
+	if err != nil {
+		return nil, err
+	}
+	if len(out.Deleted) != len(filters) {
+		return nil, &clientError{opDeleteACLs, ErrInternal, fmt.Errorf("%w: %d results for %d filters", errMalformed, len(out.Deleted), len(filters))}
+	}
+	if out.Truncated {
+		c.opts.Logger.Warn("delete_acls: the coordinator listed only some of the deleted bindings (too many for one message)")
+	}
+	return out.Deleted, nil
+}
+
+// DescribeACLs returns the ACL bindings filter matches; see
+// coordinator.Coordinator.DescribeACLs. Bindings too many for one NATS
+// message are asked for page by page.
+func (c *Client) DescribeACLs(ctx context.Context, filter coordapi.ACLFilter) ([]coordapi.ACLBinding, error) {
+	var (
+		out   []coordapi.ACLBinding
+		after *coordapi.ACLBinding
+	)
+	for {
+		page, err := call(c, ctx, opDescribeACLs, func(e *encoder) { encDescribeACLsReq(e, describeACLsReq{Filter: filter, After: after}) }, decDescribeACLsResp)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Bindings...)
+		if !page.More || len(page.Bindings) == 0 {
+			return out, nil
+		}
+		after = &out[len(out)-1]
+	}
+}
+
+// ACLVersion returns the ACL change counter; see
+// coordinator.Coordinator.ACLVersion.
+func (c *Client) ACLVersion(ctx context.Context) (uint64, error) {
+	return call(c, ctx, opACLVersion, func(*encoder) {}, decUvarint)
+}
+
+// SubscribeACLs calls fn with the version of every ACL change any
+// coordinator of the cluster publishes; see
+// coordinator.Coordinator.SubscribeACLs. Notices published while the NATS
+// connection is down are lost: callers poll ACLVersion too. The returned
+// cancel stops further calls.
+func (c *Client) SubscribeACLs(fn func(version uint64)) (cancel func()) {
+	sub, err := c.nc.Subscribe(ACLsSubject(c.cluster), func(m *nats.Msg) {
+		v, err := decACLNotice(m.Data)
+		if err != nil {
+			c.opts.Logger.Warn("undecodable acl notice", "subject", m.Subject, "err", err)
+			return
+		}
+		fn(v)
+	})
+	if err != nil {
+		c.opts.Logger.Error("subscribe to acl notices", "subject", ACLsSubject(c.cluster), "err", err)
+		return func() {}
+	}
+	return func() { _ = sub.Unsubscribe() }
+}

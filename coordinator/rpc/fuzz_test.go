@@ -65,6 +65,9 @@ var requestCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encUserScramReq, decUserScramReq) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encStrings, decStrings) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encAlterUserScramReq, decAlterUserScramReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encACLBindings, decACLBindings) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encACLFilters, decACLFilters) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encDescribeACLsReq, decDescribeACLsReq) },
 	fuzzGroupReq,
 }
 
@@ -112,6 +115,10 @@ var responseCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encBool, decBool) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encClaimTierJobResp, decClaimTierJobResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encOffsets, decOffsets) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encDeleteACLsResp, decDeleteACLsResp) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encDescribeACLsResp, decDescribeACLsResp) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encUvarint, decUvarint) },
+	func(t *testing.T, b []byte) { _, _ = decACLNotice(b) },
 	func(t *testing.T, b []byte) {
 		d := decoder{b: b}
 		_ = decError(&d, "op")
@@ -160,6 +167,13 @@ func FuzzDecodeRequest(f *testing.F) {
 		req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", TopicID: idA, Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 1, Offset: 5}}}}
 		encGroupReq(e, coordapi.ClientInfo{}, req)
 	})
+	seed(f, func(e *encoder) {
+		encACLBindings(e, []coordapi.ACLBinding{{ResourceType: kmsg.ACLResourceTypeTopic, ResourceName: "t", PatternType: kmsg.ACLResourcePatternTypeLiteral,
+			Principal: "User:a", Host: "*", Operation: kmsg.ACLOperationRead, Permission: kmsg.ACLPermissionTypeAllow}})
+	})
+	seed(f, func(e *encoder) {
+		encACLFilters(e, []coordapi.ACLFilter{coordapi.ACLFilterAll, {ResourceName: strp("t"), Host: strp("*")}})
+	})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, check := range requestCodecs {
 			check(t, data)
@@ -199,6 +213,11 @@ func FuzzDecodeReply(f *testing.F) {
 	seed(f, func(e *encoder) {
 		encCommitResp(e, &coordapi.CommitResponse{Results: []coordapi.BatchResult{{BaseOffset: 5}}})
 	})
+	seed(f, func(e *encoder) {
+		encDeleteACLsResp(e, deleteACLsResp{Deleted: [][]coordapi.ACLBinding{nil, {{ResourceType: kmsg.ACLResourceTypeGroup, ResourceName: "g", PatternType: kmsg.ACLResourcePatternTypePrefixed,
+			Principal: "User:*", Host: "10.0.0.1", Operation: kmsg.ACLOperationAll, Permission: kmsg.ACLPermissionTypeDeny}}}})
+	})
+	seed(f, func(e *encoder) { encACLNotice(e, 7) })
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, check := range responseCodecs {
 			check(t, data)

@@ -53,6 +53,12 @@ const (
 	opUserScramCredential = "user_scram_credential"
 	opDescribeUserScram   = "describe_user_scram"
 	opAlterUserScram      = "alter_user_scram"
+	// The ACL ops (acls.go): brokers create, delete and list ACL bindings
+	// and poll the ACL version.
+	opCreateACLs   = "create_acls"
+	opDeleteACLs   = "delete_acls"
+	opDescribeACLs = "describe_acls"
+	opACLVersion   = "acl_version"
 )
 
 // Reply statuses.

@@ -127,6 +127,14 @@ var handlers = map[string]handler{
 	opCompleteTierJob: unary(decCompleteTierJobReq, func(c *coordinator.Coordinator, ctx context.Context, r coordapi.CompleteTierJobRequest) (empty, error) {
 		return empty{}, c.CompleteTierJob(ctx, r)
 	}, encEmpty),
+	opCreateACLs: unary(decACLBindings, func(c *coordinator.Coordinator, ctx context.Context, bs []coordapi.ACLBinding) (empty, error) {
+		return empty{}, c.CreateACLs(ctx, bs)
+	}, encEmpty),
+	opDeleteACLs:   (*Server).handleDeleteACLs,
+	opDescribeACLs: (*Server).handleDescribeACLs,
+	opACLVersion: unary(decEmpty, func(c *coordinator.Coordinator, ctx context.Context, _ empty) (uint64, error) {
+		return c.ACLVersion(ctx)
+	}, encUvarint),
 	opAbandonTierJob: unary(decAbandonTierJobReq, func(c *coordinator.Coordinator, ctx context.Context, r abandonTierJobReq) (empty, error) {
 		return empty{}, c.AbandonTierJob(ctx, r.JobID, r.Reason)
 	}, encEmpty),
@@ -245,7 +253,8 @@ func serveOps(ctx context.Context, nc *nats.Conn, cluster string, c *coordinator
 		return nil, fmt.Errorf("rpc: flush subscriptions: %w", err)
 	}
 	stopCommits, stopTopics := c.Subscribe(s.publishNotices), c.SubscribeTopics(s.publishTopicNotices)
-	s.unsubscribe = func() { stopCommits(); stopTopics() }
+	stopACLs := c.SubscribeACLs(s.publishACLNotice)
+	s.unsubscribe = func() { stopCommits(); stopTopics(); stopACLs() }
 	go func() {
 		<-sctx.Done()
 		s.Close()
@@ -526,6 +535,16 @@ func (s *Server) publishTopicNotices(ns []coordapi.TopicNotice) {
 	encTopicNotices(e, ns)
 	if err := s.nc.Publish(TopicsSubject(s.cluster), e.b); err != nil {
 		s.log.Debug("publish topic notices", "err", err)
+	}
+}
+
+// publishACLNotice publishes an ACL change notice on ACLsSubject.
+func (s *Server) publishACLNotice(version uint64) {
+	e := getEncoder()
+	defer putEncoder(e)
+	encACLNotice(e, version)
+	if err := s.nc.Publish(ACLsSubject(s.cluster), e.b); err != nil {
+		s.log.Debug("publish acl notice", "err", err)
 	}
 }
 
