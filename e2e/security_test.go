@@ -486,3 +486,109 @@ func TestKVAuthAndQuota(t *testing.T) {
 		}
 	}
 }
+
+// TestACLsWithSASL: ACLs against principals that authenticated with SASL:
+// a super user grants alice a prefixed topic and a group; alice produces,
+// consumes (franz-go and kcat) and looks keys up there and nowhere else,
+// does not see other topics in Metadata, and may not manage users; bob,
+// without ACLs, may do nothing. /kv answers 403 without the READ ACL.
+func TestACLsWithSASL(t *testing.T) {
+	n := saslNode(t, func(c *node.Config) {
+		c.Broker.ACLsEnabled = true
+		c.Broker.SuperUsers = []string{"User:admin"}
+		c.SASLUsersFile = usersFile(t, "admin:admin-secret", "alice:alice-secret", "bob:bob-secret")
+	})
+	ctx := context.Background()
+	admin := newFranzClient(t, n.KafkaAddr(), kgo.SASL(mechanism("SCRAM-SHA-512", "admin", "admin-secret")))
+	adm := kadm.NewClient(admin)
+	createKVTopic(t, adm, "orders-kv", 1)
+	createKVTopic(t, adm, "secret-kv", 1)
+	produceAll(t, admin, &kgo.Record{Topic: "orders-kv", Key: []byte("k"), Value: []byte("order")},
+		&kgo.Record{Topic: "secret-kv", Key: []byte("k"), Value: []byte("secret")})
+	acls := kadm.NewACLs().Allow("User:alice").Topics("orders").ResourcePatternType(kadm.ACLPatternPrefixed).
+		Operations(kadm.OpRead, kadm.OpWrite, kadm.OpDescribe)
+	if _, err := adm.CreateACLs(ctx, acls); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateACLs(ctx, kadm.NewACLs().Allow("User:alice").Groups("alice-group").Operations(kadm.OpRead)); err != nil {
+		t.Fatal(err)
+	}
+
+	alice := newFranzClient(t, n.KafkaAddr(), kgo.SASL(mechanism("SCRAM-SHA-256", "alice", "alice-secret")),
+		kgo.ConsumeTopics("orders-kv"), kgo.ConsumerGroup("alice-group"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	// The broker that served the ACLs applies them before answering.
+	if err := alice.ProduceSync(ctx, &kgo.Record{Topic: "orders-kv", Key: []byte("k2"), Value: []byte("mine")}).FirstErr(); err != nil {
+		t.Fatalf("alice produces to orders-kv: %v", err)
+	}
+	if err := alice.ProduceSync(ctx, &kgo.Record{Topic: "secret-kv", Value: []byte("x")}).FirstErr(); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("alice produces to secret-kv: %v, want TOPIC_AUTHORIZATION_FAILED", err)
+	}
+	fctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	got := 0
+	for got < 2 {
+		fs := alice.PollFetches(fctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatalf("alice consumes orders-kv in alice-group: %v", err)
+		}
+		got += len(fs.Records())
+	}
+	if err := alice.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatalf("alice commits in alice-group: %v", err)
+	}
+	topics, err := kadm.NewClient(alice).ListTopics(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if topics.Has("secret-kv") || !topics.Has("orders-kv") {
+		t.Fatalf("alice's Metadata lists %v", topics.Names())
+	}
+	res, err := kadm.NewClient(alice).AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: "mallory", Mechanism: kadm.ScramSha256, Iterations: 4096, Password: "x"}})
+	if err == nil {
+		err = res["mallory"].Err
+	}
+	if !errors.Is(err, kerr.ClusterAuthorizationFailed) {
+		t.Fatalf("alice alters users: %v, want CLUSTER_AUTHORIZATION_FAILED", err)
+	}
+	bob := newFranzClient(t, n.KafkaAddr(), kgo.SASL(mechanism("PLAIN", "bob", "bob-secret")), kgo.RequestRetries(0))
+	if err := bob.ProduceSync(ctx, &kgo.Record{Topic: "orders-kv", Value: []byte("x")}).FirstErr(); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("bob produces: %v, want TOPIC_AUTHORIZATION_FAILED", err)
+	}
+
+	// kcat (librdkafka) as alice.
+	args := []string{"-b", n.KafkaAddr(), "-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanisms=SCRAM-SHA-512",
+		"-X", "sasl.username=alice", "-X", "sasl.password=alice-secret"}
+	if out, _ := runKcat(t, 30*time.Second, "", append(args, "-C", "-t", "orders-kv", "-o", "beginning", "-e", "-q", "-f", "%k=%s\n")...); out != "k=order\nk2=mine\n" {
+		t.Fatalf("kcat as alice consumed %q", out)
+	}
+
+	// /kv: the topic's READ ACL, 403 without it.
+	for _, tc := range []struct {
+		user, topic string
+		status      int
+	}{
+		{"alice:alice-secret", "orders-kv", 200},
+		{"alice:alice-secret", "secret-kv", 403},
+		{"bob:bob-secret", "orders-kv", 403},
+		{"admin:admin-secret", "secret-kv", 200},
+	} {
+		resp, err := http.Get("http://" + tc.user + "@" + n.HTTPAddr() + "/kv/" + tc.topic + "/k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("/kv/%s/k as %s: %d %s, want %d", tc.topic, tc.user, resp.StatusCode, body, tc.status)
+		}
+		if tc.status == 403 {
+			var eb kvindex.ErrorBody
+			if json.Unmarshal(body, &eb) != nil || eb.ErrorCode != kvindex.CodeForbidden {
+				t.Errorf("403 body %q", body)
+			}
+		}
+	}
+	if v, err := floetest.Metric(n.HTTPAddr(), "floe_kv_denied_total", "reason", "forbidden"); err != nil || v < 2 {
+		t.Errorf("kv forbidden: %v %v", v, err)
+	}
+}
