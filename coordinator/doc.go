@@ -65,6 +65,17 @@
 //	producer id    'i' producer-id(8)                           epoch, epoch it was bumped from
 //	view           'v' view-topic-id(16)                        base topic id (16 bytes), key str: a
 //	                                                            hierarchical view named once (views.go)
+//	key index      'k' (kvindex.Index owns the layout)          kv.index.enabled topics: key -> offset
+//	postings       'h' (kvindex.Postings owns the layout)       hierarchical.enabled topics: (key, batch
+//	                                                            base offset) -> last offset, batch bytes
+//
+// The key index and the postings are written in the Pebble batch of the
+// commit that assigns their offsets (commit.go), dropped with their topic
+// (or when their config is turned off), and built from the log in the
+// background when their config is turned on for a topic with data
+// (kv.go, postings.go). FindKeyBatches resolves postings to the batches'
+// current coordinates through the batch rows, so they follow consolidation;
+// postings below the log start are skipped and deleted lazily.
 //
 // A batch run is the consecutive batches one commit appended to one
 // partition, all in one object, keyed by its last batch's last offset: the

@@ -49,10 +49,12 @@
 // ahead of the log. Postings name batches by offsets, not by object coordinates: they
 // stay true when consolidation moves a batch into a segment or compaction rewrites it
 // (a reader resolves each posting to the batch now holding its base offset, and skips
-// one whose batch is gone).
+// one whose batch is gone). The batch length lets a reader bound what it answers by
+// bytes without resolving every posting first.
 //
 //	posting  prefix(1) | topic id(16) | partition(4) | key length (uvarint) | key |
-//	         base offset(8)   ->   format(1) = 1 | last offset - base offset (uvarint)
+//	         base offset(8)   ->   format(1) = 1 | last offset - base offset (uvarint) |
+//	                                batch length in bytes (uvarint)
 //	marker   prefix(1) | topic id(16) | ff ff ff ff   ->   01
 //
 //	 0      1            17          21             21+n        21+n+len
@@ -60,8 +62,8 @@
 //	|prefix|  topic id  | partition | key length n |    key    | base offset |
 //	|  1B  |    16B     |    4B     |  uvarint     |  len B    |  int64 BE   |
 //	+------+------------+-----------+--------------+-----------+-------------+
-//	value: 01 | uvarint(last offset - base offset); another first byte is a newer
-//	format this code does not read (ErrBadPosting)
+//	value: 01 | uvarint(last offset - base offset) | uvarint(batch bytes); another
+//	first byte is a newer format this code does not read (ErrBadPosting)
 //
 // The key length keeps one key's postings from sharing a prefix with another key's,
 // and the big-endian base offset puts each key's postings in offset order: Find seeks

@@ -15,8 +15,8 @@ const (
 	postingFormat byte = 1
 	// postingHeaderLen is the length of a posting key before the key length.
 	postingHeaderLen = 1 + 16 + 4
-	// maxPostingValueLen bounds a posting value: the format byte and a uvarint.
-	maxPostingValueLen = 1 + binary.MaxVarintLen64
+	// maxPostingValueLen bounds a posting value: the format byte and two uvarints.
+	maxPostingValueLen = 1 + 2*binary.MaxVarintLen64
 )
 
 // ErrBadPosting reports a posting key or value that does not decode.
@@ -35,10 +35,12 @@ type Postings struct {
 	prefix byte
 }
 
-// Posting is one batch holding a key: its base and last offsets.
+// Posting is one batch holding a key: its base and last offsets, and its length in
+// bytes when it was committed (compaction may have made it shorter since).
 type Posting struct {
 	BaseOffset int64
 	LastOffset int64
+	Bytes      int32
 }
 
 // NewPostings returns the posting index stored in db under keys starting with prefix,
@@ -88,11 +90,12 @@ func (p *Postings) postingBounds(topicID [16]byte) (lower, upper []byte) {
 	return lower, p.markerKey(topicID)
 }
 
-// encodePostingValue returns the value of a posting: the format byte and the batch's
-// last offset minus its base offset as a uvarint.
-func encodePostingValue(dst []byte, base, last int64) []byte {
+// encodePostingValue appends the value of a posting to dst: the format byte, the
+// batch's last offset minus its base offset and its byte length, as uvarints.
+func encodePostingValue(dst []byte, base, last int64, size int32) []byte {
 	dst = append(dst, postingFormat)
-	return binary.AppendUvarint(dst, uint64(last-base))
+	dst = binary.AppendUvarint(dst, uint64(last-base))
+	return binary.AppendUvarint(dst, uint64(size))
 }
 
 // decodePosting decodes a posting's key (after the key prefix, kp bytes long) and
@@ -109,28 +112,32 @@ func decodePosting(k []byte, kp int, v []byte) (Posting, error) {
 }
 
 // DecodePostingValue decodes a posting value of the batch at base: it checks the
-// format byte and that the last offset is a non-negative delta that does not
-// overflow.
+// format byte, that the last offset is a delta that does not overflow, and that the
+// byte length fits an int32.
 func DecodePostingValue(base int64, v []byte) (Posting, error) {
 	if len(v) == 0 || v[0] != postingFormat {
 		return Posting{}, fmt.Errorf("%w: value format %x, want %d", ErrBadPosting, v, postingFormat)
 	}
 	delta, n := binary.Uvarint(v[1:])
-	if n <= 0 || 1+n != len(v) {
+	if n <= 0 {
 		return Posting{}, fmt.Errorf("%w: value %x", ErrBadPosting, v)
 	}
-	if delta > uint64(1<<63-1-base) {
+	size, m := binary.Uvarint(v[1+n:])
+	if m <= 0 || 1+n+m != len(v) || size > 1<<31-1 {
+		return Posting{}, fmt.Errorf("%w: value %x", ErrBadPosting, v)
+	}
+	if base < 0 || delta > uint64(1<<63-1-base) {
 		return Posting{}, fmt.Errorf("%w: last offset overflows: base %d delta %d", ErrBadPosting, base, delta)
 	}
-	return Posting{BaseOffset: base, LastOffset: base + int64(delta)}, nil
+	return Posting{BaseOffset: base, LastOffset: base + int64(delta), Bytes: int32(size)}, nil
 }
 
 // Apply adds to b the postings of one committed batch of partition of topicID holding
-// offsets baseOffset..lastOffset: one per distinct non-nil key among keys, however
+// offsets baseOffset..lastOffset, size bytes long: one per distinct non-nil key among keys, however
 // often it occurs in the batch. The caller commits b with the offsets it assigned, so
 // a posting is never visible before its batch is committed. A negative partition is
 // ignored.
-func (p *Postings) Apply(b *pebble.Batch, topicID [16]byte, partition int32, baseOffset, lastOffset int64, keys [][]byte) {
+func (p *Postings) Apply(b *pebble.Batch, topicID [16]byte, partition int32, baseOffset, lastOffset int64, size int32, keys [][]byte) {
 	if partition < 0 {
 		return
 	}
@@ -139,7 +146,7 @@ func (p *Postings) Apply(b *pebble.Batch, topicID [16]byte, partition int32, bas
 		vbuf [maxPostingValueLen]byte
 		seen map[string]struct{} // only for batches of many keys
 	)
-	v := encodePostingValue(vbuf[:0], baseOffset, lastOffset)
+	v := encodePostingValue(vbuf[:0], baseOffset, lastOffset, size)
 	for i, key := range keys {
 		if key == nil || dupKey(keys[:i], key, &seen) {
 			continue
@@ -218,6 +225,25 @@ func (p *Postings) Find(topicID [16]byte, partition int32, key []byte, from int6
 		return fmt.Errorf("kvindex: find postings: %w", err)
 	}
 	return nil
+}
+
+// HasBelow reports whether key has a posting in partition of topicID whose batch
+// starts below logStart: one seek, so that a reader knows when DeleteBelow has work.
+func (p *Postings) HasBelow(topicID [16]byte, partition int32, key []byte, logStart int64) (bool, error) {
+	if partition < 0 || logStart <= 0 {
+		return false, nil
+	}
+	kp := p.appendKeyPrefix(nil, topicID, partition, key)
+	upper := binary.BigEndian.AppendUint64(append([]byte(nil), kp...), uint64(logStart))
+	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: kp, UpperBound: upper})
+	if err != nil {
+		return false, fmt.Errorf("kvindex: postings below the log start: %w", err)
+	}
+	found := it.First()
+	if err := it.Close(); err != nil {
+		return false, fmt.Errorf("kvindex: postings below the log start: %w", err)
+	}
+	return found, nil
 }
 
 // DeleteBelow adds to b the deletion of key's postings in partition of topicID whose

@@ -87,7 +87,7 @@ func RebuildPostings(ctx context.Context, p *Postings, topicID [16]byte, partiti
 					if err != nil {
 						return fmt.Errorf("kvindex: postings rebuild partition %d: batch at %d: %w", part, lb.BaseOffset, err)
 					}
-					p.Apply(b, topicID, part, lb.BaseOffset, last, keys)
+					p.Apply(b, topicID, part, lb.BaseOffset, last, int32(h.Size()), keys)
 				}
 				if last+1 > next {
 					next, progressed = last+1, true
