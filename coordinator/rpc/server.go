@@ -111,6 +111,7 @@ var handlers = map[string]handler{
 		return c.ListBrokers(ctx)
 	}, encBrokerList),
 	opKvGet:           unary(decKvGetReq, (*coordinator.Coordinator).KvGet, encKvGetResp),
+	opFindKeyBatches:  unary(decFindKeyBatchesReq, (*coordinator.Coordinator).FindKeyBatches, encFindKeyBatchesResp),
 	opKvLatestOffsets: unary(decKvOffsetsReq, (*coordinator.Coordinator).KvLatestOffsets, encOffsets),
 	opClaimTierJob: unary(decClaimTierJobReq, func(c *coordinator.Coordinator, ctx context.Context, r coordapi.ClaimTierJobRequest) (claimTierJobResp, error) {
 		job, ok, err := c.ClaimTierJob(ctx, r)
