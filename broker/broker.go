@@ -111,8 +111,12 @@ type Broker struct {
 	// segments finds batches inside tiered segment objects, read through
 	// reader; nil without one.
 	segments *tiered.Reader
-	groups   coordapi.GroupCoordinator
-	log      *slog.Logger
+	// viewSegments finds a view's batches inside segments with exact
+	// reads (DirectRangeReader) where the reader has them, else it is
+	// segments.
+	viewSegments *tiered.Reader
+	groups       coordapi.GroupCoordinator
+	log          *slog.Logger
 
 	waiters     *waiters
 	tails       *tailCache
@@ -125,6 +129,9 @@ type Broker struct {
 	// a coordinator that does not know it is asked per partition until
 	// then.
 	findMultiAt atomic.Int64
+	// findKeyAt is when (Unix ns) a view fetch may next try
+	// FindKeyBatches: until then it reads the base partition.
+	findKeyAt atomic.Int64
 	// offsetsTopicReady is set once __consumer_offsets exists.
 	offsetsTopicReady atomic.Bool
 	// drained ends when Drain starts: group requests held in a rebalance
@@ -176,6 +183,10 @@ func New(opts Options, deps Deps) *Broker {
 	}
 	if deps.Reader != nil {
 		b.segments = tiered.NewReader(deps.Reader, tiered.ReaderOptions{})
+		b.viewSegments = b.segments
+		if d, ok := deps.Reader.(DirectRangeReader); ok {
+			b.viewSegments = tiered.NewReader(directRanges{d}, tiered.ReaderOptions{})
+		}
 	}
 	observeParked(opts.Meter, b.waiters)
 	b.mu.listeners = make(map[net.Listener]struct{})
