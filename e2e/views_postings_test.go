@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,33 +34,64 @@ type keyedBatch struct {
 // stored.
 func produceBatches(t testing.TB, addr, topic string, codec record.Codec, batches []keyedBatch) []int {
 	t.Helper()
+	return produceGenerated(t, addr, topic, codec, 1, len(batches), func(i int) keyedBatch { return batches[i] })
+}
+
+// produceGenerated is produceBatches of the n batches gen returns, with up
+// to inflight Produce requests at once (their batches land in the order the
+// requests commit).
+func produceGenerated(t testing.TB, addr, topic string, codec record.Codec, inflight, n int, gen func(i int) keyedBatch) []int {
+	t.Helper()
 	cl := pinnedClient(t, addr, kgo.ProduceRequestTimeout(time.Minute))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	lens := make([]int, 0, len(batches))
-	var pending []byte
-	flush := func() {
-		if len(pending) == 0 {
-			return
-		}
+	lens := make([]int, 0, n)
+	var (
+		pending []byte
+		wg      sync.WaitGroup
+		sem     = make(chan struct{}, max(inflight, 1))
+		errs    = make(chan error, 1)
+	)
+	send := func(records []byte) {
+		defer wg.Done()
+		defer func() { <-sem }()
 		req := kmsg.NewPtrProduceRequest()
 		req.Acks, req.TimeoutMillis = -1, 60000
 		rt := kmsg.NewProduceRequestTopic()
 		rt.Topic = topic
 		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Records = pending
+		rp.Records = records
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
 		resp, err := req.RequestWith(ctx, cl)
+		if err == nil {
+			if code := resp.Topics[0].Partitions[0].ErrorCode; code != 0 {
+				err = kerr.ErrorForCode(code)
+			}
+		}
 		if err != nil {
-			t.Fatalf("produce: %v", err)
+			select {
+			case errs <- fmt.Errorf("produce: %w", err):
+			default:
+			}
 		}
-		if code := resp.Topics[0].Partitions[0].ErrorCode; code != 0 {
-			t.Fatalf("produce: %v", kerr.ErrorForCode(code))
+	}
+	flush := func() {
+		if len(pending) == 0 {
+			return
 		}
+		select {
+		case err := <-errs:
+			t.Fatal(err)
+		default:
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go send(pending)
 		pending = nil
 	}
-	for _, kb := range batches {
+	for i := range n {
+		kb := gen(i)
 		recs := make([]record.Record, len(kb.keys))
 		for i := range kb.keys {
 			recs[i] = record.Record{Key: []byte(kb.keys[i]), Value: kb.values[i]}
@@ -76,6 +108,12 @@ func produceBatches(t testing.TB, addr, topic string, codec record.Codec, batche
 		}
 	}
 	flush()
+	wg.Wait()
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
 	return lens
 }
 
