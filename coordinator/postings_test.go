@@ -217,3 +217,52 @@ func TestPostingsBuiltFromLog(t *testing.T) {
 	}
 	e.wantKeyBatches(tp.ID, 0, "a", 0, 1<<20, "not ready")
 }
+
+// TestViewRowsDroppedWithBase: deleting a base topic deletes the rows of
+// its views; a row written without its base's index row (an earlier build)
+// is deleted by the first lookup that finds the base gone.
+func TestViewRowsDroppedWithBase(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	base := e.topic("telemetry", 1, hierConfigs)
+	other := e.topic("other", 1, hierConfigs)
+	var views []coordapi.Topic
+	for _, name := range []string{"telemetry/a", "telemetry/b", "other/a"} {
+		vt, err := e.c.Topic(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		views = append(views, vt)
+	}
+	// A row as an earlier build wrote it: no w row.
+	legacy := coordapi.ViewTopicID(base.ID, []byte("legacy"))
+	if err := e.c.db.Set(viewKey(legacy), encodeView(base.ID, []byte("legacy")), nil); err != nil {
+		t.Fatal(err)
+	}
+	hasRow := func(id coordapi.TopicID) bool {
+		_, closer, err := e.c.db.Get(viewKey(id))
+		if err == nil {
+			closer.Close()
+		}
+		return err == nil
+	}
+	if _, err := e.c.DeleteTopic(ctx, "telemetry"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		id   coordapi.TopicID
+		want bool
+	}{{views[0].ID, false}, {views[1].ID, false}, {views[2].ID, true}, {legacy, true}} {
+		if got := hasRow(tc.id); got != tc.want {
+			t.Errorf("view %s: row present %v, want %v", tc.id, got, tc.want)
+		}
+	}
+	_, err := e.c.TopicByID(ctx, legacy)
+	wantKerr(t, err, kerr.UnknownTopicID)
+	if hasRow(legacy) {
+		t.Error("the legacy row survived a lookup of its deleted base")
+	}
+	if vt, err := e.c.TopicByID(ctx, views[2].ID); err != nil || vt.View == nil || vt.View.BaseID != other.ID {
+		t.Errorf("other/a: %+v %v", vt, err)
+	}
+}

@@ -210,6 +210,9 @@ func (c *Coordinator) deleteTopicLocked(t *topicState) error {
 	defer b.Close()
 	c.kv.DropTopic(b, t.id)
 	c.postings.DropTopic(b, t.id)
+	if err := c.dropViewsLocked(b, t.id); err != nil {
+		return err
+	}
 	_ = b.Delete(topicNameKey(t.name), nil)
 	_ = b.Delete(topicKey(t.id), nil)
 	pl := partitionsPrefix(t.id)
