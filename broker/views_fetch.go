@@ -70,10 +70,14 @@ func (b *Broker) findKeyBatches(ctx context.Context, views []*partFetch) (fallba
 			b.findKeyAt.Store(nowNano() + int64(findMultiRetry))
 			return
 		case err != nil:
+			// As findBatches answers: OFFSET_OUT_OF_RANGE with the
+			// partition's offsets (an error reply carries none), else -1.
 			p.code = errorCode(err)
 			p.found.PartitionState = coordapi.PartitionState{LogStartOffset: -1, HighWatermark: -1}
 			if errors.Is(err, kerr.OffsetOutOfRange) {
-				p.found.PartitionState = resp.PartitionState
+				if st, serr := b.coord.PartitionState(ctx, p.tp.id, p.tp.partition); serr == nil {
+					p.found.PartitionState = st
+				}
 			}
 		case !resp.Ready:
 			return

@@ -210,3 +210,75 @@ func forRecords(records []byte, fn func(offset int64, key string)) error {
 	}
 	return nil
 }
+
+// TestViewFetchOutOfRange: a view's fetch below the log start answers
+// OFFSET_OUT_OF_RANGE with the partition's offsets, as a topic's does.
+func TestViewFetchOutOfRange(t *testing.T) {
+	c := newTestCoordinator(t)
+	store := objectstore.NewMemory()
+	b := newTestBroker(t, Deps{Coordinator: c, Reader: storeReader{store}})
+	base := createTopic(t, c, "telemetry", 1, map[string]string{coordapi.ConfigHierarchicalEnabled: "true"})
+	commitViewBatches(t, c, store, base, []string{"a", "b"}, []string{"a"}, []string{"b"})
+	if _, err := c.DeleteRecords(t.Context(), base.ID, 0, 2); err != nil {
+		t.Fatal(err)
+	}
+	view, err := c.Topic(t.Context(), "telemetry/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		offset int64
+		code   int16
+		first  int64 // first offset answered, -1 for none
+	}{
+		{"below the log start", 0, 1, -1}, // OFFSET_OUT_OF_RANGE
+		{"at the log start", 2, 0, 2},     // the batch of a holds 2; none after
+		{"past the end", 5, 1, -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ans, _ := brokerFetch(t, b, 1<<20, 0, []fetchPart{{topic: view, partition: 0, offset: tc.offset, maxBytes: 1 << 20}})
+			a := ans[0]
+			if a.code != tc.code || a.hwm != 4 || a.logStart != 2 || a.firstOffset != tc.first {
+				t.Errorf("got %v; want code %d, hwm 4, log start 2, first offset %d", a, tc.code, tc.first)
+			}
+		})
+	}
+}
+
+// TestViewFetchFallsBackWhileNotReady: a topic that turned
+// hierarchical.enabled on with data has no postings until they are built
+// from the log (here never: the coordinator has no object reader); its
+// views read and filter the base partition meanwhile.
+func TestViewFetchFallsBackWhileNotReady(t *testing.T) {
+	c := newTestCoordinator(t)
+	store := objectstore.NewMemory()
+	b := newTestBroker(t, Deps{Coordinator: c, Reader: storeReader{store}})
+	base := createTopic(t, c, "telemetry", 1, nil)
+	commitViewBatches(t, c, store, base, []string{"a", "b"}, []string{"b"}, []string{"a", "a"})
+	on := "true"
+	if err := c.AlterTopicConfigs(t.Context(), "telemetry", []coordapi.ConfigOp{{Name: coordapi.ConfigHierarchicalEnabled, Value: &on, Op: coordapi.OpSet}}, true, false); err != nil {
+		t.Fatal(err)
+	}
+	view, err := c.Topic(t.Context(), "telemetry/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := c.FindKeyBatches(t.Context(), coordapi.FindKeyBatchesRequest{TopicID: base.ID, Key: []byte("a"), MaxBytes: 1 << 20}); err != nil || r.Ready {
+		t.Fatalf("FindKeyBatches: %+v %v, want not ready", r, err)
+	}
+	ans, _ := brokerFetch(t, b, 1<<20, 0, []fetchPart{{topic: view, partition: 0, offset: 0, maxBytes: 1 << 20}})
+	var got []int64
+	if err := forRecords(ans[0].records, func(off int64, key string) {
+		if key != "a" {
+			t.Errorf("offset %d: key %q", off, key)
+		}
+		got = append(got, off)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[0 3 4]" || ans[0].lastOffsetNext != 5 {
+		t.Errorf("offsets %v up to %d, want [0 3 4] up to 5", got, ans[0].lastOffsetNext)
+	}
+}
