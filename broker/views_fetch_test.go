@@ -282,3 +282,87 @@ func TestViewFetchFallsBackWhileNotReady(t *testing.T) {
 		t.Errorf("offsets %v up to %d, want [0 3 4] up to 5", got, ans[0].lastOffsetNext)
 	}
 }
+
+// FindKeyBatches answers, as the coordinator does once consolidation moved
+// batches into the segment, the segment's coordinate for every key batch
+// below its end, with the batch's own offsets.
+func (c *tieringCoord) FindKeyBatches(ctx context.Context, req coordapi.FindKeyBatchesRequest) (coordapi.FindKeyBatchesResponse, error) {
+	r, err := c.Coordinator.FindKeyBatches(ctx, req)
+	for i := range r.Batches {
+		if seg, ok := c.segment(req.TopicID, req.Partition, r.Batches[i].BaseOffset); ok && err == nil {
+			r.Batches[i].Coord = seg
+		}
+	}
+	return r, err
+}
+
+// TestViewFetchInSegment: a view's key batches in a tiered segment are
+// found inside it through its index and read alone, with exact reads:
+// the records are the key's, and the bytes read are the key's batches,
+// the segment's index and the batch headers between index entries, far
+// below the segment.
+func TestViewFetchInSegment(t *testing.T) {
+	tc := &tieringCoord{Coordinator: newTestCoordinator(t)}
+	mem := objectstore.NewMemory()
+	store := &countingStore{Store: mem}
+	ch, err := cache.New(store, cache.Options{MaxBytes: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ch.Close() })
+	b := newTestBroker(t, Deps{Coordinator: tc, Reader: ch})
+	base := createTopic(t, tc, "telemetry", 1, map[string]string{coordapi.ConfigHierarchicalEnabled: "true"})
+	keyBytes := 0
+	var want []int64
+	offset := int64(0)
+	for range 3 {
+		var batches [][]string
+		for d := range 30 {
+			batches = append(batches, repeat(fmt.Sprintf("dev-%d", d), 4))
+		}
+		lens := commitViewBatches(t, tc, mem, base, batches...)
+		for i, keys := range batches {
+			if keys[0] == "dev-3" {
+				keyBytes += lens[i]
+				for j := range keys {
+					want = append(want, offset+int64(j))
+				}
+			}
+			offset += int64(len(keys))
+		}
+	}
+	hwm := offset
+	seg := tc.tier(t, mem, base.ID, 0, 240) // two rounds of three in the segment
+	view, err := tc.Topic(t.Context(), "telemetry/dev-3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.bytes.Store(0)
+	var got []int64
+	for next := int64(0); next < hwm; {
+		ans, _ := brokerFetch(t, b, 1<<20, 0, []fetchPart{{topic: view, partition: 0, offset: next, maxBytes: 1 << 20}})
+		a := ans[0]
+		if a.code != 0 || a.batches == 0 {
+			t.Fatalf("at %d: %v", next, a)
+		}
+		if err := forRecords(a.records, func(off int64, key string) {
+			if key != "dev-3" {
+				t.Errorf("offset %d: key %q", off, key)
+			}
+			if off >= next {
+				got = append(got, off)
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		next = a.lastOffsetNext
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("offsets %v, want %v", got, want)
+	}
+	read := store.bytes.Load()
+	t.Logf("read %d bytes: the key's batches %d, the segment %d", read, keyBytes, seg.ObjectSize)
+	if read < int64(keyBytes) || read*4 > seg.ObjectSize {
+		t.Errorf("read %d bytes; the key's batches hold %d, the segment %d", read, keyBytes, seg.ObjectSize)
+	}
+}
