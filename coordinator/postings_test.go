@@ -266,3 +266,42 @@ func TestViewRowsDroppedWithBase(t *testing.T) {
 		t.Errorf("other/a: %+v %v", vt, err)
 	}
 }
+
+// TestPostingsRebuildResumesAfterRestart: a rebuild that could not finish
+// (here: no object reader to read the log with) leaves the topic marked, and
+// the next Open builds its postings.
+func TestPostingsRebuildResumesAfterRestart(t *testing.T) {
+	store := objectstore.NewMemory()
+	e := newEnv(t, func(o *Options) { o.TierInterval = -1 })
+	tp := e.topic("later", 1, nil)
+	ctx := context.Background()
+	recs := []record.Record{{Key: []byte("a"), Value: []byte("v")}, {Key: []byte("b"), Value: []byte("v")}}
+	data, err := record.Build(record.BuildOptions{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Put(ctx, "o1", data); err != nil {
+		t.Fatal(err)
+	}
+	cb := plain(tp.ID, 0, 1)
+	cb.ByteLength = int32(len(data))
+	if _, err := e.c.CommitObject(ctx, objectReq("o1", cb)); err != nil {
+		t.Fatal(err)
+	}
+	on := "true"
+	if err := e.c.AlterTopicConfigs(ctx, "later", []coordapi.ConfigOp{{Name: coordapi.ConfigHierarchicalEnabled, Value: &on, Op: coordapi.OpSet}}, true, false); err != nil {
+		t.Fatal(err)
+	}
+	e.wantKeyBatches(tp.ID, 0, "a", 0, 1<<20, "not ready")
+	e.reopen()
+	e.wantKeyBatches(tp.ID, 0, "a", 0, 1<<20, "not ready") // still no reader
+	e.opts.Objects = store
+	e.reopen()
+	testkit.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+		got, err := e.keyBatches(tp.ID, 0, "b", 0, 1<<20)
+		if err == nil && got != "0-1@o1 through=2" {
+			err = fmt.Errorf("postings of b: %s", got)
+		}
+		return err
+	})
+}
