@@ -447,6 +447,7 @@ func (b *Broker) readPlanned(ctx context.Context, parts []*partFetch) (int, bool
 		}
 		out[pi] = make([]byte, size)
 	}
+	sparse := sparseParts(parts, reads, b.chunkBytes())
 	parallel(len(reads), b.opts.FetchConcurrency, func(i int) {
 		r := &reads[i]
 		bc := parts[r.part].batches[r.first]
@@ -454,7 +455,7 @@ func (b *Broker) readPlanned(ctx context.Context, parts []*partFetch) (int, bool
 			data []byte
 			err  error
 		)
-		if d, ok := b.directRead(parts[r.part], r.length); ok {
+		if d, ok := b.directRead(parts[r.part], sparse[r.part], r.length); ok {
 			data, err = d.GetRangeDirect(ctx, bc.ObjectKey, bc.ObjectSize, bc.ByteOffset, int64(r.length))
 		} else {
 			data, err = b.reader.GetRange(ctx, bc.ObjectKey, bc.ObjectSize, bc.ByteOffset, int64(r.length))

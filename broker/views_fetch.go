@@ -27,8 +27,10 @@ import (
 //	                   the headers), never the whole segment
 //	planFetch          as for any partition
 //	readPlanned        exact ranged GETs for ranges small against a cache
-//	                   chunk (directReadBelow), then filterView, then a
-//	                   bare header up to what the answer covers (viewTail)
+//	                   chunk (directReadBelow) when the key's batches are
+//	                   sparse (sparseParts), else cache chunks; then
+//	                   filterView, then a bare header up to what the
+//	                   answer covers (viewTail)
 //
 // The bare header moves the consumer's offset past offsets that hold no
 // record of the key, so that a client reading to the end (kcat -e) gets
@@ -160,9 +162,11 @@ func viewTail(p *partFetch, sent int) []byte {
 }
 
 // directRead reports whether a view part's range of length bytes is read
-// with an exact GET rather than through cache chunks, and with what.
-func (b *Broker) directRead(p *partFetch, length int) (DirectRangeReader, bool) {
-	if !p.posted {
+// with an exact GET rather than through cache chunks, and with what: when
+// the range is small against a chunk and the part is sparse (see
+// sparseParts).
+func (b *Broker) directRead(p *partFetch, sparse bool, length int) (DirectRangeReader, bool) {
+	if !p.posted || !sparse {
 		return nil, false
 	}
 	d, ok := b.reader.(DirectRangeReader)
@@ -171,6 +175,41 @@ func (b *Broker) directRead(p *partFetch, length int) (DirectRangeReader, bool) 
 	}
 	return d, true
 }
+
+// sparseParts reports, for each part, whether its key's batches are sparse
+// in the objects it reads, so that exact reads pay: unless its byte ranges
+// (batches back to back in an object are one range) hold two batches or
+// more and denseRangeOf of a chunk on average. A dense part, whose key is
+// in most batches (producers batching many keys together), reads through
+// cache chunks with their read-ahead, as a topic's own fetch does: an
+// exact read a fetch would be slower there and read hardly fewer bytes.
+func sparseParts(parts []*partFetch, reads []rangeRead, chunkBytes int64) []bool {
+	ranges := make([]int, len(parts))
+	bytes := make([]int64, len(parts))
+	for _, r := range reads {
+		ranges[r.part]++
+		bytes[r.part] += int64(r.length)
+	}
+	sparse := make([]bool, len(parts))
+	for pi, p := range parts {
+		n := int64(max(ranges[pi], 1))
+		sparse[pi] = 2*ranges[pi] > len(p.batches) || bytes[pi]/n*denseRangeOf < chunkBytes
+	}
+	return sparse
+}
+
+// chunkBytes is the chunk size of the broker's reader, 0 when it has no
+// exact reads.
+func (b *Broker) chunkBytes() int64 {
+	if d, ok := b.reader.(DirectRangeReader); ok {
+		return d.ChunkBytes()
+	}
+	return 0
+}
+
+// denseRangeOf: a dense part's ranges average at least 1/denseRangeOf of a
+// chunk.
+const denseRangeOf = 8
 
 // directRanges reads through a DirectRangeReader's exact reads, for the
 // segment reader of view fetches.

@@ -24,8 +24,8 @@ import (
 // time for a franz-go consumer to get all of the key's records through
 // "topic/KEY", against a franz-go consumer scanning the whole base topic
 // and keeping the key's records (the client-side filter a consumer does
-// without views). Both read from a broker with a cold cache: the producing
-// broker is stopped first.
+// without views). Each reads from a broker with a cold cache, started for
+// it, the others stopped.
 //
 // Two producer patterns, as the sub-benchmarks name them:
 //
@@ -136,15 +136,21 @@ func benchHierarchicalFetch(b *testing.B, cfg hierBenchConfig, pattern string) {
 		}
 	}
 
-	fresh := c.AddBroker(2)
-	c.Brokers[0].Stop()
-	testkit.CheckFor(b, 30*time.Second, 50*time.Millisecond, func() error {
-		ids, _, err := metadataBrokers(ctx, fresh.KafkaAddr, "")
-		if err == nil && len(ids) != 1 {
-			err = fmt.Errorf("metadata names brokers %v", ids)
-		}
-		return err
-	})
+	// Each measurement reads from a broker of its own, started for it
+	// with the others stopped, so that its cache is cold.
+	var fresh *floetest.Process
+	coldBroker := func() {
+		prev := c.Brokers[len(c.Brokers)-1]
+		fresh = c.AddBroker(len(c.Brokers) + 1)
+		prev.Stop()
+		testkit.CheckFor(b, 30*time.Second, 50*time.Millisecond, func() error {
+			ids, _, err := metadataBrokers(ctx, fresh.KafkaAddr, "")
+			if err == nil && len(ids) != 1 {
+				err = fmt.Errorf("metadata names brokers %v", ids)
+			}
+			return err
+		})
+	}
 
 	// consume reads topic from the start with a fresh franz-go consumer
 	// until keep has kept want records and it has reached offset end, and
@@ -173,10 +179,12 @@ func benchHierarchicalFetch(b *testing.B, cfg hierBenchConfig, pattern string) {
 		return elapsed, objectStoreGetBytes(b, fresh.HTTPAddr) - before
 	}
 
-	b.ResetTimer()
 	var viewTime time.Duration
 	var viewBytes int64
 	for i := range b.N {
+		b.StopTimer()
+		coldBroker()
+		b.StartTimer()
 		viewTime, viewBytes = consume(topic+"/"+key, perKey, 0, func(r *kgo.Record) bool {
 			if string(r.Key) != key {
 				b.Fatalf("view %s answered key %q", key, r.Key)
@@ -186,6 +194,7 @@ func benchHierarchicalFetch(b *testing.B, cfg hierBenchConfig, pattern string) {
 		b.Logf("view fetch %d: %s, %d B", i, viewTime, viewBytes)
 	}
 	b.StopTimer()
+	coldBroker()
 	// A client filtering the base topic cannot know it has all the key's
 	// records before the end: it reads the whole partition.
 	scanTime, scanBytes := consume(topic, perKey, int64(cfg.records), func(r *kgo.Record) bool { return string(r.Key) == key })
