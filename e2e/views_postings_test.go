@@ -274,16 +274,19 @@ func checkViewPostings(t *testing.T, c *floetest.Cluster) {
 	})
 }
 
-// createHierarchical creates topic with one partition and
-// hierarchical.enabled.
-func createHierarchical(t testing.TB, ctx context.Context, cl *kgo.Client, topic string) {
+// createHierarchical creates topic with one partition,
+// hierarchical.enabled and the configs given as name, value pairs.
+func createHierarchical(t testing.TB, ctx context.Context, cl *kgo.Client, topic string, configs ...string) {
 	t.Helper()
 	req := kmsg.NewPtrCreateTopicsRequest()
 	rt := kmsg.NewCreateTopicsRequestTopic()
 	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, 1, -1
-	cfg := kmsg.NewCreateTopicsRequestTopicConfig()
-	cfg.Name, cfg.Value = "hierarchical.enabled", kmsg.StringPtr("true")
-	rt.Configs = append(rt.Configs, cfg)
+	configs = append([]string{"hierarchical.enabled", "true"}, configs...)
+	for i := 0; i+1 < len(configs); i += 2 {
+		cfg := kmsg.NewCreateTopicsRequestTopicConfig()
+		cfg.Name, cfg.Value = configs[i], kmsg.StringPtr(configs[i+1])
+		rt.Configs = append(rt.Configs, cfg)
+	}
 	req.Topics = append(req.Topics, rt)
 	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
@@ -291,5 +294,76 @@ func createHierarchical(t testing.TB, ctx context.Context, cl *kgo.Client, topic
 	}
 	if code := resp.Topics[0].ErrorCode; code != 0 {
 		t.Fatalf("create %s: %v", topic, kerr.ErrorForCode(code))
+	}
+}
+
+// TestHierarchicalViewsTiered: once consolidation has moved a hierarchical
+// topic's batches into segments (and the collector deleted the WAL
+// objects), a view's fetch finds its key's batches inside the segments
+// through their indexes and reads them alone: a cold broker answers raw
+// Fetch and kcat with exactly the key's records, reading from the object
+// store the key's batches, the segment's indexes, and per batch the window
+// of headers from the offset index entry before it (up to an index
+// interval, 4 KiB by default), far below the partition.
+func TestHierarchicalViewsTiered(t *testing.T) {
+	c := tierCluster(t, 1, 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const topic, devices, rounds, perBatch = "fleet", 60, 4, 20
+	createHierarchical(t, ctx, newFranzClient(t, c.Brokers[0].KafkaAddr), topic,
+		"local.retention.ms", "300", "retention.ms", "-1", "segment.bytes", "1048576")
+	batches := deviceBatches(devices, rounds, perBatch, 200)
+	lens := produceBatches(t, c.Brokers[0].KafkaAddr, topic, record.CodecLZ4, batches)
+	waitConsolidated(t, c, topic, 1, time.Minute)
+	store := c.MinIO.Store(t)
+	testkit.CheckFor(t, 30*time.Second, 200*time.Millisecond, func() error {
+		if wal := bucketKeys(t, store, "wal/"); len(wal) > 0 {
+			return fmt.Errorf("%d WAL objects left", len(wal))
+		}
+		return nil
+	})
+	end := int64(devices * rounds * perBatch)
+	key := deviceKey(11)
+	var keyBytes, partBytes int64
+	var want []string
+	for i, kb := range batches {
+		partBytes += int64(lens[i])
+		if kb.keys[0] == key {
+			keyBytes += int64(lens[i])
+			for j := range kb.keys {
+				want = append(want, fmt.Sprintf("%d %s", i*perBatch+j, key))
+			}
+		}
+	}
+	fresh := c.AddBroker(2)
+	c.Brokers[0].Stop()
+	testkit.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+		ids, _, err := metadataBrokers(ctx, fresh.KafkaAddr, "")
+		if err == nil && len(ids) != 1 {
+			err = fmt.Errorf("metadata names brokers %v", ids)
+		}
+		return err
+	})
+	before := objectStoreGetBytes(t, fresh.HTTPAddr)
+	got := readView(t, fresh.KafkaAddr, topic+"/"+key, end)
+	read := objectStoreGetBytes(t, fresh.HTTPAddr) - before
+	var lines []string
+	for _, r := range got {
+		lines = append(lines, fmt.Sprintf("%d %s", r.offset, r.key))
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("raw fetch of %s/%s from segments: %d records, want %d", topic, key, len(got), len(want))
+	}
+	t.Logf("from segments: read %d bytes; the key's batches hold %d, the partition %d", read, keyBytes, partBytes)
+	const window, indexes = 8 << 10, 16 << 10 // per batch; per segment, at most
+	if limit := keyBytes + rounds*window + indexes; read > limit || read*5 > partBytes {
+		t.Errorf("read %d bytes from segments, want at most %d (the key's batches hold %d) and far below the partition's %d",
+			read, limit, keyBytes, partBytes)
+	}
+	out, stderr := runKcat(t, 30*time.Second, "", "-C", "-b", fresh.KafkaAddr, "-t", topic+"/"+key, "-p", "0",
+		"-o", "beginning", "-e", "-q", "-f", "%o %k\n")
+	checkKcatStderr(t, stderr)
+	if strings.TrimSpace(out) != strings.Join(want, "\n") {
+		t.Errorf("kcat %s/%s from segments:\n%s\nwant\n%s", topic, key, out, strings.Join(want, "\n"))
 	}
 }
