@@ -46,7 +46,8 @@ type postingApply struct {
 // batch, or the segment consolidation moved it into), within req.MaxBytes
 // (the first always) and maxKeyBatches. A posting whose batch is gone (below
 // the log start, or removed by compaction) is skipped; those below the log
-// start are deleted after the read (one range deletion for the key).
+// start are deleted after the read (one range deletion for the key, sparing
+// a batch the log start cuts into).
 //
 // Consistency: the partition's state and the batch rows' iterator are taken
 // together under mu, as FindBatches does, and the postings are read after:
@@ -93,7 +94,6 @@ func (c *Coordinator) FindKeyBatches(ctx context.Context, req coordapi.FindKeyBa
 	var (
 		nums  []uint64 // object of each answered batch
 		total int64
-		stale bool // a posting below the log start was seen
 		ferr  error
 	)
 	err = c.postings.Find(req.TopicID, req.Partition, req.Key, req.Offset, func(po kvindex.Posting) bool {
@@ -101,8 +101,7 @@ func (c *Coordinator) FindKeyBatches(ctx context.Context, req coordapi.FindKeyBa
 		case po.BaseOffset >= st.hwm:
 			return false // committed after the state was read
 		case po.LastOffset < st.logStart:
-			stale = true
-			return true
+			return true // below the log start: deleted below
 		}
 		if len(resp.Batches) > 0 && (total+int64(po.Bytes) > int64(req.MaxBytes) || len(resp.Batches) == maxKeyBatches) {
 			resp.Through = resp.Batches[len(resp.Batches)-1].LastOffset + 1
@@ -130,13 +129,8 @@ func (c *Coordinator) FindKeyBatches(ctx context.Context, req coordapi.FindKeyBa
 	if err != nil {
 		return coordapi.FindKeyBatchesResponse{}, fmt.Errorf("find key batches of %s/%d: %w", req.TopicID, req.Partition, err)
 	}
-	if !stale {
-		// Find skips postings below the fetch offset: look below the log
-		// start once (one seek).
-		stale, _ = c.postings.HasBelow(req.TopicID, req.Partition, req.Key, st.logStart)
-	}
-	if stale {
-		c.deletePostingsBelow(req.TopicID, req.Partition, req.Key, st.logStart)
+	if bound, stale, err := c.postings.StaleBelow(req.TopicID, req.Partition, req.Key, st.logStart); err == nil && stale {
+		c.deletePostingsBelow(req.TopicID, req.Partition, req.Key, bound)
 	}
 
 	c.mu.RLock()
@@ -208,13 +202,14 @@ func resolvePosting(it *pebble.Iterator, id coordapi.TopicID, partition int32, a
 	return kb, 0, false, it.Error()
 }
 
-// deletePostingsBelow removes key's postings below logStart, the lazy
-// cleanup after retention or DeleteRecords. It is best effort: postings
-// below the log start are skipped by every read anyway.
-func (c *Coordinator) deletePostingsBelow(id coordapi.TopicID, partition int32, key []byte, logStart int64) {
+// deletePostingsBelow removes key's postings of batches starting below
+// bound (kvindex.Postings.StaleBelow), the lazy cleanup after retention or
+// DeleteRecords. It is best effort: stale postings are skipped by every
+// read anyway.
+func (c *Coordinator) deletePostingsBelow(id coordapi.TopicID, partition int32, key []byte, bound int64) {
 	b := c.db.NewBatch()
 	defer b.Close()
-	c.postings.DeleteBelow(b, id, partition, key, logStart)
+	c.postings.DeleteBelow(b, id, partition, key, bound)
 	if err := b.Commit(pebble.NoSync); err != nil {
 		c.log.Warn("delete postings below the log start", "topic", id, "partition", partition, "err", err)
 	}

@@ -227,35 +227,52 @@ func (p *Postings) Find(topicID [16]byte, partition int32, key []byte, from int6
 	return nil
 }
 
-// HasBelow reports whether key has a posting in partition of topicID whose batch
-// starts below logStart: one seek, so that a reader knows when DeleteBelow has work.
-func (p *Postings) HasBelow(topicID [16]byte, partition int32, key []byte, logStart int64) (bool, error) {
+// StaleBelow returns the base offset below which every posting of key in partition of
+// topicID is stale, its batch ending below logStart (retention or DeleteRecords removed
+// it), for DeleteBelow; found is false when no posting is stale. A batch the log start
+// cuts into is not stale: its records from the log start on are still read. It takes
+// one seek, two when the log start cuts into a batch of the key.
+func (p *Postings) StaleBelow(topicID [16]byte, partition int32, key []byte, logStart int64) (bound int64, found bool, err error) {
 	if partition < 0 || logStart <= 0 {
-		return false, nil
+		return 0, false, nil
 	}
 	kp := p.appendKeyPrefix(nil, topicID, partition, key)
 	upper := binary.BigEndian.AppendUint64(append([]byte(nil), kp...), uint64(logStart))
 	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: kp, UpperBound: upper})
 	if err != nil {
-		return false, fmt.Errorf("kvindex: postings below the log start: %w", err)
+		return 0, false, fmt.Errorf("kvindex: postings below the log start: %w", err)
 	}
-	found := it.First()
-	if err := it.Close(); err != nil {
-		return false, fmt.Errorf("kvindex: postings below the log start: %w", err)
+	defer it.Close()
+	if !it.Last() {
+		return 0, false, it.Error()
 	}
-	return found, nil
+	v, err := it.ValueAndErr()
+	if err != nil {
+		return 0, false, fmt.Errorf("kvindex: postings below the log start: %w", err)
+	}
+	last, err := decodePosting(it.Key(), len(kp), v)
+	if err != nil {
+		return 0, false, err
+	}
+	if last.LastOffset < logStart {
+		return logStart, true, nil // batches never overlap: all below are stale
+	}
+	// The log start cuts into the key's last batch below it: the ones
+	// before that batch are stale, if any.
+	return last.BaseOffset, it.Prev(), it.Error()
 }
 
 // DeleteBelow adds to b the deletion of key's postings in partition of topicID whose
-// batches start below logStart, as one range deletion: the lazy cleanup of what
-// retention and DeleteRecords left below the log start. Postings are only ever added
-// at the high watermark, so this may be committed at any time.
-func (p *Postings) DeleteBelow(b *pebble.Batch, topicID [16]byte, partition int32, key []byte, logStart int64) {
-	if partition < 0 || logStart <= 0 {
+// batches start below bound, as one range deletion: the lazy cleanup of what retention
+// and DeleteRecords left below the log start, with the bound StaleBelow returns.
+// Postings are only ever added at the high watermark, so this may be committed at any
+// time.
+func (p *Postings) DeleteBelow(b *pebble.Batch, topicID [16]byte, partition int32, key []byte, bound int64) {
+	if partition < 0 || bound <= 0 {
 		return
 	}
 	kp := p.appendKeyPrefix(nil, topicID, partition, key)
-	upper := binary.BigEndian.AppendUint64(append([]byte(nil), kp...), uint64(logStart))
+	upper := binary.BigEndian.AppendUint64(append([]byte(nil), kp...), uint64(bound))
 	_ = b.DeleteRange(kp, upper, nil)
 }
 

@@ -122,9 +122,43 @@ func TestPostingsDeleteAndDrop(t *testing.T) {
 			p.Apply(b, topicB, 0, base, base+9, 100, keysOf("a"))
 		}
 	})
-	commit(t, db, func(b *pebble.Batch) { p.DeleteBelow(b, topicA, 0, []byte("a"), 25) })
-	if got, want := findAll(t, p, topicA, 0, "a", 0), []Posting{{BaseOffset: 30, LastOffset: 39}, {BaseOffset: 40, LastOffset: 49}}; !slices.Equal(got, want) {
-		t.Errorf("a after DeleteBelow(25) = %v, want %v (the batch at 20 starts below 25)", got, want)
+	for _, tc := range []struct {
+		logStart int64
+		bound    int64
+		found    bool
+	}{
+		{0, 0, false},
+		{5, 0, false},    // cuts into the first batch: nothing stale
+		{10, 10, true},   // the first batch ends below
+		{25, 20, true},   // cuts into 20-29: those before it
+		{50, 50, true},   // all
+		{99, 99, true},   // all, the log start past them
+		{-1, 0, false},   // no log start
+		{20, 20, true},   // at a batch boundary
+		{21, 20, true},   // just inside
+		{11, 10, true},   // just inside the second
+		{1, 0, false},    // inside the first
+		{40, 40, true},   // before the last
+		{45, 40, true},   // inside the last
+		{49, 40, true},   // its last offset
+		{30, 30, true},   // boundary
+		{31, 30, true},   // inside
+		{29, 20, true},   // the last offset of 20-29
+		{9, 0, false},    // the last offset of the first
+		{19, 10, true},   // the last offset of the second
+		{39, 30, true},   // the last offset of 30-39
+		{41, 40, true},   // inside the last
+		{100, 100, true}, // far past
+	} {
+		bound, found, err := p.StaleBelow(topicA, 0, []byte("a"), tc.logStart)
+		if err != nil || bound != tc.bound || found != tc.found {
+			t.Errorf("StaleBelow(%d) = %d, %v, %v; want %d, %v", tc.logStart, bound, found, err, tc.bound, tc.found)
+		}
+	}
+	bound, _, _ := p.StaleBelow(topicA, 0, []byte("a"), 25)
+	commit(t, db, func(b *pebble.Batch) { p.DeleteBelow(b, topicA, 0, []byte("a"), bound) })
+	if got, want := findAll(t, p, topicA, 0, "a", 0), []Posting{{BaseOffset: 20, LastOffset: 29}, {BaseOffset: 30, LastOffset: 39}, {BaseOffset: 40, LastOffset: 49}}; !slices.Equal(got, want) {
+		t.Errorf("a after deleting below a log start of 25 = %v, want %v (the log start cuts into 20-29: it stays)", got, want)
 	}
 	if got := findAll(t, p, topicA, 0, "b", 0); len(got) != 5 {
 		t.Errorf("b after a's DeleteBelow = %v, want its 5 postings", got)
