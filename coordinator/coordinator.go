@@ -124,6 +124,8 @@ type Coordinator struct {
 	// postingRebuilds its running builds from the log, c.commit guards.
 	postings        *kvindex.Postings
 	postingRebuilds map[coordapi.TopicID]rebuild
+	// sweeps is when the tier loop last swept each partition's postings.
+	sweeps postingSweeps
 	// stopGC stops the garbage collector started by Open, if any; stopTier
 	// the tier loop.
 	stopGC   func()

@@ -77,7 +77,9 @@
 // background when their config is turned on for a topic with data
 // (kv.go, postings.go). FindKeyBatches resolves postings to the batches'
 // current coordinates through the batch rows, so they follow consolidation;
-// postings below the log start are skipped and deleted lazily.
+// postings below the log start are skipped, deleted for the key a read
+// asks for, and swept for all keys by the tier loop (at most every 10
+// minutes a partition, once its log start moved).
 //
 // A batch run is the consecutive batches one commit appended to one
 // partition, all in one object, keyed by its last batch's last offset: the
@@ -111,6 +113,7 @@
 //	          appended since their checkpoints and the object counter)
 //	    mu (RWMutex over topics, partitions and objects in memory; written
 //	        only with commit held, so commit's holder reads without it)
+//	sweeps (the tier loop's postings sweeps; mu is taken under it)
 //	pids (producer id allocation; taken under closeMu only)
 //	subs (subscriber list; taken alone)
 //	brokers (broker registry; taken alone)

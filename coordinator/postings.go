@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/cockroachdb/pebble"
 
@@ -249,5 +251,58 @@ func (c *Coordinator) stopPostingsRebuildLocked(id coordapi.TopicID) {
 		r.cancel()
 		<-r.stopped
 		delete(c.postingRebuilds, id)
+	}
+}
+
+// postingSweepInterval is how often a partition's postings are swept of
+// the keys no reader cleaned up below its log start (FindKeyBatches cleans
+// up the keys it reads): at most once in it, and only when the log start
+// moved since the last sweep.
+const postingSweepInterval = 10 * time.Minute
+
+// postingSweeps is when each partition was last swept, and up to what log
+// start. Only the tier loop uses it.
+type postingSweeps struct {
+	sync.Mutex
+	last map[partKey]postingSweep
+}
+
+type postingSweep struct {
+	logStart int64
+	atMs     int64
+}
+
+// sweepPostings sweeps, for every partition of a hierarchical topic whose
+// log start moved since its last sweep (and not within
+// postingSweepInterval), the postings of batches below the log start. A
+// failure is logged: stale postings are skipped by reads anyway.
+func (c *Coordinator) sweepPostings(ctx context.Context) {
+	nowMs := c.now().UnixMilli()
+	c.sweeps.Lock()
+	defer c.sweeps.Unlock()
+	if c.sweeps.last == nil {
+		c.sweeps.last = make(map[partKey]postingSweep)
+	}
+	for _, pr := range c.partitionsSnapshot() {
+		if !pr.t.hierarchical {
+			continue
+		}
+		c.mu.RLock()
+		logStart, ready := pr.t.parts[pr.partition].logStart, !pr.t.postingsRebuilding
+		c.mu.RUnlock()
+		pk := partKey{pr.t.id, pr.partition}
+		last, swept := c.sweeps.last[pk]
+		if !ready || logStart <= last.logStart || swept && nowMs-last.atMs < postingSweepInterval.Milliseconds() {
+			continue
+		}
+		n, err := c.postings.SweepPartition(ctx, pr.t.id, pr.partition, logStart)
+		if err != nil {
+			c.log.Warn("sweep postings below the log start", "topic", pr.t.name, "partition", pr.partition, "err", err)
+			continue
+		}
+		c.sweeps.last[pk] = postingSweep{logStart: logStart, atMs: nowMs}
+		if n > 0 {
+			c.log.Debug("postings swept below the log start", "topic", pr.t.name, "partition", pr.partition, "deleted", n)
+		}
 	}
 }

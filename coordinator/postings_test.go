@@ -310,3 +310,51 @@ func TestPostingsRebuildResumesAfterRestart(t *testing.T) {
 		return err
 	})
 }
+
+// TestTierTickSweepsPostings: the tier loop deletes the postings below a
+// moved log start of keys no one reads, once per postingSweepInterval.
+func TestTierTickSweepsPostings(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.TierInterval = -1; o.ConsolidationDisabled = true })
+	ctx := context.Background()
+	h := e.topic("telemetry", 1, map[string]string{coordapi.ConfigHierarchicalEnabled: "true", "retention.ms": "-1"})
+	e.commit("o1", keyed(h.ID, 0, "a", "b"), keyed(h.ID, 0, "c"), keyed(h.ID, 0, "a", "c"))
+	count := func(key string) int {
+		n := 0
+		_ = e.c.postings.Find(h.ID, 0, []byte(key), 0, func(kvindex.Posting) bool { n++; return true })
+		return n
+	}
+	if _, err := e.c.DeleteRecords(ctx, h.ID, 0, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.TierTick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]int{"a": 1, "b": 0, "c": 1} {
+		if got := count(key); got != want {
+			t.Errorf("%s: %d postings after the sweep, want %d", key, got, want)
+		}
+	}
+	// Not again within the interval: a posting put back below the log
+	// start stays until it has passed.
+	commitLate := func() {
+		b := e.c.db.NewBatch()
+		defer b.Close()
+		e.c.postings.Apply(b, h.ID, 0, 0, 1, batchLen, [][]byte{[]byte("b")})
+		if err := b.Commit(nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commitLate()
+	if _, err := e.c.DeleteRecords(ctx, h.ID, 0, 4); err != nil {
+		t.Fatal(err)
+	}
+	_ = e.c.TierTick(ctx)
+	if count("b") != 1 {
+		t.Errorf("swept again within %s", postingSweepInterval)
+	}
+	e.clock.Advance(postingSweepInterval)
+	_ = e.c.TierTick(ctx)
+	if count("b") != 0 || count("a") != 1 {
+		t.Errorf("after the interval: b %d a %d postings, want 0 and 1", count("b"), count("a"))
+	}
+}

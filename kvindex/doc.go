@@ -69,7 +69,9 @@
 // and the big-endian base offset puts each key's postings in offset order: Find seeks
 // to the last posting at or below the fetch offset and reads on. Postings below the
 // log start (retention, DeleteRecords) are skipped by readers and removed lazily, one
-// range deletion per key read (DeleteBelow); DropTopic removes a topic's postings with
+// range deletion per key read (StaleBelow, DeleteBelow; a batch the log start cuts into
+// stays), and for keys no one reads by SweepPartition, which the coordinator's tier loop
+// runs now and then once the log start has moved; DropTopic removes a topic's postings with
 // one range deletion when it is deleted or turns hierarchical.enabled off. A topic
 // that turns it on with data already in its log is marked not ready
 // (Postings.SetReady) in the same batch as the config change, and RebuildPostings

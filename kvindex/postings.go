@@ -2,6 +2,7 @@ package kvindex
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -274,6 +275,64 @@ func (p *Postings) DeleteBelow(b *pebble.Batch, topicID [16]byte, partition int3
 	kp := p.appendKeyPrefix(nil, topicID, partition, key)
 	upper := binary.BigEndian.AppendUint64(append([]byte(nil), kp...), uint64(bound))
 	_ = b.DeleteRange(kp, upper, nil)
+}
+
+// SweepPartition deletes, in unsynced writes of a few MiB, every posting of partition
+// of topicID whose batch ends below logStart, whatever its key: the cleanup of keys no
+// reader asks for any more after retention moved the log start. It reads every posting
+// of the partition, so callers run it now and then, not at every move of the log start.
+// It returns the number deleted.
+func (p *Postings) SweepPartition(ctx context.Context, topicID [16]byte, partition int32, logStart int64) (int, error) {
+	if partition < 0 || logStart <= 0 {
+		return 0, nil
+	}
+	lower := make([]byte, 0, postingHeaderLen)
+	lower = append(append(lower, p.prefix), topicID[:]...)
+	lower = binary.BigEndian.AppendUint32(lower, uint32(partition))
+	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: prefixEnd(lower)})
+	if err != nil {
+		return 0, fmt.Errorf("kvindex: sweep postings: %w", err)
+	}
+	defer it.Close()
+	b := p.db.NewBatch()
+	defer func() { b.Close() }()
+	deleted := 0
+	for valid := it.First(); valid; valid = it.Next() {
+		k := it.Key()
+		n, m := binary.Uvarint(k[postingHeaderLen:])
+		if m <= 0 {
+			return deleted, fmt.Errorf("%w: key %x", ErrBadPosting, k)
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return deleted, fmt.Errorf("kvindex: sweep postings: %w", err)
+		}
+		po, err := decodePosting(k, postingHeaderLen+m+int(n), v)
+		if err != nil {
+			return deleted, err
+		}
+		if po.LastOffset >= logStart {
+			continue
+		}
+		_ = b.Delete(k, nil)
+		deleted++
+		if b.Len() >= rebuildFlushBytes {
+			if err := ctx.Err(); err != nil {
+				return deleted, err
+			}
+			if err := b.Commit(pebble.NoSync); err != nil {
+				return deleted, fmt.Errorf("kvindex: sweep postings: %w", err)
+			}
+			b.Reset()
+		}
+	}
+	if err := it.Error(); err != nil {
+		return deleted, fmt.Errorf("kvindex: sweep postings: %w", err)
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return deleted, fmt.Errorf("kvindex: sweep postings: %w", err)
+	}
+	return deleted, nil
 }
 
 // DropTopic adds to b the deletion of every posting of topicID and of its rebuild

@@ -3,6 +3,7 @@ package kvindex
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -288,5 +289,33 @@ func TestRebuildPostings(t *testing.T) {
 	}
 	if err := RebuildPostings(context.Background(), p, topicA, 2, f); !errors.Is(err, ErrRebuildAborted) {
 		t.Errorf("second rebuild: %v, want ErrRebuildAborted", err)
+	}
+}
+
+// TestSweepPartition: a sweep deletes the postings of every key whose batch
+// ends below the log start, keeps a batch it cuts into, and leaves other
+// partitions alone.
+func TestSweepPartition(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	defer db.Close()
+	p := NewPostings(db, testPrefix)
+	commit(t, db, func(b *pebble.Batch) {
+		for base := int64(0); base < 40; base += 10 {
+			p.Apply(b, topicA, 0, base, base+9, 100, keysOf("a", fmt.Sprintf("k%d", base)))
+			p.Apply(b, topicA, 1, base, base+9, 100, keysOf("a"))
+		}
+	})
+	n, err := p.SweepPartition(context.Background(), topicA, 0, 25)
+	if err != nil || n != 4 { // a's and k's postings of 0-9 and 10-19
+		t.Fatalf("SweepPartition = %d, %v; want 4", n, err)
+	}
+	for _, tc := range []struct {
+		part int32
+		key  string
+		want int
+	}{{0, "a", 2}, {0, "k0", 0}, {0, "k10", 0}, {0, "k20", 1}, {0, "k30", 1}, {1, "a", 4}} {
+		if got := findAll(t, p, topicA, tc.part, tc.key, 0); len(got) != tc.want {
+			t.Errorf("partition %d key %s: %v, want %d postings", tc.part, tc.key, got, tc.want)
+		}
 	}
 }
