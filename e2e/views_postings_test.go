@@ -196,7 +196,8 @@ func deviceValue(d, seq, n int) []byte {
 // checkViewPostings proves a view's fetch takes the posting path on
 // MinIO: devices flushing per device fill a hierarchical topic, and a
 // fresh broker (a cold cache; it stops the first broker) answers one
-// device's view, to raw Fetch, kcat and a franz-go consumer, reading from the object store about that
+// device's view, to raw Fetch, kcat, a franz-go consumer and a KIP-848
+// group, reading from the object store about that
 // device's batches, far below the partition's bytes.
 func checkViewPostings(t *testing.T, c *floetest.Cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -257,21 +258,27 @@ func checkViewPostings(t *testing.T, c *floetest.Cluster) {
 			t.Errorf("kcat %s/%s: %d lines, want %d", topic, key, len(strings.Split(strings.TrimSpace(out), "\n")), len(want))
 		}
 	})
-	read("franz-go", func() {
-		cl := newFranzClient(t, fresh.KafkaAddr, kgo.ConsumeTopics(topic+"/"+key),
-			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond))
-		var got []string
-		for len(got) < len(want) {
-			fs := cl.PollFetches(ctx)
-			if ctx.Err() != nil {
-				t.Fatalf("franz-go read %d of %d records of %s/%s", len(got), len(want), topic, key)
+	franz := func(what string, opts ...kgo.Opt) {
+		read(what, func() {
+			cl := newFranzClient(t, fresh.KafkaAddr, append([]kgo.Opt{kgo.ConsumeTopics(topic + "/" + key),
+				kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100 * time.Millisecond)}, opts...)...)
+			var got []string
+			for len(got) < len(want) {
+				fs := cl.PollFetches(ctx)
+				if ctx.Err() != nil {
+					t.Fatalf("%s read %d of %d records of %s/%s", what, len(got), len(want), topic, key)
+				}
+				fs.EachRecord(func(r *kgo.Record) { got = append(got, fmt.Sprintf("%d %s", r.Offset, r.Key)) })
 			}
-			fs.EachRecord(func(r *kgo.Record) { got = append(got, fmt.Sprintf("%d %s", r.Offset, r.Key)) })
-		}
-		if strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Errorf("franz-go %s/%s: %v", topic, key, got)
-		}
-	})
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("%s %s/%s: %v", what, topic, key, got)
+			}
+		})
+	}
+	franz("franz-go")
+	// A KIP-848 group: the coordinator assigns the view's partition.
+	franz("franz-go KIP-848 group", kgo.ConsumerGroup("fleet-dashboard"), kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.ServerSideBalancer())
 }
 
 // createHierarchical creates topic with one partition,
