@@ -65,8 +65,8 @@
 //	producer id    'i' producer-id(8)                           epoch, epoch it was bumped from
 //	view           'v' view-topic-id(16)                        base topic id (16 bytes), key str: a
 //	                                                            hierarchical view named once (views.go)
-//	base's view    'w' base-topic-id(16) view-topic-id(16)      empty: finds a base topic's views when it
-//	                                                            is deleted (views.go)
+//	base's view    'w' base-topic-id(16) view-topic-id(16)      format 1, nothing else: finds a base
+//	                                                            topic's views when it is deleted (views.go)
 //	key index      'k' (kvindex.Index owns the layout)          kv.index.enabled topics: key -> offset
 //	postings       'h' (kvindex.Postings owns the layout)       hierarchical.enabled topics: (key, batch
 //	                                                            base offset) -> last offset, batch bytes

@@ -18,7 +18,7 @@ import (
 // any broker afterwards (Fetch v13+ names topics by id):
 //
 //	v <view id> -> version 1, base topic id (16 bytes), key (uvarint length, bytes)
-//	w <base topic id> <view id> -> empty: the views named of a base topic
+//	w <base topic id> <view id> -> version 1, nothing else: the views named of a base topic
 //
 // Both rows are written once per view, when it is first named, in one
 // write. Deleting the base topic deletes its views' rows, found through the
@@ -118,7 +118,7 @@ func (c *Coordinator) rememberView(vt coordapi.Topic) error {
 	b := c.db.NewBatch()
 	defer b.Close()
 	_ = b.Set(k, encodeView(vt.View.BaseID, vt.View.Key), nil)
-	_ = b.Set(baseViewKey(vt.View.BaseID, vt.ID), nil, nil)
+	_ = b.Set(baseViewKey(vt.View.BaseID, vt.ID), []byte{valenc.Version1}, nil)
 	if err := b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("view %q: %w", vt.Name, err)
 	}
