@@ -57,10 +57,10 @@
 //	                                batch length in bytes (uvarint)
 //	marker   prefix(1) | topic id(16) | ff ff ff ff   ->   01
 //
-//	 0      1            17          21             21+n        21+n+len
+//	 0      1            17          21             21+v        21+v+n        29+v+n
 //	+------+------------+-----------+--------------+-----------+-------------+
 //	|prefix|  topic id  | partition | key length n |    key    | base offset |
-//	|  1B  |    16B     |    4B     |  uvarint     |  len B    |  int64 BE   |
+//	|  1B  |    16B     |    4B     | uvarint, v B |    n B    |  int64 BE   |
 //	+------+------------+-----------+--------------+-----------+-------------+
 //	value: 01 | uvarint(last offset - base offset) | uvarint(batch bytes); another
 //	first byte is a newer format this code does not read (ErrBadPosting)
