@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -198,6 +199,7 @@ func (b *Broker) validatePartition(t coordapi.Topic, partition int32, records []
 	maxBytes := configInt(t, "max.message.bytes")
 	compacted := strings.Contains(t.Config("cleanup.policy"), "compact")
 	kvIndexed := strings.EqualFold(t.Config(coordapi.ConfigKVIndexEnabled), "true")
+	hierarchical := strings.EqualFold(t.Config(coordapi.ConfigHierarchicalEnabled), "true")
 	out := make([]ingest.Batch, 0, len(raw))
 	for _, data := range raw {
 		h, err := record.Validate(data)
@@ -209,7 +211,7 @@ func (b *Broker) validatePartition(t coordapi.Topic, partition int32, records []
 		case h.Transactional() || h.Control():
 			return nil, fmt.Errorf("%w: transactional and control batches are not supported", kerr.InvalidRecord)
 		}
-		keys, nullKeys, err := checkRecords(data, compacted, kvIndexed)
+		keys, nullKeys, err := checkRecordKeys(data, compacted, kvIndexed, hierarchical)
 		if err != nil {
 			return nil, err
 		}
@@ -245,12 +247,40 @@ var errMissingKey = errors.New("compacted topic requires a key on every record")
 // checks. Decompression streams: nothing of the records is kept but the
 // keys returned.
 func checkRecords(data []byte, compacted, kvIndexed bool) (keys []coordapi.KeyEntry, nullKeys int64, err error) {
+	return checkRecordKeys(data, compacted, kvIndexed, false)
+}
+
+// checkRecordKeys is checkRecords that also serves hierarchical topics: with
+// hierarchical set (and kvIndexed not) it returns each distinct key of the
+// batch once, at its first record's offset delta, for the posting index
+// (one posting per key per batch); keyless records are counted, not
+// refused, unless the topic is compacted.
+func checkRecordKeys(data []byte, compacted, kvIndexed, hierarchical bool) (keys []coordapi.KeyEntry, nullKeys int64, err error) {
 	var (
 		visit func(*record.Record) error // nil: check only
 		arena []byte                     // every key's bytes, back to back
 		ends  []int                      // where each key ends in arena
 	)
 	switch {
+	case hierarchical && !kvIndexed:
+		arena = make([]byte, 0, 64)
+		var seen map[string]struct{} // past a few keys
+		visit = func(rec *record.Record) error {
+			if rec.Key == nil {
+				if compacted {
+					return errMissingKey
+				}
+				nullKeys++
+				return nil
+			}
+			if seenKey(arena, ends, rec.Key, &seen) {
+				return nil
+			}
+			arena = append(arena, rec.Key...)
+			ends = append(ends, len(arena))
+			keys = append(keys, coordapi.KeyEntry{OffsetDelta: rec.OffsetDelta, Tombstone: rec.Value == nil})
+			return nil
+		}
 	case kvIndexed:
 		if h, err := record.ParseHeader(data); err == nil && h.NumRecords > 0 {
 			n := min(int(h.NumRecords), len(data)) // a record takes at least a byte
@@ -293,6 +323,36 @@ func checkRecords(data []byte, compacted, kvIndexed bool) (keys []coordapi.KeyEn
 		start = end
 	}
 	return keys, nullKeys, nil
+}
+
+// seenKey reports whether key is one of the keys stored back to back in
+// arena (ending at ends), and notes it when not: a scan of the last few keys
+// (producers flushing per device write runs of one key), a set past that.
+func seenKey(arena []byte, ends []int, key []byte, seen *map[string]struct{}) bool {
+	const linear = 8
+	if len(ends) <= linear {
+		start := 0
+		for _, end := range ends {
+			if bytes.Equal(arena[start:end], key) {
+				return true
+			}
+			start = end
+		}
+		return false
+	}
+	if *seen == nil {
+		*seen = make(map[string]struct{}, 2*len(ends))
+		start := 0
+		for _, end := range ends {
+			(*seen)[string(arena[start:end])] = struct{}{}
+			start = end
+		}
+	}
+	if _, ok := (*seen)[string(key)]; ok {
+		return true
+	}
+	(*seen)[string(key)] = struct{}{}
+	return false
 }
 
 // batchError maps a record-format error to the code Kafka answers: bad

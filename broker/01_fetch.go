@@ -204,6 +204,7 @@ func (b *Broker) fetchOnce(ctx context.Context, r *request, req *kmsg.FetchReque
 		}
 		return resp, 0, tps, stop
 	}
+	b.resolveKeySegments(ctx, parts)
 	b.expandSegments(ctx, parts)
 	if planFetch(parts, budget) {
 		stop = true
@@ -229,6 +230,14 @@ type partFetch struct {
 	code  int16
 	// batches are the ones planned to be read: a prefix of found.Batches.
 	batches []coordapi.BatchCoord
+
+	// posted is set when a view's coordinates came from the posting index
+	// (views_fetch.go): found.Batches are then only the batches holding
+	// viewKey, keyBatches what the coordinator answered before segments
+	// were resolved, and viewThrough the offset the answer covers up to.
+	posted      bool
+	keyBatches  []coordapi.KeyBatch
+	viewThrough int64
 }
 
 // findMultiRetry is how long a broker whose coordinator does not know
@@ -257,7 +266,9 @@ func fairAsk(budget, partitions int) int { return max(2*budget/partitions, minFa
 // would have let it: Kafka's limits are upper bounds, and the rotating
 // fill order makes every partition first in turn.
 func (b *Broker) findCoordinates(ctx context.Context, parts []*partFetch, budget int) {
-	var misses []*partFetch
+	var (
+		misses, rest, views []*partFetch
+	)
 	fair := fairAsk(budget, len(parts))
 	for i, p := range parts {
 		ask := min(p.maxBytes, budget)
@@ -265,6 +276,16 @@ func (b *Broker) findCoordinates(ctx context.Context, parts []*partFetch, budget
 			ask = min(ask, fair)
 		}
 		p.ask = int32(max(ask, 1))
+		if p.viewKey != nil {
+			views = append(views, p)
+		} else {
+			rest = append(rest, p)
+		}
+	}
+	// Views ask the posting index; those it cannot answer read the base
+	// partition like the rest.
+	rest = append(rest, b.findKeyBatches(ctx, views)...)
+	for _, p := range rest {
 		if found, ok := b.tails.find(p.tp, p.offset, p.ask); ok {
 			p.found = found
 			continue
@@ -345,7 +366,7 @@ func (b *Broker) findBatches(ctx context.Context, req coordapi.FindBatchesReques
 func (b *Broker) expandSegments(ctx context.Context, parts []*partFetch) {
 	var segs []*partFetch
 	for _, p := range parts {
-		if p.code == 0 && len(p.found.Batches) > 0 && p.found.Batches[0].Segment {
+		if !p.posted && p.code == 0 && len(p.found.Batches) > 0 && p.found.Batches[0].Segment {
 			segs = append(segs, p)
 		}
 	}
@@ -436,10 +457,19 @@ func (b *Broker) readPlanned(ctx context.Context, parts []*partFetch) (int, bool
 		}
 		out[pi] = make([]byte, size)
 	}
+	sparse := sparseParts(parts, reads, b.chunkBytes())
 	parallel(len(reads), b.opts.FetchConcurrency, func(i int) {
 		r := &reads[i]
 		bc := parts[r.part].batches[r.first]
-		data, err := b.reader.GetRange(ctx, bc.ObjectKey, bc.ObjectSize, bc.ByteOffset, int64(r.length))
+		var (
+			data []byte
+			err  error
+		)
+		if d, ok := b.directRead(parts[r.part], sparse[r.part], r.length); ok {
+			data, err = d.GetRangeDirect(ctx, bc.ObjectKey, bc.ObjectSize, bc.ByteOffset, int64(r.length))
+		} else {
+			data, err = b.reader.GetRange(ctx, bc.ObjectKey, bc.ObjectSize, bc.ByteOffset, int64(r.length))
+		}
 		if err == nil && len(data) != r.length {
 			err = fmt.Errorf("got %d of %d bytes", len(data), r.length)
 		}
@@ -475,6 +505,12 @@ func (b *Broker) readPlanned(ctx context.Context, parts []*partFetch) (int, bool
 	total := 0
 	for pi, p := range parts {
 		if cut[pi] == 0 {
+			if p.posted && len(p.batches) == 0 && p.code == 0 && p.sp.ErrorCode == 0 {
+				// No batch of the key in what the postings covered: a bare
+				// header moves the consumer past it.
+				p.sp.RecordBatches = append(p.sp.RecordBatches, viewTail(p, 0)...)
+				total += len(p.sp.RecordBatches)
+			}
 			continue
 		}
 		records, pos := out[pi], 0
@@ -491,6 +527,9 @@ func (b *Broker) readPlanned(ctx context.Context, parts []*partFetch) (int, bool
 		p.sp.RecordBatches = records[:pos]
 		if p.viewKey != nil {
 			p.sp.RecordBatches = filterView(records[:pos], p.viewKey)
+			if tail := viewTail(p, cut[pi]); tail != nil {
+				p.sp.RecordBatches = append(p.sp.RecordBatches[:len(p.sp.RecordBatches):len(p.sp.RecordBatches)], tail...)
+			}
 		}
 		total += len(p.sp.RecordBatches)
 	}

@@ -143,8 +143,12 @@ type Broker struct {
 	// segments finds batches inside tiered segment objects, read through
 	// reader; nil without one.
 	segments *tiered.Reader
-	groups   coordapi.GroupCoordinator
-	log      *slog.Logger
+	// viewSegments finds a view's batches inside segments with exact
+	// reads (DirectRangeReader) where the reader has them, else it is
+	// segments.
+	viewSegments *tiered.Reader
+	groups       coordapi.GroupCoordinator
+	log          *slog.Logger
 
 	waiters     *waiters
 	tails       *tailCache
@@ -157,6 +161,9 @@ type Broker struct {
 	// a coordinator that does not know it is asked per partition until
 	// then.
 	findMultiAt atomic.Int64
+	// findKeyAt is when (Unix ns) a view fetch may next try
+	// FindKeyBatches: until then it reads the base partition.
+	findKeyAt atomic.Int64
 	// offsetsTopicReady is set once __consumer_offsets exists.
 	offsetsTopicReady atomic.Bool
 	// acls keeps the authorizer current; nil when ACLs are off
@@ -216,6 +223,10 @@ func New(opts Options, deps Deps) *Broker {
 	}
 	if deps.Reader != nil {
 		b.segments = tiered.NewReader(deps.Reader, tiered.ReaderOptions{})
+		b.viewSegments = b.segments
+		if d, ok := deps.Reader.(DirectRangeReader); ok {
+			b.viewSegments = tiered.NewReader(directRanges{d}, tiered.ReaderOptions{})
+		}
 	}
 	b.denials = newDenials(opts.Logger, b.metrics)
 	if opts.ACLsEnabled {

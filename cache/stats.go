@@ -20,6 +20,7 @@ type Stats struct {
 	Puts        int64 // chunks inserted by write-through (Put)
 	DiskHits    int64 // loads served by the disk tier
 	DiskWrites  int64 // chunks written to the disk tier
+	DirectReads int64 // exact ranged GETs of GetRangeDirect (also in Gets)
 
 	Bytes     int64 // bytes held by resident chunks (<= MaxBytes)
 	Reserved  int64 // bytes reserved by loads in flight (Bytes+Reserved <= MaxBytes)
@@ -31,6 +32,7 @@ type Stats struct {
 type counters struct {
 	hits, misses, gets, getErrors, bytesLoaded, evictions atomic.Int64
 	readAheads, bypasses, puts, diskHits, diskWrites      atomic.Int64
+	directReads                                           atomic.Int64
 }
 
 // Stats returns a snapshot of the counters. It is cheap enough to call from
@@ -48,6 +50,7 @@ func (c *Cache) Stats() Stats {
 		Puts:        c.stats.puts.Load(),
 		DiskHits:    c.stats.diskHits.Load(),
 		DiskWrites:  c.stats.diskWrites.Load(),
+		DirectReads: c.stats.directReads.Load(),
 	}
 	c.mu.RLock()
 	s.Bytes = c.residentLocked()

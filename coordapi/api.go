@@ -92,8 +92,11 @@ type CommitBatch struct {
 	ProducerID    int64
 	ProducerEpoch int16
 	BaseSequence  int32
-	// Keys is set only for topics with kv.index.enabled: one entry per
-	// record with a non-null key.
+	// Keys is set only for topics with kv.index.enabled (one entry per
+	// record with a non-null key, for the key index) or
+	// hierarchical.enabled (for the posting index; without
+	// kv.index.enabled, one entry per distinct key, OffsetDelta that of its
+	// first record).
 	Keys []KeyEntry
 }
 
@@ -292,3 +295,49 @@ type KvGetResult struct {
 
 // HasBatch reports whether r.Batch is set.
 func (r *KvGetResult) HasBatch() bool { return r.Batch.ObjectKey != "" }
+
+// FindKeyBatchesRequest asks which batches of one partition of a
+// hierarchical topic (hierarchical.enabled) hold records with Key, from
+// Offset on.
+type FindKeyBatchesRequest struct {
+	TopicID   TopicID
+	Partition int32
+	// Key is the record key, as the producer sent it. Callers must not
+	// modify it during the call.
+	Key    []byte
+	Offset int64
+	// MaxBytes bounds the summed lengths of the batches answered, as
+	// FindBatches' does; the first is always answered, however large.
+	MaxBytes int32
+}
+
+// KeyBatch is one batch holding the key of a FindKeyBatches request.
+type KeyBatch struct {
+	// Coord is where the batch lives: the batch itself, or, with
+	// Segment set, the whole tiered segment holding it (find the batch
+	// holding BaseOffset inside it, tiered.Reader).
+	Coord BatchCoord
+	// BaseOffset and LastOffset are the batch's own offsets, as the
+	// posting index recorded them; for a batch (not a segment) they are
+	// Coord's.
+	BaseOffset int64
+	LastOffset int64
+}
+
+// FindKeyBatchesResponse answers a FindKeyBatchesRequest.
+type FindKeyBatchesResponse struct {
+	// Ready is false when the topic's postings cannot answer: it is not
+	// hierarchical, or its postings are being built from the log after
+	// hierarchical.enabled was turned on. Only PartitionState is set then;
+	// the caller reads the whole partition.
+	Ready bool
+	// Batches are the batches holding the key, in offset order, from the
+	// one holding Offset (or the first after it).
+	Batches []KeyBatch
+	// Through is the offset the answer covers up to: no batch in
+	// [Offset, Through) holds the key but those in Batches. It is the
+	// high watermark when every posting was read, else the offset after
+	// the last batch answered (MaxBytes was reached).
+	Through int64
+	PartitionState
+}

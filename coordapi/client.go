@@ -59,6 +59,12 @@ type Coordinator interface {
 	// instead of building a key map. It fails with KafkaStorageError
 	// while the index is not ready.
 	KvLatestOffsets(ctx context.Context, req KvOffsetsRequest) ([]int64, error)
+	// FindKeyBatches answers a hierarchical view's fetch from the
+	// topic's posting index: the batches at or after an offset that hold
+	// a key, resolved to where they live now, and the partition's
+	// offsets. A coordinator too old to know it fails with an error
+	// wrapping errors.ErrUnsupported (read the whole partition instead).
+	FindKeyBatches(ctx context.Context, req FindKeyBatchesRequest) (FindKeyBatchesResponse, error)
 
 	// ClaimTierJob assigns the calling broker the next consolidation job,
 	// ok false when none is due. CompleteTierJob reports the segment a

@@ -178,6 +178,7 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (*coordapi
 		prods     = sc.prods[:0]
 		accepted  int64
 		kvs       []kvApply
+		posts     []postingApply
 	)
 	for i := range req.Batches {
 		if slot[i] < 0 {
@@ -246,6 +247,9 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (*coordapi
 		if t.kvIndexed && len(cb.Keys) > 0 {
 			kvs = append(kvs, kvApply{cb.TopicID, cb.Partition, base, cb.Keys})
 		}
+		if t.hierarchical && len(cb.Keys) > 0 {
+			posts = append(posts, postingApply{cb.TopicID, cb.Partition, base, last, cb.ByteLength, cb.Keys})
+		}
 
 		res.BaseOffset = base
 		res.LogStartOffset = pp.st.logStart
@@ -263,6 +267,10 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (*coordapi
 	// offsets, so it never runs ahead of the log nor misses a record.
 	for _, kv := range kvs {
 		c.kv.Apply(b, kv.id, kv.partition, kv.base, kvEntries(kv.keys))
+	}
+	// So are the postings of hierarchical topics.
+	for _, pa := range posts {
+		c.postings.Apply(b, pa.id, pa.partition, pa.base, pa.last, pa.size, postingKeys(pa.keys))
 	}
 
 	if c.testBeforeCommit != nil {

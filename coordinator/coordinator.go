@@ -120,6 +120,12 @@ type Coordinator struct {
 	kv   *kvindex.Index
 	// rebuilds are the running key index builds by topic; c.commit guards.
 	rebuilds map[coordapi.TopicID]rebuild
+	// postings is the per-key posting index of hierarchical topics;
+	// postingRebuilds its running builds from the log, c.commit guards.
+	postings        *kvindex.Postings
+	postingRebuilds map[coordapi.TopicID]rebuild
+	// sweeps is when the tier loop last swept each partition's postings.
+	sweeps postingSweeps
 	// stopGC stops the garbage collector started by Open, if any; stopTier
 	// the tier loop.
 	stopGC   func()
@@ -212,7 +218,12 @@ type topicState struct {
 	// rebuild's own commit marks the index ready: in between, lookups see
 	// not ready, never a half-built index.
 	kvRebuilding bool
-	parts        []partState
+	// hierarchical is hierarchical.enabled: commits feed the posting
+	// index. postingsRebuilding is set while its postings are built from
+	// the log (kvindex.Postings.Ready is false), as kvRebuilding is.
+	hierarchical       bool
+	postingsRebuilding bool
+	parts              []partState
 }
 
 // partState is a partition's offsets, plus what ListOffsets(TimestampMax)
@@ -325,6 +336,8 @@ func Open(opts Options) (*Coordinator, error) {
 	c.db = db
 	c.kv = kvindex.New(db, prefixKV)
 	c.rebuilds = make(map[coordapi.TopicID]rebuild)
+	c.postings = kvindex.NewPostings(db, prefixPostings)
+	c.postingRebuilds = make(map[coordapi.TopicID]rebuild)
 	if err := c.load(); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -334,6 +347,10 @@ func Open(opts Options) (*Coordinator, error) {
 		if t.kvIndexed && !c.kv.Ready(t.id) {
 			t.kvRebuilding = true   // c is not shared yet
 			c.startRebuildLocked(t) // interrupted by a restart: go on
+		}
+		if t.hierarchical && !c.postings.Ready(t.id) {
+			t.postingsRebuilding = true
+			c.startPostingsRebuildLocked(t)
 		}
 	}
 	c.commit.Unlock()
@@ -381,6 +398,9 @@ func (c *Coordinator) Close() error {
 	c.commit.Lock()
 	for id := range c.rebuilds {
 		c.stopRebuildLocked(id)
+	}
+	for id := range c.postingRebuilds {
+		c.stopPostingsRebuildLocked(id)
 	}
 	c.commit.Unlock()
 	if err := c.db.Close(); err != nil {
@@ -434,6 +454,7 @@ func (c *Coordinator) load() error {
 		}
 		t.logAppendTime = coordapi.IsLogAppendTime(t.configs)
 		t.kvIndexed = isKVIndexed(t.configs)
+		t.hierarchical = isHierarchical(t.configs)
 		t.parts = make([]partState, n)
 		for i := range t.parts {
 			t.parts[i] = newPartState()

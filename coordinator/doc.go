@@ -72,6 +72,21 @@
 //	                 principal str host str                     permission(1), name str, principal str,
 //	                 operation(1) permission(1)                 host str: one ACL binding (acls.go; rt,
 //	                                                            pattern, operation, permission: kmsg's codes)
+//	base's view    'w' base-topic-id(16) view-topic-id(16)      format 1, nothing else: finds a base
+//	                                                            topic's views when it is deleted (views.go)
+//	key index      'k' (kvindex.Index owns the layout)          kv.index.enabled topics: key -> offset
+//	postings       'h' (kvindex.Postings owns the layout)       hierarchical.enabled topics: (key, batch
+//	                                                            base offset) -> last offset, batch bytes
+//
+// The key index and the postings are written in the Pebble batch of the
+// commit that assigns their offsets (commit.go), dropped with their topic
+// (or when their config is turned off), and built from the log in the
+// background when their config is turned on for a topic with data
+// (kv.go, postings.go). FindKeyBatches resolves postings to the batches'
+// current coordinates through the batch rows, so they follow consolidation;
+// postings below the log start are skipped, deleted for the key a read
+// asks for, and swept for all keys by the tier loop (at most every 10
+// minutes a partition, once its log start moved).
 //
 // A batch run is the consecutive batches one commit appended to one
 // partition, all in one object, keyed by its last batch's last offset: the
@@ -115,6 +130,7 @@
 //	          appended since their checkpoints and the object counter)
 //	    mu (RWMutex over topics, partitions, objects and ACLs in memory; written
 //	        only with commit held, so commit's holder reads without it)
+//	sweeps (the tier loop's postings sweeps; mu is taken under it)
 //	pids (producer id allocation; taken under closeMu only)
 //	subs (subscriber lists: commits, topics, ACLs; taken alone)
 //	brokers (broker registry; taken alone)

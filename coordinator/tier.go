@@ -182,6 +182,7 @@ func (c *Coordinator) TierTick(ctx context.Context) error {
 	if err := c.enforceRetention(ctx); err != nil {
 		return err
 	}
+	c.sweepPostings(ctx)
 	if c.opts.ConsolidationDisabled {
 		return nil
 	}

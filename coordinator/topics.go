@@ -122,6 +122,7 @@ func (c *Coordinator) CreateTopic(ctx context.Context, req coordapi.CreateTopicR
 		configs:       configs,
 		logAppendTime: coordapi.IsLogAppendTime(configs),
 		kvIndexed:     isKVIndexed(configs),
+		hierarchical:  isHierarchical(configs),
 		parts:         make([]partState, partitions),
 	}
 	for i := range t.parts {
@@ -204,9 +205,14 @@ func (c *Coordinator) DeleteTopicByID(ctx context.Context, id coordapi.TopicID) 
 func (c *Coordinator) deleteTopicLocked(t *topicState) error {
 	nowMs := c.now().UnixMilli()
 	c.stopRebuildLocked(t.id)
+	c.stopPostingsRebuildLocked(t.id)
 	b := c.db.NewBatch()
 	defer b.Close()
 	c.kv.DropTopic(b, t.id)
+	c.postings.DropTopic(b, t.id)
+	if err := c.dropViewsLocked(b, t.id); err != nil {
+		return err
+	}
 	_ = b.Delete(topicNameKey(t.name), nil)
 	_ = b.Delete(topicKey(t.id), nil)
 	pl := partitionsPrefix(t.id)
@@ -349,18 +355,35 @@ func (c *Coordinator) AlterTopicConfigs(ctx context.Context, name string, ops []
 		c.stopRebuildLocked(t.id)
 		c.kv.DropTopic(b, t.id)
 	}
+	hierAfter := isHierarchical(next)
+	switch {
+	case hierAfter && !t.hierarchical:
+		// Post what the log already holds before views use the postings.
+		c.postings.SetReady(b, t.id, !t.hasData())
+	case !hierAfter && t.hierarchical:
+		c.stopPostingsRebuildLocked(t.id)
+		c.postings.DropTopic(b, t.id)
+	}
 	if err := b.Commit(pebble.Sync); err != nil {
 		return wrap(fmt.Errorf("commit: %w", err))
 	}
 	rebuild := kvAfter && !c.kv.Ready(t.id) // the marker, as just committed
+	rebuildPostings := hierAfter && !c.postings.Ready(t.id)
 	c.mu.Lock()
 	t.configs = next
 	t.logAppendTime = coordapi.IsLogAppendTime(next)
 	t.kvIndexed = kvAfter
 	t.kvRebuilding = rebuild
+	t.hierarchical = hierAfter
+	t.postingsRebuilding = rebuildPostings
 	c.mu.Unlock()
 	if rebuild && !c.rebuildRunningLocked(t.id) {
 		c.startRebuildLocked(t)
+	}
+	if rebuildPostings {
+		if _, running := c.postingRebuilds[t.id]; !running {
+			c.startPostingsRebuildLocked(t)
+		}
 	}
 	changed = coordapi.TopicNotice{ID: t.id, Name: t.name}
 	c.log.Info("topic configs altered", "topic", name, "configs", next, "incremental", incremental)

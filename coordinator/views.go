@@ -18,13 +18,51 @@ import (
 // any broker afterwards (Fetch v13+ names topics by id):
 //
 //	v <view id> -> version 1, base topic id (16 bytes), key (uvarint length, bytes)
+//	w <base topic id> <view id> -> version 1, nothing else: the views named of a base topic
 //
-// The row outlives the base topic (a lookup then finds no base: unknown)
-// and is written once per view, when it is first named.
-const prefixView byte = 'v'
+// Both rows are written once per view, when it is first named, in one
+// write. Deleting the base topic deletes its views' rows, found through the
+// w rows, in the topic's deletion batch. A v row without its w row (written
+// before w rows existed) is deleted by the first lookup that finds its base
+// topic gone.
+const (
+	prefixView     byte = 'v'
+	prefixBaseView byte = 'w'
+)
 
 func viewKey(id coordapi.TopicID) []byte {
 	return append([]byte{prefixView}, id[:]...)
+}
+
+// baseViewKey is the w row of view id on base topic base.
+func baseViewKey(base, id coordapi.TopicID) []byte {
+	k := append([]byte{prefixBaseView}, base[:]...)
+	return append(k, id[:]...)
+}
+
+// dropViewsLocked adds to b the deletion of every view row of base topic
+// base. c.commit must be held. A view first named while the topic is being
+// deleted may write its rows after this scan: viewByID deletes such a row
+// when it finds the base gone.
+func (c *Coordinator) dropViewsLocked(b *pebble.Batch, base coordapi.TopicID) error {
+	lower := append([]byte{prefixBaseView}, base[:]...)
+	upper := prefixEnd(lower)
+	it, err := c.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return fmt.Errorf("views of %s: %w", base, err)
+	}
+	for valid := it.First(); valid; valid = it.Next() {
+		if k := it.Key(); len(k) == 1+16+16 {
+			var id coordapi.TopicID
+			copy(id[:], k[17:])
+			_ = b.Delete(viewKey(id), nil)
+		}
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("views of %s: %w", base, err)
+	}
+	_ = b.DeleteRange(lower, upper, nil)
+	return nil
 }
 
 func encodeView(base coordapi.TopicID, key []byte) []byte {
@@ -77,7 +115,11 @@ func (c *Coordinator) rememberView(vt coordapi.Topic) error {
 	case !errors.Is(err, pebble.ErrNotFound):
 		return fmt.Errorf("view %q: %w", vt.Name, err)
 	}
-	if err := c.db.Set(k, encodeView(vt.View.BaseID, vt.View.Key), pebble.Sync); err != nil {
+	b := c.db.NewBatch()
+	defer b.Close()
+	_ = b.Set(k, encodeView(vt.View.BaseID, vt.View.Key), nil)
+	_ = b.Set(baseViewKey(vt.View.BaseID, vt.ID), []byte{valenc.Version1}, nil)
+	if err := b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("view %q: %w", vt.Name, err)
 	}
 	return nil
@@ -98,8 +140,16 @@ func (c *Coordinator) viewByID(id coordapi.TopicID) (coordapi.Topic, error) {
 		return coordapi.Topic{}, fmt.Errorf("view %s: %w", id, err)
 	}
 	c.mu.RLock()
-	defer c.mu.RUnlock()
 	t := c.mu.topicsByID[base]
+	c.mu.RUnlock()
+	if t == nil {
+		// The base topic is gone: the row is stale (one its deletion did
+		// not know of). Best effort: a failed delete leaves it for the next
+		// lookup.
+		if err := c.db.Delete(viewKey(id), pebble.NoSync); err != nil {
+			c.log.Warn("delete a stale view row", "view", id, "err", err)
+		}
+	}
 	if t == nil || !isHierarchical(t.configs) {
 		return coordapi.Topic{}, fmt.Errorf("topic %s (a view of a deleted or no longer hierarchical topic): %w", id, kerr.UnknownTopicID)
 	}

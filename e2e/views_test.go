@@ -80,8 +80,9 @@ func readView(t *testing.T, addr, topic string, end int64) []viewRecord {
 // "telemetry/<plate>" returns exactly its records with their base offsets
 // (franz-go and kcat); a plate that never appeared returns an empty
 // partition; a topic with a '/' in its name but no config streams all its
-// records; producing to a view is refused; and a consumer group on a view
-// commits, restarts and resumes without reading again.
+// records; producing to a view is refused; a consumer group on a view
+// commits, restarts and resumes without reading again; and a view's fetch
+// reads only the batches holding its key (checkViewPostings).
 func TestHierarchicalViews(t *testing.T) {
 	c := floetest.RunCluster(t, 1)
 	addr := c.Brokers[0].KafkaAddr
@@ -192,6 +193,8 @@ func TestHierarchicalViews(t *testing.T) {
 		t.Errorf("after a restart the group read %v, want to resume after %d", resumed, first[3])
 	}
 	g.Close()
+
+	checkViewPostings(t, c)
 }
 
 func offsetsOf(rs []viewRecord) []int64 {

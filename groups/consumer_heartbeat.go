@@ -40,6 +40,7 @@ func (gs *Groups) ConsumerGroupHeartbeat(ctx context.Context, c coordapi.ClientI
 		return fail(kerr.NotCoordinator, "")
 	}
 	defer gs.leave()
+	gs.noteSubscribed(req.SubscribedTopicNames)
 	snap, terr := gs.topics(ctx)
 	if terr != nil {
 		gs.log.Warn("list topics for a consumer group heartbeat", "group", req.Group, "err", terr)

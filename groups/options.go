@@ -22,7 +22,9 @@ type Options struct {
 	// Topics lists the cluster's topics: KIP-848 consumer groups, whose
 	// partitions the coordinator assigns itself, resolve subscriptions with
 	// it, and OffsetFetch hides offsets of recreated topics. Without it,
-	// every KIP-848 subscription resolves to nothing. Default: nil.
+	// every KIP-848 subscription resolves to nothing. When it is also a
+	// TopicResolver, members can subscribe to hierarchical views
+	// ("base/KEY") by name. Default: nil.
 	Topics TopicLister
 	// FS replaces the filesystem under Pebble: vfs.NewMem() for a state
 	// that lives in memory (tests of other packages). Default: the OS

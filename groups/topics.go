@@ -2,6 +2,7 @@ package groups
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,6 +14,14 @@ import (
 // from it.
 type TopicLister interface {
 	Topics(ctx context.Context) ([]coordapi.Topic, error)
+}
+
+// TopicResolver resolves one topic by name, hierarchical views
+// ("base/KEY") included, which Topics does not list;
+// *coordinator.Coordinator implements it. A TopicLister that is also a
+// TopicResolver lets KIP-848 groups subscribe to views by name.
+type TopicResolver interface {
+	Topic(ctx context.Context, name string) (coordapi.Topic, error)
 }
 
 // topicID is a topic's UUID, as KIP-848 requests name topics.
@@ -41,6 +50,48 @@ type topicCache struct {
 		sync.Mutex
 		at   time.Time
 		snap *topicSnapshot
+		// views are the names with a '/' KIP-848 members subscribed to
+		// that Topics did not list: each snapshot resolves them
+		// (TopicResolver) and holds those that are views. Names are only
+		// added: a name no longer subscribed costs a lookup a snapshot.
+		views map[string]struct{}
+	}
+}
+
+// maxSubscribedViews bounds the view names the topic cache resolves.
+const maxSubscribedViews = 10000
+
+// noteSubscribed records the names with a '/' in names that the current
+// snapshot lacks, so that the next snapshot resolves them as views, and
+// drops the snapshot when it recorded one. It does nothing without a
+// TopicResolver.
+func (gs *Groups) noteSubscribed(names []string) {
+	if _, ok := gs.opts.Topics.(TopicResolver); !ok {
+		return
+	}
+	c := &gs.topicCache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, n := range names {
+		if !strings.Contains(n, "/") {
+			continue
+		}
+		if _, ok := c.mu.views[n]; ok {
+			continue
+		}
+		if c.mu.snap != nil {
+			if _, ok := c.mu.snap.byName[n]; ok {
+				continue // a real topic named with a '/'
+			}
+		}
+		if len(c.mu.views) >= maxSubscribedViews {
+			return
+		}
+		if c.mu.views == nil {
+			c.mu.views = make(map[string]struct{})
+		}
+		c.mu.views[n] = struct{}{}
+		c.mu.snap = nil
 	}
 }
 
@@ -62,6 +113,19 @@ func (gs *Groups) topics(ctx context.Context) (*topicSnapshot, error) {
 		for _, t := range ts {
 			snap.byName[t.Name] = topicMeta{id: topicID(t.ID), partitions: t.Partitions}
 			snap.byID[topicID(t.ID)] = t.Name
+		}
+		if r, ok := gs.opts.Topics.(TopicResolver); ok {
+			for name := range c.mu.views {
+				if _, listed := snap.byName[name]; listed {
+					continue
+				}
+				t, err := r.Topic(ctx, name)
+				if err != nil || t.View == nil {
+					continue // not a view (now): subscribed to nothing
+				}
+				snap.byName[t.Name] = topicMeta{id: topicID(t.ID), partitions: t.Partitions}
+				snap.byID[topicID(t.ID)] = t.Name
+			}
 		}
 	}
 	c.mu.at, c.mu.snap = now, snap

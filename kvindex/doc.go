@@ -39,6 +39,45 @@
 // indexed topic not Ready at startup runs Rebuild again. Turning the index off, or
 // deleting the topic, is DropTopic.
 //
+// # Postings
+//
+// For topics with hierarchical.enabled, Postings is a second key family (NewPostings'
+// prefix, another byte the coordinator reserves): for each (topic, partition, key) the
+// batches holding a record with that key, one posting per key per batch however often
+// the key occurs in it. The coordinator Applies a batch's postings in the Pebble batch
+// that assigns its offsets, as it does key index entries, so a posting never runs
+// ahead of the log. Postings name batches by offsets, not by object coordinates: they
+// stay true when consolidation moves a batch into a segment or compaction rewrites it
+// (a reader resolves each posting to the batch now holding its base offset, and skips
+// one whose batch is gone). The batch length lets a reader bound what it answers by
+// bytes without resolving every posting first.
+//
+//	posting  prefix(1) | topic id(16) | partition(4) | key length (uvarint) | key |
+//	         base offset(8)   ->   format(1) = 1 | last offset - base offset (uvarint) |
+//	                                batch length in bytes (uvarint)
+//	marker   prefix(1) | topic id(16) | ff ff ff ff   ->   01
+//
+//	 0      1            17          21             21+v        21+v+n        29+v+n
+//	+------+------------+-----------+--------------+-----------+-------------+
+//	|prefix|  topic id  | partition | key length n |    key    | base offset |
+//	|  1B  |    16B     |    4B     | uvarint, v B |    n B    |  int64 BE   |
+//	+------+------------+-----------+--------------+-----------+-------------+
+//	value: 01 | uvarint(last offset - base offset) | uvarint(batch bytes); another
+//	first byte is a newer format this code does not read (ErrBadPosting)
+//
+// The key length keeps one key's postings from sharing a prefix with another key's,
+// and the big-endian base offset puts each key's postings in offset order: Find seeks
+// to the last posting at or below the fetch offset and reads on. Postings below the
+// log start (retention, DeleteRecords) are skipped by readers and removed lazily, one
+// range deletion per key read (StaleBelow, DeleteBelow; a batch the log start cuts into
+// stays), and for keys no one reads by SweepPartition, which the coordinator's tier loop
+// runs now and then once the log start has moved; DropTopic removes a topic's postings with
+// one range deletion when it is deleted or turns hierarchical.enabled off. A topic
+// that turns it on with data already in its log is marked not ready
+// (Postings.SetReady) in the same batch as the config change, and RebuildPostings
+// replays the log into its postings as Rebuild does for the key index; until then
+// readers fall back to reading the whole partition.
+//
 // # Lookups
 //
 // NewHandler serves GET /kv/{topic}/{key}[?partition=N][&key_encoding=base64url] over a

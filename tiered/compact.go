@@ -492,3 +492,10 @@ func checkRebuilt(out []byte, h record.Header, n int32) error {
 	}
 	return nil
 }
+
+// EmptyBatch returns a bare batch header with no records for header h, as
+// Kafka writes for a batch compaction emptied: h's base offset, last offset
+// delta, leader epoch, max timestamp, producer fields and its
+// LogAppendTime, transactional and control bits, with a valid CRC. Readers
+// skip it and take its last offset as read.
+func EmptyBatch(h record.Header) []byte { return emptyBatch(h) }

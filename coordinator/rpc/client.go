@@ -414,6 +414,13 @@ func (c *Client) kvGetEarlier(ctx context.Context, req coordapi.KvGetRequest) (c
 	return r, nil
 }
 
+// FindKeyBatches answers a view fetch from the posting index; see
+// coordinator.Coordinator.FindKeyBatches. Against a coordinator of an
+// earlier build the error wraps errors.ErrUnsupported.
+func (c *Client) FindKeyBatches(ctx context.Context, req coordapi.FindKeyBatchesRequest) (coordapi.FindKeyBatchesResponse, error) {
+	return call(c, ctx, opFindKeyBatches, func(e *encoder) { encFindKeyBatchesReq(e, req) }, decFindKeyBatchesResp)
+}
+
 // RegisterBroker registers a broker or renews its registration; see
 // coordinator.Coordinator.RegisterBroker.
 func (c *Client) RegisterBroker(ctx context.Context, info coordapi.BrokerInfo) error {

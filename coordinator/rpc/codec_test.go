@@ -180,6 +180,22 @@ func TestRoundTrip(t *testing.T) {
 		{"abandon tier job request", func(t *testing.T) {
 			roundTrip(t, abandonTierJobReq{JobID: 42, Reason: "read failed"}, encAbandonTierJobReq, decAbandonTierJobReq)
 		}},
+		{"find key batches", func(t *testing.T) {
+			roundTrip(t, coordapi.FindKeyBatchesRequest{TopicID: idA, Partition: 2, Key: []byte("CC54 RYD"), Offset: 1 << 40, MaxBytes: 1 << 20},
+				encFindKeyBatchesReq, decFindKeyBatchesReq)
+			roundTrip(t, coordapi.FindKeyBatchesRequest{TopicID: idB, Key: []byte{}}, encFindKeyBatchesReq, decFindKeyBatchesReq)
+			roundTrip(t, coordapi.FindKeyBatchesResponse{Through: 7, PartitionState: coordapi.PartitionState{LogStartOffset: 1, HighWatermark: 7}},
+				encFindKeyBatchesResp, decFindKeyBatchesResp)
+			seg := coordapi.BatchCoord{ObjectKey: "tiered/a.seg", ObjectSize: 9000, ByteLength: 8000, BaseOffset: 0, LastOffset: 99, MaxTimestamp: 5, Segment: true}
+			roundTrip(t, coordapi.FindKeyBatchesResponse{Ready: true, Through: 1 << 33,
+				PartitionState: coordapi.PartitionState{LogStartOffset: 0, HighWatermark: 1 << 34},
+				Batches: []coordapi.KeyBatch{
+					{Coord: seg, BaseOffset: 10, LastOffset: 19},
+					{Coord: seg, BaseOffset: 40, LastOffset: 40},
+					{Coord: coordapi.BatchCoord{ObjectKey: "wal/x", ObjectSize: 1 << 23, ByteOffset: 500, ByteLength: 300, BaseOffset: 100, LastOffset: 109, MaxTimestamp: 77, LogAppendTime: true},
+						BaseOffset: 100, LastOffset: 109},
+				}}, encFindKeyBatchesResp, decFindKeyBatchesResp)
+		}},
 		{"find batches response empty", func(t *testing.T) {
 			roundTrip(t, coordapi.FindBatchesResponse{PartitionState: coordapi.PartitionState{HighWatermark: 3}},
 				encFindBatchesResp, decFindBatchesResp)

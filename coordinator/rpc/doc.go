@@ -22,7 +22,9 @@
 // deregister_broker, list_brokers, ping (the server's instance id, new
 // on every start) and kv_get (a /kv lookup in one round trip; the client
 // falls back to kv_ready, kv_lookup and find_batches against a coordinator
-// without it); claim_tier_job, complete_tier_job and abandon_tier_job
+// without it); find_key_batches (a hierarchical view's batches from the
+// posting index, see messages.go; a broker falls back to reading the whole
+// partition against a coordinator without it); claim_tier_job, complete_tier_job and abandon_tier_job
 // (consolidation jobs, see messages.go); and, when the server is given a group
 // coordinator (ServerOptions.Groups), the group ops join_group, sync_group,
 // heartbeat, leave_group, offset_commit, offset_fetch, offset_delete,

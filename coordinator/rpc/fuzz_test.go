@@ -68,6 +68,7 @@ var requestCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encACLBindings, decACLBindings) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encACLFilters, decACLFilters) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encDescribeACLsReq, decDescribeACLsReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encFindKeyBatchesReq, decFindKeyBatchesReq) },
 	fuzzGroupReq,
 }
 
@@ -119,6 +120,7 @@ var responseCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encDescribeACLsResp, decDescribeACLsResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encUvarint, decUvarint) },
 	func(t *testing.T, b []byte) { _, _ = decACLNotice(b) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encFindKeyBatchesResp, decFindKeyBatchesResp) },
 	func(t *testing.T, b []byte) {
 		d := decoder{b: b}
 		_ = decError(&d, "op")
@@ -143,6 +145,9 @@ func FuzzDecodeRequest(f *testing.F) {
 		encBrokerInfo(e, coordapi.BrokerInfo{NodeID: 1, Host: "h", Port: 9092, Rack: "a", InternalAddr: "h:8080"})
 	})
 	seed(f, func(e *encoder) { encKvGetReq(e, coordapi.KvGetRequest{TopicID: idA, Partition: 1, Key: []byte("k")}) })
+	seed(f, func(e *encoder) {
+		encFindKeyBatchesReq(e, coordapi.FindKeyBatchesRequest{TopicID: idA, Partition: 1, Key: []byte("k"), Offset: 9, MaxBytes: 1 << 20})
+	})
 	seed(f, func(e *encoder) {
 		encCreateTopicReq(e, coordapi.CreateTopicRequest{Name: "t", Partitions: 3, Configs: map[string]string{"a": "b"}})
 	})
@@ -186,6 +191,13 @@ func FuzzDecodeReply(f *testing.F) {
 		encFindBatchesResp(e, coordapi.FindBatchesResponse{Batches: []coordapi.BatchCoord{
 			{ObjectKey: "a", ObjectSize: 10, ByteLength: 10, LastOffset: 3},
 			{ObjectKey: "a", ObjectSize: 10, ByteOffset: 10, BaseOffset: 4, LastOffset: 5, LogAppendTime: true},
+		}})
+	})
+	seed(f, func(e *encoder) {
+		seg := coordapi.BatchCoord{ObjectKey: "s", ObjectSize: 100, ByteLength: 90, LastOffset: 9, Segment: true}
+		encFindKeyBatchesResp(e, coordapi.FindKeyBatchesResponse{Ready: true, Through: 12, Batches: []coordapi.KeyBatch{
+			{Coord: seg, BaseOffset: 2, LastOffset: 3},
+			{Coord: coordapi.BatchCoord{ObjectKey: "a", ObjectSize: 10, ByteLength: 10, BaseOffset: 10, LastOffset: 11}, BaseOffset: 10, LastOffset: 11},
 		}})
 	})
 	seed(f, func(e *encoder) {

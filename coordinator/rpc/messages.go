@@ -671,3 +671,55 @@ func encAbandonTierJobReq(e *encoder, r abandonTierJobReq) {
 func decAbandonTierJobReq(d *decoder) abandonTierJobReq {
 	return abandonTierJobReq{JobID: d.uvarint(), Reason: d.str()}
 }
+
+// find_key_batches request: topic id(16), partition, key (bytes), offset,
+// max bytes.
+func encFindKeyBatchesReq(e *encoder, r coordapi.FindKeyBatchesRequest) {
+	e.id(r.TopicID)
+	e.varint(int64(r.Partition))
+	e.bytes(r.Key)
+	e.varint(r.Offset)
+	e.varint(int64(r.MaxBytes))
+}
+
+func decFindKeyBatchesReq(d *decoder) coordapi.FindKeyBatchesRequest {
+	return coordapi.FindKeyBatchesRequest{TopicID: d.id(), Partition: d.int32(), Key: d.bytes(), Offset: d.varint(), MaxBytes: d.int32()}
+}
+
+// find_key_batches reply: ready (bool), through, the batches' coordinates
+// and the partition state as a find_batches reply encodes them, then n ×
+// (base offset, last offset - base offset): the batches' own offsets (a
+// segment coordinate's differ from them).
+func encFindKeyBatchesResp(e *encoder, r coordapi.FindKeyBatchesResponse) {
+	e.bool(r.Ready)
+	e.varint(r.Through)
+	coords := make([]coordapi.BatchCoord, len(r.Batches))
+	for i := range r.Batches {
+		coords[i] = r.Batches[i].Coord
+	}
+	encFindBatchesResp(e, coordapi.FindBatchesResponse{Batches: coords, PartitionState: r.PartitionState})
+	e.uvarint(uint64(len(r.Batches)))
+	for _, b := range r.Batches {
+		e.varint(b.BaseOffset)
+		e.varint(b.LastOffset - b.BaseOffset)
+	}
+}
+
+func decFindKeyBatchesResp(d *decoder) coordapi.FindKeyBatchesResponse {
+	r := coordapi.FindKeyBatchesResponse{Ready: d.bool(), Through: d.varint()}
+	fb := decFindBatchesResp(d)
+	r.PartitionState = fb.PartitionState
+	n := d.count(2)
+	if d.err == nil && n != len(fb.Batches) {
+		d.fail("find key batches: %d offset pairs for %d batches", n, len(fb.Batches))
+		return r
+	}
+	if n > 0 {
+		r.Batches = make([]coordapi.KeyBatch, n)
+		for i := range r.Batches {
+			base := d.varint()
+			r.Batches[i] = coordapi.KeyBatch{Coord: fb.Batches[i], BaseOffset: base, LastOffset: base + d.varint()}
+		}
+	}
+	return r
+}

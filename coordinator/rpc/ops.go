@@ -43,6 +43,9 @@ const (
 	// opKvGet answers a /kv lookup in one round trip (kv_lookup and
 	// kv_ready stay, for brokers of earlier builds).
 	opKvGet = "kv_get"
+	// opFindKeyBatches answers a hierarchical view's fetch from the
+	// posting index.
+	opFindKeyBatches = "find_key_batches"
 	// The tier job ops: brokers claim consolidation jobs, and complete or
 	// abandon them.
 	opClaimTierJob    = "claim_tier_job"

@@ -119,6 +119,7 @@ var handlers = map[string]handler{
 	opAlterUserScram: unary(decAlterUserScramReq, func(c *coordinator.Coordinator, ctx context.Context, r alterUserScramReq) ([]coordapi.ScramUserResult, error) {
 		return c.AlterUserScramCredentials(ctx, r.Dels, r.Ups)
 	}, encScramUserResults),
+	opFindKeyBatches:  unary(decFindKeyBatchesReq, (*coordinator.Coordinator).FindKeyBatches, encFindKeyBatchesResp),
 	opKvLatestOffsets: unary(decKvOffsetsReq, (*coordinator.Coordinator).KvLatestOffsets, encOffsets),
 	opClaimTierJob: unary(decClaimTierJobReq, func(c *coordinator.Coordinator, ctx context.Context, r coordapi.ClaimTierJobRequest) (claimTierJobResp, error) {
 		job, ok, err := c.ClaimTierJob(ctx, r)
