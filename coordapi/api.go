@@ -65,6 +65,10 @@ const (
 type PartitionState struct {
 	LogStartOffset int64
 	HighWatermark  int64
+	// LastStableOffset is the first offset of the partition's oldest open
+	// transaction, the high watermark when none is open: read_committed
+	// consumers read below it (txn.go).
+	LastStableOffset int64
 }
 
 // CommitRequest commits one uploaded object: every batch in it, in the order
@@ -98,6 +102,16 @@ type CommitBatch struct {
 	// kv.index.enabled, one entry per distinct key, OffsetDelta that of its
 	// first record).
 	Keys []KeyEntry
+	// Transactional is the batch header's transactional bit: the batch
+	// belongs to its producer's ongoing transaction, which must hold the
+	// partition (AddPartitionsToTxn) or the batch is refused.
+	Transactional bool
+	// Control marks a transaction marker. Only the coordinator writes
+	// them (brokers refuse control batches from clients); never sent over
+	// the rpc.
+	Control bool
+	// Commit is a control batch's marker type: commit, else abort.
+	Commit bool
 }
 
 // KeyEntry is one record's key, as the key index needs it.
@@ -132,6 +146,9 @@ type FindBatchesRequest struct {
 	// MaxBytes bounds the summed batch lengths; the first batch is always
 	// returned whole even if larger (Kafka's fetch semantics).
 	MaxBytes int32
+	// ReadCommitted stops the batches at the last stable offset and lists
+	// the aborted transactions of the range (read_committed).
+	ReadCommitted bool
 }
 
 // BatchCoord is where one committed batch lives.
@@ -167,6 +184,10 @@ type BatchCoord struct {
 type FindBatchesResponse struct {
 	Batches []BatchCoord
 	PartitionState
+	// Aborted, for a ReadCommitted request, are the aborted transactions
+	// whose records may be among Batches (their abort marker at or after
+	// the requested offset), by first offset.
+	Aborted []AbortedTxn
 }
 
 // FindBatchesResult is one partition's answer to FindBatchesMulti.
@@ -212,6 +233,8 @@ type CommitNotice struct {
 	Partition      int32
 	HighWatermark  int64
 	LogStartOffset int64
+	// LastStableOffset is the partition's after the commit.
+	LastStableOffset int64
 	// Batches are the committed batches, in offset order, ending at
 	// HighWatermark-1: WAL batches, just committed (never Segment).
 	// Empty when the notice only reports offsets.

@@ -38,6 +38,14 @@ type Coordinator interface {
 	ListOffset(ctx context.Context, id TopicID, partition int32, timestamp int64) (offset, ts int64, err error)
 	DeleteRecords(ctx context.Context, id TopicID, partition int32, offset int64) (int64, error)
 	InitProducerID(ctx context.Context, req InitProducerIDRequest) (InitProducerIDResponse, error)
+	// The transaction coordinator (txn.go): per-partition results carry
+	// Kafka's error codes; a request-level failure is the error.
+	AddPartitionsToTxn(ctx context.Context, req AddPartitionsRequest) ([]int16, error)
+	AddOffsetsToTxn(ctx context.Context, p TxnProducer, group string) error
+	EndTxn(ctx context.Context, req EndTxnRequest) error
+	DescribeTransactions(ctx context.Context, ids []string) ([]TxnDescription, error)
+	ListTransactions(ctx context.Context, states []TxnState, producerIDs []int64) ([]TxnListing, error)
+	DescribeProducers(ctx context.Context, id TopicID, partition int32) ([]ProducerDescription, error)
 	// Subscribe calls fn with every commit notice until cancel is called.
 	Subscribe(fn func([]CommitNotice)) (cancel func())
 	// SubscribeTopics calls fn with a notice of every topic created,

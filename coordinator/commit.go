@@ -179,6 +179,7 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (*coordapi
 		accepted  int64
 		kvs       []kvApply
 		posts     []postingApply
+		txnOps    []txnOp
 	)
 	for i := range req.Batches {
 		if slot[i] < 0 {
@@ -193,8 +194,14 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (*coordapi
 			ts = nowMs
 		}
 
+		if cb.Transactional && !cb.Control {
+			if code := c.checkTxnBatchLocked(cb); code != 0 {
+				res.ErrorCode = code
+				continue
+			}
+		}
 		var prod *pendingProducer
-		if cb.ProducerID >= 0 {
+		if cb.ProducerID >= 0 && !cb.Control {
 			if cb.ProducerEpoch < 0 || cb.BaseSequence < 0 {
 				res.ErrorCode = codeInvalidRecord
 				continue
@@ -244,6 +251,9 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (*coordapi
 			}
 		}
 		accepted += int64(cb.ByteLength)
+		if cb.Transactional || cb.Control {
+			txnOps = append(txnOps, txnOp{part: slot[i], pid: cb.ProducerID, base: base, control: cb.Control, commit: cb.Commit})
+		}
 		if t.kvIndexed && len(cb.Keys) > 0 {
 			kvs = append(kvs, kvApply{cb.TopicID, cb.Partition, base, cb.Keys})
 		}
@@ -272,6 +282,8 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (*coordapi
 	for _, pa := range posts {
 		c.postings.Apply(b, pa.id, pa.partition, pa.base, pa.last, pa.size, postingKeys(pa.keys))
 	}
+	// And the transactions' open and aborted rows (txn.go).
+	txnChanges := c.applyTxnOpsLocked(b, parts, txnOps)
 
 	if c.testBeforeCommit != nil {
 		if err := c.testBeforeCommit(); err != nil {
@@ -290,12 +302,13 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (*coordapi
 		if len(pp.batches) > 0 {
 			pp.topic.parts[pp.partition] = pp.st
 			notices = append(notices, coordapi.CommitNotice{TopicID: pp.topic.id, Partition: pp.partition,
-				HighWatermark: pp.st.hwm, LogStartOffset: pp.st.logStart, Batches: pp.batches})
+				HighWatermark: pp.st.hwm, LogStartOffset: pp.st.logStart, LastStableOffset: pp.st.lso(), Batches: pp.batches})
 		}
 	}
 	if isNew || accepted > 0 {
 		c.installObjectsLocked([]*objectState{obj})
 	}
+	txnChanges.installLocked(c)
 	c.mu.Unlock()
 	if isNew {
 		c.commit.nextObject = obj.num + 1

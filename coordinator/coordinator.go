@@ -73,6 +73,15 @@ type Options struct {
 	// still runs. Default: false.
 	ConsolidationDisabled bool
 
+	// TxnCheckInterval is how often transactions past their timeout are
+	// aborted and prepared ones completed. Negative: never in the
+	// background (tests call TxnTick). Default: 1s.
+	TxnCheckInterval time.Duration
+	// Markers is where EndTxn writes the objects holding transaction
+	// markers: the cluster's object store. Without it transactions cannot
+	// end. Default: none.
+	Markers MarkerStore
+
 	// FS replaces the filesystem under Pebble: vfs.NewMem() for a state
 	// that lives in memory (tests of other packages), an errorfs wrapper to
 	// inject write failures. Default: the OS filesystem.
@@ -147,6 +156,11 @@ type Coordinator struct {
 	// write leaves memory unchanged.
 	// users are the SCRAM users (users.go); taken alone.
 	users userStore
+	// txns are the transactional ids (txn.go): its lock guards the maps,
+	// taken alone or under a transaction's own lock.
+	txns txnRegistry
+	// stopTxn stops the transaction timeout loop.
+	stopTxn func()
 
 	commit struct {
 		sync.Mutex
@@ -159,6 +173,12 @@ type Coordinator struct {
 		logs map[partKey]*partLog
 		// scratch is memory commits reuse.
 		scratch commitScratch
+		// txnViews are the transactional producers' epochs and ongoing
+		// transactions, by producer id; openTxns the first offset of
+		// each open transaction in each partition, by producer id
+		// (txn.go).
+		txnViews map[int64]*txnView
+		openTxns map[partKey]map[int64]int64
 	}
 
 	// mu guards the in-memory state that readers (FindBatches, Topic,
@@ -174,6 +194,9 @@ type Coordinator struct {
 		// changes.
 		acls       map[coordapi.ACLBinding]struct{}
 		aclVersion uint64
+		// aborted are each partition's aborted transactions, by marker
+		// offset (txn.go).
+		aborted map[partKey][]coordapi.AbortedTxn
 	}
 
 	// pids allocates producer ids and bumps their epochs (InitProducerID).
@@ -259,6 +282,11 @@ type partState struct {
 	// watermark (DeleteRecords, retention, consolidation), so that a job
 	// planned before one is refused; in memory only.
 	gen uint64
+	// firstOpen, when hasOpen, is the first offset of the oldest open
+	// transaction in the partition: its last stable offset (txn.go). In
+	// memory only, rebuilt from the open-transaction rows at Open.
+	firstOpen int64
+	hasOpen   bool
 }
 
 func newPartState() partState {
@@ -363,6 +391,18 @@ func Open(opts Options) (*Coordinator, error) {
 			c.RunGC(ctx, opts.GCStore, opts.GCPrefix, opts.GCInterval)
 		}()
 	}
+	if opts.TxnCheckInterval == 0 {
+		opts.TxnCheckInterval = defaultTxnCheckInterval
+	}
+	if opts.TxnCheckInterval > 0 {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		c.stopTxn = func() { cancel(); <-done }
+		go func() {
+			defer close(done)
+			c.runTxns(ctx, opts.TxnCheckInterval)
+		}()
+	}
 	if opts.TierInterval > 0 {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
@@ -388,6 +428,10 @@ func (c *Coordinator) Close() error {
 	if c.stopTier != nil {
 		c.stopTier() // likewise
 		c.stopTier = nil
+	}
+	if c.stopTxn != nil {
+		c.stopTxn()
+		c.stopTxn = nil
 	}
 	c.closeMu.Lock()
 	defer c.closeMu.Unlock()
@@ -426,7 +470,7 @@ func (c *Coordinator) enter(ctx context.Context) error {
 func (c *Coordinator) leave() { c.closeMu.RUnlock() }
 
 // load reads the whole hot state from Pebble. It runs before c is shared.
-func (c *Coordinator) load() error {
+func (c *Coordinator) load() (err error) {
 	c.mu.topicsByName = map[string]*topicState{}
 	c.mu.topicsByID = map[coordapi.TopicID]*topicState{}
 	c.mu.objects = map[uint64]*objectState{}
@@ -441,8 +485,13 @@ func (c *Coordinator) load() error {
 	if err := c.loadUsers(); err != nil {
 		return err
 	}
+	defer func() {
+		if err == nil {
+			err = c.loadTxns()
+		}
+	}()
 	partCounts := map[coordapi.TopicID]int{}
-	err := c.scan(prefixTopic, func(k, v []byte) error {
+	err = c.scan(prefixTopic, func(k, v []byte) error {
 		if len(k) != 17 {
 			return fmt.Errorf("coordinator: bad topic key %x", k)
 		}

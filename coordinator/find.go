@@ -42,7 +42,16 @@ func (c *Coordinator) PartitionState(ctx context.Context, id coordapi.TopicID, p
 }
 
 func (p *partState) public() coordapi.PartitionState {
-	return coordapi.PartitionState{LogStartOffset: p.logStart, HighWatermark: p.hwm}
+	return coordapi.PartitionState{LogStartOffset: p.logStart, HighWatermark: p.hwm, LastStableOffset: p.lso()}
+}
+
+// lso is the partition's last stable offset: the first offset of its
+// oldest open transaction, else its high watermark.
+func (p *partState) lso() int64 {
+	if p.hasOpen && p.firstOpen < p.hwm {
+		return p.firstOpen
+	}
+	return p.hwm
 }
 
 // FindBatches returns the coordinates of the batches from req.Offset on:
@@ -75,7 +84,11 @@ func (c *Coordinator) FindBatches(ctx context.Context, req coordapi.FindBatchesR
 		c.mu.RUnlock()
 		return resp, c.outOfRange(req.TopicID, req.Partition, req.Offset, st)
 	}
-	if req.Offset == st.hwm {
+	limit := st.hwm
+	if req.ReadCommitted {
+		limit = st.lso()
+	}
+	if req.Offset >= limit {
 		c.mu.RUnlock()
 		return resp, nil
 	}
@@ -89,7 +102,7 @@ func (c *Coordinator) FindBatches(ctx context.Context, req coordapi.FindBatchesR
 	}
 
 	var nums []uint64 // object of each batch
-	resp.Batches, nums, err = scanBatches(it, req)
+	resp.Batches, nums, err = scanBatches(it, req, limit)
 	if cerr := it.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("find batches: iterate: %w", cerr)
 	}
@@ -100,6 +113,9 @@ func (c *Coordinator) FindBatches(ctx context.Context, req coordapi.FindBatchesR
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	err = c.finishLocked(req, &resp, nums)
+	if err == nil && req.ReadCommitted {
+		resp.Aborted = c.abortedLocked(partKey{req.TopicID, req.Partition}, req.Offset, limit)
+	}
 	return resp, err
 }
 
@@ -150,7 +166,8 @@ func (c *Coordinator) FindBatchesMulti(ctx context.Context, reqs []coordapi.Find
 	defer c.leave()
 
 	out := make([]coordapi.FindBatchesResult, len(reqs))
-	scan := make([]bool, len(reqs)) // partitions with batches to read
+	scan := make([]bool, len(reqs))    // partitions with batches to read
+	limits := make([]int64, len(reqs)) // where each one's batches stop
 	scans := 0
 	c.mu.RLock()
 	for i, req := range reqs {
@@ -160,10 +177,14 @@ func (c *Coordinator) FindBatchesMulti(ctx context.Context, reqs []coordapi.Find
 			continue
 		}
 		out[i].PartitionState = st.public()
+		limits[i] = st.hwm
+		if req.ReadCommitted {
+			limits[i] = st.lso()
+		}
 		switch {
 		case req.Offset < st.logStart || req.Offset > st.hwm:
 			out[i].ErrorCode = kerr.OffsetOutOfRange.Code
-		case req.Offset < st.hwm:
+		case req.Offset < limits[i]:
 			scan[i] = true
 			scans++
 		}
@@ -188,7 +209,7 @@ func (c *Coordinator) FindBatchesMulti(ctx context.Context, reqs []coordapi.Find
 			return nil, err
 		}
 		it.SetBounds(batchKey(req.TopicID, req.Partition, req.Offset), batchKey(req.TopicID, req.Partition, out[i].HighWatermark))
-		batches, objs, err := scanBatches(it, req)
+		batches, objs, err := scanBatches(it, req, limits[i])
 		if err != nil {
 			c.log.Error("find batches", "topic", req.TopicID, "partition", req.Partition, "offset", req.Offset, "err", err)
 			out[i].ErrorCode = kerr.KafkaStorageError.Code
@@ -213,6 +234,10 @@ func (c *Coordinator) FindBatchesMulti(ctx context.Context, reqs []coordapi.Find
 				c.log.Error("find batches", "topic", req.TopicID, "partition", req.Partition, "offset", req.Offset, "err", err)
 				out[i].FindBatchesResponse = coordapi.FindBatchesResponse{}
 			}
+			continue
+		}
+		if req.ReadCommitted {
+			out[i].Aborted = c.abortedLocked(partKey{req.TopicID, req.Partition}, req.Offset, limits[i])
 		}
 	}
 	return out, nil
@@ -230,8 +255,9 @@ func errorCode(err error) int16 {
 
 // scanBatches reads, from it (positioned anywhere, bounded to req's
 // partition from req.Offset to the high watermark), the batches FindBatches
-// answers for req, and the object number of each.
-func scanBatches(it *pebble.Iterator, req coordapi.FindBatchesRequest) ([]coordapi.BatchCoord, []uint64, error) {
+// answers for req, and the object number of each: none at or after limit
+// (the high watermark, or the last stable offset for read_committed).
+func scanBatches(it *pebble.Iterator, req coordapi.FindBatchesRequest, limit int64) ([]coordapi.BatchCoord, []uint64, error) {
 	var (
 		batches []coordapi.BatchCoord
 		nums    []uint64
@@ -257,6 +283,9 @@ func scanBatches(it *pebble.Iterator, req coordapi.FindBatchesRequest) ([]coorda
 			}
 			if bc.LastOffset < req.Offset {
 				continue // before the batch holding Offset, in the first run
+			}
+			if bc.BaseOffset >= limit {
+				return batches, nums, nil
 			}
 			if bc.Segment {
 				// A segment is answered alone: its reader finds the batch

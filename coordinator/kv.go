@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"strings"
 
 	"github.com/cockroachdb/pebble"
@@ -113,7 +114,7 @@ func (c *Coordinator) KvGet(ctx context.Context, req coordapi.KvGetRequest) (coo
 	}
 	fr := coordapi.FindBatchesResponse{PartitionState: st.public()}
 	var nums []uint64
-	fr.Batches, nums, err = scanBatches(it, fb)
+	fr.Batches, nums, err = scanBatches(it, fb, math.MaxInt64)
 	if cerr := it.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("kv get: iterate: %w", cerr)
 	}

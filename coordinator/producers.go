@@ -158,15 +158,13 @@ func (p *producerState) record(cb *coordapi.CommitBatch, baseOffset, timestamp, 
 //     with epoch 0, and so does an id this coordinator never handed out.
 //     ProducerID and ProducerEpoch must be both -1 or both set, else
 //     INVALID_REQUEST.
-//   - TransactionalID set: transactions are not supported. After Kafka's own
-//     checks (empty id: INVALID_REQUEST; TimeoutMs outside
-//     1..transaction.max.timeout.ms (900000): INVALID_TRANSACTION_TIMEOUT) it
-//     fails with TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which every client
-//     treats as fatal at once (a retriable code such as
-//     COORDINATOR_NOT_AVAILABLE would make it retry until it times out),
-//     with a message saying transactions are not supported. TimeoutMs is not
-//     checked without a transactional id, as in Kafka (idempotent clients
-//     send anything there, e.g. librdkafka -1).
+//   - TransactionalID set: after Kafka's own checks (empty id:
+//     INVALID_REQUEST; TimeoutMs outside 1..transaction.max.timeout.ms
+//     (900000): INVALID_TRANSACTION_TIMEOUT), the transaction coordinator
+//     answers (txn.go: a new id, or an epoch bump fencing the previous
+//     producer of the id). TimeoutMs is not checked without a transactional
+//     id, as in Kafka (idempotent clients send anything there, e.g.
+//     librdkafka -1).
 func (c *Coordinator) InitProducerID(ctx context.Context, req coordapi.InitProducerIDRequest) (coordapi.InitProducerIDResponse, error) {
 	if err := c.enter(ctx); err != nil {
 		return coordapi.InitProducerIDResponse{}, err
@@ -183,8 +181,11 @@ func (c *Coordinator) InitProducerID(ctx context.Context, req coordapi.InitProdu
 			return fail(coordapi.Errorf(kerr.InvalidTransactionTimeout,
 				"Transaction timeout %d ms is not in 1..%d (transaction.max.timeout.ms)", req.TimeoutMs, maxTransactionTimeoutMs))
 		}
-		return fail(coordapi.Errorf(kerr.TransactionalIDAuthorizationFailed,
-			"Transactions are not supported by floe (transactional.id %q); use an idempotent producer without transactional.id", *req.TransactionalID))
+		resp, err := c.initTxnProducer(ctx, req)
+		if err != nil {
+			return fail(err)
+		}
+		return resp, nil
 	}
 	if (req.ProducerID < 0) != (req.ProducerEpoch < 0) {
 		return fail(coordapi.Errorf(kerr.InvalidRequest,
@@ -226,6 +227,14 @@ func (c *Coordinator) InitProducerID(ctx context.Context, req coordapi.InitProdu
 	}
 	c.log.Debug("producer epoch bumped", "producer_id", req.ProducerID, "epoch", next.epoch)
 	return coordapi.InitProducerIDResponse{ProducerID: req.ProducerID, ProducerEpoch: next.epoch}, nil
+}
+
+// allocateProducerID hands out the next producer id.
+func (c *Coordinator) allocateProducerID() (int64, error) {
+	c.pids.Lock()
+	defer c.pids.Unlock()
+	r, err := c.allocateProducerIDLocked()
+	return r.ProducerID, err
 }
 
 // allocateProducerIDLocked hands out the next producer id with epoch 0,

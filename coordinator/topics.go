@@ -217,6 +217,10 @@ func (c *Coordinator) deleteTopicLocked(t *topicState) error {
 	_ = b.Delete(topicKey(t.id), nil)
 	pl := partitionsPrefix(t.id)
 	_ = b.DeleteRange(pl, prefixEnd(pl), nil)
+	for _, prefix := range []byte{prefixTxnOpen, prefixAborted} {
+		tl := append([]byte{prefix}, t.id[:]...)
+		_ = b.DeleteRange(tl, prefixEnd(tl), nil)
+	}
 
 	lower, upper := batchTopicBounds(t.id)
 	rs, err := c.rowStats(lower, upper)
@@ -241,7 +245,13 @@ func (c *Coordinator) deleteTopicLocked(t *topicState) error {
 	delete(c.mu.topicsByName, t.name)
 	delete(c.mu.topicsByID, t.id)
 	c.installObjectsLocked(objects)
+	for p := range t.parts {
+		delete(c.mu.aborted, partKey{t.id, int32(p)})
+	}
 	c.mu.Unlock()
+	for p := range t.parts {
+		delete(c.commit.openTxns, partKey{t.id, int32(p)})
+	}
 	for _, pk := range producers {
 		delete(c.commit.producers, pk)
 	}

@@ -1,0 +1,923 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/internal/valenc"
+)
+
+// Transactions (KIP-98, with KIP-360's epoch bumps and KIP-890's ordering:
+// a transactional batch is accepted only into a partition its ongoing
+// transaction holds, checked in the commit that assigns its offsets).
+//
+// A transactional id's state is one row, rewritten (synced) by each step:
+//
+//	x <transactional id> -> version 1, producer id, epoch, previous producer
+//	                        id, previous epoch, timeout ms, state(1), start
+//	                        ms, update ms, n partitions × (topic id(16),
+//	                        partition), n groups × group str
+//
+// A transaction's first batch in a partition writes its open row in the
+// commit's Pebble batch; its marker's commit deletes it, and for an abort
+// writes the aborted row Fetch lists for read_committed consumers:
+//
+//	y <topic id(16)> <partition(4)> <producer id(8)> -> version 1, first offset
+//	q <topic id(16)> <partition(4)> <marker offset(8)> <producer id(8)>
+//	                                                 -> version 1, first offset
+//
+// EndTxn moves the state to PrepareCommit or PrepareAbort (durable), which
+// stops the transaction's batches from being accepted; writes one object
+// holding a control batch per partition of the transaction and commits it
+// like any object (the markers get offsets; open rows close); commits or
+// drops the groups' transactional offsets; and moves the state to
+// CompleteCommit or CompleteAbort. A coordinator that stops between
+// Prepare and Complete finishes the transaction at its next Open.
+const (
+	prefixTxn     byte = 'x'
+	prefixTxnOpen byte = 'y'
+	prefixAborted byte = 'q'
+)
+
+// TxnOffsets commits or drops a transaction's consumer-group offsets when
+// it ends: the group coordinator (groups.Groups) implements it.
+type TxnOffsets interface {
+	CompleteTxnOffsets(ctx context.Context, group string, producerID int64, commit bool) error
+}
+
+// MarkerStore is where the coordinator writes the objects holding
+// transaction markers: the cluster's object store.
+type MarkerStore interface {
+	Put(ctx context.Context, key string, data []byte) error
+}
+
+// txnState is one transactional id's state. mu serializes the
+// transaction's operations; EndTxn holds it while it writes the markers.
+type txnState struct {
+	mu sync.Mutex
+	id string
+
+	pid, prevPID     int64
+	epoch, prevEpoch int16
+	timeoutMs        int32
+	state            coordapi.TxnState
+	parts            []partKey // sorted, unique
+	groups           []string
+	startMs          int64
+	updateMs         int64
+	// markersDone is set once this transaction's markers are committed,
+	// so that a retried completion does not write them twice.
+	markersDone bool
+}
+
+// txnView is what commits check a transactional batch against: the
+// producer's epoch and ongoing transaction. c.commit guards it; a
+// transaction step updates it under c.commit.
+type txnView struct {
+	epoch   int16
+	ongoing bool
+	parts   map[partKey]struct{}
+}
+
+// txnRegistry holds the transactional ids.
+type txnRegistry struct {
+	sync.Mutex // guards the maps only
+	byID       map[string]*txnState
+	byPID      map[int64]*txnState
+	offsets    TxnOffsets
+	markers    MarkerStore
+	prefix     string
+}
+
+func txnKey(id string) []byte { return append([]byte{prefixTxn}, id...) }
+
+func txnOpenKey(pk partKey, pid int64) []byte {
+	k := make([]byte, 0, 29)
+	k = append(k, prefixTxnOpen)
+	k = append(k, pk.topic[:]...)
+	k = binary.BigEndian.AppendUint32(k, uint32(pk.partition))
+	return binary.BigEndian.AppendUint64(k, uint64(pid))
+}
+
+func abortedKey(pk partKey, last, pid int64) []byte {
+	k := make([]byte, 0, 37)
+	k = append(k, prefixAborted)
+	k = append(k, pk.topic[:]...)
+	k = binary.BigEndian.AppendUint32(k, uint32(pk.partition))
+	k = binary.BigEndian.AppendUint64(k, uint64(last))
+	return binary.BigEndian.AppendUint64(k, uint64(pid))
+}
+
+func encodeOffset(o int64) []byte {
+	return binary.AppendVarint([]byte{valenc.Version1}, o)
+}
+
+func decodeOffset(what string, v []byte) (int64, error) {
+	d := valenc.New(what, v)
+	o := d.Varint()
+	return o, d.Done(what)
+}
+
+func encodeTxn(t *txnState) []byte {
+	b := []byte{valenc.Version1}
+	b = binary.AppendVarint(b, t.pid)
+	b = binary.AppendVarint(b, int64(t.epoch))
+	b = binary.AppendVarint(b, t.prevPID)
+	b = binary.AppendVarint(b, int64(t.prevEpoch))
+	b = binary.AppendVarint(b, int64(t.timeoutMs))
+	b = append(b, byte(t.state))
+	b = binary.AppendVarint(b, t.startMs)
+	b = binary.AppendVarint(b, t.updateMs)
+	b = binary.AppendUvarint(b, uint64(len(t.parts)))
+	for _, pk := range t.parts {
+		b = append(b, pk.topic[:]...)
+		b = binary.AppendVarint(b, int64(pk.partition))
+	}
+	b = binary.AppendUvarint(b, uint64(len(t.groups)))
+	for _, g := range t.groups {
+		b = valenc.AppendString(b, g)
+	}
+	return b
+}
+
+func decodeTxn(id string, v []byte) (*txnState, error) {
+	d := valenc.New("transaction", v)
+	t := &txnState{id: id}
+	t.pid = d.Varint()
+	t.epoch = int16(d.Varint())
+	t.prevPID = d.Varint()
+	t.prevEpoch = int16(d.Varint())
+	t.timeoutMs = int32(d.Varint())
+	t.state = coordapi.TxnState(d.Byte())
+	t.startMs = d.Varint()
+	t.updateMs = d.Varint()
+	n := d.Uvarint()
+	for i := uint64(0); i < n && d.Err() == nil; i++ {
+		var pk partKey
+		copy(pk.topic[:], d.Bytes(16))
+		pk.partition = int32(d.Varint())
+		t.parts = append(t.parts, pk)
+	}
+	n = d.Uvarint()
+	for i := uint64(0); i < n && d.Err() == nil; i++ {
+		t.groups = append(t.groups, d.String())
+	}
+	return t, d.Done("transaction")
+}
+
+// SetTxnOffsets gives the coordinator the group coordinator whose
+// transactional offsets EndTxn commits or drops. The coordinator service
+// calls it once both are open; without it a transaction holding offsets
+// cannot end (COORDINATOR_NOT_AVAILABLE, retriable).
+func (c *Coordinator) SetTxnOffsets(o TxnOffsets) {
+	c.txns.Lock()
+	defer c.txns.Unlock()
+	c.txns.offsets = o
+}
+
+// loadTxns reads the transactions, their open rows and the aborted
+// transactions. It runs before c is shared.
+func (c *Coordinator) loadTxns() error {
+	c.txns.byID = map[string]*txnState{}
+	c.txns.byPID = map[int64]*txnState{}
+	c.txns.markers, c.txns.prefix = c.opts.Markers, c.opts.GCPrefix
+	c.commit.txnViews = map[int64]*txnView{}
+	c.commit.openTxns = map[partKey]map[int64]int64{}
+	c.mu.aborted = map[partKey][]coordapi.AbortedTxn{}
+	err := c.scan(prefixTxn, func(k, v []byte) error {
+		t, err := decodeTxn(string(k[1:]), v)
+		if err != nil {
+			return err
+		}
+		c.txns.byID[t.id] = t
+		c.txns.byPID[t.pid] = t
+		c.commit.txnViews[t.pid] = t.view()
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = c.scan(prefixTxnOpen, func(k, v []byte) error {
+		if len(k) != 29 {
+			return fmt.Errorf("coordinator: bad open transaction key %x", k)
+		}
+		var pk partKey
+		copy(pk.topic[:], k[1:17])
+		pk.partition = int32(binary.BigEndian.Uint32(k[17:21]))
+		pid := int64(binary.BigEndian.Uint64(k[21:29]))
+		first, err := decodeOffset("open transaction", v)
+		if err != nil {
+			return err
+		}
+		m := c.commit.openTxns[pk]
+		if m == nil {
+			m = map[int64]int64{}
+			c.commit.openTxns[pk] = m
+		}
+		m[pid] = first
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for pk := range c.commit.openTxns {
+		c.setFirstOpenLocked(pk)
+	}
+	return c.scan(prefixAborted, func(k, v []byte) error {
+		if len(k) != 37 {
+			return fmt.Errorf("coordinator: bad aborted transaction key %x", k)
+		}
+		var pk partKey
+		copy(pk.topic[:], k[1:17])
+		pk.partition = int32(binary.BigEndian.Uint32(k[17:21]))
+		last := int64(binary.BigEndian.Uint64(k[21:29]))
+		pid := int64(binary.BigEndian.Uint64(k[29:37]))
+		first, err := decodeOffset("aborted transaction", v)
+		if err != nil {
+			return err
+		}
+		c.mu.aborted[pk] = append(c.mu.aborted[pk], coordapi.AbortedTxn{ProducerID: pid, FirstOffset: first, LastOffset: last})
+		return nil
+	})
+}
+
+// setFirstOpenLocked sets a partition's first open offset from its open
+// transactions. c.commit must be held, and c.mu unless c is not shared.
+func (c *Coordinator) setFirstOpenLocked(pk partKey) {
+	t := c.mu.topicsByID[pk.topic]
+	if t == nil || int(pk.partition) >= len(t.parts) {
+		return
+	}
+	p := &t.parts[pk.partition]
+	p.firstOpen, p.hasOpen = firstOpen(c.commit.openTxns[pk])
+}
+
+func firstOpen(m map[int64]int64) (int64, bool) {
+	if len(m) == 0 {
+		return 0, false
+	}
+	first := int64(math.MaxInt64)
+	for _, o := range m {
+		first = min(first, o)
+	}
+	return first, true
+}
+
+// view returns what commits check the transaction's batches against.
+func (t *txnState) view() *txnView {
+	v := &txnView{epoch: t.epoch, ongoing: t.state == coordapi.TxnOngoing, parts: map[partKey]struct{}{}}
+	for _, pk := range t.parts {
+		v.parts[pk] = struct{}{}
+	}
+	return v
+}
+
+// txnFor returns the state of a transactional id, nil for none.
+func (c *Coordinator) txnFor(id string) *txnState {
+	c.txns.Lock()
+	defer c.txns.Unlock()
+	return c.txns.byID[id]
+}
+
+// persistTxnLocked writes t's row and installs what commits check. t.mu
+// must be held.
+func (c *Coordinator) persistTxnLocked(t *txnState) error {
+	t.updateMs = c.now().UnixMilli()
+	if err := c.db.Set(txnKey(t.id), encodeTxn(t), pebble.Sync); err != nil {
+		return fmt.Errorf("transaction %q: %w", t.id, err)
+	}
+	c.commit.Lock()
+	c.commit.txnViews[t.pid] = t.view()
+	c.commit.Unlock()
+	return nil
+}
+
+// checkProducerLocked validates a request's producer against t, as
+// Kafka's TransactionCoordinator does. t.mu must be held.
+func checkProducerLocked(t *txnState, p coordapi.TxnProducer) error {
+	switch {
+	case p.ProducerID != t.pid:
+		return coordapi.Errorf(kerr.InvalidProducerIDMapping, "Producer id %d is not the one of transactional id %q", p.ProducerID, t.id)
+	case p.ProducerEpoch != t.epoch:
+		return coordapi.Errorf(kerr.ProducerFenced, "Producer epoch %d of transactional id %q is not its current epoch %d: a newer producer fenced it",
+			p.ProducerEpoch, t.id, t.epoch)
+	}
+	return nil
+}
+
+// initTxnProducer is InitProducerID for a transactional id: a new id gets a
+// producer id at epoch 0; a known one gets its epoch bumped (a new
+// producer id when the epoch would overflow), fencing the producer that
+// had it, after its ongoing transaction is aborted. A request carrying a
+// producer id and epoch (KIP-360) must name the current ones, or the
+// previous ones when it retries a bump already made.
+func (c *Coordinator) initTxnProducer(ctx context.Context, req coordapi.InitProducerIDRequest) (coordapi.InitProducerIDResponse, error) {
+	id := *req.TransactionalID
+	c.txns.Lock()
+	t := c.txns.byID[id]
+	isNew := t == nil
+	if isNew {
+		t = &txnState{id: id, pid: -1, prevPID: -1, prevEpoch: -1, startMs: -1}
+		c.txns.byID[id] = t
+	}
+	c.txns.Unlock()
+
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.pid < 0 { // new (or a new one whose first init failed)
+		pid, err := c.allocateProducerID()
+		if err != nil {
+			return coordapi.InitProducerIDResponse{}, err
+		}
+		t.pid, t.epoch, t.timeoutMs, t.state = pid, 0, req.TimeoutMs, coordapi.TxnEmpty
+		if err := c.persistTxnLocked(t); err != nil {
+			t.pid = -1
+			return coordapi.InitProducerIDResponse{}, err
+		}
+		c.txns.Lock()
+		c.txns.byPID[t.pid] = t
+		c.txns.Unlock()
+		c.log.Info("transactional id registered", "transactional_id", id, "producer_id", t.pid)
+		return coordapi.InitProducerIDResponse{ProducerID: t.pid, ProducerEpoch: 0}, nil
+	}
+	if req.ProducerID >= 0 {
+		switch {
+		case req.ProducerID == t.prevPID && req.ProducerEpoch == t.prevEpoch:
+			// A retry of the bump that made the current epoch.
+			return coordapi.InitProducerIDResponse{ProducerID: t.pid, ProducerEpoch: t.epoch}, nil
+		case req.ProducerID != t.pid || req.ProducerEpoch != t.epoch:
+			return coordapi.InitProducerIDResponse{}, coordapi.Errorf(kerr.ProducerFenced,
+				"Producer %d epoch %d of transactional id %q is not its current one (%d epoch %d)", req.ProducerID, req.ProducerEpoch, id, t.pid, t.epoch)
+		}
+	}
+	switch t.state {
+	case coordapi.TxnOngoing:
+		// A new producer instance took the id over: abort what the old one
+		// left open, with the bumped epoch, fencing it.
+		if err := c.bumpLocked(t); err != nil {
+			return coordapi.InitProducerIDResponse{}, err
+		}
+		if err := c.endLocked(ctx, t, false); err != nil {
+			return coordapi.InitProducerIDResponse{}, err
+		}
+		c.log.Info("ongoing transaction aborted by a new producer", "transactional_id", id, "producer_id", t.pid, "epoch", t.epoch)
+	case coordapi.TxnPrepareCommit, coordapi.TxnPrepareAbort:
+		if err := c.completeLocked(ctx, t); err != nil {
+			return coordapi.InitProducerIDResponse{}, err
+		}
+	}
+	if err := c.bumpLocked(t); err != nil {
+		return coordapi.InitProducerIDResponse{}, err
+	}
+	t.timeoutMs = req.TimeoutMs
+	if err := c.persistTxnLocked(t); err != nil {
+		return coordapi.InitProducerIDResponse{}, err
+	}
+	return coordapi.InitProducerIDResponse{ProducerID: t.pid, ProducerEpoch: t.epoch}, nil
+}
+
+// bumpLocked bumps t's epoch, or gives it a new producer id when the epoch
+// would overflow, in memory: the caller persists it. t.mu must be held.
+func (c *Coordinator) bumpLocked(t *txnState) error {
+	t.prevPID, t.prevEpoch = t.pid, t.epoch
+	if t.epoch >= math.MaxInt16-1 {
+		pid, err := c.allocateProducerID()
+		if err != nil {
+			return err
+		}
+		c.txns.Lock()
+		delete(c.txns.byPID, t.pid)
+		c.txns.byPID[pid] = t
+		c.txns.Unlock()
+		t.pid, t.epoch = pid, 0
+		return nil
+	}
+	t.epoch++
+	return nil
+}
+
+// AddPartitionsToTxn adds partitions to the producer's transaction,
+// starting one when none is ongoing, and returns an error code per
+// partition: 0, UNKNOWN_TOPIC_OR_PARTITION for a partition that does not
+// exist (the others then OPERATION_NOT_ATTEMPTED, as Kafka answers). With
+// VerifyOnly nothing is added: a partition not in the transaction is
+// INVALID_TXN_STATE. Request-level failures (the error):
+// INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED, CONCURRENT_TRANSACTIONS
+// while the previous transaction is being completed.
+func (c *Coordinator) AddPartitionsToTxn(ctx context.Context, req coordapi.AddPartitionsRequest) ([]int16, error) {
+	if err := c.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer c.leave()
+	t := c.txnFor(req.TransactionalID)
+	if t == nil {
+		return nil, coordapi.Errorf(kerr.InvalidProducerIDMapping, "Transactional id %q has no producer: call InitProducerId first", req.TransactionalID)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := checkProducerLocked(t, req.TxnProducer); err != nil {
+		return nil, err
+	}
+	codes := make([]int16, len(req.Partitions))
+	if req.VerifyOnly {
+		for i, tp := range req.Partitions {
+			if t.state != coordapi.TxnOngoing || !slices.Contains(t.parts, partKey{tp.TopicID, tp.Partition}) {
+				codes[i] = kerr.InvalidTxnState.Code
+			}
+		}
+		return codes, nil
+	}
+	if err := c.beginLocked(t); err != nil {
+		return nil, err
+	}
+	failed := false
+	c.mu.RLock()
+	for i, tp := range req.Partitions {
+		if _, _, err := c.partitionLocked(tp.TopicID, tp.Partition); err != nil {
+			codes[i], failed = kerr.UnknownTopicOrPartition.Code, true
+		}
+	}
+	c.mu.RUnlock()
+	if failed {
+		for i := range codes {
+			if codes[i] == 0 {
+				codes[i] = kerr.OperationNotAttempted.Code
+			}
+		}
+		return codes, nil
+	}
+	before := len(t.parts)
+	for _, tp := range req.Partitions {
+		pk := partKey{tp.TopicID, tp.Partition}
+		if !slices.Contains(t.parts, pk) {
+			t.parts = append(t.parts, pk)
+		}
+	}
+	if len(t.parts) == before && t.state == coordapi.TxnOngoing && t.startMs >= 0 {
+		return codes, nil // nothing new
+	}
+	slices.SortFunc(t.parts, comparePartKeys)
+	if err := c.persistTxnLocked(t); err != nil {
+		return nil, err
+	}
+	return codes, nil
+}
+
+func comparePartKeys(a, b partKey) int {
+	if c := slices.Compare(a.topic[:], b.topic[:]); c != 0 {
+		return c
+	}
+	return int(a.partition) - int(b.partition)
+}
+
+// beginLocked makes t's transaction ongoing, starting a new one when the
+// last one completed. t.mu must be held.
+func (c *Coordinator) beginLocked(t *txnState) error {
+	switch t.state {
+	case coordapi.TxnOngoing:
+		return nil
+	case coordapi.TxnPrepareCommit, coordapi.TxnPrepareAbort:
+		return coordapi.Errorf(kerr.ConcurrentTransactions, "The previous transaction of %q is being completed", t.id)
+	case coordapi.TxnDead:
+		return coordapi.Errorf(kerr.InvalidTxnState, "Transactional id %q is dead", t.id)
+	}
+	t.state = coordapi.TxnOngoing
+	t.parts, t.groups = nil, nil
+	t.startMs = c.now().UnixMilli()
+	t.markersDone = false
+	return nil
+}
+
+// AddOffsetsToTxn adds a consumer group to the producer's transaction, so
+// that EndTxn commits or drops its transactional offsets; it starts a
+// transaction when none is ongoing. Failures: as AddPartitionsToTxn's
+// request-level ones.
+func (c *Coordinator) AddOffsetsToTxn(ctx context.Context, p coordapi.TxnProducer, group string) error {
+	if err := c.enter(ctx); err != nil {
+		return err
+	}
+	defer c.leave()
+	t := c.txnFor(p.TransactionalID)
+	if t == nil {
+		return coordapi.Errorf(kerr.InvalidProducerIDMapping, "Transactional id %q has no producer: call InitProducerId first", p.TransactionalID)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := checkProducerLocked(t, p); err != nil {
+		return err
+	}
+	if err := c.beginLocked(t); err != nil {
+		return err
+	}
+	if !slices.Contains(t.groups, group) {
+		t.groups = append(t.groups, group)
+	}
+	return c.persistTxnLocked(t)
+}
+
+// EndTxn commits or aborts the producer's ongoing transaction: it writes
+// the markers into every partition the transaction holds, commits or drops
+// its groups' transactional offsets, and only then answers. A retry of an
+// EndTxn already done succeeds; ending a transaction other than the way it
+// was already ended, or with none ongoing, is INVALID_TXN_STATE; a
+// completion that fails (the object store, the group coordinator) leaves
+// the transaction prepared, finished by a retry or by the coordinator.
+func (c *Coordinator) EndTxn(ctx context.Context, req coordapi.EndTxnRequest) error {
+	if err := c.enter(ctx); err != nil {
+		return err
+	}
+	defer c.leave()
+	t := c.txnFor(req.TransactionalID)
+	if t == nil {
+		return coordapi.Errorf(kerr.InvalidProducerIDMapping, "Transactional id %q has no producer: call InitProducerId first", req.TransactionalID)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := checkProducerLocked(t, req.TxnProducer); err != nil {
+		// A retry after a timeout abort bumped the epoch: Kafka answers the
+		// fenced producer PRODUCER_FENCED too.
+		return err
+	}
+	want := map[bool][2]coordapi.TxnState{
+		true:  {coordapi.TxnPrepareCommit, coordapi.TxnCompleteCommit},
+		false: {coordapi.TxnPrepareAbort, coordapi.TxnCompleteAbort},
+	}[req.Commit]
+	switch t.state {
+	case coordapi.TxnOngoing:
+		return c.endLocked(ctx, t, req.Commit)
+	case want[0]:
+		return c.completeLocked(ctx, t)
+	case want[1]:
+		return nil // a retry
+	}
+	return coordapi.Errorf(kerr.InvalidTxnState, "Transaction of %q is %s: it cannot be %s", t.id, t.state,
+		map[bool]string{true: "committed", false: "aborted"}[req.Commit])
+}
+
+// endLocked prepares t's ongoing transaction to commit or abort and
+// completes it. t.mu must be held.
+func (c *Coordinator) endLocked(ctx context.Context, t *txnState, commit bool) error {
+	t.state = coordapi.TxnPrepareAbort
+	if commit {
+		t.state = coordapi.TxnPrepareCommit
+	}
+	if err := c.persistTxnLocked(t); err != nil {
+		t.state = coordapi.TxnOngoing
+		return err
+	}
+	return c.completeLocked(ctx, t)
+}
+
+// completeLocked finishes t's prepared transaction: markers, group
+// offsets, the complete state. t.mu must be held.
+func (c *Coordinator) completeLocked(ctx context.Context, t *txnState) error {
+	commit := t.state == coordapi.TxnPrepareCommit
+	if !t.markersDone && len(t.parts) > 0 {
+		if err := c.writeMarkers(ctx, t, commit); err != nil {
+			return fmt.Errorf("transaction %q: markers: %w", t.id, err)
+		}
+		t.markersDone = true
+	}
+	if len(t.groups) > 0 {
+		c.txns.Lock()
+		offsets := c.txns.offsets
+		c.txns.Unlock()
+		if offsets == nil {
+			return coordapi.Errorf(kerr.CoordinatorNotAvailable, "the group coordinator is not available to complete the offsets of %q", t.id)
+		}
+		for _, g := range t.groups {
+			if err := offsets.CompleteTxnOffsets(ctx, g, t.pid, commit); err != nil {
+				return fmt.Errorf("transaction %q: offsets of group %q: %w", t.id, g, err)
+			}
+		}
+	}
+	t.state = coordapi.TxnCompleteAbort
+	if commit {
+		t.state = coordapi.TxnCompleteCommit
+	}
+	parts := len(t.parts)
+	t.parts, t.groups, t.startMs = nil, nil, -1
+	if err := c.persistTxnLocked(t); err != nil {
+		return err
+	}
+	c.log.Debug("transaction completed", "transactional_id", t.id, "producer_id", t.pid, "epoch", t.epoch,
+		"commit", commit, "partitions", parts)
+	return nil
+}
+
+// DescribeTransactions describes transactional ids; an unknown one is
+// TRANSACTIONAL_ID_NOT_FOUND in its result.
+func (c *Coordinator) DescribeTransactions(ctx context.Context, ids []string) ([]coordapi.TxnDescription, error) {
+	if err := c.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer c.leave()
+	out := make([]coordapi.TxnDescription, len(ids))
+	for i, id := range ids {
+		out[i] = coordapi.TxnDescription{TransactionalID: id, ProducerID: -1, ProducerEpoch: -1, StartMs: -1}
+		t := c.txnFor(id)
+		if t == nil {
+			out[i].ErrorCode = kerr.TransactionalIDNotFound.Code
+			continue
+		}
+		t.mu.Lock()
+		if t.pid < 0 {
+			out[i].ErrorCode = kerr.TransactionalIDNotFound.Code
+		} else {
+			out[i].State, out[i].ProducerID, out[i].ProducerEpoch, out[i].TimeoutMs = t.state, t.pid, t.epoch, t.timeoutMs
+			out[i].StartMs = t.startMs
+			for _, pk := range t.parts {
+				out[i].Partitions = append(out[i].Partitions, coordapi.TopicPartition{TopicID: pk.topic, Partition: pk.partition})
+			}
+		}
+		t.mu.Unlock()
+	}
+	return out, nil
+}
+
+// ListTransactions lists the transactional ids, those in one of states
+// and of one of producerIDs when they are given.
+func (c *Coordinator) ListTransactions(ctx context.Context, states []coordapi.TxnState, producerIDs []int64) ([]coordapi.TxnListing, error) {
+	if err := c.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer c.leave()
+	c.txns.Lock()
+	all := make([]*txnState, 0, len(c.txns.byID))
+	for _, t := range c.txns.byID {
+		all = append(all, t)
+	}
+	c.txns.Unlock()
+	var out []coordapi.TxnListing
+	for _, t := range all {
+		t.mu.Lock()
+		l := coordapi.TxnListing{TransactionalID: t.id, ProducerID: t.pid, State: t.state}
+		t.mu.Unlock()
+		if l.ProducerID < 0 || (len(states) > 0 && !slices.Contains(states, l.State)) ||
+			(len(producerIDs) > 0 && !slices.Contains(producerIDs, l.ProducerID)) {
+			continue
+		}
+		out = append(out, l)
+	}
+	slices.SortFunc(out, func(a, b coordapi.TxnListing) int {
+		switch {
+		case a.TransactionalID < b.TransactionalID:
+			return -1
+		case a.TransactionalID > b.TransactionalID:
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+// DescribeProducers lists the producers with state on a partition: their
+// epochs, last sequences and timestamps, and their open transactions'
+// first offsets. Kafka-level failures: UnknownTopicID,
+// UnknownTopicOrPartition.
+func (c *Coordinator) DescribeProducers(ctx context.Context, id coordapi.TopicID, partition int32) ([]coordapi.ProducerDescription, error) {
+	if err := c.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer c.leave()
+	c.mu.RLock()
+	_, _, err := c.partitionLocked(id, partition)
+	c.mu.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	c.commit.Lock()
+	defer c.commit.Unlock()
+	pk := partKey{id, partition}
+	var out []coordapi.ProducerDescription
+	for k, st := range c.commit.producers {
+		if k.topic != id || k.partition != partition || st.epoch == noProducerEpoch {
+			continue
+		}
+		d := coordapi.ProducerDescription{ProducerID: k.producerID, ProducerEpoch: st.epoch, LastSequence: -1, LastTimestamp: -1,
+			CoordinatorEpoch: -1, CurrentTxnStartOffset: -1}
+		if st.n > 0 {
+			last := st.batches[st.n-1]
+			d.LastSequence, d.LastTimestamp = last.lastSeq, last.timestamp
+		}
+		if first, ok := c.commit.openTxns[pk][k.producerID]; ok {
+			d.CurrentTxnStartOffset = first
+		}
+		out = append(out, d)
+	}
+	slices.SortFunc(out, func(a, b coordapi.ProducerDescription) int {
+		switch {
+		case a.ProducerID < b.ProducerID:
+			return -1
+		case a.ProducerID > b.ProducerID:
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+// abortedLocked returns the aborted transactions of a partition whose
+// marker is at or after from and whose first offset is below upTo, by first
+// offset. c.mu must be held (read).
+func (c *Coordinator) abortedLocked(pk partKey, from, upTo int64) []coordapi.AbortedTxn {
+	var out []coordapi.AbortedTxn
+	for _, a := range c.mu.aborted[pk] {
+		if a.LastOffset >= from && a.FirstOffset < upTo {
+			out = append(out, a)
+		}
+	}
+	slices.SortFunc(out, func(a, b coordapi.AbortedTxn) int {
+		switch {
+		case a.FirstOffset < b.FirstOffset:
+			return -1
+		case a.FirstOffset > b.FirstOffset:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// errNoMarkerStore is EndTxn's failure on a coordinator that cannot write
+// objects.
+var errNoMarkerStore = errors.New("the coordinator has no object store to write transaction markers to (cmd/coordinator needs --s3-bucket)")
+
+// txnOp is one accepted transactional batch or marker of a commit.
+type txnOp struct {
+	part    int32 // index in the commit's parts
+	pid     int64
+	base    int64
+	control bool
+	commit  bool
+}
+
+// txnChanges are what a commit changes of the open and aborted
+// transactions, installed once it is durable.
+type txnChanges struct {
+	open    map[partKey]map[int64]int64 // the partitions' new open transactions
+	aborted map[partKey][]coordapi.AbortedTxn
+}
+
+// checkTxnBatchLocked decides a transactional batch by its producer's
+// transaction (KIP-890: the partition must be in the ongoing
+// transaction): 0 to accept it, else INVALID_PRODUCER_EPOCH for an epoch
+// other than the transaction's (a fenced producer) or INVALID_TXN_STATE.
+// c.commit must be held.
+func (c *Coordinator) checkTxnBatchLocked(cb *coordapi.CommitBatch) int16 {
+	v := c.commit.txnViews[cb.ProducerID]
+	switch {
+	case v == nil:
+		return kerr.InvalidTxnState.Code
+	case cb.ProducerEpoch != v.epoch:
+		return codeInvalidProducerEpoch
+	case !v.ongoing:
+		return kerr.InvalidTxnState.Code
+	}
+	if _, ok := v.parts[partKey{cb.TopicID, cb.Partition}]; !ok {
+		return kerr.InvalidTxnState.Code
+	}
+	return 0
+}
+
+// applyTxnOpsLocked writes a commit's transactional changes into b: a
+// transaction's first batch in a partition opens it there, its marker
+// closes it (an abort marker records the aborted range). It sets the
+// partitions' pending first open offsets and returns the changes to
+// install once b is durable. c.commit must be held.
+func (c *Coordinator) applyTxnOpsLocked(b *pebble.Batch, parts []pendingPart, ops []txnOp) txnChanges {
+	var ch txnChanges
+	if len(ops) == 0 {
+		return ch
+	}
+	ch.open = map[partKey]map[int64]int64{}
+	for _, op := range ops {
+		pp := &parts[op.part]
+		pk := partKey{pp.topic.id, pp.partition}
+		m, ok := ch.open[pk]
+		if !ok {
+			m = maps.Clone(c.commit.openTxns[pk])
+			if m == nil {
+				m = map[int64]int64{}
+			}
+			ch.open[pk] = m
+		}
+		first, isOpen := m[op.pid]
+		switch {
+		case !op.control && !isOpen:
+			m[op.pid] = op.base
+			_ = b.Set(txnOpenKey(pk, op.pid), encodeOffset(op.base), nil)
+		case op.control && isOpen:
+			delete(m, op.pid)
+			_ = b.Delete(txnOpenKey(pk, op.pid), nil)
+			if !op.commit {
+				if ch.aborted == nil {
+					ch.aborted = map[partKey][]coordapi.AbortedTxn{}
+				}
+				ch.aborted[pk] = append(ch.aborted[pk], coordapi.AbortedTxn{ProducerID: op.pid, FirstOffset: first, LastOffset: op.base})
+				_ = b.Set(abortedKey(pk, op.base, op.pid), encodeOffset(first), nil)
+			}
+		}
+	}
+	for j := range parts {
+		pp := &parts[j]
+		if m, ok := ch.open[partKey{pp.topic.id, pp.partition}]; ok {
+			pp.st.firstOpen, pp.st.hasOpen = firstOpen(m)
+		}
+	}
+	return ch
+}
+
+// installLocked installs a durable commit's transactional changes. c.mu
+// and c.commit must be held.
+func (ch txnChanges) installLocked(c *Coordinator) {
+	for pk, m := range ch.open {
+		if len(m) == 0 {
+			delete(c.commit.openTxns, pk)
+		} else {
+			c.commit.openTxns[pk] = m
+		}
+	}
+	for pk, as := range ch.aborted {
+		c.mu.aborted[pk] = append(c.mu.aborted[pk], as...)
+	}
+}
+
+// defaultTxnCheckInterval is how often the coordinator looks for
+// transactions past their timeout and prepared ones to finish.
+const defaultTxnCheckInterval = time.Second
+
+// runTxns aborts the transactions that outlive their timeout and finishes
+// the prepared ones (a completion that failed, or one a restart
+// interrupted), every interval until ctx ends.
+func (c *Coordinator) runTxns(ctx context.Context, interval time.Duration) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		c.TxnTick(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// TxnTick runs one pass of the transaction loop: a transaction ongoing for
+// longer than its timeout is aborted with its epoch bumped, which fences
+// its producer (Kafka's transaction.timeout.ms); a prepared one is
+// completed. It returns how many transactions it aborted.
+func (c *Coordinator) TxnTick(ctx context.Context) int {
+	if err := c.enter(ctx); err != nil {
+		return 0
+	}
+	defer c.leave()
+	c.txns.Lock()
+	all := make([]*txnState, 0, len(c.txns.byID))
+	for _, t := range c.txns.byID {
+		all = append(all, t)
+	}
+	c.txns.Unlock()
+	nowMs := c.now().UnixMilli()
+	aborted := 0
+	for _, t := range all {
+		if ctx.Err() != nil {
+			return aborted
+		}
+		if !t.mu.TryLock() {
+			continue // busy: an operation of its producer is running
+		}
+		var err error
+		switch t.state {
+		case coordapi.TxnOngoing:
+			if t.startMs >= 0 && nowMs-t.startMs > int64(t.timeoutMs) {
+				if err = c.bumpLocked(t); err == nil {
+					err = c.endLocked(ctx, t, false)
+				}
+				if err == nil {
+					aborted++
+					c.log.Info("transaction aborted: past its timeout", "transactional_id", t.id,
+						"timeout_ms", t.timeoutMs, "producer_id", t.pid, "epoch", t.epoch)
+				}
+			}
+		case coordapi.TxnPrepareCommit, coordapi.TxnPrepareAbort:
+			err = c.completeLocked(ctx, t)
+		}
+		t.mu.Unlock()
+		if err != nil && ctx.Err() == nil {
+			c.log.Warn("transaction not completed; retrying", "transactional_id", t.id, "err", err)
+		}
+	}
+	return aborted
+}

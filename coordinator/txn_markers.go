@@ -1,0 +1,91 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/record"
+)
+
+// Control record types of a transaction marker's key (Kafka's
+// ControlRecordType).
+const (
+	controlAbort  int16 = 0
+	controlCommit int16 = 1
+)
+
+// markerBatch builds the control batch of a transaction marker, as Kafka
+// writes it: transactional and control bits, the producer's id and epoch,
+// no sequence, one record whose key is version 0 and the marker type and
+// whose value is version 0 and the coordinator epoch (0: floe has one
+// transaction coordinator).
+func markerBatch(pid int64, epoch int16, commit bool, nowMs int64) ([]byte, error) {
+	typ := controlAbort
+	if commit {
+		typ = controlCommit
+	}
+	key := binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint16(nil, 0), uint16(typ))
+	value := binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint16(nil, 0), 0)
+	return record.Build(record.BuildOptions{
+		Attributes:    record.AttrTransactional | record.AttrControl,
+		BaseTimestamp: nowMs,
+		ProducerID:    pid,
+		ProducerEpoch: epoch,
+		BaseSequence:  -1,
+	}, []record.Record{{Key: key, Value: value}})
+}
+
+// writeMarkers writes t's markers, commit or abort, into every partition
+// of its transaction: one object holding a control batch per partition,
+// put in the object store and committed like a broker's (each marker gets
+// its offset, and closes its partition's open transaction). A partition
+// whose topic was deleted meanwhile gets none. t.mu must be held.
+func (c *Coordinator) writeMarkers(ctx context.Context, t *txnState, commit bool) error {
+	if c.txns.markers == nil {
+		return errNoMarkerStore
+	}
+	nowMs := c.now().UnixMilli()
+	var data []byte
+	batches := make([]coordapi.CommitBatch, 0, len(t.parts))
+	for _, pk := range t.parts {
+		b, err := markerBatch(t.pid, t.epoch, commit, nowMs)
+		if err != nil {
+			return err
+		}
+		batches = append(batches, coordapi.CommitBatch{
+			TopicID: pk.topic, Partition: pk.partition,
+			ByteOffset: int64(len(data)), ByteLength: int32(len(b)), MaxTimestamp: nowMs,
+			ProducerID: t.pid, ProducerEpoch: t.epoch, BaseSequence: -1,
+			Transactional: true, Control: true, Commit: commit,
+		})
+		data = append(data, b...)
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		id = uuid.New()
+	}
+	key := coordapi.WALKey(c.txns.prefix, "txn-"+id.String())
+	if err := c.txns.markers.Put(ctx, key, data); err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	c.commit.Lock()
+	resp, notices, err := c.commitObjectLocked(&coordapi.CommitRequest{ObjectKey: key, ObjectSize: int64(len(data)), BrokerID: -1, Batches: batches})
+	c.commit.Unlock()
+	if err != nil {
+		return fmt.Errorf("commit %s: %w", key, err)
+	}
+	c.notify(notices)
+	for i, r := range resp.Results {
+		switch r.ErrorCode {
+		case 0, kerr.UnknownTopicID.Code, kerr.UnknownTopicOrPartition.Code:
+		default:
+			return fmt.Errorf("marker of partition %d: %w", batches[i].Partition, kerr.ErrorForCode(r.ErrorCode))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,220 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/objectstore"
+	"github.com/floe-io/floe/record"
+)
+
+// txnEnv is a coordinator with a marker store and no background loops.
+func txnEnv(t *testing.T) (*testEnv, *objectstore.Memory) {
+	store := objectstore.NewMemory()
+	e := newEnv(t, func(o *Options) {
+		o.Markers = store
+		o.TxnCheckInterval = -1
+		o.TierInterval = -1
+	})
+	return e, store
+}
+
+func txnBatch(id coordapi.TopicID, partition, delta int32, pid int64, epoch int16, seq int32) coordapi.CommitBatch {
+	b := idem(id, partition, delta, pid, epoch, seq)
+	b.Transactional = true
+	return b
+}
+
+func wantCode(t *testing.T, what string, got int16, want *kerr.Error) {
+	t.Helper()
+	var code int16
+	if want != nil {
+		code = want.Code
+	}
+	if got != code {
+		t.Fatalf("%s: error code %d (%v), want %v", what, got, kerr.ErrorForCode(got), want)
+	}
+}
+
+func (e *testEnv) initTxn(id string, timeoutMs int32) coordapi.InitProducerIDResponse {
+	e.t.Helper()
+	r, err := e.c.InitProducerID(context.Background(), coordapi.InitProducerIDRequest{TransactionalID: &id, TimeoutMs: timeoutMs, ProducerID: -1, ProducerEpoch: -1})
+	if err != nil {
+		e.t.Fatalf("InitProducerID(%s): %v", id, err)
+	}
+	return r
+}
+
+func (e *testEnv) addParts(id string, p coordapi.InitProducerIDResponse, tps ...coordapi.TopicPartition) []int16 {
+	e.t.Helper()
+	codes, err := e.c.AddPartitionsToTxn(context.Background(), coordapi.AddPartitionsRequest{
+		TxnProducer: coordapi.TxnProducer{TransactionalID: id, ProducerID: p.ProducerID, ProducerEpoch: p.ProducerEpoch}, Partitions: tps})
+	if err != nil {
+		e.t.Fatalf("AddPartitionsToTxn(%s): %v", id, err)
+	}
+	return codes
+}
+
+func (e *testEnv) endTxn(id string, p coordapi.InitProducerIDResponse, commit bool) error {
+	return e.c.EndTxn(context.Background(), coordapi.EndTxnRequest{
+		TxnProducer: coordapi.TxnProducer{TransactionalID: id, ProducerID: p.ProducerID, ProducerEpoch: p.ProducerEpoch}, Commit: commit})
+}
+
+func (e *testEnv) findRC(id coordapi.TopicID, partition int32, offset int64) coordapi.FindBatchesResponse {
+	e.t.Helper()
+	r, err := e.c.FindBatches(context.Background(), coordapi.FindBatchesRequest{TopicID: id, Partition: partition, Offset: offset, MaxBytes: 1 << 20, ReadCommitted: true})
+	if err != nil {
+		e.t.Fatalf("FindBatches read_committed: %v", err)
+	}
+	return r
+}
+
+func TestTransactionCommitAndAbort(t *testing.T) {
+	e, store := txnEnv(t)
+	tp := e.topic("orders", 2, nil)
+	p0 := coordapi.TopicPartition{TopicID: tp.ID, Partition: 0}
+	ctx := context.Background()
+
+	prod := e.initTxn("etl", 60000)
+	if prod.ProducerEpoch != 0 {
+		t.Fatalf("first epoch %d", prod.ProducerEpoch)
+	}
+	// A transactional batch before its partition is added is refused
+	// (KIP-890), and so is one of a producer with no transaction.
+	rs := e.commit("wal/early", txnBatch(tp.ID, 0, 4, prod.ProducerID, 0, 0), txnBatch(tp.ID, 0, 0, 999, 0, 0))
+	wantCode(t, "batch before AddPartitionsToTxn", rs[0].ErrorCode, kerr.InvalidTxnState)
+	wantCode(t, "batch of an unknown transactional producer", rs[1].ErrorCode, kerr.InvalidTxnState)
+
+	if codes := e.addParts("etl", prod, p0); codes[0] != 0 {
+		t.Fatalf("AddPartitionsToTxn: %v", codes)
+	}
+	rs = e.commit("wal/a", txnBatch(tp.ID, 0, 4, prod.ProducerID, 0, 0), plain(tp.ID, 0, 1))
+	wantCode(t, "transactional batch", rs[0].ErrorCode, nil)
+	st := e.state(tp.ID, 0)
+	if st.HighWatermark != 7 || st.LastStableOffset != 0 {
+		t.Fatalf("with the transaction open: %+v, want hwm 7 and LSO 0", st)
+	}
+	if r := e.findRC(tp.ID, 0, 0); len(r.Batches) != 0 || r.LastStableOffset != 0 {
+		t.Fatalf("read_committed below an open transaction: %+v", r)
+	}
+	// Committing writes a marker at offset 7; the LSO moves to the end.
+	if err := e.endTxn("etl", prod, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.endTxn("etl", prod, true); err != nil {
+		t.Fatalf("a retried EndTxn: %v", err)
+	}
+	if err := e.endTxn("etl", prod, false); !errors.Is(err, kerr.InvalidTxnState) {
+		t.Fatalf("aborting a committed transaction: %v", err)
+	}
+	st = e.state(tp.ID, 0)
+	if st.HighWatermark != 8 || st.LastStableOffset != 8 {
+		t.Fatalf("after the commit: %+v, want hwm 8, LSO 8", st)
+	}
+	r := e.findRC(tp.ID, 0, 0)
+	if len(r.Batches) != 3 || len(r.Aborted) != 0 || r.Batches[2].BaseOffset != 7 {
+		t.Fatalf("read_committed after the commit: %+v", r)
+	}
+	// The marker is a control batch in the object store.
+	data, err := store.GetRange(ctx, r.Batches[2].ObjectKey, r.Batches[2].ByteOffset, int64(r.Batches[2].ByteLength))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := record.ParseHeader(data)
+	if err != nil || !h.Control() || !h.Transactional() || h.ProducerID != prod.ProducerID {
+		t.Fatalf("marker header %+v, %v", h, err)
+	}
+
+	// A second transaction, aborted: its range is listed for read_committed.
+	if codes := e.addParts("etl", prod, p0); codes[0] != 0 {
+		t.Fatal(codes)
+	}
+	rs = e.commit("wal/b", txnBatch(tp.ID, 0, 2, prod.ProducerID, 0, 5))
+	wantCode(t, "second transaction", rs[0].ErrorCode, nil)
+	if err := e.endTxn("etl", prod, false); err != nil {
+		t.Fatal(err)
+	}
+	r = e.findRC(tp.ID, 0, 0)
+	want := coordapi.AbortedTxn{ProducerID: prod.ProducerID, FirstOffset: 8, LastOffset: 11}
+	if len(r.Aborted) != 1 || r.Aborted[0] != want || r.LastStableOffset != 12 {
+		t.Fatalf("after the abort: aborted %+v, LSO %d; want %+v, 12", r.Aborted, r.LastStableOffset, want)
+	}
+	if r := e.findRC(tp.ID, 0, 12); len(r.Aborted) != 0 {
+		t.Fatalf("aborted listed past its marker: %+v", r.Aborted)
+	}
+
+	// It all survives a restart.
+	e.reopen()
+	if r := e.findRC(tp.ID, 0, 0); len(r.Aborted) != 1 || r.Aborted[0] != want {
+		t.Fatalf("after reopen: %+v", r.Aborted)
+	}
+	descs, err := e.c.DescribeTransactions(ctx, []string{"etl", "nope"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if descs[0].State != coordapi.TxnCompleteAbort || descs[0].ProducerID != prod.ProducerID || descs[1].ErrorCode != kerr.TransactionalIDNotFound.Code {
+		t.Fatalf("describe: %+v", descs)
+	}
+}
+
+func TestTransactionFencingAndTimeout(t *testing.T) {
+	e, _ := txnEnv(t)
+	tp := e.topic("t", 1, nil)
+	p0 := coordapi.TopicPartition{TopicID: tp.ID, Partition: 0}
+	ctx := context.Background()
+
+	old := e.initTxn("app", 60000)
+	e.addParts("app", old, p0)
+	e.commit("wal/1", txnBatch(tp.ID, 0, 0, old.ProducerID, 0, 0))
+	if st := e.state(tp.ID, 0); st.LastStableOffset != 0 {
+		t.Fatalf("LSO %d", st.LastStableOffset)
+	}
+	// A new instance of the producer: the open transaction is aborted
+	// and the old epoch is fenced everywhere.
+	cur := e.initTxn("app", 60000)
+	if cur.ProducerID != old.ProducerID || cur.ProducerEpoch <= old.ProducerEpoch {
+		t.Fatalf("re-init: %+v after %+v", cur, old)
+	}
+	if st := e.state(tp.ID, 0); st.LastStableOffset != st.HighWatermark {
+		t.Fatalf("the old transaction still holds the LSO: %+v", st)
+	}
+	if r := e.findRC(tp.ID, 0, 0); len(r.Aborted) != 1 {
+		t.Fatalf("old transaction not listed aborted: %+v", r.Aborted)
+	}
+	if _, err := e.c.AddPartitionsToTxn(ctx, coordapi.AddPartitionsRequest{TxnProducer: coordapi.TxnProducer{TransactionalID: "app",
+		ProducerID: old.ProducerID, ProducerEpoch: old.ProducerEpoch}, Partitions: []coordapi.TopicPartition{p0}}); !errors.Is(err, kerr.ProducerFenced) {
+		t.Fatalf("fenced producer adds a partition: %v", err)
+	}
+	if err := e.endTxn("app", old, true); !errors.Is(err, kerr.ProducerFenced) {
+		t.Fatalf("fenced producer commits: %v", err)
+	}
+	e.addParts("app", cur, p0)
+	rs := e.commit("wal/2", txnBatch(tp.ID, 0, 0, old.ProducerID, old.ProducerEpoch, 1))
+	wantCode(t, "fenced producer's batch", rs[0].ErrorCode, kerr.InvalidProducerEpoch)
+
+	// Past its timeout, a transaction is aborted with the epoch bumped.
+	e.commit("wal/3", txnBatch(tp.ID, 0, 0, cur.ProducerID, cur.ProducerEpoch, 0))
+	e.clock.Advance(61 * time.Second)
+	if n := e.c.TxnTick(ctx); n != 1 {
+		t.Fatalf("TxnTick aborted %d, want 1", n)
+	}
+	if st := e.state(tp.ID, 0); st.LastStableOffset != st.HighWatermark {
+		t.Fatalf("timed-out transaction still open: %+v", st)
+	}
+	if err := e.endTxn("app", cur, true); !errors.Is(err, kerr.ProducerFenced) {
+		t.Fatalf("commit after the timeout abort: %v", err)
+	}
+	ls, err := e.c.ListTransactions(ctx, []coordapi.TxnState{coordapi.TxnCompleteAbort}, nil)
+	if err != nil || len(ls) != 1 || ls[0].TransactionalID != "app" {
+		t.Fatalf("list: %+v, %v", ls, err)
+	}
+	prods, err := e.c.DescribeProducers(ctx, tp.ID, 0)
+	if err != nil || len(prods) != 1 || prods[0].ProducerID != cur.ProducerID || prods[0].CurrentTxnStartOffset != -1 {
+		t.Fatalf("describe producers: %+v, %v", prods, err)
+	}
+}
