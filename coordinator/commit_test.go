@@ -195,8 +195,8 @@ func TestCommitNotices(t *testing.T) {
 		return coordapi.BatchCoord{ObjectKey: "o1", ObjectSize: 3 * batchLen, ByteOffset: off, ByteLength: batchLen, BaseOffset: base, LastOffset: last, MaxTimestamp: 1000}
 	}
 	want := []coordapi.CommitNotice{
-		{TopicID: a.ID, Partition: 1, HighWatermark: 3, Batches: []coordapi.BatchCoord{coord(0, 0, 1), coord(200, 2, 2)}},
-		{TopicID: a.ID, Partition: 0, HighWatermark: 1, Batches: []coordapi.BatchCoord{coord(100, 0, 0)}},
+		{TopicID: a.ID, Partition: 1, HighWatermark: 3, LastStableOffset: 3, Batches: []coordapi.BatchCoord{coord(0, 0, 1), coord(200, 2, 2)}},
+		{TopicID: a.ID, Partition: 0, HighWatermark: 1, LastStableOffset: 1, Batches: []coordapi.BatchCoord{coord(100, 0, 0)}},
 	}
 	if len(got) != 1 || fmt.Sprint(got[0]) != fmt.Sprint(want) {
 		t.Errorf("notices %v, want [%v]", got, want)

@@ -325,7 +325,7 @@ func TestDeleteRecords(t *testing.T) {
 	if low, err := e.c.DeleteRecords(ctx, tp.ID, 0, -1); err != nil || low != 10 {
 		t.Fatalf("delete to hwm: %d %v", low, err)
 	}
-	if st := e.state(tp.ID, 0); st != (coordapi.PartitionState{LogStartOffset: 10, HighWatermark: 10}) {
+	if st := e.state(tp.ID, 0); st != (coordapi.PartitionState{LogStartOffset: 10, HighWatermark: 10, LastStableOffset: 10}) {
 		t.Errorf("state %+v", st)
 	}
 	if r, err := e.c.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: tp.ID, Offset: 10}); err != nil || len(r.Batches) != 0 {

@@ -393,6 +393,7 @@ func (c *Client) kvGetEarlier(ctx context.Context, req coordapi.KvGetRequest) (c
 		return coordapi.KvGetResult{}, err
 	}
 	r.Found, r.Offset, r.HighWatermark = found, offset, hwm
+	r.LastStableOffset = hwm // kv_lookup does not say; /kv does not use it
 	if !found || offset >= hwm {
 		return r, nil
 	}

@@ -152,6 +152,23 @@ func TestRoundTrip(t *testing.T) {
 				},
 			}}, encClaimTierJobResp, decClaimTierJobResp)
 		}},
+		{"transactions", func(t *testing.T) {
+			p := coordapi.TxnProducer{TransactionalID: "etl", ProducerID: 7, ProducerEpoch: 3}
+			tps := []coordapi.TopicPartition{{TopicID: idA, Partition: 0}, {TopicID: idB, Partition: 9}}
+			roundTrip(t, coordapi.AddPartitionsRequest{TxnProducer: p, VerifyOnly: true, Partitions: tps}, encAddPartitionsReq, decAddPartitionsReq)
+			roundTrip(t, []int16{0, 3, 48}, encCodes, decCodes)
+			roundTrip(t, addOffsetsReq{P: p, Group: "g"}, encAddOffsetsReq, decAddOffsetsReq)
+			roundTrip(t, coordapi.EndTxnRequest{TxnProducer: p, Commit: true}, encEndTxnReq, decEndTxnReq)
+			roundTrip(t, []coordapi.TxnDescription{{TransactionalID: "etl", State: coordapi.TxnOngoing, ProducerID: 7, ProducerEpoch: 3,
+				TimeoutMs: 60000, StartMs: 1 << 40, Partitions: tps}, {TransactionalID: "x", ErrorCode: 105, ProducerID: -1, ProducerEpoch: -1, StartMs: -1}},
+				encTxnDescriptions, decTxnDescriptions)
+			roundTrip(t, listTxnsReq{States: []coordapi.TxnState{coordapi.TxnOngoing}, ProducerIDs: []int64{1, 2}}, encListTxnsReq, decListTxnsReq)
+			roundTrip(t, []coordapi.TxnListing{{TransactionalID: "a", ProducerID: 1, State: coordapi.TxnCompleteAbort}}, encTxnListings, decTxnListings)
+			roundTrip(t, []coordapi.ProducerDescription{{ProducerID: 1, ProducerEpoch: 2, LastSequence: 99, LastTimestamp: 5, CoordinatorEpoch: -1, CurrentTxnStartOffset: 40}},
+				encProducerDescriptions, decProducerDescriptions)
+			roundTrip(t, coordapi.FindBatchesResponse{PartitionState: coordapi.PartitionState{LogStartOffset: 1, HighWatermark: 90, LastStableOffset: 40},
+				Aborted: []coordapi.AbortedTxn{{ProducerID: 7, FirstOffset: 10, LastOffset: 20}}}, encFindBatchesResp, decFindBatchesResp)
+		}},
 		{"scram users", func(t *testing.T) {
 			roundTrip(t, userScramReq{User: "alice", Mechanism: coordapi.ScramSHA512}, encUserScramReq, decUserScramReq)
 			roundTrip(t, userScramResp{}, encUserScramResp, decUserScramResp)

@@ -14,11 +14,11 @@ import (
 //	n topic ids × (id(16)),
 //	n batches × (topic index, partition, byte offset - previous batch end,
 //	             byte length, last offset delta, max timestamp - previous,
-//	             producer id, producer epoch, base sequence,
+//	             producer id, producer epoch, base sequence, transactional,
 //	             n keys × (key bytes, offset delta, tombstone bool))
 
-// minCommitBatchSize is the smallest encoded batch: ten one-byte fields.
-const minCommitBatchSize = 10
+// minCommitBatchSize is the smallest encoded batch: eleven one-byte fields.
+const minCommitBatchSize = 11
 
 func encCommitReq(e *encoder, r *coordapi.CommitRequest) {
 	e.str(r.ObjectKey)
@@ -59,6 +59,7 @@ func encCommitBatch(e *encoder, b *coordapi.CommitBatch, topic uint64, end, ts i
 	e.varint(b.ProducerID)
 	e.varint(int64(b.ProducerEpoch))
 	e.varint(int64(b.BaseSequence))
+	e.bool(b.Transactional)
 	e.uvarint(uint64(len(b.Keys)))
 	for _, k := range b.Keys {
 		e.bytes(k.Key)
@@ -97,6 +98,7 @@ func decCommitReq(d *decoder) *coordapi.CommitRequest {
 		b.ProducerID = d.varint()
 		b.ProducerEpoch = d.int16()
 		b.BaseSequence = d.int32()
+		b.Transactional = d.bool()
 		if nk := d.count(3); nk > 0 {
 			b.Keys = make([]coordapi.KeyEntry, nk)
 			for j := range b.Keys {

@@ -28,15 +28,15 @@ import (
 
 // Minimum encoded sizes, to bound decoded counts by the bytes left.
 const (
-	minMultiReqSize    = 4 // topic index, partition, offset, max bytes
+	minMultiReqSize    = 5 // topic index, partition, offset, max bytes, read committed
 	minMultiObjectSize = 2 // empty key, size
-	minMultiResultSize = 4 // error code, log start, high watermark, no batches
+	minMultiResultSize = 6 // error code, log start, high watermark, LSO delta, no batches, no aborted
 	minMultiBatchSize  = 7 // object index, five numbers, flags
 )
 
 // maxMultiReqSize bounds one request's share of an encoded
-// find_batches_multi request: a new topic id and four varints.
-const maxMultiReqSize = 16 + 10 + 5 + 10 + 5
+// find_batches_multi request: a new topic id, four varints and a bool.
+const maxMultiReqSize = 16 + 10 + 5 + 10 + 5 + 1
 
 func encFindBatchesMultiReq(e *encoder, reqs []coordapi.FindBatchesRequest) {
 	topics := map[coordapi.TopicID]uint64{}
@@ -58,6 +58,7 @@ func encFindBatchesMultiReq(e *encoder, reqs []coordapi.FindBatchesRequest) {
 		e.varint(int64(r.Partition))
 		e.varint(r.Offset)
 		e.varint(int64(r.MaxBytes))
+		e.bool(r.ReadCommitted)
 	}
 }
 
@@ -77,7 +78,7 @@ func decFindBatchesMultiReq(d *decoder) []coordapi.FindBatchesRequest {
 			d.fail("request %d names topic %d of %d", i, j, len(ids))
 			return nil
 		}
-		reqs[i] = coordapi.FindBatchesRequest{TopicID: ids[j], Partition: d.int32(), Offset: d.varint(), MaxBytes: d.int32()}
+		reqs[i] = coordapi.FindBatchesRequest{TopicID: ids[j], Partition: d.int32(), Offset: d.varint(), MaxBytes: d.int32(), ReadCommitted: d.bool()}
 	}
 	return reqs
 }
@@ -140,6 +141,7 @@ func (m *multiReplyEncoder) add(r *coordapi.FindBatchesResult, nb int) {
 		e.uvarint(uint64(j))
 		encBatchPlace(e, &b)
 	}
+	encAborted(e, r.Aborted)
 	m.n++
 }
 
@@ -204,21 +206,20 @@ func decFindBatchesMultiResp(d *decoder) []coordapi.FindBatchesResult {
 		r := &out[i]
 		r.ErrorCode = d.int16()
 		r.PartitionState = decPartitionState(d)
-		nb := d.count(minMultiBatchSize)
-		if nb == 0 {
-			continue
-		}
-		r.Batches = make([]coordapi.BatchCoord, nb)
-		for k := range r.Batches {
-			j := d.uvarint()
-			if j >= uint64(len(refs)) {
-				d.fail("result %d batch %d names object %d of %d", i, k, j, len(refs))
-				return nil
+		if nb := d.count(minMultiBatchSize); nb > 0 {
+			r.Batches = make([]coordapi.BatchCoord, nb)
+			for k := range r.Batches {
+				j := d.uvarint()
+				if j >= uint64(len(refs)) {
+					d.fail("result %d batch %d names object %d of %d", i, k, j, len(refs))
+					return nil
+				}
+				b := coordapi.BatchCoord{ObjectKey: refs[j].key, ObjectSize: refs[j].size}
+				decBatchPlace(d, &b)
+				r.Batches[k] = b
 			}
-			b := coordapi.BatchCoord{ObjectKey: refs[j].key, ObjectSize: refs[j].size}
-			decBatchPlace(d, &b)
-			r.Batches[k] = b
 		}
+		r.Aborted = decAborted(d)
 	}
 	return out
 }

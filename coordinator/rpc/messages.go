@@ -184,13 +184,42 @@ func decTopicPartitionReq(d *decoder) topicPartitionReq {
 	return topicPartitionReq{ID: d.id(), Partition: d.int32()}
 }
 
+// partition state: log start, high watermark, high watermark - last
+// stable offset (0 without an open transaction).
 func encPartitionState(e *encoder, s coordapi.PartitionState) {
 	e.varint(s.LogStartOffset)
 	e.varint(s.HighWatermark)
+	e.varint(s.HighWatermark - s.LastStableOffset)
 }
 
 func decPartitionState(d *decoder) coordapi.PartitionState {
-	return coordapi.PartitionState{LogStartOffset: d.varint(), HighWatermark: d.varint()}
+	s := coordapi.PartitionState{LogStartOffset: d.varint(), HighWatermark: d.varint()}
+	s.LastStableOffset = s.HighWatermark - d.varint()
+	return s
+}
+
+// aborted transactions: count, then each producer id, first offset, last
+// offset - first offset.
+func encAborted(e *encoder, as []coordapi.AbortedTxn) {
+	e.uvarint(uint64(len(as)))
+	for _, a := range as {
+		e.varint(a.ProducerID)
+		e.varint(a.FirstOffset)
+		e.varint(a.LastOffset - a.FirstOffset)
+	}
+}
+
+func decAborted(d *decoder) []coordapi.AbortedTxn {
+	n := d.count(3)
+	if n == 0 {
+		return nil
+	}
+	out := make([]coordapi.AbortedTxn, n)
+	for i := range out {
+		out[i] = coordapi.AbortedTxn{ProducerID: d.varint(), FirstOffset: d.varint()}
+		out[i].LastOffset = out[i].FirstOffset + d.varint()
+	}
+	return out
 }
 
 func encFindBatchesReq(e *encoder, r coordapi.FindBatchesRequest) {
@@ -198,10 +227,11 @@ func encFindBatchesReq(e *encoder, r coordapi.FindBatchesRequest) {
 	e.varint(int64(r.Partition))
 	e.varint(r.Offset)
 	e.varint(int64(r.MaxBytes))
+	e.bool(r.ReadCommitted)
 }
 
 func decFindBatchesReq(d *decoder) coordapi.FindBatchesRequest {
-	return coordapi.FindBatchesRequest{TopicID: d.id(), Partition: d.int32(), Offset: d.varint(), MaxBytes: d.int32()}
+	return coordapi.FindBatchesRequest{TopicID: d.id(), Partition: d.int32(), Offset: d.varint(), MaxBytes: d.int32(), ReadCommitted: d.bool()}
 }
 
 // Batch coordinate flags.
@@ -238,6 +268,7 @@ func encFindBatchesResp(e *encoder, r coordapi.FindBatchesResponse) {
 		e.uvarint(uint64(idx[i]))
 		encBatchPlace(e, &b)
 	}
+	encAborted(e, r.Aborted)
 }
 
 // encBatchPlace encodes where a batch sits in its object and what it
@@ -298,6 +329,7 @@ func decFindBatchesResp(d *decoder) coordapi.FindBatchesResponse {
 			r.Batches[i] = b
 		}
 	}
+	r.Aborted = decAborted(d)
 	return r
 }
 

@@ -5,12 +5,13 @@ import (
 )
 
 // noticeVersion is the version of the commit notice message. Version 2
-// added the log start offset and the committed batches' coordinates.
-const noticeVersion byte = 2
+// added the log start offset and the committed batches' coordinates, 3 the
+// last stable offset.
+const noticeVersion byte = 3
 
 // noticeSize bounds the encoded size of one notice.
 func noticeSize(n *coordapi.CommitNotice) int {
-	size := 30 // partition, high watermark, log start, batch count
+	size := 40 // partition, high watermark, log start, LSO delta, batch count
 	for _, b := range n.Batches {
 		size += len(b.ObjectKey) + 60
 	}
@@ -21,7 +22,7 @@ func noticeSize(n *coordapi.CommitNotice) int {
 // bytes (at least one) and returns how many it took:
 //
 //	version, n topics × (topic id(16), n partitions × (partition, high watermark,
-//	    log start, n batches × (object key, object size, byte offset, byte length,
+//	    log start, high watermark - last stable offset, n batches × (object key, object size, byte offset, byte length,
 //	    base offset, last-base, max timestamp, log-append-time flag)))
 //
 // Notices of one topic that are not adjacent in ns go in separate topic
@@ -57,6 +58,7 @@ func encNotices(e *encoder, ns []coordapi.CommitNotice, limit int) int {
 			e.varint(int64(nt.Partition))
 			e.varint(nt.HighWatermark)
 			e.varint(nt.LogStartOffset)
+			e.varint(nt.HighWatermark - nt.LastStableOffset)
 			e.uvarint(uint64(len(nt.Batches)))
 			for _, b := range nt.Batches {
 				e.str(b.ObjectKey)
@@ -87,6 +89,7 @@ func decNotices(data []byte) ([]coordapi.CommitNotice, error) {
 		n := d.count(4)
 		for range n {
 			nt := coordapi.CommitNotice{TopicID: id, Partition: d.int32(), HighWatermark: d.varint(), LogStartOffset: d.varint()}
+			nt.LastStableOffset = nt.HighWatermark - d.varint()
 			nb := d.count(9)
 			if nb > 0 {
 				nt.Batches = make([]coordapi.BatchCoord, 0, nb)

@@ -53,6 +53,13 @@ const (
 	opAbandonTierJob  = "abandon_tier_job"
 	// The SCRAM user ops: a broker reads a credential to check a SASL
 	// exchange; the admin APIs describe and alter them.
+	// The transaction ops (txn.go).
+	opAddPartitionsToTxn  = "add_partitions_to_txn"
+	opAddOffsetsToTxn     = "add_offsets_to_txn"
+	opEndTxn              = "end_txn"
+	opDescribeTxns        = "describe_transactions"
+	opListTxns            = "list_transactions"
+	opDescribeProducers   = "describe_producers"
 	opUserScramCredential = "user_scram_credential"
 	opDescribeUserScram   = "describe_user_scram"
 	opAlterUserScram      = "alter_user_scram"

@@ -210,9 +210,9 @@ func TestCommitNotices(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []coordapi.CommitNotice{
-		{TopicID: tp.ID, Partition: 0, HighWatermark: 3, Batches: []coordapi.BatchCoord{
+		{TopicID: tp.ID, Partition: 0, HighWatermark: 3, LastStableOffset: 3, Batches: []coordapi.BatchCoord{
 			{ObjectKey: "wal/1", ObjectSize: 20, ByteLength: 10, LastOffset: 2}}},
-		{TopicID: tp.ID, Partition: 1, HighWatermark: 1, Batches: []coordapi.BatchCoord{
+		{TopicID: tp.ID, Partition: 1, HighWatermark: 1, LastStableOffset: 1, Batches: []coordapi.BatchCoord{
 			{ObjectKey: "wal/1", ObjectSize: 20, ByteOffset: 10, ByteLength: 10}}},
 	}
 	for i := range 2 {

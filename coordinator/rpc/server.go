@@ -110,7 +110,21 @@ var handlers = map[string]handler{
 	opListBrokers: unary(decEmpty, func(c *coordinator.Coordinator, ctx context.Context, _ empty) ([]coordapi.BrokerInfo, error) {
 		return c.ListBrokers(ctx)
 	}, encBrokerList),
-	opKvGet: unary(decKvGetReq, (*coordinator.Coordinator).KvGet, encKvGetResp),
+	opKvGet:              unary(decKvGetReq, (*coordinator.Coordinator).KvGet, encKvGetResp),
+	opAddPartitionsToTxn: unary(decAddPartitionsReq, (*coordinator.Coordinator).AddPartitionsToTxn, encCodes),
+	opAddOffsetsToTxn: unary(decAddOffsetsReq, func(c *coordinator.Coordinator, ctx context.Context, r addOffsetsReq) (empty, error) {
+		return empty{}, c.AddOffsetsToTxn(ctx, r.P, r.Group)
+	}, encEmpty),
+	opEndTxn: unary(decEndTxnReq, func(c *coordinator.Coordinator, ctx context.Context, r coordapi.EndTxnRequest) (empty, error) {
+		return empty{}, c.EndTxn(ctx, r)
+	}, encEmpty),
+	opDescribeTxns: unary(decStrings, (*coordinator.Coordinator).DescribeTransactions, encTxnDescriptions),
+	opListTxns: unary(decListTxnsReq, func(c *coordinator.Coordinator, ctx context.Context, r listTxnsReq) ([]coordapi.TxnListing, error) {
+		return c.ListTransactions(ctx, r.States, r.ProducerIDs)
+	}, encTxnListings),
+	opDescribeProducers: unary(decTopicPartitionReq, func(c *coordinator.Coordinator, ctx context.Context, r topicPartitionReq) ([]coordapi.ProducerDescription, error) {
+		return c.DescribeProducers(ctx, r.ID, r.Partition)
+	}, encProducerDescriptions),
 	opUserScramCredential: unary(decUserScramReq, func(c *coordinator.Coordinator, ctx context.Context, r userScramReq) (userScramResp, error) {
 		cred, ok, err := c.UserScramCredential(ctx, r.User, r.Mechanism)
 		return userScramResp{Cred: cred, OK: ok}, err
