@@ -43,8 +43,10 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Res
 	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
-		// Kafka checks TOPIC WRITE before the topic's existence.
-		allowed := req.TransactionID != nil || b.authorizedTopic(r, kmsg.ACLOperationWrite, rt.Topic)
+		// Kafka checks TRANSACTIONAL_ID WRITE, then TOPIC WRITE before the
+		// topic's existence.
+		txnAllowed := req.TransactionID == nil || b.txnAuthorized(r, *req.TransactionID)
+		allowed := txnAllowed && b.authorizedTopic(r, kmsg.ACLOperationWrite, rt.Topic)
 		var (
 			t    coordapi.Topic
 			terr error
@@ -59,7 +61,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Res
 			sp.LogAppendTime = -1
 			sp.LogStartOffset = -1
 			switch {
-			case req.TransactionID != nil:
+			case !txnAllowed:
 				sp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 			case !allowed:
 				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
@@ -208,8 +210,11 @@ func (b *Broker) validatePartition(t coordapi.Topic, partition int32, records []
 			return nil, batchError(err)
 		case int64(len(data)) > maxBytes:
 			return nil, fmt.Errorf("%w: batch of %d bytes exceeds max.message.bytes %d", kerr.MessageTooLarge, len(data), maxBytes)
-		case h.Transactional() || h.Control():
-			return nil, fmt.Errorf("%w: transactional and control batches are not supported", kerr.InvalidRecord)
+		case h.Control():
+			// Markers are the transaction coordinator's to write.
+			return nil, fmt.Errorf("%w: a client may not produce control batches", kerr.InvalidRecord)
+		case h.Transactional() && h.ProducerID < 0:
+			return nil, fmt.Errorf("%w: a transactional batch without a producer id", kerr.InvalidRecord)
 		}
 		keys, nullKeys, err := checkRecordKeys(data, compacted, kvIndexed, hierarchical)
 		if err != nil {
@@ -229,6 +234,7 @@ func (b *Broker) validatePartition(t coordapi.Topic, partition int32, records []
 				ProducerEpoch:   h.ProducerEpoch,
 				BaseSequence:    h.BaseSequence,
 				Keys:            keys,
+				Transactional:   h.Transactional(),
 			},
 		})
 	}

@@ -160,9 +160,9 @@ func (b *Broker) fetchOnce(ctx context.Context, r *request, req *kmsg.FetchReque
 			// (MessageSetSize -1) and backs off; Kafka sends an empty one.
 			sp.RecordBatches = []byte{}
 			if req.IsolationLevel == 1 {
-				// read_committed: Kafka lists the aborted transactions
-				// (none here: floe serves no transactions); it sends
-				// null only under read_uncommitted.
+				// read_committed: the aborted transactions of the range
+				// (planFetch); Kafka sends null only under
+				// read_uncommitted.
 				sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
 			}
 			switch {
@@ -181,7 +181,7 @@ func (b *Broker) fetchOnce(ctx context.Context, r *request, req *kmsg.FetchReque
 			default:
 				tp := topicPartition{dataID(t), rp.Partition} // a view reads its base's batches
 				tps = append(tps, tp)
-				pf := &partFetch{tp: tp, offset: rp.FetchOffset, maxBytes: int(rp.PartitionMaxBytes), sp: sp}
+				pf := &partFetch{tp: tp, offset: rp.FetchOffset, maxBytes: int(rp.PartitionMaxBytes), sp: sp, readCommitted: req.IsolationLevel == 1}
 				if t.View != nil {
 					pf.viewKey = t.View.Key
 				}
@@ -222,6 +222,9 @@ type partFetch struct {
 	// viewKey is the key of a hierarchical view's fetch: only its records
 	// are answered (filterView). Nil for a topic's own fetch.
 	viewKey []byte
+	// readCommitted stops at the last stable offset and lists the range's
+	// aborted transactions (isolation level 1).
+	readCommitted bool
 
 	// found is the coordinates answer (asked for up to ask bytes), code
 	// its Kafka error code (0: none).
@@ -286,9 +289,13 @@ func (b *Broker) findCoordinates(ctx context.Context, parts []*partFetch, budget
 	// partition like the rest.
 	rest = append(rest, b.findKeyBatches(ctx, views)...)
 	for _, p := range rest {
-		if found, ok := b.tails.find(p.tp, p.offset, p.ask); ok {
-			p.found = found
-			continue
+		// The tail cache knows no aborted transactions: read_committed
+		// asks the coordinator.
+		if !p.readCommitted {
+			if found, ok := b.tails.find(p.tp, p.offset, p.ask); ok {
+				p.found = found
+				continue
+			}
 		}
 		misses = append(misses, p)
 	}
@@ -297,7 +304,7 @@ func (b *Broker) findCoordinates(ctx context.Context, parts []*partFetch, budget
 	}
 	reqs := make([]coordapi.FindBatchesRequest, len(misses))
 	for i, p := range misses {
-		reqs[i] = coordapi.FindBatchesRequest{TopicID: p.tp.id, Partition: p.tp.partition, Offset: p.offset, MaxBytes: p.ask}
+		reqs[i] = coordapi.FindBatchesRequest{TopicID: p.tp.id, Partition: p.tp.partition, Offset: p.offset, MaxBytes: p.ask, ReadCommitted: p.readCommitted}
 	}
 	var (
 		results []coordapi.FindBatchesResult
@@ -410,12 +417,37 @@ func planFetch(parts []*partFetch, budget int) (failed bool) {
 			if i > 0 && size+int(bc.ByteLength) > limit {
 				break
 			}
+			if p.readCommitted && bc.BaseOffset >= p.found.LastStableOffset {
+				break // a segment's batches may reach past the LSO
+			}
 			size += int(bc.ByteLength)
 			p.batches = p.found.Batches[:i+1]
 		}
 		total += size
+		if p.readCommitted {
+			p.sp.AbortedTransactions = abortedIn(p.found.Aborted, p.batches)
+		}
 	}
 	return failed
+}
+
+// abortedIn lists the aborted transactions whose records may be among
+// batches (their first offset at or below the last batch's last offset),
+// as Fetch answers read_committed consumers; never null.
+func abortedIn(aborted []coordapi.AbortedTxn, batches []coordapi.BatchCoord) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
+	out := []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+	if len(batches) == 0 {
+		return out
+	}
+	last := batches[len(batches)-1].LastOffset
+	for _, a := range aborted {
+		if a.FirstOffset <= last {
+			at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+			at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
+			out = append(out, at)
+		}
+	}
+	return out
 }
 
 // rangeRead is one byte range a Fetch reads: batches [first, first+n) of
@@ -547,12 +579,21 @@ func setPartitionState(p *partFetch) (failed bool) {
 	if p.code != 0 {
 		sp.ErrorCode = p.code
 		if p.code == kerr.OffsetOutOfRange.Code && p.found.HighWatermark >= 0 {
-			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = p.found.HighWatermark, p.found.HighWatermark, p.found.LogStartOffset
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = p.found.HighWatermark, lastStable(p.found.PartitionState), p.found.LogStartOffset
 		}
 		return true
 	}
-	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = p.found.HighWatermark, p.found.HighWatermark, p.found.LogStartOffset
+	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = p.found.HighWatermark, lastStable(p.found.PartitionState), p.found.LogStartOffset
 	return false
+}
+
+// lastStable is a partition's last stable offset as Fetch answers it: the
+// high watermark when the state has none (a fallback that could not say).
+func lastStable(st coordapi.PartitionState) int64 {
+	if st.LastStableOffset <= 0 || st.LastStableOffset > st.HighWatermark {
+		return st.HighWatermark
+	}
+	return st.LastStableOffset
 }
 
 // parallel calls fn(0), ..., fn(n-1) on up to limit goroutines at once

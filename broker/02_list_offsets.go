@@ -21,9 +21,9 @@ import (
 // log.
 //
 // ReplicaID is ignored: there are no followers, and the log end of a
-// diskless partition is its high watermark. For the same reason the last
-// stable offset, which read_committed consumers get for -1, is the high
-// watermark too (floe writes no transactional batches).
+// diskless partition is its high watermark. read_committed (isolation
+// level 1) answers the last stable offset for -1 (latest), as Kafka: the
+// first offset of the oldest open transaction, else the high watermark.
 func init() { register(kmsg.ListOffsets, 1, 8, (*Broker).handleListOffsets) }
 
 func (b *Broker) handleListOffsets(ctx context.Context, r *request) (kmsg.Response, error) {
@@ -63,6 +63,12 @@ func (b *Broker) handleListOffsets(ctx context.Context, r *request) (kmsg.Respon
 					break
 				}
 				offset, ts, epoch, err := b.listOffset(ctx, dataID(tl.t), rp.Partition, rp.Timestamp)
+				if err == nil && rp.Timestamp == coordapi.TimestampLatest && req.IsolationLevel == 1 {
+					var ps coordapi.PartitionState
+					if ps, err = b.coord.PartitionState(ctx, dataID(tl.t), rp.Partition); err == nil && ps.LastStableOffset < offset {
+						offset = ps.LastStableOffset
+					}
+				}
 				if err != nil {
 					sp.ErrorCode = errorCode(err)
 					break

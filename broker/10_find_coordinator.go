@@ -12,8 +12,8 @@ import (
 // so a group's coordinator (key type 0) is the broker asked: a live one, by
 // definition. A client whose coordinator died asks another broker and
 // carries on through it at once, rather than be sent back to the dead one
-// until the registry forgets it. floe serves no transactions: a
-// transaction key (type 1) is COORDINATOR_NOT_AVAILABLE, any other type
+// until the registry forgets it. Transactions (key type 1) live in the
+// coordinator too, and are served the same way; any other type is
 // INVALID_REQUEST. The error message is never null: Kafka sends its
 // error's message, "NONE" on success. With ACLs a group key needs GROUP
 // DESCRIBE, a transactional id TRANSACTIONAL_ID DESCRIBE.
@@ -64,11 +64,10 @@ func (b *Broker) findCoordinator(r *request, typ int8, key string) kmsg.FindCoor
 		if !b.authorized(r, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTransactionalId, key) {
 			return fail(kerr.TransactionalIDAuthorizationFailed)
 		}
-		return fail(kerr.CoordinatorNotAvailable)
 	default:
 		return fail(kerr.InvalidRequest)
 	}
-	if b.groups == nil {
+	if typ == coordinatorTypeGroup && b.groups == nil {
 		return fail(kerr.CoordinatorNotAvailable)
 	}
 	// Every broker serves every group: this one, unless the client is of

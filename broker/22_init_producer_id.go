@@ -12,11 +12,11 @@ import (
 
 // InitProducerId: v0-v4. v2+ flexible; v3+ carries the current producer id
 // and epoch so that an idempotent producer can bump its epoch (KIP-360);
-// v4 only adds PRODUCER_FENCED as an answer. v5 (KIP-890 transactions) is
-// not served. The coordinator owns producer ids and epochs; it answers a
-// transactional id (after Kafka's checks of it and of the transaction
-// timeout) with TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Produce does for
-// transactional batches: floe has no transactions. With ACLs a
+// v4 only adds PRODUCER_FENCED as an answer. v5 (KIP-890's second part) is
+// not served. The coordinator owns producer ids and epochs; for a
+// transactional id it is the transaction coordinator (coordinator/txn.go):
+// a new id's producer, or an epoch bump that fences the id's previous
+// producer and aborts what it left open. With ACLs a
 // transactional id needs TRANSACTIONAL_ID WRITE, an idempotent producer
 // CLUSTER IDEMPOTENT_WRITE or WRITE on some topic (KIP-679), as Kafka.
 func init() { register(kmsg.InitProducerID, 0, 4, (*Broker).handleInitProducerID) }

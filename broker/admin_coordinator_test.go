@@ -294,7 +294,6 @@ func TestCoordinatorInitProducerID(t *testing.T) {
 			timeout int32
 			want    int16
 		}{
-			{"tx", 60000, kerr.TransactionalIDAuthorizationFailed.Code},
 			{"tx", 900001, kerr.InvalidTransactionTimeout.Code},
 			{"", 60000, kerr.InvalidRequest.Code},
 		} {
@@ -304,6 +303,15 @@ func TestCoordinatorInitProducerID(t *testing.T) {
 			if resp.ErrorCode != tc.want || resp.ProducerID != -1 || resp.ProducerEpoch != -1 {
 				t.Errorf("v%d transactional id %q timeout %d: %+v, want code %d", v, tc.txn, tc.timeout, resp, tc.want)
 			}
+		}
+		// A valid transactional id gets a producer at epoch 0, and its
+		// next InitProducerId bumps the epoch (fencing the first).
+		req = kmsg.NewPtrInitProducerIDRequest()
+		req.TransactionalID, req.TransactionTimeoutMillis = kmsg.StringPtr(fmt.Sprintf("tx-v%d", v)), 60000
+		first := serveVersion[*kmsg.InitProducerIDResponse](t, b, req, v)
+		again := serveVersion[*kmsg.InitProducerIDResponse](t, b, req, v)
+		if first.ErrorCode != 0 || first.ProducerEpoch != 0 || again.ErrorCode != 0 || again.ProducerID != first.ProducerID || again.ProducerEpoch != 1 {
+			t.Errorf("v%d transactional id: %+v then %+v", v, first, again)
 		}
 	}
 }

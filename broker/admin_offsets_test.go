@@ -328,7 +328,6 @@ func TestInitProducerID(t *testing.T) {
 				inject  error // nil: the real coordinator's answer
 				want    int16
 			}{
-				{"transactional id", 60000, nil, kerr.TransactionalIDAuthorizationFailed.Code},
 				{"transaction timeout too long", 900001, nil, kerr.InvalidTransactionTimeout.Code},
 				{"fenced", 60000, kerr.ProducerFenced, map[bool]int16{true: kerr.ProducerFenced.Code, false: kerr.InvalidProducerEpoch.Code}[v >= 4]},
 				{"store failure", 60000, fmt.Errorf("pebble: disk on fire"), kerr.CoordinatorNotAvailable.Code}, // retriable

@@ -32,7 +32,7 @@ type tailCache struct {
 }
 
 type tail struct {
-	hwm, logStart int64
+	hwm, logStart, lso int64
 	batches       []coordapi.BatchCoord
 	verified      time.Time
 }
@@ -69,7 +69,7 @@ func (tc *tailCache) notify(ns []coordapi.CommitNotice) {
 		if over := len(t.batches) - tailBatches; over > 0 {
 			t.batches = append(t.batches[:0:0], t.batches[over:]...)
 		}
-		t.hwm, t.logStart, t.verified = n.HighWatermark, n.LogStartOffset, now
+		t.hwm, t.logStart, t.lso, t.verified = n.HighWatermark, n.LogStartOffset, n.LastStableOffset, now
 	}
 }
 
@@ -94,7 +94,7 @@ func (tc *tailCache) verify(tp topicPartition, st coordapi.PartitionState) {
 		t.hwm = st.HighWatermark
 	}
 	if st.HighWatermark == t.hwm {
-		t.logStart = st.LogStartOffset
+		t.logStart, t.lso = st.LogStartOffset, st.LastStableOffset
 		t.verified = tc.now()
 	}
 }
@@ -112,7 +112,7 @@ func (tc *tailCache) find(tp topicPartition, offset int64, maxBytes int32) (coor
 	if t == nil || offset < t.logStart || offset > t.hwm || tc.now().Sub(t.verified) >= tailTrust {
 		return coordapi.FindBatchesResponse{}, false
 	}
-	resp := coordapi.FindBatchesResponse{PartitionState: coordapi.PartitionState{LogStartOffset: t.logStart, HighWatermark: t.hwm}}
+	resp := coordapi.FindBatchesResponse{PartitionState: coordapi.PartitionState{LogStartOffset: t.logStart, HighWatermark: t.hwm, LastStableOffset: t.lso}}
 	if offset == t.hwm {
 		return resp, true
 	}
