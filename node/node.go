@@ -262,6 +262,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if copts.Objects == nil {
 		copts.Objects = n.store
 	}
+	if copts.Markers == nil {
+		copts.Markers = n.store
+	}
 	if copts.GCStore == nil {
 		copts.GCStore, copts.GCPrefix = n.store, cfg.S3Prefix
 	}

@@ -142,7 +142,7 @@ func run(args []string) error {
 			return fmt.Errorf("open s3 store: %w", err)
 		}
 		instrumented := objectstore.Instrument(store, mp.Meter("floe/objectstore"))
-		cfg.coord.Objects, cfg.coord.GCStore = instrumented, instrumented
+		cfg.coord.Objects, cfg.coord.GCStore, cfg.coord.Markers = instrumented, instrumented, instrumented
 	}
 	nc, err := connect(ctx, cfg.natsURL, cfg.natsSecurity, log)
 	if err != nil {

@@ -1,0 +1,120 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/floe-io/floe/broker"
+	"github.com/floe-io/floe/internal/testkit/floetest"
+	"github.com/floe-io/floe/node"
+)
+
+// consumeValues reads topic from the start with opts until it has want
+// records or the partition ends (a fetch returns nothing for a while),
+// and returns the values in order.
+func consumeValues(t *testing.T, addr, topic string, want int, opts ...kgo.Opt) []string {
+	t.Helper()
+	cl := newFranzClient(t, addr, append([]kgo.Opt{kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, opts...)...)
+	var got []string
+	deadline := time.Now().Add(20 * time.Second)
+	for len(got) < want && time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	return got
+}
+
+// TestTransactions: a franz-go transactional producer commits one
+// transaction and aborts another; read_committed consumers (franz-go and
+// kcat, librdkafka's default) see only the committed records, with their
+// markers skipped; read_uncommitted sees both; kadm describes the
+// transactional id and its producer.
+func TestTransactions(t *testing.T) {
+	n := floetest.StartNode(t, node.Config{Broker: broker.Options{AutoCreateTopics: true}})
+	ctx := context.Background()
+	adm := kadm.NewClient(newFranzClient(t, n.KafkaAddr()))
+	if _, err := adm.CreateTopic(ctx, 2, 1, nil, "tx"); err != nil {
+		t.Fatal(err)
+	}
+	prod := newFranzClient(t, n.KafkaAddr(), kgo.TransactionalID("tx-app"), kgo.DefaultProduceTopic("tx"))
+	txn := func(commit bool, values ...string) {
+		t.Helper()
+		if err := prod.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range values {
+			if err := prod.ProduceSync(ctx, &kgo.Record{Key: []byte(fmt.Sprint(i)), Value: []byte(v)}).FirstErr(); err != nil {
+				t.Fatalf("produce %s: %v", v, err)
+			}
+		}
+		if err := prod.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatalf("end transaction (commit %v): %v", commit, err)
+		}
+	}
+	txn(true, "c1", "c2", "c3", "c4")
+	txn(false, "a1", "a2", "a3", "a4")
+	txn(true, "c5", "c6")
+
+	committed := consumeValues(t, n.KafkaAddr(), "tx", 6, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	slices.Sort(committed)
+	if strings.Join(committed, ",") != "c1,c2,c3,c4,c5,c6" {
+		t.Fatalf("read_committed read %v", committed)
+	}
+	all := consumeValues(t, n.KafkaAddr(), "tx", 10)
+	slices.Sort(all)
+	if strings.Join(all, ",") != "a1,a2,a3,a4,c1,c2,c3,c4,c5,c6" {
+		t.Fatalf("read_uncommitted read %v", all)
+	}
+	// kcat reads read_committed by default (librdkafka's isolation.level).
+	out, _ := runKcat(t, 30*time.Second, "", "-b", n.KafkaAddr(), "-C", "-t", "tx", "-o", "beginning", "-e", "-q")
+	lines := strings.Fields(out)
+	slices.Sort(lines)
+	if strings.Join(lines, ",") != "c1,c2,c3,c4,c5,c6" {
+		t.Fatalf("kcat read %q", out)
+	}
+	// A committed consumer's end is the LSO: every marker is below it.
+	offs, err := adm.ListEndOffsets(ctx, "tx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var end int64
+	offs.Each(func(o kadm.ListedOffset) { end += o.Offset })
+	if end != 10+2*3 { // 10 records and a marker per partition per transaction
+		t.Fatalf("end offsets sum %d, want 16", end)
+	}
+
+	described, err := adm.DescribeTransactions(ctx, "tx-app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ok := described["tx-app"]
+	if !ok || d.Err != nil || d.State != "CompleteCommit" {
+		t.Fatalf("describe transactions: %+v", described)
+	}
+	listed, err := adm.ListTransactions(ctx, nil, nil)
+	if err != nil || len(listed) != 1 {
+		t.Fatalf("list transactions: %+v, %v", listed, err)
+	}
+	producers, err := adm.DescribeProducers(ctx, kadm.TopicsSet{"tx": {0: {}, 1: {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	producers.EachProducer(func(p kadm.DescribedProducer) {
+		if p.ProducerID == d.ProducerID && p.CurrentTxnStartOffset == -1 {
+			seen++
+		}
+	})
+	if seen == 0 {
+		t.Fatalf("describe producers: %+v", producers)
+	}
+}
