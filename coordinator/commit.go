@@ -149,7 +149,7 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (*coordapi
 		case cb.Partition < 0 || int(cb.Partition) >= len(t.parts):
 			resp.Results[i].ErrorCode = codeUnknownTopicOrPartition
 			continue
-		case t.kvIndexed && len(cb.Keys) == 0:
+		case t.kvIndexed && len(cb.Keys) == 0 && !cb.Control:
 			// Every batch of an indexed (so compacted, so keyed) topic has
 			// keys: none means the broker had not yet seen kv.index.enabled.
 			// Refuse it rather than let the index miss its records; the
@@ -180,6 +180,7 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (*coordapi
 		kvs       []kvApply
 		posts     []postingApply
 		txnOps    []txnOp
+		txnKeys   []pendingKeys
 	)
 	for i := range req.Batches {
 		if slot[i] < 0 {
@@ -255,7 +256,12 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (*coordapi
 			txnOps = append(txnOps, txnOp{part: slot[i], pid: cb.ProducerID, base: base, control: cb.Control, commit: cb.Commit})
 		}
 		if t.kvIndexed && len(cb.Keys) > 0 {
-			kvs = append(kvs, kvApply{cb.TopicID, cb.Partition, base, cb.Keys})
+			if cb.Transactional {
+				// Its keys take effect when its transaction commits (txn.go).
+				txnKeys = append(txnKeys, pendingKeys{pid: cb.ProducerID, kv: kvApply{cb.TopicID, cb.Partition, base, cb.Keys}})
+			} else {
+				kvs = append(kvs, kvApply{cb.TopicID, cb.Partition, base, cb.Keys})
+			}
 		}
 		if t.hierarchical && len(cb.Keys) > 0 {
 			posts = append(posts, postingApply{cb.TopicID, cb.Partition, base, last, cb.ByteLength, cb.Keys})
@@ -283,7 +289,7 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (*coordapi
 		c.postings.Apply(b, pa.id, pa.partition, pa.base, pa.last, pa.size, postingKeys(pa.keys))
 	}
 	// And the transactions' open and aborted rows (txn.go).
-	txnChanges := c.applyTxnOpsLocked(b, parts, txnOps)
+	txnChanges := c.applyTxnOpsLocked(b, parts, txnOps, txnKeys)
 
 	if c.testBeforeCommit != nil {
 		if err := c.testBeforeCommit(); err != nil {

@@ -176,9 +176,12 @@ type Coordinator struct {
 		// txnViews are the transactional producers' epochs and ongoing
 		// transactions, by producer id; openTxns the first offset of
 		// each open transaction in each partition, by producer id
-		// (txn.go).
+		// (txn.go), written with mu held too, so readable under mu.
 		txnViews map[int64]*txnView
 		openTxns map[partKey]map[int64]int64
+		// txnKeys are transactional batches' keys held for the key index
+		// until their transactions end, by partition and producer id.
+		txnKeys map[partKey]map[int64][]kvApply
 	}
 
 	// mu guards the in-memory state that readers (FindBatches, Topic,

@@ -217,7 +217,7 @@ func (c *Coordinator) deleteTopicLocked(t *topicState) error {
 	_ = b.Delete(topicKey(t.id), nil)
 	pl := partitionsPrefix(t.id)
 	_ = b.DeleteRange(pl, prefixEnd(pl), nil)
-	for _, prefix := range []byte{prefixTxnOpen, prefixAborted} {
+	for _, prefix := range []byte{prefixTxnOpen, prefixAborted, prefixTxnKeys} {
 		tl := append([]byte{prefix}, t.id[:]...)
 		_ = b.DeleteRange(tl, prefixEnd(tl), nil)
 	}
@@ -247,11 +247,10 @@ func (c *Coordinator) deleteTopicLocked(t *topicState) error {
 	c.installObjectsLocked(objects)
 	for p := range t.parts {
 		delete(c.mu.aborted, partKey{t.id, int32(p)})
+		delete(c.commit.openTxns, partKey{t.id, int32(p)}) // written under mu too
+		delete(c.commit.txnKeys, partKey{t.id, int32(p)})
 	}
 	c.mu.Unlock()
-	for p := range t.parts {
-		delete(c.commit.openTxns, partKey{t.id, int32(p)})
-	}
 	for _, pk := range producers {
 		delete(c.commit.producers, pk)
 	}

@@ -37,6 +37,11 @@ import (
 //	q <topic id(16)> <partition(4)> <marker offset(8)> <producer id(8)>
 //	                                                 -> version 1, first offset
 //
+// On a kv-indexed topic a transactional batch's keys are held in a row of
+// their own (txnKeysKey) until its transaction's marker: the commit marker's
+// commit writes them into the key index, either marker deletes them, so
+// that /kv never answers an uncommitted or aborted value (kvindex/doc.go).
+//
 // EndTxn moves the state to PrepareCommit or PrepareAbort (durable), which
 // stops the transaction's batches from being accepted; writes one object
 // holding a control batch per partition of the transaction and commits it
@@ -48,6 +53,7 @@ const (
 	prefixTxn     byte = 'x'
 	prefixTxnOpen byte = 'y'
 	prefixAborted byte = 'q'
+	prefixTxnKeys byte = 'z'
 )
 
 // TxnOffsets commits or drops a transaction's consumer-group offsets when
@@ -233,6 +239,26 @@ func (c *Coordinator) loadTxns() error {
 	}
 	for pk := range c.commit.openTxns {
 		c.setFirstOpenLocked(pk)
+	}
+	c.commit.txnKeys = map[partKey]map[int64][]kvApply{}
+	err = c.scan(prefixTxnKeys, func(k, v []byte) error {
+		if len(k) != 37 {
+			return fmt.Errorf("coordinator: bad transaction keys key %x", k)
+		}
+		var pk partKey
+		copy(pk.topic[:], k[1:17])
+		pk.partition = int32(binary.BigEndian.Uint32(k[17:21]))
+		pid := int64(binary.BigEndian.Uint64(k[21:29]))
+		base := int64(binary.BigEndian.Uint64(k[29:37]))
+		keys, err := decodeTxnKeys(v)
+		if err != nil {
+			return err
+		}
+		c.holdKeysLocked(pendingKeys{pid: pid, kv: kvApply{pk.topic, pk.partition, base, keys}})
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return c.scan(prefixAborted, func(k, v []byte) error {
 		if len(k) != 37 {
@@ -768,6 +794,56 @@ type txnOp struct {
 type txnChanges struct {
 	open    map[partKey]map[int64]int64 // the partitions' new open transactions
 	aborted map[partKey][]coordapi.AbortedTxn
+	// keys are transactional batches' keys held until their transaction
+	// ends; doneKeys the (partition, producer) whose held keys went.
+	keys, doneKeys []pendingKeys
+}
+
+// pendingKeys are one transactional batch's keys for the key index, held
+// until its transaction ends: applied at its commit marker, dropped at its
+// abort marker, so that /kv never answers an uncommitted or aborted value.
+type pendingKeys struct {
+	pid int64
+	kv  kvApply
+}
+
+// txnKeysKey is the row holding a transactional batch's keys:
+//
+//	z <topic id(16)> <partition(4)> <producer id(8)> <base offset(8)>
+//	                      -> version 1, n keys × (key str, offset delta, tombstone(1))
+func txnKeysKey(pk partKey, pid, base int64) []byte {
+	k := make([]byte, 0, 37)
+	k = append(k, prefixTxnKeys)
+	k = append(k, pk.topic[:]...)
+	k = binary.BigEndian.AppendUint32(k, uint32(pk.partition))
+	k = binary.BigEndian.AppendUint64(k, uint64(pid))
+	return binary.BigEndian.AppendUint64(k, uint64(base))
+}
+
+func encodeTxnKeys(keys []coordapi.KeyEntry) []byte {
+	b := binary.AppendUvarint([]byte{valenc.Version1}, uint64(len(keys)))
+	for _, k := range keys {
+		b = valenc.AppendString(b, string(k.Key))
+		b = binary.AppendVarint(b, int64(k.OffsetDelta))
+		if k.Tombstone {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+	}
+	return b
+}
+
+func decodeTxnKeys(v []byte) ([]coordapi.KeyEntry, error) {
+	d := valenc.New("transaction keys", v)
+	n := d.Uvarint()
+	var out []coordapi.KeyEntry
+	for i := uint64(0); i < n && d.Err() == nil; i++ {
+		k := coordapi.KeyEntry{Key: []byte(d.String()), OffsetDelta: int32(d.Varint())}
+		k.Tombstone = d.Byte() == 1
+		out = append(out, k)
+	}
+	return out, d.Done("transaction keys")
 }
 
 // checkTxnBatchLocked decides a transactional batch by its producer's
@@ -796,12 +872,17 @@ func (c *Coordinator) checkTxnBatchLocked(cb *coordapi.CommitBatch) int16 {
 // closes it (an abort marker records the aborted range). It sets the
 // partitions' pending first open offsets and returns the changes to
 // install once b is durable. c.commit must be held.
-func (c *Coordinator) applyTxnOpsLocked(b *pebble.Batch, parts []pendingPart, ops []txnOp) txnChanges {
+func (c *Coordinator) applyTxnOpsLocked(b *pebble.Batch, parts []pendingPart, ops []txnOp, keys []pendingKeys) txnChanges {
 	var ch txnChanges
 	if len(ops) == 0 {
 		return ch
 	}
 	ch.open = map[partKey]map[int64]int64{}
+	for _, pk := range keys {
+		part := partKey{pk.kv.id, pk.kv.partition}
+		_ = b.Set(txnKeysKey(part, pk.pid, pk.kv.base), encodeTxnKeys(pk.kv.keys), nil)
+		ch.keys = append(ch.keys, pk)
+	}
 	for _, op := range ops {
 		pp := &parts[op.part]
 		pk := partKey{pp.topic.id, pp.partition}
@@ -821,6 +902,18 @@ func (c *Coordinator) applyTxnOpsLocked(b *pebble.Batch, parts []pendingPart, op
 		case op.control && isOpen:
 			delete(m, op.pid)
 			_ = b.Delete(txnOpenKey(pk, op.pid), nil)
+			// The transaction's keys: into the key index if it commits,
+			// gone either way.
+			if pending := c.commit.txnKeys[pk][op.pid]; len(pending) > 0 {
+				if op.commit {
+					for _, kv := range pending {
+						c.kv.Apply(b, kv.id, kv.partition, kv.base, kvEntries(kv.keys))
+					}
+				}
+				lo := txnKeysKey(pk, op.pid, 0)
+				_ = b.DeleteRange(lo, txnKeysKey(pk, op.pid+1, 0), nil)
+				ch.doneKeys = append(ch.doneKeys, pendingKeys{pid: op.pid, kv: kvApply{id: pk.topic, partition: pk.partition}})
+			}
 			if !op.commit {
 				if ch.aborted == nil {
 					ch.aborted = map[partKey][]coordapi.AbortedTxn{}
@@ -852,6 +945,28 @@ func (ch txnChanges) installLocked(c *Coordinator) {
 	for pk, as := range ch.aborted {
 		c.mu.aborted[pk] = append(c.mu.aborted[pk], as...)
 	}
+	for _, d := range ch.doneKeys {
+		pk := partKey{d.kv.id, d.kv.partition}
+		delete(c.commit.txnKeys[pk], d.pid)
+		if len(c.commit.txnKeys[pk]) == 0 {
+			delete(c.commit.txnKeys, pk)
+		}
+	}
+	for _, k := range ch.keys {
+		c.holdKeysLocked(k)
+	}
+}
+
+// holdKeysLocked keeps a transactional batch's keys until its transaction
+// ends. c.commit must be held.
+func (c *Coordinator) holdKeysLocked(k pendingKeys) {
+	pk := partKey{k.kv.id, k.kv.partition}
+	m := c.commit.txnKeys[pk]
+	if m == nil {
+		m = map[int64][]kvApply{}
+		c.commit.txnKeys[pk] = m
+	}
+	m[k.pid] = append(m[k.pid], k.kv)
 }
 
 // defaultTxnCheckInterval is how often the coordinator looks for
@@ -920,4 +1035,26 @@ func (c *Coordinator) TxnTick(ctx context.Context) int {
 		}
 	}
 	return aborted
+}
+
+// HiddenTxnBatch reports whether the transactional batch of producer pid at
+// offset in a partition is hidden from read_committed readers: its
+// transaction aborted, or is still open (kvindex.TxnLog, for the key
+// index's rebuild).
+func (s logSource) HiddenTxnBatch(id [16]byte, partition int32, pid, offset int64) bool {
+	c := s.c
+	pk := partKey{coordapi.TopicID(id), partition}
+	// Not c.commit: a rebuild is stopped under it. openTxns is written
+	// with c.mu held too.
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if first, open := c.commit.openTxns[pk][pid]; open && offset >= first {
+		return true
+	}
+	for _, a := range c.mu.aborted[pk] {
+		if a.ProducerID == pid && a.FirstOffset <= offset && offset <= a.LastOffset {
+			return true
+		}
+	}
+	return false
 }

@@ -218,3 +218,57 @@ func TestTransactionFencingAndTimeout(t *testing.T) {
 		t.Fatalf("describe producers: %+v, %v", prods, err)
 	}
 }
+
+// TestTransactionKeyIndex: on a kv-indexed topic a transaction's keys take
+// effect when it commits and never when it aborts, across a restart.
+func TestTransactionKeyIndex(t *testing.T) {
+	e, _ := txnEnv(t)
+	e.c.opts.KVIndexEnabled = true
+	tp, err := e.c.CreateTopic(context.Background(), coordapi.CreateTopicRequest{Name: "kv", Partitions: 1, ReplicationFactor: -1,
+		Configs: map[string]string{"cleanup.policy": "compact", coordapi.ConfigKVIndexEnabled: "true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	lookup := func(key string) (int64, bool) {
+		t.Helper()
+		off, _, found, err := e.c.KvLookup(ctx, tp.ID, 0, []byte(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return off, found
+	}
+	keyed := func(b coordapi.CommitBatch, key string) coordapi.CommitBatch {
+		b.Keys = []coordapi.KeyEntry{{Key: []byte(key)}}
+		return b
+	}
+	plainKeyed := keyed(plain(tp.ID, 0, 0), "k")
+	e.commit("wal/0", plainKeyed) // k at 0, outside any transaction
+	prod := e.initTxn("kv-app", 60000)
+	p0 := coordapi.TopicPartition{TopicID: tp.ID, Partition: 0}
+
+	e.addParts("kv-app", prod, p0)
+	e.commit("wal/1", keyed(txnBatch(tp.ID, 0, 0, prod.ProducerID, 0, 0), "k")) // k at 1, aborted below
+	if off, _ := lookup("k"); off != 0 {
+		t.Fatalf("an open transaction's key took effect: k at %d", off)
+	}
+	if err := e.endTxn("kv-app", prod, false); err != nil {
+		t.Fatal(err)
+	}
+	if off, _ := lookup("k"); off != 0 {
+		t.Fatalf("an aborted overwrite took effect: k at %d", off)
+	}
+
+	e.addParts("kv-app", prod, p0)
+	e.commit("wal/2", keyed(txnBatch(tp.ID, 0, 0, prod.ProducerID, 0, 1), "k")) // k at 3
+	e.reopen()                                                                  // the held keys survive it
+	if off, _ := lookup("k"); off != 0 {
+		t.Fatalf("after reopen, an open transaction's key took effect: k at %d", off)
+	}
+	if err := e.endTxn("kv-app", prod, true); err != nil {
+		t.Fatal(err)
+	}
+	if off, found := lookup("k"); !found || off != 3 {
+		t.Fatalf("committed overwrite: k at %d (found %v), want 3", off, found)
+	}
+}

@@ -46,6 +46,14 @@ type LogSource interface {
 	Batches(ctx context.Context, topicID [16]byte, partition int32, from int64) iter.Seq2[LogBatch, error]
 }
 
+// TxnLog is what a LogSource with transactions also tells Rebuild: whether
+// a transactional batch's records are hidden (its transaction aborted, or
+// has not committed yet), so that the index, like a read_committed
+// consumer, never takes them.
+type TxnLog interface {
+	HiddenTxnBatch(topicID [16]byte, partition int32, producerID, offset int64) bool
+}
+
 // Rebuild builds topicID's index from its log over its first partitions partitions,
 // and marks the topic ready when done. The topic must have been marked not ready with
 // a committed SetReady(b, topicID, false), in the same batch as the change that turns
@@ -161,6 +169,9 @@ func (rb *rebuilder) batch(p int32, lb LogBatch) (end int64, err error) {
 	end = lb.BaseOffset + int64(h.LastOffsetDelta) + 1
 	if h.Control() {
 		return end, nil
+	}
+	if tl, ok := rb.src.(TxnLog); ok && h.Transactional() && tl.HiddenTxnBatch(rb.topic, p, h.ProducerID, lb.BaseOffset) {
+		return end, nil // an aborted or still open transaction's records
 	}
 	data := lb.Data
 	if size := h.Size(); size < len(data) {
