@@ -29,6 +29,17 @@
 // (re)built from the log: such a topic answers 503 until Rebuild removes it. DropTopic
 // removes a topic's entries and marker with one range deletion.
 //
+// # Transactions
+//
+// The key-index RFC leaves transactions open; floe closes it: the index never
+// takes a key of an uncommitted or aborted record. A transactional batch's keys
+// are not Applied with its commit; the coordinator holds them (durably, in its
+// own rows) until the transaction's marker, and Applies them in the Pebble batch
+// that commits the commit marker, or drops them with the abort marker. So /kv
+// answers a transaction's values once, and only once, it committed, and an
+// aborted overwrite never replaces the value before it. Rebuild skips the
+// records of aborted and still-open transactions (TxnLog) for the same reason.
+//
 // # Turning the index on
 //
 // A topic created with kv.index.enabled=true is indexed from its first commit. A topic
