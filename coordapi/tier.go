@@ -78,6 +78,11 @@ type CompactJob struct {
 	// ending at one is kept as a bare header when compaction empties it, as
 	// Kafka's cleaner keeps a producer's last sequence.
 	ProducerLastOffsets []int64
+	// Aborted are the aborted transactions with records in the job's
+	// range: their records are removed and never count as a key's latest
+	// (Kafka's cleaner). Transaction markers are kept. The job never
+	// reaches the last stable offset: open transactions are not cleaned.
+	Aborted []AbortedTxn
 }
 
 // CompactedSegment is one segment a compaction job wrote. A job's

@@ -291,6 +291,14 @@ func (c *Coordinator) buildCompactJob(pk partKey, nowMs int64) (*tierJob, bool, 
 		return nil, false, err
 	}
 	segs := v.segs[:v.cleanable]
+	// Never past the last stable offset: an open transaction's records
+	// are not cleaned, as in Kafka.
+	for len(segs) > 0 && segs[len(segs)-1].coord.LastOffset >= v.st.lso() {
+		segs = segs[:len(segs)-1]
+	}
+	if len(segs) == 0 {
+		return nil, false, nil
+	}
 	job := &tierJob{gen: v.st.gen}
 	job.Kind = coordapi.TierJobCompact
 	job.TopicID, job.Partition = pk.topic, pk.partition
@@ -309,6 +317,9 @@ func (c *Coordinator) buildCompactJob(pk partKey, nowMs int64) (*tierJob, bool, 
 		job.inputs = append(job.inputs, sg.object)
 	}
 	cj.ProducerLastOffsets = c.producerLastOffsets(pk, job.BaseOffset, job.LastOffset)
+	c.mu.RLock()
+	cj.Aborted = c.abortedLocked(pk, job.BaseOffset, job.LastOffset+1)
+	c.mu.RUnlock()
 	job.Compact = cj
 	return job, true, nil
 }

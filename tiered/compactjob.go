@@ -318,7 +318,8 @@ func (r *compactRun) indexBatch(sb *segBatch, dirty int64) error {
 	switch {
 	case last < dirty:
 		return nil
-	case h.Control():
+	case h.Control(), r.abortedBatch(h):
+		// Markers and aborted records are no key's latest.
 		m.AdvanceLatestOffset(last)
 		return nil
 	case m.Len()+int(h.NumRecords) > m.Cap():
@@ -344,10 +345,27 @@ func (r *compactRun) indexBatch(sb *segBatch, dirty int64) error {
 	return nil
 }
 
+// abortedBatch reports whether a transactional batch's records belong to
+// an aborted transaction of the job.
+func (r *compactRun) abortedBatch(h *record.Header) bool {
+	if !h.Transactional() || h.Control() {
+		return false
+	}
+	for _, a := range r.cj.Aborted {
+		if a.ProducerID == h.ProducerID && a.FirstOffset <= h.BaseOffset && h.BaseOffset <= a.LastOffset {
+			return true
+		}
+	}
+	return false
+}
+
 // keep is the job's record rule (doc.go, Compaction).
 func (r *compactRun) keep(rec RecordInfo) bool {
 	if rec.Offset > r.cleaned {
 		return true // the pass did not index it
+	}
+	if r.abortedBatch(rec.Batch) {
+		return false // an aborted transaction's record: removed, as Kafka's cleaner does
 	}
 	if r.latest != nil {
 		switch latest, ok := r.latest[string(rec.Key)]; {

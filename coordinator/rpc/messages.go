@@ -552,6 +552,7 @@ func encClaimTierJobResp(e *encoder, r claimTierJobResp) {
 		e.varint(o - prev)
 		prev = o
 	}
+	encAborted(e, cj.Aborted)
 }
 
 func decClaimTierJobResp(d *decoder) claimTierJobResp {
@@ -577,6 +578,7 @@ func decClaimTierJobResp(d *decoder) claimTierJobResp {
 				cj.ProducerLastOffsets[i] = prev
 			}
 		}
+		cj.Aborted = decAborted(d)
 		j.Compact = cj
 	default:
 		d.fail("unknown tier job kind %d", j.Kind)
