@@ -157,8 +157,16 @@ func (gs *Groups) txnCommit(ctx context.Context, req *kmsg.TxnOffsetCommitReques
 	if req.Version < 3 {
 		memberID, instanceID, generation = "", nil, -1 // fields of v3+
 	}
+	verify := gs.opts.VerifyTxn
 	g, created := gs.lockGroup(req.Group, generation < 0)
 	if g == nil {
+		// Kafka verifies the transaction first (no lock needed here:
+		// nothing is written).
+		if verify != nil {
+			if code := verify(ctx, req); code != 0 {
+				return fail(code)
+			}
+		}
 		if req.Version >= 6 {
 			return fail(kerr.GroupIDNotFound.Code)
 		}
@@ -172,7 +180,7 @@ func (gs *Groups) txnCommit(ctx context.Context, req *kmsg.TxnOffsetCommitReques
 			}
 		}()
 	}
-	if verify := gs.opts.VerifyTxn; verify != nil {
+	if verify != nil {
 		if code := verify(ctx, req); code != 0 {
 			return fail(code)
 		}

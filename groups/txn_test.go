@@ -423,7 +423,11 @@ func TestTxnVerifier(t *testing.T) {
 		t.Fatalf("a refused commit left group g (%s)", st)
 	}
 	wantCode(t, "accepted", h.txnCommit(txnReq("g", 1, 0, "t", 0, 6)), nil)
-	if len(asked) != 2 {
+	// Verified before the group is looked up, as Kafka.
+	missing := memberTxnReq("missing", "m", 3, 1)
+	missing.TransactionalID = "not-in-txn"
+	wantCode(t, "refused, missing group", h.txnCommit(missing), kerr.InvalidTxnState)
+	if len(asked) != 3 {
 		t.Fatalf("verifier asked %v", asked)
 	}
 	h.complete("g", 1, true)
