@@ -31,8 +31,9 @@ import (
 // (INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED, INVALID_TXN_STATE,
 // CONCURRENT_TRANSACTIONS...).
 //
-// It is called with the group's lock held, so that a transaction cannot
-// end between the check and the write: once the transaction coordinator
+// It is called with the group's lock held (when the group exists; a
+// refused request to a missing group writes nothing), so that a
+// transaction cannot end between the check and the write: once the transaction coordinator
 // no longer accepts the group's offsets (the transaction is preparing to
 // end), a CompleteTxnOffsets that follows sees every pending offset the
 // transaction wrote. The verifier must therefore not call back into
