@@ -135,7 +135,7 @@ func (gs *Groups) txnCommit(ctx context.Context, req *kmsg.TxnOffsetCommitReques
 			}
 		}
 	}
-	// fail answers every partition of a known topic with e.
+	// fail answers every partition of a known topic with code.
 	fail := func(code int16) [][]int16 {
 		for i := range codes {
 			if names[i] == "" {
