@@ -8,8 +8,8 @@ import (
 
 // OffsetFetch: v0-v9. v2+ null topics fetch every committed partition and
 // a group-level error; v5+ leader epoch; v6+ flexible; v7+ RequireStable
-// (nothing to wait for: floe has no transactional commits); v8+ several
-// groups; v9+ a KIP-848 member's id and epoch, checked (STALE_MEMBER_EPOCH).
+// (a partition with pending transactional offsets is
+// UNSTABLE_OFFSET_COMMIT, and the client retries); v8+ several groups; v9+ a KIP-848 member's id and epoch, checked (STALE_MEMBER_EPOCH).
 // Every asked partition is answered, -1 where nothing is committed. v10
 // (topic ids) is not served. Needs GROUP DESCRIBE per group
 // (GROUP_AUTHORIZATION_FAILED) and TOPIC DESCRIBE per topic: named topics

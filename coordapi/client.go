@@ -114,7 +114,9 @@ type ClientInfo struct {
 }
 
 // GroupCoordinator is the group coordinator's API: consumer groups (classic
-// and KIP-848) and committed offsets. The cluster's is reached over NATS
+// and KIP-848), committed offsets and transactional offsets
+// (TxnOffsetCommit; the transaction coordinator completes them in its own
+// process, not through this API). The cluster's is reached over NATS
 // (*rpc.GroupClient); groups.Direct serves one in this process. Requests
 // and responses are Kafka's own messages at the client's version.
 // Kafka-level failures are error codes in the responses; an error means the
@@ -129,6 +131,11 @@ type GroupCoordinator interface {
 	OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) (*kmsg.OffsetCommitResponse, error)
 	OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequest) (*kmsg.OffsetFetchResponse, error)
 	OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRequest) (*kmsg.OffsetDeleteResponse, error)
+	// TxnOffsetCommit writes a transactional producer's offsets as
+	// pending offsets of the group, made committed offsets or dropped when
+	// the transaction ends. Below v6 each topic's TopicID (which the body
+	// does not carry) is the id the broker resolved, stored with them.
+	TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) (*kmsg.TxnOffsetCommitResponse, error)
 	DescribeGroups(ctx context.Context, req *kmsg.DescribeGroupsRequest) (*kmsg.DescribeGroupsResponse, error)
 	ListGroups(ctx context.Context, req *kmsg.ListGroupsRequest) (*kmsg.ListGroupsResponse, error)
 	DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRequest) (*kmsg.DeleteGroupsResponse, error)

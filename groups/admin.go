@@ -134,7 +134,7 @@ func (gs *Groups) ListGroups(_ context.Context, req *kmsg.ListGroupsRequest) *km
 }
 
 // DeleteGroups serves DeleteGroups (v0-v2): an Empty group is deleted with
-// its committed offsets; a group with members is NON_EMPTY_GROUP, an
+// its committed offsets and pending transactional offsets; a group with members is NON_EMPTY_GROUP, an
 // unknown one GROUP_ID_NOT_FOUND.
 func (gs *Groups) DeleteGroups(_ context.Context, req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
@@ -167,6 +167,7 @@ func (gs *Groups) deleteGroup(name string) int16 {
 		return kerr.CoordinatorNotAvailable.Code
 	}
 	g.mu.offsets = make(map[string]map[int32]offsetRecord)
+	g.mu.txns = make(map[int64]*txnOffsets)
 	g.mu.persisted = false
 	g.removeLocked()
 	gs.log.Info("deleted group", "group", name)

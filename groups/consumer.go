@@ -302,37 +302,49 @@ func (g *group) expireConsumerLocked(now time.Time) {
 // name in the group's last topic snapshot (none right after a restart,
 // until the group's first heartbeat).
 func (g *group) validateConsumerCommitLocked(req *kmsg.OffsetCommitRequest) (*kerr.Error, func(topic string, id topicID, p int32) *kerr.Error) {
+	return g.validateConsumerMemberCommitLocked(req.MemberID, req.Generation, false, req.Version)
+}
+
+// validateConsumerMemberCommitLocked is validateConsumerCommitLocked for
+// the commit of memberID at epoch; a transactional commit (TxnOffsetCommit,
+// any version) answers ILLEGAL_GENERATION where OffsetCommit answers
+// STALE_MEMBER_EPOCH, as Kafka's OffsetMetadataManager.
+func (g *group) validateConsumerMemberCommitLocked(memberID string, epoch int32, txn bool, version int16) (*kerr.Error, func(topic string, id topicID, p int32) *kerr.Error) {
+	stale := kerr.StaleMemberEpoch
+	if txn {
+		stale = kerr.IllegalGeneration
+	}
 	c := g.mu.consumer
-	if req.Generation < 0 && len(c.members) == 0 {
+	if epoch < 0 && len(c.members) == 0 {
 		return nil, nil // admin or manual commit to an empty group
 	}
-	m := c.members[req.MemberID]
+	m := c.members[memberID]
 	if m == nil {
 		return kerr.UnknownMemberID, nil
 	}
-	if req.Version < 9 {
+	if !txn && version < 9 {
 		return kerr.UnsupportedVersion, nil
 	}
 	switch {
-	case req.Generation == m.epoch:
+	case epoch == m.epoch:
 		return nil, nil
-	case req.Generation > m.epoch:
-		return kerr.StaleMemberEpoch, nil
+	case epoch > m.epoch:
+		return stale, nil
 	}
 	snap := c.sigSnap // names every topic the member can hold
 	return nil, func(topic string, id topicID, p int32) *kerr.Error {
 		if id == (topicID{}) {
 			if snap == nil {
-				return kerr.StaleMemberEpoch
+				return stale
 			}
 			tm, ok := snap.byName[topic]
 			if !ok {
-				return kerr.StaleMemberEpoch
+				return stale
 			}
 			id = tm.id
 		}
-		if e, ok := m.since[id][p]; !ok || e > req.Generation {
-			return kerr.StaleMemberEpoch
+		if e, ok := m.since[id][p]; !ok || e > epoch {
+			return stale
 		}
 		return nil
 	}

@@ -46,6 +46,10 @@ func (l direct) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRequest)
 	return l.g.OffsetDelete(ctx, req), nil
 }
 
+func (l direct) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) (*kmsg.TxnOffsetCommitResponse, error) {
+	return l.g.TxnOffsetCommit(ctx, req), nil
+}
+
 func (l direct) DescribeGroups(ctx context.Context, req *kmsg.DescribeGroupsRequest) (*kmsg.DescribeGroupsResponse, error) {
 	return l.g.DescribeGroups(ctx, req), nil
 }

@@ -3,8 +3,10 @@
 // Pebble: classic consumer groups (JoinGroup, SyncGroup,
 // Heartbeat, LeaveGroup), KIP-848 consumer groups (ConsumerGroupHeartbeat,
 // ConsumerGroupDescribe), committed offsets (OffsetCommit, OffsetFetch,
-// OffsetDelete) and group administration (DescribeGroups, ListGroups,
-// DeleteGroups), answering with the error codes Apache Kafka returns.
+// OffsetDelete), transactional offsets (TxnOffsetCommit, completed by the
+// transaction coordinator with CompleteTxnOffsets) and group
+// administration (DescribeGroups, ListGroups, DeleteGroups), answering
+// with the error codes Apache Kafka returns.
 //
 // The methods take and return kmsg requests and responses, so the broker's
 // handlers stay thin and the calls travel over NATS as the Kafka bodies
@@ -67,10 +69,31 @@
 // at the member's epoch, or at an older one for the partitions it has held
 // since.
 //
+// # Transactional offsets
+//
+// TxnOffsetCommit (KIP-98, KIP-447) writes a producer's offsets as pending
+// offsets of (group, producer id): OffsetFetch does not show them, and
+// with RequireStable answers their partitions UNSTABLE_OFFSET_COMMIT (the
+// client retries until the transaction ended). A later TxnOffsetCommit of
+// the producer replaces its pending offset of the same partition. When the
+// transaction ends, the transaction coordinator (in the same process)
+// calls CompleteTxnOffsets once for each of its groups: a commit turns the
+// producer's pending offsets into committed offsets, with the metadata,
+// leader epoch and commit time of their TxnOffsetCommit; an abort drops
+// them. Every offset write takes the next seq (the order Kafka reads from
+// its offsets log): a committed offset written after the TxnOffsetCommit
+// (by OffsetCommit, or another producer's transaction) is newer and stays.
+// OffsetDelete, DeleteGroups and a deleted topic drop pending offsets too;
+// the retention pass expires no offset of a partition with pending offsets
+// and keeps a group that has any. Options.VerifyTxn lets the transaction
+// coordinator check each TxnOffsetCommit (see TxnVerifier).
+//
 // # Durability
 //
 // Committed offsets are written to Pebble with pebble.Sync before
-// OffsetCommit answers. Each generation change also writes the group's
+// OffsetCommit answers; pending offsets before TxnOffsetCommit answers,
+// and CompleteTxnOffsets writes the committed offsets and deletes the
+// pending ones in one synced batch before it returns. Each generation change also writes the group's
 // record (protocol type, generation, and when it became Empty), so that
 // after a restart every group that has offsets is listed and described,
 // and its offsets expire on schedule. A classic group that becomes Stable
@@ -102,8 +125,9 @@
 // # Key families
 //
 // Every key starts with a one-byte family tag; lengths are big-endian
-// uint16. Values start with a format byte (1) followed by varints
-// (encoding/binary); "str" is a uvarint length and the bytes.
+// uint16. Values start with a format byte (1, or the layout's version
+// where a layout changed) followed by varints (encoding/binary); "str" is
+// a uvarint length and the bytes.
 //
 //	family  key                                                 value
 //	------  --------------------------------------------------  ------------------------------------------
@@ -112,8 +136,13 @@
 //	                                                            of a KIP-848 group), empty-since ms (0: not
 //	                                                            Empty when written), type(1: 0 classic,
 //	                                                            1 KIP-848 consumer group)
-//	offset  'o' len(2) group len(2) topic partition(4)          offset, leader epoch, commit ms,
-//	                                                            metadata str, topic id(16; zero: unknown)
+//	offset  'o' len(2) group len(2) topic partition(4)          format 2: offset, leader epoch, commit ms,
+//	                                                            metadata str, topic id(16; zero: unknown),
+//	                                                            seq (uvarint); format 1: the same without
+//	                                                            seq (read as seq 0)
+//	pending 'p' len(2) group producer id(8) len(2) topic        a pending transactional offset: offset,
+//	        partition(4)                                        leader epoch, commit ms, metadata str,
+//	                                                            topic id(16), seq (uvarint), producer epoch
 //	stable  's' group                                           generation, protocol str, leader str,
 //	                                                            n members × (member id str, instance id
 //	                                                            (presence byte, str), client id str,
@@ -138,10 +167,14 @@
 // the join phase of the next generation deletes it in the same batch that
 // writes the new generation.
 //
-// A group's offsets share the prefix 'o' len group, and its KIP-848 keys
-// the prefix 'c' len group (member ids are never empty, so the cgroup key
-// is the prefix itself): deleting a group, or turning an empty KIP-848
-// group classic, is a range deletion. 'c' keys of a group whose record is
+// A group's offsets share the prefix 'o' len group, its pending offsets
+// 'p' len group (one producer's 'p' len group producer id), and its
+// KIP-848 keys the prefix 'c' len group (member ids are never empty, so
+// the cgroup key is the prefix itself): deleting a group, completing a
+// producer's transaction, or turning an empty KIP-848 group classic, is a
+// range deletion. The seq counter is not stored: Open resumes it from the
+// highest seq of the offsets it loads (only the order of existing offsets
+// matters). 'c' keys of a group whose record is
 // not a KIP-848 group's (left by a failed write) are dropped at Open. An
 // offset remembers its topic's id: once the topic was deleted and created
 // again (a new id), OffsetFetch no longer returns the old topic's offsets,
@@ -154,6 +187,7 @@
 //	Groups.closeMu (read: every call while it uses the state; write: Close)
 //	  topicCache.mu (the topic snapshot; never held with group.mu)
 //	  group.mu (one group's state)
+//	    Options.VerifyTxn (the transaction coordinator's locks)
 //	    Groups.mu (the group map)
 //	    scheduler.mu (the deadline heap)
 //

@@ -154,6 +154,10 @@ type group struct {
 		subscribedKnown bool
 
 		offsets map[string]map[int32]offsetRecord
+		// txns holds the pending transactional offsets by producer id:
+		// written by TxnOffsetCommit, made committed offsets or dropped
+		// by CompleteTxnOffsets. Never an empty entry.
+		txns map[int64]*txnOffsets
 
 		// consumer is set for a KIP-848 consumer group.
 		consumer *consumerGroup
@@ -172,6 +176,7 @@ func newGroup(gs *Groups, name string) *group {
 	g.mu.static = make(map[string]string)
 	g.mu.protocols = make(map[string]int)
 	g.mu.offsets = make(map[string]map[int32]offsetRecord)
+	g.mu.txns = make(map[int64]*txnOffsets)
 	g.mu.stateSince = gs.now()
 	return g
 }
@@ -183,10 +188,11 @@ func (g *group) setStateLocked(s State) {
 }
 
 // unusedLocked reports whether the group holds nothing worth keeping: no
-// members, pending members, offsets or durable record.
+// members, pending members, offsets (committed or transactional) or
+// durable record.
 func (g *group) unusedLocked() bool {
 	return g.mu.state == Empty && len(g.mu.members) == 0 && len(g.mu.pending) == 0 &&
-		len(g.mu.offsets) == 0 && !g.mu.persisted && g.mu.consumer == nil
+		len(g.mu.offsets) == 0 && len(g.mu.txns) == 0 && !g.mu.persisted && g.mu.consumer == nil
 }
 
 // sortedMembersLocked returns the members ordered by member id.

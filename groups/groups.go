@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble"
@@ -43,6 +44,9 @@ type Groups struct {
 
 	sched      scheduler
 	topicCache topicCache
+
+	// seq is the last seq handed to an offset write (offsetRecord.seq).
+	seq atomic.Uint64
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -111,6 +115,17 @@ func Open(opts Options) (*Groups, error) {
 			nOffsets += len(ps)
 		}
 	}
+	nPending := 0
+	for name, txns := range l.pending {
+		g := gs.mu.groups[name]
+		if g == nil {
+			g = newGroup(gs, name) // a simple group: pending offsets only
+			gs.mu.groups[name] = g
+		}
+		g.mu.txns = txns
+		nPending += len(txns)
+	}
+	gs.seq.Store(l.maxSeq)
 	// Consumer-family keys of a group that is not (or no longer) a
 	// KIP-848 group are left over from a write that failed: drop them,
 	// so that a later consumer group of that name does not inherit them.
@@ -127,7 +142,7 @@ func Open(opts Options) (*Groups, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	gs.cancel = cancel
 	go gs.run(ctx)
-	gs.log.Info("group coordinator opened", "dir", opts.Dir, "groups", len(gs.mu.groups), "offsets", nOffsets, "members", nMembers)
+	gs.log.Info("group coordinator opened", "dir", opts.Dir, "groups", len(gs.mu.groups), "offsets", nOffsets, "members", nMembers, "open transactions", nPending)
 	return gs, nil
 }
 
@@ -171,6 +186,9 @@ func (gs *Groups) enter() bool {
 }
 
 func (gs *Groups) leave() { gs.closeMu.RUnlock() }
+
+// nextSeq returns the seq of the next offset write.
+func (gs *Groups) nextSeq() uint64 { return gs.seq.Add(1) }
 
 // lockGroup returns name's group with its mutex held, creating it (Empty)
 // when create is set; nil when it does not exist. created reports a new

@@ -2,6 +2,7 @@ package groups
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -111,7 +112,7 @@ func (gs *Groups) commit(req *kmsg.OffsetCommitRequest) commitCodes {
 					continue
 				}
 			}
-			r := offsetRecord{offset: p.Offset, leaderEpoch: p.LeaderEpoch, commitMs: msOf(now), topicID: t.TopicID}
+			r := offsetRecord{offset: p.Offset, leaderEpoch: p.LeaderEpoch, commitMs: msOf(now), topicID: t.TopicID, seq: gs.nextSeq()}
 			if req.Version < 6 || r.leaderEpoch < -1 {
 				r.leaderEpoch = -1
 			}
@@ -138,12 +139,7 @@ func (gs *Groups) commit(req *kmsg.OffsetCommitRequest) commitCodes {
 		return codes
 	}
 	for _, w := range writes {
-		ps := g.mu.offsets[w.topic]
-		if ps == nil {
-			ps = make(map[int32]offsetRecord)
-			g.mu.offsets[w.topic] = ps
-		}
-		ps[w.partition] = w.r
+		g.setOffsetLocked(w.topic, w.partition, w.r)
 	}
 	if created && g.unusedLocked() {
 		g.removeLocked()
@@ -183,7 +179,10 @@ func (g *group) validateCommitLocked(req *kmsg.OffsetCommitRequest) *kerr.Error 
 // asked partition is answered, with offset -1, leader epoch -1 and empty
 // metadata where nothing is committed; null topics ask for every committed
 // partition. A group that does not exist has nothing committed (no error).
-// RequireStable needs no waiting: floe has no transactional commits.
+// With RequireStable (v7+, KIP-447), a partition with pending transactional
+// offsets (TxnOffsetCommit) of any producer is UNSTABLE_OFFSET_COMMIT, on
+// which the client retries until the transaction ends; without it the
+// committed offset is returned.
 func (gs *Groups) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	snap, err := gs.topics(ctx)
@@ -192,7 +191,7 @@ func (gs *Groups) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequest)
 	}
 	if req.Version >= 8 {
 		for _, rg := range req.Groups {
-			resp.Groups = append(resp.Groups, gs.fetchGroup(req.Version, rg, snap))
+			resp.Groups = append(resp.Groups, gs.fetchGroup(req.Version, rg, req.RequireStable, snap))
 		}
 		return resp
 	}
@@ -206,7 +205,7 @@ func (gs *Groups) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequest)
 			rg.Topics = append(rg.Topics, rt)
 		}
 	}
-	sg := gs.fetchGroup(req.Version, rg, snap)
+	sg := gs.fetchGroup(req.Version, rg, req.Version >= 7 && req.RequireStable, snap)
 	resp.ErrorCode = sg.ErrorCode
 	for _, t := range sg.Topics {
 		st := kmsg.NewOffsetFetchResponseTopic()
@@ -238,8 +237,10 @@ func (gs *Groups) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequest)
 
 // fetchGroup answers one group of an OffsetFetch. Offsets committed to a
 // topic that has since been recreated (snap names it with another id) are
-// not shown.
-func (gs *Groups) fetchGroup(version int16, rg kmsg.OffsetFetchRequestGroup, snap *topicSnapshot) kmsg.OffsetFetchResponseGroup {
+// not shown. With requireStable, partitions with pending transactional
+// offsets are UNSTABLE_OFFSET_COMMIT (when every offset is asked, only
+// those with a committed offset are listed, as Kafka's fetchAllOffsets).
+func (gs *Groups) fetchGroup(version int16, rg kmsg.OffsetFetchRequestGroup, requireStable bool, snap *topicSnapshot) kmsg.OffsetFetchResponseGroup {
 	sg := kmsg.NewOffsetFetchResponseGroup()
 	sg.Group = rg.Group
 	if !gs.enter() {
@@ -248,6 +249,7 @@ func (gs *Groups) fetchGroup(version int16, rg kmsg.OffsetFetchRequestGroup, sna
 	}
 	defer gs.leave()
 	var offsets map[string]map[int32]offsetRecord
+	unstable := func(string, int32) bool { return false }
 	if g, _ := gs.lockGroup(rg.Group, false); g != nil {
 		if version >= 9 && g.mu.consumer != nil {
 			if err := g.validateConsumerFetchLocked(rg); err != nil {
@@ -257,6 +259,9 @@ func (gs *Groups) fetchGroup(version int16, rg kmsg.OffsetFetchRequestGroup, sna
 			}
 		}
 		offsets = g.mu.offsets
+		if requireStable && len(g.mu.txns) > 0 {
+			unstable = g.hasPendingLocked
+		}
 		defer g.mu.Unlock()
 	}
 	current := func(topic string, r offsetRecord) bool {
@@ -272,6 +277,10 @@ func (gs *Groups) fetchGroup(version int16, rg kmsg.OffsetFetchRequestGroup, sna
 			st.Topic = topic
 			for _, p := range slices.Sorted(maps.Keys(offsets[topic])) {
 				if r := offsets[topic][p]; current(topic, r) {
+					if unstable(topic, p) {
+						st.Partitions = append(st.Partitions, unstablePartition(p))
+						continue
+					}
 					st.Partitions = append(st.Partitions, fetchedPartition(p, r, true))
 				}
 			}
@@ -285,6 +294,10 @@ func (gs *Groups) fetchGroup(version int16, rg kmsg.OffsetFetchRequestGroup, sna
 		st := kmsg.NewOffsetFetchResponseGroupTopic()
 		st.Topic, st.TopicID = t.Topic, t.TopicID
 		for _, p := range t.Partitions {
+			if unstable(t.Topic, p) {
+				st.Partitions = append(st.Partitions, unstablePartition(p))
+				continue
+			}
 			r, ok := offsets[t.Topic][p]
 			ok = ok && current(t.Topic, r)
 			st.Partitions = append(st.Partitions, fetchedPartition(p, r, ok))
@@ -292,6 +305,14 @@ func (gs *Groups) fetchGroup(version int16, rg kmsg.OffsetFetchRequestGroup, sna
 		sg.Topics = append(sg.Topics, st)
 	}
 	return sg
+}
+
+// unstablePartition is a partition with pending transactional offsets, to
+// an OffsetFetch that requires stable offsets.
+func unstablePartition(p int32) kmsg.OffsetFetchResponseGroupTopicPartition {
+	sp := fetchedPartition(p, offsetRecord{}, false)
+	sp.ErrorCode = kerr.UnstableOffsetCommit.Code
+	return sp
 }
 
 func fetchedPartition(p int32, r offsetRecord, ok bool) kmsg.OffsetFetchResponseGroupTopicPartition {
@@ -307,8 +328,9 @@ func fetchedPartition(p int32, r offsetRecord, ok bool) kmsg.OffsetFetchResponse
 
 // OffsetDelete serves OffsetDelete (v0): it deletes committed offsets of an
 // Empty group, or of topics a consumer group is not subscribed to
-// (GROUP_SUBSCRIBED_TO_TOPIC for those it is). The caller answers
-// partitions of unknown topics itself.
+// (GROUP_SUBSCRIBED_TO_TOPIC for those it is), and every producer's pending
+// transactional offsets of those partitions, as Kafka's offset tombstone.
+// The caller answers partitions of unknown topics itself.
 func (gs *Groups) OffsetDelete(_ context.Context, req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
 	code, parts := gs.deleteOffsets(req)
@@ -354,6 +376,7 @@ func (gs *Groups) deleteOffsets(req *kmsg.OffsetDeleteRequest) (int16, [][]int16
 		partition int32
 	}
 	var dels []del
+	var applies []func()
 	for i, t := range req.Topics {
 		parts[i] = make([]int16, len(t.Partitions))
 		subscribed := subscribedOK && g.isSubscribedLocked(t.Topic)
@@ -366,6 +389,7 @@ func (gs *Groups) deleteOffsets(req *kmsg.OffsetDeleteRequest) (int16, [][]int16
 				b.deleteOffset(g.name, t.Topic, p.Partition)
 				dels = append(dels, del{t.Topic, p.Partition})
 			}
+			applies = append(applies, g.dropPendingLocked(b, t.Topic, p.Partition))
 		}
 	}
 	if err := b.commit(); err != nil {
@@ -375,7 +399,19 @@ func (gs *Groups) deleteOffsets(req *kmsg.OffsetDeleteRequest) (int16, [][]int16
 	for _, d := range dels {
 		g.deleteOffsetLocked(d.topic, d.partition)
 	}
+	for _, apply := range applies {
+		apply()
+	}
 	return 0, parts
+}
+
+func (g *group) setOffsetLocked(topic string, partition int32, r offsetRecord) {
+	ps := g.mu.offsets[topic]
+	if ps == nil {
+		ps = make(map[int32]offsetRecord)
+		g.mu.offsets[topic] = ps
+	}
+	ps[partition] = r
 }
 
 func (g *group) deleteOffsetLocked(topic string, partition int32) {
@@ -386,8 +422,9 @@ func (g *group) deleteOffsetLocked(topic string, partition int32) {
 	}
 }
 
-// DeleteTopicOffsets drops every group's committed offsets of the deleted
-// topics, as Kafka does when a topic is deleted.
+// DeleteTopicOffsets drops every group's committed offsets, and every
+// producer's pending transactional offsets, of the deleted topics, as
+// Kafka does when a topic is deleted.
 func (gs *Groups) DeleteTopicOffsets(_ context.Context, topics ...string) error {
 	if !gs.enter() {
 		return ErrClosed
@@ -401,6 +438,7 @@ func (gs *Groups) DeleteTopicOffsets(_ context.Context, topics ...string) error 
 		}
 		b := gs.newBatch()
 		var drop []string
+		var dropTxn []int64
 		for _, t := range topics {
 			for p := range g.mu.offsets[t] {
 				b.deleteOffset(g.name, t, p)
@@ -408,13 +446,31 @@ func (gs *Groups) DeleteTopicOffsets(_ context.Context, topics ...string) error 
 			if _, ok := g.mu.offsets[t]; ok {
 				drop = append(drop, t)
 			}
+			for id, txn := range g.mu.txns {
+				for p := range txn.offsets[t] {
+					b.deletePending(g.name, id, t, p)
+				}
+				if _, ok := txn.offsets[t]; ok {
+					dropTxn = append(dropTxn, id)
+				}
+			}
 		}
 		if err := b.commit(); err != nil {
 			g.mu.Unlock()
-			return err
+			return fmt.Errorf("groups: delete offsets of deleted topics in group %s: %w", g.name, err)
 		}
 		for _, t := range drop {
 			delete(g.mu.offsets, t)
+		}
+		for _, id := range dropTxn {
+			if txn := g.mu.txns[id]; txn != nil {
+				for _, t := range topics {
+					delete(txn.offsets, t)
+				}
+				if len(txn.offsets) == 0 {
+					delete(g.mu.txns, id)
+				}
+			}
 		}
 		g.mu.Unlock()
 	}
@@ -425,7 +481,9 @@ func (gs *Groups) DeleteTopicOffsets(_ context.Context, topics ...string) error 
 // OffsetRetention, as Kafka's cleanupGroupMetadata (an Empty group's
 // offsets count from when it became Empty, a simple group's from each
 // commit, a Stable consumer group's only for topics it no longer
-// subscribes to), then deletes Empty groups left without offsets.
+// subscribes to), then deletes Empty groups left without offsets. An
+// offset whose partition has pending transactional offsets does not
+// expire, and a group with pending offsets is kept, as Kafka.
 func (gs *Groups) expireOffsets() {
 	if !gs.enter() {
 		return
@@ -473,7 +531,7 @@ func (g *group) expireOffsetsLocked(now time.Time, retention time.Duration) {
 				continue
 			}
 			for p, r := range ps {
-				if msOf(now)-base(r) >= retention.Milliseconds() {
+				if msOf(now)-base(r) >= retention.Milliseconds() && !g.hasPendingLocked(topic, p) {
 					b.deleteOffset(g.name, topic, p)
 					expired = append(expired, tp{topic, p})
 				}
@@ -484,7 +542,7 @@ func (g *group) expireOffsetsLocked(now time.Time, retention time.Duration) {
 	for _, ps := range g.mu.offsets {
 		remaining += len(ps)
 	}
-	drop := remaining == len(expired) && g.emptyForDeleteLocked() && len(g.mu.pending) == 0
+	drop := remaining == len(expired) && g.emptyForDeleteLocked() && len(g.mu.pending) == 0 && len(g.mu.txns) == 0
 	if drop {
 		b.deleteGroup(g.name)
 	}

@@ -60,6 +60,11 @@ type Options struct {
 	// string is OFFSET_METADATA_TOO_LARGE. Default: 4096.
 	MaxMetadataBytes int
 
+	// VerifyTxn, when set, checks every TxnOffsetCommit with the
+	// transaction coordinator before its offsets are written (see
+	// TxnVerifier). Default: nil, TxnOffsetCommits are not verified.
+	VerifyTxn TxnVerifier
+
 	// ConsumerSessionTimeout is group.consumer.session.timeout.ms for
 	// KIP-848 consumer groups. Default: 45s.
 	ConsumerSessionTimeout time.Duration

@@ -19,8 +19,10 @@ const (
 	famMeta   byte = 'm'
 	famGroup  byte = 'g'
 	famOffset byte = 'o'
+	famTxn    byte = 'p'
 
 	valueV1 = valenc.Version1
+	valueV2 = valenc.Version2
 
 	// formatVersion is the on-disk format this code writes and reads.
 	formatVersion = 1
@@ -50,6 +52,19 @@ type offsetRecord struct {
 	// topicID is the id the topic had at the commit (zero: unknown); a
 	// recreated topic does not inherit its predecessor's offsets.
 	topicID topicID
+	// seq orders the writes of a partition's offsets, committed and
+	// pending (Kafka's record offset in __consumer_offsets): a
+	// transaction that commits does not overwrite an offset committed
+	// after its TxnOffsetCommit. 0 for offsets written before seq existed.
+	seq uint64
+}
+
+// pendingRecord is one pending transactional offset (TxnOffsetCommit) of a
+// producer, committed or dropped when its transaction ends.
+type pendingRecord struct {
+	offsetRecord
+	// producerEpoch is the epoch of the TxnOffsetCommit that wrote it.
+	producerEpoch int16
 }
 
 func groupKey(group string) []byte {
@@ -108,6 +123,52 @@ func prefixEnd(p []byte) []byte {
 	return nil // p is all 0xff: no end
 }
 
+// pendingPrefix is the prefix of every pending offset key of group.
+func pendingPrefix(group string) []byte {
+	k := make([]byte, 0, 3+len(group))
+	k = append(k, famTxn)
+	k = binary.BigEndian.AppendUint16(k, uint16(len(group)))
+	return append(k, group...)
+}
+
+// pendingProducerPrefix is the prefix of the pending offset keys of one
+// producer in group.
+func pendingProducerPrefix(group string, producerID int64) []byte {
+	return binary.BigEndian.AppendUint64(pendingPrefix(group), uint64(producerID))
+}
+
+func pendingKey(group string, producerID int64, topic string, partition int32) []byte {
+	k := pendingProducerPrefix(group, producerID)
+	k = binary.BigEndian.AppendUint16(k, uint16(len(topic)))
+	k = append(k, topic...)
+	return binary.BigEndian.AppendUint32(k, uint32(partition))
+}
+
+// parsePendingKey splits a pending offset key into its group, producer id,
+// topic and partition.
+func parsePendingKey(k []byte) (group string, producerID int64, topic string, partition int32, err error) {
+	bad := fmt.Errorf("groups: bad pending offset key %x", k)
+	if len(k) < 3 || k[0] != famTxn {
+		return "", 0, "", 0, bad
+	}
+	k = k[1:]
+	n := int(binary.BigEndian.Uint16(k))
+	k = k[2:]
+	if len(k) < n+8+2 {
+		return "", 0, "", 0, bad
+	}
+	group, k = string(k[:n]), k[n:]
+	producerID, k = int64(binary.BigEndian.Uint64(k)), k[8:]
+	n = int(binary.BigEndian.Uint16(k))
+	k = k[2:]
+	if len(k) != n+4 {
+		return "", 0, "", 0, bad
+	}
+	topic = string(k[:n])
+	partition = int32(binary.BigEndian.Uint32(k[n:]))
+	return group, producerID, topic, partition, nil
+}
+
 func (r groupRecord) encode() []byte {
 	v := []byte{valueV1}
 	v = valenc.AppendString(v, r.protocolType)
@@ -120,13 +181,26 @@ func (r groupRecord) encode() []byte {
 	return append(v, typ)
 }
 
+// encode writes a committed offset in format 2: format 1's fields, then
+// seq.
 func (r offsetRecord) encode() []byte {
-	v := []byte{valueV1}
+	v := r.appendFields([]byte{valueV2})
+	return binary.AppendUvarint(v, r.seq)
+}
+
+// appendFields appends the fields every offset layout starts with.
+func (r offsetRecord) appendFields(v []byte) []byte {
 	v = binary.AppendVarint(v, r.offset)
 	v = binary.AppendVarint(v, int64(r.leaderEpoch))
 	v = binary.AppendVarint(v, r.commitMs)
 	v = valenc.AppendString(v, r.metadata)
 	return append(v, r.topicID[:]...)
+}
+
+func (r pendingRecord) encode() []byte {
+	v := r.appendFields([]byte{valueV1})
+	v = binary.AppendUvarint(v, r.seq)
+	return binary.AppendVarint(v, int64(r.producerEpoch))
 }
 
 func decodeGroupRecord(b []byte) (groupRecord, error) {
@@ -139,8 +213,21 @@ func decodeGroupRecord(b []byte) (groupRecord, error) {
 	return r, d.Err()
 }
 
+// decodeOffsetRecord reads a committed offset of format 1 (seq 0) or 2.
 func decodeOffsetRecord(b []byte) (offsetRecord, error) {
-	d := valenc.New("offset", b)
+	version := byte(valueV1)
+	if len(b) > 0 && b[0] == valueV2 {
+		version = valueV2
+	}
+	d := valenc.NewVersion("offset", version, b)
+	r := decodeOffsetFields(d)
+	if version == valueV2 {
+		r.seq = d.Uvarint()
+	}
+	return r, d.Done("offset")
+}
+
+func decodeOffsetFields(d *valenc.Decoder) offsetRecord {
 	var r offsetRecord
 	r.offset = d.Varint()
 	r.leaderEpoch = int32(d.Varint())
@@ -149,7 +236,15 @@ func decodeOffsetRecord(b []byte) (offsetRecord, error) {
 	for i := range r.topicID {
 		r.topicID[i] = d.Byte()
 	}
-	return r, d.Err()
+	return r
+}
+
+func decodePendingRecord(b []byte) (pendingRecord, error) {
+	d := valenc.New("pending offset", b)
+	r := pendingRecord{offsetRecord: decodeOffsetFields(d)}
+	r.seq = d.Uvarint()
+	r.producerEpoch = int16(d.Varint())
+	return r, d.Done("pending offset")
 }
 
 // openDB opens Pebble in dir (on fs; nil is the OS filesystem) and checks (or writes) the format version.
@@ -185,6 +280,9 @@ type loaded struct {
 	stable    map[string]stableRecord
 	consumers map[string]*loadedConsumer
 	offsets   map[string]map[string]map[int32]offsetRecord
+	pending   map[string]map[int64]*txnOffsets
+	// maxSeq is the highest seq of any offset, committed or pending.
+	maxSeq uint64
 }
 
 // loadedConsumer is a KIP-848 group's consumer-family keys as read at Open.
@@ -196,7 +294,8 @@ type loadedConsumer struct {
 
 func loadAll(db *pebble.DB) (loaded, error) {
 	l := loaded{groups: make(map[string]groupRecord), stable: make(map[string]stableRecord),
-		consumers: make(map[string]*loadedConsumer), offsets: make(map[string]map[string]map[int32]offsetRecord)}
+		consumers: make(map[string]*loadedConsumer), offsets: make(map[string]map[string]map[int32]offsetRecord),
+		pending: make(map[string]map[int64]*txnOffsets)}
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{famGroup}, UpperBound: []byte{famGroup + 1}})
 	if err != nil {
 		return l, err
@@ -256,8 +355,45 @@ func loadAll(db *pebble.DB) (loaded, error) {
 			topics[topic] = parts
 		}
 		parts[partition] = r
+		l.maxSeq = max(l.maxSeq, r.seq)
 	}
-	return l, it.Close()
+	if err := it.Close(); err != nil {
+		return l, err
+	}
+	return l, loadPending(db, &l)
+}
+
+// loadPending reads the pending transactional offsets into l.
+func loadPending(db *pebble.DB, l *loaded) error {
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{famTxn}, UpperBound: []byte{famTxn + 1}})
+	if err != nil {
+		return err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		group, producerID, topic, partition, err := parsePendingKey(it.Key())
+		if err != nil {
+			it.Close()
+			return err
+		}
+		r, err := decodePendingRecord(it.Value())
+		if err != nil {
+			it.Close()
+			return fmt.Errorf("pending offset %s/%d/%s/%d: %w", group, producerID, topic, partition, err)
+		}
+		txns := l.pending[group]
+		if txns == nil {
+			txns = make(map[int64]*txnOffsets)
+			l.pending[group] = txns
+		}
+		t := txns[producerID]
+		if t == nil {
+			t = newTxnOffsets(r.producerEpoch)
+			txns[producerID] = t
+		}
+		t.put(topic, partition, r)
+		l.maxSeq = max(l.maxSeq, r.seq)
+	}
+	return it.Close()
 }
 
 // batch collects the writes of one operation, committed with pebble.Sync.
@@ -285,6 +421,8 @@ func (b batch) deleteGroup(name string) {
 	b.deleteConsumer(name)
 	p := offsetPrefix(name)
 	b.b.DeleteRange(p, prefixEnd(p), nil)
+	p = pendingPrefix(name)
+	b.b.DeleteRange(p, prefixEnd(p), nil)
 }
 
 // deleteConsumer forgets a KIP-848 group's state and members.
@@ -299,6 +437,20 @@ func (b batch) setOffset(group, topic string, partition int32, r offsetRecord) {
 
 func (b batch) deleteOffset(group, topic string, partition int32) {
 	b.b.Delete(offsetKey(group, topic, partition), nil)
+}
+
+func (b batch) setPending(group string, producerID int64, topic string, partition int32, r pendingRecord) {
+	b.b.Set(pendingKey(group, producerID, topic, partition), r.encode(), nil)
+}
+
+func (b batch) deletePending(group string, producerID int64, topic string, partition int32) {
+	b.b.Delete(pendingKey(group, producerID, topic, partition), nil)
+}
+
+// deletePendingProducer forgets every pending offset of producerID in group.
+func (b batch) deletePendingProducer(group string, producerID int64) {
+	p := pendingProducerPrefix(group, producerID)
+	b.b.DeleteRange(p, prefixEnd(p), nil)
 }
 
 func (b batch) empty() bool { return b.b.Empty() }

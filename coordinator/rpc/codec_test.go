@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordapi"
 )
@@ -562,5 +564,57 @@ func TestSplitCommit(t *testing.T) {
 	}
 	if !reflect.DeepEqual(joined, req.Batches) {
 		t.Fatal("parts do not add up to the request")
+	}
+}
+
+// TestTxnOffsetCommitGroupReq: a txn_offset_commit carries the topic ids
+// the broker resolved beside the Kafka body (which has them only from v6),
+// and a v6 body whose ids disagree with them does not decode.
+func TestTxnOffsetCommitGroupReq(t *testing.T) {
+	for _, v := range []int16{0, 3, 4, 6} {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
+			req := kmsg.NewPtrTxnOffsetCommitRequest()
+			req.Version, req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = v, "tx", "g", 7, 2
+			req.Generation, req.MemberID = 3, "m"
+			req.Topics = []kmsg.TxnOffsetCommitRequestTopic{
+				{Topic: "a", TopicID: idA, Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 1, Offset: 5, LeaderEpoch: -1}}},
+				{Topic: "b", TopicID: idB, Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 9, LeaderEpoch: -1}}},
+			}
+			var e encoder
+			encGroupReq(&e, coordapi.ClientInfo{ID: "c"}, req)
+			d := decoder{b: e.b}
+			c, got := decGroupReq(&d, kmsg.TxnOffsetCommit)
+			if d.err != nil {
+				t.Fatal(d.err)
+			}
+			tr := got.(*kmsg.TxnOffsetCommitRequest)
+			if c.ID != "c" || tr.Version != v || tr.ProducerID != 7 || tr.ProducerEpoch != 2 || len(tr.Topics) != 2 ||
+				tr.Topics[0].TopicID != idA || tr.Topics[1].TopicID != idB || tr.Topics[1].Partitions[0].Offset != 9 {
+				t.Fatalf("decoded %+v", tr)
+			}
+			if v < 6 && (tr.Topics[0].Topic != "a" || tr.Topics[1].Topic != "b") {
+				t.Fatalf("topic names %q %q", tr.Topics[0].Topic, tr.Topics[1].Topic)
+			}
+			if v < 6 {
+				return
+			}
+			// The body's ids are the request's; ids beside it that
+			// differ make it invalid.
+			bad := *req
+			bad.Topics = slices.Clone(req.Topics)
+			bad.Topics[0].TopicID = idB
+			var be encoder
+			be.varint(int64(v))
+			be.str("")
+			be.str("")
+			be.uvarint(2)
+			be.id(idA)
+			be.id(idB)
+			be.b = bad.AppendTo(be.b)
+			bd := decoder{b: be.b}
+			if decGroupReq(&bd, kmsg.TxnOffsetCommit); bd.err == nil {
+				t.Fatal("decoded a v6 body whose topic ids differ from the broker's")
+			}
+		})
 	}
 }

@@ -28,7 +28,7 @@
 // (consolidation jobs, see messages.go); and, when the server is given a group
 // coordinator (ServerOptions.Groups), the group ops join_group, sync_group,
 // heartbeat, leave_group, offset_commit, offset_fetch, offset_delete,
-// describe_groups, list_groups, delete_groups, consumer_group_heartbeat and
+// txn_offset_commit, describe_groups, list_groups, delete_groups, consumer_group_heartbeat and
 // consumer_group_describe.
 //
 // # Encoding
@@ -67,9 +67,10 @@
 //	notice
 //
 // A group op's body is the Kafka request version (int16), the Kafka
-// client's id and host (str, str), for offset_commit the topics' ids (a
-// count and 16 bytes each: the broker resolved them; the Kafka body carries
-// them only from v10), and last the Kafka request body as kmsg encodes it
+// client's id and host (str, str), for offset_commit and txn_offset_commit
+// the topics' ids (a count and 16 bytes each: the broker resolved them; the
+// Kafka body carries them only from OffsetCommit v10 and TxnOffsetCommit
+// v6, where they must match the body's), and last the Kafka request body as kmsg encodes it
 // at that version, to the end of the message (a later envelope field goes
 // before it). Its reply body is the Kafka response body at the same
 // version. JoinGroup and SyncGroup are held in a rebalance: they may ask

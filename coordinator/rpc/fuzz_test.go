@@ -180,6 +180,14 @@ func FuzzDecodeRequest(f *testing.F) {
 		req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", TopicID: idA, Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 1, Offset: 5}}}}
 		encGroupReq(e, coordapi.ClientInfo{}, req)
 	})
+	for _, v := range []int16{4, 6} {
+		seed(f, func(e *encoder) {
+			req := kmsg.NewPtrTxnOffsetCommitRequest()
+			req.Version, req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = v, "tx", "g", 7, 1
+			req.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "t", TopicID: idA, Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 1, Offset: 5}}}}
+			encGroupReq(e, coordapi.ClientInfo{}, req)
+		})
+	}
 	seed(f, func(e *encoder) {
 		encACLBindings(e, []coordapi.ACLBinding{{ResourceType: kmsg.ACLResourceTypeTopic, ResourceName: "t", PatternType: kmsg.ACLResourcePatternTypeLiteral,
 			Principal: "User:a", Host: "*", Operation: kmsg.ACLOperationRead, Permission: kmsg.ACLPermissionTypeAllow}})

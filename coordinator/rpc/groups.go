@@ -25,6 +25,7 @@ const (
 	opOffsetCommit           = "offset_commit"
 	opOffsetFetch            = "offset_fetch"
 	opOffsetDelete           = "offset_delete"
+	opTxnOffsetCommit        = "txn_offset_commit"
 	opDescribeGroups         = "describe_groups"
 	opListGroups             = "list_groups"
 	opDeleteGroups           = "delete_groups"
@@ -76,11 +77,14 @@ var groupOps = map[string]groupOp{
 	opSyncGroup: {kmsg.SyncGroup, func(gs *groups.Groups, ctx context.Context, _ coordapi.ClientInfo, req kmsg.Request) (kmsg.Response, error) {
 		return gs.SyncGroup(ctx, req.(*kmsg.SyncGroupRequest))
 	}},
-	opHeartbeat:      {kmsg.Heartbeat, plain((*groups.Groups).Heartbeat)},
-	opLeaveGroup:     {kmsg.LeaveGroup, plain((*groups.Groups).LeaveGroup)},
-	opOffsetCommit:   {kmsg.OffsetCommit, plain((*groups.Groups).OffsetCommit)},
-	opOffsetFetch:    {kmsg.OffsetFetch, plain((*groups.Groups).OffsetFetch)},
-	opOffsetDelete:   {kmsg.OffsetDelete, plain((*groups.Groups).OffsetDelete)},
+	opHeartbeat:    {kmsg.Heartbeat, plain((*groups.Groups).Heartbeat)},
+	opLeaveGroup:   {kmsg.LeaveGroup, plain((*groups.Groups).LeaveGroup)},
+	opOffsetCommit: {kmsg.OffsetCommit, plain((*groups.Groups).OffsetCommit)},
+	opOffsetFetch:  {kmsg.OffsetFetch, plain((*groups.Groups).OffsetFetch)},
+	opOffsetDelete: {kmsg.OffsetDelete, plain((*groups.Groups).OffsetDelete)},
+	opTxnOffsetCommit: {kmsg.TxnOffsetCommit, func(gs *groups.Groups, ctx context.Context, _ coordapi.ClientInfo, req kmsg.Request) (kmsg.Response, error) {
+		return gs.TxnOffsetCommit(ctx, req.(*kmsg.TxnOffsetCommitRequest)), nil
+	}},
 	opDescribeGroups: {kmsg.DescribeGroups, plain((*groups.Groups).DescribeGroups)},
 	opListGroups:     {kmsg.ListGroups, plain((*groups.Groups).ListGroups)},
 	opDeleteGroups:   {kmsg.DeleteGroups, plain((*groups.Groups).DeleteGroups)},
@@ -91,16 +95,23 @@ var groupOps = map[string]groupOp{
 }
 
 // encGroupReq writes a group request: the Kafka request version, the
-// client's id and host, for an OffsetCommit its topics' ids (which the body
-// does not carry below v10, and with which the coordinator stores the
-// offsets), and last the Kafka request body, appended in place.
+// client's id and host, for an OffsetCommit or a TxnOffsetCommit its
+// topics' ids (which the body does not carry below v10, v6 for
+// TxnOffsetCommit, and with which the coordinator stores the offsets), and
+// last the Kafka request body, appended in place.
 func encGroupReq(e *encoder, c coordapi.ClientInfo, req kmsg.Request) {
 	e.varint(int64(req.GetVersion()))
 	e.str(c.ID)
 	e.str(c.Host)
-	if oc, ok := req.(*kmsg.OffsetCommitRequest); ok {
-		e.uvarint(uint64(len(oc.Topics)))
-		for _, t := range oc.Topics {
+	switch r := req.(type) {
+	case *kmsg.OffsetCommitRequest:
+		e.uvarint(uint64(len(r.Topics)))
+		for _, t := range r.Topics {
+			e.id(coordapi.TopicID(t.TopicID))
+		}
+	case *kmsg.TxnOffsetCommitRequest:
+		e.uvarint(uint64(len(r.Topics)))
+		for _, t := range r.Topics {
 			e.id(coordapi.TopicID(t.TopicID))
 		}
 	}
@@ -113,7 +124,7 @@ func decGroupReq(d *decoder, key kmsg.Key) (coordapi.ClientInfo, kmsg.Request) {
 	v := d.int16()
 	c.ID, c.Host = d.str(), d.str()
 	var ids []coordapi.TopicID
-	if key == kmsg.OffsetCommit {
+	if key == kmsg.OffsetCommit || key == kmsg.TxnOffsetCommit {
 		n := d.count(16)
 		for i := 0; i < n && d.err == nil; i++ {
 			ids = append(ids, d.id())
@@ -134,13 +145,26 @@ func decGroupReq(d *decoder, key kmsg.Key) (coordapi.ClientInfo, kmsg.Request) {
 		d.fail("%s v%d body: %v", key.Name(), v, err)
 		return c, nil
 	}
-	if oc, ok := req.(*kmsg.OffsetCommitRequest); ok {
-		if len(ids) != len(oc.Topics) {
-			d.fail("offset commit: %d topic ids for %d topics", len(ids), len(oc.Topics))
+	switch r := req.(type) {
+	case *kmsg.OffsetCommitRequest:
+		if len(ids) != len(r.Topics) {
+			d.fail("offset commit: %d topic ids for %d topics", len(ids), len(r.Topics))
 			return c, nil
 		}
 		for i, id := range ids {
-			oc.Topics[i].TopicID = id
+			r.Topics[i].TopicID = id
+		}
+	case *kmsg.TxnOffsetCommitRequest:
+		if len(ids) != len(r.Topics) {
+			d.fail("txn offset commit: %d topic ids for %d topics", len(ids), len(r.Topics))
+			return c, nil
+		}
+		for i, id := range ids {
+			if r.Version >= 6 && id != coordapi.TopicID(r.Topics[i].TopicID) {
+				d.fail("txn offset commit v%d: topic id %x in the body, %x beside it", r.Version, r.Topics[i].TopicID, id)
+				return c, nil
+			}
+			r.Topics[i].TopicID = id
 		}
 	}
 	return c, req
@@ -316,6 +340,12 @@ func (g *GroupClient) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequ
 // OffsetDelete deletes committed offsets of a group.
 func (g *GroupClient) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRequest) (*kmsg.OffsetDeleteResponse, error) {
 	return groupRequest[*kmsg.OffsetDeleteResponse](g, ctx, opOffsetDelete, 0, coordapi.ClientInfo{}, req)
+}
+
+// TxnOffsetCommit writes a transactional producer's pending offsets; each
+// topic's TopicID (set by the broker) travels with it.
+func (g *GroupClient) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) (*kmsg.TxnOffsetCommitResponse, error) {
+	return groupRequest[*kmsg.TxnOffsetCommitResponse](g, ctx, opTxnOffsetCommit, 0, coordapi.ClientInfo{}, req)
 }
 
 // DescribeGroups describes groups.

@@ -355,3 +355,68 @@ func TestHeldJoinCoordinatorGone(t *testing.T) {
 		})
 	}
 }
+
+// TestTxnOffsetCommitOverNATS: a transactional producer's offsets
+// committed through one broker's client (with the topic id the broker
+// resolved) are pending: the other broker's RequireStable fetch answers
+// UNSTABLE_OFFSET_COMMIT and a plain fetch the old offset, until the
+// transaction coordinator, in the coordinator's process, completes them.
+// Deleting the topic drops them.
+func TestTxnOffsetCommitOverNATS(t *testing.T) {
+	e := newGroupsEnv(t)
+	ctx := context.Background()
+	tp, err := e.coord.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "t", Partitions: 1, ReplicationFactor: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []int16{0, 3, 4} {
+		commit := kmsg.NewPtrTxnOffsetCommitRequest()
+		commit.Version, commit.TransactionalID, commit.Group, commit.ProducerID, commit.ProducerEpoch = v, "tx", "g", 11, 0
+		commit.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "t", TopicID: tp.ID, Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{
+			{Partition: 0, Offset: 100 + int64(v), LeaderEpoch: 2, Metadata: kmsg.StringPtr("m")},
+		}}}
+		resp, err := e.a.TxnOffsetCommit(ctx, commit)
+		if err != nil || resp.Version != v || len(resp.Topics) != 1 || resp.Topics[0].Topic != "t" || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+			t.Fatalf("txn offset commit v%d: %+v, %v", v, resp, err)
+		}
+	}
+	fetch := func(stable bool) kmsg.OffsetFetchResponseGroupTopicPartition {
+		t.Helper()
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Version, req.RequireStable = 8, stable
+		req.Groups = []kmsg.OffsetFetchRequestGroup{{Group: "g", Topics: []kmsg.OffsetFetchRequestGroupTopic{{Topic: "t", Partitions: []int32{0}}}}}
+		resp, err := e.b.OffsetFetch(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Groups[0].Topics[0].Partitions[0]
+	}
+	if p := fetch(true); p.ErrorCode != kerr.UnstableOffsetCommit.Code {
+		t.Fatalf("stable fetch of a pending offset: %+v", p)
+	}
+	if p := fetch(false); p.ErrorCode != 0 || p.Offset != -1 {
+		t.Fatalf("fetch of a pending offset: %+v", p)
+	}
+	if err := e.groups.CompleteTxnOffsets(ctx, "g", 11, true); err != nil {
+		t.Fatal(err)
+	}
+	if p := fetch(true); p.ErrorCode != 0 || p.Offset != 104 || p.LeaderEpoch != 2 || p.Metadata == nil || *p.Metadata != "m" {
+		t.Fatalf("stable fetch after the commit: %+v", p)
+	}
+	// Deleting the topic drops pending offsets of it too.
+	again := kmsg.NewPtrTxnOffsetCommitRequest()
+	again.Version, again.TransactionalID, again.Group, again.ProducerID, again.ProducerEpoch = 4, "tx", "g", 11, 1
+	again.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "t", TopicID: tp.ID, Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 200, LeaderEpoch: -1}}}}
+	if resp, err := e.a.TxnOffsetCommit(ctx, again); err != nil || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("txn offset commit: %+v, %v", resp, err)
+	}
+	if _, err := e.client.DeleteTopic(ctx, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.groups.CompleteTxnOffsets(ctx, "g", 11, true); err != nil {
+		t.Fatal(err)
+	}
+	if p := fetch(true); p.ErrorCode != 0 || p.Offset != -1 {
+		t.Fatalf("fetch after the topic was deleted: %+v", p)
+	}
+}
