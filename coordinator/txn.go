@@ -13,6 +13,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/internal/valenc"
@@ -91,9 +92,11 @@ type txnState struct {
 // producer's epoch and ongoing transaction. c.commit guards it; a
 // transaction step updates it under c.commit.
 type txnView struct {
+	id      string
 	epoch   int16
 	ongoing bool
 	parts   map[partKey]struct{}
+	groups  []string
 }
 
 // txnRegistry holds the transactional ids.
@@ -302,7 +305,7 @@ func firstOpen(m map[int64]int64) (int64, bool) {
 
 // view returns what commits check the transaction's batches against.
 func (t *txnState) view() *txnView {
-	v := &txnView{epoch: t.epoch, ongoing: t.state == coordapi.TxnOngoing, parts: map[partKey]struct{}{}}
+	v := &txnView{id: t.id, epoch: t.epoch, ongoing: t.state == coordapi.TxnOngoing, parts: map[partKey]struct{}{}, groups: slices.Clone(t.groups)}
 	for _, pk := range t.parts {
 		v.parts[pk] = struct{}{}
 	}
@@ -1057,4 +1060,31 @@ func (s logSource) HiddenTxnBatch(id [16]byte, partition int32, pid, offset int6
 		}
 	}
 	return false
+}
+
+// VerifyTxnOffsetCommit checks a TxnOffsetCommit against its transaction
+// before the group coordinator stores its offsets (groups.TxnVerifier):
+// the transactional id's ongoing transaction must be this producer's, at
+// this epoch, and hold the group (AddOffsetsToTxn). It answers 0 or the
+// code for every partition: INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED
+// (INVALID_PRODUCER_EPOCH before v3, KIP-588), INVALID_TXN_STATE. It reads
+// only what commits check (under c.commit), never a transaction's lock,
+// since it runs under the group's lock, which EndTxn takes under its
+// transaction's.
+func (c *Coordinator) VerifyTxnOffsetCommit(_ context.Context, req *kmsg.TxnOffsetCommitRequest) int16 {
+	c.commit.Lock()
+	defer c.commit.Unlock()
+	v := c.commit.txnViews[req.ProducerID]
+	switch {
+	case v == nil || v.id != req.TransactionalID:
+		return kerr.InvalidProducerIDMapping.Code
+	case v.epoch != req.ProducerEpoch:
+		if req.Version < 3 {
+			return kerr.InvalidProducerEpoch.Code
+		}
+		return kerr.ProducerFenced.Code
+	case !v.ongoing || !slices.Contains(v.groups, req.Group):
+		return kerr.InvalidTxnState.Code
+	}
+	return 0
 }

@@ -6,7 +6,8 @@
 // on an in-process NATS server. Both start it with Start, so they open,
 // serve and close the same parts in the same order.
 //
-//	Start:  coordinator.Open -> groups.Open -> metrics -> rpc.ServeWith
+//	Start:  coordinator.Open -> groups.Open (TxnOffsetCommits verified by the
+//	        coordinator, whose EndTxn completes them) -> metrics -> rpc.ServeWith
 //	Close:  groups (answers held joins) -> rpc server (drains) -> coordinator
 package service
 
@@ -95,9 +96,14 @@ func Start(nc *nats.Conn, opts Options) (_ *Service, err error) {
 		return nil, fmt.Errorf("open coordinator: %w", err)
 	}
 	gopts.Topics = s.coord
+	if gopts.VerifyTxn == nil {
+		gopts.VerifyTxn = s.coord.VerifyTxnOffsetCommit
+	}
 	if s.groups, err = groups.Open(gopts); err != nil {
 		return nil, fmt.Errorf("open group coordinator: %w", err)
 	}
+	// Transactions commit or drop their groups' offsets when they end.
+	s.coord.SetTxnOffsets(s.groups)
 	var rpcMeter metric.Meter
 	if opts.Meters != nil {
 		if s.reg, err = s.coord.RegisterMetrics(opts.Meters.Meter("floe/coordinator")); err != nil {
