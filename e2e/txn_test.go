@@ -118,3 +118,44 @@ func TestTransactions(t *testing.T) {
 		t.Fatalf("describe producers: %+v", producers)
 	}
 }
+
+// TestTransactionsKV: on a kv-indexed topic written transactionally, /kv
+// answers a transaction's value only once it commits, and never an
+// aborted overwrite.
+func TestTransactionsKV(t *testing.T) {
+	n := kvNode(t, t.TempDir())
+	ctx := context.Background()
+	adm := kadm.NewClient(newFranzClient(t, n.KafkaAddr()))
+	createKVTopic(t, adm, "tkv", 1)
+	prod := newFranzClient(t, n.KafkaAddr(), kgo.TransactionalID("kv-writer"), kgo.DefaultProduceTopic("tkv"))
+	write := func(value string, commit bool) {
+		t.Helper()
+		if err := prod.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		if err := prod.ProduceSync(ctx, &kgo.Record{Key: []byte("k"), Value: []byte(value)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		if value == "v3" {
+			// Produced, not yet committed: not visible.
+			if a := kvGet(t, n.HTTPAddr(), "/kv/tkv/k"); a.status != 200 || string(a.value) != "v1" {
+				t.Fatalf("before the commit: %d %q, want v1", a.status, a.value)
+			}
+		}
+		if err := prod.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("v1", true)
+	if a := kvGet(t, n.HTTPAddr(), "/kv/tkv/k"); a.status != 200 || string(a.value) != "v1" {
+		t.Fatalf("committed: %d %q", a.status, a.value)
+	}
+	write("v2", false)
+	if a := kvGet(t, n.HTTPAddr(), "/kv/tkv/k"); a.status != 200 || string(a.value) != "v1" {
+		t.Fatalf("after an aborted overwrite: %d %q, want v1", a.status, a.value)
+	}
+	write("v3", true)
+	if a := kvGet(t, n.HTTPAddr(), "/kv/tkv/k"); a.status != 200 || string(a.value) != "v3" {
+		t.Fatalf("after a committed overwrite: %d %q, want v3", a.status, a.value)
+	}
+}
