@@ -66,7 +66,7 @@ func (b *Broker) findKeyBatches(ctx context.Context, views []*partFetch) (fallba
 	parallel(len(views), b.opts.FetchConcurrency, func(i int) {
 		p := views[i]
 		resp, err := b.coord.FindKeyBatches(ctx, coordapi.FindKeyBatchesRequest{
-			TopicID: p.tp.id, Partition: p.tp.partition, Key: p.viewKey, Offset: p.offset, MaxBytes: p.ask})
+			TopicID: p.tp.id, Partition: p.tp.partition, Key: p.viewKey, Offset: p.offset, MaxBytes: p.ask, ReadCommitted: p.readCommitted})
 		switch {
 		case errors.Is(err, errors.ErrUnsupported):
 			b.findKeyAt.Store(nowNano() + int64(findMultiRetry))
@@ -85,7 +85,7 @@ func (b *Broker) findKeyBatches(ctx context.Context, views []*partFetch) (fallba
 			return
 		default:
 			p.keyBatches, p.viewThrough = resp.Batches, resp.Through
-			p.found = coordapi.FindBatchesResponse{PartitionState: resp.PartitionState}
+			p.found = coordapi.FindBatchesResponse{PartitionState: resp.PartitionState, Aborted: resp.Aborted}
 		}
 		p.posted = true
 		answered[i] = true

@@ -332,6 +332,9 @@ type FindKeyBatchesRequest struct {
 	// MaxBytes bounds the summed lengths of the batches answered, as
 	// FindBatches' does; the first is always answered, however large.
 	MaxBytes int32
+	// ReadCommitted stops the answer at the last stable offset and lists
+	// the aborted transactions of its range, as FindBatches does.
+	ReadCommitted bool
 }
 
 // KeyBatch is one batch holding the key of a FindKeyBatches request.
@@ -363,4 +366,7 @@ type FindKeyBatchesResponse struct {
 	// the last batch answered (MaxBytes was reached).
 	Through int64
 	PartitionState
+	// Aborted, for a ReadCommitted request, are the aborted transactions
+	// whose abort marker is at or after Offset, by first offset.
+	Aborted []AbortedTxn
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -70,7 +71,11 @@ func (c *Coordinator) FindKeyBatches(ctx context.Context, req coordapi.FindKeyBa
 		c.mu.RUnlock()
 		return coordapi.FindKeyBatchesResponse{}, err
 	}
-	resp := coordapi.FindKeyBatchesResponse{PartitionState: st.public(), Through: st.hwm}
+	limit := st.hwm
+	if req.ReadCommitted {
+		limit = st.lso()
+	}
+	resp := coordapi.FindKeyBatchesResponse{PartitionState: st.public(), Through: limit}
 	switch {
 	case !t.hierarchical || t.postingsRebuilding:
 		c.mu.RUnlock()
@@ -79,10 +84,15 @@ func (c *Coordinator) FindKeyBatches(ctx context.Context, req coordapi.FindKeyBa
 		c.mu.RUnlock()
 		resp.Ready = true
 		return resp, c.outOfRange(req.TopicID, req.Partition, req.Offset, st)
-	case req.Offset == st.hwm:
+	case req.Offset >= limit:
 		c.mu.RUnlock()
 		resp.Ready = true
+		resp.Through = max(limit, req.Offset)
 		return resp, nil
+	}
+	var aborted []coordapi.AbortedTxn
+	if req.ReadCommitted {
+		aborted = c.abortedLocked(partKey{req.TopicID, req.Partition}, req.Offset, limit)
 	}
 	it, err := c.db.NewIter(&pebble.IterOptions{
 		LowerBound: batchKey(req.TopicID, req.Partition, st.logStart),
@@ -100,8 +110,8 @@ func (c *Coordinator) FindKeyBatches(ctx context.Context, req coordapi.FindKeyBa
 	)
 	err = c.postings.Find(req.TopicID, req.Partition, req.Key, req.Offset, func(po kvindex.Posting) bool {
 		switch {
-		case po.BaseOffset >= st.hwm:
-			return false // committed after the state was read
+		case po.BaseOffset >= limit:
+			return false // committed after the state was read, or past the LSO
 		case po.LastOffset < st.logStart:
 			return true // below the log start: deleted below
 		}
@@ -122,6 +132,12 @@ func (c *Coordinator) FindKeyBatches(ctx context.Context, req coordapi.FindKeyBa
 		nums = append(nums, num)
 		return true
 	})
+	if err == nil && ferr == nil && len(aborted) > 0 {
+		// A read_committed consumer drops an aborted transaction's records
+		// until its abort marker: the markers in range go out with the
+		// key's batches.
+		resp.Batches, nums, ferr = c.withAbortMarkers(it, req, resp, nums, aborted)
+	}
 	if cerr := it.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("find key batches: iterate: %w", cerr)
 	}
@@ -154,6 +170,9 @@ func (c *Coordinator) FindKeyBatches(ctx context.Context, req coordapi.FindKeyBa
 		}
 		resp.Batches[i].Coord.ObjectKey = o.key
 		resp.Batches[i].Coord.ObjectSize = o.size
+	}
+	if req.ReadCommitted {
+		resp.Aborted = c.abortedLocked(partKey{req.TopicID, req.Partition}, req.Offset, resp.Through)
 	}
 	return resp, nil
 }
@@ -202,6 +221,47 @@ func resolvePosting(it *pebble.Iterator, id coordapi.TopicID, partition int32, a
 		}
 	}
 	return kb, 0, false, it.Error()
+}
+
+// withAbortMarkers merges into resp's batches (nums their objects) the
+// abort markers of aborted that fall in the answer's range, in offset
+// order.
+func (c *Coordinator) withAbortMarkers(it *pebble.Iterator, req coordapi.FindKeyBatchesRequest, resp coordapi.FindKeyBatchesResponse,
+	nums []uint64, aborted []coordapi.AbortedTxn) ([]coordapi.KeyBatch, []uint64, error) {
+	var (
+		batches  = resp.Batches
+		outB     []coordapi.KeyBatch
+		outN     []uint64
+		i        int
+		resolved = map[int64]bool{}
+	)
+	markers := make([]int64, 0, len(aborted))
+	for _, a := range aborted {
+		if a.LastOffset >= req.Offset && a.LastOffset < resp.Through && !resolved[a.LastOffset] {
+			resolved[a.LastOffset] = true
+			markers = append(markers, a.LastOffset)
+		}
+	}
+	slices.Sort(markers)
+	for _, m := range markers {
+		kb, num, ok, err := resolvePosting(it, req.TopicID, req.Partition, m, kvindex.Posting{BaseOffset: m, LastOffset: m})
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			continue
+		}
+		for i < len(batches) && batches[i].BaseOffset < kb.BaseOffset {
+			outB, outN = append(outB, batches[i]), append(outN, nums[i])
+			i++
+		}
+		if i < len(batches) && batches[i].BaseOffset == kb.BaseOffset {
+			continue // already answered
+		}
+		outB, outN = append(outB, kb), append(outN, num)
+	}
+	outB, outN = append(outB, batches[i:]...), append(outN, nums[i:]...)
+	return outB, outN, nil
 }
 
 // deletePostingsBelow removes key's postings of batches starting below

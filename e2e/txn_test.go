@@ -159,3 +159,45 @@ func TestTransactionsKV(t *testing.T) {
 		t.Fatalf("after a committed overwrite: %d %q, want v3", a.status, a.value)
 	}
 }
+
+// TestTransactionsViews: a read_committed consumer of a hierarchical view
+// (through the posting index) sees only its key's committed records, and
+// kcat (read_committed by default) too.
+func TestTransactionsViews(t *testing.T) {
+	n := floetest.StartNode(t, node.Config{})
+	ctx := context.Background()
+	adm := kadm.NewClient(newFranzClient(t, n.KafkaAddr()))
+	if resp, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"hierarchical.enabled": ptr("true")}, "fleet"); err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	prod := newFranzClient(t, n.KafkaAddr(), kgo.TransactionalID("fleet-writer"), kgo.DefaultProduceTopic("fleet"))
+	txn := func(commit bool, recs ...string) {
+		t.Helper()
+		if err := prod.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range recs {
+			k, v, _ := strings.Cut(kv, "=")
+			if err := prod.ProduceSync(ctx, &kgo.Record{Key: []byte(k), Value: []byte(v)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := prod.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	txn(true, "A=a1", "B=b1")
+	txn(false, "A=a-aborted", "B=b-aborted")
+	txn(true, "A=a2")
+	got := consumeValues(t, n.KafkaAddr(), "fleet/A", 2, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if strings.Join(got, ",") != "a1,a2" {
+		t.Fatalf("read_committed view fleet/A read %v", got)
+	}
+	out, _ := runKcat(t, 30*time.Second, "", "-b", n.KafkaAddr(), "-C", "-t", "fleet/A", "-o", "beginning", "-e", "-q")
+	if out != "a1\na2\n" {
+		t.Fatalf("kcat on fleet/A read %q", out)
+	}
+	if got := consumeValues(t, n.KafkaAddr(), "fleet/A", 3); strings.Join(got, ",") != "a1,a-aborted,a2" {
+		t.Fatalf("read_uncommitted view fleet/A read %v", got)
+	}
+}

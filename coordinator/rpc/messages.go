@@ -714,10 +714,11 @@ func encFindKeyBatchesReq(e *encoder, r coordapi.FindKeyBatchesRequest) {
 	e.bytes(r.Key)
 	e.varint(r.Offset)
 	e.varint(int64(r.MaxBytes))
+	e.bool(r.ReadCommitted)
 }
 
 func decFindKeyBatchesReq(d *decoder) coordapi.FindKeyBatchesRequest {
-	return coordapi.FindKeyBatchesRequest{TopicID: d.id(), Partition: d.int32(), Key: d.bytes(), Offset: d.varint(), MaxBytes: d.int32()}
+	return coordapi.FindKeyBatchesRequest{TopicID: d.id(), Partition: d.int32(), Key: d.bytes(), Offset: d.varint(), MaxBytes: d.int32(), ReadCommitted: d.bool()}
 }
 
 // find_key_batches reply: ready (bool), through, the batches' coordinates
@@ -731,7 +732,7 @@ func encFindKeyBatchesResp(e *encoder, r coordapi.FindKeyBatchesResponse) {
 	for i := range r.Batches {
 		coords[i] = r.Batches[i].Coord
 	}
-	encFindBatchesResp(e, coordapi.FindBatchesResponse{Batches: coords, PartitionState: r.PartitionState})
+	encFindBatchesResp(e, coordapi.FindBatchesResponse{Batches: coords, PartitionState: r.PartitionState, Aborted: r.Aborted})
 	e.uvarint(uint64(len(r.Batches)))
 	for _, b := range r.Batches {
 		e.varint(b.BaseOffset)
@@ -742,7 +743,7 @@ func encFindKeyBatchesResp(e *encoder, r coordapi.FindKeyBatchesResponse) {
 func decFindKeyBatchesResp(d *decoder) coordapi.FindKeyBatchesResponse {
 	r := coordapi.FindKeyBatchesResponse{Ready: d.bool(), Through: d.varint()}
 	fb := decFindBatchesResp(d)
-	r.PartitionState = fb.PartitionState
+	r.PartitionState, r.Aborted = fb.PartitionState, fb.Aborted
 	n := d.count(2)
 	if d.err == nil && n != len(fb.Batches) {
 		d.fail("find key batches: %d offset pairs for %d batches", n, len(fb.Batches))
