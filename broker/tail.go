@@ -33,8 +33,8 @@ type tailCache struct {
 
 type tail struct {
 	hwm, logStart, lso int64
-	batches       []coordapi.BatchCoord
-	verified      time.Time
+	batches            []coordapi.BatchCoord
+	verified           time.Time
 }
 
 func newTailCache() *tailCache {
