@@ -201,3 +201,43 @@ func TestTransactionsViews(t *testing.T) {
 		t.Fatalf("read_uncommitted view fleet/A read %v", got)
 	}
 }
+
+// TestTransactionsTiered: transactional data, its markers and its aborted
+// transactions survive consolidation into segments on MinIO: once every
+// batch left the WAL tier, read_committed still reads only the committed
+// records and read_uncommitted all of them.
+func TestTransactionsTiered(t *testing.T) {
+	c := tierCluster(t, 1, time.Minute)
+	ctx := context.Background()
+	addr := c.Brokers[0].KafkaAddr
+	adm := kadm.NewClient(newFranzClient(t, addr))
+	if resp, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"local.retention.ms": ptr("100")}, "ttier"); err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	prod := newFranzClient(t, addr, kgo.TransactionalID("tier-writer"), kgo.DefaultProduceTopic("ttier"))
+	for i, commit := range []bool{true, false, true, false, true} {
+		if err := prod.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for j := range 3 {
+			if err := prod.ProduceSync(ctx, &kgo.Record{Value: fmt.Appendf(nil, "t%d-%d", i, j)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := prod.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitConsolidated(t, c, "ttier", 1, 60*time.Second)
+	committed := consumeValues(t, addr, "ttier", 9, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if strings.Join(committed, ",") != "t0-0,t0-1,t0-2,t2-0,t2-1,t2-2,t4-0,t4-1,t4-2" {
+		t.Fatalf("read_committed from segments: %v", committed)
+	}
+	if all := consumeValues(t, addr, "ttier", 15); len(all) != 15 {
+		t.Fatalf("read_uncommitted from segments: %v", all)
+	}
+	out, _ := runKcat(t, 30*time.Second, "", "-b", addr, "-C", "-t", "ttier", "-o", "beginning", "-e", "-q")
+	if strings.Count(out, "\n") != 9 || strings.Contains(out, "t1-") || strings.Contains(out, "t3-") {
+		t.Fatalf("kcat from segments read %q", out)
+	}
+}

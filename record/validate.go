@@ -62,7 +62,9 @@ func validate(b []byte, stored bool) (Header, error) {
 		return h, errorf(ErrInvalid, "record count %d disagrees with last offset delta %d", h.NumRecords, h.LastOffsetDelta)
 	}
 	if h.ProducerID >= 0 {
-		if h.BaseSequence < 0 {
+		// A transaction marker (a control batch) carries its producer but
+		// no sequence, as Kafka writes it.
+		if h.BaseSequence < 0 && !h.Control() {
 			return h, errorf(ErrInvalid, "invalid sequence %d for producer id %d", h.BaseSequence, h.ProducerID)
 		}
 		if h.ProducerEpoch < 0 {

@@ -986,3 +986,57 @@ func TestCompactJobOneAtATime(t *testing.T) {
 		t.Fatalf("completed %v, want the first job", jobs.completed)
 	}
 }
+
+// TestCompactJobTransactions: an aborted transaction's records are removed
+// and never a key's latest, so the committed value before them survives;
+// the transaction markers stay, commit and abort.
+func TestCompactJobTransactions(t *testing.T) {
+	const pid = 7
+	build := func(base int64, attrs int16, recs ...record.Record) []byte {
+		t.Helper()
+		b, err := record.Build(record.BuildOptions{BaseOffset: base, Attributes: attrs, BaseTimestamp: 1000,
+			ProducerID: pid, ProducerEpoch: 0, BaseSequence: int32(base)}, recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	kv := func(k, v string) record.Record { return record.Record{Key: []byte(k), Value: []byte(v)} }
+	marker := func(base int64, commit bool) []byte {
+		typ := byte(0)
+		if commit {
+			typ = 1
+		}
+		b, err := record.Build(record.BuildOptions{BaseOffset: base, Attributes: record.AttrTransactional | record.AttrControl,
+			BaseTimestamp: 1000, ProducerID: pid, BaseSequence: -1}, []record.Record{{Key: []byte{0, 0, 0, typ}, Value: []byte{0, 0, 0, 0, 0, 0}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	txn := int16(record.AttrTransactional)
+	for _, indexed := range []bool{false, true} {
+		fx := newCompactFixture()
+		fx.addSegment(t, [][]byte{
+			build(0, txn, kv("k", "committed"), kv("j", "j1")),
+			marker(2, true),
+			build(3, txn, kv("k", "aborted"), kv("j", "j-aborted")),
+			marker(5, false),
+			build(6, 0, kv("x", "x1")),
+		})
+		cj := coordapi.CompactJob{DirtyOffset: 0, NowMs: 2000, Aborted: []coordapi.AbortedTxn{{ProducerID: pid, FirstOffset: 3, LastOffset: 5}},
+			ProducerLastOffsets: []int64{6}}
+		opts := ConsolidatorOptions{}
+		if indexed {
+			// The key index never holds an aborted key (coordinator).
+			cj.KeyIndex = true
+			opts.KeyIndex = &fakeIndex{latest: map[string]int64{"k": 0, "j": 1, "x": 6}}
+		}
+		fx.compact(t, cj, opts)
+		got := strings.Join(survivors(t, fx), "; ")
+		want := "0 k=committed; 1 j=j1; 2 \x00\x00\x00\x01=\x00\x00\x00\x00\x00\x00; 5 \x00\x00\x00\x00=\x00\x00\x00\x00\x00\x00; 6 x=x1"
+		if got != want {
+			t.Errorf("indexed %v: survivors %q, want %q", indexed, got, want)
+		}
+	}
+}
