@@ -46,10 +46,11 @@ func (p *partState) public() coordapi.PartitionState {
 }
 
 // lso is the partition's last stable offset: the first offset of its
-// oldest open transaction, else its high watermark.
+// oldest open transaction (not below the log start, as Kafka's first
+// unstable offset), else its high watermark.
 func (p *partState) lso() int64 {
 	if p.hasOpen && p.firstOpen < p.hwm {
-		return p.firstOpen
+		return max(p.firstOpen, p.logStart)
 	}
 	return p.hwm
 }
