@@ -60,7 +60,7 @@ func mechanism(name, user, password string) sasl.Mechanism {
 
 // saslNode starts a node requiring SASL with every mechanism, with the
 // users of the file, and the key index on.
-func saslNode(t *testing.T, mods ...func(*node.Config)) *node.Node {
+func saslNode(t testing.TB, mods ...func(*node.Config)) *node.Node {
 	t.Helper()
 	cfg := node.Config{
 		SASLUsersFile: usersFile(t, "admin:admin-secret", "alice:alice-secret"),
