@@ -21,47 +21,50 @@ func init() { register(kmsg.AddPartitionsToTxn, 0, 5, (*Broker).handleAddPartiti
 func (b *Broker) handleAddPartitionsToTxn(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.req.(*kmsg.AddPartitionsToTxnRequest)
 	resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
-	if req.Version < 4 {
-		topics := map[string][]int32{}
-		for _, t := range req.Topics {
-			topics[t.Topic] = append(topics[t.Topic], t.Partitions...)
-		}
-		codes := b.addPartitions(ctx, r, coordapi.TxnProducer{TransactionalID: req.TransactionalID, ProducerID: req.ProducerID,
-			ProducerEpoch: req.ProducerEpoch}, false, topics, req.Version)
-		for _, t := range req.Topics {
-			rt := kmsg.NewAddPartitionsToTxnResponseTopic()
-			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
-				rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
-				rp.Partition, rp.ErrorCode = p, codes[t.Topic][p]
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
+	if req.Version >= 4 {
+		for _, tx := range req.Transactions {
+			resp.Transactions = append(resp.Transactions, b.addTxnPartitions(ctx, r, tx, req.Version))
 		}
 		return resp, nil
 	}
-	for _, tx := range req.Transactions {
-		topics := map[string][]int32{}
-		for _, t := range tx.Topics {
-			topics[t.Topic] = append(topics[t.Topic], t.Partitions...)
+	// v0-v3: one transaction, the request's own fields.
+	tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
+	tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch = req.TransactionalID, req.ProducerID, req.ProducerEpoch
+	for _, t := range req.Topics {
+		tx.Topics = append(tx.Topics, kmsg.AddPartitionsToTxnRequestTransactionTopic{Topic: t.Topic, Partitions: t.Partitions})
+	}
+	for _, rt := range b.addTxnPartitions(ctx, r, tx, req.Version).Topics {
+		t := kmsg.NewAddPartitionsToTxnResponseTopic()
+		t.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			t.Partitions = append(t.Partitions, kmsg.AddPartitionsToTxnResponseTopicPartition{Partition: rp.Partition, ErrorCode: rp.ErrorCode})
 		}
-		codes := b.addPartitions(ctx, r, coordapi.TxnProducer{TransactionalID: tx.TransactionalID, ProducerID: tx.ProducerID,
-			ProducerEpoch: tx.ProducerEpoch}, tx.VerifyOnly, topics, req.Version)
-		rtx := kmsg.NewAddPartitionsToTxnResponseTransaction()
-		rtx.TransactionalID = tx.TransactionalID
-		for _, t := range tx.Topics {
-			rt := kmsg.NewAddPartitionsToTxnResponseTransactionTopic()
-			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
-				rp := kmsg.NewAddPartitionsToTxnResponseTransactionTopicPartition()
-				rp.Partition, rp.ErrorCode = p, codes[t.Topic][p]
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			rtx.Topics = append(rtx.Topics, rt)
-		}
-		resp.Transactions = append(resp.Transactions, rtx)
+		resp.Topics = append(resp.Topics, t)
 	}
 	return resp, nil
+}
+
+// addTxnPartitions serves one transaction of the request.
+func (b *Broker) addTxnPartitions(ctx context.Context, r *request, tx kmsg.AddPartitionsToTxnRequestTransaction, version int16) kmsg.AddPartitionsToTxnResponseTransaction {
+	topics := map[string][]int32{}
+	for _, t := range tx.Topics {
+		topics[t.Topic] = append(topics[t.Topic], t.Partitions...)
+	}
+	codes := b.addPartitions(ctx, r, coordapi.TxnProducer{TransactionalID: tx.TransactionalID, ProducerID: tx.ProducerID,
+		ProducerEpoch: tx.ProducerEpoch}, tx.VerifyOnly, topics, version)
+	rtx := kmsg.NewAddPartitionsToTxnResponseTransaction()
+	rtx.TransactionalID = tx.TransactionalID
+	for _, t := range tx.Topics {
+		rt := kmsg.NewAddPartitionsToTxnResponseTransactionTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewAddPartitionsToTxnResponseTransactionTopicPartition()
+			rp.Partition, rp.ErrorCode = p, codes[t.Topic][p]
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		rtx.Topics = append(rtx.Topics, rt)
+	}
+	return rtx
 }
 
 // addPartitions adds (or with verifyOnly checks) topics' partitions to p's

@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -111,21 +112,35 @@ type txnRegistry struct {
 
 func txnKey(id string) []byte { return append([]byte{prefixTxn}, id...) }
 
-func txnOpenKey(pk partKey, pid int64) []byte {
-	k := make([]byte, 0, 29)
-	k = append(k, prefixTxnOpen)
+// txnFamilyKey is a key of the transaction families: prefix, topic id,
+// partition, then each number (8 bytes, big-endian).
+func txnFamilyKey(prefix byte, pk partKey, nums ...int64) []byte {
+	k := make([]byte, 0, 21+8*len(nums))
+	k = append(k, prefix)
 	k = append(k, pk.topic[:]...)
 	k = binary.BigEndian.AppendUint32(k, uint32(pk.partition))
-	return binary.BigEndian.AppendUint64(k, uint64(pid))
+	for _, n := range nums {
+		k = binary.BigEndian.AppendUint64(k, uint64(n))
+	}
+	return k
 }
 
+func txnOpenKey(pk partKey, pid int64) []byte { return txnFamilyKey(prefixTxnOpen, pk, pid) }
+
 func abortedKey(pk partKey, last, pid int64) []byte {
-	k := make([]byte, 0, 37)
-	k = append(k, prefixAborted)
-	k = append(k, pk.topic[:]...)
-	k = binary.BigEndian.AppendUint32(k, uint32(pk.partition))
-	k = binary.BigEndian.AppendUint64(k, uint64(last))
-	return binary.BigEndian.AppendUint64(k, uint64(pid))
+	return txnFamilyKey(prefixAborted, pk, last, pid)
+}
+
+// decodeTxnPartKey splits a key of the transaction families: prefix(1),
+// topic id(16), partition(4), a number(8), and the rest, the key being
+// size bytes long.
+func decodeTxnPartKey(what string, k []byte, size int) (pk partKey, n int64, rest []byte, err error) {
+	if len(k) != size {
+		return pk, 0, nil, fmt.Errorf("coordinator: bad %s key %x", what, k)
+	}
+	copy(pk.topic[:], k[1:17])
+	pk.partition = int32(binary.BigEndian.Uint32(k[17:21]))
+	return pk, int64(binary.BigEndian.Uint64(k[21:29])), k[29:], nil
 }
 
 func encodeOffset(o int64) []byte {
@@ -218,13 +233,10 @@ func (c *Coordinator) loadTxns() error {
 		return err
 	}
 	err = c.scan(prefixTxnOpen, func(k, v []byte) error {
-		if len(k) != 29 {
-			return fmt.Errorf("coordinator: bad open transaction key %x", k)
+		pk, pid, _, err := decodeTxnPartKey("open transaction", k, 29)
+		if err != nil {
+			return err
 		}
-		var pk partKey
-		copy(pk.topic[:], k[1:17])
-		pk.partition = int32(binary.BigEndian.Uint32(k[17:21]))
-		pid := int64(binary.BigEndian.Uint64(k[21:29]))
 		first, err := decodeOffset("open transaction", v)
 		if err != nil {
 			return err
@@ -245,14 +257,11 @@ func (c *Coordinator) loadTxns() error {
 	}
 	c.commit.txnKeys = map[partKey]map[int64][]kvApply{}
 	err = c.scan(prefixTxnKeys, func(k, v []byte) error {
-		if len(k) != 37 {
-			return fmt.Errorf("coordinator: bad transaction keys key %x", k)
+		pk, pid, rest, err := decodeTxnPartKey("transaction keys", k, 37)
+		if err != nil {
+			return err
 		}
-		var pk partKey
-		copy(pk.topic[:], k[1:17])
-		pk.partition = int32(binary.BigEndian.Uint32(k[17:21]))
-		pid := int64(binary.BigEndian.Uint64(k[21:29]))
-		base := int64(binary.BigEndian.Uint64(k[29:37]))
+		base := int64(binary.BigEndian.Uint64(rest))
 		keys, err := decodeTxnKeys(v)
 		if err != nil {
 			return err
@@ -264,14 +273,11 @@ func (c *Coordinator) loadTxns() error {
 		return err
 	}
 	return c.scan(prefixAborted, func(k, v []byte) error {
-		if len(k) != 37 {
-			return fmt.Errorf("coordinator: bad aborted transaction key %x", k)
+		pk, last, rest, err := decodeTxnPartKey("aborted transaction", k, 37)
+		if err != nil {
+			return err
 		}
-		var pk partKey
-		copy(pk.topic[:], k[1:17])
-		pk.partition = int32(binary.BigEndian.Uint32(k[17:21]))
-		last := int64(binary.BigEndian.Uint64(k[21:29]))
-		pid := int64(binary.BigEndian.Uint64(k[29:37]))
+		pid := int64(binary.BigEndian.Uint64(rest))
 		first, err := decodeOffset("aborted transaction", v)
 		if err != nil {
 			return err
@@ -330,6 +336,21 @@ func (c *Coordinator) persistTxnLocked(t *txnState) error {
 	c.commit.txnViews[t.pid] = t.view()
 	c.commit.Unlock()
 	return nil
+}
+
+// lockTxn returns the transaction of p's transactional id, locked, once
+// p is its current producer (checkProducerLocked); the caller unlocks it.
+func (c *Coordinator) lockTxn(p coordapi.TxnProducer) (*txnState, error) {
+	t := c.txnFor(p.TransactionalID)
+	if t == nil {
+		return nil, coordapi.Errorf(kerr.InvalidProducerIDMapping, "Transactional id %q has no producer: call InitProducerId first", p.TransactionalID)
+	}
+	t.mu.Lock()
+	if err := checkProducerLocked(t, p); err != nil {
+		t.mu.Unlock()
+		return nil, err
+	}
+	return t, nil
 }
 
 // checkProducerLocked validates a request's producer against t, as
@@ -449,15 +470,11 @@ func (c *Coordinator) AddPartitionsToTxn(ctx context.Context, req coordapi.AddPa
 		return nil, err
 	}
 	defer c.leave()
-	t := c.txnFor(req.TransactionalID)
-	if t == nil {
-		return nil, coordapi.Errorf(kerr.InvalidProducerIDMapping, "Transactional id %q has no producer: call InitProducerId first", req.TransactionalID)
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if err := checkProducerLocked(t, req.TxnProducer); err != nil {
+	t, err := c.lockTxn(req.TxnProducer)
+	if err != nil {
 		return nil, err
 	}
+	defer t.mu.Unlock()
 	codes := make([]int16, len(req.Partitions))
 	if req.VerifyOnly {
 		for i, tp := range req.Partitions {
@@ -537,15 +554,11 @@ func (c *Coordinator) AddOffsetsToTxn(ctx context.Context, p coordapi.TxnProduce
 		return err
 	}
 	defer c.leave()
-	t := c.txnFor(p.TransactionalID)
-	if t == nil {
-		return coordapi.Errorf(kerr.InvalidProducerIDMapping, "Transactional id %q has no producer: call InitProducerId first", p.TransactionalID)
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if err := checkProducerLocked(t, p); err != nil {
+	t, err := c.lockTxn(p)
+	if err != nil {
 		return err
 	}
+	defer t.mu.Unlock()
 	if err := c.beginLocked(t); err != nil {
 		return err
 	}
@@ -567,17 +580,13 @@ func (c *Coordinator) EndTxn(ctx context.Context, req coordapi.EndTxnRequest) er
 		return err
 	}
 	defer c.leave()
-	t := c.txnFor(req.TransactionalID)
-	if t == nil {
-		return coordapi.Errorf(kerr.InvalidProducerIDMapping, "Transactional id %q has no producer: call InitProducerId first", req.TransactionalID)
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if err := checkProducerLocked(t, req.TxnProducer); err != nil {
-		// A retry after a timeout abort bumped the epoch: Kafka answers the
-		// fenced producer PRODUCER_FENCED too.
+	// A retry after a timeout abort bumped the epoch is PRODUCER_FENCED,
+	// as in Kafka.
+	t, err := c.lockTxn(req.TxnProducer)
+	if err != nil {
 		return err
 	}
+	defer t.mu.Unlock()
 	want := map[bool][2]coordapi.TxnState{
 		true:  {coordapi.TxnPrepareCommit, coordapi.TxnCompleteCommit},
 		false: {coordapi.TxnPrepareAbort, coordapi.TxnCompleteAbort},
@@ -699,15 +708,7 @@ func (c *Coordinator) ListTransactions(ctx context.Context, states []coordapi.Tx
 		}
 		out = append(out, l)
 	}
-	slices.SortFunc(out, func(a, b coordapi.TxnListing) int {
-		switch {
-		case a.TransactionalID < b.TransactionalID:
-			return -1
-		case a.TransactionalID > b.TransactionalID:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b coordapi.TxnListing) int { return cmp.Compare(a.TransactionalID, b.TransactionalID) })
 	return out, nil
 }
 
@@ -745,15 +746,7 @@ func (c *Coordinator) DescribeProducers(ctx context.Context, id coordapi.TopicID
 		}
 		out = append(out, d)
 	}
-	slices.SortFunc(out, func(a, b coordapi.ProducerDescription) int {
-		switch {
-		case a.ProducerID < b.ProducerID:
-			return -1
-		case a.ProducerID > b.ProducerID:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b coordapi.ProducerDescription) int { return cmp.Compare(a.ProducerID, b.ProducerID) })
 	return out, nil
 }
 
@@ -767,15 +760,7 @@ func (c *Coordinator) abortedLocked(pk partKey, from, upTo int64) []coordapi.Abo
 			out = append(out, a)
 		}
 	}
-	slices.SortFunc(out, func(a, b coordapi.AbortedTxn) int {
-		switch {
-		case a.FirstOffset < b.FirstOffset:
-			return -1
-		case a.FirstOffset > b.FirstOffset:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b coordapi.AbortedTxn) int { return cmp.Compare(a.FirstOffset, b.FirstOffset) })
 	return out
 }
 
@@ -815,12 +800,7 @@ type pendingKeys struct {
 //	z <topic id(16)> <partition(4)> <producer id(8)> <base offset(8)>
 //	                      -> version 1, n keys × (key str, offset delta, tombstone(1))
 func txnKeysKey(pk partKey, pid, base int64) []byte {
-	k := make([]byte, 0, 37)
-	k = append(k, prefixTxnKeys)
-	k = append(k, pk.topic[:]...)
-	k = binary.BigEndian.AppendUint32(k, uint32(pk.partition))
-	k = binary.BigEndian.AppendUint64(k, uint64(pid))
-	return binary.BigEndian.AppendUint64(k, uint64(base))
+	return txnFamilyKey(prefixTxnKeys, pk, pid, base)
 }
 
 func encodeTxnKeys(keys []coordapi.KeyEntry) []byte {
