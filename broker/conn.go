@@ -72,6 +72,9 @@ type conn struct {
 	// zone is the client's zone as far as the connection learned it
 	// (zones.go).
 	zone connZone
+	// flush writes out what a buffering connection holds (TLS records),
+	// nil when writes go straight out.
+	flush func() error
 	// auth is the connection's SASL state (sasl.go).
 	auth connAuth
 	// authPrincipal is the principal the connection authenticated as
@@ -101,6 +104,13 @@ func (c *conn) close() {
 	})
 }
 
+// writeBuffer is a connection under TLS that buffers its writes until
+// flushed (tlsconfig.BufferedConn).
+type writeBuffer interface {
+	Buffer()
+	Flush() error
+}
+
 // tlsHandshakeTimeout bounds a TLS client's handshake.
 const tlsHandshakeTimeout = 10 * time.Second
 
@@ -117,6 +127,12 @@ func (c *conn) serve() {
 		}
 		if certs := tc.ConnectionState().PeerCertificates; len(certs) > 0 && c.b.opts.ClientCertPrincipal != nil {
 			c.setPrincipal(c.b.opts.ClientCertPrincipal(certs[0]))
+		}
+		// A connection that buffers its TLS records (tlsconfig.NewListener)
+		// is flushed after each response.
+		if bc, ok := tc.NetConn().(writeBuffer); ok {
+			bc.Buffer()
+			c.flush = bc.Flush
 		}
 	}
 	writeDone := make(chan struct{})
@@ -271,7 +287,11 @@ func (c *conn) writeLoop() {
 			buf = appendResponse(buf[:0], inf)
 		}
 		c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
-		if _, err := c.nc.Write(buf); err != nil {
+		_, err := c.nc.Write(buf)
+		if err == nil && c.flush != nil {
+			err = c.flush()
+		}
+		if err != nil {
 			c.close()
 			for range c.pending {
 			}

@@ -7,6 +7,8 @@
 #
 #   ./scripts/bench-security.sh
 #   DURATION=30s ROUNDS=2 ./scripts/bench-security.sh
+#   PIN=1 ./scripts/bench-security.sh   # broker on CPU 0, load generator on
+#                                       # CPU 1 (taskset), as if apart
 DURATION="${DURATION:-20s}"
 ROUNDS="${ROUNDS:-1}"
 . scripts/bench-lib.sh
@@ -35,7 +37,9 @@ run_mode() {
   fi
   local kport hport
   kport=$(free_port); hport=$(free_port)
-  "$work/broker" --data-dir "$work/data-$mode-$out" --kafka-addr "127.0.0.1:$kport" --http-addr "127.0.0.1:$hport" \
+  local pin_broker=() pin_lt=()
+  if [ "${PIN:-0}" = 1 ]; then pin_broker=(taskset -c 0); pin_lt=(taskset -c 1); fi
+  "${pin_broker[@]}" "$work/broker" --data-dir "$work/data-$mode-$out" --kafka-addr "127.0.0.1:$kport" --http-addr "127.0.0.1:$hport" \
     --log-level warn "${extra[@]}" >>"$work/broker.log" 2>&1 &
   broker_pid=$!
   pids+=($broker_pid)
@@ -47,7 +51,7 @@ run_mode() {
   echo "=== $mode: 4 producers + 4 consumers, 1 KiB records, 8 partitions, flat out, $DURATION ==="
   local before after
   before=$(cpu_ticks "$broker_pid")
-  "$work/loadtest" --brokers "127.0.0.1:$kport" "${lt_sec[@]}" --topic bench --create-topic --partitions 8 \
+  "${pin_lt[@]}" "$work/loadtest" --brokers "127.0.0.1:$kport" "${lt_sec[@]}" --topic bench --create-topic --partitions 8 \
     --producers 4 --consumers 4 --record-size 1024 --max-buffered 20000 --linger 2ms --duration "$DURATION" \
     --progress 0 --log-level warn --json "$work/$out.json"
   after=$(cpu_ticks "$broker_pid")
