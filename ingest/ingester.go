@@ -89,6 +89,9 @@ type object struct {
 	owners   []owner
 	pendings []*Pending
 	firstAt  time.Time
+	// txnAt is when its first transactional batch came (zero: none):
+	// such an object rolls at Options.TxnLinger.
+	txnAt time.Time
 
 	uploaded  chan struct{}
 	uploadErr error
@@ -227,6 +230,9 @@ func (in *Ingester) Append(ctx context.Context, batches []Batch) (*Pending, erro
 	}
 	for i, b := range batches {
 		cb := b.Commit
+		if cb.Transactional && o.txnAt.IsZero() {
+			o.txnAt = now
+		}
 		cb.ByteOffset = int64(len(o.buf))
 		cb.ByteLength = int32(len(b.Data))
 		o.buf = append(o.buf, b.Data...)
@@ -254,6 +260,9 @@ func (in *Ingester) maybeRollLocked(now time.Time) {
 	case now.Sub(o.firstAt) >= in.opts.Linger:
 		in.rollLocked(now, true)
 		return
+	case !o.txnAt.IsZero() && now.Sub(o.txnAt) >= in.opts.TxnLinger:
+		in.rollLocked(now, true)
+		return
 	case in.mu.uploading == 0 && in.mu.budget.tryTake(now):
 		in.rollLocked(now, false)
 		return
@@ -261,6 +270,9 @@ func (in *Ingester) maybeRollLocked(now time.Time) {
 	// Wake at the linger deadline, or earlier when the budget refills and
 	// the pipeline is idle.
 	d := o.firstAt.Add(in.opts.Linger).Sub(now)
+	if !o.txnAt.IsZero() {
+		d = min(d, o.txnAt.Add(in.opts.TxnLinger).Sub(now))
+	}
 	if in.mu.uploading == 0 {
 		d = min(d, in.mu.budget.wait(now))
 	}

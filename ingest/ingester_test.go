@@ -326,3 +326,23 @@ func TestPrefixWithSlashes(t *testing.T) {
 		})
 	}
 }
+
+// A transactional batch waits at most TxnLinger, however long the linger
+// and however spent the PUT budget: its producer's EndTxn waits for it.
+func TestTxnLinger(t *testing.T) {
+	c := &fakeCommitter{}
+	in := newTestIngester(t, Options{Linger: time.Hour, TxnLinger: 20 * time.Millisecond, MaxPutRate: 0.001}, objectstore.NewMemory(), c)
+	p1, _ := in.Append(waitCtx(t), []Batch{batch(0, 1, 100)}) // takes the budget's one token
+	if _, err := p1.Wait(waitCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	txn := batch(0, 2, 100)
+	txn.Commit.Transactional = true
+	p2, _ := in.Append(waitCtx(t), []Batch{txn})
+	if _, err := p2.Wait(waitCtx(t)); err != nil {
+		t.Fatalf("a transactional batch waited for the hour-long linger: %v", err)
+	}
+	if objs := c.committed(); len(objs) != 2 {
+		t.Fatalf("%d objects committed, want 2", len(objs))
+	}
+}

@@ -18,6 +18,12 @@ type Options struct {
 	// Linger is the longest a batch waits in the open object before it is
 	// rolled (--ingest-linger). Default: 250ms.
 	Linger time.Duration
+	// TxnLinger is the longest a transactional batch waits
+	// (--ingest-txn-linger): its producer's EndTxn waits for it, so a
+	// transaction shorter than Linger would spend most of its time there.
+	// It costs at most a PUT per TxnLinger while transactions are written.
+	// Default: 50ms (at most Linger).
+	TxnLinger time.Duration
 	// MaxPutRate is the budget of objects per second for early rolls
 	// (--ingest-max-put-rate): when nothing else is being uploaded the
 	// object rolls at once rather than lingering, but only while the budget
@@ -54,6 +60,10 @@ func (o *Options) setDefaults() {
 	if o.Linger == 0 {
 		o.Linger = 250 * time.Millisecond
 	}
+	if o.TxnLinger == 0 {
+		o.TxnLinger = 50 * time.Millisecond
+	}
+	o.TxnLinger = min(o.TxnLinger, o.Linger)
 	if o.MaxPutRate == 0 {
 		o.MaxPutRate = 100
 	}
@@ -80,8 +90,8 @@ func (o Options) Validate() error {
 	if o.MaxBytes < 0 {
 		errs = append(errs, fmt.Errorf("ingest max bytes %d is negative", o.MaxBytes))
 	}
-	if o.Linger < 0 {
-		errs = append(errs, fmt.Errorf("ingest linger %s is negative", o.Linger))
+	if o.Linger < 0 || o.TxnLinger < 0 {
+		errs = append(errs, fmt.Errorf("ingest linger %s and transactional linger %s must not be negative", o.Linger, o.TxnLinger))
 	}
 	if o.MaxPutRate < 0 {
 		errs = append(errs, fmt.Errorf("ingest max put rate %g is negative", o.MaxPutRate))

@@ -68,6 +68,7 @@ func run(args []string) error {
 	fs.IntVar(&cfg.Broker.FetchConcurrency, "fetch-concurrency", 16, "byte ranges one Fetch reads at once (chunk-cache reads, a GET each on a miss); 1 reads them in turn")
 	fs.IntVar(&cfg.Ingest.MaxBytes, "ingest-max-bytes", 8<<20, "roll the object buffer at this size")
 	fs.DurationVar(&cfg.Ingest.Linger, "ingest-linger", 250*time.Millisecond, "longest a batch waits in the object buffer")
+	fs.DurationVar(&cfg.Ingest.TxnLinger, "ingest-txn-linger", 50*time.Millisecond, "longest a transactional batch waits in the object buffer (its EndTxn waits for it; at most --ingest-linger)")
 	fs.Float64Var(&cfg.Ingest.MaxPutRate, "ingest-max-put-rate", 0, "objects per second this broker may roll early (before linger) when idle; 0: per store, unlimited on the local directory, 10 on S3")
 	fs.Int64Var(&cfg.Ingest.MaxBufferedBytes, "ingest-max-buffered-bytes", 256<<20, "bytes buffered before producers wait")
 	fs.Int64Var(&cfg.Cache.MaxBytes, "cache-bytes", 512<<20, "chunk cache size in bytes")
