@@ -14,6 +14,7 @@
 #   kafka-configs           org.apache.kafka.tools.ConfigCommand
 #   kafka-get-offsets       org.apache.kafka.tools.GetOffsetShell
 #   kafka-dump-log          org.apache.kafka.tools.DumpLogSegments
+#   kafka-transactions      org.apache.kafka.tools.TransactionsCommand
 #
 # kafka-dump-log reads segment objects (tiered/doc.go): the broker started here
 # consolidates a local.retention.ms=1 topic within seconds (--tier-interval
@@ -90,6 +91,7 @@ GROUPCMD=org.apache.kafka.tools.consumer.group.ConsumerGroupCommand
 CONFIGS=org.apache.kafka.tools.ConfigCommand
 OFFSETS=org.apache.kafka.tools.GetOffsetShell
 DUMP=org.apache.kafka.tools.DumpLogSegments
+TXNS=org.apache.kafka.tools.TransactionsCommand
 B=(--bootstrap-server "$bootstrap")
 
 suffix="$$-$RANDOM"
@@ -536,6 +538,39 @@ EOF
       fail console-consumer-from-segments "want the $total records in order, got $(wc -l <"$work/seg-consume.out") lines: $(why seg-consume)"
     fi
   fi
+fi
+
+# --- kafka-configs: SCRAM users ---------------------------------------------
+
+scram_user="tools-user-$suffix"
+if ! run configs-scram-add $CONFIGS "${B[@]}" --alter --entity-type users --entity-name "$scram_user" \
+    --add-config 'SCRAM-SHA-512=[iterations=8192,password=tools-secret]'; then
+  fail configs-scram-users "$(why configs-scram-add)"
+elif run configs-scram-describe $CONFIGS "${B[@]}" --describe --entity-type users --entity-name "$scram_user" &&
+  grep -q "SCRAM-SHA-512=iterations=8192" "$work/configs-scram-describe.out"; then
+  pass configs-scram-users
+else
+  fail configs-scram-users "describe after --add-config SCRAM-SHA-512: $(why configs-scram-describe)"
+fi
+
+# --- kafka-transactions ------------------------------------------------------
+
+if run transactions-list $TXNS "${B[@]}" list && grep -q "TransactionalId" "$work/transactions-list.out"; then
+  pass transactions-list
+else
+  fail transactions-list "$(why transactions-list)"
+fi
+# An idempotent console producer's state shows on the partition it wrote.
+txn_topic="tools-producers-$suffix"
+if ! run producers-topic $TOPICS "${B[@]}" --create --topic "$txn_topic" --partitions 1 --replication-factor 1 ||
+  ! printf 'a\nb\n' | run producers-produce $PRODUCER "${B[@]}" --topic "$txn_topic" \
+    --producer-property enable.idempotence=true --producer-property acks=all; then
+  fail transactions-describe-producers "setup: $(why producers-produce)"
+elif run transactions-producers $TXNS "${B[@]}" describe-producers --topic "$txn_topic" --partition 0 &&
+  grep -q "ProducerId" "$work/transactions-producers.out" && [ "$(wc -l <"$work/transactions-producers.out")" -ge 2 ]; then
+  pass transactions-describe-producers
+else
+  fail transactions-describe-producers "want the console producer's state: $(why transactions-producers)"
 fi
 
 echo "$passed passed, $failed failed"
