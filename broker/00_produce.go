@@ -77,6 +77,9 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Res
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
 				pb, err := b.validatePartition(t, rp.Partition, rp.Records)
+				if err == nil {
+					err = txnBatches(pb, req.TransactionID)
+				}
 				if err != nil {
 					sp.ErrorCode = errorCode(err)
 					msg := err.Error()
@@ -239,6 +242,24 @@ func (b *Broker) validatePartition(t coordapi.Topic, partition int32, records []
 		})
 	}
 	return out, nil
+}
+
+// txnBatches checks a partition's transactional batches against the
+// request's transactional id, and names it in their commits so that the
+// coordinator accepts them only into that id's transaction: transactional
+// records in a request without one are INVALID_RECORD, as in Kafka.
+func txnBatches(bs []ingest.Batch, txnID *string) error {
+	for i := range bs {
+		cb := &bs[i].Commit
+		if !cb.Transactional {
+			continue
+		}
+		if txnID == nil {
+			return fmt.Errorf("%w: a produce request with transactional records must carry its transactional id", kerr.InvalidRecord)
+		}
+		cb.TransactionalID = *txnID
+	}
+	return nil
 }
 
 // errMissingKey marks a keyless record on a compacted topic.

@@ -355,7 +355,7 @@ func (b *Broker) findBatches(ctx context.Context, req coordapi.FindBatchesReques
 		return coordapi.FindBatchesResult{FindBatchesResponse: found}
 	}
 	r := coordapi.FindBatchesResult{ErrorCode: errorCode(err)}
-	r.HighWatermark, r.LogStartOffset = -1, -1 // unknown
+	r.HighWatermark, r.LogStartOffset, r.LastStableOffset = -1, -1, -1 // unknown
 	if errors.Is(err, kerr.OffsetOutOfRange) {
 		if st, serr := b.coord.PartitionState(ctx, req.TopicID, req.Partition); serr == nil {
 			r.PartitionState = st
@@ -588,9 +588,9 @@ func setPartitionState(p *partFetch) (failed bool) {
 }
 
 // lastStable is a partition's last stable offset as Fetch answers it: the
-// high watermark when the state has none (a fallback that could not say).
+// high watermark when the state has none that fits (unknown, -1).
 func lastStable(st coordapi.PartitionState) int64 {
-	if st.LastStableOffset <= 0 || st.LastStableOffset > st.HighWatermark {
+	if st.LastStableOffset < 0 || st.LastStableOffset > st.HighWatermark {
 		return st.HighWatermark
 	}
 	return st.LastStableOffset

@@ -75,7 +75,7 @@ func (b *Broker) findKeyBatches(ctx context.Context, views []*partFetch) (fallba
 			// As findBatches answers: OFFSET_OUT_OF_RANGE with the
 			// partition's offsets (an error reply carries none), else -1.
 			p.code = errorCode(err)
-			p.found.PartitionState = coordapi.PartitionState{LogStartOffset: -1, HighWatermark: -1}
+			p.found.PartitionState = coordapi.PartitionState{LogStartOffset: -1, HighWatermark: -1, LastStableOffset: -1}
 			if errors.Is(err, kerr.OffsetOutOfRange) {
 				if st, serr := b.coord.PartitionState(ctx, p.tp.id, p.tp.partition); serr == nil {
 					p.found.PartitionState = st

@@ -106,6 +106,9 @@ type CommitBatch struct {
 	// belongs to its producer's ongoing transaction, which must hold the
 	// partition (AddPartitionsToTxn) or the batch is refused.
 	Transactional bool
+	// TransactionalID is the transactional id of the request that carried
+	// a transactional batch: it must be its producer id's.
+	TransactionalID string
 	// Control marks a transaction marker. Only the coordinator writes
 	// them (brokers refuse control batches from clients); never sent over
 	// the rpc.

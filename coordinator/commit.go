@@ -289,7 +289,11 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (*coordapi
 		c.postings.Apply(b, pa.id, pa.partition, pa.base, pa.last, pa.size, postingKeys(pa.keys))
 	}
 	// And the transactions' open and aborted rows (txn.go).
-	txnChanges := c.applyTxnOpsLocked(b, parts, txnOps, txnKeys)
+	txnChanges, err := c.applyTxnOpsLocked(b, parts, txnOps, txnKeys)
+	if err != nil {
+		return nil, nil, err
+	}
+	superseded := c.supersedeHeldLocked(b, kvs)
 
 	if c.testBeforeCommit != nil {
 		if err := c.testBeforeCommit(); err != nil {
@@ -316,6 +320,7 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (*coordapi
 	}
 	txnChanges.installLocked(c)
 	c.mu.Unlock()
+	c.installSupersededLocked(superseded)
 	if isNew {
 		c.commit.nextObject = obj.num + 1
 	}

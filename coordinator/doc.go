@@ -135,6 +135,12 @@
 //	subs (subscriber lists: commits, topics, ACLs; taken alone)
 //	brokers (broker registry; taken alone)
 //	users (SCRAM users; taken alone)
+//	txnState.mu (one transactional id's steps: InitProducerId, AddPartitions,
+//	  AddOffsets, EndTxn, the timeout loop) before commit and mu, and before
+//	  the group coordinator's group lock (EndTxn completes the groups'
+//	  offsets while holding it); the group coordinator takes commit under
+//	  its group lock (VerifyTxnOffsetCommit), never the reverse
+//	txns (the registry's maps; taken alone, or under a txnState.mu)
 //
 // Subscribers are called with no lock held.
 package coordinator

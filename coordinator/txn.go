@@ -414,21 +414,30 @@ func (c *Coordinator) initTxnProducer(ctx context.Context, req coordapi.InitProd
 	switch t.state {
 	case coordapi.TxnOngoing:
 		// A new producer instance took the id over: abort what the old one
-		// left open, with the bumped epoch, fencing it.
-		if err := c.bumpLocked(t); err != nil {
-			return coordapi.InitProducerIDResponse{}, err
-		}
+		// left open with the epoch bumped, which fences it; the new
+		// instance gets that epoch (a new producer id only once the
+		// abort is done, when the epoch is exhausted).
+		c.fenceLocked(t)
 		if err := c.endLocked(ctx, t, false); err != nil {
 			return coordapi.InitProducerIDResponse{}, err
 		}
 		c.log.Info("ongoing transaction aborted by a new producer", "transactional_id", id, "producer_id", t.pid, "epoch", t.epoch)
+		if t.epoch >= math.MaxInt16-1 {
+			if err := c.bumpLocked(t); err != nil {
+				return coordapi.InitProducerIDResponse{}, err
+			}
+		}
 	case coordapi.TxnPrepareCommit, coordapi.TxnPrepareAbort:
 		if err := c.completeLocked(ctx, t); err != nil {
 			return coordapi.InitProducerIDResponse{}, err
 		}
-	}
-	if err := c.bumpLocked(t); err != nil {
-		return coordapi.InitProducerIDResponse{}, err
+		if err := c.bumpLocked(t); err != nil {
+			return coordapi.InitProducerIDResponse{}, err
+		}
+	default:
+		if err := c.bumpLocked(t); err != nil {
+			return coordapi.InitProducerIDResponse{}, err
+		}
 	}
 	t.timeoutMs = req.TimeoutMs
 	if err := c.persistTxnLocked(t); err != nil {
@@ -450,11 +459,26 @@ func (c *Coordinator) bumpLocked(t *txnState) error {
 		delete(c.txns.byPID, t.pid)
 		c.txns.byPID[pid] = t
 		c.txns.Unlock()
+		c.commit.Lock()
+		delete(c.commit.txnViews, t.pid) // the old id writes nothing more
+		c.commit.Unlock()
 		t.pid, t.epoch = pid, 0
 		return nil
 	}
 	t.epoch++
 	return nil
+}
+
+// fenceLocked bumps t's epoch before aborting its ongoing transaction,
+// fencing the producer that had it, but never changes the producer id:
+// the transaction's open rows, held keys and pending offsets are keyed by
+// it, and its markers must carry it. An exhausted epoch stays at its
+// maximum. t.mu must be held.
+func (c *Coordinator) fenceLocked(t *txnState) {
+	t.prevPID, t.prevEpoch = t.pid, t.epoch
+	if t.epoch < math.MaxInt16 {
+		t.epoch++
+	}
 }
 
 // AddPartitionsToTxn adds partitions to the producer's transaction,
@@ -484,6 +508,8 @@ func (c *Coordinator) AddPartitionsToTxn(ctx context.Context, req coordapi.AddPa
 		}
 		return codes, nil
 	}
+	// Memory changes only with a durable write: restored on any failure.
+	saved := t.save()
 	if err := c.beginLocked(t); err != nil {
 		return nil, err
 	}
@@ -496,6 +522,7 @@ func (c *Coordinator) AddPartitionsToTxn(ctx context.Context, req coordapi.AddPa
 	}
 	c.mu.RUnlock()
 	if failed {
+		t.restore(saved)
 		for i := range codes {
 			if codes[i] == 0 {
 				codes[i] = kerr.OperationNotAttempted.Code
@@ -515,9 +542,28 @@ func (c *Coordinator) AddPartitionsToTxn(ctx context.Context, req coordapi.AddPa
 	}
 	slices.SortFunc(t.parts, comparePartKeys)
 	if err := c.persistTxnLocked(t); err != nil {
+		t.restore(saved)
 		return nil, err
 	}
 	return codes, nil
+}
+
+// txnSaved is what a transaction step may change of a txnState before
+// its write, to restore when the write fails.
+type txnSaved struct {
+	state       coordapi.TxnState
+	parts       []partKey
+	groups      []string
+	startMs     int64
+	markersDone bool
+}
+
+func (t *txnState) save() txnSaved {
+	return txnSaved{t.state, slices.Clone(t.parts), slices.Clone(t.groups), t.startMs, t.markersDone}
+}
+
+func (t *txnState) restore(s txnSaved) {
+	t.state, t.parts, t.groups, t.startMs, t.markersDone = s.state, s.parts, s.groups, s.startMs, s.markersDone
 }
 
 func comparePartKeys(a, b partKey) int {
@@ -559,13 +605,18 @@ func (c *Coordinator) AddOffsetsToTxn(ctx context.Context, p coordapi.TxnProduce
 		return err
 	}
 	defer t.mu.Unlock()
+	saved := t.save()
 	if err := c.beginLocked(t); err != nil {
 		return err
 	}
 	if !slices.Contains(t.groups, group) {
 		t.groups = append(t.groups, group)
 	}
-	return c.persistTxnLocked(t)
+	if err := c.persistTxnLocked(t); err != nil {
+		t.restore(saved)
+		return err
+	}
+	return nil
 }
 
 // EndTxn commits or aborts the producer's ongoing transaction: it writes
@@ -839,6 +890,8 @@ func (c *Coordinator) checkTxnBatchLocked(cb *coordapi.CommitBatch) int16 {
 	switch {
 	case v == nil:
 		return kerr.InvalidTxnState.Code
+	case v.id != cb.TransactionalID:
+		return kerr.InvalidProducerIDMapping.Code // another id's producer
 	case cb.ProducerEpoch != v.epoch:
 		return codeInvalidProducerEpoch
 	case !v.ongoing:
@@ -855,10 +908,10 @@ func (c *Coordinator) checkTxnBatchLocked(cb *coordapi.CommitBatch) int16 {
 // closes it (an abort marker records the aborted range). It sets the
 // partitions' pending first open offsets and returns the changes to
 // install once b is durable. c.commit must be held.
-func (c *Coordinator) applyTxnOpsLocked(b *pebble.Batch, parts []pendingPart, ops []txnOp, keys []pendingKeys) txnChanges {
+func (c *Coordinator) applyTxnOpsLocked(b *pebble.Batch, parts []pendingPart, ops []txnOp, keys []pendingKeys) (txnChanges, error) {
 	var ch txnChanges
 	if len(ops) == 0 {
-		return ch
+		return ch, nil
 	}
 	ch.open = map[partKey]map[int64]int64{}
 	for _, pk := range keys {
@@ -889,8 +942,12 @@ func (c *Coordinator) applyTxnOpsLocked(b *pebble.Batch, parts []pendingPart, op
 			// gone either way.
 			if pending := c.commit.txnKeys[pk][op.pid]; len(pending) > 0 {
 				if op.commit {
+					// Only where newer than the index: a write to the key
+					// committed while the transaction was open wins.
 					for _, kv := range pending {
-						c.kv.Apply(b, kv.id, kv.partition, kv.base, kvEntries(kv.keys))
+						if err := c.kv.ApplyNewer(b, kv.id, kv.partition, kv.base, kvEntries(kv.keys)); err != nil {
+							return ch, fmt.Errorf("key index: %w", err)
+						}
 					}
 				}
 				lo := txnKeysKey(pk, op.pid, 0)
@@ -912,7 +969,75 @@ func (c *Coordinator) applyTxnOpsLocked(b *pebble.Batch, parts []pendingPart, op
 			pp.st.firstOpen, pp.st.hasOpen = firstOpen(m)
 		}
 	}
-	return ch
+	return ch, nil
+}
+
+// heldRef names one held batch of keys: c.commit.txnKeys[pk][pid][i].
+type heldRef struct {
+	pk  partKey
+	pid int64
+	i   int
+}
+
+// supersedeHeldLocked drops, from the keys open transactions hold, every
+// key that kvs (a commit's non-transactional writes) write again at a later
+// offset: when such a transaction commits, its older value must not come
+// back (ApplyNewer covers a newer live value; this covers a newer
+// tombstone, which leaves no entry to compare with). The rewritten rows go
+// into b; the returned keys replace the held ones once b is durable.
+// c.commit must be held.
+func (c *Coordinator) supersedeHeldLocked(b *pebble.Batch, kvs []kvApply) map[heldRef][]coordapi.KeyEntry {
+	var out map[heldRef][]coordapi.KeyEntry
+	for _, kv := range kvs {
+		pk := partKey{kv.id, kv.partition}
+		held := c.commit.txnKeys[pk]
+		if len(held) == 0 {
+			continue
+		}
+		newest := make(map[string]int64, len(kv.keys))
+		for _, k := range kv.keys {
+			newest[string(k.Key)] = kv.base + int64(k.OffsetDelta)
+		}
+		for pid, list := range held {
+			for i, h := range list {
+				ref := heldRef{pk, pid, i}
+				keys := h.keys
+				if cur, ok := out[ref]; ok {
+					keys = cur
+				}
+				kept := keys[:0:0]
+				for _, k := range keys {
+					if at, ok := newest[string(k.Key)]; ok && at > h.base+int64(k.OffsetDelta) {
+						continue // superseded
+					}
+					kept = append(kept, k)
+				}
+				if len(kept) == len(keys) {
+					continue
+				}
+				if out == nil {
+					out = map[heldRef][]coordapi.KeyEntry{}
+				}
+				out[ref] = kept
+				if len(kept) == 0 {
+					_ = b.Delete(txnKeysKey(pk, pid, h.base), nil)
+				} else {
+					_ = b.Set(txnKeysKey(pk, pid, h.base), encodeTxnKeys(kept), nil)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// installSupersededLocked installs supersedeHeldLocked's rewrites. c.commit
+// must be held.
+func (c *Coordinator) installSupersededLocked(rw map[heldRef][]coordapi.KeyEntry) {
+	for ref, keys := range rw {
+		if list := c.commit.txnKeys[ref.pk][ref.pid]; ref.i < len(list) {
+			list[ref.i].keys = keys
+		}
+	}
 }
 
 // installLocked installs a durable commit's transactional changes. c.mu
@@ -1000,9 +1125,8 @@ func (c *Coordinator) TxnTick(ctx context.Context) int {
 		switch t.state {
 		case coordapi.TxnOngoing:
 			if t.startMs >= 0 && nowMs-t.startMs > int64(t.timeoutMs) {
-				if err = c.bumpLocked(t); err == nil {
-					err = c.endLocked(ctx, t, false)
-				}
+				c.fenceLocked(t)
+				err = c.endLocked(ctx, t, false)
 				if err == nil {
 					aborted++
 					c.log.Info("transaction aborted: past its timeout", "transactional_id", t.id,

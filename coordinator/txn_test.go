@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"testing"
 	"time"
@@ -24,9 +25,9 @@ func txnEnv(t *testing.T) (*testEnv, *objectstore.Memory) {
 	return e, store
 }
 
-func txnBatch(id coordapi.TopicID, partition, delta int32, pid int64, epoch int16, seq int32) coordapi.CommitBatch {
+func txnBatch(txnID string, id coordapi.TopicID, partition, delta int32, pid int64, epoch int16, seq int32) coordapi.CommitBatch {
 	b := idem(id, partition, delta, pid, epoch, seq)
-	b.Transactional = true
+	b.Transactional, b.TransactionalID = true, txnID
 	return b
 }
 
@@ -86,14 +87,16 @@ func TestTransactionCommitAndAbort(t *testing.T) {
 	}
 	// A transactional batch before its partition is added is refused
 	// (KIP-890), and so is one of a producer with no transaction.
-	rs := e.commit("wal/early", txnBatch(tp.ID, 0, 4, prod.ProducerID, 0, 0), txnBatch(tp.ID, 0, 0, 999, 0, 0))
+	rs := e.commit("wal/early", txnBatch("etl", tp.ID, 0, 4, prod.ProducerID, 0, 0), txnBatch("etl", tp.ID, 0, 0, 999, 0, 0))
 	wantCode(t, "batch before AddPartitionsToTxn", rs[0].ErrorCode, kerr.InvalidTxnState)
 	wantCode(t, "batch of an unknown transactional producer", rs[1].ErrorCode, kerr.InvalidTxnState)
 
 	if codes := e.addParts("etl", prod, p0); codes[0] != 0 {
 		t.Fatalf("AddPartitionsToTxn: %v", codes)
 	}
-	rs = e.commit("wal/a", txnBatch(tp.ID, 0, 4, prod.ProducerID, 0, 0), plain(tp.ID, 0, 1))
+	rs = e.commit("wal/other", txnBatch("not-etl", tp.ID, 0, 4, prod.ProducerID, 0, 0))
+	wantCode(t, "batch naming another transactional id", rs[0].ErrorCode, kerr.InvalidProducerIDMapping)
+	rs = e.commit("wal/a", txnBatch("etl", tp.ID, 0, 4, prod.ProducerID, 0, 0), plain(tp.ID, 0, 1))
 	wantCode(t, "transactional batch", rs[0].ErrorCode, nil)
 	st := e.state(tp.ID, 0)
 	if st.HighWatermark != 7 || st.LastStableOffset != 0 {
@@ -134,7 +137,7 @@ func TestTransactionCommitAndAbort(t *testing.T) {
 	if codes := e.addParts("etl", prod, p0); codes[0] != 0 {
 		t.Fatal(codes)
 	}
-	rs = e.commit("wal/b", txnBatch(tp.ID, 0, 2, prod.ProducerID, 0, 5))
+	rs = e.commit("wal/b", txnBatch("etl", tp.ID, 0, 2, prod.ProducerID, 0, 5))
 	wantCode(t, "second transaction", rs[0].ErrorCode, nil)
 	if err := e.endTxn("etl", prod, false); err != nil {
 		t.Fatal(err)
@@ -170,7 +173,7 @@ func TestTransactionFencingAndTimeout(t *testing.T) {
 
 	old := e.initTxn("app", 60000)
 	e.addParts("app", old, p0)
-	e.commit("wal/1", txnBatch(tp.ID, 0, 0, old.ProducerID, 0, 0))
+	e.commit("wal/1", txnBatch("app", tp.ID, 0, 0, old.ProducerID, 0, 0))
 	if st := e.state(tp.ID, 0); st.LastStableOffset != 0 {
 		t.Fatalf("LSO %d", st.LastStableOffset)
 	}
@@ -194,11 +197,11 @@ func TestTransactionFencingAndTimeout(t *testing.T) {
 		t.Fatalf("fenced producer commits: %v", err)
 	}
 	e.addParts("app", cur, p0)
-	rs := e.commit("wal/2", txnBatch(tp.ID, 0, 0, old.ProducerID, old.ProducerEpoch, 1))
+	rs := e.commit("wal/2", txnBatch("app", tp.ID, 0, 0, old.ProducerID, old.ProducerEpoch, 1))
 	wantCode(t, "fenced producer's batch", rs[0].ErrorCode, kerr.InvalidProducerEpoch)
 
 	// Past its timeout, a transaction is aborted with the epoch bumped.
-	e.commit("wal/3", txnBatch(tp.ID, 0, 0, cur.ProducerID, cur.ProducerEpoch, 0))
+	e.commit("wal/3", txnBatch("app", tp.ID, 0, 0, cur.ProducerID, cur.ProducerEpoch, 0))
 	e.clock.Advance(61 * time.Second)
 	if n := e.c.TxnTick(ctx); n != 1 {
 		t.Fatalf("TxnTick aborted %d, want 1", n)
@@ -248,7 +251,7 @@ func TestTransactionKeyIndex(t *testing.T) {
 	p0 := coordapi.TopicPartition{TopicID: tp.ID, Partition: 0}
 
 	e.addParts("kv-app", prod, p0)
-	e.commit("wal/1", keyed(txnBatch(tp.ID, 0, 0, prod.ProducerID, 0, 0), "k")) // k at 1, aborted below
+	e.commit("wal/1", keyed(txnBatch("kv-app", tp.ID, 0, 0, prod.ProducerID, 0, 0), "k")) // k at 1, aborted below
 	if off, _ := lookup("k"); off != 0 {
 		t.Fatalf("an open transaction's key took effect: k at %d", off)
 	}
@@ -260,7 +263,7 @@ func TestTransactionKeyIndex(t *testing.T) {
 	}
 
 	e.addParts("kv-app", prod, p0)
-	e.commit("wal/2", keyed(txnBatch(tp.ID, 0, 0, prod.ProducerID, 0, 1), "k")) // k at 3
+	e.commit("wal/2", keyed(txnBatch("kv-app", tp.ID, 0, 0, prod.ProducerID, 0, 1), "k")) // k at 3
 	e.reopen()                                                                  // the held keys survive it
 	if off, _ := lookup("k"); off != 0 {
 		t.Fatalf("after reopen, an open transaction's key took effect: k at %d", off)
@@ -270,5 +273,25 @@ func TestTransactionKeyIndex(t *testing.T) {
 	}
 	if off, found := lookup("k"); !found || off != 3 {
 		t.Fatalf("committed overwrite: k at %d (found %v), want 3", off, found)
+	}
+
+	// A write committed while a transaction holding the key is open wins
+	// over the transaction's older value, a live value or a tombstone.
+	for i, plainTombstone := range []bool{false, true} {
+		e.addParts("kv-app", prod, p0)
+		e.commit(fmt.Sprintf("wal/old-%d", i), keyed(txnBatch("kv-app", tp.ID, 0, 0, prod.ProducerID, 0, int32(2+2*i)), "k"))
+		newer := keyed(plain(tp.ID, 0, 0), "k")
+		newer.Keys[0].Tombstone = plainTombstone
+		rs := e.commit(fmt.Sprintf("wal/new-%d", i), newer)
+		if err := e.endTxn("kv-app", prod, true); err != nil {
+			t.Fatal(err)
+		}
+		off, found := lookup("k")
+		switch {
+		case plainTombstone && found:
+			t.Fatalf("a newer tombstone lost to an older committed transaction: k at %d", off)
+		case !plainTombstone && (!found || off != rs[0].BaseOffset):
+			t.Fatalf("a newer value lost to an older committed transaction: k at %d (found %v), want %d", off, found, rs[0].BaseOffset)
+		}
 	}
 }

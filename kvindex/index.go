@@ -102,6 +102,34 @@ func (ix *Index) Apply(b *pebble.Batch, topicID [16]byte, partition int32, baseO
 	}
 }
 
+// ApplyNewer is Apply for entries that may be older than what the index
+// holds: a committed transaction's held keys, applied at its marker. An
+// entry is written only where it is newer than the key's current entry
+// (a tombstone deletes only an older entry), so that a later write to the
+// key, committed meanwhile, is not overwritten by the transaction's.
+func (ix *Index) ApplyNewer(b *pebble.Batch, topicID [16]byte, partition int32, baseOffset int64, entries []Entry) error {
+	var k []byte
+	for i := range entries {
+		e := &entries[i]
+		if e.Key == nil {
+			continue
+		}
+		offset := baseOffset + int64(e.OffsetDelta)
+		cur, found, err := ix.Lookup(topicID, partition, e.Key)
+		if err != nil {
+			return err
+		}
+		if found && cur >= offset {
+			continue
+		}
+		k = ix.appendKey(k[:0], topicID, partition, e.Key)
+		if err := ix.put(b, k, offset, e.Tombstone); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // put adds the update of one entry key to b. Pebble copies key and value into the
 // batch, so callers may reuse their buffers.
 func (ix *Index) put(b *pebble.Batch, key []byte, offset int64, tombstone bool) error {

@@ -334,6 +334,7 @@ func (c *Client) commitObject(ctx context.Context, req *coordapi.CommitRequest) 
 func encodedCommitBound(r *coordapi.CommitRequest) int {
 	n := commitOverhead + len(r.ObjectKey) + len(r.Batches)*(16+10*10)
 	for i := range r.Batches {
+		n += len(r.Batches[i].TransactionalID) + 10
 		for _, k := range r.Batches[i].Keys {
 			n += len(k.Key) + 10 + 5 + 1
 		}

@@ -14,7 +14,8 @@ import (
 //	n topic ids × (id(16)),
 //	n batches × (topic index, partition, byte offset - previous batch end,
 //	             byte length, last offset delta, max timestamp - previous,
-//	             producer id, producer epoch, base sequence, transactional,
+//	             producer id, producer epoch, base sequence, transactional
+//	             (and, when set, the transactional id str),
 //	             n keys × (key bytes, offset delta, tombstone bool))
 
 // minCommitBatchSize is the smallest encoded batch: eleven one-byte fields.
@@ -60,6 +61,9 @@ func encCommitBatch(e *encoder, b *coordapi.CommitBatch, topic uint64, end, ts i
 	e.varint(int64(b.ProducerEpoch))
 	e.varint(int64(b.BaseSequence))
 	e.bool(b.Transactional)
+	if b.Transactional {
+		e.str(b.TransactionalID)
+	}
 	e.uvarint(uint64(len(b.Keys)))
 	for _, k := range b.Keys {
 		e.bytes(k.Key)
@@ -98,7 +102,9 @@ func decCommitReq(d *decoder) *coordapi.CommitRequest {
 		b.ProducerID = d.varint()
 		b.ProducerEpoch = d.int16()
 		b.BaseSequence = d.int32()
-		b.Transactional = d.bool()
+		if b.Transactional = d.bool(); b.Transactional {
+			b.TransactionalID = d.str()
+		}
 		if nk := d.count(3); nk > 0 {
 			b.Keys = make([]coordapi.KeyEntry, nk)
 			for j := range b.Keys {
