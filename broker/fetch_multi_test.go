@@ -391,7 +391,7 @@ func (f *fetchFixture) replayNotices(t *testing.T, b *Broker) {
 				t.Fatal(err)
 			}
 			b.tails.notify([]coordapi.CommitNotice{{TopicID: tp.topic.ID, Partition: p, HighWatermark: found.HighWatermark,
-				LogStartOffset: found.LogStartOffset, Batches: found.Batches}})
+				LogStartOffset: found.LogStartOffset, LastStableOffset: found.LastStableOffset, Batches: found.Batches}})
 		}
 	}
 }

@@ -78,7 +78,7 @@ func TestTailCache(t *testing.T) {
 		t.Fatalf("after the gap: %v %+v", ok, resp)
 	}
 	// The coordinator reporting more than the notices did drops the batches.
-	tc.verify(tp, coordapi.PartitionState{HighWatermark: 40})
+	tc.verify(tp, coordapi.PartitionState{HighWatermark: 40, LastStableOffset: 40})
 	if _, ok := tc.find(tp, 25, 1000); ok {
 		t.Fatal("served coordinates the coordinator has outrun")
 	}

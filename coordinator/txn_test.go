@@ -2,8 +2,8 @@ package coordinator
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -264,7 +264,7 @@ func TestTransactionKeyIndex(t *testing.T) {
 
 	e.addParts("kv-app", prod, p0)
 	e.commit("wal/2", keyed(txnBatch("kv-app", tp.ID, 0, 0, prod.ProducerID, 0, 1), "k")) // k at 3
-	e.reopen()                                                                  // the held keys survive it
+	e.reopen()                                                                            // the held keys survive it
 	if off, _ := lookup("k"); off != 0 {
 		t.Fatalf("after reopen, an open transaction's key took effect: k at %d", off)
 	}
