@@ -636,7 +636,7 @@ func decCompleteTierJobReq(d *decoder) coordapi.CompleteTierJobRequest {
 	}
 	c := &coordapi.CompactResult{CleanedThrough: d.varint(), TombstoneHorizonMs: d.varint(),
 		BytesIn: d.varint(), BytesOut: d.varint(), RecordsIn: d.varint(), RecordsOut: d.varint()}
-	if n := d.count(10); n > 0 {
+	if n := d.count(9); n > 0 { // a segment: a string and eight varints, a byte each at least
 		c.Segments = make([]coordapi.CompactedSegment, n)
 		for i := range c.Segments {
 			sg := coordapi.CompactedSegment{ObjectKey: d.str(), ObjectSize: d.varint(), DataLength: d.varint(), BaseOffset: d.varint()}
