@@ -806,8 +806,10 @@ func (c *Coordinator) DescribeProducers(ctx context.Context, id coordapi.TopicID
 // offset. c.mu must be held (read).
 func (c *Coordinator) abortedLocked(pk partKey, from, upTo int64) []coordapi.AbortedTxn {
 	var out []coordapi.AbortedTxn
-	for _, a := range c.mu.aborted[pk] {
-		if a.LastOffset >= from && a.FirstOffset < upTo {
+	all := c.mu.aborted[pk] // by marker offset: commits append in offset order
+	i, _ := slices.BinarySearchFunc(all, from, func(a coordapi.AbortedTxn, from int64) int { return cmp.Compare(a.LastOffset, from) })
+	for _, a := range all[i:] {
+		if a.FirstOffset < upTo {
 			out = append(out, a)
 		}
 	}
@@ -1097,10 +1099,63 @@ func (c *Coordinator) runTxns(ctx context.Context, interval time.Duration) {
 	}
 }
 
+// pruneAborted forgets the aborted transactions whose markers the log start
+// has passed (retention, DeleteRecords): no fetch can reach them. Their rows
+// go in one unsynced write: one that a crash loses is pruned again.
+func (c *Coordinator) pruneAborted() error {
+	c.commit.Lock()
+	defer c.commit.Unlock()
+	c.mu.RLock()
+	type cut struct {
+		pk partKey
+		n  int
+	}
+	var cuts []cut
+	for pk, list := range c.mu.aborted {
+		t := c.mu.topicsByID[pk.topic]
+		if t == nil || int(pk.partition) >= len(t.parts) {
+			continue
+		}
+		start := t.parts[pk.partition].logStart
+		n, _ := slices.BinarySearchFunc(list, start, func(a coordapi.AbortedTxn, start int64) int { return cmp.Compare(a.LastOffset, start) })
+		if n > 0 {
+			cuts = append(cuts, cut{pk, n})
+		}
+	}
+	c.mu.RUnlock()
+	if len(cuts) == 0 {
+		return nil
+	}
+	b := c.db.NewBatch()
+	defer b.Close()
+	c.mu.RLock()
+	for _, ct := range cuts {
+		for _, a := range c.mu.aborted[ct.pk][:ct.n] {
+			_ = b.Delete(abortedKey(ct.pk, a.LastOffset, a.ProducerID), nil)
+		}
+	}
+	c.mu.RUnlock()
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("prune aborted transactions: %w", err)
+	}
+	c.mu.Lock()
+	for _, ct := range cuts {
+		rest := c.mu.aborted[ct.pk][ct.n:]
+		if len(rest) == 0 {
+			delete(c.mu.aborted, ct.pk)
+		} else {
+			c.mu.aborted[ct.pk] = slices.Clone(rest)
+		}
+	}
+	c.mu.Unlock()
+	return nil
+}
+
 // TxnTick runs one pass of the transaction loop: a transaction ongoing for
 // longer than its timeout is aborted with its epoch bumped, which fences
 // its producer (Kafka's transaction.timeout.ms); a prepared one is
-// completed. It returns how many transactions it aborted.
+// completed; the aborted transactions below the log start are forgotten.
+// It returns how many transactions it aborted.
 func (c *Coordinator) TxnTick(ctx context.Context) int {
 	if err := c.enter(ctx); err != nil {
 		return 0
@@ -1112,6 +1167,9 @@ func (c *Coordinator) TxnTick(ctx context.Context) int {
 		all = append(all, t)
 	}
 	c.txns.Unlock()
+	if err := c.pruneAborted(); err != nil {
+		c.log.Warn("transactions", "err", err)
+	}
 	nowMs := c.now().UnixMilli()
 	aborted := 0
 	for _, t := range all {

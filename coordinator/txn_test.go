@@ -295,3 +295,43 @@ func TestTransactionKeyIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestAbortedPruned: once the log start passes an aborted transaction's
+// marker, the transaction is forgotten, and stays so after a restart.
+func TestAbortedPruned(t *testing.T) {
+	e, _ := txnEnv(t)
+	tp := e.topic("p", 1, nil)
+	ctx := context.Background()
+	prod := e.initTxn("pr", 60000)
+	p0 := coordapi.TopicPartition{TopicID: tp.ID, Partition: 0}
+	for i := range 2 {
+		e.addParts("pr", prod, p0)
+		e.commit(fmt.Sprintf("wal/p%d", i), txnBatch("pr", tp.ID, 0, 1, prod.ProducerID, 0, int32(2*i)))
+		if err := e.endTxn("pr", prod, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Offsets 0-1 and marker 2, then 3-4 and marker 5.
+	if r := e.findRC(tp.ID, 0, 0); len(r.Aborted) != 2 {
+		t.Fatalf("aborted %+v, want 2", r.Aborted)
+	}
+	if _, err := e.c.DeleteRecords(ctx, tp.ID, 0, 3); err != nil {
+		t.Fatal(err)
+	}
+	e.c.TxnTick(ctx)
+	check := func(when string) {
+		t.Helper()
+		if r := e.findRC(tp.ID, 0, 3); len(r.Aborted) != 1 || r.Aborted[0].FirstOffset != 3 {
+			t.Fatalf("%s: aborted %+v, want only the one from 3", when, r.Aborted)
+		}
+		e.c.mu.RLock()
+		n := len(e.c.mu.aborted[partKey{tp.ID, 0}])
+		e.c.mu.RUnlock()
+		if n != 1 {
+			t.Fatalf("%s: %d aborted transactions kept, want 1", when, n)
+		}
+	}
+	check("after the prune")
+	e.reopen()
+	check("after reopen")
+}
