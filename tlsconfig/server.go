@@ -39,6 +39,7 @@ type Server struct {
 
 	mu        sync.Mutex
 	checked   time.Time
+	every     time.Duration // reloadCheck; tests set 0 to check on every handshake
 	stamp     string
 	cfg       *tls.Config
 	reloads   int
@@ -54,7 +55,7 @@ func NewServer(files ServerFiles, log *slog.Logger) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{files: files, log: log}
+	s := &Server{files: files, log: log, every: reloadCheck}
 	cfg, stamp, err := s.load()
 	if err != nil {
 		return nil, err
@@ -105,7 +106,7 @@ func (s *Server) current() *tls.Config {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
-	if now.Sub(s.checked) < reloadCheck {
+	if now.Sub(s.checked) < s.every {
 		return s.cfg
 	}
 	s.checked = now
