@@ -289,13 +289,13 @@ func (b *Broker) findCoordinates(ctx context.Context, parts []*partFetch, budget
 	// partition like the rest.
 	rest = append(rest, b.findKeyBatches(ctx, views)...)
 	for _, p := range rest {
-		// The tail cache knows no aborted transactions: read_committed
-		// asks the coordinator.
-		if !p.readCommitted {
-			if found, ok := b.tails.find(p.tp, p.offset, p.ask); ok {
-				p.found = found
-				continue
-			}
+		find := b.tails.find
+		if p.readCommitted {
+			find = b.tails.findCommitted // none if the partition has aborted transactions
+		}
+		if found, ok := find(p.tp, p.offset, p.ask); ok {
+			p.found = found
+			continue
 		}
 		misses = append(misses, p)
 	}

@@ -33,6 +33,9 @@ type tailCache struct {
 
 type tail struct {
 	hwm, logStart, lso int64
+	// hasAborted: the partition has aborted transactions, which only the
+	// coordinator lists; read_committed fetches then ask it.
+	hasAborted bool
 	batches            []coordapi.BatchCoord
 	verified           time.Time
 }
@@ -70,6 +73,7 @@ func (tc *tailCache) notify(ns []coordapi.CommitNotice) {
 			t.batches = append(t.batches[:0:0], t.batches[over:]...)
 		}
 		t.hwm, t.logStart, t.lso, t.verified = n.HighWatermark, n.LogStartOffset, n.LastStableOffset, now
+		t.hasAborted = n.HasAborted
 	}
 }
 
@@ -102,9 +106,23 @@ func (tc *tailCache) verify(tp topicPartition, st coordapi.PartitionState) {
 // find answers FindBatches from the cache when it can: an offset inside the
 // cached batches, or at a recently verified high watermark.
 func (tc *tailCache) find(tp topicPartition, offset int64, maxBytes int32) (coordapi.FindBatchesResponse, bool) {
+	return tc.lookup(tp, offset, maxBytes, false)
+}
+
+// findCommitted is find for a read_committed fetch: batches below the last
+// stable offset, and only for a partition without aborted transactions
+// (the coordinator lists those).
+func (tc *tailCache) findCommitted(tp topicPartition, offset int64, maxBytes int32) (coordapi.FindBatchesResponse, bool) {
+	return tc.lookup(tp, offset, maxBytes, true)
+}
+
+func (tc *tailCache) lookup(tp topicPartition, offset int64, maxBytes int32, committed bool) (coordapi.FindBatchesResponse, bool) {
 	tc.mu.RLock()
 	defer tc.mu.RUnlock()
 	t := tc.mu.parts[tp]
+	if committed && t != nil && t.hasAborted {
+		return coordapi.FindBatchesResponse{}, false
+	}
 	// Only what a notice or the coordinator confirmed within tailTrust:
 	// the log start also moves without a notice (retention, DeleteRecords
 	// through another broker), and consolidation moves old batches out of
@@ -113,8 +131,12 @@ func (tc *tailCache) find(tp topicPartition, offset int64, maxBytes int32) (coor
 		return coordapi.FindBatchesResponse{}, false
 	}
 	resp := coordapi.FindBatchesResponse{PartitionState: coordapi.PartitionState{LogStartOffset: t.logStart, HighWatermark: t.hwm, LastStableOffset: t.lso}}
-	if offset == t.hwm {
-		return resp, true
+	end := t.hwm
+	if committed {
+		end = t.lso
+	}
+	if offset >= end {
+		return resp, true // nothing to read yet (offset <= hwm, checked above)
 	}
 	if len(t.batches) == 0 || offset < t.batches[0].BaseOffset {
 		return resp, false
@@ -122,7 +144,7 @@ func (tc *tailCache) find(tp topicPartition, offset int64, maxBytes int32) (coor
 	i := sort.Search(len(t.batches), func(i int) bool { return t.batches[i].LastOffset >= offset })
 	var total int64
 	for _, b := range t.batches[i:] {
-		if len(resp.Batches) > 0 && total+int64(b.ByteLength) > int64(maxBytes) {
+		if b.BaseOffset >= end || len(resp.Batches) > 0 && total+int64(b.ByteLength) > int64(maxBytes) {
 			break
 		}
 		total += int64(b.ByteLength)

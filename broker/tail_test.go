@@ -8,7 +8,7 @@ import (
 )
 
 func tailNotice(id coordapi.TopicID, hwm int64, bases ...int64) coordapi.CommitNotice {
-	n := coordapi.CommitNotice{TopicID: id, HighWatermark: hwm}
+	n := coordapi.CommitNotice{TopicID: id, HighWatermark: hwm, LastStableOffset: hwm}
 	for i, base := range bases {
 		last := hwm - 1
 		if i+1 < len(bases) {
@@ -84,5 +84,35 @@ func TestTailCache(t *testing.T) {
 	}
 	if _, ok := tc.find(tp, 40, 1000); !ok {
 		t.Fatal("a verified high watermark is not trusted")
+	}
+}
+
+// TestTailCacheCommitted: a read_committed lookup stops at the last stable
+// offset, and misses on a partition with aborted transactions (only the
+// coordinator lists them).
+func TestTailCacheCommitted(t *testing.T) {
+	id := coordapi.TopicID{2}
+	tp := topicPartition{id, 0}
+	tc := newTailCache()
+	n := tailNotice(id, 30, 0, 10, 20)
+	n.LastStableOffset = 10 // a transaction open from 10
+	tc.notify([]coordapi.CommitNotice{n})
+	if resp, ok := tc.findCommitted(tp, 0, 1000); !ok || len(resp.Batches) != 1 || resp.LastStableOffset != 10 {
+		t.Fatalf("read_committed from 0: %+v %v, want the batch below the LSO", resp, ok)
+	}
+	if resp, ok := tc.findCommitted(tp, 10, 1000); !ok || len(resp.Batches) != 0 {
+		t.Fatalf("read_committed at the LSO: %+v %v, want nothing yet", resp, ok)
+	}
+	if resp, ok := tc.find(tp, 10, 1000); !ok || len(resp.Batches) != 2 {
+		t.Fatalf("read_uncommitted at 10: %+v %v, want both batches", resp, ok)
+	}
+	n2 := tailNotice(id, 31, 30)
+	n2.HasAborted = true
+	tc.notify([]coordapi.CommitNotice{n2})
+	if _, ok := tc.findCommitted(tp, 0, 1000); ok {
+		t.Fatal("read_committed answered from the cache with aborted transactions in the partition")
+	}
+	if _, ok := tc.find(tp, 30, 1000); !ok {
+		t.Fatal("read_uncommitted missed")
 	}
 }

@@ -238,6 +238,10 @@ type CommitNotice struct {
 	LogStartOffset int64
 	// LastStableOffset is the partition's after the commit.
 	LastStableOffset int64
+	// HasAborted says the partition has aborted transactions above its
+	// log start: a read_committed fetch must get them from the
+	// coordinator (a tail cache may answer it only without them).
+	HasAborted bool
 	// Batches are the committed batches, in offset order, ending at
 	// HighWatermark-1: WAL batches, just committed (never Segment).
 	// Empty when the notice only reports offsets.

@@ -319,6 +319,9 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (*coordapi
 		c.installObjectsLocked([]*objectState{obj})
 	}
 	txnChanges.installLocked(c)
+	for i := range notices {
+		notices[i].HasAborted = len(c.mu.aborted[partKey{notices[i].TopicID, notices[i].Partition}]) > 0
+	}
 	c.mu.Unlock()
 	c.installSupersededLocked(superseded)
 	if isNew {

@@ -6,8 +6,8 @@ import (
 
 // noticeVersion is the version of the commit notice message. Version 2
 // added the log start offset and the committed batches' coordinates, 3 the
-// last stable offset.
-const noticeVersion byte = 3
+// last stable offset, 4 whether the partition has aborted transactions.
+const noticeVersion byte = 4
 
 // noticeSize bounds the encoded size of one notice.
 func noticeSize(n *coordapi.CommitNotice) int {
@@ -22,7 +22,7 @@ func noticeSize(n *coordapi.CommitNotice) int {
 // bytes (at least one) and returns how many it took:
 //
 //	version, n topics × (topic id(16), n partitions × (partition, high watermark,
-//	    log start, high watermark - last stable offset, n batches × (object key, object size, byte offset, byte length,
+//	    log start, high watermark - last stable offset, has aborted, n batches × (object key, object size, byte offset, byte length,
 //	    base offset, last-base, max timestamp, log-append-time flag)))
 //
 // Notices of one topic that are not adjacent in ns go in separate topic
@@ -59,6 +59,7 @@ func encNotices(e *encoder, ns []coordapi.CommitNotice, limit int) int {
 			e.varint(nt.HighWatermark)
 			e.varint(nt.LogStartOffset)
 			e.varint(nt.HighWatermark - nt.LastStableOffset)
+			e.bool(nt.HasAborted)
 			e.uvarint(uint64(len(nt.Batches)))
 			for _, b := range nt.Batches {
 				e.str(b.ObjectKey)
@@ -90,6 +91,7 @@ func decNotices(data []byte) ([]coordapi.CommitNotice, error) {
 		for range n {
 			nt := coordapi.CommitNotice{TopicID: id, Partition: d.int32(), HighWatermark: d.varint(), LogStartOffset: d.varint()}
 			nt.LastStableOffset = nt.HighWatermark - d.varint()
+			nt.HasAborted = d.bool()
 			nb := d.count(9)
 			if nb > 0 {
 				nt.Batches = make([]coordapi.BatchCoord, 0, nb)
