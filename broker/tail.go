@@ -36,8 +36,8 @@ type tail struct {
 	// hasAborted: the partition has aborted transactions, which only the
 	// coordinator lists; read_committed fetches then ask it.
 	hasAborted bool
-	batches            []coordapi.BatchCoord
-	verified           time.Time
+	batches    []coordapi.BatchCoord
+	verified   time.Time
 }
 
 func newTailCache() *tailCache {
