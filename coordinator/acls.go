@@ -120,7 +120,7 @@ func (c *Coordinator) CreateACLs(ctx context.Context, bindings []coordapi.ACLBin
 		_ = batch.Set(aclKey(&add[i]), encodeACL(&add[i]), nil)
 	}
 	_ = batch.Set(keyACLVersion, encodeUint64(next), nil)
-	if err := batch.Commit(pebble.Sync); err != nil {
+	if err := c.write(batch, pebble.Sync); err != nil {
 		return fmt.Errorf("create acls: commit: %w", err)
 	}
 	c.mu.Lock()
@@ -172,7 +172,7 @@ func (c *Coordinator) DeleteACLs(ctx context.Context, filters []coordapi.ACLFilt
 		_ = batch.Delete(aclKey(&b), nil)
 	}
 	_ = batch.Set(keyACLVersion, encodeUint64(next), nil)
-	if err := batch.Commit(pebble.Sync); err != nil {
+	if err := c.write(batch, pebble.Sync); err != nil {
 		return nil, fmt.Errorf("delete acls: commit: %w", err)
 	}
 	c.mu.Lock()

@@ -300,7 +300,7 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (*coordapi
 			return nil, nil, err
 		}
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := c.write(b, pebble.Sync); err != nil {
 		return nil, nil, fmt.Errorf("pebble commit: %w", err)
 	}
 

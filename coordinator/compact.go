@@ -468,7 +468,7 @@ func (c *Coordinator) completeCompaction(req coordapi.CompleteTierJobRequest, jo
 		st.maxTimestamp, st.maxTimestampOffset, st.maxTimestampLast = fresh.maxTimestamp, fresh.maxTimestampOffset, fresh.maxTimestampLast
 	}
 	c.checkpointLocked(b, pk, &st, nil)
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := c.write(b, pebble.Sync); err != nil {
 		return fmt.Errorf("complete compaction job %d: commit: %w", job.ID, err)
 	}
 	c.checkpointedLocked(pk)

@@ -82,6 +82,12 @@ type Options struct {
 	// end. Default: none.
 	Markers MarkerStore
 
+	// Log, when set, is the replicated log of the coordinator's state
+	// (package ha): every Pebble batch is appended to it, and applied only
+	// once the log has it. Without it batches are written to Pebble
+	// directly, synced. Default: none.
+	Log Log
+
 	// FS replaces the filesystem under Pebble: vfs.NewMem() for a state
 	// that lives in memory (tests of other packages), an errorfs wrapper to
 	// inject write failures. Default: the OS filesystem.
@@ -365,9 +371,9 @@ func Open(opts Options) (*Coordinator, error) {
 		return nil, fmt.Errorf("coordinator: open pebble %s: %w", opts.Dir, err)
 	}
 	c.db = db
-	c.kv = kvindex.New(db, prefixKV)
+	c.kv = kvindex.New(db, prefixKV).WithCommit(c.write)
 	c.rebuilds = make(map[coordapi.TopicID]rebuild)
-	c.postings = kvindex.NewPostings(db, prefixPostings)
+	c.postings = kvindex.NewPostings(db, prefixPostings).WithCommit(c.write)
 	c.postingRebuilds = make(map[coordapi.TopicID]rebuild)
 	if err := c.load(); err != nil {
 		_ = db.Close()
@@ -615,7 +621,7 @@ func (c *Coordinator) loadMeta() error {
 	v, closer, err := c.db.Get(keyFormatVersion)
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
-		if err := c.db.Set(keyFormatVersion, encodeUint64(formatVersion), pebble.Sync); err != nil {
+		if err := c.set(keyFormatVersion, encodeUint64(formatVersion)); err != nil {
 			return fmt.Errorf("coordinator: write format version: %w", err)
 		}
 		c.loadedFormat = formatVersion

@@ -108,7 +108,7 @@ func (c *Coordinator) removeGarbageRecord(num uint64) (bool, error) {
 	if o == nil || o.state != ObjectGarbage || o.live > 0 {
 		return false, nil
 	}
-	if err := c.db.Delete(objectKey(num), pebble.Sync); err != nil {
+	if err := c.del(objectKey(num), pebble.Sync); err != nil {
 		return false, fmt.Errorf("gc: delete object record %s: %w", o.key, err)
 	}
 	c.mu.Lock()

@@ -176,7 +176,7 @@ func (c *Coordinator) RebuildKVIndex(ctx context.Context, name string) error {
 	b := c.db.NewBatch()
 	c.kv.DropTopic(b, t.id)
 	c.kv.SetReady(b, t.id, false)
-	err := b.Commit(pebble.Sync)
+	err := c.write(b, pebble.Sync)
 	b.Close()
 	if err != nil {
 		c.mu.Lock()

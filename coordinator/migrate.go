@@ -48,7 +48,7 @@ func (c *Coordinator) migrateFormat1() error {
 		val = appendRunProducerCount(appendBatchRun(val[:0], &h, run), 0)
 		_ = b.Set(k, val, nil)
 		if n++; n%chunk == 0 {
-			if err := b.Commit(pebble.NoSync); err != nil {
+			if err := c.write(b, pebble.NoSync); err != nil {
 				return err
 			}
 			b.Close()
@@ -62,7 +62,7 @@ func (c *Coordinator) migrateFormat1() error {
 	// The WAL is written in order: syncing the format key syncs every
 	// rewrite before it.
 	_ = b.Set(keyFormatVersion, encodeUint64(formatVersion2), nil)
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := c.write(b, pebble.Sync); err != nil {
 		return fmt.Errorf("coordinator: migrate format 1: %w", err)
 	}
 	c.log.Info("coordinator state migrated to format 2", "batches", n)
@@ -93,7 +93,7 @@ func (c *Coordinator) migrateFormat2(parts []partKey) error {
 		c.checkpointLocked(b, pk, st, nil)
 	}
 	_ = b.Set(keyFormatVersion, encodeUint64(formatVersion), nil)
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := c.write(b, pebble.Sync); err != nil {
 		return fmt.Errorf("coordinator: migrate format 2: %w", err)
 	}
 	for _, pk := range parts {

@@ -272,7 +272,7 @@ func (c *Coordinator) deletePostingsBelow(id coordapi.TopicID, partition int32, 
 	b := c.db.NewBatch()
 	defer b.Close()
 	c.postings.DeleteBelow(b, id, partition, key, bound)
-	if err := b.Commit(pebble.NoSync); err != nil {
+	if err := c.write(b, pebble.NoSync); err != nil {
 		c.log.Warn("delete postings below the log start", "topic", id, "partition", partition, "err", err)
 	}
 }

@@ -222,7 +222,7 @@ func (c *Coordinator) InitProducerID(ctx context.Context, req coordapi.InitProdu
 		return c.allocateProducerIDLocked()
 	}
 	next := producerIDValue{epoch: req.ProducerEpoch + 1, lastEpoch: req.ProducerEpoch}
-	if err := c.db.Set(producerEpochKey(req.ProducerID), encodeProducerID(next), pebble.Sync); err != nil {
+	if err := c.set(producerEpochKey(req.ProducerID), encodeProducerID(next)); err != nil {
 		return fail(fmt.Errorf("write producer %d: %w", req.ProducerID, err))
 	}
 	c.log.Debug("producer epoch bumped", "producer_id", req.ProducerID, "epoch", next.epoch)
@@ -241,7 +241,7 @@ func (c *Coordinator) allocateProducerID() (int64, error) {
 // persisting the counter first. c.pids must be held.
 func (c *Coordinator) allocateProducerIDLocked() (coordapi.InitProducerIDResponse, error) {
 	id := c.pids.next
-	if err := c.db.Set(keyNextProducerID, encodeUint64(uint64(id+1)), pebble.Sync); err != nil {
+	if err := c.set(keyNextProducerID, encodeUint64(uint64(id+1))); err != nil {
 		return coordapi.InitProducerIDResponse{}, fmt.Errorf("init producer id: write counter: %w", err)
 	}
 	c.pids.next = id + 1
@@ -289,7 +289,7 @@ func (c *Coordinator) ExpireProducers(ctx context.Context, maxIdle time.Duration
 	if len(expired) == 0 {
 		return 0, nil
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := c.write(b, pebble.Sync); err != nil {
 		return 0, fmt.Errorf("expire producers: commit: %w", err)
 	}
 	for _, part := range checkpoints {

@@ -124,7 +124,7 @@ func (c *Coordinator) deleteRecordsLocked(t *topicState, partition int32, st par
 	pk := partKey{id, partition}
 	c.checkpointLocked(b, pk, &st, nil)
 	objects := c.deadBytesLocked(b, rs.dead, c.now().UnixMilli())
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := c.write(b, pebble.Sync); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	c.checkpointedLocked(pk)

@@ -604,7 +604,7 @@ func (c *Coordinator) CompleteTierJob(ctx context.Context, req coordapi.Complete
 	st.metaBytes += int64(len(lastKey)+len(segRow)) - rs.rowBytes
 	st.gen++
 	c.checkpointLocked(b, pk, &st, nil)
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := c.write(b, pebble.Sync); err != nil {
 		return fmt.Errorf("complete tier job %d: commit: %w", job.ID, err)
 	}
 	c.checkpointedLocked(pk)

@@ -140,7 +140,7 @@ func (c *Coordinator) CreateTopic(ctx context.Context, req coordapi.CreateTopicR
 	for i := range t.parts {
 		_ = b.Set(partitionKey(t.id, int32(i)), encodePartition(&t.parts[i]), nil)
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := c.write(b, pebble.Sync); err != nil {
 		return wrap(fmt.Errorf("commit: %w", err))
 	}
 	c.mu.Lock()
@@ -237,7 +237,7 @@ func (c *Coordinator) deleteTopicLocked(t *topicState) error {
 			_ = b.Delete(producerKey(pk), nil)
 		}
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := c.write(b, pebble.Sync); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 
@@ -305,7 +305,7 @@ func (c *Coordinator) CreatePartitions(ctx context.Context, name string, count i
 	for i := cur; i < count; i++ {
 		_ = b.Set(partitionKey(t.id, i), encodePartition(&parts[i]), nil)
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := c.write(b, pebble.Sync); err != nil {
 		return wrap(fmt.Errorf("commit: %w", err))
 	}
 	c.mu.Lock()
@@ -373,7 +373,7 @@ func (c *Coordinator) AlterTopicConfigs(ctx context.Context, name string, ops []
 		c.stopPostingsRebuildLocked(t.id)
 		c.postings.DropTopic(b, t.id)
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := c.write(b, pebble.Sync); err != nil {
 		return wrap(fmt.Errorf("commit: %w", err))
 	}
 	rebuild := kvAfter && !c.kv.Ready(t.id) // the marker, as just committed

@@ -329,7 +329,7 @@ func (c *Coordinator) txnFor(id string) *txnState {
 // must be held.
 func (c *Coordinator) persistTxnLocked(t *txnState) error {
 	t.updateMs = c.now().UnixMilli()
-	if err := c.db.Set(txnKey(t.id), encodeTxn(t), pebble.Sync); err != nil {
+	if err := c.set(txnKey(t.id), encodeTxn(t)); err != nil {
 		return fmt.Errorf("transaction %q: %w", t.id, err)
 	}
 	c.commit.Lock()
@@ -1135,7 +1135,7 @@ func (c *Coordinator) pruneAborted() error {
 		}
 	}
 	c.mu.RUnlock()
-	if err := b.Commit(pebble.NoSync); err != nil {
+	if err := c.write(b, pebble.NoSync); err != nil {
 		return fmt.Errorf("prune aborted transactions: %w", err)
 	}
 	c.mu.Lock()

@@ -239,7 +239,7 @@ func (c *Coordinator) AlterUserScramCredentials(ctx context.Context, dels []coor
 		}
 	}
 	if writes > 0 {
-		if err := b.Commit(pebble.Sync); err != nil {
+		if err := c.write(b, pebble.Sync); err != nil {
 			return nil, fmt.Errorf("alter user scram credentials: commit: %w", err)
 		}
 	}

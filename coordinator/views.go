@@ -119,7 +119,7 @@ func (c *Coordinator) rememberView(vt coordapi.Topic) error {
 	defer b.Close()
 	_ = b.Set(k, encodeView(vt.View.BaseID, vt.View.Key), nil)
 	_ = b.Set(baseViewKey(vt.View.BaseID, vt.ID), []byte{valenc.Version1}, nil)
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := c.write(b, pebble.Sync); err != nil {
 		return fmt.Errorf("view %q: %w", vt.Name, err)
 	}
 	return nil
@@ -146,7 +146,7 @@ func (c *Coordinator) viewByID(id coordapi.TopicID) (coordapi.Topic, error) {
 		// The base topic is gone: the row is stale (one its deletion did
 		// not know of). Best effort: a failed delete leaves it for the next
 		// lookup.
-		if err := c.db.Delete(viewKey(id), pebble.NoSync); err != nil {
+		if err := c.del(viewKey(id), pebble.NoSync); err != nil {
 			c.log.Warn("delete a stale view row", "view", id, "err", err)
 		}
 	}

@@ -62,7 +62,7 @@ func Open(opts Options) (*Groups, error) {
 	gs := &Groups{opts: opts, log: opts.Logger, now: opts.Now, done: make(chan struct{})}
 	gs.mu.groups = make(map[string]*group)
 	gs.sched.init()
-	db, err := openDB(opts.Dir, opts.FS, opts.Logger)
+	db, err := openDB(opts.Dir, opts.FS, opts.Logger, opts.Log)
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,10 @@ type Options struct {
 	// that lives in memory (tests of other packages). Default: the OS
 	// filesystem.
 	FS vfs.FS
+	// Log, when set, is the replicated log of the group state (package
+	// ha): every batch is appended to it and applied only once the log has
+	// it. Default: none, batches are written to Pebble directly, synced.
+	Log Log
 
 	// MinSessionTimeout is group.min.session.timeout.ms: a JoinGroup with a
 	// shorter session timeout is INVALID_SESSION_TIMEOUT. Default: 6s.

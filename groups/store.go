@@ -248,7 +248,7 @@ func decodePendingRecord(b []byte) (pendingRecord, error) {
 }
 
 // openDB opens Pebble in dir (on fs; nil is the OS filesystem) and checks (or writes) the format version.
-func openDB(dir string, fs vfs.FS, log *slog.Logger) (*pebble.DB, error) {
+func openDB(dir string, fs vfs.FS, log *slog.Logger, replicated Log) (*pebble.DB, error) {
 	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{log}, FS: fs})
 	if err != nil {
 		return nil, fmt.Errorf("groups: open pebble %s: %w", dir, err)
@@ -256,7 +256,9 @@ func openDB(dir string, fs vfs.FS, log *slog.Logger) (*pebble.DB, error) {
 	v, closer, err := db.Get(formatKey)
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
-		if err := db.Set(formatKey, binary.BigEndian.AppendUint64(nil, formatVersion), pebble.Sync); err != nil {
+		b := batch{db.NewBatch(), replicated}
+		_ = b.b.Set(formatKey, binary.BigEndian.AppendUint64(nil, formatVersion), nil)
+		if err := b.commit(); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("groups: write format: %w", err)
 		}
@@ -396,10 +398,14 @@ func loadPending(db *pebble.DB, l *loaded) error {
 	return it.Close()
 }
 
-// batch collects the writes of one operation, committed with pebble.Sync.
-type batch struct{ b *pebble.Batch }
+// batch collects the writes of one operation, committed through the log
+// when there is one, else with pebble.Sync.
+type batch struct {
+	b   *pebble.Batch
+	log Log
+}
 
-func (gs *Groups) newBatch() batch { return batch{gs.db.NewBatch()} }
+func (gs *Groups) newBatch() batch { return batch{gs.db.NewBatch(), gs.opts.Log} }
 
 func (b batch) setGroup(name string, r groupRecord) {
 	b.b.Set(groupKey(name), r.encode(), nil)
@@ -461,7 +467,36 @@ func (b batch) commit() error {
 	if b.b.Empty() {
 		return nil
 	}
+	if b.log != nil {
+		return b.log.Commit(b.b)
+	}
 	return b.b.Commit(pebble.Sync)
+}
+
+// Log is the replicated log the group state is a view of; see
+// coordinator.Log, which package ha's log implements too.
+type Log interface {
+	// Commit appends b's changes to the log and, once the log has them,
+	// applies b to its database. An error means b was not applied.
+	Commit(b *pebble.Batch) error
+}
+
+// Checkpoint writes a consistent copy of the group state's Pebble to dir (a
+// new directory), for the snapshots of package ha. It first writes an empty
+// batch through the log, so that the copy records a recent log position
+// even when no group changed for a while.
+func (gs *Groups) Checkpoint(dir string) error {
+	if gs.opts.Log != nil {
+		b := gs.db.NewBatch()
+		defer b.Close()
+		if err := gs.opts.Log.Commit(b); err != nil {
+			return fmt.Errorf("groups: checkpoint: %w", err)
+		}
+	}
+	if err := gs.db.Checkpoint(dir, pebble.WithFlushedWAL()); err != nil {
+		return fmt.Errorf("groups: checkpoint: %w", err)
+	}
+	return nil
 }
 
 func msOf(t time.Time) int64 { return t.UnixMilli() }

@@ -28,6 +28,8 @@ type Index struct {
 	db     *pebble.DB
 	prefix byte
 	keys   sync.Pool // *[]byte scratch buffers for read keys
+	// commit commits the batches the index writes itself (WithCommit).
+	commit CommitFunc
 }
 
 // Entry is one record's key as Apply indexes it: the record at base offset + OffsetDelta
@@ -45,7 +47,22 @@ type Entry struct {
 // byte the caller reserves for it: nothing else may write keys starting with prefix.
 // The index has no state outside db, so New does no I/O.
 func New(db *pebble.DB, prefix byte) *Index {
-	return &Index{db: db, prefix: prefix}
+	return &Index{db: db, prefix: prefix, commit: commitBatch}
+}
+
+// CommitFunc commits a batch the index wrote (a rebuild's, a sweep's) with
+// the given options.
+type CommitFunc func(b *pebble.Batch, opts *pebble.WriteOptions) error
+
+// commitBatch is the default CommitFunc: the batch's own Commit.
+func commitBatch(b *pebble.Batch, opts *pebble.WriteOptions) error { return b.Commit(opts) }
+
+// WithCommit makes the index commit the batches it writes itself through
+// fn: the coordinator's, which appends them to its replicated log first.
+// It returns ix.
+func (ix *Index) WithCommit(fn CommitFunc) *Index {
+	ix.commit = fn
+	return ix
 }
 
 // appendKey appends the entry key of (topicID, partition, key) to dst.

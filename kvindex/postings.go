@@ -34,6 +34,8 @@ var ErrBadPosting = errors.New("kvindex: malformed posting")
 type Postings struct {
 	db     *pebble.DB
 	prefix byte
+	// commit commits the batches the posting index writes itself (WithCommit).
+	commit CommitFunc
 }
 
 // Posting is one batch holding a key: its base and last offsets, and its length in
@@ -47,7 +49,14 @@ type Posting struct {
 // NewPostings returns the posting index stored in db under keys starting with prefix,
 // a key family byte the caller reserves for it (not the key index's). It does no I/O.
 func NewPostings(db *pebble.DB, prefix byte) *Postings {
-	return &Postings{db: db, prefix: prefix}
+	return &Postings{db: db, prefix: prefix, commit: commitBatch}
+}
+
+// WithCommit makes the posting index commit the batches it writes itself
+// through fn (see Index.WithCommit). It returns p.
+func (p *Postings) WithCommit(fn CommitFunc) *Postings {
+	p.commit = fn
+	return p
 }
 
 // appendKeyPrefix appends the prefix shared by every posting of (topicID, partition,
@@ -320,7 +329,7 @@ func (p *Postings) SweepPartition(ctx context.Context, topicID [16]byte, partiti
 			if err := ctx.Err(); err != nil {
 				return deleted, err
 			}
-			if err := b.Commit(pebble.NoSync); err != nil {
+			if err := p.commit(b, pebble.NoSync); err != nil {
 				return deleted, fmt.Errorf("kvindex: sweep postings: %w", err)
 			}
 			b.Reset()
@@ -329,7 +338,7 @@ func (p *Postings) SweepPartition(ctx context.Context, topicID [16]byte, partiti
 	if err := it.Error(); err != nil {
 		return deleted, fmt.Errorf("kvindex: sweep postings: %w", err)
 	}
-	if err := b.Commit(pebble.NoSync); err != nil {
+	if err := p.commit(b, pebble.NoSync); err != nil {
 		return deleted, fmt.Errorf("kvindex: sweep postings: %w", err)
 	}
 	return deleted, nil

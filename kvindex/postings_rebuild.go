@@ -38,7 +38,7 @@ func RebuildPostings(ctx context.Context, p *Postings, topicID [16]byte, partiti
 		if !marked {
 			return ErrRebuildAborted
 		}
-		if err := b.Commit(opts); err != nil {
+		if err := p.commit(b, opts); err != nil {
 			return fmt.Errorf("kvindex: postings rebuild commit: %w", err)
 		}
 		b.Reset()

@@ -209,7 +209,7 @@ func (rb *rebuilder) commit(opts *pebble.WriteOptions) error {
 	if !marked {
 		return ErrRebuildAborted
 	}
-	if err := rb.b.Commit(opts); err != nil {
+	if err := rb.ix.commit(rb.b, opts); err != nil {
 		return fmt.Errorf("kvindex: rebuild commit: %w", err)
 	}
 	rb.b.Reset()

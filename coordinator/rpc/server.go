@@ -163,6 +163,7 @@ type Server struct {
 	cluster string
 	c       *coordinator.Coordinator
 	groups  *groups.Groups // nil: group ops are not served
+	gate    func() error   // ServerOptions.Gate
 	// instance names this server, differently on every start: see opPing.
 	instance string
 	log      *slog.Logger
@@ -214,6 +215,12 @@ type ServerOptions struct {
 	// drops its committed offsets. The owner closes it, before Close so
 	// that held JoinGroups and SyncGroups are answered.
 	Groups *groups.Groups
+	// Gate, when set, is asked before every reply: a non-nil error is
+	// answered instead of the result (and a retriable one: the broker
+	// tries again, reaching the coordinator that now leads). Package ha
+	// sets it so that a leader whose lease ran out answers nothing it
+	// computed, however late it runs.
+	Gate func() error
 }
 
 // ServeWith is Serve with options.
@@ -236,7 +243,7 @@ func serveOps(ctx context.Context, nc *nats.Conn, cluster string, c *coordinator
 		return nil, fmt.Errorf("rpc: histogram: %w", err)
 	}
 	sctx, cancel := context.WithCancel(ctx)
-	s := &Server{nc: nc, cluster: cluster, c: c, groups: opts.Groups, instance: newInstanceID(), log: opts.Logger, ctx: sctx, cancel: cancel,
+	s := &Server{nc: nc, cluster: cluster, c: c, groups: opts.Groups, gate: opts.Gate, instance: newInstanceID(), log: opts.Logger, ctx: sctx, cancel: cancel,
 		sem: make(chan struct{}, maxConcurrent), work: make(chan request), heldSem: make(chan struct{}, maxHeldGroupRequests), duration: duration}
 	s.heldCtx, s.heldCancel = context.WithCancel(sctx)
 	ops := make(map[string]handler, len(handlers)+len(groupOps))
@@ -409,6 +416,11 @@ func (s *Server) serve(op string, h handler, m *nats.Msg) {
 		e.byte(statusOK)
 		err = h(s, ctx, &d, e)
 		cancel()
+	}
+	if s.gate != nil {
+		if gerr := s.gate(); gerr != nil {
+			err = gerr
+		}
 	}
 	if err == nil && int64(len(e.b)) > s.nc.MaxPayload() {
 		err = fmt.Errorf("reply of %d bytes exceeds the NATS max payload of %d", len(e.b), s.nc.MaxPayload())

@@ -50,6 +50,8 @@ type Options struct {
 	// "floe/coordinator") and the rpc server's request durations
 	// ("floe/coordinator/rpc"). Default: no metrics.
 	Meters Meters
+	// Gate, when set, is asked before every reply (rpc.ServerOptions.Gate).
+	Gate func() error
 }
 
 // Service is a running coordinator service.
@@ -114,7 +116,7 @@ func Start(nc *nats.Conn, opts Options) (_ *Service, err error) {
 	// Served until Close, not until a context ends: a draining broker of
 	// the embedded default still commits what it buffered.
 	if s.srv, err = rpc.ServeWith(context.Background(), nc, opts.Cluster, s.coord,
-		rpc.ServerOptions{Logger: opts.Logger, Meter: rpcMeter, Groups: s.groups}); err != nil {
+		rpc.ServerOptions{Logger: opts.Logger, Meter: rpcMeter, Groups: s.groups, Gate: opts.Gate}); err != nil {
 		return nil, err
 	}
 	return s, nil

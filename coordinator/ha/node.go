@@ -1,0 +1,636 @@
+package ha
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordinator/service"
+)
+
+// Defaults of Options.
+const (
+	DefaultLeaseTTL         = 5 * time.Second
+	DefaultSnapshotInterval = 10 * time.Minute
+	DefaultSnapshotsKept    = 2
+)
+
+// ErrNotLeader is answered by a coordinator that has stopped leading (its
+// lease ran out, or its log fenced it) to requests it was still serving.
+var ErrNotLeader = errors.New("ha: this coordinator is not the leader")
+
+// Options configure a Node.
+type Options struct {
+	// Cluster is the cluster name: the log is stream <cluster>_coordlog on
+	// subject <cluster>.coordlog, the lease bucket <cluster>_coordlease.
+	Cluster string
+	// ID names this coordinator in the lease; it must be unique among the
+	// cluster's coordinators and stay the same across restarts, so that a
+	// restarted leader takes its own lease back at once. Required.
+	ID string
+	// Addr is shown in the lease to say where the leader is (its HTTP
+	// address). Optional.
+	Addr string
+	// Replicas is the replica count of the stream and the lease bucket:
+	// 3 on a 3-node NATS cluster. Default: 1.
+	Replicas int
+	// LeaseTTL is how long a leader that stopped renewing keeps the lease:
+	// the longest a failover waits. Default: 5s.
+	LeaseTTL time.Duration
+	// SnapshotInterval is how often the leader snapshots its state into
+	// Snapshots and trims the log below the oldest snapshot kept.
+	// Negative: never. Default: 10m.
+	SnapshotInterval time.Duration
+	// SnapshotsKept is how many snapshots are kept. Default: 2.
+	SnapshotsKept int
+	// Snapshots is where snapshots are kept, under SnapshotPrefix +
+	// "coordinator/snapshots/". Without it the log is never trimmed and a
+	// wiped coordinator replays it whole.
+	Snapshots      SnapshotStore
+	SnapshotPrefix string
+	// Service is the coordinator service the leader runs: its
+	// Coordinator.Dir and Groups.Dir hold the replica. Its Log and Gate
+	// options are set by the node.
+	Service service.Options
+	// Logger receives the node's logs. Default: Service.Logger.
+	Logger *slog.Logger
+	// Meters, when set, records the node's metrics (meter
+	// "floe/coordinator/ha"). Default: Service.Meters.
+	Meters service.Meters
+}
+
+// Role is what a node is doing.
+type Role string
+
+// The roles of a node.
+const (
+	RoleStarting Role = "starting"
+	RoleStandby  Role = "standby"
+	RoleLeader   Role = "leader"
+)
+
+// Status is a node's state, for /healthz and metrics.
+type Status struct {
+	Role Role `json:"role"`
+	// Term is the leader's term (this node's when it leads).
+	Term uint64 `json:"term"`
+	// Leader is the lease holder's id, as last seen.
+	Leader string `json:"leader"`
+	// Applied is the log sequence applied up to; Lag how many messages
+	// of the log a standby has not applied yet.
+	Applied uint64 `json:"applied"`
+	Lag     uint64 `json:"lag"`
+	// SnapshotSeq and SnapshotTime describe the newest snapshot taken or
+	// restored by this node.
+	SnapshotSeq  uint64    `json:"snapshot_seq"`
+	SnapshotTime time.Time `json:"snapshot_time"`
+	// StreamMessages and StreamBytes are the log's size, as last seen.
+	StreamMessages uint64 `json:"stream_messages"`
+	StreamBytes    uint64 `json:"stream_bytes"`
+	// Failovers counts the times this node took over.
+	Failovers int64 `json:"failovers"`
+}
+
+// Node is one coordinator of a cluster: a standby applying the log until it
+// takes the lease, then the leader serving the coordinator service until it
+// loses it, and a standby again.
+type Node struct {
+	nc     *nats.Conn
+	opts   Options
+	log    *slog.Logger
+	names  names
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu struct {
+		sync.Mutex
+		status Status
+		svc    *service.Service
+		leader chan struct{} // closed while leading
+	}
+	stopMetrics func()
+}
+
+// names are the JetStream names of a cluster's log and lease.
+type names struct {
+	stream, subject, bucket string
+}
+
+var badNameChars = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+
+func namesOf(cluster string) names {
+	safe := badNameChars.ReplaceAllString(cluster, "_")
+	return names{stream: safe + "_coordlog", subject: cluster + ".coordlog", bucket: safe + "_coordlease"}
+}
+
+// Start starts a node on nc; it runs until Close. It returns at once: the
+// node sets up the stream and the bucket, and then takes its role, in the
+// background (WaitLeader waits for the leader role).
+func Start(nc *nats.Conn, opts Options) (*Node, error) {
+	if opts.ID == "" {
+		return nil, errors.New("ha: a coordinator id is required")
+	}
+	if opts.Service.Coordinator.Dir == "" {
+		return nil, errors.New("ha: the coordinator's data dir is required")
+	}
+	if opts.Service.Groups.Dir == "" {
+		opts.Service.Groups.Dir = filepath.Join(opts.Service.Coordinator.Dir, "groups")
+	}
+	if opts.Service.Cluster == "" {
+		opts.Service.Cluster = "floe"
+	}
+	if opts.Cluster == "" {
+		opts.Cluster = opts.Service.Cluster
+	}
+	if opts.Replicas <= 0 {
+		opts.Replicas = 1
+	}
+	if opts.LeaseTTL <= 0 {
+		opts.LeaseTTL = DefaultLeaseTTL
+	}
+	if opts.SnapshotInterval == 0 {
+		opts.SnapshotInterval = DefaultSnapshotInterval
+	}
+	if opts.SnapshotsKept <= 0 {
+		opts.SnapshotsKept = DefaultSnapshotsKept
+	}
+	if opts.Logger == nil {
+		opts.Logger = opts.Service.Logger
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Service.Logger == nil {
+		opts.Service.Logger = opts.Logger
+	}
+	if opts.Meters == nil {
+		opts.Meters = opts.Service.Meters
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n := &Node{nc: nc, opts: opts, log: opts.Logger.With("component", "ha", "id", opts.ID), names: namesOf(opts.Cluster),
+		cancel: cancel, done: make(chan struct{})}
+	n.mu.status.Role = RoleStarting
+	n.mu.leader = make(chan struct{})
+	if opts.Meters != nil {
+		stop, err := n.registerMetrics(opts.Meters.Meter("floe/coordinator/ha"))
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		n.stopMetrics = stop
+	}
+	go func() {
+		defer close(n.done)
+		n.run(ctx)
+	}()
+	return n, nil
+}
+
+// Close stops the node: a leader stops serving and gives its lease up, so
+// that a standby takes over at once.
+func (n *Node) Close() error {
+	n.cancel()
+	<-n.done
+	if n.stopMetrics != nil {
+		n.stopMetrics()
+	}
+	return nil
+}
+
+// Status returns the node's state.
+func (n *Node) Status() Status {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.mu.status
+}
+
+// Coordinator returns the coordinator while this node leads, else nil.
+func (n *Node) Coordinator() *coordinator.Coordinator {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.mu.svc == nil {
+		return nil
+	}
+	return n.mu.svc.Coordinator()
+}
+
+// WaitLeader waits until this node leads (or ctx ends).
+func (n *Node) WaitLeader(ctx context.Context) error {
+	for {
+		n.mu.Lock()
+		ch, leading := n.mu.leader, n.mu.svc != nil
+		n.mu.Unlock()
+		if leading {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-n.done:
+			return errors.New("ha: node closed")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (n *Node) setStatus(f func(*Status)) {
+	n.mu.Lock()
+	f(&n.mu.status)
+	n.mu.Unlock()
+}
+
+// run is the node's life: set up, then standby and leader in turn.
+func (n *Node) run(ctx context.Context) {
+	js, stream, kv, err := n.setup(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			n.log.Error("coordinator log setup failed", "err", err)
+		}
+		return
+	}
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		l := &lease{kv: kv, ttl: n.opts.LeaseTTL, me: leaseValue{ID: n.opts.ID, Addr: n.opts.Addr}}
+		last, err := n.standby(ctx, stream, l)
+		if err == nil {
+			err = n.lead(ctx, js, stream, l, last)
+		}
+		if err != nil && ctx.Err() == nil {
+			n.log.Warn("coordinator role ended", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 2*time.Second)
+			continue
+		}
+		backoff = 100 * time.Millisecond
+	}
+}
+
+// setup creates (or updates) the log stream and the lease bucket, retrying
+// while the NATS cluster forms.
+func (n *Node) setup(ctx context.Context) (jetstream.JetStream, jetstream.Stream, jetstream.KeyValue, error) {
+	js, err := jetstream.New(n.nc)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("ha: jetstream: %w", err)
+	}
+	warned := time.Time{}
+	for {
+		stream, kv, err := n.trySetup(ctx, js)
+		if err == nil {
+			return js, stream, kv, nil
+		}
+		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+			return nil, nil, nil, fmt.Errorf("ha: the NATS server has no JetStream (start nats-server with -js): the coordinator keeps its log there: %w", err)
+		}
+		if time.Since(warned) > 5*time.Second {
+			n.log.Warn("waiting for jetstream to set up the coordinator log", "err", err)
+			warned = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, nil, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func (n *Node) trySetup(ctx context.Context, js jetstream.JetStream) (jetstream.Stream, jetstream.KeyValue, error) {
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	stream, err := js.CreateOrUpdateStream(sctx, jetstream.StreamConfig{
+		Name:        n.names.stream,
+		Description: "floe coordinator log: every change of the coordinator's state, in order",
+		Subjects:    []string{n.names.subject},
+		Retention:   jetstream.LimitsPolicy,
+		Storage:     jetstream.FileStorage,
+		Replicas:    n.opts.Replicas,
+		MaxMsgs:     -1,
+		MaxBytes:    -1,
+		Discard:     jetstream.DiscardNew,
+		DenyDelete:  true,
+		AllowDirect: true,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("create stream %s: %w", n.names.stream, err)
+	}
+	kv, err := js.CreateOrUpdateKeyValue(sctx, jetstream.KeyValueConfig{
+		Bucket:      n.names.bucket,
+		Description: "floe coordinator leader lease",
+		TTL:         n.opts.LeaseTTL,
+		History:     1,
+		Storage:     jetstream.FileStorage,
+		Replicas:    n.opts.Replicas,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("create lease bucket %s: %w", n.names.bucket, err)
+	}
+	return stream, kv, nil
+}
+
+// pollInterval is how often a standby tries the lease.
+func (n *Node) pollInterval() time.Duration {
+	return min(n.opts.LeaseTTL/10, 250*time.Millisecond)
+}
+
+// openReplica opens the replica, restoring the newest snapshot when it is
+// empty or behind the log's first message. adopted is set for a database
+// of a build before the log (state, but no log position) on an empty log.
+func (n *Node) openReplica(ctx context.Context, stream jetstream.Stream) (r *replica, adopted bool, err error) {
+	copts := n.opts.Service
+	info, err := stream.Info(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("ha: stream info: %w", err)
+	}
+	first, last := info.State.FirstSeq, info.State.LastSeq
+	for attempt := 0; ; attempt++ {
+		if r, err = openReplica(copts.Coordinator.Dir, copts.Groups.Dir, n.log); err != nil {
+			return nil, false, err
+		}
+		pos := r.position()
+		needSnapshot := (r.empty && first > 1) || (!r.empty && last > 0 && pos+1 < first)
+		if r.empty && attempt == 0 && n.opts.Snapshots != nil {
+			needSnapshot = true // a wiped replica starts from the newest snapshot when there is one
+		}
+		switch {
+		case !r.empty && pos > last:
+			r.close()
+			return nil, false, fmt.Errorf("ha: this replica is at log position %d, past the log's last message %d: the log was lost or belongs to another cluster", pos, last)
+		case needSnapshot && attempt == 0:
+			if n.opts.Snapshots == nil {
+				r.close()
+				return nil, false, fmt.Errorf("ha: the log starts at %d, after this replica's position %d, and there is no snapshot store", first, pos)
+			}
+			m, err := n.snapshots().latest(ctx)
+			if err != nil {
+				r.close()
+				return nil, false, err
+			}
+			if m == nil {
+				if r.empty && first <= 1 {
+					return r, false, nil // nothing snapshotted yet: the log holds everything
+				}
+				r.close()
+				return nil, false, fmt.Errorf("ha: the log starts at %d, after this replica's position %d, and no snapshot exists", first, pos)
+			}
+			r.close()
+			n.log.Info("restoring the coordinator state from a snapshot", "seq", m.Seq, "term", m.Term)
+			if err := n.snapshots().restore(ctx, m, copts.Coordinator.Dir, copts.Groups.Dir); err != nil {
+				return nil, false, err
+			}
+			n.setStatus(func(s *Status) { s.SnapshotSeq, s.SnapshotTime = m.Seq, time.UnixMilli(m.Created) })
+			continue
+		case needSnapshot:
+			r.close()
+			return nil, false, fmt.Errorf("ha: the snapshot restored does not reach the log's first message %d", first)
+		}
+		_, stamped, _ := readApplied(r.coord)
+		return r, !r.empty && !stamped && last == 0, nil
+	}
+}
+
+// snapshots returns the node's snapshot store view.
+func (n *Node) snapshots() snapshots {
+	return snapshots{store: n.opts.Snapshots, prefix: n.opts.SnapshotPrefix + "coordinator/snapshots/"}
+}
+
+// standby applies the log until this node takes the lease and has applied
+// the whole log; it returns the log's last sequence then.
+func (n *Node) standby(ctx context.Context, stream jetstream.Stream, l *lease) (uint64, error) {
+	r, adopted, err := n.openReplica(ctx, stream)
+	if err != nil {
+		return 0, err
+	}
+	defer r.close()
+	n.setStatus(func(s *Status) { s.Role, s.Applied = RoleStandby, r.position() })
+	if adopted {
+		n.log.Info("adopting a coordinator state from before the log")
+	}
+	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: r.next,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("ha: tail the log: %w", err)
+	}
+	nextTry := time.Time{}
+	holding := false
+	for {
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		if !holding && time.Now().After(nextTry) {
+			nextTry = time.Now().Add(n.pollInterval())
+			holder, err := l.tryAcquire(ctx)
+			switch {
+			case err == nil:
+				holding = true
+				n.log.Info("took the coordinator lease; catching up with the log", "term", l.term(), "applied", r.position())
+			case errors.Is(err, errLeaseHeld):
+				n.setStatus(func(s *Status) { s.Leader = holder })
+			default:
+				n.log.Debug("lease", "err", err)
+			}
+		}
+		wait := n.pollInterval()
+		var last uint64
+		if holding {
+			info, err := stream.Info(ctx)
+			if err != nil {
+				return 0, fmt.Errorf("ha: stream info: %w", err)
+			}
+			last = info.State.LastSeq
+			if r.position() >= last {
+				return last, nil
+			}
+			wait = 50 * time.Millisecond
+		}
+		batch, err := cons.Fetch(1024, jetstream.FetchMaxWait(wait))
+		if err != nil {
+			return 0, fmt.Errorf("ha: read the log: %w", err)
+		}
+		for m := range batch.Messages() {
+			meta, err := m.Metadata()
+			if err != nil {
+				return 0, fmt.Errorf("ha: log message: %w", err)
+			}
+			if err := r.apply(meta.Sequence.Stream, m.Headers(), m.Data()); err != nil {
+				return 0, err
+			}
+			n.setStatus(func(s *Status) {
+				s.Applied, s.Lag, s.Term = r.position(), meta.NumPending, max(s.Term, r.leader.Term)
+				if r.leader.ID != "" {
+					s.Leader = r.leader.ID
+				}
+			})
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
+			return 0, fmt.Errorf("ha: read the log: %w", err)
+		}
+		if holding && !l.valid() {
+			return 0, errors.New("ha: the lease ran out while catching up with the log")
+		}
+	}
+}
+
+// lead fences the log, opens the coordinator service on the replica and
+// serves until the lease or the log is lost, or ctx ends.
+func (n *Node) lead(ctx context.Context, js jetstream.JetStream, stream jetstream.Stream, l *lease, last uint64) (err error) {
+	graceful := false
+	defer func() {
+		if graceful || err != nil {
+			rctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			l.release(rctx)
+			cancel()
+		}
+	}()
+	w := newWriter(js, n.names.stream, n.names.subject, n.nc.MaxPayload(), last, n.opts.LeaseTTL)
+	entry, _ := json.Marshal(leaderEntry{Term: l.term(), ID: n.opts.ID, Time: time.Now().UnixMilli()})
+	if _, err := w.append(kindLeader, entry); err != nil {
+		return fmt.Errorf("ha: fence the log at %d: %w", last, err)
+	}
+	gate := func() error {
+		if !l.valid() {
+			return fmt.Errorf("%w: its lease ran out", ErrNotLeader)
+		}
+		if err := w.Err(); err != nil {
+			return fmt.Errorf("%w: %w", ErrNotLeader, err)
+		}
+		return nil
+	}
+	sopts := n.opts.Service
+	sopts.Coordinator.Log = dbLog{w, dbCoordinator}
+	sopts.Groups.Log = dbLog{w, dbGroups}
+	sopts.Gate = gate
+	svc, err := service.Start(n.nc, sopts)
+	if err != nil {
+		return fmt.Errorf("ha: start the coordinator: %w", err)
+	}
+	n.mu.Lock()
+	n.mu.svc = svc
+	close(n.mu.leader)
+	n.mu.status.Role, n.mu.status.Term, n.mu.status.Leader, n.mu.status.Lag = RoleLeader, l.term(), n.opts.ID, 0
+	n.mu.status.Failovers++
+	n.mu.Unlock()
+	n.log.Info("leading the coordinators", "term", l.term(), "log_seq", last+1)
+	defer func() {
+		n.mu.Lock()
+		n.mu.svc = nil
+		n.mu.leader = make(chan struct{})
+		n.mu.status.Role = RoleStandby
+		n.mu.Unlock()
+		if cerr := svc.Close(); cerr != nil {
+			n.log.Warn("close the coordinator", "err", cerr)
+		}
+		n.log.Info("stopped leading", "term", l.term(), "err", err)
+	}()
+
+	dbs := map[string]checkpointer{"coordinator": svc.Coordinator(), "groups": svc.Groups()}
+	snap := func() {
+		if n.opts.Snapshots == nil {
+			return
+		}
+		if err := n.snapshot(ctx, w, stream, l.term(), dbs); err != nil && ctx.Err() == nil {
+			n.log.Warn("snapshot failed", "err", err)
+		}
+	}
+	var snapC <-chan time.Time
+	if n.opts.SnapshotInterval > 0 {
+		t := time.NewTicker(n.opts.SnapshotInterval)
+		defer t.Stop()
+		snapC = t.C
+	}
+	if m, _ := n.snapshotsOrNil(ctx); m == nil {
+		snap() // the first: standbys can start from it
+	}
+	renew := time.NewTicker(n.opts.LeaseTTL / 3)
+	defer renew.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			graceful = true
+			return nil
+		case <-w.Failed():
+			return w.Err()
+		case <-renew.C:
+			if !l.renew(ctx) {
+				return errors.New("ha: lost the lease")
+			}
+			n.refreshStreamStatus(ctx, stream, w)
+		case <-snapC:
+			snap()
+		}
+	}
+}
+
+// snapshotsOrNil returns the newest snapshot's manifest, nil when there is
+// none or no store.
+func (n *Node) snapshotsOrNil(ctx context.Context) (*manifest, error) {
+	if n.opts.Snapshots == nil {
+		return nil, nil
+	}
+	return n.snapshots().latest(ctx)
+}
+
+// snapshot takes a snapshot, tells the standbys, prunes old snapshots and
+// trims the log below the oldest kept.
+func (n *Node) snapshot(ctx context.Context, w *writer, stream jetstream.Stream, term uint64, dbs map[string]checkpointer) error {
+	start := time.Now()
+	m, err := n.snapshots().take(ctx, tempDir(n.opts.Service.Coordinator.Dir), term, dbs)
+	if err != nil {
+		return err
+	}
+	entry, _ := json.Marshal(snapshotEntry{Seq: m.Seq})
+	if _, err := w.append(kindSnapshot, entry); err != nil {
+		return err
+	}
+	n.setStatus(func(s *Status) { s.SnapshotSeq, s.SnapshotTime = m.Seq, time.UnixMilli(m.Created) })
+	oldest, err := n.snapshots().prune(ctx, n.opts.SnapshotsKept)
+	if err != nil {
+		return err
+	}
+	if oldest > 0 {
+		if err := stream.Purge(ctx, jetstream.WithPurgeSequence(oldest+1)); err != nil {
+			return fmt.Errorf("ha: trim the log below %d: %w", oldest+1, err)
+		}
+	}
+	var size int64
+	for _, f := range m.Files {
+		size += f.Size
+	}
+	n.log.Info("snapshot taken", "seq", m.Seq, "files", len(m.Files), "bytes", size, "took", time.Since(start), "log_trimmed_below", oldest+1)
+	return nil
+}
+
+// refreshStreamStatus records the log's size and the leader's position.
+func (n *Node) refreshStreamStatus(ctx context.Context, stream jetstream.Stream, w *writer) {
+	ictx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	info, err := stream.Info(ictx)
+	if err != nil {
+		return
+	}
+	n.setStatus(func(s *Status) {
+		s.StreamMessages, s.StreamBytes, s.Applied = info.State.Msgs, info.State.Bytes, w.applied()
+	})
+}
+
+// tempDir is a directory beside dir for snapshots in progress.
+func tempDir(dir string) string {
+	dir = filepath.Clean(dir)
+	p := filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+"-snapshots")
+	_ = os.MkdirAll(p, 0o755)
+	return p
+}

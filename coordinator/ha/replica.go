@@ -1,0 +1,240 @@
+package ha
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/nats-io/nats.go"
+)
+
+// errGap is returned when the stream no longer holds the entry a replica
+// needs next (it was trimmed below a snapshot): the replica must restore a
+// snapshot.
+var errGap = errors.New("ha: the coordinator log no longer holds this replica's next entry")
+
+// replica is a standby's copy of the coordinator's two databases, kept up to
+// date by applying the log's entries in order. Each database records the
+// last entry applied to it (appliedKey) in the batch that applies it, so
+// that a replica that stops anywhere resumes where it was.
+type replica struct {
+	log    *slog.Logger
+	coord  *pebble.DB
+	groups *pebble.DB
+	// applied is each database's last applied entry; next is the sequence
+	// of the next message to read.
+	applied map[string]uint64
+	next    uint64
+	// empty is set when neither database held anything when opened.
+	empty bool
+	// partial collects the parts of an entry split over several messages.
+	partial struct {
+		kind  string
+		parts [][]byte
+		n     int
+	}
+	// leader is the last leader entry read.
+	leader leaderEntry
+}
+
+// leaderEntry is the entry a new leader appends before anything else,
+// fencing the appends of the one before (format 1, JSON).
+type leaderEntry struct {
+	Term uint64 `json:"term"`
+	ID   string `json:"id"`
+	// Time is when the leader took over, in Unix milliseconds.
+	Time int64 `json:"time_ms"`
+}
+
+// snapshotEntry is appended once a snapshot covering every entry up to Seq
+// is in the object store (format 1, JSON).
+type snapshotEntry struct {
+	Seq uint64 `json:"seq"`
+}
+
+// openReplica opens (creating) the databases in coordDir and groupsDir.
+func openReplica(coordDir, groupsDir string, log *slog.Logger) (*replica, error) {
+	r := &replica{log: log, applied: map[string]uint64{}}
+	var err error
+	if r.coord, err = pebble.Open(coordDir, &pebble.Options{Logger: quietPebble{}}); err != nil {
+		return nil, fmt.Errorf("ha: open %s: %w", coordDir, err)
+	}
+	if r.groups, err = pebble.Open(groupsDir, &pebble.Options{Logger: quietPebble{}}); err != nil {
+		r.coord.Close()
+		return nil, fmt.Errorf("ha: open %s: %w", groupsDir, err)
+	}
+	r.empty = true
+	for kind, db := range r.dbs() {
+		seq, ok, err := readApplied(db)
+		if err != nil {
+			r.close()
+			return nil, err
+		}
+		r.applied[kind] = seq
+		if ok || !isEmpty(db) {
+			r.empty = false
+		}
+	}
+	r.next = min(r.applied[dbCoordinator], r.applied[dbGroups]) + 1
+	return r, nil
+}
+
+// dbs returns the databases by entry kind.
+func (r *replica) dbs() map[string]*pebble.DB {
+	return map[string]*pebble.DB{dbCoordinator: r.coord, dbGroups: r.groups}
+}
+
+// isEmpty reports whether db holds no key.
+func isEmpty(db *pebble.DB) bool {
+	it, err := db.NewIter(nil)
+	if err != nil {
+		return false
+	}
+	defer it.Close()
+	return !it.First()
+}
+
+// close closes the databases.
+func (r *replica) close() error {
+	var errs []error
+	if r.coord != nil {
+		errs = append(errs, r.coord.Close())
+		r.coord = nil
+	}
+	if r.groups != nil {
+		errs = append(errs, r.groups.Close())
+		r.groups = nil
+	}
+	return errors.Join(errs...)
+}
+
+// position returns the sequence up to which every entry is applied.
+func (r *replica) position() uint64 { return r.next - 1 }
+
+// apply applies the message at seq, which must be the next one: a
+// sequence beyond it means the stream lost what lies between (errGap).
+func (r *replica) apply(seq uint64, h nats.Header, data []byte) error {
+	if seq < r.next {
+		return nil // read again after a consumer restart
+	}
+	if seq > r.next {
+		return fmt.Errorf("%w: message %d, expected %d", errGap, seq, r.next)
+	}
+	if f := h.Get(hdrFormat); f != logFormat {
+		return fmt.Errorf("ha: log message %d has format %q; this build reads %q", seq, f, logFormat)
+	}
+	kind := h.Get(hdrDB)
+	entry, complete, err := r.assemble(seq, kind, h.Get(hdrPart), data)
+	if err != nil {
+		return err
+	}
+	if complete {
+		if err := r.applyEntry(seq, kind, entry); err != nil {
+			return err
+		}
+	}
+	r.next = seq + 1
+	return nil
+}
+
+// assemble adds a message to the entry being collected, returning the
+// entry once it is whole. An entry left unfinished (its leader failed
+// between parts) is dropped when the next one starts.
+func (r *replica) assemble(seq uint64, kind, part string, data []byte) ([]byte, bool, error) {
+	p := &r.partial
+	if part == "" {
+		if p.parts != nil {
+			r.log.Warn("dropping an unfinished log entry", "kind", p.kind, "parts", len(p.parts), "of", p.n, "at", seq)
+			p.parts = nil
+		}
+		return data, true, nil
+	}
+	i, n, err := parsePart(part)
+	if err != nil {
+		return nil, false, fmt.Errorf("ha: log message %d: %w", seq, err)
+	}
+	if i == 1 || p.parts == nil || p.kind != kind || p.n != n || len(p.parts) != i-1 {
+		if p.parts != nil {
+			r.log.Warn("dropping an unfinished log entry", "kind", p.kind, "parts", len(p.parts), "of", p.n, "at", seq)
+		}
+		p.parts, p.kind, p.n = nil, kind, n
+		if i != 1 {
+			return nil, false, nil // the rest of an entry whose start was dropped
+		}
+	}
+	p.parts = append(p.parts, bytes.Clone(data))
+	if i < n {
+		return nil, false, nil
+	}
+	entry := bytes.Join(p.parts, nil)
+	p.parts = nil
+	return entry, true, nil
+}
+
+// parsePart parses a part header, "i/n".
+func parsePart(s string) (i, n int, err error) {
+	a, b, ok := strings.Cut(s, "/")
+	if ok {
+		if i, err = strconv.Atoi(a); err == nil {
+			n, err = strconv.Atoi(b)
+		}
+	}
+	if !ok || err != nil || i < 1 || n < 2 || i > n {
+		return 0, 0, fmt.Errorf("bad part %q", s)
+	}
+	return i, n, nil
+}
+
+// applyEntry applies a whole entry whose last message is seq.
+func (r *replica) applyEntry(seq uint64, kind string, entry []byte) error {
+	switch kind {
+	case dbCoordinator, dbGroups:
+		if seq <= r.applied[kind] {
+			return nil
+		}
+		db := r.dbs()[kind]
+		b := db.NewBatch()
+		defer b.Close()
+		if err := b.SetRepr(bytes.Clone(entry)); err != nil {
+			return fmt.Errorf("ha: log entry %d: %w", seq, err)
+		}
+		_ = b.Set(appliedKey, binary.BigEndian.AppendUint64(nil, seq), nil)
+		if err := b.Commit(pebble.NoSync); err != nil {
+			return fmt.Errorf("ha: apply log entry %d: %w", seq, err)
+		}
+		r.applied[kind] = seq
+	case kindLeader:
+		var l leaderEntry
+		if err := json.Unmarshal(entry, &l); err != nil {
+			return fmt.Errorf("ha: leader entry %d: %w", seq, err)
+		}
+		r.leader = l
+	case kindSnapshot:
+		// Everything up to here is applied: say so in both databases,
+		// so that one rarely written does not hold a restart far back.
+		for kind, db := range r.dbs() {
+			if err := stamp(db, seq); err != nil {
+				return err
+			}
+			r.applied[kind] = seq
+		}
+	default:
+		return fmt.Errorf("ha: log entry %d is of unknown kind %q", seq, kind)
+	}
+	return nil
+}
+
+// quietPebble drops Pebble's informational logs.
+type quietPebble struct{}
+
+func (quietPebble) Infof(string, ...any)  {}
+func (quietPebble) Errorf(string, ...any) {}
+func (quietPebble) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,265 @@
+package ha
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+
+	"github.com/floe-io/floe/objectstore"
+)
+
+// SnapshotStore is where snapshots are kept: the cluster's object store.
+type SnapshotStore interface {
+	Put(ctx context.Context, key string, data []byte) error
+	GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error)
+	Delete(ctx context.Context, key string) error
+	List(ctx context.Context, prefix string) ([]objectstore.ObjectInfo, error)
+}
+
+// snapshotFormat is the version of a snapshot's manifest.
+const snapshotFormat = 1
+
+// manifest describes one snapshot (JSON, written after every file it lists,
+// so that a snapshot without one is incomplete and ignored).
+type manifest struct {
+	Format int `json:"format"`
+	// Seq is the log sequence every entry up to which the snapshot holds.
+	Seq uint64 `json:"seq"`
+	// Term is the term of the leader that took it.
+	Term uint64 `json:"term"`
+	// Created is when, in Unix milliseconds.
+	Created int64          `json:"created_ms"`
+	Files   []manifestFile `json:"files"`
+}
+
+// manifestFile is one file of a database's checkpoint.
+type manifestFile struct {
+	// DB is the database, "coordinator" or "groups"; Name the file's name
+	// in its checkpoint directory.
+	DB     string `json:"db"`
+	Name   string `json:"name"`
+	Size   int64  `json:"size"`
+	CRC32C uint32 `json:"crc32c"`
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// snapshots are the snapshots under one prefix of a store.
+type snapshots struct {
+	store  SnapshotStore
+	prefix string // ends in "coordinator/snapshots/"
+}
+
+// dirOf returns the key prefix of the snapshot at seq.
+func (s snapshots) dirOf(seq uint64) string {
+	return s.prefix + fmt.Sprintf("%020d", seq) + "/"
+}
+
+// list returns the sequences of the complete snapshots, oldest first.
+func (s snapshots) list(ctx context.Context) ([]uint64, error) {
+	infos, err := s.store.List(ctx, s.prefix)
+	if err != nil {
+		return nil, fmt.Errorf("ha: list snapshots: %w", err)
+	}
+	var seqs []uint64
+	for _, in := range infos {
+		rest, ok := strings.CutPrefix(in.Key, s.prefix)
+		if !ok {
+			continue
+		}
+		dir, file, ok := strings.Cut(rest, "/")
+		if !ok || file != "manifest.json" {
+			continue
+		}
+		if seq, err := strconv.ParseUint(dir, 10, 64); err == nil {
+			seqs = append(seqs, seq)
+		}
+	}
+	slices.Sort(seqs)
+	return seqs, nil
+}
+
+// latest returns the newest complete snapshot's manifest, nil when there
+// is none.
+func (s snapshots) latest(ctx context.Context) (*manifest, error) {
+	seqs, err := s.list(ctx)
+	if err != nil || len(seqs) == 0 {
+		return nil, err
+	}
+	b, err := s.store.GetRange(ctx, s.dirOf(seqs[len(seqs)-1])+"manifest.json", 0, -1)
+	if err != nil {
+		return nil, fmt.Errorf("ha: read snapshot manifest: %w", err)
+	}
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("ha: snapshot manifest: %w", err)
+	}
+	if m.Format != snapshotFormat {
+		return nil, fmt.Errorf("ha: snapshot %d has format %d; this build reads %d", m.Seq, m.Format, snapshotFormat)
+	}
+	return &m, nil
+}
+
+// checkpointer is what a snapshot copies: the coordinator and the group
+// coordinator each write a consistent copy of their Pebble.
+type checkpointer interface {
+	Checkpoint(dir string) error
+}
+
+// take checkpoints both databases into a temporary directory under tmp,
+// uploads them and then their manifest. It returns the manifest.
+func (s snapshots) take(ctx context.Context, tmp string, term uint64, dbs map[string]checkpointer) (*manifest, error) {
+	dir, err := os.MkdirTemp(tmp, "snapshot-")
+	if err != nil {
+		return nil, fmt.Errorf("ha: snapshot: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	m := &manifest{Format: snapshotFormat, Term: term, Created: time.Now().UnixMilli()}
+	first := true
+	for _, name := range []string{"coordinator", "groups"} {
+		cdir := filepath.Join(dir, name)
+		if err := dbs[name].Checkpoint(cdir); err != nil {
+			return nil, err
+		}
+		seq, err := checkpointApplied(cdir)
+		if err != nil {
+			return nil, err
+		}
+		if first || seq < m.Seq {
+			m.Seq, first = seq, false
+		}
+	}
+	var files []manifestFile
+	var data [][]byte
+	for _, name := range []string{"coordinator", "groups"} {
+		cdir := filepath.Join(dir, name)
+		err := filepath.WalkDir(cdir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(cdir, p)
+			files = append(files, manifestFile{DB: name, Name: filepath.ToSlash(rel), Size: int64(len(b)), CRC32C: crc32.Checksum(b, castagnoli)})
+			data = append(data, b)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("ha: snapshot: %w", err)
+		}
+	}
+	base := s.dirOf(m.Seq)
+	for i, f := range files {
+		if err := s.store.Put(ctx, base+f.DB+"/"+f.Name, data[i]); err != nil {
+			return nil, fmt.Errorf("ha: upload snapshot: %w", err)
+		}
+	}
+	m.Files = files
+	mb, _ := json.Marshal(m)
+	if err := s.store.Put(ctx, base+"manifest.json", mb); err != nil {
+		return nil, fmt.Errorf("ha: upload snapshot manifest: %w", err)
+	}
+	return m, nil
+}
+
+// checkpointApplied reads the applied sequence of the checkpoint in dir.
+func checkpointApplied(dir string) (uint64, error) {
+	db, err := pebble.Open(dir, &pebble.Options{ReadOnly: true, Logger: quietPebble{}})
+	if err != nil {
+		return 0, fmt.Errorf("ha: open checkpoint: %w", err)
+	}
+	defer db.Close()
+	seq, _, err := readApplied(db)
+	return seq, err
+}
+
+// restore replaces the databases in coordDir and groupsDir (which may lie
+// inside coordDir, as by default) with the snapshot m: both are downloaded
+// into a staging directory beside coordDir first, and then moved in.
+func (s snapshots) restore(ctx context.Context, m *manifest, coordDir, groupsDir string) error {
+	coordDir, groupsDir = filepath.Clean(coordDir), filepath.Clean(groupsDir)
+	stage := filepath.Join(filepath.Dir(coordDir), "."+filepath.Base(coordDir)+"-restore")
+	if err := os.RemoveAll(stage); err != nil {
+		return fmt.Errorf("ha: restore: %w", err)
+	}
+	defer os.RemoveAll(stage)
+	base := s.dirOf(m.Seq)
+	for _, db := range []string{"coordinator", "groups"} {
+		if err := os.MkdirAll(filepath.Join(stage, db), 0o755); err != nil {
+			return fmt.Errorf("ha: restore: %w", err)
+		}
+	}
+	for _, f := range m.Files {
+		if (f.DB != "coordinator" && f.DB != "groups") || f.Name == "" || strings.Contains(f.Name, "..") || path.IsAbs(f.Name) {
+			return fmt.Errorf("ha: snapshot %d lists a bad file %q/%q", m.Seq, f.DB, f.Name)
+		}
+		b, err := s.store.GetRange(ctx, base+f.DB+"/"+f.Name, 0, -1)
+		if err != nil {
+			return fmt.Errorf("ha: download snapshot: %w", err)
+		}
+		if int64(len(b)) != f.Size || crc32.Checksum(b, castagnoli) != f.CRC32C {
+			return fmt.Errorf("ha: snapshot %d file %s/%s is corrupt (%d bytes)", m.Seq, f.DB, f.Name, len(b))
+		}
+		p := filepath.Join(stage, f.DB, filepath.FromSlash(f.Name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("ha: restore: %w", err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return fmt.Errorf("ha: restore: %w", err)
+		}
+	}
+	steps := []func() error{
+		func() error { return os.RemoveAll(groupsDir) },
+		func() error { return os.RemoveAll(coordDir) },
+		func() error { return os.Rename(filepath.Join(stage, "coordinator"), coordDir) },
+		func() error { return os.MkdirAll(filepath.Dir(groupsDir), 0o755) },
+		func() error { return os.Rename(filepath.Join(stage, "groups"), groupsDir) },
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return fmt.Errorf("ha: restore: %w", err)
+		}
+	}
+	return nil
+}
+
+// prune deletes all but the newest keep snapshots and returns the oldest
+// kept one's sequence (0 when there is none): the log may be trimmed up to
+// it.
+func (s snapshots) prune(ctx context.Context, keep int) (uint64, error) {
+	seqs, err := s.list(ctx)
+	if err != nil || len(seqs) == 0 {
+		return 0, err
+	}
+	keep = max(keep, 1)
+	var errs []error
+	for len(seqs) > keep {
+		base := s.dirOf(seqs[0])
+		// The manifest first: a snapshot half deleted is incomplete.
+		errs = append(errs, s.store.Delete(ctx, base+"manifest.json"))
+		infos, err := s.store.List(ctx, base)
+		errs = append(errs, err)
+		for _, in := range infos {
+			errs = append(errs, s.store.Delete(ctx, in.Key))
+		}
+		seqs = seqs[1:]
+	}
+	if err := errors.Join(errs...); err != nil {
+		return 0, fmt.Errorf("ha: prune snapshots: %w", err)
+	}
+	return seqs[0], nil
+}
