@@ -14,6 +14,7 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordinator/ha"
 	"github.com/floe-io/floe/coordinator/rpc"
 	"github.com/floe-io/floe/coordinator/service"
 	"github.com/floe-io/floe/groups"
@@ -26,6 +27,9 @@ const (
 	// embeddedMaxPayload is the embedded NATS server's max_payload: room
 	// for large commits in one message (larger ones are split).
 	embeddedMaxPayload = 8 << 20
+	// embeddedLeadTimeout bounds how long the embedded coordinator takes to
+	// replay its log and open.
+	embeddedLeadTimeout = 5 * time.Minute
 )
 
 // startCoordinator gives the node its coordinator client: connected to the
@@ -60,6 +64,11 @@ func (n *Node) startCoordinator(copts coordinator.Options) error {
 		DontListen: cfg.NATSListen == "",
 		NoSigs:     true,
 		MaxPayload: embeddedMaxPayload,
+		// The coordinator's log (package ha), R1: every append synced,
+		// as every Pebble commit was before the log.
+		JetStream:  true,
+		StoreDir:   filepath.Join(cfg.DataDir, "nats"),
+		SyncAlways: true,
 	}
 	if cfg.NATSListen != "" {
 		host, port, err := net.SplitHostPort(cfg.NATSListen)
@@ -89,16 +98,28 @@ func (n *Node) startCoordinator(copts coordinator.Options) error {
 	if n.srvConn, err = nats.Connect("", append(n.natsOptions(name+"-coordinator"), nats.InProcessServer(ns))...); err != nil {
 		return fmt.Errorf("connect to embedded nats: %w", err)
 	}
-	if n.service, err = service.Start(n.srvConn, service.Options{
-		Cluster:     cfg.Cluster,
-		Coordinator: copts,
-		// Group state sits beside the coordinator's, under the data dir
-		// (where it was when groups lived with the broker).
-		Groups: groups.Options{Dir: filepath.Join(cfg.DataDir, "groups")},
-		Logger: n.log,
-		Meters: n.metrics,
+	// The embedded coordinator is the cluster's only one: the leader of
+	// an R1 log, through the same code as a cluster's coordinators.
+	if n.ha, err = ha.Start(n.srvConn, ha.Options{
+		ID:        "embedded",
+		Snapshots: n.store, SnapshotPrefix: cfg.S3Prefix,
+		Service: service.Options{
+			Cluster:     cfg.Cluster,
+			Coordinator: copts,
+			// Group state sits beside the coordinator's, under the data
+			// dir (where it was when groups lived with the broker).
+			Groups: groups.Options{Dir: filepath.Join(cfg.DataDir, "groups")},
+			Logger: n.log,
+			Meters: n.metrics,
+		},
 	}); err != nil {
 		return err
+	}
+	wctx, cancel := context.WithTimeout(context.Background(), embeddedLeadTimeout)
+	err = n.ha.WaitLeader(wctx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("embedded coordinator did not start: %w", err)
 	}
 	if n.nc, err = nats.Connect("", append(n.natsOptions(name), nats.InProcessServer(ns))...); err != nil {
 		return fmt.Errorf("connect to embedded nats: %w", err)
@@ -118,23 +139,26 @@ func (n *Node) startCoordinator(copts coordinator.Options) error {
 // /kv's throughput; every other call still goes over NATS, as a cluster
 // broker's do.
 func (n *Node) brokerCoordinator() coordapi.Coordinator {
-	if n.service == nil {
+	if n.ha == nil {
 		return n.client
 	}
-	return embeddedKV{Client: n.client, local: n.service.Coordinator()}
+	return embeddedKV{Client: n.client, local: n.ha}
 }
 
 // embeddedKV is the NATS client with KvGet answered by the embedded
 // coordinator.
 type embeddedKV struct {
 	*rpc.Client
-	local *coordinator.Coordinator
+	local *ha.Node
 }
 
-// KvGet answers from the embedded coordinator; see
-// coordinator.Coordinator.KvGet.
+// KvGet answers from the embedded coordinator while it leads (over NATS
+// otherwise); see coordinator.Coordinator.KvGet.
 func (e embeddedKV) KvGet(ctx context.Context, req coordapi.KvGetRequest) (coordapi.KvGetResult, error) {
-	return e.local.KvGet(ctx, req)
+	if c := e.local.Coordinator(); c != nil {
+		return c.KvGet(ctx, req)
+	}
+	return e.Client.KvGet(ctx, req)
 }
 
 // natsOptions are the options of the node's NATS connections: reconnect
@@ -228,9 +252,9 @@ func (n *Node) stopHeartbeat(ctx context.Context) {
 // closeCoordinator stops what startCoordinator started, in reverse.
 func (n *Node) closeCoordinator() error {
 	var err error
-	if n.service != nil {
-		err = n.service.Close()
-		n.service = nil
+	if n.ha != nil {
+		err = n.ha.Close()
+		n.ha = nil
 	}
 	if n.nc != nil {
 		n.nc.Close()

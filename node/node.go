@@ -26,6 +26,7 @@ import (
 	"github.com/floe-io/floe/cache"
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordinator/ha"
 	"github.com/floe-io/floe/coordinator/rpc"
 	"github.com/floe-io/floe/coordinator/service"
 	"github.com/floe-io/floe/ingest"
@@ -155,8 +156,8 @@ type Node struct {
 	client     *rpc.Client
 	nc         *nats.Conn // client's connection
 	natsServer *server.Server
-	srvConn    *nats.Conn       // the embedded coordinator's connection
-	service    *service.Service // the embedded coordinator service
+	srvConn    *nats.Conn // the embedded coordinator's connection
+	ha         *ha.Node   // the embedded coordinator
 	heartbeat  struct {
 		info   coordapi.BrokerInfo
 		cancel context.CancelFunc
@@ -427,10 +428,10 @@ func (n *Node) HTTPAddr() string {
 // Coordinator returns the embedded coordinator (for tests and tools), nil
 // when the node uses a cluster's (Config.NATSURL).
 func (n *Node) Coordinator() *coordinator.Coordinator {
-	if n.service == nil {
+	if n.ha == nil {
 		return nil
 	}
-	return n.service.Coordinator()
+	return n.ha.Coordinator()
 }
 
 // Store returns the object store in use.
@@ -454,10 +455,10 @@ func (n *Node) Close(ctx context.Context) error {
 	if n.broker != nil {
 		n.broker.Drain()
 	}
-	if n.service != nil {
+	if svc := n.embeddedService(); svc != nil {
 		// Answers JoinGroups parked in a rebalance, so their connections
 		// drain now rather than at the drain timeout.
-		errs = append(errs, n.service.CloseGroups())
+		errs = append(errs, svc.CloseGroups())
 	}
 	if n.ingest != nil {
 		if err := n.ingest.Close(ctx); err != nil {
@@ -550,3 +551,12 @@ func (n *Node) closeParts() error {
 
 // Broker returns the node's Kafka front (for tests that observe it).
 func (n *Node) Broker() *broker.Broker { return n.broker }
+
+// embeddedService returns the embedded coordinator service, nil when the
+// node uses a cluster's or it is not serving.
+func (n *Node) embeddedService() *service.Service {
+	if n.ha == nil {
+		return nil
+	}
+	return n.ha.Service()
+}

@@ -27,6 +27,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordinator/ha"
 	"github.com/floe-io/floe/coordinator/rpc"
 	"github.com/floe-io/floe/coordinator/service"
 	"github.com/floe-io/floe/groups"
@@ -53,6 +54,8 @@ type config struct {
 	cluster      string
 	httpAddr     string
 	logLevel     string
+	// ha is the coordinator's place among the cluster's coordinators.
+	ha ha.Options
 }
 
 func parseFlags(args []string) (*config, error) {
@@ -88,6 +91,11 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&cfg.natsSecurity.TLS.KeyFile, "nats-tls-key", "", "the key of --nats-tls-cert")
 	fs.StringVar(&cfg.s3.TLS.CAFile, "s3-ca-file", "", "CA bundle (PEM) to verify an https --s3-endpoint with (default: the system's roots)")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.IntVar(&cfg.ha.Replicas, "replicas", 1, "replicas of the coordinator log and lease in JetStream: 3 on a 3-node NATS cluster")
+	fs.DurationVar(&cfg.ha.LeaseTTL, "lease-ttl", ha.DefaultLeaseTTL, "how long a leader that stopped renewing its lease keeps it: the longest a failover waits")
+	fs.StringVar(&cfg.ha.ID, "coordinator-id", "", "this coordinator's id among the cluster's coordinators, the same across restarts (default: <hostname>:<absolute data dir>)")
+	fs.DurationVar(&cfg.ha.SnapshotInterval, "snapshot-interval", ha.DefaultSnapshotInterval, "how often the leader snapshots its state into the object store and trims the log below the oldest snapshot kept (needs --s3-bucket)")
+	fs.IntVar(&cfg.ha.SnapshotsKept, "snapshots-kept", ha.DefaultSnapshotsKept, "how many snapshots are kept")
 	if err := flagenv.Set(fs); err != nil {
 		return nil, err
 	}
@@ -98,6 +106,11 @@ func parseFlags(args []string) (*config, error) {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	cfg.coord.DefaultPartitions = int32(*numPartitions)
+	if cfg.ha.ID == "" {
+		host, _ := os.Hostname()
+		abs, _ := filepath.Abs(cfg.coord.Dir)
+		cfg.ha.ID = host + ":" + abs
+	}
 	cfg.coord.ConsolidationDisabled = !*consolidation
 	var errs []error
 	if err := rpc.CheckCluster(cfg.cluster); err != nil {
@@ -105,6 +118,12 @@ func parseFlags(args []string) (*config, error) {
 	}
 	if cfg.natsURL == "" {
 		errs = append(errs, errors.New("--nats-url is required"))
+	}
+	if cfg.ha.Replicas < 1 || cfg.ha.Replicas > 5 {
+		errs = append(errs, fmt.Errorf("--replicas %d: JetStream replicates 1 to 5 times", cfg.ha.Replicas))
+	}
+	if cfg.ha.LeaseTTL < 500*time.Millisecond {
+		errs = append(errs, fmt.Errorf("--lease-ttl %v: at least 500ms", cfg.ha.LeaseTTL))
 	}
 	if err := cfg.coord.Validate(); err != nil {
 		errs = append(errs, err)
@@ -143,21 +162,26 @@ func run(args []string) error {
 		}
 		instrumented := objectstore.Instrument(store, mp.Meter("floe/objectstore"))
 		cfg.coord.Objects, cfg.coord.GCStore, cfg.coord.Markers = instrumented, instrumented, instrumented
+		cfg.ha.Snapshots, cfg.ha.SnapshotPrefix = instrumented, cfg.coord.GCPrefix
+	} else if cfg.ha.SnapshotInterval > 0 {
+		log.Warn("no --s3-bucket: the coordinator takes no snapshots, so its log is never trimmed")
 	}
 	nc, err := connect(ctx, cfg.natsURL, cfg.natsSecurity, log)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	svc, err := service.Start(nc, service.Options{
+	cfg.ha.Cluster, cfg.ha.Addr = cfg.cluster, cfg.httpAddr
+	cfg.ha.Service = service.Options{
 		Cluster: cfg.cluster, Coordinator: cfg.coord, Groups: cfg.groups, Logger: log, Meters: mp,
-	})
+	}
+	node, err := ha.Start(nc, cfg.ha)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if err := svc.Close(); err != nil {
-			log.Error("close coordinator service", "err", err)
+		if err := node.Close(); err != nil {
+			log.Error("close coordinator", "err", err)
 		}
 	}()
 
@@ -167,7 +191,7 @@ func run(args []string) error {
 		if err != nil {
 			return fmt.Errorf("listen http: %w", err)
 		}
-		hs := &http.Server{Handler: httpHandler(nc, mp), ReadHeaderTimeout: 10 * time.Second}
+		hs := &http.Server{Handler: httpHandler(nc, node, mp), ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				httpErr <- fmt.Errorf("serve http: %w", err)
@@ -181,7 +205,7 @@ func run(args []string) error {
 		log.Info("http listening", "addr", ln.Addr().String())
 	}
 	log.Info("floe coordinator started", "data_dir", cfg.coord.Dir, "nats_url", nc.ConnectedUrlRedacted(),
-		"cluster", cfg.cluster, "gc_grace", cfg.coord.GCGrace)
+		"cluster", cfg.cluster, "gc_grace", cfg.coord.GCGrace, "id", cfg.ha.ID, "replicas", cfg.ha.Replicas, "lease_ttl", cfg.ha.LeaseTTL)
 	select {
 	case <-ctx.Done():
 		log.Info("stopping")
@@ -231,9 +255,10 @@ func connect(ctx context.Context, url string, sec rpc.Security, log *slog.Logger
 	return nc, nil
 }
 
-// httpHandler serves /healthz (503 while NATS is disconnected) and
-// /metrics.
-func httpHandler(nc *nats.Conn, mp *metrics.Provider) http.Handler {
+// httpHandler serves /healthz and /metrics. /healthz says whether this
+// coordinator leads or stands by (200 either way), and answers 503 while
+// NATS is disconnected or the coordinator has no role yet.
+func httpHandler(nc *nats.Conn, node *ha.Node, mp *metrics.Provider) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
@@ -242,7 +267,16 @@ func httpHandler(nc *nats.Conn, mp *metrics.Provider) http.Handler {
 			fmt.Fprintln(w, "nats", nc.Status())
 			return
 		}
-		fmt.Fprintln(w, "ok")
+		st := node.Status()
+		switch st.Role {
+		case ha.RoleLeader:
+			fmt.Fprintf(w, "leader term=%d applied=%d\n", st.Term, st.Applied)
+		case ha.RoleStandby:
+			fmt.Fprintf(w, "standby leader=%s term=%d applied=%d lag=%d\n", st.Leader, st.Term, st.Applied, st.Lag)
+		default:
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, st.Role)
+		}
 	})
 	mux.Handle("GET /metrics", mp.Handler())
 	return mux

@@ -225,6 +225,13 @@ func (n *Node) Coordinator() *coordinator.Coordinator {
 	return n.mu.svc.Coordinator()
 }
 
+// Service returns the coordinator service while this node leads, else nil.
+func (n *Node) Service() *service.Service {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.mu.svc
+}
+
 // WaitLeader waits until this node leads (or ctx ends).
 func (n *Node) WaitLeader(ctx context.Context) error {
 	for {

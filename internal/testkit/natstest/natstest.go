@@ -3,6 +3,9 @@
 package natstest
 
 import (
+	"fmt"
+	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,12 +23,18 @@ func Start(t testing.TB) *server.Server {
 	return StartWith(t, &server.Options{})
 }
 
-// StartWith is Start with opts (Host, Port and logging are set here).
+// StartWith is Start with opts (Host, Port and logging are set here, and
+// JetStream, which the coordinator keeps its log in, is enabled with its
+// store in a temporary directory).
 func StartWith(t testing.TB, opts *server.Options) *server.Server {
 	t.Helper()
 	opts.Host = "127.0.0.1"
 	opts.Port = server.RANDOM_PORT
 	opts.NoLog, opts.NoSigs = true, true
+	opts.JetStream = true
+	if opts.StoreDir == "" {
+		opts.StoreDir = t.TempDir()
+	}
 	if opts.MaxPayload == 0 {
 		opts.MaxPayload = MaxPayload
 	}
@@ -53,4 +62,62 @@ func Connect(t testing.TB, s *server.Server, opts ...nats.Option) *nats.Conn {
 	}
 	t.Cleanup(nc.Close)
 	return nc
+}
+
+// StartCluster runs n JetStream servers clustered with each other on
+// 127.0.0.1 and free ports (n = 3 for a cluster that survives one server's
+// loss), shut down by t.Cleanup, and waits until each accepts connections.
+// URLs joins their client URLs for a connection that fails over.
+func StartCluster(t testing.TB, n int) []*server.Server {
+	t.Helper()
+	ports, cports := make([]int, n), make([]int, n)
+	for i := range ports {
+		ports[i], cports[i] = freePort(t), freePort(t)
+	}
+	srvs := make([]*server.Server, n)
+	for i := range srvs {
+		var routes []string
+		for j := range cports {
+			if j != i {
+				routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", cports[j]))
+			}
+		}
+		o := &server.Options{Host: "127.0.0.1", Port: ports[i], JetStream: true, StoreDir: t.TempDir(),
+			ServerName: fmt.Sprintf("n%d", i), NoSigs: true, NoLog: true, MaxPayload: MaxPayload,
+			Cluster: server.ClusterOpts{Name: "natstest", Host: "127.0.0.1", Port: cports[i]},
+			Routes:  server.RoutesFromStr(strings.Join(routes, ","))}
+		s, err := server.NewServer(o)
+		if err != nil {
+			t.Fatalf("nats server: %v", err)
+		}
+		go s.Start()
+		srvs[i] = s
+		t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	}
+	for _, s := range srvs {
+		if !s.ReadyForConnections(10 * time.Second) {
+			t.Fatal("nats server not ready after 10s")
+		}
+	}
+	return srvs
+}
+
+// URLs returns the client URLs of srvs, comma-separated.
+func URLs(srvs []*server.Server) string {
+	u := make([]string, len(srvs))
+	for i, s := range srvs {
+		u[i] = s.ClientURL()
+	}
+	return strings.Join(u, ",")
+}
+
+// freePort returns a TCP port free on 127.0.0.1.
+func freePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
