@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/cockroachdb/pebble"
@@ -49,6 +50,10 @@ func (c *Coordinator) del(key []byte, opts *pebble.WriteOptions) error {
 // batch through the log, so that the copy records a recent log position
 // even when nothing changed for a while.
 func (c *Coordinator) Checkpoint(dir string) error {
+	if err := c.enter(context.Background()); err != nil {
+		return err
+	}
+	defer c.leave()
 	b := c.db.NewBatch()
 	defer b.Close()
 	if err := c.write(b, pebble.NoSync); err != nil {

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # A local floe cluster backed by MinIO, from binaries (no Docker needed):
-# MinIO, nats-server with JetStream, one coordinator and three brokers, all
-# on 127.0.0.1. State lives under dev/.cluster/ (or $FLOE_DEV_DIR).
+# MinIO, a 3-node NATS cluster with JetStream, two coordinators (one leads,
+# the other stands by) and three brokers, all on 127.0.0.1. State lives
+# under dev/.cluster/ (or $FLOE_DEV_DIR).
 #
 #   dev/cluster.sh up       # build, start everything, print the addresses
-#   dev/cluster.sh status   # what runs, and the addresses
+#   dev/cluster.sh status   # what runs, which coordinator leads, the addresses
 #   dev/cluster.sh down     # stop everything (data is kept; rm -rf dev/.cluster to wipe)
 #
-# Ports can be moved with FLOE_DEV_PORT_BASE (default 19000): MinIO +0
-# (console +1), NATS +2, coordinator HTTP +3, brokers Kafka +10..+12 and
-# HTTP +20..+22.
+# Ports can be moved with FLOE_DEV_PORT_BASE (default 19000):
+#   MinIO +0 (console +1)
+#   NATS clients +2, +5, +6 (nats-1..3), cluster routes +30..+32,
+#     monitoring (/healthz) +40..+42
+#   coordinators' HTTP (/healthz, /metrics) +3 (coordinator-1), +7 (coordinator-2)
+#   brokers Kafka +10..+12 and HTTP +20..+22
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
@@ -19,12 +23,23 @@ gobin="${FLOE_GOBIN:-$HOME/.cache/floe-gobin}"
 minio_version=v0.0.0-20260212201848-7aac2a2c5b7c
 nats_version=$(go list -m -f '{{.Version}}' github.com/nats-io/nats-server/v2)
 
-minio_port=$base; console_port=$((base + 1)); nats_port=$((base + 2)); coord_http=$((base + 3))
+minio_port=$base; console_port=$((base + 1))
+nats_port() { case $1 in 1) echo $((base + 2)) ;; 2) echo $((base + 5)) ;; 3) echo $((base + 6)) ;; esac; }
+route_port() { echo $((base + 30 + $1 - 1)); }
+monitor_port() { echo $((base + 40 + $1 - 1)); }
+coord_http() { case $1 in 1) echo $((base + 3)) ;; 2) echo $((base + 7)) ;; esac; }
 kafka_port() { echo $((base + 10 + $1 - 1)); }
 http_port() { echo $((base + 20 + $1 - 1)); }
+nats_urls="nats://127.0.0.1:$(nats_port 1),nats://127.0.0.1:$(nats_port 2),nats://127.0.0.1:$(nats_port 3)"
+routes="nats://127.0.0.1:$(route_port 1),nats://127.0.0.1:$(route_port 2),nats://127.0.0.1:$(route_port 3)"
 
 export AWS_ACCESS_KEY_ID=floe AWS_SECRET_ACCESS_KEY=floe-secret
 s3=(--s3-bucket floe --s3-endpoint "http://127.0.0.1:$minio_port" --s3-path-style --s3-region us-east-1)
+
+# Every process, in start order; down stops them in reverse. nats and
+# coordinator are the names of the earlier one-NATS, one-coordinator layout,
+# stopped by down if they still run.
+names=(minio nats-1 nats-2 nats-3 coordinator-1 coordinator-2 broker-1 broker-2 broker-3)
 
 running() { [ -f "$dir/$1.pid" ] && kill -0 "$(cat "$dir/$1.pid")" 2>/dev/null; }
 
@@ -44,6 +59,23 @@ wait_http() {
   return 1
 }
 
+# coord_role prints coordinator i's /healthz line ("leader term=...",
+# "standby leader=...", "starting"), or nothing when it does not answer.
+coord_role() { curl -s --max-time 2 "http://127.0.0.1:$(coord_http "$1")/healthz" 2>/dev/null || true; }
+
+# wait_leader waits until one of the coordinators says it leads.
+wait_leader() {
+  local i
+  for _ in $(seq 1 600); do
+    for i in 1 2; do
+      case "$(coord_role "$i")" in leader*) return 0 ;; esac
+    done
+    sleep 0.1
+  done
+  echo "timed out waiting for a coordinator to lead (logs in $dir)" >&2
+  return 1
+}
+
 install_tools() {
   mkdir -p "$gobin"
   if [ ! -x "$gobin/minio" ]; then
@@ -60,31 +92,48 @@ install_tools() {
 }
 
 status() {
-  local name
-  for name in minio nats coordinator broker-1 broker-2 broker-3; do
+  local name i role
+  for name in "${names[@]}"; do
     if running "$name"; then echo "$name: running (pid $(cat "$dir/$name.pid"))"; else echo "$name: stopped"; fi
   done
   echo
+  for i in 1 2; do
+    role=$(coord_role "$i")
+    echo "coordinator-$i: http://127.0.0.1:$(coord_http "$i")  ${role:-not answering}"
+  done
   echo "bootstrap servers: 127.0.0.1:$(kafka_port 1),127.0.0.1:$(kafka_port 2),127.0.0.1:$(kafka_port 3)"
   echo "broker HTTP (/kv, /metrics, /healthz): http://127.0.0.1:$(http_port 1) http://127.0.0.1:$(http_port 2) http://127.0.0.1:$(http_port 3)"
-  echo "coordinator HTTP: http://127.0.0.1:$coord_http   NATS: nats://127.0.0.1:$nats_port"
+  echo "NATS: $nats_urls (monitoring http://127.0.0.1:$(monitor_port 1) .. $(monitor_port 3))"
   echo "MinIO: http://127.0.0.1:$minio_port (console http://127.0.0.1:$console_port, user floe / floe-secret, bucket floe)"
 }
 
 up() {
+  if [ -d "$dir/nats" ] && [ ! -d "$dir/nats-1" ]; then
+    echo "$dir holds the state of the earlier one-NATS, one-coordinator layout;" >&2
+    echo "run dev/cluster.sh down && rm -rf $dir to start the 3-node cluster afresh" >&2
+    exit 1
+  fi
   mkdir -p "$dir"
   install_tools
   MINIO_ROOT_USER=floe MINIO_ROOT_PASSWORD=floe-secret start minio "$gobin/minio" server --quiet \
     --address "127.0.0.1:$minio_port" --console-address "127.0.0.1:$console_port" "$dir/minio"
   wait_http "http://127.0.0.1:$minio_port/minio/health/live"
-  start nats "$gobin/nats-server" -a 127.0.0.1 -p "$nats_port" -js -sd "$dir/nats" -m "$((base + 4))"
-  wait_http "http://127.0.0.1:$((base + 4))/healthz"
-  start coordinator "$dir/bin/coordinator" --data-dir "$dir/coordinator" --nats-url "nats://127.0.0.1:$nats_port" \
-    --http-addr "127.0.0.1:$coord_http" --kv-index-enabled "${s3[@]}"
-  wait_http "http://127.0.0.1:$coord_http/healthz"
   local i
   for i in 1 2 3; do
-    start "broker-$i" "$dir/bin/broker" --node-id "$i" --nats-url "nats://127.0.0.1:$nats_port" \
+    start "nats-$i" "$gobin/nats-server" --server_name "nats-$i" -a 127.0.0.1 -p "$(nats_port "$i")" \
+      -m "$(monitor_port "$i")" -js -sd "$dir/nats-$i" \
+      --cluster_name floe-dev --cluster "nats://127.0.0.1:$(route_port "$i")" --routes "$routes"
+  done
+  for i in 1 2 3; do
+    wait_http "http://127.0.0.1:$(monitor_port "$i")/healthz?js-enabled-only=true"
+  done
+  for i in 1 2; do
+    start "coordinator-$i" "$dir/bin/coordinator" --coordinator-id "coordinator-$i" --data-dir "$dir/coordinator-$i" \
+      --nats-url "$nats_urls" --replicas 3 --http-addr "127.0.0.1:$(coord_http "$i")" --kv-index-enabled "${s3[@]}"
+  done
+  wait_leader
+  for i in 1 2 3; do
+    start "broker-$i" "$dir/bin/broker" --node-id "$i" --nats-url "$nats_urls" \
       --data-dir "$dir/broker-$i" --kafka-addr "127.0.0.1:$(kafka_port "$i")" --http-addr "127.0.0.1:$(http_port "$i")" \
       --kv-index-enabled --s3-create-bucket "${s3[@]}"
     wait_http "http://127.0.0.1:$(http_port "$i")/healthz"
@@ -93,16 +142,26 @@ up() {
 }
 
 down() {
-  local name
-  for name in broker-3 broker-2 broker-1 coordinator nats minio; do
-    if running "$name"; then
-      kill "$(cat "$dir/$name.pid")"
-      for _ in $(seq 1 100); do running "$name" || break; sleep 0.1; done
-      running "$name" && kill -9 "$(cat "$dir/$name.pid")"
-      echo "$name: stopped"
-    fi
-    rm -f "$dir/$name.pid"
+  local i name
+  for ((i = ${#names[@]} - 1; i >= 0; i--)); do
+    name=${names[i]}
+    case $name in
+      coordinator-1) stop coordinator ;; # the earlier layout's
+      nats-1) stop nats ;;
+    esac
+    stop "$name"
   done
+}
+
+stop() {
+  local name=$1
+  if running "$name"; then
+    kill "$(cat "$dir/$name.pid")"
+    for _ in $(seq 1 100); do running "$name" || break; sleep 0.1; done
+    running "$name" && kill -9 "$(cat "$dir/$name.pid")"
+    echo "$name: stopped"
+  fi
+  rm -f "$dir/$name.pid"
 }
 
 case "${1:-}" in

@@ -486,6 +486,10 @@ type Log interface {
 // batch through the log, so that the copy records a recent log position
 // even when no group changed for a while.
 func (gs *Groups) Checkpoint(dir string) error {
+	if !gs.enter() {
+		return ErrClosed
+	}
+	defer gs.leave()
 	if gs.opts.Log != nil {
 		b := gs.db.NewBatch()
 		defer b.Close()
