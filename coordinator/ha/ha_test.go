@@ -2,12 +2,17 @@ package ha
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
@@ -69,9 +74,10 @@ func commitN(t testing.TB, c *coordinator.Coordinator, topic string, n int) int6
 	var id coordapi.TopicID
 	if tp, err := c.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: topic, Partitions: 1, ReplicationFactor: -1}); err == nil {
 		id = tp.ID
-	} else {
-		t.Logf("create topic: %v", err)
+	} else if errors.Is(err, kerr.TopicAlreadyExists) {
 		id = topicID(t, c, topic)
+	} else {
+		t.Fatal(err)
 	}
 	var hwm int64
 	for i := 0; i < n; i++ {
@@ -151,4 +157,151 @@ func topicID(t testing.TB, c *coordinator.Coordinator, name string) coordapi.Top
 	}
 	t.Fatalf("no topic %s", name)
 	return coordapi.TopicID{}
+}
+
+// TestFencedLeader checks that once another leader has appended its leader
+// entry, the deposed leader's appends fail, its replies are refused, and it
+// steps down.
+func TestFencedLeader(t *testing.T) {
+	srvs := []*server.Server{natstest.Start(t)}
+	nc := connect(t, natstest.URLs(srvs))
+	a := startNode(t, nc, "a", t.TempDir(), 1, nil)
+	defer a.Close()
+	ca := waitLeader(t, a)
+	commitN(t, ca, "t", 3)
+
+	// A usurper that skipped the lease: it appends its leader entry at the
+	// log's end, as a new leader does.
+	js, err := jetstream.New(connect(t, natstest.URLs(srvs)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := namesOf("hatest")
+	stream, err := js.Stream(context.Background(), names.stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := stream.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWriter(js, names.stream, names.subject, nc.MaxPayload(), info.State.LastSeq, time.Second)
+	if _, err := w.append(kindLeader, []byte(`{"term":99,"id":"usurper"}`)); err != nil {
+		t.Fatal(err)
+	}
+	// The old leader's next write fails: the log moved on without it.
+	_, err = ca.CreateTopic(context.Background(), coordapi.CreateTopicRequest{Name: "late", Partitions: 1, ReplicationFactor: -1})
+	if err == nil || !errors.Is(err, errFenced) {
+		t.Fatalf("a write after the fence: %v, want a fenced error", err)
+	}
+	waitFor(t, "the fenced leader to step down", func() bool { return a.Coordinator() != ca })
+}
+
+// writerOf returns the writer of n, which leads.
+func writerOf(t testing.TB, n *Node) *writer {
+	t.Helper()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.mu.w == nil {
+		t.Fatal("not leading")
+	}
+	return n.mu.w
+}
+
+// TestLargeEntry commits a batch larger than a NATS message: it goes to the
+// log in parts, and a standby reassembles and applies it.
+func TestLargeEntry(t *testing.T) {
+	srvs := []*server.Server{natstest.Start(t)}
+	root := t.TempDir()
+	a := startNode(t, connect(t, natstest.URLs(srvs)), "a", filepath.Join(root, "a"), 1, nil)
+	ca := waitLeader(t, a)
+	b := startNode(t, connect(t, natstest.URLs(srvs)), "b", filepath.Join(root, "b"), 1, nil)
+	defer b.Close()
+	// 300 partitions × 40 batches in one commit: a batch of about 1 MiB,
+	// over a test server's max payload once the limit is lowered below.
+	ctx := context.Background()
+	tp, err := ca.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "wide", Partitions: 300, ReplicationFactor: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &coordapi.CommitRequest{ObjectKey: "wal/large", ObjectSize: 12000 * 100}
+	for i := 0; i < 12000; i++ {
+		req.Batches = append(req.Batches, coordapi.CommitBatch{TopicID: tp.ID, Partition: int32(i % 300), ByteOffset: int64(i * 100),
+			ByteLength: 100, LastOffsetDelta: 0, MaxTimestamp: 1, ProducerID: -1})
+	}
+	// Small parts, so that the entry is split.
+	w := writerOf(t, a)
+	w.mu.Lock()
+	w.maxPart = 8 << 10
+	before := w.mu.last
+	w.mu.Unlock()
+	if _, err := ca.CommitObject(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	w.mu.Lock()
+	parts := w.mu.last - before
+	w.mu.Unlock()
+	if parts < 3 {
+		t.Fatalf("the commit took %d messages, want it split in several", parts)
+	}
+	waitFor(t, "the standby to apply the large entry", func() bool { return b.Status().Applied >= a.Status().Applied })
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cb := waitLeader(t, b)
+	for p := int32(0); p < 300; p += 37 {
+		st, err := cb.PartitionState(ctx, tp.ID, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.HighWatermark != 40 {
+			t.Fatalf("partition %d: high watermark %d after failover, want 40", p, st.HighWatermark)
+		}
+	}
+}
+
+// TestWipedStandbyRestores snapshots the leader, trims the log, wipes a
+// standby and starts it again: it restores the snapshot, applies the log
+// from there and, leading, has every commit.
+func TestWipedStandbyRestores(t *testing.T) {
+	srvs := []*server.Server{natstest.Start(t)}
+	root := t.TempDir()
+	store, err := objectstore.NewDir(filepath.Join(root, "objects"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := startNode(t, connect(t, natstest.URLs(srvs)), "a", filepath.Join(root, "a"), 1, store)
+	ca := waitLeader(t, a)
+	bdir := filepath.Join(root, "b")
+	b := startNode(t, connect(t, natstest.URLs(srvs)), "b", bdir, 1, store)
+	commitN(t, ca, "t", 30)
+	waitFor(t, "the standby to catch up", func() bool { return b.Status().Applied >= a.Status().Applied })
+	b.Close()
+	if err := os.RemoveAll(bdir); err != nil {
+		t.Fatal(err)
+	}
+	// Two snapshots, so that the log is trimmed below the older.
+	for i := 0; i < 2; i++ {
+		commitN(t, ca, "t", 10)
+		js, _ := jetstream.New(connect(t, natstest.URLs(srvs)))
+		stream, _ := js.Stream(context.Background(), namesOf("hatest").stream)
+		if err := a.snapshot(context.Background(), writerOf(t, a), stream, 1, map[string]checkpointer{
+			"coordinator": ca, "groups": a.Service().Groups()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hwm := commitN(t, ca, "t", 5)
+	b = startNode(t, connect(t, natstest.URLs(srvs)), "b", bdir, 1, store)
+	defer b.Close()
+	waitFor(t, "the wiped standby to restore and catch up", func() bool {
+		return b.Status().Role == RoleStandby && b.Status().Applied >= a.Status().Applied
+	})
+	if b.Status().SnapshotSeq == 0 {
+		t.Fatalf("the wiped standby did not restore a snapshot: %+v", b.Status())
+	}
+	a.Close()
+	cb := waitLeader(t, b)
+	if got := highWatermark(t, cb, "t"); got != hwm {
+		t.Fatalf("high watermark %d after restore and failover, want %d", got, hwm)
+	}
 }

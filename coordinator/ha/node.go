@@ -117,6 +117,7 @@ type Node struct {
 		sync.Mutex
 		status Status
 		svc    *service.Service
+		w      *writer       // the leader's log writer
 		leader chan struct{} // closed while leading
 	}
 	stopMetrics func()
@@ -526,7 +527,7 @@ func (n *Node) lead(ctx context.Context, js jetstream.JetStream, stream jetstrea
 		return fmt.Errorf("ha: start the coordinator: %w", err)
 	}
 	n.mu.Lock()
-	n.mu.svc = svc
+	n.mu.svc, n.mu.w = svc, w
 	close(n.mu.leader)
 	n.mu.status.Role, n.mu.status.Term, n.mu.status.Leader, n.mu.status.Lag = RoleLeader, l.term(), n.opts.ID, 0
 	n.mu.status.Failovers++
@@ -534,7 +535,7 @@ func (n *Node) lead(ctx context.Context, js jetstream.JetStream, stream jetstrea
 	n.log.Info("leading the coordinators", "term", l.term(), "log_seq", last+1)
 	defer func() {
 		n.mu.Lock()
-		n.mu.svc = nil
+		n.mu.svc, n.mu.w = nil, nil
 		n.mu.leader = make(chan struct{})
 		n.mu.status.Role = RoleStandby
 		n.mu.Unlock()
