@@ -76,6 +76,19 @@ wait_leader() {
   return 1
 }
 
+# create_bucket creates the bucket the coordinators keep their snapshots in
+# (they lead only once they can list it; the brokers would create it too,
+# but start after a coordinator leads). 409: it exists already.
+create_bucket() {
+  local code
+  code=$(curl -s -o /dev/null -w '%{http_code}' --aws-sigv4 "aws:amz:us-east-1:s3" \
+    --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" -X PUT "http://127.0.0.1:$minio_port/floe") || true
+  case $code in
+    200 | 409) ;;
+    *) echo "creating bucket floe on MinIO: HTTP $code (curl 7.75 or later is needed for --aws-sigv4)" >&2; return 1 ;;
+  esac
+}
+
 install_tools() {
   mkdir -p "$gobin"
   if [ ! -x "$gobin/minio" ]; then
@@ -118,6 +131,7 @@ up() {
   MINIO_ROOT_USER=floe MINIO_ROOT_PASSWORD=floe-secret start minio "$gobin/minio" server --quiet \
     --address "127.0.0.1:$minio_port" --console-address "127.0.0.1:$console_port" "$dir/minio"
   wait_http "http://127.0.0.1:$minio_port/minio/health/live"
+  create_bucket
   local i
   for i in 1 2 3; do
     start "nats-$i" "$gobin/nats-server" --server_name "nats-$i" -a 127.0.0.1 -p "$(nats_port "$i")" \

@@ -19,7 +19,7 @@ func (n *Node) registerMetrics(m metric.Meter) (func(), error) {
 		value            func(Status) int64
 	}
 	specs := []spec{
-		{"floe.coordinator.ha.leader", "1", "1 while this coordinator leads, else 0.", func(s Status) int64 {
+		{"floe.coordinator.ha.leader", "", "1 while this coordinator leads, else 0.", func(s Status) int64 {
 			if s.Role == RoleLeader {
 				return 1
 			}

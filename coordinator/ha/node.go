@@ -383,6 +383,11 @@ func (n *Node) openReplica(ctx context.Context, stream jetstream.Stream) (r *rep
 				return nil, false, fmt.Errorf("ha: the log starts at %d, after this replica's position %d, and there is no snapshot store", first, pos)
 			}
 			m, err := n.snapshots().latest(ctx)
+			if err != nil && r.empty && first <= 1 {
+				// The log holds everything: the snapshot only saves a replay.
+				n.log.Warn("cannot read the snapshots; replaying the whole log", "err", err)
+				return r, false, nil
+			}
 			if err != nil {
 				r.close()
 				return nil, false, err
@@ -530,6 +535,7 @@ func (n *Node) lead(ctx context.Context, js jetstream.JetStream, stream jetstrea
 	n.mu.svc, n.mu.w = svc, w
 	close(n.mu.leader)
 	n.mu.status.Role, n.mu.status.Term, n.mu.status.Leader, n.mu.status.Lag = RoleLeader, l.term(), n.opts.ID, 0
+	n.mu.status.Applied = w.applied()
 	n.mu.status.Failovers++
 	n.mu.Unlock()
 	n.log.Info("leading the coordinators", "term", l.term(), "log_seq", last+1)
@@ -560,7 +566,7 @@ func (n *Node) lead(ctx context.Context, js jetstream.JetStream, stream jetstrea
 		defer t.Stop()
 		snapC = t.C
 	}
-	if m, _ := n.snapshotsOrNil(ctx); m == nil {
+	if m, err := n.snapshotsOrNil(ctx); m == nil && err == nil {
 		snap() // the first: standbys can start from it
 	}
 	renew := time.NewTicker(n.opts.LeaseTTL / 3)

@@ -1,0 +1,179 @@
+package ha
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/internal/testkit/natstest"
+)
+
+// benchCoordinator opens a coordinator for a benchmark: "direct" on Pebble
+// alone (synced commits, as before the log), "R1" leading a log on one
+// JetStream server, "R3" on a 3-node JetStream cluster.
+func benchCoordinator(b *testing.B, mode string) *coordinator.Coordinator {
+	b.Helper()
+	dir := filepath.Join(b.TempDir(), "coordinator")
+	switch mode {
+	case "direct":
+		c, err := coordinator.Open(coordinator.Options{Dir: dir, TierInterval: -1, TxnCheckInterval: -1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.Close() })
+		return c
+	case "R1", "R3":
+		var srvs []*server.Server
+		replicas := 1
+		if mode == "R3" {
+			srvs, replicas = natstest.StartCluster(b, 3), 3
+		} else {
+			srvs = []*server.Server{natstest.Start(b)}
+		}
+		n := startNode(b, connect(b, natstest.URLs(srvs)), "bench", dir, replicas, nil)
+		b.Cleanup(func() { n.Close() })
+		return waitLeader(b, n)
+	}
+	b.Fatalf("mode %q", mode)
+	return nil
+}
+
+// benchTopics creates topics × parts partitions.
+func benchTopics(b *testing.B, c *coordinator.Coordinator, topics, parts int) []coordapi.TopicID {
+	b.Helper()
+	var ids []coordapi.TopicID
+	for i := 0; i < topics; i++ {
+		tp, err := c.CreateTopic(context.Background(), coordapi.CreateTopicRequest{Name: fmt.Sprintf("bench-%d", i), Partitions: int32(parts), ReplicationFactor: -1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids = append(ids, tp.ID)
+	}
+	return ids
+}
+
+// committer builds commits of n idempotent batches spread over the
+// partitions of ids, as one broker's objects; each committer has its own
+// producers, so that committers run concurrently without conflicts.
+type committer struct {
+	ids      []coordapi.TopicID
+	parts    int
+	n        int
+	producer int64
+	seq      map[int]int32
+	next     int
+	broker   int32
+}
+
+func (m *committer) request() *coordapi.CommitRequest {
+	const batchBytes = 5000
+	req := &coordapi.CommitRequest{ObjectKey: fmt.Sprintf("wal/b%d-%08d", m.broker, m.next), ObjectSize: int64(m.n * batchBytes),
+		BrokerID: m.broker, Batches: make([]coordapi.CommitBatch, m.n)}
+	total := len(m.ids) * m.parts
+	for j := range req.Batches {
+		part := (m.next*m.n + j) % total
+		req.Batches[j] = coordapi.CommitBatch{
+			TopicID: m.ids[part/m.parts], Partition: int32(part % m.parts),
+			ByteOffset: int64(j * batchBytes), ByteLength: batchBytes, LastOffsetDelta: 9, MaxTimestamp: int64(m.next),
+			ProducerID: m.producer + int64(part%100), BaseSequence: m.seq[part],
+		}
+		m.seq[part] += 10
+	}
+	m.next++
+	return req
+}
+
+func commitOK(b *testing.B, c *coordinator.Coordinator, req *coordapi.CommitRequest) {
+	resp, err := c.CommitObject(context.Background(), req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, r := range resp.Results {
+		if r.ErrorCode != 0 {
+			b.Fatalf("error code %d", r.ErrorCode)
+		}
+	}
+}
+
+// BenchmarkCommitLatency measures CommitObject's latency for commits of 1
+// and of 1,600 batches (over 600 partitions: a full 8 MiB object) on Pebble
+// alone and through an R1 and an R3 log, one commit at a time.
+//
+//	go test ./coordinator/ha -run XXX -bench CommitLatency -benchtime 2000x
+func BenchmarkCommitLatency(b *testing.B) {
+	for _, mode := range []string{"direct", "R1", "R3"} {
+		for _, n := range []int{1, 1600} {
+			b.Run(fmt.Sprintf("%s/batches=%d", mode, n), func(b *testing.B) {
+				c := benchCoordinator(b, mode)
+				m := &committer{ids: benchTopics(b, c, 6, 100), parts: 100, n: n, producer: 1000, seq: map[int]int32{}, broker: 1}
+				for i := 0; i < 20; i++ {
+					commitOK(b, c, m.request()) // warm up
+				}
+				lat := make([]time.Duration, 0, b.N)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					req := m.request()
+					start := time.Now()
+					commitOK(b, c, req)
+					lat = append(lat, time.Since(start))
+				}
+				b.StopTimer()
+				reportPercentiles(b, lat)
+			})
+		}
+	}
+}
+
+// BenchmarkCommitCapacity measures the commits a coordinator sustains from
+// many brokers at once: 16 simulated brokers each commit objects of 50
+// batches as fast as they are answered.
+//
+//	go test ./coordinator/ha -run XXX -bench CommitCapacity -benchtime 10000x
+func BenchmarkCommitCapacity(b *testing.B) {
+	const brokers, batches = 16, 50
+	for _, mode := range []string{"direct", "R1", "R3"} {
+		b.Run(mode, func(b *testing.B) {
+			c := benchCoordinator(b, mode)
+			ids := benchTopics(b, c, 6, 100)
+			var left atomic.Int64
+			left.Store(int64(b.N))
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			for i := 0; i < brokers; i++ {
+				m := &committer{ids: ids, parts: 100, n: batches, producer: int64(1000 * (i + 1)), seq: map[int]int32{}, broker: int32(i + 1)}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for left.Add(-1) >= 0 {
+						commitOK(b, c, m.request())
+					}
+				}()
+			}
+			wg.Wait()
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
+			b.ReportMetric(float64(b.N*batches)/b.Elapsed().Seconds(), "batches/s")
+		})
+	}
+}
+
+// reportPercentiles reports the p50 and p99 of lat in milliseconds.
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
+	b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
+	b.ReportMetric(0, "ns/op")
+}
