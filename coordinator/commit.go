@@ -56,8 +56,12 @@ func (c *Coordinator) commitObject(ctx context.Context, req *coordapi.CommitRequ
 		return nil, nil, fmt.Errorf("commit object %q: %w", req.ObjectKey, err)
 	}
 	c.commit.Lock()
-	defer c.commit.Unlock()
-	resp, notices, err := c.commitObjectLocked(req)
+	resp, notices, wait, err := c.commitObjectLocked(req)
+	c.commit.Unlock()
+	if err == nil {
+		// The next commit goes on while the log takes this one.
+		err = wait()
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("commit object %q: %w", req.ObjectKey, err)
 	}
@@ -120,12 +124,15 @@ type pendingProducer struct {
 }
 
 // commitObjectLocked does the work of CommitObject. c.commit must be held.
+// With a replicated log the commit is applied before the log has it, and
+// wait, called once c.commit is released, returns when it does (see
+// Log.Start): nothing of the commit may be answered before.
 //
 // It writes one batch run per partition that accepted batches (runs.go),
 // holding the producer states the commit changed there, the checkpoints
 // that fall due (checkpoint.go), and the object. Partition and producer
 // records are otherwise not written: Open rebuilds them from the runs.
-func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (*coordapi.CommitResponse, []coordapi.CommitNotice, error) {
+func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coordapi.CommitResponse, _ []coordapi.CommitNotice, wait func() error, _ error) {
 	nowMs := c.now().UnixMilli()
 	obj, isNew := c.objectForCommitLocked(req, nowMs)
 	resp := &coordapi.CommitResponse{Results: make([]coordapi.BatchResult, len(req.Batches))}
@@ -291,20 +298,21 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (*coordapi
 	// And the transactions' open and aborted rows (txn.go).
 	txnChanges, err := c.applyTxnOpsLocked(b, parts, txnOps, txnKeys)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	superseded := c.supersedeHeldLocked(b, kvs)
 
 	if c.testBeforeCommit != nil {
 		if err := c.testBeforeCommit(); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
-	if err := c.write(b, pebble.Sync); err != nil {
-		return nil, nil, fmt.Errorf("pebble commit: %w", err)
+	wait, err = c.writeAsync(b, pebble.Sync)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("pebble commit: %w", err)
 	}
 
-	// Durable: install in memory.
+	// Written (and, without a log, durable): install in memory.
 	var notices []coordapi.CommitNotice
 	c.mu.Lock()
 	for j := range parts {
@@ -359,7 +367,7 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (*coordapi
 		c.log.Warn("object committed with no accepted batch; marked garbage",
 			"object", req.ObjectKey, "batches", len(req.Batches))
 	}
-	return resp, notices, nil
+	return resp, notices, wait, nil
 }
 
 // commitWrites collects a commit's writes: one run per partition that

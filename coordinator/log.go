@@ -13,11 +13,16 @@ import (
 // state. Every write of the coordinator goes through it (Coordinator.write);
 // none needs replication code of its own.
 type Log interface {
-	// Commit appends b's changes to the log and, once the log has them,
-	// applies b to the database it was made on. An error means the change
-	// may not be in the log and was not applied: the coordinator has lost
-	// its lease or its log and must stop serving.
+	// Commit appends b's changes to the log, applies b to the database it
+	// was made on, and returns once the log has them. An error means the
+	// change may not be in the log: the coordinator has lost its lease or
+	// its log and must stop serving (its state is rebuilt from the log).
 	Commit(b *pebble.Batch) error
+	// Start is Commit without the wait: it appends and applies b, and
+	// wait returns once the log has it. Until then nothing derived from b
+	// may be answered; the log's owner holds every answer until the log
+	// has every change made before it (package ha gates the replies).
+	Start(b *pebble.Batch) (wait func() error, err error)
 }
 
 // write commits b through the log, or, without one, to Pebble with opts
@@ -28,6 +33,17 @@ func (c *Coordinator) write(b *pebble.Batch, opts *pebble.WriteOptions) error {
 	}
 	return b.Commit(opts)
 }
+
+// writeAsync is write returning before the log has b (Log.Start): call
+// wait, without holding locks the next writes need, before answering.
+func (c *Coordinator) writeAsync(b *pebble.Batch, opts *pebble.WriteOptions) (wait func() error, err error) {
+	if c.opts.Log != nil {
+		return c.opts.Log.Start(b)
+	}
+	return noWait, b.Commit(opts)
+}
+
+func noWait() error { return nil }
 
 // set writes one key, synced, through write.
 func (c *Coordinator) set(key, value []byte) error {

@@ -74,8 +74,11 @@ func (c *Coordinator) writeMarkers(ctx context.Context, t *txnState, commit bool
 		return fmt.Errorf("put %s: %w", key, err)
 	}
 	c.commit.Lock()
-	resp, notices, err := c.commitObjectLocked(&coordapi.CommitRequest{ObjectKey: key, ObjectSize: int64(len(data)), BrokerID: -1, Batches: batches})
+	resp, notices, wait, err := c.commitObjectLocked(&coordapi.CommitRequest{ObjectKey: key, ObjectSize: int64(len(data)), BrokerID: -1, Batches: batches})
 	c.commit.Unlock()
+	if err == nil {
+		err = wait()
+	}
 	if err != nil {
 		return fmt.Errorf("commit %s: %w", key, err)
 	}

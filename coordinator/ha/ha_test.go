@@ -168,7 +168,7 @@ func TestFencedLeader(t *testing.T) {
 	a := startNode(t, nc, "a", t.TempDir(), 1, nil)
 	defer a.Close()
 	ca := waitLeader(t, a)
-	commitN(t, ca, "t", 3)
+	hwm := commitN(t, ca, "t", 3)
 
 	// A usurper that skipped the lease: it appends its leader entry at the
 	// log's end, as a new leader does.
@@ -185,7 +185,8 @@ func TestFencedLeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newWriter(js, names.stream, names.subject, nc.MaxPayload(), info.State.LastSeq, time.Second)
+	w := newWriter(js, names.stream, names.subject, nc.MaxPayload(), info.State.LastSeq, 99, time.Second)
+	defer w.close()
 	if _, err := w.append(kindLeader, []byte(`{"term":99,"id":"usurper"}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -195,6 +196,23 @@ func TestFencedLeader(t *testing.T) {
 		t.Fatalf("a write after the fence: %v, want a fenced error", err)
 	}
 	waitFor(t, "the fenced leader to step down", func() bool { return a.Coordinator() != ca })
+
+	// Its Pebble had the topic before the log refused it: diverged, it is
+	// rebuilt from the log, and leads again (its lease is still its own)
+	// without the topic.
+	c := waitLeader(t, a)
+	if got := highWatermark(t, c, "t"); got != hwm {
+		t.Fatalf("high watermark %d after the rebuild, want %d", got, hwm)
+	}
+	ts, err := c.Topics(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range ts {
+		if tp.Name == "late" {
+			t.Fatal("the write the log refused survived the rebuild")
+		}
+	}
 }
 
 // writerOf returns the writer of n, which leads.
@@ -232,7 +250,7 @@ func TestLargeEntry(t *testing.T) {
 	// Small parts, so that the entry is split.
 	w := writerOf(t, a)
 	w.mu.Lock()
-	w.maxPart = 8 << 10
+	w.mu.maxPart = 8 << 10
 	before := w.mu.last
 	w.mu.Unlock()
 	if _, err := ca.CommitObject(ctx, req); err != nil {

@@ -19,6 +19,7 @@ const (
 	hdrFormat = "Floe-Log"
 	hdrDB     = "Floe-Db"
 	hdrPart   = "Floe-Part"
+	hdrTerm   = "Floe-Term"
 
 	logFormat = "1"
 
@@ -30,10 +31,22 @@ const (
 	kindSnapshot  = "S"
 )
 
-// appliedKey is where each database records the sequence of the last log
-// entry applied to it, in the same batch as the entry: family 0xff, which
-// neither the coordinator nor the group state uses.
+// appliedKey is where each database records the log position it is applied
+// up to, in the same batch as the entry: family 0xff, which neither the
+// coordinator nor the group state uses. Its value is the entry's last
+// sequence and the term of the leader that appended it, 8 bytes each,
+// big-endian.
 var appliedKey = []byte("\xffha-applied")
+
+// position is a place in the log: a sequence, and the term of the leader
+// that appended the message there.
+type position struct {
+	seq, term uint64
+}
+
+func (p position) encode() []byte {
+	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, p.seq), p.term)
+}
 
 // errFenced wraps every append failure: the log has moved on without this
 // writer (a new leader appended), or the outcome of an append is unknown.
@@ -43,47 +56,106 @@ var errFenced = errors.New("ha: the coordinator log fenced this leader")
 // an entry is split into parts.
 const partOverhead = 4 << 10
 
-// writer is the leader's side of the log: it appends each batch as one entry
-// (split into parts when larger than a NATS message), every message
+// pending is a published message awaiting its acknowledgement.
+type pending struct {
+	fut  jetstream.PubAckFuture
+	seq  uint64
+	sent time.Time
+}
+
+// writer is the leader's side of the log. It appends each batch as one
+// entry (split into parts when larger than a NATS message), every message
 // expecting the stream's last sequence to be the one before it, so that
-// appends of a deposed leader fail once another has appended. Appends are
-// pipelined: many are in flight at once, in order on one connection, and
-// each batch is applied to Pebble only after its entry is acknowledged and
-// every earlier entry applied, so that Pebble on the leader goes through the
-// same states, in the same order, as on every standby.
+// appends of a deposed leader fail once another has appended.
 //
-// The first failure is sticky: every later append fails with it, and Failed
-// is closed, so that the node steps down.
+// The batch is applied to Pebble as it is published, in the same critical
+// section, so that Pebble on the leader goes through the same states in the
+// same order as on every standby, and appends are pipelined: many are in
+// flight on one connection while the next commits are made. Nothing may be
+// answered before the log has it, so every reply waits on barrier (the
+// rpc server's gate), and every write on the acknowledgement of its own
+// entry. If an append fails, the leader's Pebble may hold entries the log
+// never got: the writer stops for good (Failed), and the replica is found
+// diverged when next opened (its position's term is not the log's) and
+// restored from a snapshot and the log.
 type writer struct {
 	js      jetstream.JetStream
 	stream  string
 	subject string
-	maxPart int
+	term    uint64
 	timeout time.Duration
 
 	mu struct {
 		sync.Mutex
-		last uint64 // the sequence of the last message published
-		err  error
-	}
-	apply struct {
-		sync.Mutex
-		cond    *sync.Cond
-		applied uint64 // entries up to here are applied
+		last    uint64 // the sequence of the last message published
+		maxPart int
 		err     error
 	}
+	ack struct {
+		sync.Mutex
+		cond  *sync.Cond
+		acked uint64 // every message up to here is in the log
+		err   error
+	}
+	pending  chan pending
 	failed   chan struct{}
 	failOnce sync.Once
+	done     chan struct{}
 }
 
-// newWriter returns a writer appending after sequence last, which every
-// entry up to has been applied.
-func newWriter(js jetstream.JetStream, stream, subject string, maxPayload int64, last uint64, timeout time.Duration) *writer {
-	w := &writer{js: js, stream: stream, subject: subject, maxPart: int(maxPayload) - partOverhead, timeout: timeout, failed: make(chan struct{})}
-	w.mu.last = last
-	w.apply.applied = last
-	w.apply.cond = sync.NewCond(&w.apply.Mutex)
+// newWriter returns a writer of term appending after sequence last, which
+// every entry up to has been applied; it runs until close.
+func newWriter(js jetstream.JetStream, stream, subject string, maxPayload int64, last, term uint64, timeout time.Duration) *writer {
+	w := &writer{js: js, stream: stream, subject: subject, term: term, timeout: timeout,
+		pending: make(chan pending, 1<<16), failed: make(chan struct{}), done: make(chan struct{})}
+	w.mu.last, w.mu.maxPart = last, int(maxPayload)-partOverhead
+	w.ack.acked = last
+	w.ack.cond = sync.NewCond(&w.ack.Mutex)
+	go w.collect()
 	return w
+}
+
+// close stops the writer; appends fail from then on.
+func (w *writer) close() {
+	w.fail(errors.New("ha: the leader stopped"))
+	<-w.done
+}
+
+// collect receives the acknowledgements in order: each advances acked, and
+// the first failure (or an acknowledgement later than the timeout) fails the
+// writer.
+func (w *writer) collect() {
+	defer close(w.done)
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for {
+		var p pending
+		select {
+		case p = <-w.pending:
+		case <-w.failed:
+			return
+		}
+		t.Reset(time.Until(p.sent.Add(w.timeout)))
+		select {
+		case ack := <-p.fut.Ok():
+			if ack.Sequence != p.seq {
+				w.fail(fmt.Errorf("appended at sequence %d, expected %d", ack.Sequence, p.seq))
+				return
+			}
+			w.ack.Lock()
+			w.ack.acked = p.seq
+			w.ack.cond.Broadcast()
+			w.ack.Unlock()
+		case err := <-p.fut.Err():
+			w.fail(err)
+			return
+		case <-t.C:
+			w.fail(fmt.Errorf("no acknowledgement of message %d in %v", p.seq, w.timeout))
+			return
+		case <-w.failed:
+			return
+		}
+	}
 }
 
 // fail records err as the writer's failure, once.
@@ -93,10 +165,10 @@ func (w *writer) fail(err error) {
 		w.mu.Lock()
 		w.mu.err = err
 		w.mu.Unlock()
-		w.apply.Lock()
-		w.apply.err = err
-		w.apply.cond.Broadcast()
-		w.apply.Unlock()
+		w.ack.Lock()
+		w.ack.err = err
+		w.ack.cond.Broadcast()
+		w.ack.Unlock()
 		close(w.failed)
 	})
 }
@@ -106,138 +178,110 @@ func (w *writer) Failed() <-chan struct{} { return w.failed }
 
 // Err returns the writer's failure, nil while it has none.
 func (w *writer) Err() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.mu.err
+	w.ack.Lock()
+	defer w.ack.Unlock()
+	return w.ack.err
 }
 
-// publish sends entry's parts, returning their futures and the sequences of
-// the first and last.
-func (w *writer) publish(kind string, entry []byte) (futs []jetstream.PubAckFuture, first, last uint64, err error) {
+// start publishes entry's parts and, in the same critical section, calls
+// apply with the entry's last sequence; wait returns once the log has the
+// entry.
+func (w *writer) start(kind string, entry []byte, apply func(pos position) error) (wait func() error, err error) {
 	w.mu.Lock()
 	if w.mu.err != nil {
 		err := w.mu.err
 		w.mu.Unlock()
-		return nil, 0, 0, err
+		return nil, err
 	}
-	n := max(1, (len(entry)+w.maxPart-1)/w.maxPart)
-	first = w.mu.last + 1
+	size := w.mu.maxPart
+	n := max(1, (len(entry)+size-1)/size)
+	term := strconv.FormatUint(w.term, 10)
 	for i := 0; i < n && err == nil; i++ {
-		part := entry[i*w.maxPart : min(len(entry), (i+1)*w.maxPart)]
 		m := nats.NewMsg(w.subject)
 		m.Header.Set(hdrFormat, logFormat)
 		m.Header.Set(hdrDB, kind)
+		m.Header.Set(hdrTerm, term)
 		if n > 1 {
 			m.Header.Set(hdrPart, strconv.Itoa(i+1)+"/"+strconv.Itoa(n))
 		}
-		m.Data = part
+		m.Data = entry[i*size : min(len(entry), (i+1)*size)]
 		var f jetstream.PubAckFuture
 		f, err = w.js.PublishMsgAsync(m, jetstream.WithExpectLastSequence(w.mu.last), jetstream.WithExpectStream(w.stream))
 		if err == nil {
-			futs = append(futs, f)
 			w.mu.last++
+			w.pending <- pending{fut: f, seq: w.mu.last, sent: time.Now()}
 		}
 	}
-	last = w.mu.last
+	last := w.mu.last
+	if err == nil && apply != nil {
+		if err = apply(position{last, w.term}); err != nil {
+			err = fmt.Errorf("apply entry %d: %w", last, err)
+		}
+	}
 	w.mu.Unlock()
 	if err != nil {
 		// Parts already sent fail too: each expects its predecessor.
-		w.fail(fmt.Errorf("publish: %w", err))
-		return nil, 0, 0, w.Err()
+		w.fail(err)
+		return nil, w.Err()
 	}
-	return futs, first, last, nil
+	return func() error { return w.waitAcked(last) }, nil
 }
 
-// await waits for the acknowledgements of futs, the messages first.. in
-// order.
-func (w *writer) await(futs []jetstream.PubAckFuture, first uint64) error {
-	t := time.NewTimer(w.timeout)
-	defer t.Stop()
-	for i, f := range futs {
-		select {
-		case ack := <-f.Ok():
-			if want := first + uint64(i); ack.Sequence != want {
-				err := fmt.Errorf("appended at sequence %d, expected %d", ack.Sequence, want)
-				w.fail(err)
-				return err
-			}
-		case err := <-f.Err():
-			w.fail(err)
-			return err
-		case <-w.failed:
-			return w.Err()
-		case <-t.C:
-			err := fmt.Errorf("no acknowledgement in %v", w.timeout)
-			w.fail(err)
-			return err
-		}
+// waitAcked waits until the log has every message up to seq.
+func (w *writer) waitAcked(seq uint64) error {
+	w.ack.Lock()
+	defer w.ack.Unlock()
+	for w.ack.acked < seq && w.ack.err == nil {
+		w.ack.cond.Wait()
 	}
-	return nil
+	if w.ack.acked >= seq {
+		return nil
+	}
+	return w.ack.err
 }
 
-// append appends a log entry of kind without applying anything, returning
-// its last sequence once the stream has it and every earlier entry is
-// applied.
+// barrier waits until the log has every message published so far: a
+// reply computed from the leader's state may go out once it returns nil.
+func (w *writer) barrier() error {
+	w.mu.Lock()
+	last := w.mu.last
+	w.mu.Unlock()
+	return w.waitAcked(last)
+}
+
+// append appends a log entry of kind, applying nothing, and returns its
+// last sequence once the log has it.
 func (w *writer) append(kind string, entry []byte) (uint64, error) {
-	return w.appendThen(kind, entry, nil)
+	var last uint64
+	wait, err := w.start(kind, entry, func(p position) error { last = p.seq; return nil })
+	if err == nil {
+		err = wait()
+	}
+	return last, err
 }
 
-// appendThen appends entry and, once it is acknowledged and every earlier
-// entry applied, calls apply with its last sequence (in log order, one at a
-// time).
-func (w *writer) appendThen(kind string, entry []byte, apply func(last uint64) error) (uint64, error) {
-	futs, first, last, err := w.publish(kind, entry)
-	if err != nil {
-		return 0, err
-	}
-	if err := w.await(futs, first); err != nil {
-		return 0, w.Err()
-	}
-	w.apply.Lock()
-	defer w.apply.Unlock()
-	for w.apply.applied != first-1 && w.apply.err == nil {
-		w.apply.cond.Wait()
-	}
-	if w.apply.err != nil {
-		return 0, w.apply.err
-	}
-	if apply != nil {
-		if err := apply(last); err != nil {
-			// The log has the entry but this database does not: it
-			// must not serve on.
-			w.apply.Unlock()
-			w.fail(fmt.Errorf("apply entry %d: %w", last, err))
-			w.apply.Lock()
-			return 0, err
-		}
-	}
-	w.apply.applied = last
-	w.apply.cond.Broadcast()
-	return last, nil
-}
-
-// commit appends b as an entry of database kind and applies it, recording
-// the entry's sequence in the same batch.
-func (w *writer) commit(kind string, b *pebble.Batch) error {
+// startBatch appends b as an entry of database kind and applies it,
+// recording the entry's position in the same batch.
+func (w *writer) startBatch(kind string, b *pebble.Batch) (wait func() error, err error) {
 	// A copy: the batch is written to below, and its count with it.
-	_, err := w.appendThen(kind, bytes.Clone(b.Repr()), func(last uint64) error {
-		_ = b.Set(appliedKey, binary.BigEndian.AppendUint64(nil, last), nil)
+	return w.start(kind, bytes.Clone(b.Repr()), func(p position) error {
+		_ = b.Set(appliedKey, p.encode(), nil)
 		return b.Commit(pebble.NoSync)
 	})
-	return err
 }
 
-// applied returns the sequence every entry up to which is applied.
+// applied returns the sequence every entry up to which is in the log (and
+// applied).
 func (w *writer) applied() uint64 {
-	w.apply.Lock()
-	defer w.apply.Unlock()
-	return w.apply.applied
+	w.ack.Lock()
+	defer w.ack.Unlock()
+	return w.ack.acked
 }
 
-// stamp records seq as db's applied sequence.
-func stamp(db *pebble.DB, seq uint64) error {
-	if err := db.Set(appliedKey, binary.BigEndian.AppendUint64(nil, seq), pebble.NoSync); err != nil {
-		return fmt.Errorf("ha: stamp applied sequence: %w", err)
+// stamp records p as db's position.
+func stamp(db *pebble.DB, p position) error {
+	if err := db.Set(appliedKey, p.encode(), pebble.NoSync); err != nil {
+		return fmt.Errorf("ha: stamp applied position: %w", err)
 	}
 	return nil
 }
@@ -248,21 +292,33 @@ type dbLog struct {
 	kind string
 }
 
-// Commit appends b to the log and applies it; see coordinator.Log.
-func (l dbLog) Commit(b *pebble.Batch) error { return l.w.commit(l.kind, b) }
+// Commit appends b to the log, applies it, and waits for the log to have
+// it; see coordinator.Log.
+func (l dbLog) Commit(b *pebble.Batch) error {
+	wait, err := l.w.startBatch(l.kind, b)
+	if err != nil {
+		return err
+	}
+	return wait()
+}
 
-// readApplied returns db's applied sequence, 0 when it has none.
-func readApplied(db *pebble.DB) (uint64, bool, error) {
+// Start appends b to the log and applies it; see coordinator.Log.
+func (l dbLog) Start(b *pebble.Batch) (wait func() error, err error) {
+	return l.w.startBatch(l.kind, b)
+}
+
+// readApplied returns db's position, and false when it has none.
+func readApplied(db *pebble.DB) (position, bool, error) {
 	v, closer, err := db.Get(appliedKey)
 	if errors.Is(err, pebble.ErrNotFound) {
-		return 0, false, nil
+		return position{}, false, nil
 	}
 	if err != nil {
-		return 0, false, fmt.Errorf("ha: read applied sequence: %w", err)
+		return position{}, false, fmt.Errorf("ha: read applied position: %w", err)
 	}
 	defer closer.Close()
-	if len(v) != 8 {
-		return 0, false, fmt.Errorf("ha: applied sequence of %d bytes", len(v))
+	if len(v) != 16 {
+		return position{}, false, fmt.Errorf("ha: applied position of %d bytes", len(v))
 	}
-	return binary.BigEndian.Uint64(v), true, nil
+	return position{binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:])}, true, nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"sync"
 	"time"
 
@@ -355,8 +356,10 @@ func (n *Node) pollInterval() time.Duration {
 }
 
 // openReplica opens the replica, restoring the newest snapshot when it is
-// empty or behind the log's first message. adopted is set for a database
-// of a build before the log (state, but no log position) on an empty log.
+// empty, behind the log's first message, or diverged from the log (a
+// leader's last entries, applied before the log had them, never got in).
+// adopted is set for a database of a build before the log (state, but no
+// log position) on an empty log.
 func (n *Node) openReplica(ctx context.Context, stream jetstream.Stream) (r *replica, adopted bool, err error) {
 	copts := n.opts.Service
 	info, err := stream.Info(ctx)
@@ -364,55 +367,92 @@ func (n *Node) openReplica(ctx context.Context, stream jetstream.Stream) (r *rep
 		return nil, false, fmt.Errorf("ha: stream info: %w", err)
 	}
 	first, last := info.State.FirstSeq, info.State.LastSeq
-	for attempt := 0; ; attempt++ {
+	restored, wiped := false, false
+	for {
 		if r, err = openReplica(copts.Coordinator.Dir, copts.Groups.Dir, n.log); err != nil {
 			return nil, false, err
 		}
-		pos := r.position()
-		needSnapshot := (r.empty && first > 1) || (!r.empty && last > 0 && pos+1 < first)
-		if r.empty && attempt == 0 && n.opts.Snapshots != nil {
-			needSnapshot = true // a wiped replica starts from the newest snapshot when there is one
-		}
-		switch {
-		case !r.empty && pos > last:
-			r.close()
-			return nil, false, fmt.Errorf("ha: this replica is at log position %d, past the log's last message %d: the log was lost or belongs to another cluster", pos, last)
-		case needSnapshot && attempt == 0:
-			if n.opts.Snapshots == nil {
-				r.close()
-				return nil, false, fmt.Errorf("ha: the log starts at %d, after this replica's position %d, and there is no snapshot store", first, pos)
-			}
-			m, err := n.snapshots().latest(ctx)
-			if err != nil && r.empty && first <= 1 {
-				// The log holds everything: the snapshot only saves a replay.
-				n.log.Warn("cannot read the snapshots; replaying the whole log", "err", err)
-				return r, false, nil
-			}
+		if !r.empty && !wiped {
+			diverged, err := n.diverged(ctx, stream, r, first, last)
 			if err != nil {
 				r.close()
 				return nil, false, err
 			}
-			if m == nil {
-				if r.empty && first <= 1 {
-					return r, false, nil // nothing snapshotted yet: the log holds everything
-				}
+			if diverged {
+				// Everything this replica has is in the log or a
+				// snapshot but the entries that diverged: start over.
 				r.close()
-				return nil, false, fmt.Errorf("ha: the log starts at %d, after this replica's position %d, and no snapshot exists", first, pos)
+				n.log.Warn("this replica holds entries the log does not: rebuilding it from the snapshot and the log",
+					"coordinator", r.applied[dbCoordinator], "groups", r.applied[dbGroups], "log_first", first, "log_last", last)
+				if err := os.RemoveAll(copts.Groups.Dir); err != nil {
+					return nil, false, fmt.Errorf("ha: wipe diverged replica: %w", err)
+				}
+				if err := os.RemoveAll(copts.Coordinator.Dir); err != nil {
+					return nil, false, fmt.Errorf("ha: wipe diverged replica: %w", err)
+				}
+				wiped = true
+				continue
 			}
-			r.close()
-			n.log.Info("restoring the coordinator state from a snapshot", "seq", m.Seq, "term", m.Term)
-			if err := n.snapshots().restore(ctx, m, copts.Coordinator.Dir, copts.Groups.Dir); err != nil {
+		}
+		pos := r.position()
+		behind := !r.empty && pos+1 < first
+		// A wiped replica starts from the newest snapshot when there is
+		// one; one behind the log's first message must.
+		if (r.empty || behind) && !restored && n.opts.Snapshots != nil {
+			m, err := n.snapshots().latest(ctx)
+			switch {
+			case err != nil && r.empty && first <= 1:
+				// The log holds everything: the snapshot only saves a replay.
+				n.log.Warn("cannot read the snapshots; replaying the whole log", "err", err)
+			case err != nil:
+				r.close()
 				return nil, false, err
+			case m != nil:
+				r.close()
+				n.log.Info("restoring the coordinator state from a snapshot", "seq", m.Seq, "term", m.Term)
+				if err := n.snapshots().restore(ctx, m, copts.Coordinator.Dir, copts.Groups.Dir); err != nil {
+					return nil, false, err
+				}
+				n.setStatus(func(s *Status) { s.SnapshotSeq, s.SnapshotTime = m.Seq, time.UnixMilli(m.Created) })
+				restored = true
+				continue
 			}
-			n.setStatus(func(s *Status) { s.SnapshotSeq, s.SnapshotTime = m.Seq, time.UnixMilli(m.Created) })
-			continue
-		case needSnapshot:
+		}
+		switch {
+		case r.empty && first > 1:
 			r.close()
-			return nil, false, fmt.Errorf("ha: the snapshot restored does not reach the log's first message %d", first)
+			return nil, false, fmt.Errorf("ha: this replica is empty, the log starts at %d and there is no snapshot to start from", first)
+		case behind:
+			r.close()
+			return nil, false, fmt.Errorf("ha: the log starts at %d, after this replica's position %d, and no snapshot reaches it", first, pos)
 		}
 		_, stamped, _ := readApplied(r.coord)
 		return r, !r.empty && !stamped && last == 0, nil
 	}
+}
+
+// diverged reports whether r holds an entry the log does not: a database
+// positioned past the log's end, or at a message of another term.
+func (n *Node) diverged(ctx context.Context, stream jetstream.Stream, r *replica, first, last uint64) (bool, error) {
+	for _, p := range r.applied {
+		switch {
+		case p.seq == 0 || p.seq < first:
+			continue // nothing to compare: a snapshot decides
+		case p.seq > last:
+			return last > 0, nil // an empty log with state is adopted
+		}
+		m, err := stream.GetMsg(ctx, p.seq)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue // trimmed meanwhile
+		}
+		if err != nil {
+			return false, fmt.Errorf("ha: read log message %d: %w", p.seq, err)
+		}
+		if m.Header.Get(hdrTerm) != strconv.FormatUint(p.term, 10) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // snapshots returns the node's snapshot store view.
@@ -509,7 +549,8 @@ func (n *Node) lead(ctx context.Context, js jetstream.JetStream, stream jetstrea
 			cancel()
 		}
 	}()
-	w := newWriter(js, n.names.stream, n.names.subject, n.nc.MaxPayload(), last, n.opts.LeaseTTL)
+	w := newWriter(js, n.names.stream, n.names.subject, n.nc.MaxPayload(), last, l.term(), n.opts.LeaseTTL)
+	defer w.close()
 	entry, _ := json.Marshal(leaderEntry{Term: l.term(), ID: n.opts.ID, Time: time.Now().UnixMilli()})
 	if _, err := w.append(kindLeader, entry); err != nil {
 		return fmt.Errorf("ha: fence the log at %d: %w", last, err)
@@ -518,8 +559,13 @@ func (n *Node) lead(ctx context.Context, js jetstream.JetStream, stream jetstrea
 		if !l.valid() {
 			return fmt.Errorf("%w: its lease ran out", ErrNotLeader)
 		}
-		if err := w.Err(); err != nil {
+		// Nothing goes out before the log has every change made
+		// before it (the change it answers for, and any it saw).
+		if err := w.barrier(); err != nil {
 			return fmt.Errorf("%w: %w", ErrNotLeader, err)
+		}
+		if !l.valid() {
+			return fmt.Errorf("%w: its lease ran out", ErrNotLeader)
 		}
 		return nil
 	}

@@ -2,7 +2,6 @@ package ha
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,9 +26,9 @@ type replica struct {
 	log    *slog.Logger
 	coord  *pebble.DB
 	groups *pebble.DB
-	// applied is each database's last applied entry; next is the sequence
-	// of the next message to read.
-	applied map[string]uint64
+	// applied is each database's position; next is the sequence of the
+	// next message to read.
+	applied map[string]position
 	next    uint64
 	// empty is set when neither database held anything when opened.
 	empty bool
@@ -60,7 +59,7 @@ type snapshotEntry struct {
 
 // openReplica opens (creating) the databases in coordDir and groupsDir.
 func openReplica(coordDir, groupsDir string, log *slog.Logger) (*replica, error) {
-	r := &replica{log: log, applied: map[string]uint64{}}
+	r := &replica{log: log, applied: map[string]position{}}
 	var err error
 	if r.coord, err = pebble.Open(coordDir, &pebble.Options{Logger: quietPebble{}}); err != nil {
 		return nil, fmt.Errorf("ha: open %s: %w", coordDir, err)
@@ -71,17 +70,17 @@ func openReplica(coordDir, groupsDir string, log *slog.Logger) (*replica, error)
 	}
 	r.empty = true
 	for kind, db := range r.dbs() {
-		seq, ok, err := readApplied(db)
+		pos, ok, err := readApplied(db)
 		if err != nil {
 			r.close()
 			return nil, err
 		}
-		r.applied[kind] = seq
+		r.applied[kind] = pos
 		if ok || !isEmpty(db) {
 			r.empty = false
 		}
 	}
-	r.next = min(r.applied[dbCoordinator], r.applied[dbGroups]) + 1
+	r.next = min(r.applied[dbCoordinator].seq, r.applied[dbGroups].seq) + 1
 	return r, nil
 }
 
@@ -130,12 +129,16 @@ func (r *replica) apply(seq uint64, h nats.Header, data []byte) error {
 		return fmt.Errorf("ha: log message %d has format %q; this build reads %q", seq, f, logFormat)
 	}
 	kind := h.Get(hdrDB)
+	term, err := strconv.ParseUint(h.Get(hdrTerm), 10, 64)
+	if err != nil {
+		return fmt.Errorf("ha: log message %d has a bad term %q", seq, h.Get(hdrTerm))
+	}
 	entry, complete, err := r.assemble(seq, kind, h.Get(hdrPart), data)
 	if err != nil {
 		return err
 	}
 	if complete {
-		if err := r.applyEntry(seq, kind, entry); err != nil {
+		if err := r.applyEntry(position{seq, term}, kind, entry); err != nil {
 			return err
 		}
 	}
@@ -191,11 +194,12 @@ func parsePart(s string) (i, n int, err error) {
 	return i, n, nil
 }
 
-// applyEntry applies a whole entry whose last message is seq.
-func (r *replica) applyEntry(seq uint64, kind string, entry []byte) error {
+// applyEntry applies a whole entry whose last message is at pos.
+func (r *replica) applyEntry(pos position, kind string, entry []byte) error {
+	seq := pos.seq
 	switch kind {
 	case dbCoordinator, dbGroups:
-		if seq <= r.applied[kind] {
+		if seq <= r.applied[kind].seq {
 			return nil
 		}
 		db := r.dbs()[kind]
@@ -204,11 +208,11 @@ func (r *replica) applyEntry(seq uint64, kind string, entry []byte) error {
 		if err := b.SetRepr(bytes.Clone(entry)); err != nil {
 			return fmt.Errorf("ha: log entry %d: %w", seq, err)
 		}
-		_ = b.Set(appliedKey, binary.BigEndian.AppendUint64(nil, seq), nil)
+		_ = b.Set(appliedKey, pos.encode(), nil)
 		if err := b.Commit(pebble.NoSync); err != nil {
 			return fmt.Errorf("ha: apply log entry %d: %w", seq, err)
 		}
-		r.applied[kind] = seq
+		r.applied[kind] = pos
 	case kindLeader:
 		var l leaderEntry
 		if err := json.Unmarshal(entry, &l); err != nil {
@@ -219,10 +223,10 @@ func (r *replica) applyEntry(seq uint64, kind string, entry []byte) error {
 		// Everything up to here is applied: say so in both databases,
 		// so that one rarely written does not hold a restart far back.
 		for kind, db := range r.dbs() {
-			if err := stamp(db, seq); err != nil {
+			if err := stamp(db, pos); err != nil {
 				return err
 			}
-			r.applied[kind] = seq
+			r.applied[kind] = pos
 		}
 	default:
 		return fmt.Errorf("ha: log entry %d is of unknown kind %q", seq, kind)

@@ -133,10 +133,11 @@ func (s snapshots) take(ctx context.Context, tmp string, term uint64, dbs map[st
 		if err := dbs[name].Checkpoint(cdir); err != nil {
 			return nil, err
 		}
-		seq, err := checkpointApplied(cdir)
+		pos, err := checkpointApplied(cdir)
 		if err != nil {
 			return nil, err
 		}
+		seq := pos.seq
 		if first || seq < m.Seq {
 			m.Seq, first = seq, false
 		}
@@ -177,14 +178,14 @@ func (s snapshots) take(ctx context.Context, tmp string, term uint64, dbs map[st
 }
 
 // checkpointApplied reads the applied sequence of the checkpoint in dir.
-func checkpointApplied(dir string) (uint64, error) {
+func checkpointApplied(dir string) (position, error) {
 	db, err := pebble.Open(dir, &pebble.Options{ReadOnly: true, Logger: quietPebble{}})
 	if err != nil {
-		return 0, fmt.Errorf("ha: open checkpoint: %w", err)
+		return position{}, fmt.Errorf("ha: open checkpoint: %w", err)
 	}
 	defer db.Close()
-	seq, _, err := readApplied(db)
-	return seq, err
+	pos, _, err := readApplied(db)
+	return pos, err
 }
 
 // restore replaces the databases in coordDir and groupsDir (which may lie

@@ -121,3 +121,14 @@ func freePort(t testing.TB) int {
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
 }
+
+// StreamLeader returns the server of srvs that leads JetStream stream (of
+// the default account), nil while none does (an election is under way).
+func StreamLeader(srvs []*server.Server, stream string) *server.Server {
+	for _, s := range srvs {
+		if s.Running() && s.JetStreamIsStreamLeader(server.DEFAULT_GLOBAL_ACCOUNT, stream) {
+			return s
+		}
+	}
+	return nil
+}
