@@ -156,7 +156,13 @@ type embeddedKV struct {
 // otherwise); see coordinator.Coordinator.KvGet.
 func (e embeddedKV) KvGet(ctx context.Context, req coordapi.KvGetRequest) (coordapi.KvGetResult, error) {
 	if c := e.local.Coordinator(); c != nil {
-		return c.KvGet(ctx, req)
+		res, err := c.KvGet(ctx, req)
+		if err == nil {
+			// As a reply over NATS would: not before the log has what
+			// the lookup saw.
+			err = e.local.Barrier()
+		}
+		return res, err
 	}
 	return e.Client.KvGet(ctx, req)
 }

@@ -135,13 +135,18 @@ func BenchmarkCommitLatency(b *testing.B) {
 
 // BenchmarkCommitCapacity measures the commits a coordinator sustains from
 // many brokers at once: 16 simulated brokers each commit objects of 50
-// batches as fast as they are answered.
+// batches (and, as full 8 MiB objects, of 1,600) as fast as they are
+// answered.
 //
 //	go test ./coordinator/ha -run XXX -bench CommitCapacity -benchtime 10000x
 func BenchmarkCommitCapacity(b *testing.B) {
-	const brokers, batches = 16, 50
-	for _, mode := range []string{"direct", "R1", "R3"} {
-		b.Run(mode, func(b *testing.B) {
+	const brokers = 16
+	for _, c := range []struct {
+		mode    string
+		batches int
+	}{{"direct", 50}, {"R1", 50}, {"R3", 50}, {"direct", 1600}, {"R1", 1600}, {"R3", 1600}} {
+		mode, batches := c.mode, c.batches
+		b.Run(fmt.Sprintf("%s/batches=%d", mode, batches), func(b *testing.B) {
 			c := benchCoordinator(b, mode)
 			ids := benchTopics(b, c, 6, 100)
 			var left atomic.Int64

@@ -234,6 +234,20 @@ func (n *Node) Service() *service.Service {
 	return n.mu.svc
 }
 
+// Barrier returns once the log has every change this node's coordinator
+// made so far, or an error when it does not lead: an answer computed in
+// process (not through the rpc server, whose replies are gated) goes out
+// only after it.
+func (n *Node) Barrier() error {
+	n.mu.Lock()
+	w := n.mu.w
+	n.mu.Unlock()
+	if w == nil {
+		return ErrNotLeader
+	}
+	return w.barrier()
+}
+
 // WaitLeader waits until this node leads (or ctx ends).
 func (n *Node) WaitLeader(ctx context.Context) error {
 	for {

@@ -2,6 +2,7 @@ package ha
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -202,6 +203,9 @@ func (r *replica) applyEntry(pos position, kind string, entry []byte) error {
 		if seq <= r.applied[kind].seq {
 			return nil
 		}
+		if err := checkBatch(entry); err != nil {
+			return fmt.Errorf("ha: log entry %d: %w", seq, err)
+		}
 		db := r.dbs()[kind]
 		b := db.NewBatch()
 		defer b.Close()
@@ -230,6 +234,48 @@ func (r *replica) applyEntry(pos position, kind string, entry []byte) error {
 		}
 	default:
 		return fmt.Errorf("ha: log entry %d is of unknown kind %q", seq, kind)
+	}
+	return nil
+}
+
+// checkBatch checks that repr is a whole Pebble batch of sets, deletes and
+// range deletes (what the coordinators write), so that nothing Pebble would
+// choke on reaches it: record kind(1), key (uvarint length and bytes), and
+// for a set or a range delete a value (the range's end key) the same way.
+func checkBatch(repr []byte) error {
+	if len(repr) < 12 {
+		return fmt.Errorf("a batch of %d bytes", len(repr))
+	}
+	count := binary.LittleEndian.Uint32(repr[8:12])
+	p := repr[12:]
+	str := func() bool {
+		n, m := binary.Uvarint(p)
+		if m <= 0 || n > uint64(len(p)-m) {
+			return false
+		}
+		p = p[m+int(n):]
+		return true
+	}
+	for i := uint32(0); i < count; i++ {
+		if len(p) == 0 {
+			return fmt.Errorf("a batch of %d records ends after %d", count, i)
+		}
+		kind := pebble.InternalKeyKind(p[0])
+		p = p[1:]
+		ok := str()
+		switch kind {
+		case pebble.InternalKeyKindSet, pebble.InternalKeyKindRangeDelete:
+			ok = ok && str()
+		case pebble.InternalKeyKindDelete, pebble.InternalKeyKindSingleDelete:
+		default:
+			return fmt.Errorf("a batch with a record of kind %v", kind)
+		}
+		if !ok {
+			return fmt.Errorf("a corrupt batch: record %d of %d", i, count)
+		}
+	}
+	if len(p) != 0 {
+		return fmt.Errorf("a batch with %d bytes after its %d records", len(p), count)
 	}
 	return nil
 }
