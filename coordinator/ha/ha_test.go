@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -321,5 +322,68 @@ func TestWipedStandbyRestores(t *testing.T) {
 	cb := waitLeader(t, b)
 	if got := highWatermark(t, cb, "t"); got != hwm {
 		t.Fatalf("high watermark %d after restore and failover, want %d", got, hwm)
+	}
+}
+
+// TestAdoptsStateFromBeforeTheLog starts a node on a coordinator state
+// written without a log: it adopts it, snapshots it at once, and a new
+// standby starts from that snapshot and, leading, has it all.
+func TestAdoptsStateFromBeforeTheLog(t *testing.T) {
+	root := t.TempDir()
+	adir := filepath.Join(root, "a")
+	old, err := coordinator.Open(coordinator.Options{Dir: adir, TierInterval: -1, TxnCheckInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hwm := commitN(t, old, "t", 7)
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	srvs := []*server.Server{natstest.Start(t)}
+	store, err := objectstore.NewDir(filepath.Join(root, "objects"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := startNode(t, connect(t, natstest.URLs(srvs)), "a", adir, 1, store)
+	ca := waitLeader(t, a)
+	if got := highWatermark(t, ca, "t"); got != hwm {
+		t.Fatalf("adopted high watermark %d, want %d", got, hwm)
+	}
+	waitFor(t, "the adopted state's snapshot", func() bool { return a.Status().SnapshotSeq > 0 })
+	hwm = commitN(t, ca, "t", 3)
+	b := startNode(t, connect(t, natstest.URLs(srvs)), "b", filepath.Join(root, "b"), 1, store)
+	defer b.Close()
+	waitFor(t, "the standby to start from the snapshot", func() bool {
+		return b.Status().Role == RoleStandby && b.Status().Applied >= a.Status().Applied
+	})
+	a.Close()
+	cb := waitLeader(t, b)
+	if got := highWatermark(t, cb, "t"); got != hwm {
+		t.Fatalf("high watermark %d on the standby that took over, want %d", got, hwm)
+	}
+}
+
+// TestAdoptedStateNeedsItsSnapshot checks that a standby without the
+// snapshot of an adopted state refuses to start from the log alone,
+// rather than serving a state without it.
+func TestAdoptedStateNeedsItsSnapshot(t *testing.T) {
+	root := t.TempDir()
+	adir := filepath.Join(root, "a")
+	old, err := coordinator.Open(coordinator.Options{Dir: adir, TierInterval: -1, TxnCheckInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitN(t, old, "t", 2)
+	old.Close()
+	srvs := []*server.Server{natstest.Start(t)}
+	a := startNode(t, connect(t, natstest.URLs(srvs)), "a", adir, 1, nil)
+	defer a.Close()
+	waitLeader(t, a)
+	b := startNode(t, connect(t, natstest.URLs(srvs)), "b", filepath.Join(root, "b"), 1, nil)
+	defer b.Close()
+	// b stops at the adopted leader entry, and says why.
+	waitFor(t, "the standby to refuse the log", func() bool { return strings.Contains(b.Status().Error, "adopted") })
+	if st := b.Status(); st.Applied >= a.Status().Applied {
+		t.Fatalf("the standby applied the log of an adopted state with no snapshot: %+v", st)
 	}
 }

@@ -101,6 +101,8 @@ type Status struct {
 	StreamBytes    uint64 `json:"stream_bytes"`
 	// Failovers counts the times this node took over.
 	Failovers int64 `json:"failovers"`
+	// Error is the error that last ended a role of this node, "" for none.
+	Error string `json:"error,omitempty"`
 }
 
 // Node is one coordinator of a cluster: a standby applying the log until it
@@ -286,12 +288,13 @@ func (n *Node) run(ctx context.Context) {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		l := &lease{kv: kv, ttl: n.opts.LeaseTTL, me: leaseValue{ID: n.opts.ID, Addr: n.opts.Addr}}
-		last, err := n.standby(ctx, stream, l)
+		last, adopted, err := n.standby(ctx, stream, l)
 		if err == nil {
-			err = n.lead(ctx, js, stream, l, last)
+			err = n.lead(ctx, js, stream, l, last, adopted)
 		}
 		if err != nil && ctx.Err() == nil {
 			n.log.Warn("coordinator role ended", "err", err)
+			n.setStatus(func(s *Status) { s.Error = err.Error() })
 			select {
 			case <-ctx.Done():
 			case <-time.After(backoff):
@@ -386,6 +389,7 @@ func (n *Node) openReplica(ctx context.Context, stream jetstream.Stream) (r *rep
 		if r, err = openReplica(copts.Coordinator.Dir, copts.Groups.Dir, n.log); err != nil {
 			return nil, false, err
 		}
+		r.fromScratch = r.empty && !restored
 		if !r.empty && !wiped {
 			diverged, err := n.diverged(ctx, stream, r, first, last)
 			if err != nil {
@@ -475,11 +479,12 @@ func (n *Node) snapshots() snapshots {
 }
 
 // standby applies the log until this node takes the lease and has applied
-// the whole log; it returns the log's last sequence then.
-func (n *Node) standby(ctx context.Context, stream jetstream.Stream, l *lease) (uint64, error) {
+// the whole log; it returns the log's last sequence then, and whether the
+// state is adopted from before the log.
+func (n *Node) standby(ctx context.Context, stream jetstream.Stream, l *lease) (last uint64, adopted bool, err error) {
 	r, adopted, err := n.openReplica(ctx, stream)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	defer r.close()
 	n.setStatus(func(s *Status) { s.Role, s.Applied = RoleStandby, r.position() })
@@ -490,13 +495,13 @@ func (n *Node) standby(ctx context.Context, stream jetstream.Stream, l *lease) (
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: r.next,
 	})
 	if err != nil {
-		return 0, fmt.Errorf("ha: tail the log: %w", err)
+		return 0, false, fmt.Errorf("ha: tail the log: %w", err)
 	}
 	nextTry := time.Time{}
 	holding := false
 	for {
 		if ctx.Err() != nil {
-			return 0, ctx.Err()
+			return 0, false, ctx.Err()
 		}
 		if !holding && time.Now().After(nextTry) {
 			nextTry = time.Now().Add(n.pollInterval())
@@ -512,29 +517,28 @@ func (n *Node) standby(ctx context.Context, stream jetstream.Stream, l *lease) (
 			}
 		}
 		wait := n.pollInterval()
-		var last uint64
 		if holding {
 			info, err := stream.Info(ctx)
 			if err != nil {
-				return 0, fmt.Errorf("ha: stream info: %w", err)
+				return 0, false, fmt.Errorf("ha: stream info: %w", err)
 			}
 			last = info.State.LastSeq
 			if r.position() >= last {
-				return last, nil
+				return last, adopted, nil
 			}
 			wait = 50 * time.Millisecond
 		}
 		batch, err := cons.Fetch(1024, jetstream.FetchMaxWait(wait))
 		if err != nil {
-			return 0, fmt.Errorf("ha: read the log: %w", err)
+			return 0, false, fmt.Errorf("ha: read the log: %w", err)
 		}
 		for m := range batch.Messages() {
 			meta, err := m.Metadata()
 			if err != nil {
-				return 0, fmt.Errorf("ha: log message: %w", err)
+				return 0, false, fmt.Errorf("ha: log message: %w", err)
 			}
 			if err := r.apply(meta.Sequence.Stream, m.Headers(), m.Data()); err != nil {
-				return 0, err
+				return 0, false, err
 			}
 			n.setStatus(func(s *Status) {
 				s.Applied, s.Lag, s.Term = r.position(), meta.NumPending, max(s.Term, r.leader.Term)
@@ -544,17 +548,17 @@ func (n *Node) standby(ctx context.Context, stream jetstream.Stream, l *lease) (
 			})
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
-			return 0, fmt.Errorf("ha: read the log: %w", err)
+			return 0, false, fmt.Errorf("ha: read the log: %w", err)
 		}
 		if holding && !l.valid() {
-			return 0, errors.New("ha: the lease ran out while catching up with the log")
+			return 0, false, errors.New("ha: the lease ran out while catching up with the log")
 		}
 	}
 }
 
 // lead fences the log, opens the coordinator service on the replica and
 // serves until the lease or the log is lost, or ctx ends.
-func (n *Node) lead(ctx context.Context, js jetstream.JetStream, stream jetstream.Stream, l *lease, last uint64) (err error) {
+func (n *Node) lead(ctx context.Context, js jetstream.JetStream, stream jetstream.Stream, l *lease, last uint64, adopted bool) (err error) {
 	graceful := false
 	defer func() {
 		if graceful || err != nil {
@@ -565,7 +569,7 @@ func (n *Node) lead(ctx context.Context, js jetstream.JetStream, stream jetstrea
 	}()
 	w := newWriter(js, n.names.stream, n.names.subject, n.nc.MaxPayload(), last, l.term(), n.opts.LeaseTTL)
 	defer w.close()
-	entry, _ := json.Marshal(leaderEntry{Term: l.term(), ID: n.opts.ID, Time: time.Now().UnixMilli()})
+	entry, _ := json.Marshal(leaderEntry{Term: l.term(), ID: n.opts.ID, Time: time.Now().UnixMilli(), Adopted: adopted})
 	if _, err := w.append(kindLeader, entry); err != nil {
 		return fmt.Errorf("ha: fence the log at %d: %w", last, err)
 	}
@@ -626,8 +630,8 @@ func (n *Node) lead(ctx context.Context, js jetstream.JetStream, stream jetstrea
 		defer t.Stop()
 		snapC = t.C
 	}
-	if m, err := n.snapshotsOrNil(ctx); m == nil && err == nil {
-		snap() // the first: standbys can start from it
+	if m, err := n.snapshotsOrNil(ctx); (m == nil && err == nil) || adopted {
+		snap() // the first, or of an adopted state: standbys start from it
 	}
 	renew := time.NewTicker(n.opts.LeaseTTL / 3)
 	defer renew.Stop()

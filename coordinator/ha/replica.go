@@ -31,8 +31,10 @@ type replica struct {
 	// next message to read.
 	applied map[string]position
 	next    uint64
-	// empty is set when neither database held anything when opened.
-	empty bool
+	// empty is set when neither database held anything when opened;
+	// fromScratch when the replica applies the log from its start, with
+	// no snapshot.
+	empty, fromScratch bool
 	// partial collects the parts of an entry split over several messages.
 	partial struct {
 		kind  string
@@ -50,6 +52,9 @@ type leaderEntry struct {
 	ID   string `json:"id"`
 	// Time is when the leader took over, in Unix milliseconds.
 	Time int64 `json:"time_ms"`
+	// Adopted is set by a leader whose state predates the log (a build
+	// before it): a replica needs the snapshot it takes to start from.
+	Adopted bool `json:"adopted,omitempty"`
 }
 
 // snapshotEntry is appended once a snapshot covering every entry up to Seq
@@ -221,6 +226,9 @@ func (r *replica) applyEntry(pos position, kind string, entry []byte) error {
 		var l leaderEntry
 		if err := json.Unmarshal(entry, &l); err != nil {
 			return fmt.Errorf("ha: leader entry %d: %w", seq, err)
+		}
+		if l.Adopted && r.fromScratch {
+			return fmt.Errorf("ha: leader entry %d: the log starts from a state %s adopted from before the log, and no snapshot of it is here to start from (is the snapshot store the leader's?)", seq, l.ID)
 		}
 		r.leader = l
 	case kindSnapshot:
