@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,10 @@ func TestParseFlags(t *testing.T) {
 		cfg.groups.MinSessionTimeout != 6*time.Second || cfg.groups.MaxSessionTimeout != 30*time.Minute {
 		t.Fatalf("defaults: %+v", cfg)
 	}
+	if cfg.ha.Replicas != 1 || cfg.ha.LeaseTTL != 5*time.Second || cfg.ha.SnapshotInterval != 10*time.Minute ||
+		cfg.ha.SnapshotsKept != 2 || !strings.HasSuffix(cfg.ha.ID, ":"+mustAbs(t, "./data-coordinator")) {
+		t.Fatalf("ha defaults: %+v", cfg.ha)
+	}
 
 	t.Setenv("FLOE_GC_GRACE", "1h")
 	cfg, err = parseFlags([]string{"--kv-index-enabled", "--cluster", "prod", "--num-partitions", "6"})
@@ -28,10 +33,19 @@ func TestParseFlags(t *testing.T) {
 	}
 
 	// Every bad flag is reported at once.
-	_, err = parseFlags([]string{"--cluster", "a.b", "--nats-url", "", "--gc-grace", "-1s"})
-	for _, want := range []string{"--cluster", "--nats-url", "GCGrace"} {
+	_, err = parseFlags([]string{"--cluster", "a.b", "--nats-url", "", "--gc-grace", "-1s", "--replicas", "7", "--lease-ttl", "10ms"})
+	for _, want := range []string{"--cluster", "--nats-url", "GCGrace", "--replicas", "--lease-ttl"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not mention %s", err, want)
 		}
 	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
 }
