@@ -387,3 +387,39 @@ func TestAdoptedStateNeedsItsSnapshot(t *testing.T) {
 		t.Fatalf("the standby applied the log of an adopted state with no snapshot: %+v", st)
 	}
 }
+
+// TestSyncStateResumesAfterLostTail runs a lone coordinator with
+// SyncState, as the embedded default does, and loses the log under it (as
+// an unsynced log's tail is lost with the machine): it resumes the log
+// from its synced state rather than rebuilding from what the log kept.
+func TestSyncStateResumesAfterLostTail(t *testing.T) {
+	srvs := []*server.Server{natstest.Start(t)}
+	dir := t.TempDir()
+	start := func() *Node {
+		n, err := Start(connect(t, natstest.URLs(srvs)), Options{ID: "solo", SyncState: true, SnapshotInterval: -1,
+			Service: service.Options{Cluster: "hatest", Coordinator: coordinator.Options{Dir: dir, TierInterval: -1, TxnCheckInterval: -1}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	a := start()
+	hwm := commitN(t, waitLeader(t, a), "t", 5)
+	a.Close()
+	js, err := jetstream.New(connect(t, natstest.URLs(srvs)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteStream(context.Background(), namesOf("hatest").stream); err != nil {
+		t.Fatal(err)
+	}
+	a = start()
+	defer a.Close()
+	c := waitLeader(t, a)
+	if got := highWatermark(t, c, "t"); got != hwm {
+		t.Fatalf("high watermark %d after the log lost its tail, want %d", got, hwm)
+	}
+	if got := commitN(t, c, "t", 2); got != hwm+20 {
+		t.Fatalf("high watermark %d after two more commits, want %d", got, hwm+20)
+	}
+}

@@ -84,6 +84,9 @@ type writer struct {
 	subject string
 	term    uint64
 	timeout time.Duration
+	// sync is how the leader's Pebble writes are made: NoSync, as the
+	// log is the durable copy, or Sync (Options.SyncState).
+	sync *pebble.WriteOptions
 
 	mu struct {
 		sync.Mutex
@@ -106,7 +109,7 @@ type writer struct {
 // newWriter returns a writer of term appending after sequence last, which
 // every entry up to has been applied; it runs until close.
 func newWriter(js jetstream.JetStream, stream, subject string, maxPayload int64, last, term uint64, timeout time.Duration) *writer {
-	w := &writer{js: js, stream: stream, subject: subject, term: term, timeout: timeout,
+	w := &writer{js: js, stream: stream, subject: subject, term: term, timeout: timeout, sync: pebble.NoSync,
 		pending: make(chan pending, 1<<16), failed: make(chan struct{}), done: make(chan struct{})}
 	w.mu.last, w.mu.maxPart = last, int(maxPayload)-partOverhead
 	w.ack.acked = last
@@ -266,7 +269,7 @@ func (w *writer) startBatch(kind string, b *pebble.Batch) (wait func() error, er
 	// A copy: the batch is written to below, and its count with it.
 	return w.start(kind, bytes.Clone(b.Repr()), func(p position) error {
 		_ = b.Set(appliedKey, p.encode(), nil)
-		return b.Commit(pebble.NoSync)
+		return b.Commit(w.sync)
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cockroachdb/pebble"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -64,6 +65,14 @@ type Options struct {
 	// Coordinator.Dir and Groups.Dir hold the replica. Its Log and Gate
 	// options are set by the node.
 	Service service.Options
+	// SyncState makes the leader sync every Pebble write, and a replica
+	// whose state is ahead of the log's end (a log whose unsynced tail
+	// was lost with the machine) resume the log from its state rather
+	// than rebuild from the log. It is for a lone coordinator on an R1 log
+	// that is not synced per message (the embedded default): Pebble keeps
+	// the durability, at one fsync per write instead of JetStream's
+	// dearer one. Never with standbys: their appends would not be there.
+	SyncState bool
 	// Logger receives the node's logs. Default: Service.Logger.
 	Logger *slog.Logger
 	// Meters, when set, records the node's metrics (meter
@@ -445,7 +454,12 @@ func (n *Node) openReplica(ctx context.Context, stream jetstream.Stream) (r *rep
 			return nil, false, fmt.Errorf("ha: the log starts at %d, after this replica's position %d, and no snapshot reaches it", first, pos)
 		}
 		_, stamped, _ := readApplied(r.coord)
-		return r, !r.empty && !stamped && last == 0, nil
+		ahead := n.opts.SyncState && pos > last
+		if ahead {
+			n.log.Warn("the log ends before this replica's synced state (its unsynced tail was lost): resuming it from the state",
+				"position", pos, "log_last", last)
+		}
+		return r, (!r.empty && !stamped && last == 0) || ahead, nil
 	}
 }
 
@@ -457,7 +471,9 @@ func (n *Node) diverged(ctx context.Context, stream jetstream.Stream, r *replica
 		case p.seq == 0 || p.seq < first:
 			continue // nothing to compare: a snapshot decides
 		case p.seq > last:
-			return last > 0, nil // an empty log with state is adopted
+			// An empty log with state is adopted, and so is a log that
+			// lost its tail under a synced state.
+			return last > 0 && !n.opts.SyncState, nil
 		}
 		m, err := stream.GetMsg(ctx, p.seq)
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
@@ -568,6 +584,9 @@ func (n *Node) lead(ctx context.Context, js jetstream.JetStream, stream jetstrea
 		}
 	}()
 	w := newWriter(js, n.names.stream, n.names.subject, n.nc.MaxPayload(), last, l.term(), n.opts.LeaseTTL)
+	if n.opts.SyncState {
+		w.sync = pebble.Sync
+	}
 	defer w.close()
 	entry, _ := json.Marshal(leaderEntry{Term: l.term(), ID: n.opts.ID, Time: time.Now().UnixMilli(), Adopted: adopted})
 	if _, err := w.append(kindLeader, entry); err != nil {
