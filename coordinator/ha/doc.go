@@ -8,25 +8,34 @@
 // Every write of the coordinator and of the group coordinator is one Pebble
 // batch (coordinator.Log, groups.Log). The leader appends the batch's bytes
 // (pebble.Batch.Repr) to the stream and applies the batch to its own Pebble
-// only once the stream has acknowledged it and every earlier entry is
-// applied, so that the leader's databases go through exactly the states a
-// standby's do, and nothing is answered before it is in the log. No feature
+// in the same critical section, so that its databases go through exactly
+// the states a standby's do, in log order; and it answers nothing until the
+// stream has acknowledged every message published before the answer (the
+// rpc server's gate waits on it, and a write on its own entry). No feature
 // has replication code of its own: a new kind of state is replicated by
 // being written in a batch.
 //
 // Appends are pipelined (many in flight on one connection), and each
 // message expects the stream's last sequence to be its predecessor's
-// (Nats-Expected-Last-Sequence). A new leader first appends a leader entry;
-// from then on every append of the leader before it fails, however late it
-// runs, and its first failure stops it serving.
+// (Nats-Expected-Last-Sequence). A new leader first appends a leader entry
+// of a higher term than any in the log; the first append of the leader
+// before it that comes after fails, and its first failure stops it
+// serving. A deposed leader's later appends in flight may still get in
+// (each expects the sequence before it, which the new leader's appends may
+// come round to): every replica skips a message of an older term than the
+// last leader entry's, and the rest of the current term after it (its
+// leader's append whose place it took was refused, so that leader stopped
+// and answered nothing after it), until the next leader entry.
 //
 // Stream <cluster>_coordlog, subject <cluster>.coordlog, file storage,
 // Options.Replicas replicas. Each message (format 1):
 //
 //	header Floe-Log   "1": the format of the message
+//	header Floe-Term  the term of the leader that appended it (decimal)
 //	header Floe-Db    "c" a batch of the coordinator's Pebble
 //	                  "g" a batch of the group coordinator's Pebble
-//	                  "L" a leader entry: JSON {"term", "id", "time_ms"}
+//	                  "L" a leader entry: JSON {"term", "id", "time_ms",
+//	                      "adopted"}
 //	                  "S" a snapshot entry: JSON {"seq"}: a snapshot holds
 //	                      every entry up to seq
 //	header Floe-Part  "i/n" when an entry is larger than a NATS message and
@@ -35,14 +44,23 @@
 //	                  dropped when the next begins
 //	data              the entry (for c and g, the batch's Repr)
 //
-// Each database records, in the batch that applies an entry, the entry's
-// last sequence under key 0xff "ha-applied" (8 bytes, big-endian): a replica
-// stopped anywhere resumes from the smaller of its two databases' positions
-// and skips, per database, what it already has. Batches are blind writes, so
-// applying them again in order from an earlier position gives the same
-// state. Snapshot entries stamp both databases, so that one seldom written
-// does not hold a restart far back. Pebble is written without sync: the log
-// is the durable copy.
+// Each database records its position, in the batch that applies an entry,
+// under key 0xff "ha-applied": the entry's last sequence, its term, and the
+// sequence up to which the log had acknowledged everything when it was
+// applied (8 bytes each, big-endian). A replica stopped anywhere resumes
+// from the smaller of its two databases' positions, in that position's
+// term, and skips, per database, what it already has. Batches are blind
+// writes, so applying them again in order from an earlier position gives
+// the same state. Snapshot entries stamp both databases, so that one seldom
+// written does not hold a restart far back. Pebble is written without sync
+// (Options.SyncState aside): the log is the durable copy.
+//
+// A leader applies before the log acknowledges, so when it stops (fenced,
+// killed) its databases may hold entries the log never got, or got where
+// replicas skip them. When a replica is opened, every message from its
+// acknowledged sequence to its position must be in the log in its term;
+// if not, it has diverged, and it is wiped and rebuilt from the newest
+// snapshot and the log.
 //
 // # Leadership
 //
@@ -52,11 +70,14 @@
 // it every third of the TTL with an update conditional on its revision, and
 // stops counting itself leader a TTL after the start of its last renewal by
 // its own clock: before the servers expire the key. The term is the
-// revision the lease was taken at. A coordinator restarted under the same
-// id takes its own lease back at once. Only the leader subscribes to the
-// coordinator's request subjects, so brokers reach it with no configuration;
-// a leader's every reply is gated on its lease and its log, so that a
-// paused leader, once resumed, answers nothing it computed.
+// revision the lease was taken at (raised above the log's last term). A
+// coordinator restarted under the same id takes its own lease back at once.
+// Only the leader subscribes to the coordinator's request subjects, in a
+// queue group of its term's, so brokers reach it with no configuration, and
+// a deposed leader still subscribed (stopped, hung) gets a copy of each
+// request rather than a share of them; a leader's every reply is gated on
+// its lease and its log, so that a paused leader, once resumed, answers
+// nothing it computed.
 //
 // A standby that takes the lease applies the log to its end, appends its
 // leader entry, and opens the coordinator service on its databases, which

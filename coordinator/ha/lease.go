@@ -123,6 +123,14 @@ func (l *lease) term() uint64 {
 	return l.mu.term
 }
 
+// raiseTerm makes the term at least t: a new leader's term is above every
+// term already in the log.
+func (l *lease) raiseTerm(t uint64) {
+	l.mu.Lock()
+	l.mu.term = max(l.mu.term, t)
+	l.mu.Unlock()
+}
+
 // release gives the lease up (a leader stepping down or stopping), so that
 // a standby need not wait for it to expire.
 func (l *lease) release(ctx context.Context) {

@@ -33,19 +33,28 @@ const (
 
 // appliedKey is where each database records the log position it is applied
 // up to, in the same batch as the entry: family 0xff, which neither the
-// coordinator nor the group state uses. Its value is the entry's last
-// sequence and the term of the leader that appended it, 8 bytes each,
-// big-endian.
+// coordinator nor the group state uses. Its value is a position: the
+// entry's last sequence, the term of the leader that appended it, and the
+// sequence up to which the log had acknowledged every message when the
+// entry was applied, 8 bytes each, big-endian.
 var appliedKey = []byte("\xffha-applied")
 
-// position is a place in the log: a sequence, and the term of the leader
-// that appended the message there.
+// position is a place in the log: a sequence, the term of the leader that
+// appended the message there, and how far the log was known to agree.
 type position struct {
 	seq, term uint64
+	// acked is the sequence up to which every message was in the log
+	// when the entry at seq was applied: seq itself on a standby, which
+	// applies what the log holds; on a leader, which applies as it
+	// appends, the acknowledgements so far. The messages after acked, to
+	// seq, are checked against the log when the replica is next opened.
+	acked uint64
 }
 
 func (p position) encode() []byte {
-	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, p.seq), p.term)
+	b := binary.BigEndian.AppendUint64(nil, p.seq)
+	b = binary.BigEndian.AppendUint64(b, p.term)
+	return binary.BigEndian.AppendUint64(b, p.acked)
 }
 
 // errFenced wraps every append failure: the log has moved on without this
@@ -217,7 +226,10 @@ func (w *writer) start(kind string, entry []byte, apply func(pos position) error
 	}
 	last := w.mu.last
 	if err == nil && apply != nil {
-		if err = apply(position{last, w.term}); err != nil {
+		w.ack.Lock()
+		acked := w.ack.acked
+		w.ack.Unlock()
+		if err = apply(position{last, w.term, acked}); err != nil {
 			err = fmt.Errorf("apply entry %d: %w", last, err)
 		}
 	}
@@ -320,8 +332,8 @@ func readApplied(db *pebble.DB) (position, bool, error) {
 		return position{}, false, fmt.Errorf("ha: read applied position: %w", err)
 	}
 	defer closer.Close()
-	if len(v) != 16 {
+	if len(v) != 24 {
 		return position{}, false, fmt.Errorf("ha: applied position of %d bytes", len(v))
 	}
-	return position{binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:])}, true, nil
+	return position{binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:]), binary.BigEndian.Uint64(v[16:])}, true, nil
 }

@@ -463,8 +463,13 @@ func (n *Node) openReplica(ctx context.Context, stream jetstream.Stream) (r *rep
 	}
 }
 
-// diverged reports whether r holds an entry the log does not: a database
-// positioned past the log's end, or at a message of another term.
+// diverged reports whether r holds an entry the log does not have, or has
+// where replicas skip it: a database positioned past the log's end, or one
+// whose entries since the log last acknowledged were not all appended in
+// its term (another leader's, or a deposed one's, got in between, and the
+// replicas skipped the rest of its term). A standby's position is what the
+// log holds; a leader's is checked message by message from the last
+// acknowledgement it had seen.
 func (n *Node) diverged(ctx context.Context, stream jetstream.Stream, r *replica, first, last uint64) (bool, error) {
 	for _, p := range r.applied {
 		switch {
@@ -475,19 +480,29 @@ func (n *Node) diverged(ctx context.Context, stream jetstream.Stream, r *replica
 			// lost its tail under a synced state.
 			return last > 0 && !n.opts.SyncState, nil
 		}
-		m, err := stream.GetMsg(ctx, p.seq)
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			continue // trimmed meanwhile
-		}
-		if err != nil {
-			return false, fmt.Errorf("ha: read log message %d: %w", p.seq, err)
-		}
-		if m.Header.Get(hdrTerm) != strconv.FormatUint(p.term, 10) {
+		from := max(min(p.acked, p.seq-1), first-1) + 1
+		if p.seq-from > maxUnackedCheck {
 			return true, nil
+		}
+		for seq := from; seq <= p.seq; seq++ {
+			m, err := stream.GetMsg(ctx, seq)
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				return true, nil
+			}
+			if err != nil {
+				return false, fmt.Errorf("ha: read log message %d: %w", seq, err)
+			}
+			if m.Header.Get(hdrTerm) != strconv.FormatUint(p.term, 10) {
+				return true, nil
+			}
 		}
 	}
 	return false, nil
 }
+
+// maxUnackedCheck bounds the messages diverged reads for one database: a
+// leader has at most a few thousand in flight.
+const maxUnackedCheck = 1 << 16
 
 // snapshots returns the node's snapshot store view.
 func (n *Node) snapshots() snapshots {
@@ -513,7 +528,15 @@ func (n *Node) standby(ctx context.Context, stream jetstream.Stream, l *lease) (
 	if err != nil {
 		return 0, false, fmt.Errorf("ha: tail the log: %w", err)
 	}
-	nextTry := time.Time{}
+	// One long-lived iterator: each Fetch of an ordered consumer deletes
+	// and recreates its consumer on the servers, and a pull sent right
+	// after the create can find no responder on another server yet.
+	it, err := cons.Messages()
+	if err != nil {
+		return 0, false, fmt.Errorf("ha: tail the log: %w", err)
+	}
+	defer it.Stop()
+	nextTry, nextInfo := time.Time{}, time.Time{}
 	holding := false
 	for {
 		if ctx.Err() != nil {
@@ -534,21 +557,27 @@ func (n *Node) standby(ctx context.Context, stream jetstream.Stream, l *lease) (
 		}
 		wait := n.pollInterval()
 		if holding {
-			info, err := stream.Info(ctx)
-			if err != nil {
-				return 0, false, fmt.Errorf("ha: stream info: %w", err)
-			}
-			last = info.State.LastSeq
-			if r.position() >= last {
-				return last, adopted, nil
+			if time.Now().After(nextInfo) {
+				nextInfo = time.Now().Add(50 * time.Millisecond)
+				info, err := stream.Info(ctx)
+				if err != nil {
+					return 0, false, fmt.Errorf("ha: stream info: %w", err)
+				}
+				if last = info.State.LastSeq; r.position() >= last {
+					// Terms only grow along the log, whatever the
+					// lease's revision.
+					l.raiseTerm(r.leader.Term + 1)
+					return last, adopted, nil
+				}
 			}
 			wait = 50 * time.Millisecond
 		}
-		batch, err := cons.Fetch(1024, jetstream.FetchMaxWait(wait))
-		if err != nil {
+		m, err := it.Next(jetstream.NextMaxWait(wait))
+		switch {
+		case errors.Is(err, nats.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		case err != nil:
 			return 0, false, fmt.Errorf("ha: read the log: %w", err)
-		}
-		for m := range batch.Messages() {
+		default:
 			meta, err := m.Metadata()
 			if err != nil {
 				return 0, false, fmt.Errorf("ha: log message: %w", err)
@@ -562,9 +591,6 @@ func (n *Node) standby(ctx context.Context, stream jetstream.Stream, l *lease) (
 					s.Leader = r.leader.ID
 				}
 			})
-		}
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
-			return 0, false, fmt.Errorf("ha: read the log: %w", err)
 		}
 		if holding && !l.valid() {
 			return 0, false, errors.New("ha: the lease ran out while catching up with the log")
@@ -610,6 +636,10 @@ func (n *Node) lead(ctx context.Context, js jetstream.JetStream, stream jetstrea
 	sopts.Coordinator.Log = dbLog{w, dbCoordinator}
 	sopts.Groups.Log = dbLog{w, dbGroups}
 	sopts.Gate = gate
+	// Each term subscribes in a queue group of its own: a deposed leader
+	// still subscribed (stopped, hung) gets a copy of each request rather
+	// than a share of them.
+	sopts.QueueGroup = fmt.Sprintf("floe-coordinator-term-%d", l.term())
 	svc, err := service.Start(n.nc, sopts)
 	if err != nil {
 		return fmt.Errorf("ha: start the coordinator: %w", err)

@@ -41,8 +41,10 @@ type replica struct {
 		parts [][]byte
 		n     int
 	}
-	// leader is the last leader entry read.
+	// leader is the last leader entry read; broken is set once a message
+	// of an older term got in after it (see apply).
 	leader leaderEntry
+	broken bool
 }
 
 // leaderEntry is the entry a new leader appends before anything else,
@@ -87,6 +89,14 @@ func openReplica(coordDir, groupsDir string, log *slog.Logger) (*replica, error)
 		}
 	}
 	r.next = min(r.applied[dbCoordinator].seq, r.applied[dbGroups].seq) + 1
+	// The term in force where the replica resumes: the term of the
+	// smaller of its positions (terms only grow along the log). Entries
+	// of older terms from there on are a deposed leader's (see apply).
+	from := r.applied[dbCoordinator]
+	if g := r.applied[dbGroups]; g.seq < from.seq {
+		from = g
+	}
+	r.leader.Term = from.term
 	return r, nil
 }
 
@@ -139,12 +149,32 @@ func (r *replica) apply(seq uint64, h nats.Header, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("ha: log message %d has a bad term %q", seq, h.Get(hdrTerm))
 	}
+	// Only the leader of the newest term appends, each message right
+	// after its previous one: a message of an older term (a deposed
+	// leader's append whose expected sequence the new leader's appends
+	// came round to) is skipped, and so is every message of the newest
+	// term after it until the next leader entry, for its leader computed
+	// them on an append the log refused. Those leaders answered nothing
+	// for them (their lease ran out, or their log failed).
+	switch {
+	case kind == kindLeader && term >= r.leader.Term:
+		r.broken = false // a new leader: applyEntry takes its term
+	case term < r.leader.Term || r.broken:
+		if term < r.leader.Term {
+			r.broken = true
+		}
+		r.log.Warn("skipping a log message appended out of turn", "seq", seq, "term", term, "leader_term", r.leader.Term)
+		r.next = seq + 1
+		return nil
+	case term > r.leader.Term:
+		r.leader.Term = term // its leader entry is before where this replica resumed
+	}
 	entry, complete, err := r.assemble(seq, kind, h.Get(hdrPart), data)
 	if err != nil {
 		return err
 	}
 	if complete {
-		if err := r.applyEntry(position{seq, term}, kind, entry); err != nil {
+		if err := r.applyEntry(position{seq, term, seq}, kind, entry); err != nil {
 			return err
 		}
 	}

@@ -221,6 +221,13 @@ type ServerOptions struct {
 	// sets it so that a leader whose lease ran out answers nothing it
 	// computed, however late it runs.
 	Gate func() error
+	// QueueGroup is the queue group the server subscribes in. Default:
+	// "floe-coordinator". Package ha gives each term its own, so that a
+	// leader that lost its lease without knowing it (stopped, hung) does
+	// not keep a share of the requests: every request reaches the new
+	// leader too, which answers first; the old one's late replies, gated,
+	// are dropped by the requester.
+	QueueGroup string
 }
 
 // ServeWith is Serve with options.
@@ -255,8 +262,12 @@ func serveOps(ctx context.Context, nc *nats.Conn, cluster string, c *coordinator
 			ops[op] = handleGroupOp(g)
 		}
 	}
+	group := opts.QueueGroup
+	if group == "" {
+		group = queueGroup
+	}
 	for op, h := range ops {
-		sub, err := nc.QueueSubscribe(Subject(cluster, op), queueGroup, s.dispatch(op, h))
+		sub, err := nc.QueueSubscribe(Subject(cluster, op), group, s.dispatch(op, h))
 		if err == nil {
 			// Never drop requests for being slow: the client's deadline
 			// bounds how long they wait.

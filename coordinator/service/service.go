@@ -52,6 +52,9 @@ type Options struct {
 	Meters Meters
 	// Gate, when set, is asked before every reply (rpc.ServerOptions.Gate).
 	Gate func() error
+	// QueueGroup is the NATS queue group of the service's subscriptions
+	// (rpc.ServerOptions.QueueGroup).
+	QueueGroup string
 }
 
 // Service is a running coordinator service.
@@ -116,7 +119,7 @@ func Start(nc *nats.Conn, opts Options) (_ *Service, err error) {
 	// Served until Close, not until a context ends: a draining broker of
 	// the embedded default still commits what it buffered.
 	if s.srv, err = rpc.ServeWith(context.Background(), nc, opts.Cluster, s.coord,
-		rpc.ServerOptions{Logger: opts.Logger, Meter: rpcMeter, Groups: s.groups, Gate: opts.Gate}); err != nil {
+		rpc.ServerOptions{Logger: opts.Logger, Meter: rpcMeter, Groups: s.groups, Gate: opts.Gate, QueueGroup: opts.QueueGroup}); err != nil {
 		return nil, err
 	}
 	return s, nil
