@@ -75,7 +75,8 @@ func groupClient(r *request) coordapi.ClientInfo {
 // topics, as Kafka's request layer does before the group coordinator sees
 // them: partitions[i] are the partitions asked of topics[i]. codes holds
 // TOPIC_AUTHORIZATION_FAILED for the topics r's principal may not op,
-// UNKNOWN_TOPIC_OR_PARTITION (or the lookup's error) for the rest, keep[i]
+// UNKNOWN_TOPIC_OR_PARTITION (or the lookup's error, COORDINATOR_NOT_AVAILABLE
+// when the coordinator did not answer) for the rest, keep[i]
 // the indexes into partitions[i] to pass on, and ids[i] the topic's id.
 func (b *Broker) knownPartitions(ctx context.Context, r *request, op kmsg.ACLOperation, topics []string, partitions [][]int32) (codes [][]int16, keep [][]int, ids [][16]byte) {
 	codes = make([][]int16, len(topics))
@@ -90,6 +91,12 @@ func (b *Broker) knownPartitions(ctx context.Context, r *request, op kmsg.ACLOpe
 			switch {
 			case tl.err != nil:
 				codes[i][j] = errorCode(tl.err)
+				if codes[i][j] == kerr.KafkaStorageError.Code {
+					// The coordinator did not answer (a failover): the
+					// code group clients retry on, as for the group
+					// request itself (groupsFailed).
+					codes[i][j] = kerr.CoordinatorNotAvailable.Code
+				}
 			case p < 0 || p >= tl.t.Partitions:
 				codes[i][j] = kerr.UnknownTopicOrPartition.Code
 			default:

@@ -301,6 +301,12 @@ func (n *Node) run(ctx context.Context) {
 		if err == nil {
 			err = n.lead(ctx, js, stream, l, last, adopted)
 		}
+		if errors.Is(err, errGap) && ctx.Err() == nil {
+			// The log was trimmed under a replica that had not restored
+			// the snapshot it now needs (taken meanwhile): again at once.
+			n.log.Info("the log moved past this replica; restoring", "err", err)
+			continue
+		}
 		if err != nil && ctx.Err() == nil {
 			n.log.Warn("coordinator role ended", "err", err)
 			n.setStatus(func(s *Status) { s.Error = err.Error() })
