@@ -1043,14 +1043,22 @@ func testHANATSNodeLoss(t *testing.T, pick func(*floetest.HACluster, *floetest.H
 // defaults (whose retry of a failed produce waits for a metadata refresh,
 // at most one per MetadataMinAge, 5s), for one with MetadataMinAge 250ms,
 // and for raw one-record produce requests. Every acknowledged record is
-// then read back exactly once.
+// then read back exactly once. FLOE_HA_LEASE_TTL sets --lease-ttl (2s).
 func TestHAFailoverTime(t *testing.T) {
 	runs, _ := strconv.Atoi(os.Getenv("FLOE_HA_FAILOVER_RUNS"))
 	if runs <= 0 {
 		t.Skip("set FLOE_HA_FAILOVER_RUNS=N to measure N failovers")
 	}
 	start := time.Now()
-	c := floetest.RunHA(t, floetest.HAOptions{Coordinators: 3, Brokers: 2})
+	opts := floetest.HAOptions{Coordinators: 3, Brokers: 2}
+	if v := os.Getenv("FLOE_HA_LEASE_TTL"); v != "" { // e.g. 5s, the flag's default
+		ttl, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("FLOE_HA_LEASE_TTL: %v", err)
+		}
+		opts.LeaseTTL = ttl
+	}
+	c := floetest.RunHA(t, opts)
 	var killed []*floetest.Process
 	logCoordinators(t, c, &killed)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(runs)*30*time.Second+time.Minute)
