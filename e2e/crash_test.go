@@ -148,6 +148,14 @@ type seqProducer struct {
 // second, until stop is closed or max records are sent, then flushes.
 // Records are spread round-robin over the partitions.
 func startSeqProducer(ctx context.Context, cl *kgo.Client, topic string, p int, partitions int32, max int, stop <-chan struct{}) *seqProducer {
+	return startSeqProducerWith(ctx, cl, topic, p, partitions, 10, max, stop, nil, nil)
+}
+
+// startSeqProducerWith is startSeqProducer with perTick records every 5ms,
+// and, when set, sent called as each record is handed to the client and
+// acked as each is acknowledged, with its seq and when.
+func startSeqProducerWith(ctx context.Context, cl *kgo.Client, topic string, p int, partitions int32, perTick, max int,
+	stop <-chan struct{}, sent func(), acked func(seq int, at time.Time)) *seqProducer {
 	sp := &seqProducer{p: p, done: make(chan struct{})}
 	sp.mu.acked = map[int]recPos{}
 	sp.mu.failed = map[int]error{}
@@ -164,16 +172,23 @@ func startSeqProducer(ctx context.Context, cl *kgo.Client, topic string, p int, 
 				break produce
 			case <-tick.C:
 			}
-			for end := min(seq+10, max); seq < end; seq++ {
+			for end := min(seq+perTick, max); seq < end; seq++ {
+				if sent != nil {
+					sent()
+				}
 				cl.Produce(ctx, clusterRecord(topic, p, seq, partitions), func(r *kgo.Record, err error) {
+					now := time.Now()
 					_, s := decodeClusterRecord(r)
 					sp.mu.Lock()
-					defer sp.mu.Unlock()
 					if err != nil {
 						sp.mu.failed[s] = err
-						return
+					} else {
+						sp.mu.acked[s] = recPos{r.Partition, r.Offset}
 					}
-					sp.mu.acked[s] = recPos{r.Partition, r.Offset}
+					sp.mu.Unlock()
+					if err == nil && acked != nil {
+						acked(s, now)
+					}
 				})
 				sp.mu.Lock()
 				sp.mu.sent++
@@ -264,32 +279,27 @@ func readBack(t *testing.T, ctx context.Context, addr, topic string, partitions 
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	listed, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
-	if err != nil {
-		t.Fatalf("list end offsets: %v", err)
-	}
-	end := map[int32]int64{}
+	end := endOffsets(t, ctx, kadm.NewClient(cl), topic, 10*time.Second)
 	total := int64(0)
-	listed.Each(func(o kadm.ListedOffset) {
-		if o.Err != nil {
-			t.Fatalf("end offset of partition %d: %v", o.Partition, o.Err)
-		}
-		end[o.Partition] = o.Offset
-		total += o.Offset
-	})
+	for _, e := range end {
+		total += e
+	}
 	next := map[int32]int64{}
 	lastSeq := map[[2]int]int{} // (partition, producer) -> seq
 	where := map[recID][]recPos{}
+	fetchErrs := map[string]int{} // retriable ones, for the diagnosis
 	var got int64
 	for got < total {
 		fs := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
-			t.Fatalf("read back %d of %d records before the deadline", got, total)
+			t.Fatalf("read back %d of %d records before the deadline: partitions read up to %v, their end offsets %v; fetch errors %v",
+				got, total, next, end, fetchErrs)
 		}
 		fs.EachError(func(topic string, p int32, err error) {
 			if !kerr.IsRetriable(err) {
 				t.Fatalf("fetch %s/%d: %v", topic, p, err)
 			}
+			fetchErrs[fmt.Sprintf("%d: %v", p, err)]++
 		})
 		fs.EachRecord(func(r *kgo.Record) {
 			if r.Offset != next[r.Partition] {

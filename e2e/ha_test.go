@@ -19,7 +19,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordinator/rpc"
 	"github.com/floe-io/floe/internal/testkit"
@@ -62,54 +61,19 @@ func haProducerOpts() []kgo.Opt {
 // cl, perTick records every 5ms (200 perTick a second), until stop is
 // closed or max records are sent, then flushes.
 func startHAProducer(ctx context.Context, cl *kgo.Client, topic string, p int, partitions int32, perTick, max int, stop <-chan struct{}) *haProducer {
-	hp := &haProducer{seqProducer: &seqProducer{p: p, done: make(chan struct{})}}
-	sp := hp.seqProducer
-	sp.mu.acked = map[int]recPos{}
-	sp.mu.failed = map[int]error{}
+	hp := &haProducer{}
 	hp.times.ackedAt = map[int]time.Time{}
-	go func() {
-		defer close(sp.done)
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-	produce:
-		for seq := 0; seq < max; {
-			select {
-			case <-stop:
-				break produce
-			case <-ctx.Done():
-				break produce
-			case <-tick.C:
-			}
-			for end := min(seq+perTick, max); seq < end; seq++ {
-				hp.times.Lock()
-				hp.times.called = append(hp.times.called, time.Now())
-				hp.times.Unlock()
-				cl.Produce(ctx, clusterRecord(topic, p, seq, partitions), func(r *kgo.Record, err error) {
-					now := time.Now()
-					_, s := decodeClusterRecord(r)
-					sp.mu.Lock()
-					if err != nil {
-						sp.mu.failed[s] = err
-					} else {
-						sp.mu.acked[s] = recPos{r.Partition, r.Offset}
-					}
-					sp.mu.Unlock()
-					if err == nil {
-						hp.times.Lock()
-						hp.times.ackedAt[s] = now
-						hp.times.Unlock()
-					}
-				})
-				sp.mu.Lock()
-				sp.mu.sent++
-				sp.mu.Unlock()
-			}
-		}
-		err := cl.Flush(ctx)
-		sp.mu.Lock()
-		sp.mu.flushErr = err
-		sp.mu.Unlock()
-	}()
+	hp.seqProducer = startSeqProducerWith(ctx, cl, topic, p, partitions, perTick, max, stop,
+		func() {
+			hp.times.Lock()
+			hp.times.called = append(hp.times.called, time.Now())
+			hp.times.Unlock()
+		},
+		func(seq int, at time.Time) {
+			hp.times.Lock()
+			hp.times.ackedAt[seq] = at
+			hp.times.Unlock()
+		})
 	return hp
 }
 
@@ -161,64 +125,6 @@ func (hp *haProducer) finish(t *testing.T) (sent, acked int) {
 		t.Errorf("producer %d: %d of %d records failed: %v", hp.p, failed, sent, hp.firstFailures(5))
 	}
 	return sent, acked
-}
-
-// haReadBack is readBack (crash_test.go) with a diagnosis when the records
-// the brokers list do not all arrive before ctx ends: how far each
-// partition got, and the fetch errors seen.
-func haReadBack(t *testing.T, ctx context.Context, addr, topic string, partitions int32) map[recID][]recPos {
-	t.Helper()
-	parts := map[int32]kgo.Offset{}
-	for p := range partitions {
-		parts[p] = kgo.NewOffset().AtStart()
-	}
-	cl := pinnedClient(t, addr, kgo.FetchMaxWait(500*time.Millisecond),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: parts}))
-	end := endOffsets(t, ctx, kadm.NewClient(cl), topic, 10*time.Second)
-	var total int64
-	for _, e := range end {
-		total += e
-	}
-	next := map[int32]int64{}
-	lastSeq := map[[2]int]int{}
-	where := map[recID][]recPos{}
-	fetchErrs := map[string]int{}
-	var got int64
-	for got < total {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("read back %d of %d records before the deadline: partitions read up to %v, their end offsets %v; fetch errors %v",
-				got, total, next, end, fetchErrs)
-		}
-		fs.EachError(func(topic string, p int32, err error) {
-			fetchErrs[fmt.Sprintf("%d: %v", p, err)]++
-		})
-		fs.EachRecord(func(r *kgo.Record) {
-			if r.Offset != next[r.Partition] {
-				t.Fatalf("partition %d: offset %d, want %d (contiguous from 0)", r.Partition, r.Offset, next[r.Partition])
-			}
-			if r.Offset >= end[r.Partition] {
-				t.Fatalf("partition %d: record at %d, at or after the listed end %d", r.Partition, r.Offset, end[r.Partition])
-			}
-			next[r.Partition]++
-			got++
-			if len(r.Value) < 16 {
-				t.Fatalf("partition %d offset %d: value %q is no workload record", r.Partition, r.Offset, r.Value)
-			}
-			p, seq := decodeClusterRecord(r)
-			if want := fmt.Sprintf("payload-%d-%d", p, seq); string(r.Value[16:]) != want || int32(seq)%partitions != r.Partition {
-				t.Fatalf("partition %d offset %d: record %q of producer %d seq %d", r.Partition, r.Offset, r.Value[16:], p, seq)
-			}
-			k := [2]int{int(r.Partition), p}
-			if last, ok := lastSeq[k]; ok && seq <= last {
-				t.Errorf("partition %d offset %d: producer %d seq %d after seq %d", r.Partition, r.Offset, p, seq, last)
-			}
-			lastSeq[k] = seq
-			id := recID{p, seq}
-			where[id] = append(where[id], recPos{r.Partition, r.Offset})
-		})
-	}
-	return where
 }
 
 // checkNoOffsetTwice checks that no two acknowledged records were given
@@ -286,20 +192,11 @@ func startProbe(ctx context.Context, t *testing.T, cl *kgo.Client, topic string,
 				return
 			case <-time.After(20 * time.Millisecond):
 			}
-			req := kmsg.NewPtrProduceRequest()
-			req.Acks = -1
-			req.TimeoutMillis = 5000
-			rt := kmsg.NewProduceRequestTopic()
-			rt.Topic = topic
-			rp := kmsg.NewProduceRequestTopicPartition()
-			rp.Records = batch
-			rt.Partitions = append(rt.Partitions, rp)
-			req.Topics = append(req.Topics, rt)
 			sent := time.Now()
 			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			resp, err := req.RequestWith(rctx, cl)
+			code, _, err := produceAt(rctx, cl, topic, batch)
 			cancel()
-			ok := err == nil && len(resp.Topics) == 1 && len(resp.Topics[0].Partitions) == 1 && resp.Topics[0].Partitions[0].ErrorCode == 0
+			ok := err == nil && code == 0
 			pr.mu.Lock()
 			pr.mu.results = append(pr.mu.results, probeResult{sent, time.Now(), ok})
 			pr.mu.Unlock()
@@ -704,14 +601,9 @@ func TestHALeaderKill(t *testing.T) {
 	t.Logf("producer 1: %d sent, %d acknowledged; producer 2: %d sent, %d acknowledged", sent1, acked1, sent2, acked2)
 
 	readStart := time.Now()
-	where := haReadBack(t, ctx, b1.KafkaAddr, topic, partitions)
-	unacked := checkExactlyOnce(t, where, seqProducers(p1, p2)...)
-	checkNoOffsetTwice(t, p1, p2)
-	if len(where) != sent1+sent2 {
-		t.Errorf("%d distinct records in the log, %d sent (all acknowledged)", len(where), sent1+sent2)
-	}
+	read, unacked := checkReadBack(t, ctx, b1.KafkaAddr, topic, partitions, p1, p2)
 	t.Logf("read back %d records in %s: each acknowledged record once, offsets dense; %d unacknowledged in the log",
-		len(where), time.Since(readStart).Round(time.Millisecond), unacked)
+		read, time.Since(readStart).Round(time.Millisecond), unacked)
 
 	waitGroupCaughtUp(t, ctx, adm, group, topic, 20*time.Second)
 	cons.mu.Lock()
@@ -818,18 +710,13 @@ func TestHALeaderPause(t *testing.T) {
 	p1.waitAcksAfter(t, resumedAt, 500, 30*time.Second)
 	p2.waitAcksAfter(t, resumedAt, 500, 30*time.Second)
 	close(stop)
-	sent1, _ := p1.finish(t)
-	sent2, _ := p2.finish(t)
+	p1.finish(t)
+	p2.finish(t)
 	rctx, rcancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer rcancel()
-	where := haReadBack(t, rctx, b2.KafkaAddr, topic, partitions)
-	unacked := checkExactlyOnce(t, where, seqProducers(p1, p2)...)
-	checkNoOffsetTwice(t, p1, p2)
-	if len(where) != sent1+sent2 {
-		t.Errorf("%d distinct records in the log, %d sent (all acknowledged)", len(where), sent1+sent2)
-	}
+	read, unacked := checkReadBack(t, rctx, b2.KafkaAddr, topic, partitions, p1, p2)
 	t.Logf("%d acks by the time the old leader woke; read back %d records, each acknowledged one once (%d unacknowledged); total %s",
-		acksPaused, len(where), unacked, time.Since(start).Round(time.Millisecond))
+		acksPaused, read, unacked, time.Since(start).Round(time.Millisecond))
 }
 
 // TestHAWipeRestore takes snapshots every second: a standby is stopped,
@@ -924,11 +811,9 @@ func TestHAWipeRestore(t *testing.T) {
 	standby.WaitRole(t, "leader", 20*time.Second)
 	t.Logf("%s killed; the restored %s leads %s later", leader.ID, standby.ID, time.Since(killedAt).Round(time.Millisecond))
 
-	where := haReadBack(t, ctx, b1.KafkaAddr, topic, partitions)
-	checkExactlyOnce(t, where, seqProducers(pA, pB)...)
-	checkNoOffsetTwice(t, pA, pB)
-	if len(where) != 4000 {
-		t.Errorf("%d records read back, want 4000", len(where))
+	read, _ := checkReadBack(t, ctx, b1.KafkaAddr, topic, partitions, pA, pB)
+	if read != 4000 {
+		t.Errorf("%d records read back, want 4000", read)
 	}
 	got := fetchCommitted(t, ctx, adm, group, topic, 20*time.Second)
 	for p := range int32(partitions) {
@@ -940,7 +825,7 @@ func TestHAWipeRestore(t *testing.T) {
 	pC := startHAProducer(ctx, cl, topic, 3, partitions, 5, 200, nil)
 	pC.finish(t)
 	t.Logf("through the restored leader: %d records and the group's offsets %v read back, 200 more produced; total %s",
-		len(where), got, time.Since(start).Round(time.Millisecond))
+		read, got, time.Since(start).Round(time.Millisecond))
 }
 
 // TestHANATSNodeLoss shuts down one of the three NATS servers under a
@@ -1018,21 +903,16 @@ func testHANATSNodeLoss(t *testing.T, pick func(*floetest.HACluster, *floetest.H
 	p1.waitAcksAfter(t, lostAt, 1000, 30*time.Second)
 	p2.waitAcksAfter(t, lostAt, 1000, 30*time.Second)
 	close(stop)
-	sent1, _ := p1.finish(t)
-	sent2, _ := p2.finish(t)
-	where := haReadBack(t, ctx, b1.KafkaAddr, topic, partitions)
-	unacked := checkExactlyOnce(t, where, seqProducers(p1, p2)...)
-	checkNoOffsetTwice(t, p1, p2)
-	if len(where) != sent1+sent2 {
-		t.Errorf("%d distinct records in the log, %d sent (all acknowledged)", len(where), sent1+sent2)
-	}
+	p1.finish(t)
+	p2.finish(t)
+	read, unacked := checkReadBack(t, ctx, b1.KafkaAddr, topic, partitions, p1, p2)
 	adm := kadm.NewClient(pinnedClient(t, b2.KafkaAddr))
 	waitGroupCaughtUp(t, ctx, adm, group, topic, 20*time.Second)
 	cons.mu.Lock()
 	commits, commitErrs := cons.mu.commits, cons.mu.commitErrs
 	cons.mu.Unlock()
 	t.Logf("read back %d records, each acknowledged one once (%d unacknowledged); the group committed the whole log (%d commits, %d failed); total %s",
-		len(where), unacked, commits, commitErrs, time.Since(start).Round(time.Millisecond))
+		read, unacked, commits, commitErrs, time.Since(start).Round(time.Millisecond))
 }
 
 // TestHAFailoverTime measures failovers: with FLOE_HA_FAILOVER_RUNS=N it
@@ -1107,14 +987,9 @@ func TestHAFailoverTime(t *testing.T) {
 		leader.Start() // back as a standby, on its data dir
 	}
 	close(stop)
-	sent1, _ := p1.finish(t)
-	sent2, _ := p2.finish(t)
-	where := haReadBack(t, ctx, b1.KafkaAddr, topic, partitions)
-	checkExactlyOnce(t, where, seqProducers(p1, p2)...)
-	checkNoOffsetTwice(t, p1, p2)
-	if len(where) != sent1+sent2 {
-		t.Errorf("%d distinct records in the log, %d sent (all acknowledged)", len(where), sent1+sent2)
-	}
+	p1.finish(t)
+	p2.finish(t)
+	read, _ := checkReadBack(t, ctx, b1.KafkaAddr, topic, partitions, p1, p2)
 	pct := func(ds []time.Duration) (p50, worst time.Duration) {
 		s := slices.Clone(ds)
 		slices.Sort(s)
@@ -1129,5 +1004,27 @@ func TestHAFailoverTime(t *testing.T) {
 		"p50 %s, max %s (MetadataMinAge 250ms); to the first raw produce probe acknowledged p50 %s, max %s; "+
 		"to /healthz leader p50 %s, max %s; %d records read back exactly once; total %s",
 		runs, c.LeaseTTL, r(p50), r(worst), r(fp50), r(fworst), r(pp50), r(pworst),
-		r(tp50), r(tworst), len(where), r(time.Since(start)))
+		r(tp50), r(tworst), read, r(time.Since(start)))
+}
+
+// checkReadBack reads topic back through addr and checks it against the
+// producers, which have finished: every acknowledged record is there once,
+// where it was acknowledged, no offset was given twice, and every record
+// sent is there. It returns how many records were read and how many of
+// them were not acknowledged.
+func checkReadBack(t *testing.T, ctx context.Context, addr, topic string, partitions int32, producers ...*haProducer) (read, unacked int) {
+	t.Helper()
+	where := readBack(t, ctx, addr, topic, partitions)
+	unacked = checkExactlyOnce(t, where, seqProducers(producers...)...)
+	checkNoOffsetTwice(t, producers...)
+	sent := 0
+	for _, p := range producers {
+		p.mu.Lock()
+		sent += p.mu.sent
+		p.mu.Unlock()
+	}
+	if len(where) != sent {
+		t.Errorf("%d distinct records in the log, %d sent (all acknowledged)", len(where), sent)
+	}
+	return len(where), unacked
 }

@@ -331,14 +331,7 @@ func TestWipedStandbyRestores(t *testing.T) {
 func TestAdoptsStateFromBeforeTheLog(t *testing.T) {
 	root := t.TempDir()
 	adir := filepath.Join(root, "a")
-	old, err := coordinator.Open(coordinator.Options{Dir: adir, TierInterval: -1, TxnCheckInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hwm := commitN(t, old, "t", 7)
-	if err := old.Close(); err != nil {
-		t.Fatal(err)
-	}
+	hwm := stateBeforeTheLog(t, adir, 7)
 	srvs := []*server.Server{natstest.Start(t)}
 	store, err := objectstore.NewDir(filepath.Join(root, "objects"))
 	if err != nil {
@@ -369,12 +362,7 @@ func TestAdoptsStateFromBeforeTheLog(t *testing.T) {
 func TestAdoptedStateNeedsItsSnapshot(t *testing.T) {
 	root := t.TempDir()
 	adir := filepath.Join(root, "a")
-	old, err := coordinator.Open(coordinator.Options{Dir: adir, TierInterval: -1, TxnCheckInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	commitN(t, old, "t", 2)
-	old.Close()
+	stateBeforeTheLog(t, adir, 2)
 	srvs := []*server.Server{natstest.Start(t)}
 	a := startNode(t, connect(t, natstest.URLs(srvs)), "a", adir, 1, nil)
 	defer a.Close()
@@ -422,4 +410,20 @@ func TestSyncStateResumesAfterLostTail(t *testing.T) {
 	if got := commitN(t, c, "t", 2); got != hwm+20 {
 		t.Fatalf("high watermark %d after two more commits, want %d", got, hwm+20)
 	}
+}
+
+// stateBeforeTheLog writes a coordinator state in dir as a build before the
+// log did (Pebble alone): topic "t" with n commits. It returns the high
+// watermark.
+func stateBeforeTheLog(t *testing.T, dir string, n int) int64 {
+	t.Helper()
+	old, err := coordinator.Open(coordinator.Options{Dir: dir, TierInterval: -1, TxnCheckInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hwm := commitN(t, old, "t", n)
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return hwm
 }
