@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble"
@@ -109,10 +110,14 @@ type writer struct {
 		acked uint64 // every message up to here is in the log
 		err   error
 	}
-	pending  chan pending
-	failed   chan struct{}
-	failOnce sync.Once
-	done     chan struct{}
+	// published is mu.last, for barrier to read without waiting for a
+	// commit in progress: stored before the entry is applied, so that
+	// whatever a reply saw of it is covered.
+	published atomic.Uint64
+	pending   chan pending
+	failed    chan struct{}
+	failOnce  sync.Once
+	done      chan struct{}
 }
 
 // newWriter returns a writer of term appending after sequence last, which
@@ -121,6 +126,7 @@ func newWriter(js jetstream.JetStream, stream, subject string, maxPayload int64,
 	w := &writer{js: js, stream: stream, subject: subject, term: term, timeout: timeout, sync: pebble.NoSync,
 		pending: make(chan pending, 1<<16), failed: make(chan struct{}), done: make(chan struct{})}
 	w.mu.last, w.mu.maxPart = last, int(maxPayload)-partOverhead
+	w.published.Store(last)
 	w.ack.acked = last
 	w.ack.cond = sync.NewCond(&w.ack.Mutex)
 	go w.collect()
@@ -225,6 +231,7 @@ func (w *writer) start(kind string, entry []byte, apply func(pos position) error
 		}
 	}
 	last := w.mu.last
+	w.published.Store(last)
 	if err == nil && apply != nil {
 		w.ack.Lock()
 		acked := w.ack.acked
@@ -258,10 +265,7 @@ func (w *writer) waitAcked(seq uint64) error {
 // barrier waits until the log has every message published so far: a
 // reply computed from the leader's state may go out once it returns nil.
 func (w *writer) barrier() error {
-	w.mu.Lock()
-	last := w.mu.last
-	w.mu.Unlock()
-	return w.waitAcked(last)
+	return w.waitAcked(w.published.Load())
 }
 
 // append appends a log entry of kind, applying nothing, and returns its

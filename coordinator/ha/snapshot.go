@@ -142,8 +142,9 @@ func (s snapshots) take(ctx context.Context, tmp string, term uint64, dbs map[st
 			m.Seq, first = seq, false
 		}
 	}
+	// One file in memory at a time: a state's SSTs can be large.
 	var files []manifestFile
-	var data [][]byte
+	base := s.dirOf(m.Seq)
 	for _, name := range []string{"coordinator", "groups"} {
 		cdir := filepath.Join(dir, name)
 		err := filepath.WalkDir(cdir, func(p string, d fs.DirEntry, err error) error {
@@ -155,18 +156,15 @@ func (s snapshots) take(ctx context.Context, tmp string, term uint64, dbs map[st
 				return err
 			}
 			rel, _ := filepath.Rel(cdir, p)
-			files = append(files, manifestFile{DB: name, Name: filepath.ToSlash(rel), Size: int64(len(b)), CRC32C: crc32.Checksum(b, castagnoli)})
-			data = append(data, b)
+			f := manifestFile{DB: name, Name: filepath.ToSlash(rel), Size: int64(len(b)), CRC32C: crc32.Checksum(b, castagnoli)}
+			if err := s.store.Put(ctx, base+f.DB+"/"+f.Name, b); err != nil {
+				return fmt.Errorf("upload: %w", err)
+			}
+			files = append(files, f)
 			return nil
 		})
 		if err != nil {
 			return nil, fmt.Errorf("ha: snapshot: %w", err)
-		}
-	}
-	base := s.dirOf(m.Seq)
-	for i, f := range files {
-		if err := s.store.Put(ctx, base+f.DB+"/"+f.Name, data[i]); err != nil {
-			return nil, fmt.Errorf("ha: upload snapshot: %w", err)
 		}
 	}
 	m.Files = files
