@@ -27,6 +27,8 @@ const (
 	// embeddedMaxPayload is the embedded NATS server's max_payload: room
 	// for large commits in one message (larger ones are split).
 	embeddedMaxPayload = 8 << 20
+	// registerRetry is how soon a failed heartbeat is tried again.
+	registerRetry = 200 * time.Millisecond
 	// embeddedLeadTimeout bounds how long the embedded coordinator takes to
 	// replay its log and open.
 	embeddedLeadTimeout = 5 * time.Minute
@@ -232,10 +234,17 @@ func (n *Node) startHeartbeat(info coordapi.BrokerInfo) {
 				n.log.Warn("cannot register with the coordinator; retrying", "node_id", info.NodeID, "err", err)
 				registered, failing = false, true
 			}
+			// Until registered, try again soon: a coordinator taking over
+			// (or starting) answers within moments, and the other brokers'
+			// Metadata names this one only once it is registered.
+			retry := t.C
+			if err != nil {
+				retry = time.After(min(interval, registerRetry))
+			}
 			select {
 			case <-ctx.Done():
 				return
-			case <-t.C:
+			case <-retry:
 			}
 		}
 	}()

@@ -1,11 +1,14 @@
 package floetest
 
 import (
+	"fmt"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/internal/testkit/miniotest"
 	"github.com/floe-io/floe/internal/testkit/natstest"
 )
@@ -77,6 +80,18 @@ func (c *Cluster) StartCoordinatorWith(extra ...string) *Process {
 		"--s3-endpoint", c.MinIO.Endpoint, "--s3-region", c.MinIO.Region, "--s3-path-style"}
 	args = append(append(args, c.opts.CoordinatorArgs...), extra...)
 	c.Coord = StartCoordinator(c.t, c.Env, args...)
+	// /healthz answers 200 from the standby role on: the cluster's only
+	// coordinator serves once it leads (it has applied its log).
+	testkit.CheckFor(c.t, 30*time.Second, 10*time.Millisecond, func() error {
+		h, err := (&HACoordinator{ID: "coordinator", Proc: c.Coord}).Health()
+		if err != nil {
+			return err
+		}
+		if h.Role != "leader" {
+			return fmt.Errorf("coordinator /healthz: %s, waiting for it to lead", h)
+		}
+		return nil
+	})
 	return c.Coord
 }
 
