@@ -6,6 +6,12 @@
 // --groups-dir, served to every broker. Brokers started with
 // --nats-url use it. HTTP on --http-addr serves /healthz and /metrics.
 //
+// Both states are views of a replicated log in NATS JetStream (package
+// coordinator/ha; --replicas 3 on a 3-node cluster): several coordinators
+// started against the same cluster elect one leader, which serves, while
+// the others stand by applying the log, ready to take over within
+// --lease-ttl. /healthz says which role this one has.
+//
 // Every flag can also be set by an environment variable: --gc-grace is
 // FLOE_GC_GRACE. A flag on the command line wins.
 package main
