@@ -671,13 +671,32 @@ func (n *Node) lead(ctx context.Context, js jetstream.JetStream, stream jetstrea
 	}()
 
 	dbs := map[string]checkpointer{"coordinator": svc.Coordinator(), "groups": svc.Groups()}
+	// Snapshots run beside the loop, one at a time, so that uploading a
+	// large state never holds up the lease's renewal; they stop with the
+	// term, before the coordinator closes (the deferred calls run in
+	// reverse).
+	sctx, scancel := context.WithCancel(ctx)
+	var snaps sync.WaitGroup
+	defer snaps.Wait()
+	defer scancel()
+	snapping := make(chan struct{}, 1)
 	snap := func() {
 		if n.opts.Snapshots == nil {
 			return
 		}
-		if err := n.snapshot(ctx, w, stream, l.term(), dbs); err != nil && ctx.Err() == nil {
-			n.log.Warn("snapshot failed", "err", err)
+		select {
+		case snapping <- struct{}{}:
+		default:
+			return // the last one is still running
 		}
+		snaps.Add(1)
+		go func() {
+			defer snaps.Done()
+			defer func() { <-snapping }()
+			if err := n.snapshot(sctx, w, stream, l.term(), dbs); err != nil && sctx.Err() == nil {
+				n.log.Warn("snapshot failed", "err", err)
+			}
+		}()
 	}
 	var snapC <-chan time.Time
 	if n.opts.SnapshotInterval > 0 {
