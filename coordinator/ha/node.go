@@ -709,6 +709,7 @@ func (n *Node) lead(ctx context.Context, js jetstream.JetStream, stream jetstrea
 	}
 	renew := time.NewTicker(n.opts.LeaseTTL / 3)
 	defer renew.Stop()
+	refreshing := make(chan struct{}, 1)
 	for {
 		select {
 		case <-ctx.Done():
@@ -720,7 +721,16 @@ func (n *Node) lead(ctx context.Context, js jetstream.JetStream, stream jetstrea
 			if !l.renew(ctx) {
 				return errors.New("ha: lost the lease")
 			}
-			n.refreshStreamStatus(ctx, stream, w)
+			// Beside the loop: a slow answer must not delay the next
+			// renewal.
+			select {
+			case refreshing <- struct{}{}:
+				go func() {
+					defer func() { <-refreshing }()
+					n.refreshStreamStatus(sctx, stream, w)
+				}()
+			default:
+			}
 		case <-snapC:
 			snap()
 		}
