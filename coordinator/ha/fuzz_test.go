@@ -58,15 +58,22 @@ func FuzzReplicaApply(f *testing.F) {
 	})
 }
 
-// FuzzParsePart checks that a part header parses only to 1 <= i <= n, n >= 2.
+// FuzzParsePart checks that a part header parses only to 1 <= i <= n,
+// n >= 2, and that what it parses to reads back the same.
 func FuzzParsePart(f *testing.F) {
 	f.Add("1/2")
 	f.Add("3/2")
 	f.Add("0/0")
 	f.Fuzz(func(t *testing.T, s string) {
 		i, n, err := parsePart(s)
-		if err == nil && (i < 1 || n < 2 || i > n || strconv.Itoa(i)+"/"+strconv.Itoa(n) == "") {
+		if err != nil {
+			return
+		}
+		if i < 1 || n < 2 || i > n {
 			t.Fatalf("%q parsed to %d/%d", s, i, n)
+		}
+		if i2, n2, err := parsePart(strconv.Itoa(i) + "/" + strconv.Itoa(n)); err != nil || i2 != i || n2 != n {
+			t.Fatalf("%q parsed to %d/%d, which reads back as %d/%d, %v", s, i, n, i2, n2, err)
 		}
 	})
 }

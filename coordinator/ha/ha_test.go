@@ -18,6 +18,7 @@ import (
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/coordinator/service"
+	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/internal/testkit/natstest"
 	"github.com/floe-io/floe/objectstore"
 )
@@ -55,16 +56,15 @@ func waitLeader(t testing.TB, n *Node) *coordinator.Coordinator {
 	return n.Coordinator()
 }
 
-// waitFor polls cond until it holds.
+// waitFor waits until cond holds.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+	testkit.CheckFor(t, 20*time.Second, 10*time.Millisecond, func() error {
+		if !cond() {
+			return fmt.Errorf("waiting for %s", what)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // commitN creates topic and commits n objects of one batch to it,
@@ -118,7 +118,6 @@ func TestFailover(t *testing.T) {
 	a := startNode(t, connect(t, natstest.URLs(srvs)), "a", filepath.Join(root, "a"), 3, store)
 	ca := waitLeader(t, a)
 	b := startNode(t, connect(t, natstest.URLs(srvs)), "b", filepath.Join(root, "b"), 3, store)
-	defer b.Close()
 	hwm := commitN(t, ca, "t", 50)
 	waitFor(t, "the standby to apply the log", func() bool {
 		return b.Status().Role == RoleStandby && b.Status().Applied >= a.Status().Applied && a.Status().Applied > 0
@@ -142,7 +141,14 @@ func TestFailover(t *testing.T) {
 	if a.Coordinator() != nil {
 		t.Fatal("the standby serves")
 	}
-	_ = hwm
+	// And back: the old leader, a standby again, takes over with the
+	// new leader's commits.
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := highWatermark(t, waitLeader(t, a), "t"); got != hwm {
+		t.Fatalf("after the second failover the high watermark is %d, want %d", got, hwm)
+	}
 }
 
 func topicID(t testing.TB, c *coordinator.Coordinator, name string) coordapi.TopicID {
