@@ -1,6 +1,7 @@
 package ha
 
 import (
+	"bytes"
 	"log/slog"
 	"strconv"
 	"testing"
@@ -48,7 +49,9 @@ func FuzzReplicaApply(f *testing.F) {
 			h.Set(hdrPart, part)
 		}
 		for seq := uint64(1); seq <= 2; seq++ {
-			if err := r.apply(seq, h, data); err != nil {
+			// A copy each time: the replica applies a message's own
+			// bytes, and may write to them.
+			if err := r.apply(seq, h, bytes.Clone(data)); err != nil {
 				return
 			}
 		}

@@ -143,17 +143,6 @@ func (l *lease) release(ctx context.Context) {
 	}
 }
 
-// holder returns the id of the lease's holder, "" when none.
-func (l *lease) holder(ctx context.Context) string {
-	e, err := l.kv.Get(ctx, leaseKey)
-	if err != nil {
-		return ""
-	}
-	var v leaseValue
-	_ = json.Unmarshal(e.Value(), &v)
-	return v.ID
-}
-
 // isWrongSequence reports whether err is JetStream's answer to a write
 // whose expected last sequence was not the stream's (or the subject's).
 func isWrongSequence(err error) bool {

@@ -1,7 +1,6 @@
 package ha
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -51,6 +50,9 @@ type position struct {
 	// seq, are checked against the log when the replica is next opened.
 	acked uint64
 }
+
+// positionLen is the length of an encoded position.
+const positionLen = 24
 
 func (p position) encode() []byte {
 	b := binary.BigEndian.AppendUint64(nil, p.seq)
@@ -202,9 +204,10 @@ func (w *writer) Err() error {
 }
 
 // start publishes entry's parts and, in the same critical section, calls
-// apply with the entry's last sequence; wait returns once the log has the
-// entry.
-func (w *writer) start(kind string, entry []byte, apply func(pos position) error) (wait func() error, err error) {
+// apply with the entry's position; wait returns once the log has the entry.
+// fill, when set, is called with the position before anything is published,
+// to write it into entry.
+func (w *writer) start(kind string, entry []byte, fill, apply func(pos position) error) (wait func() error, err error) {
 	w.mu.Lock()
 	if w.mu.err != nil {
 		err := w.mu.err
@@ -213,6 +216,12 @@ func (w *writer) start(kind string, entry []byte, apply func(pos position) error
 	}
 	size := w.mu.maxPart
 	n := max(1, (len(entry)+size-1)/size)
+	w.ack.Lock()
+	pos := position{w.mu.last + uint64(n), w.term, w.ack.acked}
+	w.ack.Unlock()
+	if fill != nil {
+		err = fill(pos)
+	}
 	term := strconv.FormatUint(w.term, 10)
 	for i := 0; i < n && err == nil; i++ {
 		m := nats.NewMsg(w.subject)
@@ -224,20 +233,21 @@ func (w *writer) start(kind string, entry []byte, apply func(pos position) error
 		}
 		m.Data = entry[i*size : min(len(entry), (i+1)*size)]
 		var f jetstream.PubAckFuture
-		f, err = w.js.PublishMsgAsync(m, jetstream.WithExpectLastSequence(w.mu.last), jetstream.WithExpectStream(w.stream))
+		// No retries by the client: a message sent again later, behind
+		// the writer's back, would carry whatever its bytes hold by then
+		// (the batch's buffer is reused once committed). A message the
+		// stream did not take fails the writer instead.
+		f, err = w.js.PublishMsgAsync(m, jetstream.WithExpectLastSequence(w.mu.last),
+			jetstream.WithExpectStream(w.stream), jetstream.WithRetryAttempts(0))
 		if err == nil {
 			w.mu.last++
 			w.pending <- pending{fut: f, seq: w.mu.last, sent: time.Now()}
 		}
 	}
-	last := w.mu.last
-	w.published.Store(last)
+	w.published.Store(w.mu.last)
 	if err == nil && apply != nil {
-		w.ack.Lock()
-		acked := w.ack.acked
-		w.ack.Unlock()
-		if err = apply(position{last, w.term, acked}); err != nil {
-			err = fmt.Errorf("apply entry %d: %w", last, err)
+		if err = apply(pos); err != nil {
+			err = fmt.Errorf("apply entry %d: %w", pos.seq, err)
 		}
 	}
 	w.mu.Unlock()
@@ -246,7 +256,7 @@ func (w *writer) start(kind string, entry []byte, apply func(pos position) error
 		w.fail(err)
 		return nil, w.Err()
 	}
-	return func() error { return w.waitAcked(last) }, nil
+	return func() error { return w.waitAcked(pos.seq) }, nil
 }
 
 // waitAcked waits until the log has every message up to seq.
@@ -272,21 +282,27 @@ func (w *writer) barrier() error {
 // last sequence once the log has it.
 func (w *writer) append(kind string, entry []byte) (uint64, error) {
 	var last uint64
-	wait, err := w.start(kind, entry, func(p position) error { last = p.seq; return nil })
+	wait, err := w.start(kind, entry, nil, func(p position) error { last = p.seq; return nil })
 	if err == nil {
 		err = wait()
 	}
 	return last, err
 }
 
-// startBatch appends b as an entry of database kind and applies it,
-// recording the entry's position in the same batch.
+// startBatch appends b as an entry of database kind and applies it. The
+// entry's position is the batch's last record, so that the bytes published
+// are the bytes applied, with no copy: set with a placeholder here, filled
+// in place once the position is known (a set's value ends the record, and
+// the batch). A standby applying the entry sets its own position after it.
 func (w *writer) startBatch(kind string, b *pebble.Batch) (wait func() error, err error) {
-	// A copy: the batch is written to below, and its count with it.
-	return w.start(kind, bytes.Clone(b.Repr()), func(p position) error {
-		_ = b.Set(appliedKey, p.encode(), nil)
-		return b.Commit(w.sync)
-	})
+	_ = b.Set(appliedKey, make([]byte, positionLen), nil)
+	repr := b.Repr()
+	return w.start(kind, repr,
+		func(p position) error {
+			copy(repr[len(repr)-positionLen:], p.encode())
+			return nil
+		},
+		func(position) error { return b.Commit(w.sync) })
 }
 
 // applied returns the sequence every entry up to which is in the log (and
@@ -336,7 +352,7 @@ func readApplied(db *pebble.DB) (position, bool, error) {
 		return position{}, false, fmt.Errorf("ha: read applied position: %w", err)
 	}
 	defer closer.Close()
-	if len(v) != 24 {
+	if len(v) != positionLen {
 		return position{}, false, fmt.Errorf("ha: applied position of %d bytes", len(v))
 	}
 	return position{binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:]), binary.BigEndian.Uint64(v[16:])}, true, nil

@@ -207,7 +207,7 @@ func (r *replica) assemble(seq uint64, kind, part string, data []byte) ([]byte, 
 			return nil, false, nil // the rest of an entry whose start was dropped
 		}
 	}
-	p.parts = append(p.parts, bytes.Clone(data))
+	p.parts = append(p.parts, data) // each message's own bytes
 	if i < n {
 		return nil, false, nil
 	}
@@ -244,7 +244,9 @@ func (r *replica) applyEntry(pos position, kind string, entry []byte) error {
 		db := r.dbs()[kind]
 		b := db.NewBatch()
 		defer b.Close()
-		if err := b.SetRepr(bytes.Clone(entry)); err != nil {
+		// The entry is this replica's own (a message's bytes, or the
+		// parts joined): the batch may write to it.
+		if err := b.SetRepr(entry); err != nil {
 			return fmt.Errorf("ha: log entry %d: %w", seq, err)
 		}
 		_ = b.Set(appliedKey, pos.encode(), nil)
