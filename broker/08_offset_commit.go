@@ -45,46 +45,28 @@ func (b *Broker) handleOffsetCommit(ctx context.Context, r *request) (kmsg.Respo
 	}
 	codes, keep, ids := b.knownPartitions(ctx, r, kmsg.ACLOperationRead, topics, parts)
 	if code := b.groupsError(); code != 0 {
-		for i := range codes {
-			for _, j := range keep[i] {
-				codes[i][j] = code
-			}
-		}
+		setKept(codes, keep, code)
 	} else {
 		valid := *req
-		valid.Topics = nil
-		var from []int // valid.Topics[k] is req.Topics[from[k]]
-		for i, t := range req.Topics {
-			if len(keep[i]) == 0 {
-				continue
-			}
-			vt := t
+		var from []int
+		valid.Topics, from = keptTopics(keep, func(i int, kept []int) kmsg.OffsetCommitRequestTopic {
+			vt := req.Topics[i]
 			vt.Partitions = nil
 			vt.TopicID = ids[i] // stored with the offsets: a recreated topic starts afresh
-			for _, j := range keep[i] {
-				vt.Partitions = append(vt.Partitions, t.Partitions[j])
+			for _, j := range kept {
+				vt.Partitions = append(vt.Partitions, req.Topics[i].Partitions[j])
 			}
-			valid.Topics = append(valid.Topics, vt)
-			from = append(from, i)
-		}
+			return vt
+		})
 		if len(valid.Topics) > 0 {
 			gr, err := b.groups.OffsetCommit(ctx, &valid)
 			if err != nil {
-				code := b.groupsFailed("OffsetCommit", err)
-				gr = valid.ResponseKind().(*kmsg.OffsetCommitResponse)
-				for _, t := range valid.Topics {
-					st := kmsg.NewOffsetCommitResponseTopic()
-					for range t.Partitions {
-						sp := kmsg.NewOffsetCommitResponseTopicPartition()
-						sp.ErrorCode = code
-						st.Partitions = append(st.Partitions, sp)
+				setKept(codes, keep, b.groupsFailed("OffsetCommit", err))
+			} else {
+				for k, t := range gr.Topics {
+					for n, p := range t.Partitions {
+						putAnswer(codes, keep, from, k, n, p.ErrorCode)
 					}
-					gr.Topics = append(gr.Topics, st)
-				}
-			}
-			for k, t := range gr.Topics {
-				for n, p := range t.Partitions {
-					codes[from[k]][keep[from[k]][n]] = p.ErrorCode
 				}
 			}
 		}

@@ -74,50 +74,31 @@ func (b *Broker) handleTxnOffsetCommit(ctx context.Context, r *request) (kmsg.Re
 // it does not answer.
 func (b *Broker) txnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest, codes [][]int16, keep [][]int, ids [][16]byte) {
 	if code := b.groupsError(); code != 0 {
-		for i := range codes {
-			for _, j := range keep[i] {
-				codes[i][j] = code
-			}
-		}
+		setKept(codes, keep, code)
 		return
 	}
 	valid := *req
-	valid.Topics = nil
-	var from []int // valid.Topics[k] is req.Topics[from[k]]
-	for i, t := range req.Topics {
-		if len(keep[i]) == 0 {
-			continue
-		}
-		vt := t
+	var from []int
+	valid.Topics, from = keptTopics(keep, func(i int, kept []int) kmsg.TxnOffsetCommitRequestTopic {
+		vt := req.Topics[i]
 		vt.Partitions = nil
 		vt.TopicID = ids[i] // stored with the offsets: a recreated topic starts afresh
-		for _, j := range keep[i] {
-			vt.Partitions = append(vt.Partitions, t.Partitions[j])
+		for _, j := range kept {
+			vt.Partitions = append(vt.Partitions, req.Topics[i].Partitions[j])
 		}
-		valid.Topics = append(valid.Topics, vt)
-		from = append(from, i)
-	}
+		return vt
+	})
 	if len(valid.Topics) == 0 {
 		return
 	}
 	gr, err := b.groups.TxnOffsetCommit(ctx, &valid)
 	if err != nil {
-		code := b.groupsFailed("TxnOffsetCommit", err)
-		for k := range valid.Topics {
-			for _, j := range keep[from[k]] {
-				codes[from[k]][j] = code
-			}
-		}
+		setKept(codes, keep, b.groupsFailed("TxnOffsetCommit", err))
 		return
 	}
 	for k, t := range gr.Topics {
-		if k >= len(from) {
-			break
-		}
 		for n, p := range t.Partitions {
-			if n < len(keep[from[k]]) {
-				codes[from[k]][keep[from[k]][n]] = p.ErrorCode
-			}
+			putAnswer(codes, keep, from, k, n, p.ErrorCode)
 		}
 	}
 }

@@ -37,20 +37,15 @@ func (b *Broker) handleOffsetDelete(ctx context.Context, r *request) (kmsg.Respo
 	}
 	codes, keep, _ := b.knownPartitions(ctx, r, kmsg.ACLOperationRead, topics, parts)
 	valid := *req
-	valid.Topics = nil
-	var from []int // valid.Topics[k] is req.Topics[from[k]]
-	for i, t := range req.Topics {
-		if len(keep[i]) == 0 {
-			continue
-		}
-		vt := t
+	var from []int
+	valid.Topics, from = keptTopics(keep, func(i int, kept []int) kmsg.OffsetDeleteRequestTopic {
+		vt := req.Topics[i]
 		vt.Partitions = nil
-		for _, j := range keep[i] {
-			vt.Partitions = append(vt.Partitions, t.Partitions[j])
+		for _, j := range kept {
+			vt.Partitions = append(vt.Partitions, req.Topics[i].Partitions[j])
 		}
-		valid.Topics = append(valid.Topics, vt)
-		from = append(from, i)
-	}
+		return vt
+	})
 	gr, err := b.groups.OffsetDelete(ctx, &valid)
 	if err != nil {
 		resp.ErrorCode = b.groupsFailed("OffsetDelete", err)
@@ -62,7 +57,7 @@ func (b *Broker) handleOffsetDelete(ctx context.Context, r *request) (kmsg.Respo
 	}
 	for k, t := range gr.Topics {
 		for n, p := range t.Partitions {
-			codes[from[k]][keep[from[k]][n]] = p.ErrorCode
+			putAnswer(codes, keep, from, k, n, p.ErrorCode)
 		}
 	}
 	for i, t := range req.Topics {

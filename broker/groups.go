@@ -106,3 +106,35 @@ func (b *Broker) knownPartitions(ctx context.Context, r *request, op kmsg.ACLOpe
 	}
 	return codes, keep, ids
 }
+
+// keptTopics cuts an offset request's topics to the partitions
+// knownPartitions kept (keep[i] indexes topic i's partitions): cut(i, kept)
+// returns topic i with only those. from[k] is the request's index of the
+// k-th topic returned.
+func keptTopics[T any](keep [][]int, cut func(i int, kept []int) T) (out []T, from []int) {
+	for i, kept := range keep {
+		if len(kept) > 0 {
+			out = append(out, cut(i, kept))
+			from = append(from, i)
+		}
+	}
+	return out, from
+}
+
+// setKept sets code for every partition keep names.
+func setKept(codes [][]int16, keep [][]int, code int16) {
+	for i, kept := range keep {
+		for _, j := range kept {
+			codes[i][j] = code
+		}
+	}
+}
+
+// putAnswer records code, the group coordinator's answer for the n-th
+// partition of the k-th topic sent (keptTopics), in codes; an answer past
+// what was sent is dropped.
+func putAnswer(codes [][]int16, keep [][]int, from []int, k, n int, code int16) {
+	if k < len(from) && n < len(keep[from[k]]) {
+		codes[from[k]][keep[from[k]][n]] = code
+	}
+}
