@@ -47,7 +47,9 @@
 // Each database records its position, in the batch that applies an entry,
 // under key 0xff "ha-applied": the entry's last sequence, its term, and the
 // sequence up to which the log had acknowledged everything when it was
-// applied (8 bytes each, big-endian). A replica stopped anywhere resumes
+// applied (8 bytes each, big-endian). The leader's position is the last
+// record of the batch it publishes (filled in place, so that the bytes
+// published are the bytes applied); a standby sets its own after it. A replica stopped anywhere resumes
 // from the smaller of its two databases' positions, in that position's
 // term, and skips, per database, what it already has. Batches are blind
 // writes, so applying them again in order from an earlier position gives
