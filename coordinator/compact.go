@@ -498,12 +498,18 @@ func (c *Coordinator) completeCompaction(req coordapi.CompleteTierJobRequest, jo
 // KvLatestOffsets returns the key index's latest offset of each key in a
 // partition of an indexed topic, -1 for a key without an entry. Kafka-level
 // failures: UnknownTopicID, UnknownTopicOrPartition, KafkaStorageError
-// while the topic is not indexed or its index is being rebuilt.
+// while the topic is not indexed or its index is being rebuilt, and when
+// it was dropped for a rebuild (or turned off) during the lookups.
+//
+// A compaction pass removes a record whose key answers -1 here, so an
+// answer read from a dropped or half-built index would lose live records:
+// the index must be ready before the lookups and unchanged after them.
 func (c *Coordinator) KvLatestOffsets(ctx context.Context, req coordapi.KvOffsetsRequest) ([]int64, error) {
 	if err := c.enter(ctx); err != nil {
 		return nil, err
 	}
 	defer c.leave()
+	epoch := c.indexEpoch.Load()
 	c.mu.RLock()
 	t, _, err := c.partitionLocked(req.TopicID, req.Partition)
 	ready := err == nil && t.kvIndexed && !t.kvRebuilding
@@ -513,6 +519,9 @@ func (c *Coordinator) KvLatestOffsets(ctx context.Context, req coordapi.KvOffset
 		return nil, err
 	case !ready:
 		return nil, coordapi.Errorf(kerr.KafkaStorageError, "topic %s: the key index is not ready", t.name)
+	}
+	if c.testBeforeKvLookups != nil {
+		c.testBeforeKvLookups()
 	}
 	out := make([]int64, len(req.Keys))
 	for i, k := range req.Keys {
@@ -524,6 +533,15 @@ func (c *Coordinator) KvLatestOffsets(ctx context.Context, req coordapi.KvOffset
 			off = -1
 		}
 		out[i] = off
+	}
+	if c.testAfterKvLookups != nil {
+		c.testAfterKvLookups()
+	}
+	c.mu.RLock()
+	ready = c.mu.topicsByID[req.TopicID] == t && t.kvIndexed && !t.kvRebuilding && c.indexEpoch.Load() == epoch
+	c.mu.RUnlock()
+	if !ready {
+		return nil, coordapi.Errorf(kerr.KafkaStorageError, "topic %s: the key index was dropped during the lookups", t.name)
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble"
@@ -139,6 +140,13 @@ type Coordinator struct {
 	// postingRebuilds its running builds from the log, c.commit guards.
 	postings        *kvindex.Postings
 	postingRebuilds map[coordapi.TopicID]rebuild
+	// indexEpoch counts the changes that drop a topic's key index or
+	// postings (a rebuild, turning one off, deleting the topic). Each is
+	// counted before its commit, so a reader that checks a topic's index
+	// ready, reads it outside the locks, and finds the count unchanged
+	// after the read knows that no entry it read came from a dropped or
+	// half-built index.
+	indexEpoch atomic.Uint64
 	// sweeps is when the tier loop last swept each partition's postings.
 	sweeps postingSweeps
 	// stopGC stops the garbage collector started by Open, if any; stopTier
@@ -170,6 +178,8 @@ type Coordinator struct {
 
 	commit struct {
 		sync.Mutex
+		// closing is set by Close: no index build starts after it.
+		closing bool
 		// producers is the idempotence state per (producer, topic, partition).
 		producers map[producerStateKey]*producerState
 		// nextObject is the number the next new object gets.
@@ -228,6 +238,11 @@ type Coordinator struct {
 	// testBeforeCommit, when set, runs before each Pebble commit of
 	// CommitObject and fails it by returning an error (tests only).
 	testBeforeCommit func() error
+	// testBeforeKvLookups and testAfterKvLookups, when set, run in
+	// KvLatestOffsets after its ready check, before the lookups, and after
+	// them, before the check that the index did not change meanwhile
+	// (tests only: the interleavings a race would have to reach).
+	testBeforeKvLookups, testAfterKvLookups func()
 }
 
 var _ coordapi.Coordinator = (*Coordinator)(nil)
@@ -442,13 +457,10 @@ func (c *Coordinator) Close() error {
 		c.stopTxn()
 		c.stopTxn = nil
 	}
-	c.closeMu.Lock()
-	defer c.closeMu.Unlock()
-	if c.closed {
-		return nil
-	}
-	c.closed = true
+	// The index builds stop before closeMu too: a build calls FindBatches,
+	// which waits for closeMu, and RebuildKVIndex waits for its build.
 	c.commit.Lock()
+	c.commit.closing = true
 	for id := range c.rebuilds {
 		c.stopRebuildLocked(id)
 	}
@@ -456,6 +468,12 @@ func (c *Coordinator) Close() error {
 		c.stopPostingsRebuildLocked(id)
 	}
 	c.commit.Unlock()
+	c.closeMu.Lock()
+	defer c.closeMu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
 	if err := c.db.Close(); err != nil {
 		return fmt.Errorf("coordinator: close pebble: %w", err)
 	}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/internal/testkit"
+	"github.com/floe-io/floe/objectstore"
+	"github.com/floe-io/floe/record"
 )
 
 // testClock is a settable clock for Options.Now.
@@ -116,6 +118,38 @@ func objectReq(key string, batches ...coordapi.CommitBatch) *coordapi.CommitRequ
 		off += int64(batches[i].ByteLength)
 	}
 	return &coordapi.CommitRequest{ObjectKey: key, ObjectSize: off, BrokerID: 1, Batches: batches}
+}
+
+// commitReal puts real record batches, one per entry of batchKeys (its
+// records' keys, each with a value), into store as object key and commits
+// them to partition 0 of topic id, for a rebuild from the log to read back.
+func (e *testEnv) commitReal(store *objectstore.Memory, id coordapi.TopicID, key string, batchKeys ...[]string) {
+	e.t.Helper()
+	var obj []byte
+	var batches []coordapi.CommitBatch
+	for _, keys := range batchKeys {
+		recs := make([]record.Record, len(keys))
+		for i, k := range keys {
+			recs[i] = record.Record{Key: []byte(k), Value: []byte("v"), OffsetDelta: int32(i)}
+		}
+		data, err := record.Build(record.BuildOptions{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, recs)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		cb := keyed(id, 0, keys...)
+		cb.ByteOffset, cb.ByteLength = int64(len(obj)), int32(len(data))
+		batches = append(batches, cb)
+		obj = append(obj, data...)
+	}
+	ctx := context.Background()
+	if err := store.Put(ctx, key, obj); err != nil {
+		e.t.Fatal(err)
+	}
+	req := objectReq(key, batches...)
+	req.ObjectSize = int64(len(obj))
+	if _, err := e.c.CommitObject(ctx, req); err != nil {
+		e.t.Fatal(err)
+	}
 }
 
 func (e *testEnv) commit(key string, batches ...coordapi.CommitBatch) []coordapi.BatchResult {

@@ -78,6 +78,7 @@ func (c *Coordinator) KvGet(ctx context.Context, req coordapi.KvGetRequest) (coo
 		offset int64
 		found  bool
 	)
+	epoch := c.indexEpoch.Load()
 	if req.Partition >= 0 { // else partitionLocked answers UnknownTopicOrPartition
 		var err error
 		if offset, found, err = c.kv.Lookup(req.TopicID, req.Partition, req.Key); err != nil {
@@ -90,7 +91,9 @@ func (c *Coordinator) KvGet(ctx context.Context, req coordapi.KvGetRequest) (coo
 		c.mu.RUnlock()
 		return coordapi.KvGetResult{}, err
 	}
-	res := coordapi.KvGetResult{Indexed: t.kvIndexed, Ready: t.kvIndexed && !t.kvRebuilding}
+	// An index dropped for a rebuild since the entry was read may have
+	// missed it: not ready, as during the rebuild.
+	res := coordapi.KvGetResult{Indexed: t.kvIndexed, Ready: t.kvIndexed && !t.kvRebuilding && c.indexEpoch.Load() == epoch}
 	if !res.Ready {
 		c.mu.RUnlock()
 		return res, nil
@@ -155,16 +158,31 @@ func (c *Coordinator) RebuildKVIndex(ctx context.Context, name string) error {
 	if err := c.enter(ctx); err != nil {
 		return err
 	}
-	defer c.leave()
+	done, err := c.startKVRebuild(name)
+	// Not entered while the build runs: it calls FindBatches, and Close
+	// stops it.
+	c.leave()
+	if err != nil {
+		return err
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// startKVRebuild drops the index of topic name and starts its build.
+func (c *Coordinator) startKVRebuild(name string) (<-chan error, error) {
 	c.commit.Lock()
+	defer c.commit.Unlock()
 	t := c.mu.topicsByName[name]
 	if t == nil {
-		c.commit.Unlock()
-		return fmt.Errorf("rebuild key index of %q: %w", name, kerr.UnknownTopicOrPartition)
+		return nil, fmt.Errorf("rebuild key index of %q: %w", name, kerr.UnknownTopicOrPartition)
 	}
 	if !t.kvIndexed {
-		c.commit.Unlock()
-		return coordapi.Errorf(kerr.InvalidConfig, "topic %q does not have %s=true", name, coordapi.ConfigKVIndexEnabled)
+		return nil, coordapi.Errorf(kerr.InvalidConfig, "topic %q does not have %s=true", name, coordapi.ConfigKVIndexEnabled)
 	}
 	c.stopRebuildLocked(t.id)
 	// Not ready before the commit drops the index: a lookup must not
@@ -172,6 +190,7 @@ func (c *Coordinator) RebuildKVIndex(ctx context.Context, name string) error {
 	c.mu.Lock()
 	wasRebuilding := t.kvRebuilding
 	t.kvRebuilding = true
+	c.indexEpoch.Add(1)
 	c.mu.Unlock()
 	b := c.db.NewBatch()
 	c.kv.DropTopic(b, t.id)
@@ -182,23 +201,19 @@ func (c *Coordinator) RebuildKVIndex(ctx context.Context, name string) error {
 		c.mu.Lock()
 		t.kvRebuilding = wasRebuilding
 		c.mu.Unlock()
-		c.commit.Unlock()
-		return fmt.Errorf("rebuild key index of %q: %w", name, err)
+		return nil, fmt.Errorf("rebuild key index of %q: %w", name, err)
 	}
-	done := c.startRebuildLocked(t)
-	c.commit.Unlock()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return c.startRebuildLocked(t), nil
 }
 
 // startRebuildLocked builds t's index from the log in the background. The
 // returned channel receives its outcome. c.commit must be held.
 func (c *Coordinator) startRebuildLocked(t *topicState) <-chan error {
 	done := make(chan error, 1)
+	if c.commit.closing {
+		done <- fmt.Errorf("rebuild key index of %q: %w", t.name, coordapi.ErrClosed)
+		return done
+	}
 	if c.opts.Objects == nil {
 		err := fmt.Errorf("rebuild key index of %q: no object reader configured", t.name)
 		c.log.Error("key index stays not ready", "topic", t.name, "err", err)
@@ -227,7 +242,8 @@ func (c *Coordinator) startRebuildLocked(t *topicState) <-chan error {
 }
 
 // stopRebuildLocked cancels a running rebuild of id and waits for it.
-// c.commit must be held (the rebuild does not take it while writing).
+// c.commit must be held (the rebuild takes it only in HighWatermark, which
+// gives up on the cancel).
 func (c *Coordinator) stopRebuildLocked(id coordapi.TopicID) {
 	if r, ok := c.rebuilds[id]; ok {
 		r.cancel()
@@ -251,6 +267,26 @@ func (c *Coordinator) rebuildRunningLocked(id coordapi.TopicID) bool {
 	}
 }
 
+// lockCommit locks c.commit, or returns ctx's error if ctx is done first
+// (then c.commit is unlocked as soon as it is got).
+func (c *Coordinator) lockCommit(ctx context.Context) error {
+	locked := make(chan struct{})
+	go func() {
+		c.commit.Lock()
+		close(locked)
+	}()
+	select {
+	case <-locked:
+		return nil
+	case <-ctx.Done():
+		go func() {
+			<-locked
+			c.commit.Unlock()
+		}()
+		return ctx.Err()
+	}
+}
+
 type rebuild struct {
 	cancel  context.CancelFunc
 	stopped chan struct{}
@@ -260,9 +296,13 @@ type rebuild struct {
 type logSource struct{ c *Coordinator }
 
 // HighWatermark reads under c.commit, so that every offset below it is in
-// Pebble and its index entries are written by the commit that wrote it.
+// Pebble and its index entries are written by the commit that wrote it. It
+// gives up waiting for c.commit when ctx is done: the rebuild's stopper
+// holds c.commit while it waits for the rebuild.
 func (s logSource) HighWatermark(ctx context.Context, id [16]byte, partition int32) (int64, error) {
-	s.c.commit.Lock()
+	if err := s.c.lockCommit(ctx); err != nil {
+		return 0, err
+	}
 	defer s.c.commit.Unlock()
 	s.c.mu.RLock()
 	defer s.c.mu.RUnlock()

@@ -3,13 +3,17 @@ package coordinator
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/kvindex"
 	"github.com/floe-io/floe/objectstore"
 	"github.com/floe-io/floe/record"
@@ -262,4 +266,113 @@ func TestKvLatestOffsets(t *testing.T) {
 	if _, err := e.c.KvLatestOffsets(ctx, coordapi.KvOffsetsRequest{TopicID: kv.ID, Partition: 2, Keys: keys}); !errors.Is(err, kerr.UnknownTopicOrPartition) {
 		t.Fatalf("partition 2: %v, want UNKNOWN_TOPIC_OR_PARTITION", err)
 	}
+}
+
+// gatedReader is an object reader whose reads wait until open is closed.
+type gatedReader struct {
+	*objectstore.Memory
+	open chan struct{}
+}
+
+func (g gatedReader) GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error) {
+	select {
+	case <-g.open:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return g.Memory.GetRange(ctx, key, offset, length)
+}
+
+// TestKvLatestOffsetsAcrossRebuild: a compaction pass removes every record
+// whose key answers -1, so lookups that a rebuild's drop of the index
+// overtakes (the rebuild still running after them, or finished before the
+// answer) must fail, never answer the dropped index's -1 for live keys.
+func TestKvLatestOffsetsAcrossRebuild(t *testing.T) {
+	for _, finished := range []bool{false, true} {
+		store := objectstore.NewMemory()
+		gate := gatedReader{store, make(chan struct{})}
+		e := newEnv(t, func(o *Options) { o.KVIndexEnabled = true; o.Objects = gate; o.TierInterval = -1 })
+		release := sync.OnceFunc(func() { close(gate.open) })
+		t.Cleanup(release) // before Close, which waits for the rebuild
+		kv := e.topic("kv", 1, kvConfigs)
+		e.commitReal(store, kv.ID, "o1", []string{"a", "b"})
+		ctx := context.Background()
+		req := coordapi.KvOffsetsRequest{TopicID: kv.ID, Partition: 0, Keys: [][]byte{[]byte("a"), []byte("b")}}
+
+		rebuilt := make(chan error, 1)
+		e.c.testBeforeKvLookups = func() {
+			// The rebuild drops the index, then waits on its first read.
+			go func() { rebuilt <- e.c.RebuildKVIndex(ctx, "kv") }()
+			testkit.CheckFor(t, 10*time.Second, time.Millisecond, func() error {
+				if e.c.kv.Ready(kv.ID) {
+					return errors.New("the index is not dropped yet")
+				}
+				return nil
+			})
+		}
+		if finished {
+			e.c.testAfterKvLookups = func() {
+				release()
+				if err := <-rebuilt; err != nil {
+					t.Errorf("rebuild: %v", err)
+				}
+			}
+		}
+		got, err := e.c.KvLatestOffsets(ctx, req)
+		if !errors.Is(err, kerr.KafkaStorageError) {
+			t.Fatalf("rebuild finished before the answer %v: offsets %v, err %v; want KAFKA_STORAGE_ERROR", finished, got, err)
+		}
+		e.c.testBeforeKvLookups, e.c.testAfterKvLookups = nil, nil
+		if !finished {
+			release()
+			if err := <-rebuilt; err != nil {
+				t.Fatalf("rebuild: %v", err)
+			}
+		}
+		if got, err := e.c.KvLatestOffsets(ctx, req); err != nil || !slices.Equal(got, []int64{0, 1}) {
+			t.Fatalf("after the rebuild (finished %v): offsets %v, err %v; want [0 1]", finished, got, err)
+		}
+	}
+}
+
+// TestCloseDuringRebuild: Close stops a key index build that a
+// RebuildKVIndex call waits for, even one stuck on a read of the log, and
+// the call returns; the next Open takes the build up again.
+func TestCloseDuringRebuild(t *testing.T) {
+	store := objectstore.NewMemory()
+	gate := gatedReader{store, make(chan struct{})}
+	e := newEnv(t, func(o *Options) { o.KVIndexEnabled = true; o.Objects = gate; o.TierInterval = -1 })
+	kv := e.topic("kv", 1, kvConfigs)
+	e.commitReal(store, kv.ID, "o1", []string{"a", "b"})
+	rebuilt := make(chan error, 1)
+	go func() { rebuilt <- e.c.RebuildKVIndex(context.Background(), "kv") }()
+	testkit.CheckFor(t, 10*time.Second, time.Millisecond, func() error {
+		if e.c.kv.Ready(kv.ID) {
+			return errors.New("the index is not dropped yet")
+		}
+		return nil
+	})
+	closed := make(chan error, 1)
+	go func() { closed <- e.c.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		close(gate.open) // let the test end
+		t.Fatal("Close did not return while a rebuild waited on a read")
+	}
+	if err := <-rebuilt; !errors.Is(err, context.Canceled) {
+		t.Errorf("RebuildKVIndex across Close: %v, want context.Canceled", err)
+	}
+	close(gate.open)
+	e.open()
+	testkit.CheckFor(t, 10*time.Second, 5*time.Millisecond, func() error {
+		got, err := e.c.KvLatestOffsets(context.Background(), coordapi.KvOffsetsRequest{TopicID: kv.ID, Partition: 0, Keys: [][]byte{[]byte("a"), []byte("b")}})
+		if err == nil && !slices.Equal(got, []int64{0, 1}) {
+			err = fmt.Errorf("offsets %v, want [0 1]", got)
+		}
+		return err
+	})
 }

@@ -65,6 +65,7 @@ func (c *Coordinator) FindKeyBatches(ctx context.Context, req coordapi.FindKeyBa
 	}
 	defer c.leave()
 
+	epoch := c.indexEpoch.Load()
 	c.mu.RLock()
 	t, st, err := c.partitionLocked(req.TopicID, req.Partition)
 	if err != nil {
@@ -155,9 +156,14 @@ func (c *Coordinator) FindKeyBatches(ctx context.Context, req coordapi.FindKeyBa
 	defer c.mu.RUnlock()
 	// DeleteRecords or DeleteTopic may have removed batches since the
 	// state was read: answer as of now.
-	_, now, err := c.partitionLocked(req.TopicID, req.Partition)
+	nt, now, err := c.partitionLocked(req.TopicID, req.Partition)
 	if err != nil {
 		return coordapi.FindKeyBatchesResponse{}, err
+	}
+	if nt != t || !nt.hierarchical || nt.postingsRebuilding || c.indexEpoch.Load() != epoch {
+		// The postings were dropped (or rebuilt) since they were read: an
+		// answer from them could skip a batch. Not ready, as during a build.
+		return coordapi.FindKeyBatchesResponse{PartitionState: now.public(), Through: now.hwm}, nil
 	}
 	if req.Offset < now.logStart {
 		resp = coordapi.FindKeyBatchesResponse{Ready: true, PartitionState: now.public(), Through: now.hwm}
@@ -281,6 +287,9 @@ func (c *Coordinator) deletePostingsBelow(id coordapi.TopicID, partition int32, 
 // background; FindKeyBatches answers not ready meanwhile. c.commit must be
 // held.
 func (c *Coordinator) startPostingsRebuildLocked(t *topicState) {
+	if c.commit.closing {
+		return
+	}
 	if c.opts.Objects == nil {
 		c.log.Error("postings stay not ready", "topic", t.name, "err", "no object reader configured")
 		return

@@ -171,34 +171,7 @@ func TestPostingsBuiltFromLog(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.Objects = store; o.TierInterval = -1 })
 	tp := e.topic("later", 1, nil)
 	ctx := context.Background()
-	// Real batches in objects, for the rebuild to read back.
-	commitReal := func(key string, batchKeys ...[]string) {
-		t.Helper()
-		var obj []byte
-		var batches []coordapi.CommitBatch
-		for _, keys := range batchKeys {
-			recs := make([]record.Record, len(keys))
-			for i, k := range keys {
-				recs[i] = record.Record{Key: []byte(k), Value: []byte("v"), OffsetDelta: int32(i)}
-			}
-			data, err := record.Build(record.BuildOptions{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, recs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cb := keyed(tp.ID, 0, keys...)
-			cb.ByteOffset, cb.ByteLength = int64(len(obj)), int32(len(data))
-			batches = append(batches, cb)
-			obj = append(obj, data...)
-		}
-		if err := store.Put(ctx, key, obj); err != nil {
-			t.Fatal(err)
-		}
-		req := objectReq(key, batches...)
-		req.ObjectSize = int64(len(obj))
-		if _, err := e.c.CommitObject(ctx, req); err != nil {
-			t.Fatal(err)
-		}
-	}
+	commitReal := func(key string, batchKeys ...[]string) { e.commitReal(store, tp.ID, key, batchKeys...) }
 	commitReal("o1", []string{"a", "b"}, []string{"b"}, []string{"a", "a"})
 	v := "true"
 	if err := e.c.AlterTopicConfigs(ctx, "later", []coordapi.ConfigOp{{Name: coordapi.ConfigHierarchicalEnabled, Value: &v, Op: coordapi.OpSet}}, true, false); err != nil {

@@ -206,6 +206,7 @@ func (c *Coordinator) deleteTopicLocked(t *topicState) error {
 	nowMs := c.now().UnixMilli()
 	c.stopRebuildLocked(t.id)
 	c.stopPostingsRebuildLocked(t.id)
+	c.indexEpoch.Add(1) // before the drops are committed
 	b := c.db.NewBatch()
 	defer b.Close()
 	c.kv.DropTopic(b, t.id)
@@ -372,6 +373,9 @@ func (c *Coordinator) AlterTopicConfigs(ctx context.Context, name string, ops []
 	case !hierAfter && t.hierarchical:
 		c.stopPostingsRebuildLocked(t.id)
 		c.postings.DropTopic(b, t.id)
+	}
+	if kvAfter != t.kvIndexed || hierAfter != t.hierarchical {
+		c.indexEpoch.Add(1) // an index dropped or started: before the commit
 	}
 	if err := c.write(b, pebble.Sync); err != nil {
 		return wrap(fmt.Errorf("commit: %w", err))

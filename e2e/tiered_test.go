@@ -440,8 +440,9 @@ func TestTieredKVGate(t *testing.T) {
 
 // TestTieredEmbeddedKVRebuild runs consolidation on the embedded default
 // (coordinator, NATS and the job runner in one process), then rebuilds a
-// topic's key index from a log that lives only in segments: every key
-// answers its latest value, read back from its segment.
+// topic's key index from a log that lives only in segments, while
+// compaction (which asks the index for each key's latest offset) goes on:
+// every key answers its latest value, read back from its segment.
 func TestTieredEmbeddedKVRebuild(t *testing.T) {
 	n := floetest.StartNode(t, node.Config{
 		DataDir:             t.TempDir(),
@@ -459,12 +460,16 @@ func TestTieredEmbeddedKVRebuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl := pinnedClient(t, n.KafkaAddr())
-	var recs []*kgo.Record
-	for i := range 300 {
-		recs = append(recs, &kgo.Record{Topic: topic, Key: fmt.Appendf(nil, "k-%02d", i%60), Value: fmt.Appendf(nil, "v-%d", i)})
-	}
-	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		t.Fatal(err)
+	// Ten produces, so that consolidation writes several segments and
+	// compaction, which asks the key index, runs while it is rebuilt.
+	for c := range 10 {
+		var recs []*kgo.Record
+		for i := c * 30; i < c*30+30; i++ {
+			recs = append(recs, &kgo.Record{Topic: topic, Key: fmt.Appendf(nil, "k-%02d", i%60), Value: fmt.Appendf(nil, "v-%d", i)})
+		}
+		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	testkit.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
 		wal, err := floetest.Metric(n.HTTPAddr(), "floe_partition_wal_bytes", `topic="`+topic+`"`)
