@@ -54,12 +54,12 @@ func checkpointDue(pk partKey, runs int) bool {
 // last checkpoint, except those expire drops (which the caller deletes).
 // After b commits the caller calls checkpointedLocked. c.commit must be
 // held.
-func (c *Coordinator) checkpointLocked(b *pebble.Batch, pk partKey, st *partState, expire func(*producerState) bool) {
+func (c *Coordinator) checkpointLocked(b *pebble.Batch, pk partKey, st *partState, expire func(producerStateKey, *producerState) bool) {
 	_ = b.Set(partitionKey(pk.topic, pk.partition), encodePartition(st), nil)
 	if pl := c.commit.logs[pk]; pl != nil {
 		for _, id := range pl.dirty {
 			prk := producerStateKey{id, pk.topic, pk.partition}
-			if ps := c.commit.producers[prk]; ps != nil && !(expire != nil && expire(ps)) {
+			if ps := c.commit.producers[prk]; ps != nil && !(expire != nil && expire(prk, ps)) {
 				_ = b.Set(producerKey(prk), encodeProducer(ps), nil)
 			}
 		}

@@ -78,6 +78,17 @@ type Options struct {
 	// aborted and prepared ones completed. Negative: never in the
 	// background (tests call TxnTick). Default: 1s.
 	TxnCheckInterval time.Duration
+	// ProducerIDExpiration is how long a producer's idempotence state in a
+	// partition is kept after its last batch there (Kafka's
+	// producer.id.expiration.ms); TransactionalIDExpiration how long a
+	// transactional id with no transaction open is kept after its last
+	// change (transactional.id.expiration.ms). The transaction loop
+	// expires them every ExpirationCheckInterval (Kafka's
+	// producer.id.expiration.check.interval.ms), on the coordinator's
+	// clock. Negative: never. Defaults: 1 day, 7 days, 10m.
+	ProducerIDExpiration      time.Duration
+	TransactionalIDExpiration time.Duration
+	ExpirationCheckInterval   time.Duration
 	// Markers is where EndTxn writes the objects holding transaction
 	// markers: the cluster's object store. Without it transactions cannot
 	// end. Default: none.
@@ -362,6 +373,15 @@ func Open(opts Options) (*Coordinator, error) {
 		opts.TierJobLease = defaultTierJobLease
 	}
 	opts.TierJobLease = max(min(opts.TierJobLease, opts.GCGrace/2), time.Millisecond)
+	if opts.ProducerIDExpiration == 0 {
+		opts.ProducerIDExpiration = DefaultProducerIDExpiration
+	}
+	if opts.TransactionalIDExpiration == 0 {
+		opts.TransactionalIDExpiration = DefaultTransactionalIDExpiration
+	}
+	if opts.ExpirationCheckInterval == 0 {
+		opts.ExpirationCheckInterval = DefaultExpirationCheckInterval
+	}
 	c := &Coordinator{opts: opts, log: opts.Logger, now: opts.Now}
 	c.initTier()
 	cache := pebble.NewCache(pebbleCacheSize)
@@ -418,6 +438,7 @@ func Open(opts Options) (*Coordinator, error) {
 	if opts.TxnCheckInterval == 0 {
 		opts.TxnCheckInterval = defaultTxnCheckInterval
 	}
+
 	if opts.TxnCheckInterval > 0 {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})

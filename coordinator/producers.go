@@ -251,8 +251,10 @@ func (c *Coordinator) allocateProducerIDLocked() (coordapi.InitProducerIDRespons
 // ExpireProducers drops the idempotence state of every (producer,
 // partition) that has not committed a batch for maxIdle (Kafka's
 // producer.id.expiration.ms, default 1 day), so that producer state does not
-// grow without bound. It returns how many states it dropped. A producer that
-// comes back afterwards is accepted at any sequence.
+// grow without bound. A producer with a transaction open in the partition
+// keeps its state there, as in Kafka. It returns how many states it
+// dropped. A producer that comes back afterwards is accepted at any
+// sequence.
 func (c *Coordinator) ExpireProducers(ctx context.Context, maxIdle time.Duration) (int, error) {
 	if err := c.enter(ctx); err != nil {
 		return 0, err
@@ -263,14 +265,17 @@ func (c *Coordinator) ExpireProducers(ctx context.Context, maxIdle time.Duration
 	cutoff := c.now().Add(-maxIdle).UnixMilli()
 	b := c.db.NewBatch()
 	defer b.Close()
-	isExpired := func(ps *producerState) bool { return ps.lastUpdateMs < cutoff }
+	isExpired := func(k producerStateKey, ps *producerState) bool {
+		_, open := c.commit.openTxns[partKey{k.topic, k.partition}][k.producerID]
+		return ps.lastUpdateMs < cutoff && !open
+	}
 	var (
 		expired     []producerStateKey
 		checkpoints []partKey
 	)
 	seen := map[partKey]bool{}
 	for pk, ps := range c.commit.producers {
-		if !isExpired(ps) {
+		if !isExpired(pk, ps) {
 			continue
 		}
 		expired = append(expired, pk)

@@ -108,6 +108,9 @@ type txnRegistry struct {
 	offsets    TxnOffsets
 	markers    MarkerStore
 	prefix     string
+	// expiredMs is when TxnTick last expired producer states and
+	// transactional ids, on the coordinator's clock (0: not yet).
+	expiredMs int64
 }
 
 func txnKey(id string) []byte { return append([]byte{prefixTxn}, id...) }
@@ -346,6 +349,10 @@ func (c *Coordinator) lockTxn(p coordapi.TxnProducer) (*txnState, error) {
 		return nil, coordapi.Errorf(kerr.InvalidProducerIDMapping, "Transactional id %q has no producer: call InitProducerId first", p.TransactionalID)
 	}
 	t.mu.Lock()
+	if t.state == coordapi.TxnDead {
+		t.mu.Unlock()
+		return nil, coordapi.Errorf(kerr.InvalidProducerIDMapping, "Transactional id %q expired: call InitProducerId first", p.TransactionalID)
+	}
 	if err := checkProducerLocked(t, p); err != nil {
 		t.mu.Unlock()
 		return nil, err
@@ -374,16 +381,21 @@ func checkProducerLocked(t *txnState, p coordapi.TxnProducer) error {
 // previous ones when it retries a bump already made.
 func (c *Coordinator) initTxnProducer(ctx context.Context, req coordapi.InitProducerIDRequest) (coordapi.InitProducerIDResponse, error) {
 	id := *req.TransactionalID
-	c.txns.Lock()
-	t := c.txns.byID[id]
-	isNew := t == nil
-	if isNew {
-		t = &txnState{id: id, pid: -1, prevPID: -1, prevEpoch: -1, startMs: -1}
-		c.txns.byID[id] = t
+	var t *txnState
+	for {
+		c.txns.Lock()
+		t = c.txns.byID[id]
+		if t == nil {
+			t = &txnState{id: id, pid: -1, prevPID: -1, prevEpoch: -1, startMs: -1}
+			c.txns.byID[id] = t
+		}
+		c.txns.Unlock()
+		t.mu.Lock()
+		if t.state != coordapi.TxnDead {
+			break
+		}
+		t.mu.Unlock() // expired since it was looked up: look again
 	}
-	c.txns.Unlock()
-
-	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.pid < 0 { // new (or a new one whose first init failed)
 		pid, err := c.allocateProducerID()
@@ -1083,6 +1095,15 @@ func (c *Coordinator) holdKeysLocked(k pendingKeys) {
 // transactions past their timeout and prepared ones to finish.
 const defaultTxnCheckInterval = time.Second
 
+// Apache Kafka's defaults of producer.id.expiration.ms,
+// transactional.id.expiration.ms and
+// producer.id.expiration.check.interval.ms (Options).
+const (
+	DefaultProducerIDExpiration      = 24 * time.Hour
+	DefaultTransactionalIDExpiration = 7 * 24 * time.Hour
+	DefaultExpirationCheckInterval   = 10 * time.Minute
+)
+
 // runTxns aborts the transactions that outlive their timeout and finishes
 // the prepared ones (a completion that failed, or one a restart
 // interrupted), every interval until ctx ends.
@@ -1171,6 +1192,15 @@ func (c *Coordinator) TxnTick(ctx context.Context) int {
 		c.log.Warn("transactions", "err", err)
 	}
 	nowMs := c.now().UnixMilli()
+	c.txns.Lock()
+	expire := nowMs-c.txns.expiredMs >= c.opts.ExpirationCheckInterval.Milliseconds()
+	if expire {
+		c.txns.expiredMs = nowMs
+	}
+	c.txns.Unlock()
+	if expire {
+		c.expire(ctx, all, nowMs)
+	}
 	aborted := 0
 	for _, t := range all {
 		if ctx.Err() != nil {
@@ -1200,6 +1230,73 @@ func (c *Coordinator) TxnTick(ctx context.Context) int {
 		}
 	}
 	return aborted
+}
+
+// expire drops the producer states idle for ProducerIDExpiration and the
+// transactional ids among all that have no transaction open and have not
+// changed for TransactionalIDExpiration, as Kafka's coordinators do, so
+// that neither grows without bound. A producer whose transactional id
+// expired gets INVALID_PRODUCER_ID_MAPPING until it calls InitProducerId
+// again, which registers the id anew.
+func (c *Coordinator) expire(ctx context.Context, all []*txnState, nowMs int64) {
+	if c.opts.ProducerIDExpiration > 0 {
+		if _, err := c.ExpireProducers(ctx, c.opts.ProducerIDExpiration); err != nil && ctx.Err() == nil {
+			c.log.Warn("producer states not expired", "err", err)
+		}
+	}
+	if c.opts.TransactionalIDExpiration <= 0 {
+		return
+	}
+	cutoff := nowMs - c.opts.TransactionalIDExpiration.Milliseconds()
+	n := 0
+	for _, t := range all {
+		if ctx.Err() != nil {
+			break
+		}
+		if !t.mu.TryLock() {
+			continue // busy: not idle
+		}
+		if err := c.expireTxnLocked(t, cutoff); err != nil {
+			c.log.Warn("transactional id not expired", "transactional_id", t.id, "err", err)
+		} else if t.state == coordapi.TxnDead {
+			n++
+		}
+		t.mu.Unlock()
+	}
+	if n > 0 {
+		c.log.Info("transactional ids expired", "count", n)
+	}
+}
+
+// expireTxnLocked deletes t, marking it dead (the operations that looked
+// it up before then look again, or fail), if it has no transaction
+// open and last changed before cutoffMs. t.mu must be held.
+func (c *Coordinator) expireTxnLocked(t *txnState, cutoffMs int64) error {
+	switch t.state {
+	case coordapi.TxnEmpty, coordapi.TxnCompleteCommit, coordapi.TxnCompleteAbort:
+	default:
+		return nil
+	}
+	if t.pid < 0 || t.updateMs >= cutoffMs {
+		return nil
+	}
+	if err := c.del(txnKey(t.id), pebble.Sync); err != nil {
+		return err
+	}
+	t.state = coordapi.TxnDead
+	c.txns.Lock()
+	if c.txns.byID[t.id] == t {
+		delete(c.txns.byID, t.id)
+	}
+	if c.txns.byPID[t.pid] == t {
+		delete(c.txns.byPID, t.pid)
+	}
+	c.txns.Unlock()
+	c.commit.Lock()
+	delete(c.commit.txnViews, t.pid)
+	c.commit.Unlock()
+	t.pid = -1 // what holders of a stale pointer describe: no producer
+	return nil
 }
 
 // HiddenTxnBatch reports whether the transactional batch of producer pid at

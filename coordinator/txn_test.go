@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -334,4 +335,98 @@ func TestAbortedPruned(t *testing.T) {
 	check("after the prune")
 	e.reopen()
 	check("after reopen")
+}
+
+// TestTxnTickExpires: the transaction loop, once per check interval on
+// the coordinator's clock, drops the producer states idle for
+// ProducerIDExpiration (not the one of a transaction still open) and the
+// transactional ids with no transaction open that have not changed for
+// TransactionalIDExpiration (an open one is aborted at its timeout
+// instead, and kept). The expiry survives a restart, and the expired id's
+// producer must register again, getting a new producer id.
+func TestTxnTickExpires(t *testing.T) {
+	e, _ := txnEnv(t)
+	e.opts.ProducerIDExpiration = 24 * time.Hour
+	e.opts.TransactionalIDExpiration = 7 * 24 * time.Hour
+	e.opts.ExpirationCheckInterval = time.Hour
+	e.reopen()
+	tp := e.topic("t", 1, nil)
+	p0 := coordapi.TopicPartition{TopicID: tp.ID, Partition: 0}
+	ctx := context.Background()
+	list := func() string {
+		t.Helper()
+		ls, err := e.c.ListTransactions(ctx, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, l := range ls {
+			ids = append(ids, fmt.Sprintf("%s:%s", l.TransactionalID, l.State))
+		}
+		return fmt.Sprint(ids)
+	}
+	producers := func() []int64 {
+		t.Helper()
+		ps, err := e.c.DescribeProducers(ctx, tp.ID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int64
+		for _, p := range ps {
+			ids = append(ids, p.ProducerID)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+
+	done := e.initTxn("done", 60000)
+	e.addParts("done", done, p0)
+	e.commit("wal/1", txnBatch("done", tp.ID, 0, 0, done.ProducerID, done.ProducerEpoch, 0))
+	if err := e.endTxn("done", done, true); err != nil {
+		t.Fatal(err)
+	}
+	e.initTxn("idle", 60000)
+	e.commit("wal/2", idem(tp.ID, 0, 0, 900, 0, 0)) // an idempotent producer
+	e.c.TxnTick(ctx)                                // the first check: nothing is idle yet
+
+	// Five days on, "busy" opens a transaction, and a day later every other
+	// producer state is past its expiration, not the ids.
+	e.clock.Advance(5 * 24 * time.Hour)
+	busy := e.initTxn("busy", 60000)
+	e.addParts("busy", busy, p0)
+	e.commit("wal/3", txnBatch("busy", tp.ID, 0, 0, busy.ProducerID, busy.ProducerEpoch, 0))
+	if got, want := producers(), []int64{done.ProducerID, busy.ProducerID, 900}; !slices.Equal(got, want) {
+		t.Fatalf("producer states before the expiry: %v, want %v", got, want)
+	}
+	e.clock.Advance(24*time.Hour + time.Second)
+	e.c.TxnTick(ctx) // expires, then aborts busy's transaction at its timeout
+	if got, want := list(), "[busy:CompleteAbort done:CompleteCommit idle:Empty]"; got != want {
+		t.Fatalf("after a day: ids %s, want %s", got, want)
+	}
+	if got, want := producers(), []int64{busy.ProducerID}; !slices.Equal(got, want) {
+		t.Fatalf("after a day: producer states %v, want %v (its transaction was open)", got, want)
+	}
+	// Past 7 days since their last change, "done" and "idle" go; "busy"
+	// changed a day ago.
+	e.clock.Advance(24 * time.Hour)
+	e.c.TxnTick(ctx)
+	if got, want := list(), "[busy:CompleteAbort]"; got != want {
+		t.Fatalf("after the expiration: ids %s, want %s", got, want)
+	}
+	e.reopen()
+	if got, want := list(), "[busy:CompleteAbort]"; got != want {
+		t.Fatalf("after a restart: ids %s, want %s", got, want)
+	}
+	d, err := e.c.DescribeTransactions(ctx, []string{"done"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "describe an expired id", d[0].ErrorCode, kerr.TransactionalIDNotFound)
+	if err := e.endTxn("done", done, true); !errors.Is(err, kerr.InvalidProducerIDMapping) {
+		t.Fatalf("EndTxn with an expired id: %v, want INVALID_PRODUCER_ID_MAPPING", err)
+	}
+	again := e.initTxn("done", 60000)
+	if again.ProducerID == done.ProducerID || again.ProducerEpoch != 0 {
+		t.Fatalf("re-registered id: %+v, want a new producer id at epoch 0 (was %+v)", again, done)
+	}
 }

@@ -90,6 +90,8 @@ func parseFlags(args []string) (*config, error) {
 	fs.DurationVar(&cfg.groups.MinSessionTimeout, "group-min-session-timeout", 6*time.Second, "shortest session timeout a member may ask for (group.min.session.timeout.ms)")
 	fs.DurationVar(&cfg.groups.MaxSessionTimeout, "group-max-session-timeout", 30*time.Minute, "longest session timeout a member may ask for (group.max.session.timeout.ms)")
 	fs.DurationVar(&cfg.groups.OffsetRetention, "offsets-retention", 7*24*time.Hour, "how long an empty group's committed offsets are kept (offsets.retention.minutes)")
+	fs.DurationVar(&cfg.coord.ProducerIDExpiration, "producer-id-expiration", coordinator.DefaultProducerIDExpiration, "how long a producer's idempotence state in a partition is kept after its last batch there (producer.id.expiration.ms; negative: forever)")
+	fs.DurationVar(&cfg.coord.TransactionalIDExpiration, "transactional-id-expiration", coordinator.DefaultTransactionalIDExpiration, "how long a transactional id with no transaction open is kept after its last change (transactional.id.expiration.ms; negative: forever)")
 	fs.StringVar(&cfg.natsSecurity.CredsFile, "nats-creds", "", "NATS credentials file (JWT and nkey seed) to authenticate with")
 	fs.StringVar(&cfg.natsSecurity.NKeyFile, "nats-nkey", "", "NATS nkey seed file to authenticate with")
 	fs.StringVar(&cfg.natsSecurity.TLS.CAFile, "nats-tls-ca", "", "CA bundle (PEM) to verify the NATS servers with (default: the system's roots)")
