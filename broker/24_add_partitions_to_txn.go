@@ -16,12 +16,19 @@ import (
 // coordinator refuses otherwise. Each partition answers its own code; a
 // topic the principal may not write, or that does not exist, fails its
 // partitions and the others answer OPERATION_NOT_ATTEMPTED, as in Kafka.
+// v4+ is the brokers' own version (a partition leader verifying a
+// transaction): as in Kafka it needs CLUSTER_ACTION on the cluster, else the
+// whole request answers CLUSTER_AUTHORIZATION_FAILED.
 func init() { register(kmsg.AddPartitionsToTxn, 0, 5, (*Broker).handleAddPartitionsToTxn) }
 
 func (b *Broker) handleAddPartitionsToTxn(ctx context.Context, r *request) (kmsg.Response, error) {
 	req := r.req.(*kmsg.AddPartitionsToTxnRequest)
 	resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
 	if req.Version >= 4 {
+		if !b.authorizeCluster(r, kmsg.ACLOperationClusterAction) {
+			resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+			return resp, nil
+		}
 		for _, tx := range req.Transactions {
 			resp.Transactions = append(resp.Transactions, b.addTxnPartitions(ctx, r, tx, req.Version))
 		}

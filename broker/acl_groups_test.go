@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/floe-io/floe/internal/testkit"
 )
@@ -230,5 +231,51 @@ func TestACLInitProducerID(t *testing.T) {
 	e.grant(kadm.NewACLs().Topics("t").Allow("User:carol").Operations(kadm.OpWrite))
 	if err := produceOne(t, e.client("carol"), "t", "v"); err != nil {
 		t.Fatalf("carol's idempotent produce: %v", err)
+	}
+}
+
+// TestACLAddPartitionsToTxnBrokerVersion: AddPartitionsToTxn v4+ is the
+// brokers' version and needs CLUSTER_ACTION, as in Kafka; a client's v3
+// needs only its transactional id and topic ACLs.
+func TestACLAddPartitionsToTxnBrokerVersion(t *testing.T) {
+	e := newACLEnv(t)
+	e.topic("t", 1, nil)
+	e.grant(kadm.NewACLs().TransactionalIDs("tx").Allow("User:alice").Operations(kadm.OpWrite, kadm.OpDescribe))
+	e.grant(kadm.NewACLs().Topics("t").Allow("User:alice").Operations(kadm.OpWrite))
+	initReq := kmsg.NewPtrInitProducerIDRequest()
+	initReq.TransactionalID, initReq.TransactionTimeoutMillis = kmsg.StringPtr("tx"), 60000
+	initReq.ProducerID, initReq.ProducerEpoch = -1, -1
+	p := send[*kmsg.InitProducerIDResponse](t, e.client("alice"), initReq)
+	wantCode(t, "init", p.ErrorCode, nil)
+
+	add := func(cl *kgo.Client) *kmsg.AddPartitionsToTxnResponse {
+		req := kmsg.NewPtrAddPartitionsToTxnRequest()
+		req.TransactionalID, req.ProducerID, req.ProducerEpoch = "tx", p.ProducerID, p.ProducerEpoch
+		req.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "t", Partitions: []int32{0}}}
+		tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
+		tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch = "tx", p.ProducerID, p.ProducerEpoch
+		tx.Topics = []kmsg.AddPartitionsToTxnRequestTransactionTopic{{Topic: "t", Partitions: []int32{0}}}
+		req.Transactions = []kmsg.AddPartitionsToTxnRequestTransaction{tx}
+		return send[*kmsg.AddPartitionsToTxnResponse](t, cl, req)
+	}
+	resp := add(e.client("alice"))
+	if resp.Version < 4 {
+		t.Fatalf("the client sent v%d, want v4+", resp.Version)
+	}
+	wantCode(t, "alice at v4+", resp.ErrorCode, kerr.ClusterAuthorizationFailed)
+	if len(resp.Transactions) != 0 {
+		t.Errorf("a refused v4+ request answered transactions: %+v", resp.Transactions)
+	}
+	resp = add(e.client(aclAdmin))
+	wantCode(t, "the super user at v4+", resp.ErrorCode, nil)
+	if len(resp.Transactions) != 1 || resp.Transactions[0].Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Errorf("the super user at v4+: %+v", resp.Transactions)
+	}
+	resp = add(e.client("alice", kgo.MaxVersions(kversion.V3_5_0())))
+	if resp.Version != 3 {
+		t.Fatalf("the capped client sent v%d, want v3", resp.Version)
+	}
+	if len(resp.Topics) != 1 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Errorf("alice at v3: %+v", resp.Topics)
 	}
 }
