@@ -23,7 +23,9 @@ import (
 // ReplicaID is ignored: there are no followers, and the log end of a
 // diskless partition is its high watermark. read_committed (isolation
 // level 1) answers the last stable offset for -1 (latest), as Kafka: the
-// first offset of the oldest open transaction, else the high watermark.
+// first offset of the oldest open transaction, else the high watermark;
+// and, as Kafka, no offset (-1) for any other lookup but -2 (earliest)
+// whose answer is at or past it.
 func init() { register(kmsg.ListOffsets, 1, 8, (*Broker).handleListOffsets) }
 
 func (b *Broker) handleListOffsets(ctx context.Context, r *request) (kmsg.Response, error) {
@@ -63,10 +65,16 @@ func (b *Broker) handleListOffsets(ctx context.Context, r *request) (kmsg.Respon
 					break
 				}
 				offset, ts, epoch, err := b.listOffset(ctx, dataID(tl.t), rp.Partition, rp.Timestamp)
-				if err == nil && rp.Timestamp == coordapi.TimestampLatest && req.IsolationLevel == 1 {
+				if err == nil && req.IsolationLevel == 1 && offset >= 0 && rp.Timestamp != coordapi.TimestampEarliest {
 					var ps coordapi.PartitionState
 					if ps, err = b.coord.PartitionState(ctx, dataID(tl.t), rp.Partition); err == nil && ps.LastStableOffset < offset {
 						offset = ps.LastStableOffset
+					}
+					switch {
+					case err != nil || rp.Timestamp == coordapi.TimestampLatest:
+					case offset >= ps.LastStableOffset:
+						// Kafka's allowed(): not yet fetchable by read_committed.
+						offset, ts, epoch = -1, -1, -1
 					}
 				}
 				if err != nil {

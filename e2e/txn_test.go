@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/broker"
 	"github.com/floe-io/floe/internal/testkit/floetest"
@@ -116,6 +117,76 @@ func TestTransactions(t *testing.T) {
 	})
 	if seen == 0 {
 		t.Fatalf("describe producers: %+v", producers)
+	}
+}
+
+// TestTransactionsListOffsets: while a transaction is open, ListOffsets
+// under read_committed answers the last stable offset for latest and, as
+// Kafka, no offset for a timestamp whose record is at or past it; read
+// uncommitted finds the open transaction's record, and read_committed does
+// once it commits.
+func TestTransactionsListOffsets(t *testing.T) {
+	n := floetest.StartNode(t, node.Config{})
+	ctx := context.Background()
+	cl := newFranzClient(t, n.KafkaAddr())
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "txo"); err != nil {
+		t.Fatal(err)
+	}
+	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "txo", Value: []byte("before"), Timestamp: base}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	prod := newFranzClient(t, n.KafkaAddr(), kgo.TransactionalID("txo-app"), kgo.DefaultProduceTopic("txo"))
+	if err := prod.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte("open"), Timestamp: base.Add(time.Minute)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	list := func(isolation int8, timestamp int64) int64 {
+		t.Helper()
+		req := kmsg.NewPtrListOffsetsRequest()
+		req.ReplicaID, req.IsolationLevel = -1, isolation
+		rt := kmsg.NewListOffsetsRequestTopic()
+		rt.Topic = "txo"
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Partition, rp.Timestamp = 0, timestamp
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp := resp.Topics[0].Partitions[0]
+		if sp.ErrorCode != 0 {
+			t.Fatalf("list offsets: error %d", sp.ErrorCode)
+		}
+		return sp.Offset
+	}
+	at := base.Add(30 * time.Second).UnixMilli() // after "before", at or before "open"
+	for _, tc := range []struct {
+		what      string
+		isolation int8
+		timestamp int64
+		want      int64
+	}{
+		{"read_committed latest: the LSO", 1, -1, 1},
+		{"read_uncommitted latest: the high watermark", 0, -1, 2},
+		{"read_committed by timestamp: past the LSO", 1, at, -1},
+		{"read_uncommitted by timestamp: the open record", 0, at, 1},
+		{"read_committed max timestamp: past the LSO", 1, -3, -1},
+		{"read_committed earliest", 1, -2, 0},
+	} {
+		if got := list(tc.isolation, tc.timestamp); got != tc.want {
+			t.Errorf("%s: offset %d, want %d", tc.what, got, tc.want)
+		}
+	}
+	if err := prod.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	if got := list(1, at); got != 1 {
+		t.Errorf("read_committed by timestamp after the commit: offset %d, want 1", got)
 	}
 }
 
