@@ -117,7 +117,8 @@ type CompactResult struct {
 	// (past a full key map) stay as they are.
 	Segments []CompactedSegment
 	// TombstoneHorizonMs is the earliest delete horizon of a batch holding
-	// a tombstone in Segments, -1 when none: the next pass is due then.
+	// a tombstone, or of a transaction marker waiting to go, in Segments,
+	// -1 when none: the next pass is due then.
 	TombstoneHorizonMs int64
 	// BytesIn and RecordsIn count what the pass read of the replaced
 	// segments; BytesOut and RecordsOut what it wrote.

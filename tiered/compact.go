@@ -56,6 +56,18 @@ type CompactPolicy struct {
 	// kept only because the pass did not look at it, and is stamped by a
 	// later pass that does.
 	StampThrough int64
+	// Marker is told of each control batch, in log order, with whether it
+	// holds a commit marker, and reports whether the batch may go: Kafka's
+	// cleaner lets a marker go once no batch of its transaction is left
+	// (CleanedTransactionMetadata.onControlBatchRead). Such a batch gets
+	// the delete horizon StampHorizon the first time (rebuilt, as a batch
+	// keeping a tombstone is) and goes once NowMs reaches it, or becomes a
+	// bare header when RetainEmpty says so. Default: nil, every control
+	// batch stays as it is.
+	Marker func(h record.Header, commit bool) bool
+	// NowMs is the pass's clock, which a marker's delete horizon is read
+	// against.
+	NowMs int64
 	// AskKeyless has Keep asked about keyless records too (RecordInfo.Key
 	// nil), which compaction keeps without asking: a filter by key (a
 	// hierarchical view's) drops them. Default: false.
@@ -189,7 +201,9 @@ func CompactBatches(data []byte, p CompactPolicy) ([]byte, CompactStats, error) 
 
 // CompactBatch compacts one magic v2 batch, as a segment stores it (base offset
 // written in), keeping the records p.Keep accepts:
-//   - a control batch (transaction markers) is returned as it is, Keep not asked;
+//   - a control batch (transaction markers) is returned as it is, Keep not asked,
+//     unless p.Marker lets it go: then it gets a delete horizon, or, once that
+//     has passed, goes (or becomes a bare header when p.RetainEmpty says so);
 //   - a keyless record is kept, Keep not asked (compacted topics refuse them at
 //     produce);
 //   - when every record is kept and no delete horizon is due, the batch is
@@ -273,14 +287,11 @@ func (c *compactor) compact(b []byte, h record.Header, p *CompactPolicy) ([]byte
 		return nil, st, err
 	}
 	st.RecordsIn = int64(max(h.NumRecords, 0))
+	c.recs, c.hdrs, c.arena = c.recs[:0], c.hdrs[:0], c.arena[:0]
 	if h.Control() {
-		if err := record.Records(b, nil); err != nil { // a marker is small: check it too
-			return nil, st, fmt.Errorf("%w: records of the control batch at offset %d: %w", ErrCorrupt, h.BaseOffset, err)
-		}
-		return c.unchanged(b, st)
+		return c.compactMarker(b, h, p, st)
 	}
 
-	c.recs, c.hdrs, c.arena = c.recs[:0], c.hdrs[:0], c.arena[:0]
 	logAppend := h.LogAppendTime()
 	mayStamp := p.StampHorizon > 0 && h.Attributes&record.AttrDeleteHorizon == 0
 	stamp := false // a tombstone kept that earns the batch a delete horizon
@@ -336,6 +347,47 @@ func (c *compactor) compact(b []byte, h record.Header, p *CompactPolicy) ([]byte
 		return nil, st, err
 	}
 	st.RewrittenBatches = 1
+	st.RecordsKept = int64(len(c.recs))
+	return c.checked(out, want, st)
+}
+
+// compactMarker is compact for a control batch.
+func (c *compactor) compactMarker(b []byte, h record.Header, p *CompactPolicy, st CompactStats) ([]byte, CompactStats, error) {
+	commit := false
+	err := record.Records(b, func(r *record.Record) error { // a marker is small: check it too
+		// A control record's key is its version and type (1: commit).
+		commit = len(r.Key) >= 4 && binary.BigEndian.Uint16(r.Key[2:4]) == 1
+		c.keepCopy(r)
+		return nil
+	})
+	if err != nil {
+		return nil, st, fmt.Errorf("%w: records of the control batch at offset %d: %w", ErrCorrupt, h.BaseOffset, err)
+	}
+	if p.Marker == nil || !p.Marker(h, commit) {
+		return c.unchanged(b, st)
+	}
+	stamped := h.Attributes&record.AttrDeleteHorizon != 0
+	switch {
+	case len(c.recs) == 0 || stamped && h.BaseTimestamp <= p.NowMs:
+		if p.RetainEmpty == nil || !p.RetainEmpty(h) {
+			return nil, st, nil
+		}
+		st.EmptyBatches = 1
+		if h.NumRecords == 0 {
+			return c.unchanged(b, st) // already a bare header
+		}
+		return c.checked(emptyBatch(h), h, st)
+	case stamped || p.StampHorizon <= 0:
+		return c.unchanged(b, st)
+	}
+	want := h
+	want.Attributes |= record.AttrDeleteHorizon
+	want.BaseTimestamp = p.StampHorizon
+	out, err := c.rebuild(b, h, p.StampHorizon)
+	if err != nil {
+		return nil, st, err
+	}
+	st.StampedBatches, st.RewrittenBatches = 1, 1
 	st.RecordsKept = int64(len(c.recs))
 	return c.checked(out, want, st)
 }

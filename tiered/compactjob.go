@@ -188,6 +188,9 @@ type compactRun struct {
 
 	policy  CompactPolicy
 	comp    compactor
+	// txnSeen holds the producers a batch of whose current transaction
+	// the pass has read since their last marker.
+	txnSeen map[int64]bool
 	segLast int64      // the last offset of the input being compacted
 	batches []segBatch // one window's batches, reused
 
@@ -245,7 +248,8 @@ func (r *compactRun) run(ctx context.Context) (coordapi.CompleteTierJobRequest, 
 	if r.replaced == 0 {
 		return coordapi.CompleteTierJobRequest{}, fmt.Errorf("tiered: the key map covers through %d, before the first segment at %d", r.cleaned, segs[0].BaseOffset)
 	}
-	r.policy = CompactPolicy{Keep: r.keep, RetainEmpty: r.retainEmpty, StampThrough: r.cleaned}
+	r.txnSeen = map[int64]bool{}
+	r.policy = CompactPolicy{Keep: r.keep, RetainEmpty: r.retainEmpty, Marker: r.marker, NowMs: r.cj.NowMs, StampThrough: r.cleaned}
 	if r.cj.DeleteRetentionMs >= 0 {
 		r.policy.StampHorizon = r.cj.NowMs + min(r.cj.DeleteRetentionMs, math.MaxInt64-max(r.cj.NowMs, 0))
 	}
@@ -382,6 +386,17 @@ func (r *compactRun) keep(rec RecordInfo) bool {
 	return !HorizonPassed(rec, r.cj.NowMs)
 }
 
+// marker is the job's rule for a control batch (doc.go, Compaction): a
+// commit marker may go once no batch of its transaction is left, as Kafka's
+// cleaner lets it, provided the pass indexed it. An abort marker stays: the
+// coordinator lists its transaction to read_committed consumers, who need
+// the marker to end the transaction's span.
+func (r *compactRun) marker(h record.Header, commit bool) bool {
+	seen := r.txnSeen[h.ProducerID]
+	delete(r.txnSeen, h.ProducerID) // the marker ends the transaction
+	return commit && !seen && h.BaseOffset+int64(h.LastOffsetDelta) <= r.cleaned
+}
+
 // retainEmpty keeps an emptied batch as a bare header when it holds a
 // producer's last sequence, or when it is its input segment's last batch, so
 // that every output ends at its last input's last offset.
@@ -410,6 +425,9 @@ func (r *compactRun) compactSegment(ctx context.Context, seg coordapi.BatchCoord
 		}
 		for i := range batches {
 			sb := &batches[i]
+			if sb.h.Transactional() && !sb.h.Control() {
+				r.txnSeen[sb.h.ProducerID] = true
+			}
 			out, st, err := r.comp.compact(sb.b, sb.h, &r.policy)
 			if err != nil {
 				return err
@@ -419,7 +437,7 @@ func (r *compactRun) compactSegment(ctx context.Context, seg coordapi.BatchCoord
 			if len(out) == 0 {
 				continue
 			}
-			if st.TombstonesKept > 0 {
+			if st.TombstonesKept > 0 || sb.h.Control() {
 				r.noteHorizon(out)
 			}
 			if err := r.place(ctx, out); err != nil {

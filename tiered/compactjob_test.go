@@ -205,7 +205,7 @@ func (fx *compactFixture) check(t *testing.T, job coordapi.TierJob, req coordapi
 					tsOffset = h.BaseOffset
 				}
 			}
-			if h.Attributes&record.AttrDeleteHorizon != 0 && holdsTombstone(t, b) && (horizon < 0 || h.BaseTimestamp < horizon) {
+			if h.Attributes&record.AttrDeleteHorizon != 0 && (holdsTombstone(t, b) || h.Control()) && (horizon < 0 || h.BaseTimestamp < horizon) {
 				horizon = h.BaseTimestamp
 			}
 			recordsOut += int64(h.NumRecords)
@@ -1038,5 +1038,108 @@ func TestCompactJobTransactions(t *testing.T) {
 		if got != want {
 			t.Errorf("indexed %v: survivors %q, want %q", indexed, got, want)
 		}
+	}
+}
+
+// TestCompactJobCommitMarkers: a commit marker stays while a batch of its
+// transaction is left; in the first pass after the last one went it gets a
+// delete horizon (delete.retention.ms on), and a pass at or past the horizon
+// removes it, or keeps it as a bare header when it is its producer's last
+// batch. An abort marker stays, and so does a marker past what the pass
+// indexed.
+func TestCompactJobCommitMarkers(t *testing.T) {
+	const pid, other = 7, 8
+	build := func(base int64, pid int64, attrs int16, recs ...record.Record) []byte {
+		t.Helper()
+		b, err := record.Build(record.BuildOptions{BaseOffset: base, Attributes: attrs, BaseTimestamp: 1000,
+			ProducerID: pid, ProducerEpoch: 0, BaseSequence: int32(base)}, recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	kv := func(k, v string) record.Record { return record.Record{Key: []byte(k), Value: []byte(v)} }
+	marker := func(base int64, pid int64, commit bool) []byte {
+		typ := byte(0)
+		if commit {
+			typ = 1
+		}
+		b, err := record.Build(record.BuildOptions{BaseOffset: base, Attributes: record.AttrTransactional | record.AttrControl,
+			BaseTimestamp: 1000, ProducerID: pid, BaseSequence: -1}, []record.Record{{Key: []byte{0, 0, 0, typ}, Value: []byte{0, 0, 0, 0, 0, 0}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	txn := int16(record.AttrTransactional)
+	// markers lists the partition's control batches: offset, c(ommit) or
+	// a(bort), +h when it carries a delete horizon, "bare" when empty.
+	markers := func(fx *compactFixture) string {
+		var out []string
+		for _, seg := range fx.segs {
+			for _, b := range fx.batches(t, seg) {
+				h, _ := record.ParseHeader(b)
+				if !h.Control() {
+					continue
+				}
+				s := fmt.Sprintf("%d", h.BaseOffset)
+				err := record.Records(b, func(r *record.Record) error {
+					s += map[byte]string{0: "a", 1: "c"}[r.Key[3]]
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if h.NumRecords == 0 {
+					s += "bare"
+				}
+				if h.Attributes&record.AttrDeleteHorizon != 0 {
+					s += fmt.Sprintf("+h%d", h.BaseTimestamp)
+				}
+				out = append(out, s)
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	for _, tc := range []struct {
+		name     string
+		indexed  bool
+		lastOffs []int64 // the producers' last offsets
+		passes   []string
+	}{
+		{"key map", false, []int64{9}, []string{"2c 5a 10c", "2c+h3500 5a 10c", "2c+h3500 5a 10c", "5a 10c"}},
+		{"key index", true, []int64{9}, []string{"2c 5a 10c", "2c+h3500 5a 10c", "2c+h3500 5a 10c", "5a 10c"}},
+		{"producer's last batch", false, []int64{2, 9}, []string{"2c 5a 10c", "2c+h3500 5a 10c", "2c+h3500 5a 10c", "2bare 5a 10c"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newCompactFixture()
+			fx.addSegment(t, [][]byte{
+				build(0, pid, txn, kv("k", "t1"), kv("j", "t1")),
+				marker(2, pid, true),
+				build(3, other, txn, kv("a", "aborted"), kv("b", "aborted")),
+				marker(5, other, false),
+				build(6, 0, 0, kv("k", "v"), kv("j", "v"), kv("x", "v")),
+				build(9, other, txn, kv("y", "t2")), // its transaction's marker is at 10, past the segment
+			})
+			fx.addSegment(t, [][]byte{marker(10, other, true), build(11, 0, 0, kv("z", "v"))})
+			aborted := []coordapi.AbortedTxn{{ProducerID: other, FirstOffset: 3, LastOffset: 5}}
+			for i, nowMs := range []int64{2000, 2500, 3000, 3500} {
+				cj := coordapi.CompactJob{DirtyOffset: 0, NowMs: nowMs, DeleteRetentionMs: 1000, Aborted: aborted, ProducerLastOffsets: tc.lastOffs}
+				var opts ConsolidatorOptions
+				if tc.indexed {
+					cj.KeyIndex = true
+					opts.KeyIndex = fx.index(t)
+				}
+				req := fx.compact(t, cj, opts)
+				// The marker at 10 closes the transaction whose batch at 9
+				// is kept (y's latest): it stays.
+				if got := markers(fx); got != tc.passes[i] {
+					t.Errorf("pass %d at %d ms: markers %q, want %q", i+1, nowMs, got, tc.passes[i])
+				}
+				if i == 1 && req.Compacted.TombstoneHorizonMs != 3500 {
+					t.Errorf("pass 2: horizon %d, want 3500 (the marker's)", req.Compacted.TombstoneHorizonMs)
+				}
+			}
+		})
 	}
 }

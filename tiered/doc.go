@@ -131,8 +131,18 @@
 // a delete horizon at or below NowMs. A batch left empty is kept as a bare
 // header when it holds a producer's last offset (its last sequence), or
 // when it is the last batch of its input segment, so that the last output
-// ends at the last replaced input's last offset; else it goes. Control
-// batches stay.
+// ends at the last replaced input's last offset; else it goes.
+//
+// Transaction markers (control batches) go as Kafka's cleaner lets them
+// (CleanedTransactionMetadata): a commit marker at or below cleanedThrough
+// whose transaction had no batch left in the pass (none of its producer's
+// transactional batches read since that producer's previous marker) gets
+// a delete horizon, NowMs + delete.retention.ms, when it has none (it is
+// rebuilt as a batch keeping a tombstone is, and the horizon counts towards
+// the result's); a pass at or past its horizon drops it, or keeps it as a
+// bare header by the rule above. An abort marker stays: the coordinator
+// lists its aborted transaction to read_committed consumers, who need the
+// marker to close it, and that list is not pruned with markers.
 //
 // Delete horizon (KIP-534): a non-control batch without one that keeps a
 // tombstone at or below cleanedThrough is rebuilt with AttrDeleteHorizon set
