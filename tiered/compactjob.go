@@ -186,8 +186,8 @@ type compactRun struct {
 	keyBytes []byte           // the bytes lookups slice
 	cleaned  int64            // cleanedThrough: the last offset the pass indexed
 
-	policy  CompactPolicy
-	comp    compactor
+	policy CompactPolicy
+	comp   compactor
 	// txnSeen holds the producers a batch of whose current transaction
 	// the pass has read since their last marker.
 	txnSeen map[int64]bool
