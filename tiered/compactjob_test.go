@@ -993,27 +993,10 @@ func TestCompactJobOneAtATime(t *testing.T) {
 func TestCompactJobTransactions(t *testing.T) {
 	const pid = 7
 	build := func(base int64, attrs int16, recs ...record.Record) []byte {
-		t.Helper()
-		b, err := record.Build(record.BuildOptions{BaseOffset: base, Attributes: attrs, BaseTimestamp: 1000,
-			ProducerID: pid, ProducerEpoch: 0, BaseSequence: int32(base)}, recs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
+		return producerBatch(t, base, pid, attrs, recs...)
 	}
 	kv := func(k, v string) record.Record { return record.Record{Key: []byte(k), Value: []byte(v)} }
-	marker := func(base int64, commit bool) []byte {
-		typ := byte(0)
-		if commit {
-			typ = 1
-		}
-		b, err := record.Build(record.BuildOptions{BaseOffset: base, Attributes: record.AttrTransactional | record.AttrControl,
-			BaseTimestamp: 1000, ProducerID: pid, BaseSequence: -1}, []record.Record{{Key: []byte{0, 0, 0, typ}, Value: []byte{0, 0, 0, 0, 0, 0}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
+	marker := func(base int64, commit bool) []byte { return markerBatch(t, base, pid, commit) }
 	txn := int16(record.AttrTransactional)
 	for _, indexed := range []bool{false, true} {
 		fx := newCompactFixture()
@@ -1050,27 +1033,10 @@ func TestCompactJobTransactions(t *testing.T) {
 func TestCompactJobCommitMarkers(t *testing.T) {
 	const pid, other = 7, 8
 	build := func(base int64, pid int64, attrs int16, recs ...record.Record) []byte {
-		t.Helper()
-		b, err := record.Build(record.BuildOptions{BaseOffset: base, Attributes: attrs, BaseTimestamp: 1000,
-			ProducerID: pid, ProducerEpoch: 0, BaseSequence: int32(base)}, recs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
+		return producerBatch(t, base, pid, attrs, recs...)
 	}
 	kv := func(k, v string) record.Record { return record.Record{Key: []byte(k), Value: []byte(v)} }
-	marker := func(base int64, pid int64, commit bool) []byte {
-		typ := byte(0)
-		if commit {
-			typ = 1
-		}
-		b, err := record.Build(record.BuildOptions{BaseOffset: base, Attributes: record.AttrTransactional | record.AttrControl,
-			BaseTimestamp: 1000, ProducerID: pid, BaseSequence: -1}, []record.Record{{Key: []byte{0, 0, 0, typ}, Value: []byte{0, 0, 0, 0, 0, 0}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
+	marker := func(base int64, pid int64, commit bool) []byte { return markerBatch(t, base, pid, commit) }
 	txn := int16(record.AttrTransactional)
 	// markers lists the partition's control batches: offset, c(ommit) or
 	// a(bort), +h when it carries a delete horizon, "bare" when empty.
@@ -1142,4 +1108,31 @@ func TestCompactJobCommitMarkers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// producerBatch builds a batch of producer pid at base (sequence base,
+// timestamps 1000) with attrs.
+func producerBatch(t *testing.T, base, pid int64, attrs int16, recs ...record.Record) []byte {
+	t.Helper()
+	b, err := record.Build(record.BuildOptions{BaseOffset: base, Attributes: attrs, BaseTimestamp: 1000,
+		ProducerID: pid, ProducerEpoch: 0, BaseSequence: int32(base)}, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// markerBatch builds producer pid's commit or abort marker at base.
+func markerBatch(t *testing.T, base, pid int64, commit bool) []byte {
+	t.Helper()
+	typ := byte(0)
+	if commit {
+		typ = 1
+	}
+	b, err := record.Build(record.BuildOptions{BaseOffset: base, Attributes: record.AttrTransactional | record.AttrControl,
+		BaseTimestamp: 1000, ProducerID: pid, BaseSequence: -1}, []record.Record{{Key: []byte{0, 0, 0, typ}, Value: []byte{0, 0, 0, 0, 0, 0}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
