@@ -260,6 +260,11 @@ func (c *Coordinator) ExpireProducers(ctx context.Context, maxIdle time.Duration
 		return 0, err
 	}
 	defer c.leave()
+	return c.expireProducers(maxIdle)
+}
+
+// expireProducers is ExpireProducers for a caller already entered.
+func (c *Coordinator) expireProducers(maxIdle time.Duration) (int, error) {
 	c.commit.Lock()
 	defer c.commit.Unlock()
 	cutoff := c.now().Add(-maxIdle).UnixMilli()

@@ -1240,7 +1240,7 @@ func (c *Coordinator) TxnTick(ctx context.Context) int {
 // again, which registers the id anew.
 func (c *Coordinator) expire(ctx context.Context, all []*txnState, nowMs int64) {
 	if c.opts.ProducerIDExpiration > 0 {
-		if _, err := c.ExpireProducers(ctx, c.opts.ProducerIDExpiration); err != nil && ctx.Err() == nil {
+		if _, err := c.expireProducers(c.opts.ProducerIDExpiration); err != nil {
 			c.log.Warn("producer states not expired", "err", err)
 		}
 	}
