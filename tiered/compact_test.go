@@ -589,6 +589,7 @@ func FuzzCompactBatch(f *testing.F) {
 			}
 			f.Add(b, uint64(0b1010), true, true, int64(0))
 			f.Add(b, uint64(0b1111), false, true, int64(9000))
+			f.Add(b, uint64(1)<<63|0b1111, true, false, int64(9000)) // markers let go
 		}
 	}
 	f.Add(emptyBatch(record.Header{BaseOffset: 3, LastOffsetDelta: 4, ProducerID: 1, MaxTimestamp: 9}), uint64(0), false, false, int64(0))
@@ -600,6 +601,8 @@ func FuzzCompactBatch(f *testing.F) {
 		out, st, err := CompactBatch(b, CompactPolicy{
 			Keep:         func(r RecordInfo) bool { return mask>>(uint64(r.Offset)%64)&1 == 1 },
 			RetainEmpty:  func(record.Header) bool { return retain },
+			Marker:       func(record.Header, bool) bool { return mask>>63 == 1 },
+			NowMs:        stamp / 2,
 			StampHorizon: stamp,
 			StampThrough: math.MaxInt64,
 		})
