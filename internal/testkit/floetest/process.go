@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -90,8 +91,11 @@ func StartBroker(t testing.TB, env []string, args ...string) *Process {
 // elsewhere (another commit's, to compare with).
 func StartBrokerBinary(t testing.TB, bin string, env []string, args ...string) *Process {
 	t.Helper()
-	kafka := testkit.FreeAddr(t)
-	p := start(t, "broker", bin, env, append([]string{"--kafka-addr", kafka}, args...))
+	var kafka string
+	p := start(t, "broker", bin, env, args, func() []string {
+		kafka = testkit.FreeAddr(t)
+		return []string{"--kafka-addr", kafka}
+	})
 	p.KafkaAddr = kafka
 	return p
 }
@@ -102,16 +106,39 @@ func StartBrokerBinary(t testing.TB, bin string, env []string, args ...string) *
 // to NATS). It is killed at cleanup if still running.
 func StartCoordinator(t testing.TB, env []string, args ...string) *Process {
 	t.Helper()
-	return start(t, "coordinator", Binary(t, "coordinator"), env, args)
+	return start(t, "coordinator", Binary(t, "coordinator"), env, args, nil)
 }
 
 // start runs bin (the binary of ./cmd/<name>) with args plus a free
-// --http-addr and waits until its /healthz answers 200.
-func start(t testing.TB, name, bin string, env, args []string) *Process {
+// --http-addr and the flags ports returns (free addresses it picks; nil for
+// none), and waits until its /healthz answers 200. A port picked free can
+// be taken by another process before bin binds it: a process that exits
+// with "address already in use" is started again on new ports, at most
+// three times in all.
+func start(t testing.TB, name, bin string, env, args []string, ports func() []string) *Process {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		p, err := startOnce(t, name, bin, env, args, ports)
+		if err == nil {
+			return p
+		}
+		if attempt == 3 || !strings.Contains(p.out.String(), "address already in use") {
+			t.Fatal(err)
+		}
+		t.Logf("%s could not bind a port picked for it; starting it again: %v", name, err)
+	}
+}
+
+// startOnce is one attempt of start: the process, and an error when its
+// /healthz did not answer 200 in 30s or it exited first.
+func startOnce(t testing.TB, name, bin string, env, args []string, ports func() []string) (*Process, error) {
 	t.Helper()
 	p := &Process{t: t, name: name, HTTPAddr: testkit.FreeAddr(t), out: new(syncBuffer), done: make(chan struct{})}
-	args = append([]string{"--http-addr", p.HTTPAddr}, args...)
-	p.cmd = exec.Command(bin, args...)
+	flags := []string{"--http-addr", p.HTTPAddr}
+	if ports != nil {
+		flags = append(flags, ports()...)
+	}
+	p.cmd = exec.Command(bin, append(flags, args...)...)
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if os.Getenv("FLOE_TEST_LOG") == "1" {
@@ -123,7 +150,7 @@ func start(t testing.TB, name, bin string, env, args []string) *Process {
 	}
 	go func() { p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(p.Kill)
-	testkit.CheckFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+	err := testkit.Poll(30*time.Second, 20*time.Millisecond, func() error {
 		select {
 		case <-p.done:
 			return fmt.Errorf("%s exited: %s", name, p.out)
@@ -139,7 +166,10 @@ func start(t testing.TB, name, bin string, env, args []string) *Process {
 		}
 		return nil
 	})
-	return p
+	if err != nil {
+		p.Kill()
+	}
+	return p, err
 }
 
 // Stop sends SIGTERM and waits for a graceful exit.
