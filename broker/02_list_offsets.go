@@ -24,8 +24,8 @@ import (
 // diskless partition is its high watermark. read_committed (isolation
 // level 1) answers the last stable offset for -1 (latest), as Kafka: the
 // first offset of the oldest open transaction, else the high watermark;
-// and, as Kafka, no offset (-1) for any other lookup but -2 (earliest)
-// whose answer is at or past it.
+// and, as Kafka, no offset (-1) for any other lookup but -2 and -4 (the
+// earliest) whose answer is at or past it.
 func init() { register(kmsg.ListOffsets, 1, 8, (*Broker).handleListOffsets) }
 
 func (b *Broker) handleListOffsets(ctx context.Context, r *request) (kmsg.Response, error) {
@@ -65,7 +65,7 @@ func (b *Broker) handleListOffsets(ctx context.Context, r *request) (kmsg.Respon
 					break
 				}
 				offset, ts, epoch, err := b.listOffset(ctx, dataID(tl.t), rp.Partition, rp.Timestamp)
-				if err == nil && req.IsolationLevel == 1 && offset >= 0 && rp.Timestamp != coordapi.TimestampEarliest {
+				if err == nil && req.IsolationLevel == 1 && offset >= 0 && rp.Timestamp != coordapi.TimestampEarliest && rp.Timestamp != coordapi.TimestampEarliestLocal {
 					var ps coordapi.PartitionState
 					if ps, err = b.coord.PartitionState(ctx, dataID(tl.t), rp.Partition); err == nil && ps.LastStableOffset < offset {
 						offset = ps.LastStableOffset

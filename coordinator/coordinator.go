@@ -152,8 +152,8 @@ type Coordinator struct {
 	postings        *kvindex.Postings
 	postingRebuilds map[coordapi.TopicID]rebuild
 	// indexEpoch counts the changes that drop a topic's key index or
-	// postings (a rebuild, turning one off, deleting the topic). Each is
-	// counted before its commit, so a reader that checks a topic's index
+	// postings (a rebuild, turning one off, deleting the topic), each
+	// counted before its commit, and the ends of their builds. So a reader that checks a topic's index
 	// ready, reads it outside the locks, and finds the count unchanged
 	// after the read knows that no entry it read came from a dropped or
 	// half-built index.

@@ -231,6 +231,7 @@ func (c *Coordinator) startRebuildLocked(t *topicState) <-chan error {
 			// Ready is committed: lookups may use the index.
 			c.mu.Lock()
 			t.kvRebuilding = false
+			c.indexEpoch.Add(1) // a lookup that began during the build fails its check
 			c.mu.Unlock()
 			c.log.Info("key index built from the log", "topic", name)
 		} else if !errors.Is(err, context.Canceled) && !errors.Is(err, kvindex.ErrRebuildAborted) {

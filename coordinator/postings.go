@@ -305,6 +305,7 @@ func (c *Coordinator) startPostingsRebuildLocked(t *topicState) {
 		case err == nil:
 			c.mu.Lock()
 			t.postingsRebuilding = false
+			c.indexEpoch.Add(1) // as a key index build's end
 			c.mu.Unlock()
 			c.log.Info("postings built from the log", "topic", name)
 		case !errors.Is(err, context.Canceled) && !errors.Is(err, kvindex.ErrRebuildAborted):

@@ -374,10 +374,24 @@ func (c *Coordinator) AlterTopicConfigs(ctx context.Context, name string, ops []
 		c.stopPostingsRebuildLocked(t.id)
 		c.postings.DropTopic(b, t.id)
 	}
-	if kvAfter != t.kvIndexed || hierAfter != t.hierarchical {
-		c.indexEpoch.Add(1) // an index dropped or started: before the commit
+	// An index turned off answers not ready from before its drop is
+	// committed until it is off in memory, as during a rebuild, so that no
+	// lookup reads the dropped index as a complete one.
+	changing := kvAfter != t.kvIndexed || hierAfter != t.hierarchical
+	wasKV, wasPostings := t.kvRebuilding, t.postingsRebuilding
+	if changing {
+		c.mu.Lock()
+		t.kvRebuilding = t.kvRebuilding || !kvAfter && t.kvIndexed
+		t.postingsRebuilding = t.postingsRebuilding || !hierAfter && t.hierarchical
+		c.indexEpoch.Add(1)
+		c.mu.Unlock()
 	}
 	if err := c.write(b, pebble.Sync); err != nil {
+		if changing {
+			c.mu.Lock()
+			t.kvRebuilding, t.postingsRebuilding = wasKV, wasPostings
+			c.mu.Unlock()
+		}
 		return wrap(fmt.Errorf("commit: %w", err))
 	}
 	rebuild := kvAfter && !c.kv.Ready(t.id) // the marker, as just committed

@@ -177,6 +177,7 @@ func TestTransactionsListOffsets(t *testing.T) {
 		{"read_uncommitted by timestamp: the open record", 0, at, 1},
 		{"read_committed max timestamp: past the LSO", 1, -3, -1},
 		{"read_committed earliest", 1, -2, 0},
+		{"read_committed earliest local", 1, -4, 0},
 	} {
 		if got := list(tc.isolation, tc.timestamp); got != tc.want {
 			t.Errorf("%s: offset %d, want %d", tc.what, got, tc.want)
