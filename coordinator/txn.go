@@ -1248,7 +1248,9 @@ func (c *Coordinator) expire(ctx context.Context, all []*txnState, nowMs int64) 
 		return
 	}
 	cutoff := nowMs - c.opts.TransactionalIDExpiration.Milliseconds()
-	n := 0
+	// The expired ids stay locked (TryLock: none is waited for while
+	// others are held) until one write has deleted them all.
+	var expired []*txnState
 	for _, t := range all {
 		if ctx.Err() != nil {
 			break
@@ -1256,46 +1258,65 @@ func (c *Coordinator) expire(ctx context.Context, all []*txnState, nowMs int64) 
 		if !t.mu.TryLock() {
 			continue // busy: not idle
 		}
-		if err := c.expireTxnLocked(t, cutoff); err != nil {
-			c.log.Warn("transactional id not expired", "transactional_id", t.id, "err", err)
-		} else if t.state == coordapi.TxnDead {
-			n++
+		if expirable(t, cutoff) {
+			expired = append(expired, t)
+		} else {
+			t.mu.Unlock()
 		}
-		t.mu.Unlock()
 	}
-	if n > 0 {
-		c.log.Info("transactional ids expired", "count", n)
+	if len(expired) == 0 {
+		return
+	}
+	if err := c.expireTxnsLocked(expired); err != nil {
+		c.log.Warn("transactional ids not expired", "count", len(expired), "err", err)
+	} else {
+		c.log.Info("transactional ids expired", "count", len(expired))
+	}
+	for _, t := range expired {
+		t.mu.Unlock()
 	}
 }
 
-// expireTxnLocked deletes t, marking it dead (the operations that looked
-// it up before then look again, or fail), if it has no transaction
-// open and last changed before cutoffMs. t.mu must be held.
-func (c *Coordinator) expireTxnLocked(t *txnState, cutoffMs int64) error {
+// expirable reports whether t has no transaction open and last changed
+// before cutoffMs. t.mu must be held.
+func expirable(t *txnState, cutoffMs int64) bool {
 	switch t.state {
 	case coordapi.TxnEmpty, coordapi.TxnCompleteCommit, coordapi.TxnCompleteAbort:
-	default:
-		return nil
+		return t.pid >= 0 && t.updateMs < cutoffMs
 	}
-	if t.pid < 0 || t.updateMs >= cutoffMs {
-		return nil
+	return false
+}
+
+// expireTxnsLocked deletes ts in one synced write and marks them dead: the
+// operations that looked one up before then look again, or fail. Each
+// t.mu must be held.
+func (c *Coordinator) expireTxnsLocked(ts []*txnState) error {
+	b := c.db.NewBatch()
+	defer b.Close()
+	for _, t := range ts {
+		_ = b.Delete(txnKey(t.id), nil)
 	}
-	if err := c.del(txnKey(t.id), pebble.Sync); err != nil {
+	if err := c.write(b, pebble.Sync); err != nil {
 		return err
 	}
-	t.state = coordapi.TxnDead
 	c.txns.Lock()
-	if c.txns.byID[t.id] == t {
-		delete(c.txns.byID, t.id)
-	}
-	if c.txns.byPID[t.pid] == t {
-		delete(c.txns.byPID, t.pid)
+	for _, t := range ts {
+		if c.txns.byID[t.id] == t {
+			delete(c.txns.byID, t.id)
+		}
+		if c.txns.byPID[t.pid] == t {
+			delete(c.txns.byPID, t.pid)
+		}
 	}
 	c.txns.Unlock()
 	c.commit.Lock()
-	delete(c.commit.txnViews, t.pid)
+	for _, t := range ts {
+		delete(c.commit.txnViews, t.pid)
+	}
 	c.commit.Unlock()
-	t.pid = -1 // what holders of a stale pointer describe: no producer
+	for _, t := range ts {
+		t.state, t.pid = coordapi.TxnDead, -1 // a stale pointer describes no producer
+	}
 	return nil
 }
 
