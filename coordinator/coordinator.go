@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -345,43 +346,23 @@ func Open(opts Options) (*Coordinator, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	if opts.DefaultPartitions == 0 {
-		opts.DefaultPartitions = 1
-	}
+	// Unset (zero) options take their defaults.
+	opts.DefaultPartitions = cmp.Or(opts.DefaultPartitions, 1)
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.BrokerTTL == 0 {
-		opts.BrokerTTL = defaultBrokerTTL
-	}
-	if opts.GCGrace == 0 {
-		opts.GCGrace = defaultGCGrace
-	}
-	if opts.WALRetention == 0 {
-		opts.WALRetention = defaultWALRetention
-	}
-	if opts.WALRetentionBytes == 0 {
-		opts.WALRetentionBytes = -1
-	}
-	if opts.TierInterval == 0 {
-		opts.TierInterval = defaultTierInterval
-	}
-	if opts.TierJobLease == 0 {
-		opts.TierJobLease = defaultTierJobLease
-	}
-	opts.TierJobLease = max(min(opts.TierJobLease, opts.GCGrace/2), time.Millisecond)
-	if opts.ProducerIDExpiration == 0 {
-		opts.ProducerIDExpiration = DefaultProducerIDExpiration
-	}
-	if opts.TransactionalIDExpiration == 0 {
-		opts.TransactionalIDExpiration = DefaultTransactionalIDExpiration
-	}
-	if opts.ExpirationCheckInterval == 0 {
-		opts.ExpirationCheckInterval = DefaultExpirationCheckInterval
-	}
+	opts.BrokerTTL = cmp.Or(opts.BrokerTTL, defaultBrokerTTL)
+	opts.GCGrace = cmp.Or(opts.GCGrace, defaultGCGrace)
+	opts.WALRetention = cmp.Or(opts.WALRetention, defaultWALRetention)
+	opts.WALRetentionBytes = cmp.Or(opts.WALRetentionBytes, -1)
+	opts.TierInterval = cmp.Or(opts.TierInterval, defaultTierInterval)
+	opts.TierJobLease = max(min(cmp.Or(opts.TierJobLease, defaultTierJobLease), opts.GCGrace/2), time.Millisecond)
+	opts.ProducerIDExpiration = cmp.Or(opts.ProducerIDExpiration, DefaultProducerIDExpiration)
+	opts.TransactionalIDExpiration = cmp.Or(opts.TransactionalIDExpiration, DefaultTransactionalIDExpiration)
+	opts.ExpirationCheckInterval = cmp.Or(opts.ExpirationCheckInterval, DefaultExpirationCheckInterval)
 	c := &Coordinator{opts: opts, log: opts.Logger, now: opts.Now}
 	c.initTier()
 	cache := pebble.NewCache(pebbleCacheSize)
