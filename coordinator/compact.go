@@ -281,7 +281,7 @@ func (c *Coordinator) buildCompactJob(pk partKey, nowMs int64) (*tierJob, bool, 
 	}
 	s := compactSettingsLocked(t)
 	segBytes := c.settingsLocked(t).segmentBytes
-	indexed := t.kvIndexed && !t.kvRebuilding
+	indexed := t.kvReady()
 	c.mu.RUnlock()
 	if !s.compacts {
 		return nil, false, nil
@@ -512,7 +512,7 @@ func (c *Coordinator) KvLatestOffsets(ctx context.Context, req coordapi.KvOffset
 	epoch := c.indexEpoch.Load()
 	c.mu.RLock()
 	t, _, err := c.partitionLocked(req.TopicID, req.Partition)
-	ready := err == nil && t.kvIndexed && !t.kvRebuilding
+	ready := err == nil && t.kvReady()
 	c.mu.RUnlock()
 	switch {
 	case err != nil:
@@ -538,7 +538,7 @@ func (c *Coordinator) KvLatestOffsets(ctx context.Context, req coordapi.KvOffset
 		c.testAfterKvLookups()
 	}
 	c.mu.RLock()
-	ready = c.mu.topicsByID[req.TopicID] == t && t.kvIndexed && !t.kvRebuilding && c.indexEpoch.Load() == epoch
+	ready = c.mu.topicsByID[req.TopicID] == t && t.kvReady() && c.indexEpoch.Load() == epoch
 	c.mu.RUnlock()
 	if !ready {
 		return nil, coordapi.Errorf(kerr.KafkaStorageError, "topic %s: the key index was dropped during the lookups", t.name)

@@ -39,6 +39,10 @@ func kvEntries(keys []coordapi.KeyEntry) []kvindex.Entry {
 	return out
 }
 
+// kvReady reports whether t's key index answers lookups: on and not being
+// built. c.mu (or c.commit) must be held.
+func (t *topicState) kvReady() bool { return t.kvIndexed && !t.kvRebuilding }
+
 // KvLookup returns the Kafka offset of the latest record with key in a
 // partition of an indexed topic, and the partition's high watermark read at
 // the same time. found is false for an absent or tombstoned key.
@@ -93,7 +97,7 @@ func (c *Coordinator) KvGet(ctx context.Context, req coordapi.KvGetRequest) (coo
 	}
 	// An index dropped for a rebuild since the entry was read may have
 	// missed it: not ready, as during the rebuild.
-	res := coordapi.KvGetResult{Indexed: t.kvIndexed, Ready: t.kvIndexed && !t.kvRebuilding && c.indexEpoch.Load() == epoch}
+	res := coordapi.KvGetResult{Indexed: t.kvIndexed, Ready: t.kvReady() && c.indexEpoch.Load() == epoch}
 	if !res.Ready {
 		c.mu.RUnlock()
 		return res, nil
