@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,22 +35,43 @@ func tierCluster(t *testing.T, brokers int, gcGrace time.Duration, coordArgs ...
 // produceRounds produces w's records through the brokers in turn, a round
 // at a time (each round its own objects), so that every partition's log
 // spans many WAL objects written by several brokers.
+//
+// A round is one batch per partition in one Produce request: the records
+// linger until Flush sends them together. (With no linger the client sends
+// the first record while the rest are still being buffered, and how a round
+// splits would depend on the machine's speed; TestTieredRetention counts
+// objects.)
 func produceRounds(t *testing.T, c *floetest.Cluster, w workload, rounds int) {
 	t.Helper()
 	cls := make([]*kgo.Client, len(c.Brokers))
 	for i, b := range c.Brokers {
-		cls[i] = pinnedClient(t, b.KafkaAddr, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0))
+		cls[i] = pinnedClient(t, b.KafkaAddr, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(time.Minute))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	per := (w.records + rounds - 1) / rounds
 	for r := 0; r*per < w.records; r++ {
 		cl := cls[r%len(cls)]
-		var recs []*kgo.Record
+		var (
+			mu    sync.Mutex
+			first error
+		)
 		for i := r * per; i < min((r+1)*per, w.records); i++ {
-			recs = append(recs, w.record(i))
+			cl.Produce(ctx, w.record(i), func(_ *kgo.Record, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if first == nil {
+					first = err
+				}
+			})
 		}
-		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		if err := cl.Flush(ctx); err != nil {
+			t.Fatalf("produce round %d: %v", r, err)
+		}
+		mu.Lock()
+		err := first
+		mu.Unlock()
+		if err != nil {
 			t.Fatalf("produce round %d: %v", r, err)
 		}
 	}
