@@ -655,8 +655,10 @@ func TestHALeaderPause(t *testing.T) {
 	}
 	// Who answers the coordinator's requests now? Pings over NATS, as a
 	// broker sends its requests: every one should be answered, by the
-	// new leader.
-	census := pingCensus(t, c.NATSURLs, 20, 200*time.Millisecond)
+	// new leader. A stopped subscriber never answers, so a timeout far
+	// above a round trip (2s) still catches it, and a slow machine's
+	// round trip is not taken for it.
+	census := pingCensus(t, c.NATSURLs, 20, 2*time.Second)
 	t.Logf("coordinator pings while %s is stopped and %s leads: %s", old.ID, next.ID, census)
 	if census.timeouts > 0 {
 		t.Errorf("%d of %d coordinator requests went unanswered while the old leader was stopped and %s led: "+
@@ -665,7 +667,7 @@ func TestHALeaderPause(t *testing.T) {
 	// The load goes on through the new leader while the old one stays
 	// stopped, for twice the lease TTL in all.
 	var f1, f2 time.Duration
-	err := testkit.Poll(8*time.Second, 10*time.Millisecond, func() error {
+	err := testkit.Poll(20*time.Second, 10*time.Millisecond, func() error {
 		n1, first1 := p1.acksAfter(stoppedAt)
 		n2, first2 := p2.acksAfter(stoppedAt)
 		if n1 < 300 || n2 < 300 {

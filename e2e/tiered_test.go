@@ -118,7 +118,9 @@ func bucketKeys(t *testing.T, store objectstore.Store, prefix string) []string {
 // offsets, keys, values, headers and timestamps, ListOffsets earliest,
 // latest and by timestamp (exact to the record).
 func TestTieredConsolidation(t *testing.T) {
-	const gcGrace = 2 * time.Second
+	// gc-grace caps a tier job's lease at half of it: 4s leaves a slow
+	// machine 2s a job.
+	const gcGrace = 4 * time.Second
 	c := tierCluster(t, 2, gcGrace)
 	adm := kadm.NewClient(pinnedClient(t, c.Brokers[0].KafkaAddr))
 	w := workload{topic: "tiered", partitions: 3, records: 3000, baseTime: time.UnixMilli(1_750_000_000_000)}
@@ -160,23 +162,34 @@ func TestTieredConsolidation(t *testing.T) {
 // OFFSET_OUT_OF_RANGE); DeleteRecords moves the log start into a segment
 // and then into the WAL tier.
 func TestTieredRetention(t *testing.T) {
-	const gcGrace = 2 * time.Second
+	// gc-grace caps a tier job's lease at half of it: 4s leaves a slow
+	// machine 2s a job.
+	const gcGrace = 4 * time.Second
 	c := tierCluster(t, 1, gcGrace)
 	ctx := context.Background()
 	addr := c.Brokers[0].KafkaAddr
 	adm := kadm.NewClient(pinnedClient(t, addr))
 	store := c.MinIO.Store(t)
 
-	// By time: records stamped now, retention.ms=4s: consolidated first,
-	// then deleted, segments and all.
+	// By time: records stamped now, consolidated first, then deleted,
+	// segments and all, once retention.ms=4s is set. (Set at creation, it
+	// could delete the records before the test sees them consolidated on
+	// a slow machine, and the wait for a segment would never end.)
 	if _, err := adm.CreateTopic(ctx, 1, -1, map[string]*string{
-		"local.retention.ms": kadm.StringPtr("300"), "retention.ms": kadm.StringPtr("4000"),
+		"local.retention.ms": kadm.StringPtr("300"), "retention.ms": kadm.StringPtr("-1"),
 	}, "ret-time"); err != nil {
 		t.Fatal(err)
 	}
 	wt := workload{topic: "ret-time", partitions: 1, records: 500, baseTime: time.Now()}
 	produceRounds(t, c, wt, 5)
 	waitConsolidated(t, c, wt.topic, 1, 30*time.Second)
+	alter, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "retention.ms", Value: kadm.StringPtr("4000")}}, wt.topic)
+	if err == nil {
+		_, err = alter.On(wt.topic, func(r *kadm.AlterConfigsResponse) error { return r.Err })
+	}
+	if err != nil {
+		t.Fatalf("set retention.ms: %v", err)
+	}
 	testkit.CheckFor(t, 30*time.Second, 200*time.Millisecond, func() error {
 		start, err := adm.ListStartOffsets(ctx, wt.topic)
 		if err != nil {

@@ -188,14 +188,19 @@ func TestTransactionsUnderFaults(t *testing.T) {
 	wg.Wait()
 
 	// Everything is written: a reader is done when a poll of a few
-	// seconds brings nothing.
+	// seconds brings nothing. Its first poll waits as long as the test
+	// may: a new client's first records need metadata, offsets and a
+	// broker with a cold cache, which a slow machine can take seconds for.
 	read := func(level kgo.IsolationLevel) []string {
 		t.Helper()
 		cl := newFranzClient(t, c.Brokers[1].KafkaAddr, kgo.SeedBrokers(c.KafkaAddrs()[1:]...), kgo.ConsumeTopics("out"),
 			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(level))
 		var vals []string
-		for {
-			pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		for quiet := time.Duration(0); ; quiet = 5 * time.Second {
+			pctx, cancel := ctx, context.CancelFunc(func() {})
+			if quiet > 0 {
+				pctx, cancel = context.WithTimeout(ctx, quiet)
+			}
 			fs := cl.PollFetches(pctx)
 			cancel()
 			got := 0

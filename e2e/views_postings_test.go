@@ -313,7 +313,7 @@ func createHierarchical(t testing.TB, ctx context.Context, cl *kgo.Client, topic
 // of headers from the offset index entry before it (up to an index
 // interval, 4 KiB by default), far below the partition.
 func TestHierarchicalViewsTiered(t *testing.T) {
-	c := tierCluster(t, 1, 2*time.Second)
+	c := tierCluster(t, 1, 4*time.Second) // a tier job's lease is half the grace
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const topic, devices, rounds, perBatch = "fleet", 60, 4, 20
