@@ -151,8 +151,6 @@ type Node struct {
 	cfg   Config
 	log   *slog.Logger
 	store objectstore.Store
-	// dir is the store when it is the local directory, closed last.
-	dir *objectstore.Dir
 	// coord is the embedded coordinator (nil with Config.NATSURL); the
 	// broker and ingest use it only through client.
 	client     *rpc.Client
@@ -246,13 +244,11 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		}
 		n.store = s3
 	default:
-		// Spares: a low-load produce's object Put then writes into a file
-		// created ahead instead of waiting for a create (DirOptions).
-		dir, err := objectstore.NewDirOptions(filepath.Join(cfg.DataDir, "objects"), objectstore.DirOptions{Spares: 4})
+		dir, err := objectstore.NewDir(filepath.Join(cfg.DataDir, "objects"))
 		if err != nil {
 			return nil, fmt.Errorf("open object dir: %w", err)
 		}
-		n.store, n.dir = dir, dir
+		n.store = dir
 	}
 
 	n.store = objectstore.Instrument(n.store, n.metrics.Meter("floe/objectstore"))
@@ -546,9 +542,6 @@ func (n *Node) closeParts() error {
 	n.stopZone()
 	n.stopHeartbeat(context.Background())
 	errs = append(errs, n.closeCoordinator())
-	if n.dir != nil {
-		errs = append(errs, n.dir.Close())
-	}
 	if n.metrics != nil {
 		errs = append(errs, n.metrics.Shutdown(context.Background()))
 		n.metrics = nil

@@ -29,19 +29,6 @@ func TestDirContract(t *testing.T) {
 	testStore(t, d)
 }
 
-func TestDirSparesContract(t *testing.T) {
-	d, err := objectstore.NewDirOptions(t.TempDir(), objectstore.DirOptions{Spares: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := d.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	testStore(t, d)
-}
-
 func TestFaultyPassThroughContract(t *testing.T) {
 	testStore(t, objectstore.NewFaulty(objectstore.NewMemory(), objectstore.FaultOptions{}))
 }

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 )
 
@@ -18,14 +17,6 @@ import (
 // it into place. List skips such files and Dir rejects keys with a segment
 // that starts with it, so a half-written object is never visible.
 const tmpPrefix = ".floe-tmp-"
-
-// sparePrefix starts the name of the empty temporary files a Dir with
-// spares creates ahead of its Puts (DirOptions.Spares).
-const sparePrefix = tmpPrefix + "spare-"
-
-// spareDirs bounds the directories a Dir keeps spares in: the ones Put
-// wrote to last (floe's WAL objects all go to one).
-const spareDirs = 4
 
 // Dir is a Store in a local directory, the embedded default. Each key is a
 // file under the root, '/' in keys making subdirectories. Put is atomic and
@@ -35,56 +26,15 @@ const spareDirs = 4
 // Because keys are paths, Dir cannot hold both "a" and "a/b"; floe's key
 // layouts never need that. Empty directories left by Delete are not
 // removed, and temporary files of a Put interrupted by a crash stay on
-// disk (invisible to List) until removed by hand; so do the empty spares
-// (DirOptions.Spares) of a process that ended without Close, at most
-// Spares in each of 4 directories.
+// disk (invisible to List) until removed by hand.
 type Dir struct {
-	root   string
-	spares int
-	// wg counts the goroutines creating or removing spares.
-	wg sync.WaitGroup
-	mu struct {
-		sync.Mutex
-		closed bool
-		pools  map[string]*sparePool // by directory
-		uses   uint64                // Puts that asked for a spare, for LRU
-	}
-}
-
-// sparePool holds one directory's spares: the names of empty temporary
-// files, created 0644, that Put opens instead of creating its own.
-type sparePool struct {
-	names     []string
-	refilling bool
-	lastUse   uint64
+	root string
 }
 
 var _ Store = (*Dir)(nil)
 
-// DirOptions tunes a Dir.
-type DirOptions struct {
-	// Spares is how many empty temporary files Dir creates ahead, in the
-	// background, in each of the (at most 4) directories Put wrote to
-	// last, so that a Put writes into a file created earlier instead of
-	// creating its own. On a busy ext4 the create waits for the file
-	// system's journal, which the broker's fsyncs keep committing: 0.5 to
-	// 1 ms of a low-load produce's latency on this project's test machine.
-	// The files are the same temporary files a Put writes, so what is on
-	// disk, and a crash's outcome, are unchanged. Default 0: none. Close
-	// removes them.
-	Spares int
-}
-
 // NewDir returns a Store rooted at root, creating the directory if needed.
 func NewDir(root string) (*Dir, error) {
-	return NewDirOptions(root, DirOptions{})
-}
-
-// NewDirOptions is NewDir with options.
-func NewDirOptions(root string, opts DirOptions) (*Dir, error) {
-	if opts.Spares < 0 {
-		return nil, fmt.Errorf("object store dir %s: %d spares", root, opts.Spares)
-	}
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, fmt.Errorf("object store dir %s: %w", root, err)
@@ -92,153 +42,7 @@ func NewDirOptions(root string, opts DirOptions) (*Dir, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("object store dir: %w", err)
 	}
-	d := &Dir{root: abs, spares: opts.Spares}
-	d.mu.pools = make(map[string]*sparePool)
-	return d, nil
-}
-
-// Close stops creating spares and removes the ones left. The Dir works on
-// afterwards, without spares.
-func (d *Dir) Close() error {
-	d.mu.Lock()
-	d.mu.closed = true
-	var names []string
-	for _, p := range d.mu.pools {
-		names = append(names, p.names...)
-	}
-	d.mu.pools = nil
-	d.mu.Unlock()
-	d.wg.Wait()
-	var errs []error
-	for _, n := range names {
-		if err := os.Remove(n); err != nil && !isNotExist(err) {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// tempFile returns a temporary file in dir, open for writing, for Put to
-// fill and rename: a spare when one is there, else a new one.
-func (d *Dir) tempFile(dir string) (*os.File, error) {
-	if d.spares > 0 {
-		if name, ok := d.takeSpare(dir); ok {
-			f, err := os.OpenFile(name, os.O_WRONLY, 0)
-			if err == nil {
-				return f, nil
-			}
-			// Removed behind our back: make one as without spares.
-		}
-	}
-	f, err := os.CreateTemp(dir, tmpPrefix+"*")
-	if err != nil {
-		return nil, err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		_ = f.Close()
-		_ = os.Remove(f.Name())
-		return nil, err
-	}
-	return f, nil
-}
-
-// takeSpare pops one of dir's spares and starts refilling its pool. The
-// pool of the directory used least recently goes when a fifth is needed.
-func (d *Dir) takeSpare(dir string) (string, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.mu.closed {
-		return "", false
-	}
-	d.mu.uses++
-	p := d.mu.pools[dir]
-	if p == nil {
-		if len(d.mu.pools) >= spareDirs {
-			d.evictLocked()
-		}
-		p = &sparePool{}
-		d.mu.pools[dir] = p
-	}
-	p.lastUse = d.mu.uses
-	var name string
-	if n := len(p.names); n > 0 {
-		name, p.names = p.names[n-1], p.names[:n-1]
-	}
-	if !p.refilling {
-		p.refilling = true
-		d.wg.Add(1)
-		go d.refill(dir, p)
-	}
-	return name, name != ""
-}
-
-// evictLocked drops the pool used least recently and removes its spares
-// in the background. d.mu must be held.
-func (d *Dir) evictLocked() {
-	var (
-		oldest string
-		op     *sparePool
-	)
-	for dir, p := range d.mu.pools {
-		if op == nil || p.lastUse < op.lastUse {
-			oldest, op = dir, p
-		}
-	}
-	delete(d.mu.pools, oldest)
-	names := op.names
-	op.names = nil
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		for _, n := range names {
-			_ = os.Remove(n)
-		}
-	}()
-}
-
-// refill creates spares in dir until p is full, closed or evicted. An error
-// stops it quietly: Put creates its own file then.
-func (d *Dir) refill(dir string, p *sparePool) {
-	defer d.wg.Done()
-	for {
-		d.mu.Lock()
-		if d.mu.closed || d.mu.pools[dir] != p || len(p.names) >= d.spares {
-			p.refilling = false
-			d.mu.Unlock()
-			return
-		}
-		d.mu.Unlock()
-		name, err := createSpare(dir)
-		d.mu.Lock()
-		if err != nil || d.mu.closed || d.mu.pools[dir] != p {
-			p.refilling = false
-			d.mu.Unlock()
-			if err == nil {
-				_ = os.Remove(name)
-			}
-			return
-		}
-		p.names = append(p.names, name)
-		d.mu.Unlock()
-	}
-}
-
-// createSpare creates an empty temporary file in dir, mode 0644, and
-// returns its name.
-func createSpare(dir string) (string, error) {
-	f, err := os.CreateTemp(dir, sparePrefix+"*")
-	if err != nil {
-		return "", err
-	}
-	err = f.Chmod(0o644)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		_ = os.Remove(f.Name())
-		return "", err
-	}
-	return f.Name(), nil
+	return &Dir{root: abs}, nil
 }
 
 // Root returns the absolute directory the store lives in.
@@ -271,20 +75,19 @@ func (d *Dir) Put(ctx context.Context, key string, data []byte) error {
 	if err := d.mkdirAllSync(dir); err != nil {
 		return fmt.Errorf("put %s: %w", key, err)
 	}
-	f, err := d.tempFile(dir)
-	if err != nil {
-		return fmt.Errorf("put %s: %w", key, err)
-	}
-	if err := writeFileAtomic(f, dir, p, data); err != nil {
+	if err := writeFileAtomic(dir, p, data); err != nil {
 		return fmt.Errorf("put %s: %w", key, err)
 	}
 	return nil
 }
 
-// writeFileAtomic writes data to f, an empty temporary file in dir, fsyncs
-// it, renames it to p and fsyncs dir, so that p is either absent or
-// complete. It closes f, and removes it on failure.
-func writeFileAtomic(f *os.File, dir, p string, data []byte) (err error) {
+// writeFileAtomic writes data to a temporary file in dir, fsyncs it,
+// renames it to p and fsyncs dir, so that p is either absent or complete.
+func writeFileAtomic(dir, p string, data []byte) (err error) {
+	f, err := os.CreateTemp(dir, tmpPrefix+"*")
+	if err != nil {
+		return err
+	}
 	tmp := f.Name()
 	defer func() {
 		if err != nil {
@@ -292,6 +95,9 @@ func writeFileAtomic(f *os.File, dir, p string, data []byte) (err error) {
 			_ = os.Remove(tmp)
 		}
 	}()
+	if err := f.Chmod(0o644); err != nil {
+		return err
+	}
 	if _, err := f.Write(data); err != nil {
 		return err
 	}
