@@ -585,10 +585,20 @@ func TestCrashCoordinatorDuringProduce(t *testing.T) {
 		t.Errorf("produce with the coordinator dead: %v, want a retriable error", err)
 	}
 	t.Logf("produce with the coordinator dead: %v after %s", kerr.ErrorForCode(code), time.Since(probeStart).Round(time.Millisecond))
-	// Answers already on their way when it died may still arrive; after
-	// that nothing is acknowledged until it is back.
-	time.Sleep(time.Second)
-	settled := p.ackCount()
+	// Answers already on their way when it died may still arrive: wait
+	// until none has for half a second (a slow machine's stragglers come
+	// late). After that nothing is acknowledged until it is back, which
+	// only a window of time can show.
+	settled, quietSince := p.ackCount(), time.Now()
+	testkit.CheckFor(t, 20*time.Second, 20*time.Millisecond, func() error {
+		if n := p.ackCount(); n != settled {
+			settled, quietSince = n, time.Now()
+		}
+		if time.Since(quietSince) < 500*time.Millisecond {
+			return fmt.Errorf("acks still arriving (%d)", settled)
+		}
+		return nil
+	})
 	time.Sleep(1500 * time.Millisecond)
 	if now := p.ackCount(); now != settled {
 		t.Errorf("%d records acknowledged while the coordinator was dead", now-settled)
