@@ -68,14 +68,44 @@ func Connect(t testing.TB, s *server.Server, opts ...nats.Option) *nats.Conn {
 // 127.0.0.1 and free ports (n = 3 for a cluster that survives one server's
 // loss), shut down by t.Cleanup, and waits until each accepts connections.
 // URLs joins their client URLs for a connection that fails over.
+//
+// The ports are picked free before the servers bind them (every server's
+// routes name every other's), so another socket can take one in between;
+// a server whose port was taken never becomes ready, and the cluster is
+// started again on new ports, up to three times.
 func StartCluster(t testing.TB, n int) []*server.Server {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		srvs, err := startCluster(t, n)
+		if err == nil {
+			for _, s := range srvs {
+				t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+			}
+			return srvs
+		}
+		if attempt == 3 {
+			t.Fatal(err)
+		}
+		t.Logf("natstest: %v; starting the cluster again on new ports", err)
+	}
+}
+
+// startCluster is one attempt of StartCluster; it shuts its servers down
+// when it fails.
+func startCluster(t testing.TB, n int) ([]*server.Server, error) {
 	t.Helper()
 	ports, cports := make([]int, n), make([]int, n)
 	for i := range ports {
 		ports[i], cports[i] = freePort(t), freePort(t)
 	}
-	srvs := make([]*server.Server, n)
-	for i := range srvs {
+	srvs := make([]*server.Server, 0, n)
+	stop := func() {
+		for _, s := range srvs {
+			s.Shutdown()
+			s.WaitForShutdown()
+		}
+	}
+	for i := range n {
 		var routes []string
 		for j := range cports {
 			if j != i {
@@ -88,18 +118,19 @@ func StartCluster(t testing.TB, n int) []*server.Server {
 			Routes:  server.RoutesFromStr(strings.Join(routes, ","))}
 		s, err := server.NewServer(o)
 		if err != nil {
-			t.Fatalf("nats server: %v", err)
+			stop()
+			return nil, fmt.Errorf("nats server: %w", err)
 		}
 		go s.Start()
-		srvs[i] = s
-		t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+		srvs = append(srvs, s)
 	}
-	for _, s := range srvs {
+	for i, s := range srvs {
 		if !s.ReadyForConnections(10 * time.Second) {
-			t.Fatal("nats server not ready after 10s")
+			stop()
+			return nil, fmt.Errorf("nats server %d (ports %d, %d) not ready after 10s", i, ports[i], cports[i])
 		}
 	}
-	return srvs
+	return srvs, nil
 }
 
 // URLs returns the client URLs of srvs, comma-separated.
