@@ -149,7 +149,12 @@ func startOnce(t testing.TB, name, bin string, env, args []string, ports func() 
 		t.Fatalf("start %s: %v", name, err)
 	}
 	go func() { p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(p.Kill)
+	t.Cleanup(func() {
+		p.Kill()
+		if t.Failed() {
+			p.logProblems()
+		}
+	})
 	err := testkit.Poll(30*time.Second, 20*time.Millisecond, func() error {
 		select {
 		case <-p.done:
@@ -201,6 +206,28 @@ func (p *Process) Kill() {
 	p.cmd.Process.Kill()
 	<-p.done
 }
+
+// logProblems logs the process's warnings and errors (at most the last
+// maxProblemLines), so that a failed test, on CI too, shows what its
+// processes reported.
+func (p *Process) logProblems() {
+	var lines []string
+	for l := range strings.SplitSeq(p.out.String(), "\n") {
+		if strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	if n := len(lines); n > maxProblemLines {
+		lines = lines[n-maxProblemLines:]
+	}
+	p.t.Logf("%s warned or failed (last %d lines):\n%s", p.name, len(lines), strings.Join(lines, "\n"))
+}
+
+// maxProblemLines bounds the lines logProblems logs per process.
+const maxProblemLines = 40
 
 // Output returns what the process printed (when not streaming logs).
 func (p *Process) Output() string { return p.out.String() }
