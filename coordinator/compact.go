@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
@@ -415,6 +414,7 @@ func (c *Coordinator) completeCompaction(req coordapi.CompleteTierJobRequest, jo
 	defer b.Close()
 	_ = b.DeleteRange(lower, upper, nil)
 	objects := c.deadBytesLocked(b, rs.dead, nowMs)
+	outs := make([]*objectState, 0, len(res.Segments))
 	var outBytes, rowBytes int64
 	outRows := make([]segmentRow, 0, len(res.Segments)) // the outputs' rows, in order
 	num := c.commit.nextObject
@@ -433,7 +433,7 @@ func (c *Coordinator) completeCompaction(req coordapi.CompleteTierJobRequest, jo
 		v := appendSegmentRow(nil, &row)
 		_ = b.Set(k, v, nil)
 		_ = b.Set(objectKey(obj.num), encodeObject(obj), nil)
-		objects = append(objects, obj)
+		outs = append(outs, obj)
 		outBytes += sg.DataLength
 		rowBytes += int64(len(k) + len(v))
 	}
@@ -468,7 +468,7 @@ func (c *Coordinator) completeCompaction(req coordapi.CompleteTierJobRequest, jo
 		st.maxTimestamp, st.maxTimestampOffset, st.maxTimestampLast = fresh.maxTimestamp, fresh.maxTimestampOffset, fresh.maxTimestampLast
 	}
 	c.checkpointLocked(b, pk, &st, nil)
-	if err := c.write(b, pebble.Sync); err != nil {
+	if err := c.writeWithNewObjects(b, outs); err != nil {
 		return fmt.Errorf("complete compaction job %d: commit: %w", job.ID, err)
 	}
 	c.checkpointedLocked(pk)

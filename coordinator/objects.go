@@ -113,6 +113,30 @@ func (c *Coordinator) deadBytesLocked(b *pebble.Batch, dead map[uint64]int64, no
 	return out
 }
 
+// writeWithNewObjects writes b, whose rows replace batches below the high
+// watermark with rows in the new objects objs, and puts objs in memory
+// before the write. A reader's iterator (FindBatches, KvGet, FindKeyBatches)
+// sees the rows as soon as they are in Pebble, and with a log that is
+// before the write returns (the write waits for the log to acknowledge
+// it), so the objects must be known by then; nothing else refers to them,
+// so the collector leaves them alone meanwhile. A failed write takes them
+// out again. c.commit must be held.
+func (c *Coordinator) writeWithNewObjects(b *pebble.Batch, objs []*objectState) error {
+	c.mu.Lock()
+	c.installObjectsLocked(objs)
+	c.mu.Unlock()
+	err := c.write(b, pebble.Sync)
+	if err != nil {
+		c.mu.Lock()
+		for _, o := range objs {
+			delete(c.mu.objects, o.num)
+			delete(c.mu.objectsByKey, o.key)
+		}
+		c.mu.Unlock()
+	}
+	return err
+}
+
 // installObjectsLocked puts new object records in memory. c.commit and
 // c.mu must be held.
 func (c *Coordinator) installObjectsLocked(objs []*objectState) {

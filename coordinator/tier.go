@@ -597,14 +597,14 @@ func (c *Coordinator) CompleteTierJob(ctx context.Context, req coordapi.Complete
 	_ = b.Set(lastKey, segRow, nil)
 	_ = b.Set(objectKey(obj.num), encodeObject(obj), nil)
 	_ = b.Set(keyNextObject, encodeUint64(obj.num+1), nil)
-	objects := append(c.deadBytesLocked(b, rs.dead, nowMs), obj)
+	objects := c.deadBytesLocked(b, rs.dead, nowMs)
 	st.walStart = job.LastOffset + 1
 	st.segBytes += req.DataLength
 	st.segments++
 	st.metaBytes += int64(len(lastKey)+len(segRow)) - rs.rowBytes
 	st.gen++
 	c.checkpointLocked(b, pk, &st, nil)
-	if err := c.write(b, pebble.Sync); err != nil {
+	if err := c.writeWithNewObjects(b, []*objectState{obj}); err != nil {
 		return fmt.Errorf("complete tier job %d: commit: %w", job.ID, err)
 	}
 	c.checkpointedLocked(pk)
