@@ -56,12 +56,16 @@ func waitLeader(t testing.TB, n *Node) *coordinator.Coordinator {
 	return n.Coordinator()
 }
 
-// waitFor waits until cond holds.
-func waitFor(t testing.TB, what string, cond func() bool) {
+// waitFor waits until cond holds; its failure shows the nodes' statuses.
+func waitFor(t testing.TB, what string, cond func() bool, nodes ...*Node) {
 	t.Helper()
 	testkit.CheckFor(t, 20*time.Second, 10*time.Millisecond, func() error {
 		if !cond() {
-			return fmt.Errorf("waiting for %s", what)
+			var sts []string
+			for _, n := range nodes {
+				sts = append(sts, fmt.Sprintf("%s: %+v", n.opts.ID, n.Status()))
+			}
+			return fmt.Errorf("waiting for %s (%s)", what, strings.Join(sts, "; "))
 		}
 		return nil
 	})
@@ -121,7 +125,7 @@ func TestFailover(t *testing.T) {
 	hwm := commitN(t, ca, "t", 50)
 	waitFor(t, "the standby to apply the log", func() bool {
 		return b.Status().Role == RoleStandby && b.Status().Applied >= a.Status().Applied && a.Status().Applied > 0
-	})
+	}, a, b)
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +141,7 @@ func TestFailover(t *testing.T) {
 	defer a.Close()
 	waitFor(t, "the old leader to stand by and catch up", func() bool {
 		return a.Status().Role == RoleStandby && a.Status().Applied >= b.Status().Applied
-	})
+	}, a, b)
 	if a.Coordinator() != nil {
 		t.Fatal("the standby serves")
 	}
@@ -269,7 +273,7 @@ func TestLargeEntry(t *testing.T) {
 	if parts < 3 {
 		t.Fatalf("the commit took %d messages, want it split in several", parts)
 	}
-	waitFor(t, "the standby to apply the large entry", func() bool { return b.Status().Applied >= a.Status().Applied })
+	waitFor(t, "the standby to apply the large entry", func() bool { return b.Status().Applied >= a.Status().Applied }, a, b)
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +304,7 @@ func TestWipedStandbyRestores(t *testing.T) {
 	bdir := filepath.Join(root, "b")
 	b := startNode(t, connect(t, natstest.URLs(srvs)), "b", bdir, 1, store)
 	commitN(t, ca, "t", 30)
-	waitFor(t, "the standby to catch up", func() bool { return b.Status().Applied >= a.Status().Applied })
+	waitFor(t, "the standby to catch up", func() bool { return b.Status().Applied >= a.Status().Applied }, a, b)
 	b.Close()
 	if err := os.RemoveAll(bdir); err != nil {
 		t.Fatal(err)
@@ -320,7 +324,7 @@ func TestWipedStandbyRestores(t *testing.T) {
 	defer b.Close()
 	waitFor(t, "the wiped standby to restore and catch up", func() bool {
 		return b.Status().Role == RoleStandby && b.Status().Applied >= a.Status().Applied
-	})
+	}, a, b)
 	if b.Status().SnapshotSeq == 0 {
 		t.Fatalf("the wiped standby did not restore a snapshot: %+v", b.Status())
 	}
@@ -354,7 +358,7 @@ func TestAdoptsStateFromBeforeTheLog(t *testing.T) {
 	defer b.Close()
 	waitFor(t, "the standby to start from the snapshot", func() bool {
 		return b.Status().Role == RoleStandby && b.Status().Applied >= a.Status().Applied
-	})
+	}, a, b)
 	a.Close()
 	cb := waitLeader(t, b)
 	if got := highWatermark(t, cb, "t"); got != hwm {
