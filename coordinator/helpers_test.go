@@ -212,3 +212,24 @@ func baseOffsets(rs []coordapi.BatchResult) string {
 	}
 	return s
 }
+
+// claimConsolidation lets the WAL retention pass (21 minutes), plans, and
+// claims the consolidation job planned, returning it and its batches'
+// bytes.
+func (e *testEnv) claimConsolidation() (coordapi.TierJob, int64) {
+	e.t.Helper()
+	ctx := context.Background()
+	e.clock.Advance(21 * time.Minute)
+	if err := e.c.TierTick(ctx); err != nil {
+		e.t.Fatal(err)
+	}
+	job, ok, err := e.c.ClaimTierJob(ctx, coordapi.ClaimTierJobRequest{BrokerID: 7})
+	if err != nil || !ok {
+		e.t.Fatalf("ClaimTierJob: %v ok=%v", err, ok)
+	}
+	var n int64
+	for _, b := range job.Batches {
+		n += int64(b.ByteLength)
+	}
+	return job, n
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/pebble"
 
@@ -47,18 +46,7 @@ func TestReadersFindNewObjectsBeforeTheLogAcks(t *testing.T) {
 	e.commit("w1", plain(tp.ID, 0, 0), plain(tp.ID, 0, 1))
 	e.commit("w2", plain(tp.ID, 0, 2))
 	ctx := context.Background()
-	e.clock.Advance(21 * time.Minute)
-	if err := e.c.TierTick(ctx); err != nil {
-		t.Fatal(err)
-	}
-	job, ok, err := e.c.ClaimTierJob(ctx, coordapi.ClaimTierJobRequest{BrokerID: 7})
-	if err != nil || !ok {
-		t.Fatalf("ClaimTierJob: %v ok=%v", err, ok)
-	}
-	var n int64
-	for _, b := range job.Batches {
-		n += int64(b.ByteLength)
-	}
+	job, n := e.claimConsolidation()
 	log.hold.Store(true)
 	done := make(chan error, 1)
 	go func() {

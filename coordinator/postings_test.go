@@ -139,18 +139,7 @@ func TestFindKeyBatchesFollowsConsolidation(t *testing.T) {
 	h := e.topic("telemetry", 1, map[string]string{coordapi.ConfigHierarchicalEnabled: "true", "retention.ms": "-1"})
 	e.commit("w1", keyed(h.ID, 0, "a", "b"), keyed(h.ID, 0, "b"), keyed(h.ID, 0, "a"))
 	ctx := context.Background()
-	e.clock.Advance(21 * time.Minute)
-	if err := e.c.TierTick(ctx); err != nil {
-		t.Fatal(err)
-	}
-	job, ok, err := e.c.ClaimTierJob(ctx, coordapi.ClaimTierJobRequest{BrokerID: 7})
-	if err != nil || !ok {
-		t.Fatalf("ClaimTierJob: %v ok=%v", err, ok)
-	}
-	var n int64
-	for _, b := range job.Batches {
-		n += int64(b.ByteLength)
-	}
+	job, n := e.claimConsolidation()
 	if err := e.c.CompleteTierJob(ctx, coordapi.CompleteTierJobRequest{
 		JobID: job.ID, TopicID: job.TopicID, Partition: job.Partition, BaseOffset: job.BaseOffset, LastOffset: job.LastOffset,
 		ObjectKey: "seg1", ObjectSize: n + 1000, DataLength: n,
