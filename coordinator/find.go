@@ -71,9 +71,11 @@ func (c *Coordinator) FindBatches(ctx context.Context, req coordapi.FindBatchesR
 	}
 	defer c.leave()
 
-	// The state and the iterator are taken together under mu: memory is
-	// installed only after Pebble commits, so the iterator sees at least
-	// every batch below the high watermark read here.
+	// The state and the iterator are taken together under mu: partition
+	// state is installed only after Pebble commits, so the iterator sees
+	// at least every batch below the high watermark read here. A swap's
+	// new objects go into memory before its write (writeWithNewObjects),
+	// so every row the iterator sees resolves in finishLocked.
 	c.mu.RLock()
 	_, st, err := c.partitionLocked(req.TopicID, req.Partition)
 	if err != nil {
