@@ -20,7 +20,8 @@ import (
 // reads back: the chunk cache holds the hot ones). Redpanda writes its log
 // the same way. A Dir on a file system that refuses O_DIRECT (EINVAL)
 // writes through the page cache from then on. The bytes in the file are
-// the same either way.
+// the same either way, and so is the crash story: the file is fsynced
+// (its length and the device's cache) before the rename.
 //
 // O_DIRECT needs the memory, the file offset and the length of each write
 // aligned to the device's logical block (512 B or 4 KiB; directBlock
@@ -34,8 +35,9 @@ const (
 	directScratch = 1 << 20
 )
 
-// errDirectRefused is a write that O_DIRECT refused (EINVAL): the file
-// system does not support it or wants a larger alignment.
+// errDirectRefused is an open or write that O_DIRECT refused (EINVAL or
+// EOPNOTSUPP): the file system does not support it or wants a larger
+// alignment.
 var errDirectRefused = errors.New("objectstore: O_DIRECT write refused")
 
 // writer writes Dir's temporary files, with O_DIRECT while the file
@@ -90,7 +92,7 @@ func (w *writer) writeTemp(dir string, data []byte) (string, error) {
 
 func (w *writer) writeTempWith(dir string, data []byte, flags int) (tmp string, err error) {
 	f, err := createTemp(dir, flags)
-	if errors.Is(err, syscall.EINVAL) && flags != 0 {
+	if refused(err) && flags != 0 {
 		return "", errDirectRefused
 	}
 	if err != nil {
@@ -149,10 +151,16 @@ func (w *writer) writeDirect(f *os.File, data []byte) error {
 
 func writeAt(f *os.File, b []byte, off int64) error {
 	_, err := f.WriteAt(b, off)
-	if errors.Is(err, syscall.EINVAL) {
+	if refused(err) {
 		return errDirectRefused
 	}
 	return err
+}
+
+// refused reports whether err is a file system refusing O_DIRECT: EINVAL
+// (Linux's answer for an unsupported flag or alignment), or EOPNOTSUPP.
+func refused(err error) bool {
+	return errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EOPNOTSUPP)
 }
 
 func (w *writer) scratchBuf() *[]byte {
