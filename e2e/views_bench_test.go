@@ -47,14 +47,19 @@ import (
 // Measured (defaults, 2 shared cores, MinIO on loopback; 2026-12-01):
 // per-device, the key's 10 batches hold 117,970 B of the partition's
 // 117,970,000 B: the view read 117,970 B (1.00x) in 37 ms, the scan
-// 117,970,000 B in 827 ms (22x: the time target is not met here). The
-// view's time is its ten 12 KB GETs (about 15-30 ms: this MinIO takes
-// about 2 ms a GET and barely runs them in parallel on two cores) and the
-// client's start (metadata, list offsets: about 5 ms); the scan is bound by
-// MinIO's throughput, so the ratio grows with the partition's bytes per
-// key batch (larger values, more records per key). Interleaved, the view
-// read 130,504,682 B (1.11x: whole chunks and read-ahead past the end) in
-// 718 ms against the scan's 912 ms.
+// 117,970,000 B in 827 ms (22x: the time target is not met here).
+// Interleaved, the view read 130,504,682 B (1.11x: whole chunks and
+// read-ahead past the end) in 718 ms against the scan's 912 ms.
+//
+// 2026-12-02, per-device, -benchtime 3x: views of 33, 36, 20 and 21 ms, scans
+// of 553 and 613 ms (17x and 29x). The view is at this MinIO's floor: the
+// client's start takes 1.5-3 ms, the posting lookup under 1 ms, and the
+// rest is one round of ten 12 KB GETs at once, 11-17 ms. A ranged GET here
+// costs about 2.1 ms whatever its length up to 256 KiB (MinIO reads and
+// checks a whole 1 MiB erasure block), and MinIO barely runs ten of them
+// faster than in turn on two cores. So the ratio grows with the
+// partition's bytes per key batch (larger values, more records per key),
+// and with a store whose small GETs are cheap.
 func BenchmarkHierarchicalFetch(b *testing.B) {
 	cfg := hierBenchConfig{
 		records:    envInt(b, "FLOE_BENCH_RECORDS", 1_000_000),
