@@ -136,7 +136,8 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// GetRange reads length bytes of key from offset with one ReadAt.
+// GetRange reads length bytes of key from offset with one ReadAt: with
+// O_DIRECT for a large range where Put writes with it (see readDirect).
 func (d *Dir) GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("get %s: %w", key, err)
@@ -160,6 +161,15 @@ func (d *Dir) GetRange(ctx context.Context, key string, offset, length int64) ([
 	n, err := checkRange(key, fi.Size(), offset, length)
 	if err != nil {
 		return nil, err
+	}
+	if n >= directReadMin && d.w.direct() {
+		buf, err := readDirect(p, offset, n)
+		if !errors.Is(err, errDirectRefused) {
+			if err != nil {
+				return nil, fmt.Errorf("get %s [%d, +%d): %w", key, offset, n, err)
+			}
+			return buf, nil
+		}
 	}
 	buf := make([]byte, n)
 	got, err := f.ReadAt(buf, offset)

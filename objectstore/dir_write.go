@@ -2,6 +2,7 @@ package objectstore
 
 import (
 	"errors"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -180,4 +181,42 @@ func alignedBuf(n int) []byte {
 
 func blockAligned(b []byte) bool {
 	return uintptr(unsafe.Pointer(unsafe.SliceData(b)))%directBlock == 0
+}
+
+// directReadMin is the smallest range GetRange reads with O_DIRECT. Put's
+// objects are not in the page cache, so a read goes to the device either
+// way; a large one (a cache chunk) goes there faster in one direct read of
+// its blocks than through the page cache's read-ahead (on this VM's disk
+// 966 MB/s against 430 MB/s, reading 4 MiB at a time), and skips the copy.
+// A small one (a view's batch, a segment's header) reads through the page
+// cache, which keeps it for the next reader.
+const directReadMin = 256 << 10
+
+// readDirect reads n bytes of the file at p from offset with O_DIRECT: the
+// blocks around the range into an aligned buffer, and returns the range
+// (capacity trimmed). errDirectRefused when the file system refuses it.
+func readDirect(p string, offset, n int64) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|openDirectFlag, 0)
+	if refused(err) {
+		return nil, errDirectRefused
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	start := offset &^ (directBlock - 1)
+	end := (offset + n + directBlock - 1) &^ (directBlock - 1)
+	buf := alignedBuf(int(end - start))
+	got, err := f.ReadAt(buf, start)
+	if refused(err) {
+		return nil, errDirectRefused
+	}
+	if int64(got) < offset-start+n {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	lo := offset - start
+	return buf[lo : lo+n : lo+n], nil
 }

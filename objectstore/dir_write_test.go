@@ -30,7 +30,8 @@ func directSupported(t *testing.T, dir string) bool {
 // Put writes every length exactly, from block-aligned and unaligned
 // memory, whole blocks or not, through O_DIRECT where the file system
 // takes it: the file holds the bytes given and nothing else (the padding
-// of the last block is cut off).
+// of the last block is cut off); GetRange reads them back, large ranges
+// with O_DIRECT too.
 func TestDirPutDirectLengths(t *testing.T) {
 	root := t.TempDir()
 	d, err := NewDir(root)
@@ -60,6 +61,20 @@ func TestDirPutDirectLengths(t *testing.T) {
 			}
 			if !bytes.Equal(got, src) {
 				t.Fatalf("Put %d bytes (aligned %v): file holds %d bytes, not the ones put", n, aligned, len(got))
+			}
+			// GetRange reads large ranges with O_DIRECT: whole, and off
+			// the block boundaries at both ends.
+			for _, r := range [][2]int{{0, n}, {4097, n - 4097 - 3}, {1, directReadMin}, {n - directReadMin - 5, directReadMin}} {
+				if r[0] < 0 || r[1] < 0 || r[0]+r[1] > n {
+					continue
+				}
+				got, err := d.GetRange(ctx, key, int64(r[0]), int64(r[1]))
+				if err != nil {
+					t.Fatalf("GetRange(%d, +%d) of %d bytes: %v", r[0], r[1], n, err)
+				}
+				if !bytes.Equal(got, src[r[0]:r[0]+r[1]]) {
+					t.Fatalf("GetRange(%d, +%d) of %d bytes: got %d bytes, not the ones put", r[0], r[1], n, len(got))
+				}
 			}
 		}
 	}
