@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 )
@@ -44,25 +45,13 @@ var errDirectRefused = errors.New("objectstore: O_DIRECT write refused")
 // writer writes Dir's temporary files, with O_DIRECT while the file
 // system takes it.
 type writer struct {
-	noDirect bool // set once, under mu, when O_DIRECT was refused
-	mu       sync.Mutex
-	scratch  sync.Pool // *[]byte of directScratch bytes, block-aligned
+	noDirect atomic.Bool // set once O_DIRECT was refused
+	scratch  sync.Pool   // *[]byte of directScratch bytes, block-aligned
 }
 
-func (w *writer) direct() bool {
-	if openDirectFlag == 0 {
-		return false
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return !w.noDirect
-}
+func (w *writer) direct() bool { return openDirectFlag != 0 && !w.noDirect.Load() }
 
-func (w *writer) refuseDirect() {
-	w.mu.Lock()
-	w.noDirect = true
-	w.mu.Unlock()
-}
+func (w *writer) refuseDirect() { w.noDirect.Store(true) }
 
 // createTemp creates a new temporary file in dir for writing, with extra
 // open flags.
@@ -106,6 +95,10 @@ func (w *writer) writeTempWith(dir string, data []byte, flags int) (tmp string, 
 			_ = os.Remove(tmp)
 		}
 	}()
+	// 0644 whatever the umask, as objects always were.
+	if err := f.Chmod(0o644); err != nil {
+		return "", err
+	}
 	if flags != 0 {
 		err = w.writeDirect(f, data)
 	} else {
