@@ -112,8 +112,7 @@ func (c *Coordinator) removeGarbageRecord(num uint64) (bool, error) {
 		return false, fmt.Errorf("gc: delete object record %s: %w", o.key, err)
 	}
 	c.mu.Lock()
-	delete(c.mu.objects, num)
-	delete(c.mu.objectsByKey, o.key)
+	c.forgetObjectsLocked(o)
 	c.mu.Unlock()
 	return true, nil
 }

@@ -128,10 +128,7 @@ func (c *Coordinator) writeWithNewObjects(b *pebble.Batch, objs []*objectState) 
 	err := c.write(b, pebble.Sync)
 	if err != nil {
 		c.mu.Lock()
-		for _, o := range objs {
-			delete(c.mu.objects, o.num)
-			delete(c.mu.objectsByKey, o.key)
-		}
+		c.forgetObjectsLocked(objs...)
 		c.mu.Unlock()
 	}
 	return err
@@ -143,5 +140,15 @@ func (c *Coordinator) installObjectsLocked(objs []*objectState) {
 	for _, o := range objs {
 		c.mu.objects[o.num] = o
 		c.mu.objectsByKey[o.key] = o.num
+	}
+}
+
+// forgetObjectsLocked takes object records out of memory: the collector's
+// deleted ones, or a failed write's new ones. c.commit and c.mu must be
+// held.
+func (c *Coordinator) forgetObjectsLocked(objs ...*objectState) {
+	for _, o := range objs {
+		delete(c.mu.objects, o.num)
+		delete(c.mu.objectsByKey, o.key)
 	}
 }
