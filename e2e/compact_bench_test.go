@@ -122,11 +122,7 @@ func BenchmarkCompaction(b *testing.B) {
 	// a full key map be followed by the next until the partition is clean
 	// (at the default 0.5 the passes stop once the dirty part is below
 	// the clean one, as Kafka's cleaner does).
-	lag, ratio := "0", "0.01"
-	if _, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "min.compaction.lag.ms", Value: &lag},
-		{Name: "min.cleanable.dirty.ratio", Value: &ratio}}, topic); err != nil {
-		b.Fatal(err)
-	}
+	alterTopicConfigs(b, ctx, adm, topic, "min.compaction.lag.ms", "0", "min.cleanable.dirty.ratio", "0.01")
 	testkit.CheckFor(b, 30*time.Minute, 100*time.Millisecond, func() error {
 		passes, err := floetest.Metric(c.Coord.HTTPAddr, "floe_coordinator_compaction_passes_total")
 		if err != nil {

@@ -192,3 +192,22 @@ func errorsIs(err error, target *kerr.Error) bool {
 	var ke *kerr.Error
 	return errors.As(err, &ke) && ke.Code == target.Code
 }
+
+// alterTopicConfigs sets topic's configs (name, value pairs) with
+// IncrementalAlterConfigs, and fails t on any error, the topic's own
+// included (AlterTopicConfigs returns it in the response, not as its
+// error).
+func alterTopicConfigs(t testing.TB, ctx context.Context, adm *kadm.Client, topic string, nameValues ...string) {
+	t.Helper()
+	var alters []kadm.AlterConfig
+	for i := 0; i+1 < len(nameValues); i += 2 {
+		alters = append(alters, kadm.AlterConfig{Name: nameValues[i], Value: kadm.StringPtr(nameValues[i+1])})
+	}
+	rs, err := adm.AlterTopicConfigs(ctx, alters, topic)
+	if err == nil {
+		_, err = rs.On(topic, func(r *kadm.AlterConfigsResponse) error { return r.Err })
+	}
+	if err != nil {
+		t.Fatalf("alter %s's configs %v: %v", topic, nameValues, err)
+	}
+}

@@ -253,13 +253,7 @@ func TestKVBackfill(t *testing.T) {
 	if a := kvGet(t, n.HTTPAddr(), "/kv/late/k-1"); a.status != 404 || a.errorCode != kvindex.CodeTopicNotIndexed {
 		t.Fatalf("before enabling: %d %d", a.status, a.errorCode)
 	}
-	alter, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "kv.index.enabled", Value: ptr("true")}}, "late")
-	if err == nil {
-		_, err = alter.On("late", nil)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	alterTopicConfigs(t, ctx, adm, "late", "kv.index.enabled", "true")
 	var saw503 bool
 	testkit.CheckFor(t, 30*time.Second, 5*time.Millisecond, func() error {
 		a := kvGet(t, n.HTTPAddr(), "/kv/late/k-1")

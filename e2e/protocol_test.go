@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -293,10 +292,7 @@ func TestProduceSeesTopicChangeAtOnce(t *testing.T) {
 	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("keyless, fine")}).FirstErr(); err != nil {
 		t.Fatalf("keyless record on a delete topic: %v", err)
 	}
-	compact := "compact"
-	if _, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "cleanup.policy", Value: &compact}}, "changing"); err != nil {
-		t.Fatal(err)
-	}
+	alterTopicConfigs(t, ctx, adm, "changing", "cleanup.policy", "compact")
 	err = cl.ProduceSync(ctx, &kgo.Record{Value: []byte("keyless, refused")}).FirstErr()
 	if !errors.Is(err, kerr.InvalidRecord) {
 		t.Fatalf("keyless record right after cleanup.policy=compact: %v, want INVALID_RECORD", err)

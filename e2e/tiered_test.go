@@ -183,13 +183,7 @@ func TestTieredRetention(t *testing.T) {
 	wt := workload{topic: "ret-time", partitions: 1, records: 500, baseTime: time.Now()}
 	produceRounds(t, c, wt, 5)
 	waitConsolidated(t, c, wt.topic, 1, 30*time.Second)
-	alter, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "retention.ms", Value: kadm.StringPtr("4000")}}, wt.topic)
-	if err == nil {
-		_, err = alter.On(wt.topic, func(r *kadm.AlterConfigsResponse) error { return r.Err })
-	}
-	if err != nil {
-		t.Fatalf("set retention.ms: %v", err)
-	}
+	alterTopicConfigs(t, ctx, adm, wt.topic, "retention.ms", "4000")
 	testkit.CheckFor(t, 30*time.Second, 200*time.Millisecond, func() error {
 		start, err := adm.ListStartOffsets(ctx, wt.topic)
 		if err != nil {
