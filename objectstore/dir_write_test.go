@@ -13,7 +13,7 @@ import (
 
 // directSupported reports whether dir's file system takes an aligned
 // O_DIRECT write.
-func directSupported(t *testing.T, dir string) bool {
+func directSupported(t testing.TB, dir string) bool {
 	t.Helper()
 	if openDirectFlag == 0 {
 		return false
