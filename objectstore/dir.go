@@ -22,7 +22,8 @@ const tmpPrefix = ".floe-tmp-"
 // file under the root, '/' in keys making subdirectories. Put is atomic and
 // durable: data goes to a temporary file in the target directory, is
 // fsynced and renamed into place, and the directory is fsynced. On Linux
-// the data bypasses the page cache (O_DIRECT; see dir_write.go).
+// the data of objects of 256 KiB or more bypasses the page cache
+// (O_DIRECT; see dir_write.go).
 //
 // Because keys are paths, Dir cannot hold both "a" and "a/b"; floe's key
 // layouts never need that. Empty directories left by Delete are not
@@ -44,7 +45,7 @@ func NewDir(root string) (*Dir, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("object store dir: %w", err)
 	}
-	return &Dir{root: abs}, nil
+	return &Dir{root: abs, w: writer{directMin: directWriteMin}}, nil
 }
 
 // Root returns the absolute directory the store lives in.

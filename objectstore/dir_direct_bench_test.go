@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -106,5 +107,48 @@ func BenchmarkDirGetRangeCold(b *testing.B) {
 			b.StopTimer()
 			b.ReportMetric(float64((cpuTime(b)-cpu).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 		})
+	}
+}
+
+// BenchmarkDirPutSmall puts 1 KiB objects (a low-load produce's), one at a
+// time, with O_DIRECT (as Put wrote every object before directWriteMin)
+// and through the page cache (as Put writes objects below it), back to
+// back and paced at 100 Puts a second (issue 11's one producer at 100
+// requests/s, the device idle between Puts). It reports the Put's p50 and
+// p90.
+//
+//	go test ./objectstore -run '^$' -bench DirPutSmall -benchtime 300x -count 2
+func BenchmarkDirPutSmall(b *testing.B) {
+	for _, pace := range []time.Duration{0, 10 * time.Millisecond} {
+		for _, direct := range []bool{true, false} {
+			b.Run(fmt.Sprintf("pace=%v/direct=%v", pace, direct), func(b *testing.B) {
+				d := newBenchDir(b, direct)
+				d.w.directMin = 0
+				data := make([]byte, 1024)
+				ctx := context.Background()
+				var tick <-chan time.Time
+				if pace > 0 {
+					t := time.NewTicker(pace)
+					defer t.Stop()
+					tick = t.C
+				}
+				lat := make([]time.Duration, 0, b.N)
+				b.ResetTimer()
+				for i := range b.N {
+					if tick != nil {
+						<-tick
+					}
+					start := time.Now()
+					if err := d.Put(ctx, fmt.Sprintf("wal/%08d", i), data); err != nil {
+						b.Fatal(err)
+					}
+					lat = append(lat, time.Since(start))
+				}
+				b.StopTimer()
+				slices.Sort(lat)
+				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+				b.ReportMetric(float64(lat[len(lat)*9/10].Microseconds())/1000, "p90-ms")
+			})
+		}
 	}
 }

@@ -13,9 +13,9 @@ import (
 	"unsafe"
 )
 
-// How Dir.Put writes an object's bytes. On Linux the temporary file is
-// opened with O_DIRECT: the bytes go from memory to the device without a
-// copy into the page cache. BenchmarkDirPutObject measured an 8 MiB object
+// How Dir.Put writes an object's bytes. On Linux the temporary file of an
+// object of directWriteMin bytes or more is opened with O_DIRECT: the
+// bytes go from memory to the device without a copy into the page cache. BenchmarkDirPutObject measured an 8 MiB object
 // at 2.3-2.6 ms of CPU and 727-761 MB/s, against 10-30 ms and 231-533 MB/s
 // through the page cache (the copy, and reclaiming a cache full of
 // objects nobody reads back: the chunk cache holds the hot ones); at
@@ -43,14 +43,32 @@ const (
 // alignment.
 var errDirectRefused = errors.New("objectstore: O_DIRECT refused")
 
+// directWriteMin is the smallest object Put writes with O_DIRECT. What
+// O_DIRECT saves, the copy into the page cache and its reclaim, is nothing
+// for a small object, and a small object kept in the page cache is read
+// back from it: by consolidation, which reads a low-load partition's WAL
+// objects soon after, and by a view's exact reads. A direct write of a
+// small object also costs more device writes: its padded block waits for
+// the device, then the fsync commits the truncate that cuts it back. On
+// this VM that did not show in the latency: BenchmarkDirPutSmall's p50
+// for 1 KiB was 0.6-1.8 ms either way back to back and 1.2-3.1 ms paced at
+// 100/s, direct ahead in some runs and behind in others (the device's own
+// latency after idle is what sets it). It is directReadMin, so an object
+// too small for direct writes is also read through the page cache.
+const directWriteMin = directReadMin
+
 // writer writes Dir's temporary files, with O_DIRECT while the file
-// system takes it.
+// system takes it, for objects of directMin bytes or more.
 type writer struct {
-	noDirect atomic.Bool // set once O_DIRECT was refused
-	scratch  sync.Pool   // *[]byte of directScratch bytes, block-aligned
+	noDirect  atomic.Bool // set once O_DIRECT was refused
+	scratch   sync.Pool   // *[]byte of directScratch bytes, block-aligned
+	directMin int         // directWriteMin; tests lower it
 }
 
 func (w *writer) direct() bool { return openDirectFlag != 0 && !w.noDirect.Load() }
+
+// directFor reports whether an object of n bytes is written with O_DIRECT.
+func (w *writer) directFor(n int) bool { return n >= w.directMin && w.direct() }
 
 func (w *writer) refuseDirect() { w.noDirect.Store(true) }
 
@@ -71,7 +89,7 @@ func createTemp(dir string, flags int) (*os.File, error) {
 // writeTemp writes data to a new temporary file in dir and fsyncs it. It
 // returns the file's path; on error nothing is left behind.
 func (w *writer) writeTemp(dir string, data []byte) (string, error) {
-	if w.direct() {
+	if w.directFor(len(data)) {
 		tmp, err := w.writeTempWith(dir, data, openDirectFlag)
 		if !errors.Is(err, errDirectRefused) {
 			return tmp, err

@@ -40,6 +40,7 @@ func TestDirPutDirectLengths(t *testing.T) {
 	}
 	direct := directSupported(t, root)
 	t.Logf("O_DIRECT on %s: %v (%s)", root, direct, runtime.GOOS)
+	d.w.directMin = 0 // every length through O_DIRECT, the smallest too
 	ctx := context.Background()
 	for _, n := range []int{0, 1, 511, 4095, 4096, 4097, 3*4096 + 17, directScratch - 1, directScratch, directScratch + 1, 3*directScratch + 4095, 8 << 20} {
 		for _, aligned := range []bool{true, false} {
@@ -89,6 +90,28 @@ func TestDirPutDirectLengths(t *testing.T) {
 		if e.Name()[0] == '.' {
 			t.Errorf("temporary file %s left behind", e.Name())
 		}
+	}
+}
+
+// Objects below directWriteMin go through the page cache, the rest with
+// O_DIRECT while the file system takes it.
+func TestDirDirectForSize(t *testing.T) {
+	d, err := NewDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct := openDirectFlag != 0
+	for _, tc := range []struct {
+		n    int
+		want bool
+	}{{0, false}, {4096, false}, {directWriteMin - 1, false}, {directWriteMin, direct}, {8 << 20, direct}} {
+		if got := d.w.directFor(tc.n); got != tc.want {
+			t.Errorf("directFor(%d) = %v, want %v", tc.n, got, tc.want)
+		}
+	}
+	d.w.refuseDirect()
+	if d.w.directFor(8 << 20) {
+		t.Errorf("directFor after O_DIRECT was refused = true")
 	}
 }
 
