@@ -244,6 +244,10 @@ func (s *Server) Store(t testing.TB) *objectstore.S3 {
 	return store
 }
 
+// PID is the MinIO server's process id, for reading what it spent
+// (testkit.ProcessCPU).
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
 // Stop kills MinIO and waits for it to exit. It is safe to call more than
 // once; Start arranges for it to run when the test ends.
 func (s *Server) Stop() {
