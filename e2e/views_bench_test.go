@@ -59,9 +59,9 @@ import (
 // Each view also reports (medians over b.N) the CPU time MinIO and the
 // broker ran during it, and a second view on the same broker of another
 // key (warm-view-ms, warm-speedup: what a running broker answers, its
-// connections to the store open, its cache cold for the key). 2026-12-03,
-// -benchtime 5x: views of 26.3 ms on a fresh broker and 24.8 ms on a warm
-// one, the scan 1,169 ms (44x and 47x); per view MinIO ran 18 ms of CPU
+// connections to the store open, its cache cold for the key). Later on
+// 2026-12-02, -benchtime 5x: views of 26.3 ms on a fresh broker and 24.8 ms
+// on a warm one, the scan 1,169 ms (44x and 47x); per view MinIO ran 18 ms of CPU
 // (about 1.8 ms for each 12 KB GET: it reads and checks the whole 1 MiB
 // erasure block around a range) and the broker 11 ms; the scan cost MinIO
 // 243 ms and the broker 568 ms. On 2 shared cores the view is bound by that
