@@ -50,11 +50,13 @@ var errDirectRefused = errors.New("objectstore: O_DIRECT refused")
 // back from it: by consolidation, which reads a low-load partition's WAL
 // objects soon after, and by a view's exact reads. A direct write of a
 // small object also costs more device writes: its padded block waits for
-// the device, then the fsync commits the truncate that cuts it back. On
-// this VM that did not show in the latency: BenchmarkDirPutSmall's p50
-// for 1 KiB was 0.6-1.8 ms either way back to back and 1.2-3.1 ms paced at
-// 100/s, direct ahead in some runs and behind in others (the device's own
-// latency after idle is what sets it). It is directReadMin, so an object
+// the device, then the fsync commits the truncate that cuts it back.
+// BenchmarkDirPut (1 KiB, each pair of cases run one after the other) had
+// the page cache ahead in all 8 pairs of two runs, by 0.08-0.66 ms: p50
+// 1.15-1.27 against 1.24-1.49 ms back to back, 2.01-2.27 against
+// 2.29-2.42 ms paced at 100/s (an earlier run, each case run twice in a
+// row, had them either way round: the device's own latency drifts more
+// than that from minute to minute). It is directReadMin, so an object
 // too small for direct writes is also read through the page cache.
 const directWriteMin = directReadMin
 
