@@ -189,13 +189,16 @@ func benchHierarchicalFetch(b *testing.B, cfg hierBenchConfig, pattern string) {
 		}
 		return minio, broker
 	}
-	var spent struct{ minio, broker time.Duration } // by the last consume
 
+	// measured is one consume's time, the bytes the broker read from the
+	// object store, and the CPU time MinIO and the broker ran meanwhile.
+	type measured struct {
+		time, minio, broker time.Duration
+		bytes               int64
+	}
 	// consume reads topic from the start with a fresh franz-go consumer
-	// until keep has kept want records and it has reached offset end, and
-	// returns the time and the bytes the broker read from the object store;
-	// spent holds the CPU time MinIO and the broker ran meanwhile.
-	consume := func(topic string, want int, end int64, keep func(*kgo.Record) bool) (time.Duration, int64) {
+	// until keep has kept want records and it has reached offset end.
+	consume := func(topic string, want int, end int64, keep func(*kgo.Record) bool) measured {
 		before := objectStoreGetBytes(b, fresh.HTTPAddr)
 		minio0, broker0 := cpu()
 		start := time.Now()
@@ -215,15 +218,16 @@ func benchHierarchicalFetch(b *testing.B, cfg hierBenchConfig, pattern string) {
 				}
 			})
 		}
-		elapsed := time.Since(start)
+		m := measured{time: time.Since(start)}
 		minio1, broker1 := cpu()
-		spent.minio, spent.broker = minio1-minio0, broker1-broker0
+		m.minio, m.broker = minio1-minio0, broker1-broker0
 		cl.Close()
-		return elapsed, objectStoreGetBytes(b, fresh.HTTPAddr) - before
+		m.bytes = objectStoreGetBytes(b, fresh.HTTPAddr) - before
+		return m
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-	view := func(key string) (time.Duration, int64) {
+	view := func(key string) measured {
 		return consume(topic+"/"+key, perKey, 0, func(r *kgo.Record) bool {
 			if string(r.Key) != key {
 				b.Fatalf("view %s answered key %q", key, r.Key)
@@ -231,43 +235,31 @@ func benchHierarchicalFetch(b *testing.B, cfg hierBenchConfig, pattern string) {
 			return true
 		})
 	}
-	type measured struct{ time, minio, broker time.Duration }
-	var (
-		views, warms []measured
-		viewBytes    int64
-	)
+	var views, warms []measured
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
 		coldBroker()
 		b.StartTimer()
-		viewTime, n := view(key)
-		viewBytes = n
-		views = append(views, measured{viewTime, spent.minio, spent.broker})
+		v := view(key)
 		b.StopTimer()
 		// The same broker's view of another key (its own batches, not read
 		// before): what a running broker answers, its connections to the
 		// store open, its cache cold for the key.
 		other := deviceKey((cfg.keys/2 + 1 + i) % cfg.keys)
-		warmTime, otherBytes := view(other)
-		warms = append(warms, measured{warmTime, spent.minio, spent.broker})
+		w := view(other)
+		views, warms = append(views, v), append(warms, w)
 		b.Logf("view %d: fresh broker %s, %d B (MinIO %.1f, broker %.1f ms of CPU); then key %s: %s, %d B (MinIO %.1f, broker %.1f ms of CPU)",
-			i, viewTime, viewBytes, ms(views[i].minio), ms(views[i].broker),
-			other, warmTime, otherBytes, ms(warms[i].minio), ms(warms[i].broker))
+			i, v.time, v.bytes, ms(v.minio), ms(v.broker), other, w.time, w.bytes, ms(w.minio), ms(w.broker))
 		b.StartTimer()
 	}
 	b.StopTimer()
 	coldBroker()
 	// A client filtering the base topic cannot know it has all the key's
 	// records before the end: it reads the whole partition.
-	scanTime, scanBytes := consume(topic, perKey, int64(cfg.records), func(r *kgo.Record) bool { return string(r.Key) == key })
+	scan := consume(topic, perKey, int64(cfg.records), func(r *kgo.Record) bool { return string(r.Key) == key })
 
-	b.ReportMetric(float64(viewBytes), "view-bytes")
-	b.ReportMetric(float64(keyBytes), "key-batch-bytes")
-	b.ReportMetric(float64(viewBytes)/float64(keyBytes), "bytes/key-batches")
-	b.ReportMetric(float64(scanBytes), "scan-bytes")
-	// The medians of the b.N views, each of its own: the time and both
-	// CPU figures sorted on their own.
+	// The medians of the b.N views: each figure sorted on its own.
 	median := func(xs []measured, f func(measured) time.Duration) time.Duration {
 		d := make([]time.Duration, len(xs))
 		for i, m := range xs {
@@ -276,19 +268,25 @@ func benchHierarchicalFetch(b *testing.B, cfg hierBenchConfig, pattern string) {
 		slices.Sort(d)
 		return d[len(d)/2]
 	}
-	viewTime, warmTime := median(views, func(m measured) time.Duration { return m.time }), median(warms, func(m measured) time.Duration { return m.time })
+	took := func(m measured) time.Duration { return m.time }
+	viewTime, warmTime := median(views, took), median(warms, took)
+	viewBytes := views[len(views)-1].bytes // the same key each time
+	b.ReportMetric(float64(viewBytes), "view-bytes")
+	b.ReportMetric(float64(keyBytes), "key-batch-bytes")
+	b.ReportMetric(float64(viewBytes)/float64(keyBytes), "bytes/key-batches")
+	b.ReportMetric(float64(scan.bytes), "scan-bytes")
 	b.ReportMetric(ms(viewTime), "view-ms")
 	b.ReportMetric(ms(median(views, func(m measured) time.Duration { return m.minio })), "view-minio-cpu-ms")
 	b.ReportMetric(ms(median(views, func(m measured) time.Duration { return m.broker })), "view-broker-cpu-ms")
 	b.ReportMetric(ms(warmTime), "warm-view-ms")
-	b.ReportMetric(ms(scanTime), "scan-ms")
-	b.ReportMetric(ms(spent.minio), "scan-minio-cpu-ms")
-	b.ReportMetric(ms(spent.broker), "scan-broker-cpu-ms")
-	b.ReportMetric(float64(scanTime)/float64(viewTime), "speedup")
-	b.ReportMetric(float64(scanTime)/float64(warmTime), "warm-speedup")
+	b.ReportMetric(ms(scan.time), "scan-ms")
+	b.ReportMetric(ms(scan.minio), "scan-minio-cpu-ms")
+	b.ReportMetric(ms(scan.broker), "scan-broker-cpu-ms")
+	b.ReportMetric(float64(scan.time)/float64(viewTime), "speedup")
+	b.ReportMetric(float64(scan.time)/float64(warmTime), "warm-speedup")
 	b.Logf("pattern=%s records=%d keys=%d batch_records=%d value_bytes=%d codec=%s batches=%d partition=%d B (produced in %s); "+
 		"key %s: %d records in batches of %d B; view read %d B (%.2fx the key's batches) in %s (median of %d); scan read %d B in %s; speedup %.1fx",
 		pattern, cfg.records, cfg.keys, cfg.perBatch, cfg.valueBytes, cfg.codec, n, partBytes, produceTime.Round(time.Millisecond),
 		key, perKey, keyBytes, viewBytes, float64(viewBytes)/float64(keyBytes), viewTime.Round(time.Microsecond), len(views),
-		scanBytes, scanTime.Round(time.Millisecond), float64(scanTime)/float64(viewTime))
+		scan.bytes, scan.time.Round(time.Millisecond), float64(scan.time)/float64(viewTime))
 }
