@@ -199,8 +199,11 @@ func errorsIs(err error, target *kerr.Error) bool {
 // error).
 func alterTopicConfigs(t testing.TB, ctx context.Context, adm *kadm.Client, topic string, nameValues ...string) {
 	t.Helper()
+	if len(nameValues)%2 != 0 {
+		t.Fatalf("alterTopicConfigs(%s): %d arguments, want name, value pairs", topic, len(nameValues))
+	}
 	var alters []kadm.AlterConfig
-	for i := 0; i+1 < len(nameValues); i += 2 {
+	for i := 0; i < len(nameValues); i += 2 {
 		alters = append(alters, kadm.AlterConfig{Name: nameValues[i], Value: kadm.StringPtr(nameValues[i+1])})
 	}
 	rs, err := adm.AlterTopicConfigs(ctx, alters, topic)
