@@ -84,7 +84,7 @@ func TestRunProduceConsume(t *testing.T) {
 	cfg.RecordSize = 100
 	var progress bytes.Buffer
 	cfg.Progress = 20 * time.Millisecond
-	cfg.ProgressTo = &progress // written only while Run runs
+	cfg.ProgressTo = &progress // written only while Run runs; its lines are TestProgressLines's
 
 	rep := runOK(t, cfg)
 
@@ -139,9 +139,6 @@ func TestRunProduceConsume(t *testing.T) {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, text.String())
 		}
-	}
-	if !strings.Contains(progress.String(), "rec/s") {
-		t.Errorf("no progress line printed: %q", progress.String())
 	}
 }
 
@@ -229,14 +226,17 @@ func TestRunGroupsKVMetrics(t *testing.T) {
 func TestRunDurationAndRate(t *testing.T) {
 	cfg := testConfig(startKfake(t, 2, "lr"))
 	cfg.Topic = "lr"
-	cfg.Duration = 500 * time.Millisecond
-	cfg.Warmup = 100 * time.Millisecond
+	cfg.Duration = 750 * time.Millisecond
+	// A third of the run: under -race on 2 shared cores the producer's
+	// first sends came over 100 ms after the load phase began, and a
+	// 100 ms warmup then held no record.
+	cfg.Warmup = 250 * time.Millisecond
 	cfg.Rate = 200
 	rep := runOK(t, cfg)
-	// 200/s for 0.5s is 100 records; the bound below is loose because
+	// 200/s for 0.75s is 150 records; the bound below is loose because
 	// the test machine's cores are shared.
-	if got := rep.Produce.Records; got < 50 || got > 102 {
-		t.Errorf("produced %d records at 200/s in 0.5s, want about 100", got)
+	if got := rep.Produce.Records; got < 75 || got > 152 {
+		t.Errorf("produced %d records at 200/s in 0.75s, want about 150", got)
 	}
 	if rep.Produce.MeasuredRecords >= rep.Produce.Records || rep.Produce.MeasuredRecords == 0 {
 		t.Errorf("measured %d of %d: warmup not excluded", rep.Produce.MeasuredRecords, rep.Produce.Records)
