@@ -179,10 +179,33 @@ func opOf(labels map[string]string) string {
 	return ""
 }
 
+// putSeconds sums the object-store PUT latency histograms: the _sum and
+// _count of every series whose name holds "objectstore" and ends in
+// _seconds_sum or _seconds_count (the unit is in the name), with the
+// operation put.
+func putSeconds(samples []sample) (sum, count float64) {
+	for _, s := range samples {
+		l := strings.ToLower(s.name)
+		if !strings.Contains(strings.ReplaceAll(l, "_", ""), "objectstore") || opOf(s.labels) != "put" {
+			continue
+		}
+		switch {
+		case strings.HasSuffix(l, "_seconds_sum"):
+			sum += s.value
+		case strings.HasSuffix(l, "_seconds_count"):
+			count += s.value
+		}
+	}
+	return sum, count
+}
+
 // objectStoreCounts is one scrape of all metrics endpoints.
 type objectStoreCounts struct {
 	puts, gets float64
 	series     []string
+	// putSec and putTimed are the PUT latency histograms' sum (seconds)
+	// and count, 0 when the endpoints have none.
+	putSec, putTimed float64
 }
 
 // scrapeObjectStore scrapes every URL and sums their object-store counters.
@@ -196,6 +219,9 @@ func scrapeObjectStore(ctx context.Context, client *http.Client, urls, names []s
 		puts, gets, used := objectStoreOps(samples, names)
 		c.puts += puts
 		c.gets += gets
+		sec, timed := putSeconds(samples)
+		c.putSec += sec
+		c.putTimed += timed
 		for _, n := range used {
 			if !slices.Contains(c.series, n) {
 				c.series = append(c.series, n)

@@ -100,11 +100,18 @@ func TestScrapeObjectStore(t *testing.T) {
 	if c.puts != 250 || c.gets != 90 {
 		t.Errorf("puts %v gets %v, want 250 and 90", c.puts, c.gets)
 	}
+	if c.putSec != 7 || c.putTimed != 250 {
+		t.Errorf("PUT latency sum %v count %v, want 7 and 250", c.putSec, c.putTimed)
+	}
 	if _, err := scrapeObjectStore(context.Background(), srv.Client(), []string{srv.URL + "/nope"}, names); err == nil {
 		t.Error("scrape of a 404 succeeded")
 	}
 	r := objectStoreReport(objectStoreCounts{puts: 10, gets: 10}, objectStoreCounts{puts: 30, gets: 110}, gib/2, 2*gib)
-	if r.Puts != 20 || r.Gets != 100 || r.PutsPerGiBProduced != 40 || r.GetsPerGiBConsumed != 50 {
+	if r.Puts != 20 || r.Gets != 100 || r.PutsPerGiBProduced != 40 || r.GetsPerGiBConsumed != 50 || r.MeanPutMs != 0 {
 		t.Errorf("report = %+v", r)
+	}
+	r = objectStoreReport(objectStoreCounts{puts: 10, putSec: 1, putTimed: 10}, objectStoreCounts{puts: 30, putSec: 2.5, putTimed: 30}, gib, gib)
+	if r.MeanPutMs != 75 {
+		t.Errorf("mean PUT %v ms, want 75 (1.5 s over 20 PUTs)", r.MeanPutMs)
 	}
 }

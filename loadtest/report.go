@@ -104,11 +104,15 @@ type KVReport struct {
 // the whole run, warmup included, per GiB of the run's produced and consumed
 // bytes.
 type ObjectStoreReport struct {
-	Puts               float64  `json:"puts"`
-	Gets               float64  `json:"gets"`
-	PutsPerGiBProduced float64  `json:"puts_per_gib_produced"`
-	GetsPerGiBConsumed float64  `json:"gets_per_gib_consumed"`
-	Series             []string `json:"series"`
+	Puts               float64 `json:"puts"`
+	Gets               float64 `json:"gets"`
+	PutsPerGiBProduced float64 `json:"puts_per_gib_produced"`
+	GetsPerGiBConsumed float64 `json:"gets_per_gib_consumed"`
+	// MeanPutMs is the mean PUT latency over the run, from the brokers'
+	// PUT latency histograms (0 when they have none): what a produce
+	// waits on the store after its object rolls.
+	MeanPutMs float64  `json:"mean_put_ms,omitempty"`
+	Series    []string `json:"series"`
 }
 
 const mib = 1 << 20
@@ -179,8 +183,12 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	if r.ObjectStore != nil {
 		o := r.ObjectStore
-		fmt.Fprintf(&b, "object store: %.0f PUTs (%.1f per GiB produced), %.0f GETs (%.1f per GiB consumed) from %s\n",
-			o.Puts, o.PutsPerGiBProduced, o.Gets, o.GetsPerGiBConsumed, strings.Join(o.Series, ", "))
+		meanPut := ""
+		if o.MeanPutMs > 0 {
+			meanPut = fmt.Sprintf(", mean PUT %.1f ms", o.MeanPutMs)
+		}
+		fmt.Fprintf(&b, "object store: %.0f PUTs (%.1f per GiB produced%s), %.0f GETs (%.1f per GiB consumed) from %s\n",
+			o.Puts, o.PutsPerGiBProduced, meanPut, o.Gets, o.GetsPerGiBConsumed, strings.Join(o.Series, ", "))
 	}
 	if r.ErrorsTotal == 0 {
 		b.WriteString("errors: none\n")

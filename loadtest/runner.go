@@ -465,6 +465,9 @@ func objectStoreReport(before, after objectStoreCounts, produced, consumed int64
 		Gets:   max(0, after.gets-before.gets),
 		Series: after.series,
 	}
+	if timed := after.putTimed - before.putTimed; timed > 0 && after.putSec >= before.putSec {
+		o.MeanPutMs = 1000 * (after.putSec - before.putSec) / timed
+	}
 	o.PutsPerGiBProduced = perSec(o.Puts, float64(produced)/gib)
 	o.GetsPerGiBConsumed = perSec(o.Gets, float64(consumed)/gib)
 	return o
