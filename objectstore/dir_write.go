@@ -199,14 +199,19 @@ func blockAligned(b []byte) bool {
 }
 
 // directReadMin is the smallest range GetRange reads with O_DIRECT. Put's
-// objects are not in the page cache, so a read goes to the device either
-// way; a large one (a cache chunk) costs less CPU read directly, without
-// the page cache's pages and copy: BenchmarkDirGetRangeCold measured 2.0
-// ms of CPU per 4 MiB chunk against 3.3-3.6 ms, at about the same rate
-// with the CPU idle, and a consumer catching up from disk, its broker
-// sharing 2 cores with it, read at 395-431 MiB/s against 186-192 MiB/s. A
-// small range (a view's batch, a segment's header) reads through the page
-// cache, which keeps it for the next reader.
+// large objects are not in the page cache, so a read goes to the device
+// either way; a large one (a cache chunk, consolidation's read of a WAL
+// object) costs less CPU read directly, without the page cache's pages and
+// copy: BenchmarkDirGetRangeCold measured 2.0 ms of CPU per 4 MiB chunk
+// against 3.3-3.6 ms, at about the same rate with the CPU idle. It shows
+// at saturation, where consolidation reads WAL objects back while
+// producers write: with every range read through the page cache (a
+// scratch build, alternating with this one) the saturation produce phase of
+// scripts/bench-read.sh's catch-up ran at 176-259 MiB/s against 376-399.
+// A consumer catching up past the chunk cache, the page cache dropped,
+// read about as fast either way (149-215 MiB/s direct, 185-233 through the
+// page cache). A small range (a view's batch, a segment's header) reads
+// through the page cache, which keeps it for the next reader.
 const directReadMin = 256 << 10
 
 // readDirect reads n bytes of the file at p from offset with O_DIRECT: the
