@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -64,27 +63,9 @@ type kcatLine struct {
 type kcatProc struct {
 	cmd    *exec.Cmd
 	lines  chan kcatLine
-	stderr *lockedBuffer
+	stderr *testkit.Buffer
 	stop   chan struct{} // closed at cleanup: lines are dropped after
 	done   chan struct{} // closed once kcat has exited and been waited for
-}
-
-// lockedBuffer is a bytes.Buffer safe for a writer and concurrent readers.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // startKcat runs kcat with args.
@@ -93,7 +74,7 @@ func startKcat(t testing.TB, args ...string) *kcatProc {
 	p := &kcatProc{
 		cmd:    exec.Command(kcatBinary(t), args...),
 		lines:  make(chan kcatLine, 1024),
-		stderr: new(lockedBuffer),
+		stderr: new(testkit.Buffer),
 		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
 	}

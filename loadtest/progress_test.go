@@ -1,36 +1,15 @@
 package loadtest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/floe-io/floe/internal/testkit"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the printer's writes beside the
-// test's reads.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // producing matches a progress line's non-zero produce rate.
 var producing = regexp.MustCompile(`produced +[1-9][0-9]* rec/s`)
@@ -38,7 +17,7 @@ var producing = regexp.MustCompile(`produced +[1-9][0-9]* rec/s`)
 // The progress printer prints a line every cfg.Progress with the rates
 // since the last one: records acknowledged show as a produce rate.
 func TestProgressLines(t *testing.T) {
-	var out lockedBuffer
+	var out testkit.Buffer
 	r := &runner{cfg: &Config{Progress: time.Millisecond, ProgressTo: &out}, errs: &errorCounts{}, t0: time.Now()}
 	stop := r.startProgress(context.Background())
 	r.pc.acked.Add(500)

@@ -1,7 +1,6 @@
 package floetest
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
 	"os"
@@ -70,7 +69,7 @@ type Process struct {
 	t    testing.TB
 	name string
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *testkit.Buffer
 	done chan struct{}
 	// KafkaAddr is a broker's Kafka listener ("" for a coordinator).
 	KafkaAddr string
@@ -133,7 +132,7 @@ func start(t testing.TB, name, bin string, env, args []string, ports func() []st
 // /healthz did not answer 200 in 30s or it exited first.
 func startOnce(t testing.TB, name, bin string, env, args []string, ports func() []string) (*Process, error) {
 	t.Helper()
-	p := &Process{t: t, name: name, HTTPAddr: testkit.FreeAddr(t), out: new(syncBuffer), done: make(chan struct{})}
+	p := &Process{t: t, name: name, HTTPAddr: testkit.FreeAddr(t), out: new(testkit.Buffer), done: make(chan struct{})}
 	flags := []string{"--http-addr", p.HTTPAddr}
 	if ports != nil {
 		flags = append(flags, ports()...)
@@ -235,22 +234,3 @@ func (p *Process) Output() string { return p.out.String() }
 // PID returns the process id, for reading its /proc entries (peak RSS in
 // benchmarks).
 func (p *Process) PID() int { return p.cmd.Process.Pid }
-
-// syncBuffer is a bytes.Buffer safe for the process's writes and the test's
-// reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
