@@ -1,14 +1,20 @@
 package objectstore_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/floe-io/floe/internal/testkit/miniotest"
 	"github.com/floe-io/floe/objectstore"
 )
 
@@ -81,5 +87,65 @@ func TestS3PutIsNotRetriedBySDK(t *testing.T) {
 	}
 	if n := gets.Load(); n < 2 {
 		t.Errorf("one GetRange made %d GET requests, want the SDK's retries (>1)", n)
+	}
+}
+
+// TestS3PutChecksumGuardsBody checks what replaced the signed payload: a
+// Put sends its body unsigned (no SHA-256 on either side) with a CRC32C the
+// signature covers, so a body changed on its way is refused by the store,
+// not kept. A proxy between the store and a real MinIO flips one byte.
+func TestS3PutChecksumGuardsBody(t *testing.T) {
+	m := miniotest.Start(t)
+	target, err := url.Parse(m.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flip atomic.Bool
+	var sawUnsigned atomic.Bool
+	proxy := httptest.NewServer(&httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(target)
+			r.Out.Host = r.In.Host // the signature covers Host
+			if r.In.Method != http.MethodPut || r.In.Body == nil {
+				return
+			}
+			if r.In.Header.Get("X-Amz-Content-Sha256") == "UNSIGNED-PAYLOAD" && r.In.Header.Get("X-Amz-Checksum-Crc32c") != "" {
+				sawUnsigned.Store(true)
+			}
+			body, err := io.ReadAll(r.In.Body)
+			if err != nil {
+				t.Error(err)
+			}
+			if flip.Load() && len(body) > 0 {
+				body[len(body)/2] ^= 0x40
+			}
+			r.Out.Body = io.NopCloser(bytes.NewReader(body))
+		},
+	})
+	defer proxy.Close()
+	opts := m.Options()
+	opts.Endpoint = proxy.URL
+	s, err := objectstore.NewS3(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Repeat([]byte("floe wal object "), 4096)
+	if err := s.Put(t.Context(), "wal/intact", data); err != nil {
+		t.Fatalf("put through an honest proxy: %v", err)
+	}
+	if !sawUnsigned.Load() {
+		t.Error("the PUT did not go unsigned with a CRC32C header")
+	}
+	got, err := s.GetRange(t.Context(), "wal/intact", 0, int64(len(data)))
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read back %d bytes (%v), want the %d put", len(got), err, len(data))
+	}
+	flip.Store(true)
+	if err := s.Put(t.Context(), "wal/flipped", data); err == nil {
+		t.Fatal("a PUT whose body changed on its way was accepted")
+	}
+	flip.Store(false)
+	if _, err := s.GetRange(t.Context(), "wal/flipped", 0, 1); !errors.Is(err, objectstore.ErrNotFound) {
+		t.Fatalf("the refused object reads back: %v, want ErrNotFound", err)
 	}
 }
