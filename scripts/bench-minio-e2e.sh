@@ -8,11 +8,15 @@
 #
 #   ./scripts/bench-minio-e2e.sh
 #   RATE=62000 OBJECT_BYTES="8388608 2097152" DURATION=30s ./scripts/bench-minio-e2e.sh
+#   BROKER_FLAGS="--ingest-max-put-rate 25" OBJECT_BYTES=8388608 ./scripts/bench-minio-e2e.sh
+#
+# BROKER_FLAGS: more broker flags, the same for every object size.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RATE="${RATE:-70000}"
 DURATION="${DURATION:-20s}"
 OBJECT_BYTES="${OBJECT_BYTES:-8388608 4194304 2097152}"
+read -r -a broker_flags <<< "${BROKER_FLAGS:-}"
 . scripts/bench-lib.sh
 
 # cpu PID: the CPU seconds the process has run (user and system).
@@ -20,9 +24,9 @@ cpu() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.1f\n", ($14 + $15) / hz }' "
 
 for bytes in $OBJECT_BYTES; do
   start_minio; minio_pid=${pids[-1]}
-  start_broker minio "$work/data-$bytes" --ingest-max-bytes "$bytes"
+  start_broker minio "$work/data-$bytes" --ingest-max-bytes "$bytes" ${broker_flags[@]+"${broker_flags[@]}"}
   m0=$(cpu "$minio_pid"); b0=$(cpu "$broker_pid")
-  echo "=== --ingest-max-bytes $bytes, $RATE records/s ==="
+  echo "=== --ingest-max-bytes $bytes ${BROKER_FLAGS:-}, $RATE records/s ==="
   "$work/loadtest" --brokers "$kafka" --metrics-url "http://$http/metrics" --progress 0 --log-level warn \
     --topic e2e --create-topic --record-size 1024 --duration "$DURATION" --warmup 3s \
     --partitions 8 --producers 2 --consumers 1 --rate "$RATE" &

@@ -30,7 +30,9 @@
 # SAT_DURATION, SAT_WARMUP (saturation, default 60s and 5s; the systems run
 # it one at a time, each deleting its data after it, as it writes GBs),
 # E2E_RATE, GROUPS_RATE (records/s), JSON_DIR (keep the loadtest JSON
-# reports there), FLOE_M2 (Maven repository, default ~/.cache/floe-m2).
+# reports there), FLOE_M2 (Maven repository, default ~/.cache/floe-m2),
+# MINIO_BROKER_FLAGS (more flags for the broker on MinIO, e.g.
+# "--ingest-max-put-rate 25": the README's PUT budget table prices them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION="${DURATION:-15s}"
@@ -51,6 +53,7 @@ out="${JSON_DIR:-$work/json}"
 mkdir -p "$out"
 
 declare -A boot metrics spid
+read -r -a minio_flags <<< "${MINIO_BROKER_FLAGS:-}"
 minio_pid=""
 # start_sys SYSTEM: starts kafka, dir (floe embedded) or minio (MinIO and floe on it).
 start_sys() {
@@ -58,7 +61,7 @@ start_sys() {
     kafka) kafka_start "$work/kafka"; boot[kafka]="$kafka_bootstrap"; metrics[kafka]="" ;;
     dir) start_broker dir "$work/data-dir"; boot[dir]="$kafka"; metrics[dir]="http://$http/metrics"; spid[dir]=$broker_pid ;;
     minio) start_minio; minio_pid=${pids[-1]}
-      start_broker minio "$work/data-minio"; boot[minio]="$kafka"; metrics[minio]="http://$http/metrics"; spid[minio]=$broker_pid ;;
+      start_broker minio "$work/data-minio" ${minio_flags[@]+"${minio_flags[@]}"}; boot[minio]="$kafka"; metrics[minio]="http://$http/metrics"; spid[minio]=$broker_pid ;;
   esac
 }
 # stop_sys SYSTEM: stops it and deletes its data (the disk holds one run at a time).
@@ -114,9 +117,9 @@ for s in "${systems[@]}"; do
     --warmup "${GROUPS_WARMUP:-6s}"
 done
 
-python3 - "$out" "$E2E_RATE" "$GROUPS_RATE" "$(nproc)" <<'EOF'
+python3 - "$out" "$E2E_RATE" "$GROUPS_RATE" "$(nproc)" "${MINIO_BROKER_FLAGS:-}" <<'EOF'
 import json, sys, os
-out, e2e_rate, groups_rate, cores = sys.argv[1:5]
+out, e2e_rate, groups_rate, cores, minio_flags = sys.argv[1:6]
 def r(name, sys_):
     return json.load(open(os.path.join(out, f"{name}-{sys_}.json")))
 rows = [
@@ -135,7 +138,8 @@ rows = [
 def fmt(v):
     return f"{v:,.0f}" if v >= 1000 else (f"{v:.1f}" if v >= 10 else f"{v:.2f}")
 print()
-print("| workload | figure | Kafka 4.4 (local disk) | floe embedded | floe/Kafka | floe on MinIO | floe/Kafka |")
+minio_col = f"floe on MinIO (`{minio_flags}`)" if minio_flags else "floe on MinIO"
+print(f"| workload | figure | Kafka 4.4 (local disk) | floe embedded | floe/Kafka | {minio_col} | floe/Kafka |")
 print("|---|---|--:|--:|--:|--:|--:|")
 notes = []
 for wl, fig, name, f, _ in rows:
