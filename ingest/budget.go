@@ -2,20 +2,28 @@ package ingest
 
 import "time"
 
-// putBudget is a token bucket of object PUTs per second. Early rolls take a
-// token only when one is there; rolls forced by size or linger spend one
-// regardless (the bucket goes into debt), so that under load early rolls
-// stop and objects fill up.
+// putBudget is a token bucket of object PUTs per second, which bytes
+// appended fill too (Options.MaxPutsPerGiB). Early rolls take a token only
+// when one is there; rolls forced by size or linger spend one regardless
+// (the bucket goes into debt), so that under load early rolls stop and
+// objects fill up.
 type putBudget struct {
-	rate   float64 // tokens per second
-	burst  float64
-	tokens float64
-	last   time.Time
+	rate    float64 // tokens per second
+	perByte float64 // tokens per byte appended
+	burst   float64
+	tokens  float64
+	last    time.Time
 }
 
-func newPutBudget(rate float64, now time.Time) *putBudget {
+func newPutBudget(rate, perGiB float64, now time.Time) *putBudget {
 	burst := max(1, rate/10)
-	return &putBudget{rate: rate, burst: burst, tokens: burst, last: now}
+	return &putBudget{rate: rate, perByte: perGiB / (1 << 30), burst: burst, tokens: burst, last: now}
+}
+
+// earn adds the tokens n bytes appended are worth.
+func (b *putBudget) earn(now time.Time, n int64) {
+	b.refill(now)
+	b.tokens = min(b.burst, b.tokens+float64(n)*b.perByte)
 }
 
 func (b *putBudget) refill(now time.Time) {

@@ -179,7 +179,7 @@ func New(opts Options, store Putter, coord Committer, cache WriteThrough) (*Inge
 		return nil, fmt.Errorf("ingest metrics: %w", err)
 	}
 	in.mu.roomFreed = make(chan struct{})
-	in.mu.budget = newPutBudget(opts.MaxPutRate, in.now())
+	in.mu.budget = newPutBudget(opts.MaxPutRate, opts.MaxPutsPerGiB, in.now())
 	in.committerWG.Add(1)
 	go in.commitLoop()
 	return in, nil
@@ -218,6 +218,7 @@ func (in *Ingester) Append(ctx context.Context, batches []Batch) (*Pending, erro
 	}
 	in.mu.buffered += n
 	now := in.now()
+	in.mu.budget.earn(now, n)
 	o := in.mu.cur
 	if o != nil && len(o.buf)+int(n) > in.opts.MaxBytes {
 		in.rollLocked(now, true)

@@ -137,7 +137,8 @@ type Config struct {
 	Broker broker.Options
 	// Ingest configures the produce path. A zero MaxPutRate picks the
 	// store's: ingest.PutRateLocal on the local directory (a PUT costs
-	// nothing), ingest.PutRateS3 on S3.
+	// nothing), ingest.PutRateS3 on S3. A zero MaxPutsPerGiB picks
+	// ingest.PutsPerGiBS3 on S3 (none elsewhere); a negative one is none.
 	Ingest      ingest.Options
 	Cache       cache.Options
 	Coordinator coordinator.Options
@@ -293,12 +294,19 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 
 	iopts := cfg.Ingest
+	onS3 := cfg.Store == nil && cfg.S3.Bucket != ""
 	if iopts.MaxPutRate == 0 {
 		// A PUT costs nothing on a local directory, and money on S3.
 		iopts.MaxPutRate = ingest.PutRateLocal
-		if cfg.Store == nil && cfg.S3.Bucket != "" {
+		if onS3 {
 			iopts.MaxPutRate = ingest.PutRateS3
 		}
+	}
+	switch {
+	case iopts.MaxPutsPerGiB == 0 && onS3:
+		iopts.MaxPutsPerGiB = ingest.PutsPerGiBS3
+	case iopts.MaxPutsPerGiB < 0:
+		iopts.MaxPutsPerGiB = 0 // none
 	}
 	if iopts.Prefix == "" {
 		iopts.Prefix = cfg.S3Prefix
