@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -287,6 +288,9 @@ func TestOptionsValidate(t *testing.T) {
 		{"negative linger", Options{Linger: -1}, false},
 		{"buffer below object", Options{MaxBytes: 1000, MaxBufferedBytes: 10}, false},
 		{"negative rate", Options{MaxPutRate: -1}, false},
+		{"negative puts per GiB", Options{MaxPutsPerGiB: -1}, false},
+		{"NaN puts per GiB", Options{MaxPutsPerGiB: math.NaN()}, false},
+		{"puts per GiB", Options{MaxPutsPerGiB: 512}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
