@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Runs floe's whole test suite: installs the tools the integration tests need
-# (MinIO into a cached GOBIN; kcat, the librdkafka client, with apt-get),
-# then runs every package's tests with the race detector. CI runs exactly
-# this (.ci/run).
+# (MinIO into a cached GOBIN; kcat, the librdkafka client, with apt-get; a
+# JDK and Maven with apt-get when missing), runs every package's tests with
+# the race detector, then the Java client's conformance subset
+# (conformance/java: kafka-clients 4.4 against a floe broker; its Maven
+# dependencies go to a cached local repository, FLOE_M2, the first time).
+# Extra arguments go to go test and leave the Java subset out. CI runs
+# exactly this (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,5 +31,21 @@ if [ -z "${FLOE_KCAT_BIN:-}" ] && ! command -v kcat >/dev/null 2>&1; then
 fi
 export FLOE_KCAT_BIN="${FLOE_KCAT_BIN:-$(command -v kcat)}"
 
+# A JDK (17+) and Maven for the Java client's conformance subset.
+java_subset=$([ $# -eq 0 ] && echo yes || echo no)
+if [ "$java_subset" = yes ] && { ! command -v java >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; }; then
+  echo "installing a JDK, Maven and python3 with apt-get (once)"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  $sudo apt-get update
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y default-jdk-headless maven python3
+fi
+
 go vet ./...
 go test -race -timeout 20m "$@" ./...
+
+if [ "$java_subset" = yes ]; then
+  # The checks of each kind a Java application leans on (all of them:
+  # ./scripts/conformance-java.sh, about 30 s more).
+  ./scripts/conformance-java.sh 'produce-consume-(none|zstd)|admin-(create-topic|describe-configs)|classic-group-commit-resume|consumer-group-kip848$|offsets-for-times|delete-records|txn-'
+fi

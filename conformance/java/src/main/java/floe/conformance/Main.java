@@ -34,6 +34,7 @@ public final class Main {
         all.addAll(ProduceChecks.all());
         all.addAll(GroupChecks.all());
         all.addAll(OffsetChecks.all());
+        all.addAll(TxnChecks.all());
         return all;
     }
 
