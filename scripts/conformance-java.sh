@@ -50,13 +50,28 @@ on_exit+=(kafka_stop)
 maven_classpath conformance/java
 classpath="conformance/java/target/classes:$classpath"
 
+# The SASL and ACL check (sasl-scram-acls) runs on a second listener that
+# requires SASL and authorizes with ACLs: a second floe broker, or Kafka's
+# SASL_PLAINTEXT listener (KAFKA_SASL=1); against another cluster it is left out.
+sasl_bootstrap=""
+sasl_pid=""
+stop_sasl_floe() {
+  if [ -n "$sasl_pid" ]; then kill "$sasl_pid" 2>/dev/null || true; wait "$sasl_pid" 2>/dev/null || true; fi
+}
+on_exit+=(stop_sasl_floe)
 if [ "$against" = kafka ]; then
-  kafka_start "$work/kafka"
+  KAFKA_SASL=1 kafka_start "$work/kafka"
   bootstrap="$kafka_bootstrap"
-  echo "kafka-clients conformance against Apache Kafka 4.4.0 at $bootstrap" >&2
+  sasl_bootstrap="$kafka_sasl_bootstrap"
+  echo "kafka-clients conformance against Apache Kafka 4.4.0 at $bootstrap (SASL at $sasl_bootstrap)" >&2
 elif [ -z "$against" ]; then
+  printf 'admin:admin-secret\nalice:alice-secret\n' >"$work/users"
+  FLOE_INSTANCE=-sasl start_floe --sasl-mechanisms SCRAM-SHA-512,PLAIN --sasl-users-file "$work/users" \
+    --acls-enabled --super-users User:admin
+  sasl_bootstrap="$bootstrap"
+  sasl_pid="$broker_pid"
   start_floe
-  echo "kafka-clients conformance against floe at $bootstrap" >&2
+  echo "kafka-clients conformance against floe at $bootstrap (SASL and ACLs at $sasl_bootstrap)" >&2
 else
   bootstrap="$against"
   echo "kafka-clients conformance against $bootstrap" >&2
@@ -64,7 +79,8 @@ fi
 
 status=0
 start=$SECONDS
-java -Dconformance.check.timeout.s="${CHECK_TIMEOUT:-60}" -cp "$classpath" floe.conformance.Main \
+java -Dconformance.check.timeout.s="${CHECK_TIMEOUT:-60}" -Dconformance.sasl.bootstrap="$sasl_bootstrap" \
+  -cp "$classpath" floe.conformance.Main \
   "$bootstrap" ${filter:+"$filter"} || status=$?
 echo "($((SECONDS - start)) s)" >&2
 if [ "$status" -ne 0 ] && [ -n "$broker_pid" ]; then

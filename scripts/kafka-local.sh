@@ -14,6 +14,12 @@
 #                         $kafka_bootstrap (HOST:PORT), $kafka_pid, $kafka_log
 #   kafka_stop            stops it (the caller's EXIT trap should call it)
 #
+# With KAFKA_SASL=1, kafka_start also opens a SASL_PLAINTEXT listener
+# (SCRAM-SHA-512 and PLAIN; users admin/admin-secret and alice/alice-secret)
+# and authorizes with Kafka's StandardAuthorizer, super users admin and
+# ANONYMOUS (the PLAINTEXT listener's principal, so that it stays open);
+# it sets $kafka_sasl_bootstrap.
+#
 # Environment:
 #   FLOE_M2           Maven local repository (default ~/.cache/floe-m2)
 #   KAFKA_HEAP_OPTS   default "-Xmx1G -Xms1G", as kafka-server-start.sh sets
@@ -23,6 +29,7 @@
 
 kafka_pid=""
 kafka_bootstrap=""
+kafka_sasl_bootstrap=""
 kafka_log=""
 
 _kafka_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -41,7 +48,7 @@ kafka_classpath() {
 }
 
 kafka_start() {
-  local dir="${1:?kafka_start WORKDIR}" port cport cluster_id
+  local dir="${1:?kafka_start WORKDIR}" port cport sport="" cluster_id sasl_format=()
   mkdir -p "$dir"
   kafka_classpath || return 1
   port="$(_kafka_free_port)"; cport="$(_kafka_free_port)"
@@ -72,18 +79,31 @@ log.retention.hours=168
 log.segment.bytes=1073741824
 log.retention.check.interval.ms=300000
 EOF
+  if [ "${KAFKA_SASL:-0}" = 1 ]; then
+    sport="$(_kafka_free_port)"
+    sed -i "s|^listeners=.*|&,SASL_PLAINTEXT://127.0.0.1:$sport|; s|^advertised.listeners=.*|&,SASL_PLAINTEXT://127.0.0.1:$sport|" "$dir/server.properties"
+    cat >>"$dir/server.properties" <<EOF
+sasl.enabled.mechanisms=SCRAM-SHA-512,PLAIN
+listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="admin-secret" user_alice="alice-secret";
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+super.users=User:admin;User:ANONYMOUS
+EOF
+    sasl_format=(--add-scram 'SCRAM-SHA-512=[name=admin,password=admin-secret]' --add-scram 'SCRAM-SHA-512=[name=alice,password=alice-secret]')
+  fi
   # A cluster id as `kafka-storage random-uuid` prints it (16 random bytes, base64url).
   cluster_id="$(python3 -c 'import base64,os; print(base64.urlsafe_b64encode(os.urandom(16)).decode().rstrip("="))')"
   kafka_log="$dir/kafka.log"
   local jvm=(${KAFKA_HEAP_OPTS:--Xmx1G -Xms1G}
     ${KAFKA_JVM_PERFORMANCE_OPTS:--server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -XX:MaxInlineLevel=15 -Djava.awt.headless=true})
   if ! java -Xmx256M -cp "$kafka_cp" kafka.tools.StorageTool format -t "$cluster_id" \
-      -c "$dir/server.properties" --standalone >"$dir/format.log" 2>&1; then
+      -c "$dir/server.properties" --standalone ${sasl_format[@]+"${sasl_format[@]}"} >"$dir/format.log" 2>&1; then
     echo "kafka storage format failed:" >&2; cat "$dir/format.log" >&2; return 1
   fi
   java "${jvm[@]}" -cp "$kafka_cp" kafka.Kafka "$dir/server.properties" >"$kafka_log" 2>&1 &
   kafka_pid=$!
   kafka_bootstrap="127.0.0.1:$port"
+  if [ -n "$sport" ]; then kafka_sasl_bootstrap="127.0.0.1:$sport"; fi
   local i
   for i in $(seq 1 600); do
     if grep -q "Kafka Server started" "$kafka_log" 2>/dev/null; then

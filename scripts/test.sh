@@ -47,5 +47,5 @@ go test -race -timeout 20m "$@" ./...
 if [ "$java_subset" = yes ]; then
   # The checks of each kind a Java application leans on (all of them:
   # ./scripts/conformance-java.sh, about 30 s more).
-  ./scripts/conformance-java.sh 'produce-consume-(none|zstd)|admin-(create-topic|describe-configs)|classic-group-commit-resume|consumer-group-kip848$|offsets-for-times|delete-records|txn-'
+  ./scripts/conformance-java.sh 'produce-consume-(none|zstd)|admin-(create-topic|describe-configs)|classic-group-commit-resume|consumer-group-kip848$|offsets-for-times|delete-records|txn-|sasl-'
 fi
