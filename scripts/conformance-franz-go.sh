@@ -54,9 +54,7 @@ fi
 # TestSCRAMAuthBadCredentials (KGO_TEST_SCRAM_SEEDS, KGO_TEST_SCRAM).
 printf 'kgo:kgo-secret\n' >"$work/users"
 FLOE_INSTANCE=-scram start_floe --sasl-mechanisms SCRAM-SHA-256,SCRAM-SHA-512 --sasl-users-file "$work/users"
-scram_bootstrap="$bootstrap" scram_pid="$broker_pid"
-stop_scram() { kill "$scram_pid" 2>/dev/null; wait "$scram_pid" 2>/dev/null; }
-on_exit+=(stop_scram)
+scram_bootstrap="$bootstrap"
 
 start_floe --auto-create-topics
 

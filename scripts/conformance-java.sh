@@ -54,11 +54,6 @@ classpath="conformance/java/target/classes:$classpath"
 # requires SASL and authorizes with ACLs: a second floe broker, or Kafka's
 # SASL_PLAINTEXT listener (KAFKA_SASL=1); against another cluster it is left out.
 sasl_bootstrap=""
-sasl_pid=""
-stop_sasl_floe() {
-  if [ -n "$sasl_pid" ]; then kill "$sasl_pid" 2>/dev/null || true; wait "$sasl_pid" 2>/dev/null || true; fi
-}
-on_exit+=(stop_sasl_floe)
 if [ "$against" = kafka ]; then
   KAFKA_SASL=1 kafka_start "$work/kafka"
   bootstrap="$kafka_bootstrap"
@@ -69,7 +64,6 @@ elif [ -z "$against" ]; then
   FLOE_INSTANCE=-sasl start_floe --sasl-mechanisms SCRAM-SHA-512,PLAIN --sasl-users-file "$work/users" \
     --acls-enabled --super-users User:admin
   sasl_bootstrap="$bootstrap"
-  sasl_pid="$broker_pid"
   start_floe
   echo "kafka-clients conformance against floe at $bootstrap (SASL and ACLs at $sasl_bootstrap)" >&2
 else

@@ -6,7 +6,8 @@
 #   on_exit+=(fn)                 run fn at exit, before the work dir goes
 #   start_floe [broker flags...]  build and start a broker; sets bootstrap,
 #                                 broker_pid (its log: $work/broker.log; with
-#                                 FLOE_INSTANCE=x, data and log are suffixed x)
+#                                 FLOE_INSTANCE=x, data and log are suffixed x);
+#                                 every broker started is stopped at exit
 #   maven_classpath PROJECT       `mvn package` PROJECT into $FLOE_M2; sets
 #                                 classpath (PROJECT/target/classpath.txt)
 #   broker_log_tail               the broker log's tail, after a failure
@@ -14,14 +15,16 @@
 m2="${FLOE_M2:-$HOME/.cache/floe-m2}"
 work="$(mktemp -d)"
 broker_pid=""
+broker_pids=()
 on_exit=()
 conformance_cleanup() {
   local fn
   for fn in "${on_exit[@]}"; do "$fn" || true; done
-  if [ -n "$broker_pid" ]; then
-    kill "$broker_pid" 2>/dev/null || true
-    wait "$broker_pid" 2>/dev/null || true
-  fi
+  local pid
+  for pid in ${broker_pids[@]+"${broker_pids[@]}"}; do
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
   if [ "${KEEP:-0}" = 1 ]; then
     echo "work dir kept: $work" >&2
   else
@@ -41,17 +44,18 @@ start_floe() {
     --kafka-addr "127.0.0.1:$kafka_port" --http-addr "127.0.0.1:$http_port" \
     --log-level "${BROKER_LOG_LEVEL:-info}" "$@" >"$work/broker${FLOE_INSTANCE:-}.log" 2>&1 &
   broker_pid=$!
+  broker_pids+=("$broker_pid")
   for _ in $(seq 1 300); do
     if curl -sf "http://127.0.0.1:$http_port/healthz" >/dev/null 2>&1; then
       bootstrap="127.0.0.1:$kafka_port"
       return 0
     fi
     if ! kill -0 "$broker_pid" 2>/dev/null; then
-      echo "broker exited:" >&2; cat "$work/broker.log" >&2; exit 1
+      echo "broker exited:" >&2; cat "$work/broker${FLOE_INSTANCE:-}.log" >&2; exit 1
     fi
     sleep 0.1
   done
-  echo "broker not healthy within 30s:" >&2; tail -40 "$work/broker.log" >&2; exit 1
+  echo "broker not healthy within 30s:" >&2; tail -40 "$work/broker${FLOE_INSTANCE:-}.log" >&2; exit 1
 }
 
 maven_classpath() {
