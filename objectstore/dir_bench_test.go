@@ -82,20 +82,13 @@ func benchDirPut(b *testing.B, beside bool, pace time.Duration, direct bool) {
 		defer wg.Wait()
 		defer close(stop)
 	}
-	var tick <-chan time.Time
-	if pace > 0 {
-		t := time.NewTicker(pace)
-		defer t.Stop()
-		tick = t.C
-	}
+	next := pacer(b, pace)
 	ctx := context.Background()
 	data := make([]byte, 1024)
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := range b.N {
-		if tick != nil {
-			<-tick
-		}
+		next()
 		start := time.Now()
 		if err := d.Put(ctx, fmt.Sprintf("wal/%08d", i), data); err != nil {
 			b.Fatal(err)
@@ -104,6 +97,18 @@ func benchDirPut(b *testing.B, beside bool, pace time.Duration, direct bool) {
 	}
 	b.StopTimer()
 	reportLatency(b, lat)
+}
+
+// pacer returns a wait for the next of a benchmark's operations, one per
+// pace (a ticker's, so that an operation's own time is not added to it), or
+// none for a zero pace.
+func pacer(b *testing.B, pace time.Duration) (next func()) {
+	if pace <= 0 {
+		return func() {}
+	}
+	t := time.NewTicker(pace)
+	b.Cleanup(t.Stop)
+	return func() { <-t.C }
 }
 
 // syncedWriter appends 4 KiB to path and syncs it, over and over, until
@@ -142,8 +147,9 @@ func syncedWriter(b *testing.B, path string, stop <-chan struct{}) {
 //     synced, then fdatasync: no metadata to commit, the fewest a durable
 //     write can cost (a recycled, preallocated WAL file);
 //   - append: a write at a file's end, then fdatasync (Pebble's commit);
-//   - create: a new file written and fsynced (Dir.Put's object);
-//   - dir: then the directory fsynced (Dir.Put's rename made durable).
+//   - create: a new file written and fsynced (Dir.Put's temporary file);
+//   - dir: then renamed and the directory fsynced (Dir.Put's rename made
+//     durable: a journal commit of its own).
 //
 // A produce costs create, dir and append in turn; issue 11's p50 target
 // of 1.0 ms needs fewer than that.
@@ -184,9 +190,11 @@ func benchDiskSync(b *testing.B, pace time.Duration, op string) {
 			b.Fatal(err)
 		}
 	}
+	next := pacer(b, pace)
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := range b.N {
+		next()
 		var start time.Time
 		switch op {
 		case "overwrite":
@@ -200,7 +208,8 @@ func benchDiskSync(b *testing.B, pace time.Duration, op string) {
 			check(err)
 			check(fdatasync(f))
 		case "create", "dir":
-			nf, err := os.Create(filepath.Join(root, fmt.Sprintf("obj-%d", i)))
+			name := filepath.Join(root, fmt.Sprintf("obj-%d", i))
+			nf, err := os.Create(name + ".tmp")
 			check(err)
 			if op == "create" {
 				start = time.Now()
@@ -211,13 +220,11 @@ func benchDiskSync(b *testing.B, pace time.Duration, op string) {
 			check(nf.Close())
 			if op == "dir" {
 				start = time.Now()
+				check(os.Rename(name+".tmp", name))
 				check(dir.Sync())
 			}
 		}
 		lat = append(lat, time.Since(start))
-		if pace > 0 {
-			time.Sleep(pace)
-		}
 	}
 	b.StopTimer()
 	reportLatency(b, lat)
