@@ -19,7 +19,9 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AccessControlEntryFilter;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.acl.AclOperation;
@@ -84,7 +86,7 @@ final class SaslChecks {
                         new AclBinding(pattern, new AccessControlEntry("User:alice", "*", AclOperation.DESCRIBE, AclPermissionType.ALLOW)));
                 env.await(admin.createAcls(grants).all(), "CreateAcls");
                 Collection<AclBinding> listed = env.await(
-                        admin.describeAcls(new AclBindingFilter(pattern.toFilter(), org.apache.kafka.common.acl.AccessControlEntryFilter.ANY)).values(),
+                        admin.describeAcls(new AclBindingFilter(pattern.toFilter(), AccessControlEntryFilter.ANY)).values(),
                         "DescribeAcls");
                 expectEqual(2, listed.size(), "ACLs listed on the topic");
 
@@ -95,7 +97,7 @@ final class SaslChecks {
 
                 Map<String, Object> consumerProps = sasl("SCRAM-SHA-512", "alice", "alice-secret");
                 KafkaConsumer<String, String> consumer = env.consumer(consumerProps);
-                consumer.assign(List.of(new org.apache.kafka.common.TopicPartition(topic, 0)));
+                consumer.assign(List.of(new TopicPartition(topic, 0)));
                 consumer.seekToBeginning(consumer.assignment());
                 boolean denied = false;
                 while (!denied) {

@@ -3,6 +3,7 @@ package floe.conformance;
 import static floe.conformance.CheckFailed.expect;
 import static floe.conformance.CheckFailed.expectEqual;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -80,7 +81,7 @@ final class TxnChecks {
         expectEqual(10L, end, "read_committed end offset (the last stable offset)");
         while (committed.position(tp, env.deadline.remaining()) < end) {
             env.deadline.check("read_committed position to reach " + end);
-            expect(committed.poll(env.deadline.atMost(java.time.Duration.ofMillis(200))).isEmpty(),
+            expect(committed.poll(env.deadline.atMost(Duration.ofMillis(200))).isEmpty(),
                     "read_committed returned more records after the committed ones");
         }
 
@@ -109,7 +110,7 @@ final class TxnChecks {
         int processed = 0;
         while (processed < 20) {
             env.deadline.check("processing 20 records, done " + processed);
-            var records = consumer.poll(env.deadline.atMost(java.time.Duration.ofMillis(200)));
+            var records = consumer.poll(env.deadline.atMost(Duration.ofMillis(200)));
             if (records.isEmpty()) {
                 continue;
             }
