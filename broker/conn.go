@@ -49,6 +49,9 @@ type inflight struct {
 	// raw, when set, is sent alone with its length and no response header:
 	// a step of an unframed SASL exchange (SaslHandshake v0).
 	raw []byte
+	// wait, set by a staged handler's first step before done is closed,
+	// is its second step: the write loop calls it for the response.
+	wait func() (kmsg.Response, error)
 }
 
 // conn serves one client connection: a read loop decodes requests and starts
@@ -243,32 +246,37 @@ func (c *conn) start(r *request, a *api) {
 		req:      r,
 	}
 	c.pending <- inf // blocks at MaxInflight: back-pressure on the client
-	finish := func(fn func() (kmsg.Response, error)) {
-		defer close(inf.done)
-		defer func() {
-			if p := recover(); p != nil {
-				inf.err = fmt.Errorf("panic serving %s: %v\n%s", kmsg.NameForKey(r.key), p, debug.Stack())
-			}
-		}()
-		inf.resp, inf.err = fn()
-	}
 	if a.staged != nil {
-		wait, err := runStage(c.b, c.ctx, r, a.staged)
-		if err != nil {
-			inf.err = err
-			close(inf.done)
-			return
-		}
-		go finish(wait)
+		// The second step runs on the write loop, which waits for the
+		// answer in order anyway: a goroutine of its own would be one more
+		// hand-off on a produce's path.
+		inf.wait, inf.err = runStage(c.b, c.ctx, r, a.staged)
+		close(inf.done)
 		return
 	}
-	go finish(func() (kmsg.Response, error) { return a.fn(c.b, c.ctx, r) })
+	go func() {
+		defer close(inf.done)
+		inf.resp, inf.err = serveSafely(r, func() (kmsg.Response, error) { return a.fn(c.b, c.ctx, r) })
+	}()
+}
+
+// serveSafely calls fn, turning a panic into a connection error.
+func serveSafely(r *request, fn func() (kmsg.Response, error)) (resp kmsg.Response, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic serving %s: %v\n%s", kmsg.NameForKey(r.key), p, debug.Stack())
+		}
+	}()
+	return fn()
 }
 
 func (c *conn) writeLoop() {
 	var buf []byte
 	for inf := range c.pending {
 		<-inf.done
+		if inf.wait != nil && inf.err == nil {
+			inf.resp, inf.err = serveSafely(inf.req, inf.wait)
+		}
 		if inf.err != nil {
 			c.b.log.Warn("closing connection", "remote", c.nc.RemoteAddr(), "api", kmsg.NameForKey(inf.key), "err", inf.err)
 			c.close()

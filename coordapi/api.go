@@ -71,7 +71,7 @@ type PartitionState struct {
 	LastStableOffset int64
 }
 
-// CommitRequest commits one uploaded object: every batch in it, in the order
+// CommitRequest commits one uploaded (or inline) object: every batch in it, in the order
 // the broker appended them. The coordinator assigns offsets to all batches
 // in one durable write.
 type CommitRequest struct {
@@ -79,7 +79,20 @@ type CommitRequest struct {
 	ObjectSize int64
 	BrokerID   int32
 	Batches    []CommitBatch
+	// Inline, when set, is the object itself (ObjectSize bytes, at most
+	// MaxInlineObject), not uploaded by the broker: the coordinator stages
+	// it in the store, keeps it in the commit's own durable write and puts
+	// it durably in the background, so the produce waits for one device
+	// round trip instead of two. Only for a coordinator that writes to the
+	// broker's store (the embedded default's directory); others refuse it
+	// with INVALID_REQUEST. The coordinator keeps the slice until the
+	// object is put: the caller must not change it.
+	Inline []byte
 }
+
+// MaxInlineObject is the largest object a commit may carry inline
+// (CommitRequest.Inline).
+const MaxInlineObject = 256 << 10
 
 // CommitBatch is one record batch inside a committed object.
 type CommitBatch struct {

@@ -35,6 +35,10 @@ import (
 // Pebble itself treats a failed WAL write as fatal: the call panics (see
 // Options.Logger) and the process must restart, recovering from the WAL.
 //
+// An inline object (req.Inline, a coordinator with Options.Inline) is
+// staged in the store before the commit and written in its Pebble batch:
+// see inline.go.
+//
 // For topics with kv.index.enabled, each accepted batch's keys
 // (CommitBatch.Keys) are written to the key index in the same Pebble batch
 // that assigns its offsets, so the index never runs ahead of the log.
@@ -55,6 +59,11 @@ func (c *Coordinator) commitObject(ctx context.Context, req *coordapi.CommitRequ
 	if err := validateCommitRequest(req); err != nil {
 		return nil, nil, fmt.Errorf("commit object %q: %w", req.ObjectKey, err)
 	}
+	if req.Inline != nil {
+		if err := c.stageInline(ctx, req); err != nil {
+			return nil, nil, fmt.Errorf("commit object %q: %w", req.ObjectKey, err)
+		}
+	}
 	c.commit.Lock()
 	resp, notices, wait, err := c.commitObjectLocked(req)
 	c.commit.Unlock()
@@ -63,7 +72,13 @@ func (c *Coordinator) commitObject(ctx context.Context, req *coordapi.CommitRequ
 		err = wait()
 	}
 	if err != nil {
+		if req.Inline != nil {
+			c.releaseInline()
+		}
 		return nil, nil, fmt.Errorf("commit object %q: %w", req.ObjectKey, err)
+	}
+	if req.Inline != nil {
+		c.queueStaged(req)
 	}
 	return resp, notices, nil
 }
@@ -286,6 +301,10 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 	b := c.db.NewBatchWithSize(len(w.arena) + 16*len(w.kvs))
 	defer b.Close()
 	w.apply(b)
+	if req.Inline != nil {
+		// The object itself, until the flusher has put it (inline.go).
+		_ = b.Set(stagedKey(req.ObjectKey), req.Inline, nil)
+	}
 	// The key index is written in the same durable batch that assigns the
 	// offsets, so it never runs ahead of the log nor misses a record.
 	for _, kv := range kvs {

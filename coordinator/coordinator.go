@@ -95,6 +95,12 @@ type Options struct {
 	// end. Default: none.
 	Markers MarkerStore
 
+	// Inline, when set, takes inline objects (CommitRequest.Inline): the
+	// brokers' object store, which must be the one their fetches read.
+	// The embedded default sets it to the node's directory store: see
+	// inline.go. Without it an inline commit is refused. Default: none.
+	Inline InlineStore
+
 	// Log, when set, is the replicated log of the coordinator's state
 	// (package ha): every Pebble batch is appended to it, and applied only
 	// once the log has it. Without it batches are written to Pebble
@@ -165,6 +171,9 @@ type Coordinator struct {
 	// the tier loop.
 	stopGC   func()
 	stopTier func()
+	// inline is the flusher of inline objects, nil without
+	// Options.Inline.
+	inline *inlineFlush
 	// tier is the consolidation planner's and retention's state (tier.go).
 	tier tierState
 	// loadedFormat is the state format Open found (formatVersion for a
@@ -407,6 +416,14 @@ func Open(opts Options) (*Coordinator, error) {
 		}
 	}
 	c.commit.Unlock()
+	if opts.Inline != nil {
+		// Before anything is served: a staged file may be torn.
+		if err := c.flushStagedAtOpen(context.Background()); err != nil {
+			_ = db.Close()
+			return nil, err
+		}
+		c.startInline()
+	}
 	if opts.GCStore != nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
@@ -476,6 +493,9 @@ func (c *Coordinator) Close() error {
 		return nil
 	}
 	c.closed = true
+	// Once the last commit is in (it may have waited for a flush), and
+	// before Pebble closes: the flusher writes to it.
+	c.stopInline()
 	if err := c.db.Close(); err != nil {
 		return fmt.Errorf("coordinator: close pebble: %w", err)
 	}

@@ -19,8 +19,8 @@ const (
 	prefixObject        byte = 'o' // o <object number>                 -> object value
 	prefixProducer      byte = 'r' // r <producer id> <topic id> <part> -> producer value
 	prefixProducerEpoch byte = 'i' // i <producer id>                   -> producer id value
-	// prefixKV (kv.go), prefixView (views.go) and prefixACL (acls.go) are
-	// declared with their families.
+	// prefixKV (kv.go), prefixView (views.go), prefixStaged (inline.go)
+	// and prefixACL (acls.go) are declared with their families.
 )
 
 // Meta keys.

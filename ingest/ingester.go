@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -95,6 +96,9 @@ type object struct {
 
 	uploaded  chan struct{}
 	uploadErr error
+	// inline is set for an object committed with its bytes, not uploaded
+	// (Options.InlineMax).
+	inline bool
 }
 
 type owner struct {
@@ -129,9 +133,10 @@ type Ingester struct {
 		cur    *object
 		timer  *time.Timer
 		active int // rolled objects not yet committed
-		// uploading counts rolled objects whose upload has not ended; an
-		// early roll waits for it to be 0, so that the next object's upload
-		// overlaps the previous object's commit but not its upload.
+		// uploading counts rolled objects whose upload has not ended (an
+		// inline object's ends with its commit); an early roll waits for
+		// it to be 0, so that the next object's upload overlaps the
+		// previous object's commit but not its upload.
 		uploading int
 		buffered  int64
 		// roomFreed is closed and replaced whenever buffered bytes drop.
@@ -322,6 +327,17 @@ func (in *Ingester) rollLocked(now time.Time, spend bool) {
 	case in.commitReady <- struct{}{}:
 	default:
 	}
+	if len(o.buf) <= in.opts.InlineMax {
+		// Its commit carries it (commitObject), and counts as its upload
+		// until it ends (finish): the next object fills meanwhile, as it
+		// does during an upload, so commits stay few under load.
+		o.inline = true
+		if in.cache != nil {
+			in.cache.Put(o.key, o.buf)
+		}
+		close(o.uploaded)
+		return
+	}
 	go in.upload(o)
 }
 
@@ -411,12 +427,21 @@ func (in *Ingester) commitObject(o *object) {
 	defer cancel()
 	start := time.Now()
 	defer func() { in.commitDuration.Record(ctx, time.Since(start).Seconds()) }()
-	resp, err := in.coord.CommitObject(ctx, &coordapi.CommitRequest{
+	req := &coordapi.CommitRequest{
 		ObjectKey:  o.key,
 		ObjectSize: int64(len(o.buf)),
 		BrokerID:   in.opts.BrokerID,
 		Batches:    o.batches,
-	})
+	}
+	if o.inline {
+		// The coordinator keeps it until it is written: never a recycled
+		// buffer (finish), and not a large one for a few bytes.
+		req.Inline = o.buf
+		if cap(o.buf) >= in.opts.MaxBytes {
+			req.Inline = slices.Clone(o.buf)
+		}
+	}
+	resp, err := in.coord.CommitObject(ctx, req)
 	if err == nil && len(resp.Results) != len(o.batches) {
 		err = fmt.Errorf("coordinator answered %d results for %d batches", len(resp.Results), len(o.batches))
 	}
@@ -450,7 +475,7 @@ func (in *Ingester) finish(o *object) {
 	for _, p := range o.pendings {
 		close(p.done)
 	}
-	if cap(o.buf) >= in.opts.MaxBytes {
+	if cap(o.buf) >= in.opts.MaxBytes && !o.inline {
 		buf := o.buf[:0]
 		in.bigBufs.Put(&buf)
 	}
@@ -460,6 +485,9 @@ func (in *Ingester) finish(o *object) {
 	close(in.mu.roomFreed)
 	in.mu.roomFreed = make(chan struct{})
 	in.mu.active--
+	if o.inline {
+		in.mu.uploading-- // see upload
+	}
 	if in.mu.closed {
 		if in.mu.cur != nil {
 			in.rollLocked(in.now(), true)

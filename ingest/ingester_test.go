@@ -291,6 +291,9 @@ func TestOptionsValidate(t *testing.T) {
 		{"negative puts per GiB", Options{MaxPutsPerGiB: -1}, false},
 		{"NaN puts per GiB", Options{MaxPutsPerGiB: math.NaN()}, false},
 		{"puts per GiB", Options{MaxPutsPerGiB: 512}, true},
+		{"inline local", Options{InlineMax: InlineLocal}, true},
+		{"negative inline", Options{InlineMax: -1}, false},
+		{"inline over the most", Options{InlineMax: coordapi.MaxInlineObject + 1}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -348,5 +351,57 @@ func TestTxnLinger(t *testing.T) {
 	}
 	if objs := c.committed(); len(objs) != 2 {
 		t.Fatalf("%d objects committed, want 2", len(objs))
+	}
+}
+
+// Objects up to InlineMax go in their commit, not to the store; larger
+// ones are uploaded. An inline commit counts as the upload in flight, so
+// appends made while it waits fill one next object rather than rolling one
+// object each.
+func TestInlineObjects(t *testing.T) {
+	store := objectstore.NewMemory()
+	block := make(chan struct{})
+	c := &fakeCommitter{block: block}
+	in := newTestIngester(t, Options{Linger: time.Hour, MaxPutRate: PutRateLocal, InlineMax: 1000}, store, c)
+	p1, err := in.Append(waitCtx(t), []Batch{batch(0, 1, 100)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// p1's object is rolled, and its commit blocked: these two wait.
+	p2, _ := in.Append(waitCtx(t), []Batch{batch(0, 2, 100)})
+	p3, _ := in.Append(waitCtx(t), []Batch{batch(0, 3, 100)})
+	close(block)
+	for _, p := range []*Pending{p1, p2, p3} {
+		if _, err := p.Wait(waitCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	objs := c.committed()
+	if len(objs) != 2 || len(objs[0].Batches) != 1 || len(objs[1].Batches) != 2 {
+		t.Fatalf("committed %d objects, want 2: the first append's, then one with both appends made during its commit", len(objs))
+	}
+	for _, o := range objs {
+		if int64(len(o.Inline)) != o.ObjectSize || o.ObjectSize == 0 {
+			t.Errorf("object %s: %d inline bytes for size %d", o.ObjectKey, len(o.Inline), o.ObjectSize)
+		}
+	}
+	if seq := binary.BigEndian.Uint64(objs[1].Inline[100:]); seq != 3 {
+		t.Errorf("second inline object holds batch %d at its second batch, want 3", seq)
+	}
+	if l, _ := store.List(waitCtx(t), ""); len(l) != 0 {
+		t.Errorf("store holds %d objects after inline commits, want none", len(l))
+	}
+
+	p4, _ := in.Append(waitCtx(t), []Batch{batch(0, 4, 2000)})
+	if _, err := p4.Wait(waitCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	objs = c.committed()
+	last := objs[len(objs)-1]
+	if last.Inline != nil {
+		t.Errorf("object of %d bytes (over InlineMax) committed inline", last.ObjectSize)
+	}
+	if l, _ := store.List(waitCtx(t), ""); len(l) != 1 || l[0].Key != last.ObjectKey {
+		t.Errorf("store holds %+v, want the one uploaded object %s", l, last.ObjectKey)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // Options configure an Ingester. The zero value of a field means its default.
@@ -45,6 +47,15 @@ type Options struct {
 	// (--ingest-max-buffered-bytes); Append waits for room beyond it.
 	// Default: 256 MiB.
 	MaxBufferedBytes int64
+	// InlineMax sends objects of at most this many bytes to the coordinator
+	// inside their commit (coordapi.CommitRequest.Inline) instead of
+	// uploading them: the coordinator stages the object in the store and
+	// makes it durable in the commit's own synced write, so a produce waits
+	// for one device round trip, not two. Only for a coordinator that takes
+	// them, writing to this broker's store (coordinator.Options.Inline):
+	// node sets InlineLocal for the embedded default on its directory.
+	// At most coordapi.MaxInlineObject. Default: 0, every object uploaded.
+	InlineMax int
 	// MaxUploads bounds the objects being uploaded at once. Default: 8.
 	MaxUploads int
 	// UploadTimeout bounds one object's upload, retries included.
@@ -113,11 +124,21 @@ func (o Options) Validate() error {
 	} else if o.MaxBufferedBytes > 0 && o.MaxBufferedBytes < int64(o.MaxBytes) {
 		errs = append(errs, fmt.Errorf("ingest max buffered bytes %d is below max object bytes %d", o.MaxBufferedBytes, o.MaxBytes))
 	}
+	if o.InlineMax < 0 || o.InlineMax > coordapi.MaxInlineObject {
+		errs = append(errs, fmt.Errorf("ingest inline max %d is out of range 0..%d", o.InlineMax, coordapi.MaxInlineObject))
+	}
 	if o.MaxUploads < 0 {
 		errs = append(errs, fmt.Errorf("ingest max uploads %d is negative", o.MaxUploads))
 	}
 	return errors.Join(errs...)
 }
+
+// InlineLocal is Options.InlineMax for the embedded default: an object of
+// up to 64 KiB (a low-load roll: a few batches) goes in its commit, and
+// larger ones, which a busy broker rolls, are uploaded as before. Writing
+// 64 KiB into Pebble's WAL costs about what writing it into the object's
+// file did, so the one round trip it saves is the whole gain.
+const InlineLocal = 64 << 10
 
 // Default early-roll budgets (Options.MaxPutRate) per kind of object store.
 const (

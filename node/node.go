@@ -252,7 +252,14 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		n.store = dir
 	}
 
-	n.store = objectstore.Instrument(n.store, n.metrics.Meter("floe/objectstore"))
+	_, onDir := n.store.(*objectstore.Dir)
+	instrumented := objectstore.Instrument(n.store, n.metrics.Meter("floe/objectstore"))
+	n.store = instrumented
+	// The embedded coordinator writes to the node's own directory store:
+	// small objects can ride in their commits (coordinator/inline.go). Not
+	// when other brokers may share it (--nats-listen): they would read the
+	// directory before the objects staged in this process are written.
+	inline := onDir && cfg.Store == nil && cfg.NATSURL == "" && cfg.NATSListen == ""
 
 	copts := cfg.Coordinator
 	if copts.Dir == "" {
@@ -269,6 +276,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	if copts.GCStore == nil {
 		copts.GCStore, copts.GCPrefix = n.store, cfg.S3Prefix
+	}
+	if copts.Inline == nil && inline {
+		copts.Inline = instrumented
 	}
 	if err := n.startCoordinator(copts); err != nil {
 		return nil, err
@@ -308,6 +318,12 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	case iopts.MaxPutsPerGiB < 0:
 		iopts.MaxPutsPerGiB = 0 // none
 	}
+	switch {
+	case iopts.InlineMax == 0 && inline:
+		iopts.InlineMax = ingest.InlineLocal
+	case iopts.InlineMax < 0 || !inline:
+		iopts.InlineMax = 0 // none
+	}
 	if iopts.Prefix == "" {
 		iopts.Prefix = cfg.S3Prefix
 	}
@@ -318,7 +334,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		iopts.Logger = cfg.Logger
 	}
 	iopts.Meter = n.metrics.Meter("floe/ingest")
-	if n.ingest, err = ingest.New(iopts, n.store, n.client, n.cache); err != nil {
+	if n.ingest, err = ingest.New(iopts, n.store, n.brokerCoordinator(), n.cache); err != nil {
 		return nil, fmt.Errorf("start ingest: %w", err)
 	}
 

@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 )
 
 // tmpPrefix starts the name of every file Dir.Put writes before renaming
@@ -21,7 +23,8 @@ const tmpPrefix = ".floe-tmp-"
 // Dir is a Store in a local directory, the embedded default. Each key is a
 // file under the root, '/' in keys making subdirectories. Put is atomic and
 // durable: data goes to a temporary file in the target directory, is
-// fsynced and renamed into place, and the directory is fsynced. On Linux
+// fsynced and renamed into place, and the directory is fsynced. Stage
+// holds an object in memory, readable, until its Put. On Linux
 // the data of objects of 256 KiB or more bypasses the page cache
 // (O_DIRECT; see dir_write.go).
 //
@@ -32,6 +35,11 @@ const tmpPrefix = ".floe-tmp-"
 type Dir struct {
 	root string
 	w    writer // see dir_write.go: O_DIRECT where the file system takes it
+	// staged holds the objects of Stage until their Put.
+	staged struct {
+		sync.RWMutex
+		m map[string]stagedObject
+	}
 }
 
 var _ Store = (*Dir)(nil)
@@ -81,7 +89,141 @@ func (d *Dir) Put(ctx context.Context, key string, data []byte) error {
 	if err := d.writeFileAtomic(dir, p, data); err != nil {
 		return fmt.Errorf("put %s: %w", key, err)
 	}
+	d.unstage(key)
 	return nil
+}
+
+// Stage makes data readable under key at once, from memory, without
+// writing it: Get, Head and List find it in this Dir (this process: other
+// Dirs on the same root do not), until a Put of the same key writes it
+// durably and drops the memory copy. After a crash a staged object is
+// gone. It is for an object made durable elsewhere first (the embedded
+// coordinator keeps a small object's bytes in its own synced commit and
+// puts them after; see coordinator.Options.Inline). Staging writes nothing
+// because a file create and rename on the hot path contend with the
+// fsyncs of the Puts beside it: staging through the file system measured
+// 1.08 ms a produce at 100 a second. Stage keeps data: the caller must not
+// change it.
+func (d *Dir) Stage(ctx context.Context, key string, data []byte) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("stage %s: %w", key, err)
+	}
+	if _, err := d.path(key); err != nil {
+		return fmt.Errorf("stage: %w", err)
+	}
+	d.staged.Lock()
+	if d.staged.m == nil {
+		d.staged.m = make(map[string]stagedObject)
+	}
+	d.staged.m[key] = stagedObject{data: data, at: time.Now()}
+	d.staged.Unlock()
+	return nil
+}
+
+// Persist writes the staged objects among keys to their files and makes
+// them durable, as Put would each, but with one file-system sync for all
+// (syncfs(2) on Linux): a group of small objects costs the device one
+// journal commit and one cache flush instead of two each. It then drops
+// their memory copies. Keys not staged (put or deleted since) are skipped.
+func (d *Dir) Persist(ctx context.Context, keys []string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("persist: %w", err)
+	}
+	type file struct {
+		key, path string
+		o         stagedObject
+	}
+	var files []file
+	for _, key := range keys {
+		o, ok := d.stagedInfo(key)
+		if !ok {
+			continue
+		}
+		p, err := d.path(key)
+		if err != nil {
+			return fmt.Errorf("persist: %w", err)
+		}
+		files = append(files, file{key, p, o})
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	paths := make([]string, 0, len(files))
+	for _, f := range files {
+		if err := d.writeFileUnsynced(f.path, f.o.data); err != nil {
+			return fmt.Errorf("persist %s: %w", f.key, err)
+		}
+		paths = append(paths, f.path)
+	}
+	root, err := os.Open(d.root)
+	if err != nil {
+		return fmt.Errorf("persist: %w", err)
+	}
+	err = syncFS(root, paths)
+	if cerr := root.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("persist %d objects: sync: %w", len(files), err)
+	}
+	d.staged.Lock()
+	for _, f := range files {
+		// Unless staged again meanwhile.
+		if o, ok := d.staged.m[f.key]; ok && o.at.Equal(f.o.at) {
+			delete(d.staged.m, f.key)
+		}
+	}
+	d.staged.Unlock()
+	return nil
+}
+
+// writeFileUnsynced writes data to a temporary file beside p and renames
+// it to p, syncing nothing (but new directories): Persist syncs them all.
+func (d *Dir) writeFileUnsynced(p string, data []byte) error {
+	dir := filepath.Dir(p)
+	if err := d.mkdirAllSync(dir); err != nil {
+		return err
+	}
+	f, err := createTemp(dir, 0)
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	err = f.Chmod(0o644) // whatever the umask, as Put's
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, p)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+	}
+	return err
+}
+
+// stagedObject is an object Stage holds in memory.
+type stagedObject struct {
+	data []byte
+	at   time.Time
+}
+
+// stagedInfo returns a staged object, if key is one.
+func (d *Dir) stagedInfo(key string) (stagedObject, bool) {
+	d.staged.RLock()
+	o, ok := d.staged.m[key]
+	d.staged.RUnlock()
+	return o, ok
+}
+
+// unstage drops key's memory copy, once written or deleted.
+func (d *Dir) unstage(key string) {
+	d.staged.Lock()
+	delete(d.staged.m, key)
+	d.staged.Unlock()
 }
 
 // writeFileAtomic writes data to a temporary file in dir, fsyncs it,
@@ -147,6 +289,13 @@ func (d *Dir) GetRange(ctx context.Context, key string, offset, length int64) ([
 	if err != nil {
 		return nil, fmt.Errorf("get: %w", err)
 	}
+	if o, ok := d.stagedInfo(key); ok {
+		n, err := checkRange(key, int64(len(o.data)), offset, length)
+		if err != nil {
+			return nil, err
+		}
+		return slices.Clone(o.data[offset : offset+n]), nil
+	}
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, fmt.Errorf("get %s: %w", key, mapNotExist(err))
@@ -190,6 +339,7 @@ func (d *Dir) Delete(ctx context.Context, key string) error {
 	if err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}
+	d.unstage(key)
 	fi, err := os.Lstat(p)
 	if err != nil {
 		if isNotExist(err) {
@@ -258,6 +408,13 @@ func (d *Dir) List(ctx context.Context, prefix string) ([]ObjectInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", prefix, err)
 	}
+	d.staged.RLock()
+	for key, o := range d.staged.m {
+		if strings.HasPrefix(key, prefix) && !slices.ContainsFunc(out, func(i ObjectInfo) bool { return i.Key == key }) {
+			out = append(out, ObjectInfo{Key: key, Size: int64(len(o.data)), LastModified: o.at})
+		}
+	}
+	d.staged.RUnlock()
 	// Walk order is per directory; key order differs when a name sorts
 	// before '/' (e.g. "a.b" < "a/b"), so sort the full keys.
 	slices.SortFunc(out, func(a, b ObjectInfo) int { return strings.Compare(a.Key, b.Key) })
@@ -272,6 +429,9 @@ func (d *Dir) Head(ctx context.Context, key string) (ObjectInfo, error) {
 	p, err := d.path(key)
 	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("head: %w", err)
+	}
+	if o, ok := d.stagedInfo(key); ok {
+		return ObjectInfo{Key: key, Size: int64(len(o.data)), LastModified: o.at}, nil
 	}
 	fi, err := os.Stat(p)
 	if err != nil {

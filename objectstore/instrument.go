@@ -2,6 +2,8 @@ package objectstore
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -32,7 +34,7 @@ func Instrument(s Store, m metric.Meter) *Instrumented {
 		metric.WithDescription("Bytes written (put) and read (get) from the object store."))
 	in.duration, _ = m.Float64Histogram("floe.objectstore.request.duration", metric.WithUnit("s"),
 		metric.WithDescription("Object store request latency by operation."))
-	for _, op := range []string{"put", "get", "delete", "list", "head"} {
+	for _, op := range []string{"put", "stage", "persist", "get", "delete", "list", "head"} {
 		in.attrs[op] = opAttrs{
 			ok:     metric.WithAttributeSet(attribute.NewSet(attribute.String("op", op), attribute.String("outcome", "ok"))),
 			failed: metric.WithAttributeSet(attribute.NewSet(attribute.String("op", op), attribute.String("outcome", "error"))),
@@ -60,6 +62,37 @@ func (in *Instrumented) Put(ctx context.Context, key string, data []byte) error 
 	start := time.Now()
 	err := in.inner.Put(ctx, key, data)
 	in.record(context.WithoutCancel(ctx), "put", start, len(data), err)
+	return err
+}
+
+// Stage stages data under key when the wrapped store can (Dir.Stage),
+// recorded as op "stage"; else it fails with errors.ErrUnsupported.
+func (in *Instrumented) Stage(ctx context.Context, key string, data []byte) error {
+	st, ok := in.inner.(interface {
+		Stage(ctx context.Context, key string, data []byte) error
+	})
+	if !ok {
+		return fmt.Errorf("stage %s: %w", key, errors.ErrUnsupported)
+	}
+	start := time.Now()
+	err := st.Stage(ctx, key, data)
+	in.record(context.WithoutCancel(ctx), "stage", start, len(data), err)
+	return err
+}
+
+// Persist persists staged objects when the wrapped store can
+// (Dir.Persist), recorded as op "persist"; else it fails with
+// errors.ErrUnsupported.
+func (in *Instrumented) Persist(ctx context.Context, keys []string) error {
+	p, ok := in.inner.(interface {
+		Persist(ctx context.Context, keys []string) error
+	})
+	if !ok {
+		return fmt.Errorf("persist: %w", errors.ErrUnsupported)
+	}
+	start := time.Now()
+	err := p.Persist(ctx, keys)
+	in.record(context.WithoutCancel(ctx), "persist", start, 0, err)
 	return err
 }
 

@@ -6,8 +6,9 @@
 //   - Memory: an in-process map, for unit tests.
 //   - Faulty: a wrapper that injects errors and latency, for tests.
 //
-// Objects are immutable once written: floe never overwrites a key, so no
-// backend needs read-after-overwrite consistency.
+// Objects are immutable once written: floe overwrites a key only with the
+// same bytes (Dir.Stage's file made durable by a Put), so no backend needs
+// read-after-overwrite consistency.
 package objectstore
 
 import (

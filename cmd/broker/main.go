@@ -71,6 +71,7 @@ func run(args []string) error {
 	fs.DurationVar(&cfg.Ingest.TxnLinger, "ingest-txn-linger", 50*time.Millisecond, "longest a transactional batch waits in the object buffer (its EndTxn waits for it; at most --ingest-linger)")
 	fs.Float64Var(&cfg.Ingest.MaxPutRate, "ingest-max-put-rate", 0, "objects per second this broker may roll early (before linger) when idle; 0: per store, unlimited on the local directory, 10 on S3")
 	fs.Float64Var(&cfg.Ingest.MaxPutsPerGiB, "ingest-max-puts-per-gib", 0, "more early rolls each GiB produced earns, beyond --ingest-max-put-rate: PUTs follow the traffic under load; 0: per store, 512 on S3; negative: none")
+	fs.IntVar(&cfg.Ingest.InlineMax, "ingest-inline-max", 0, "objects of at most this many bytes go to the coordinator in their commit, one device round trip per produce instead of two; 0: per store, 64 KiB on the embedded default's directory without --nats-listen (only there: the coordinator writes to it, and no other broker reads it); negative: never")
 	fs.Int64Var(&cfg.Ingest.MaxBufferedBytes, "ingest-max-buffered-bytes", 256<<20, "bytes buffered before producers wait")
 	fs.Int64Var(&cfg.Cache.MaxBytes, "cache-bytes", 512<<20, "chunk cache size in bytes")
 	fs.Int64Var(&cfg.Cache.ChunkBytes, "cache-chunk-bytes", 4<<20, "chunk cache chunk size")

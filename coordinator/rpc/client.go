@@ -302,6 +302,14 @@ func (c *Client) InitProducerID(ctx context.Context, req coordapi.InitProducerID
 // answer was lost).
 func (c *Client) CommitObject(ctx context.Context, req *coordapi.CommitRequest) (*coordapi.CommitResponse, error) {
 	limit := c.maxPayload()
+	if req.Inline != nil {
+		// An inline object is never split: its batches need its bytes.
+		if n := encodedCommitBound(req) + len(req.Inline) + 10; n > limit {
+			return nil, &clientError{opCommitInline, ErrInternal,
+				fmt.Errorf("inline commit of about %d bytes is over the %d a message takes", n, limit)}
+		}
+		return call(c, ctx, opCommitInline, func(e *encoder) { encCommitInlineReq(e, req) }, decCommitResp)
+	}
 	if encodedCommitBound(req) <= limit {
 		return c.commitObject(ctx, req)
 	}

@@ -1,0 +1,288 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordapi"
+)
+
+// Inline objects (CommitRequest.Inline). On a local directory store a
+// produce paid two device round trips one after the other: the object's
+// Put (its file's fsync, then its directory's) and the commit's synced
+// Pebble write. A small object can ride in its commit instead, for one
+// round trip in all:
+//
+//	broker ──commit + bytes──► coordinator: Stage(key, bytes)       readable (memory), not durable
+//	                                        Pebble batch, synced:   the commit, and
+//	                                                                's' object-key -> bytes
+//	                            ◄── answer
+//	                           flusher:     Persist(keys of 200ms)  durable, one syncfs a group
+//	                                        delete their 's' rows
+//
+// The staged row is written in the batch that commits the object, so a
+// committed inline object is durable once its commit is: after a crash
+// (which loses the store's staged copies) Open stages and persists every
+// object still with a row before it serves anything. Staging comes before
+// the commit, so a committed object is always readable; one staged by a
+// commit that then failed is an orphan, collected as any other. The rows
+// are few (maxInlinePending at most), and a flushed row's delete need not
+// be synced: one that comes back after a crash is persisted again, the
+// same bytes.
+//
+// Objects are persisted in groups (inlineFlushBatch, inlineFlushDelay), so
+// that the device sees a few syncs a second beside the commits' own rather
+// than two more per commit, which the commits queued behind.
+//
+// Only a coordinator that writes to the brokers' own store, in their
+// process, can take inline objects: the embedded default, which shares
+// the node's directory store (Options.Inline).
+
+// prefixStaged is the staged objects' family: 's' object-key -> bytes.
+const prefixStaged byte = 's'
+
+const (
+	// maxInlinePending bounds the inline objects staged and not yet put
+	// (at most 256 KiB each, coordapi.MaxInlineObject): commits wait for a
+	// flush beyond it, so a store that falls behind slows producers rather
+	// than filling memory and Pebble.
+	maxInlinePending = 256
+	// Staged objects are persisted in groups, of inlineFlushBatch objects
+	// or those of the last inlineFlushDelay, with one file-system sync a
+	// group: the device then sees a few syncs a second beside the commits'
+	// own, where a Put each (two fsyncs) made the commits queue behind
+	// them.
+	inlineFlushBatch = 128
+	inlineFlushDelay = time.Second
+)
+
+// InlineStore is the object store inline objects go to: the brokers' own.
+// Stage makes an object readable at once but not durable (it keeps data);
+// Persist makes staged objects durable, all together. objectstore.Dir
+// implements it.
+type InlineStore interface {
+	Stage(ctx context.Context, key string, data []byte) error
+	Persist(ctx context.Context, keys []string) error
+}
+
+// inlineFlush puts committed inline objects to the store in the background.
+type inlineFlush struct {
+	store InlineStore
+	// slots holds a token per inline object staged and not yet put.
+	slots chan struct{}
+	// queue holds the keys of committed inline objects, for the flusher.
+	queue chan string
+	// stop asks the flusher to persist what it holds and return; stopped
+	// is closed once it has: commits waiting for a slot give up.
+	stop    chan struct{}
+	stopped chan struct{}
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// inlineStopTimeout bounds the last flush, at Close.
+const inlineStopTimeout = 10 * time.Second
+
+func stagedKey(objectKey string) []byte {
+	return append([]byte{prefixStaged}, objectKey...)
+}
+
+// flushStagedAtOpen puts every object still staged (a crash came between
+// their commit and their flush) and drops their rows. It runs in Open,
+// before the coordinator is shared.
+func (c *Coordinator) flushStagedAtOpen(ctx context.Context) error {
+	lower, upper := familyBounds(prefixStaged)
+	it, err := c.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return fmt.Errorf("coordinator: read staged objects: %w", err)
+	}
+	b := c.db.NewBatch()
+	defer b.Close()
+	var keys []string
+	for it.First(); it.Valid(); it.Next() {
+		key := string(it.Key()[1:])
+		if err := c.opts.Inline.Stage(ctx, key, slices.Clone(it.Value())); err != nil {
+			_ = it.Close()
+			return fmt.Errorf("coordinator: stage object %s: %w", key, err)
+		}
+		_ = b.Delete(it.Key(), nil)
+		keys = append(keys, key)
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("coordinator: read staged objects: %w", err)
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	if err := c.opts.Inline.Persist(ctx, keys); err != nil {
+		return fmt.Errorf("coordinator: persist %d staged objects: %w", len(keys), err)
+	}
+	if err := c.write(b, pebble.Sync); err != nil {
+		return fmt.Errorf("coordinator: drop staged objects: %w", err)
+	}
+	c.log.Info("staged objects persisted after a restart", "objects", len(keys))
+	return nil
+}
+
+// startInline starts the flusher.
+func (c *Coordinator) startInline() {
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &inlineFlush{
+		store:   c.opts.Inline,
+		slots:   make(chan struct{}, maxInlinePending),
+		queue:   make(chan string, maxInlinePending),
+		stop:    make(chan struct{}),
+		stopped: make(chan struct{}),
+		cancel:  cancel,
+		done:    make(chan struct{}),
+	}
+	c.inline = f
+	go func() {
+		defer close(f.done)
+		c.runInline(ctx)
+	}()
+}
+
+// runInline gathers staged objects into groups and puts each group.
+func (c *Coordinator) runInline(ctx context.Context) {
+	f := c.inline
+	var (
+		group []string
+		due   <-chan time.Time
+	)
+	for {
+		select {
+		case o := <-f.queue:
+			group = append(group, o)
+			if len(group) == 1 {
+				due = time.After(inlineFlushDelay)
+			}
+			if len(group) < inlineFlushBatch {
+				continue
+			}
+		case <-due:
+		case <-f.stop:
+			// The last group: what is queued too, within a bound (the
+			// rest is persisted by the next Open).
+			for len(f.queue) > 0 {
+				group = append(group, <-f.queue)
+			}
+			if len(group) > 0 {
+				sctx, cancel := context.WithTimeout(ctx, inlineStopTimeout)
+				c.flushStaged(sctx, group, false)
+				cancel()
+			}
+			return
+		}
+		if !c.flushStaged(ctx, group, true) {
+			return
+		}
+		group, due = group[:0], nil
+	}
+}
+
+// stopInline persists the staged objects and stops the flusher, once no
+// commit is in flight. Objects it could not persist keep their rows and are
+// persisted by the next Open.
+func (c *Coordinator) stopInline() {
+	if c.inline == nil {
+		return
+	}
+	f := c.inline
+	close(f.stop)
+	select {
+	case <-f.done:
+	case <-time.After(inlineStopTimeout):
+		// A flush retrying against a failing store.
+		f.cancel()
+		<-f.done
+	}
+	f.cancel()
+	close(f.stopped)
+}
+
+// flushStaged persists a group of staged objects, retrying (if retry)
+// until they are durable, then drops their rows in one write and gives back
+// their slots. It returns false when it gave up.
+func (c *Coordinator) flushStaged(ctx context.Context, group []string, retry bool) bool {
+	f := c.inline
+	backoff := 50 * time.Millisecond
+	for {
+		err := f.store.Persist(ctx, group)
+		if err == nil {
+			break
+		}
+		if !retry {
+			c.log.Warn("persisting staged objects failed; the next start persists them", "objects", len(group), "err", err)
+			return false
+		}
+		if ctx.Err() != nil {
+			return false // the next Open persists them; the slots go with the flusher
+		}
+		c.log.Warn("persisting staged objects failed, retrying", "objects", len(group), "err", err)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return false
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+	b := c.db.NewBatch()
+	defer b.Close()
+	for _, key := range group {
+		_ = b.Delete(stagedKey(key), nil)
+	}
+	if err := c.write(b, pebble.NoSync); err != nil && !errors.Is(err, coordapi.ErrClosed) {
+		// The rows stay; the next Open persists the objects again.
+		c.log.Warn("drop of staged objects' rows failed", "objects", len(group), "err", err)
+	}
+	for range group {
+		<-f.slots
+	}
+	return true
+}
+
+// stageInline checks an inline commit, takes a flush slot (waiting while
+// maxInlinePending objects are unflushed) and stages the object. On success
+// the caller owns the slot: it hands it to the flusher with the object
+// (queueStaged), or gives it back (releaseInline).
+func (c *Coordinator) stageInline(ctx context.Context, req *coordapi.CommitRequest) error {
+	f := c.inline
+	if f == nil {
+		return coordapi.Errorf(kerr.InvalidRequest, "this coordinator does not take inline objects")
+	}
+	if int64(len(req.Inline)) != req.ObjectSize {
+		return coordapi.Errorf(kerr.InvalidRequest, "inline object of %d bytes, object size %d", len(req.Inline), req.ObjectSize)
+	}
+	if len(req.Inline) > coordapi.MaxInlineObject {
+		return coordapi.Errorf(kerr.InvalidRequest, "inline object of %d bytes, over the most of %d", len(req.Inline), coordapi.MaxInlineObject)
+	}
+	select {
+	case f.slots <- struct{}{}:
+	case <-f.stopped:
+		return coordapi.ErrClosed
+	case <-ctx.Done():
+		return fmt.Errorf("wait for a staged object's flush: %w", ctx.Err())
+	}
+	if err := f.store.Stage(ctx, req.ObjectKey, req.Inline); err != nil {
+		<-f.slots
+		return fmt.Errorf("stage object: %w", coordapi.Errorf(kerr.KafkaStorageError, "%v", err))
+	}
+	return nil
+}
+
+// queueStaged hands a committed inline object and its slot to the
+// flushers. The queue holds as many as there are slots: it never blocks.
+func (c *Coordinator) queueStaged(req *coordapi.CommitRequest) {
+	c.inline.queue <- req.ObjectKey
+}
+
+// releaseInline gives back the slot of an inline commit that failed. A row
+// it may have written is put by the next Open.
+func (c *Coordinator) releaseInline() { <-c.inline.slots }
