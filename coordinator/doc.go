@@ -80,6 +80,12 @@
 //	postings       'h' (kvindex.Postings owns the layout)       hierarchical.enabled topics: (key, batch
 //	                                                            base offset) -> last offset, batch bytes
 //
+// The staged family is new in format 3's layout and needs no migration: it
+// is empty after a clean Close (the flusher persists what it holds), and
+// rows a crash leaves are persisted by the next Open. A build without it
+// would ignore such rows: after a crash, start this build once before
+// going back to an earlier one.
+//
 // The key index and the postings are written in the Pebble batch of the
 // commit that assigns their offsets (commit.go), dropped with their topic
 // (or when their config is turned off), and built from the log in the

@@ -161,8 +161,9 @@ func TestInlineRefused(t *testing.T) {
 	}
 }
 
-// An object committed inline but not yet put when the coordinator stops
-// (here its Puts fail) and the process with it is put by the next Open.
+// An object committed inline but not yet persisted when the coordinator
+// stops (here its Persists fail) and the process with it is persisted by
+// the next Open.
 func TestInlineRestart(t *testing.T) {
 	store := newGatedDir(t)
 	store.setFail(true)

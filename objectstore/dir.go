@@ -265,7 +265,15 @@ func (d *Dir) mkdirAllSync(dir string) error {
 
 // syncDir fsyncs a directory, making renames and creations in it durable.
 func syncDir(dir string) error {
-	f, err := os.Open(dir)
+	if err := syncPath(dir); err != nil {
+		return fmt.Errorf("sync dir %s: %w", dir, err)
+	}
+	return nil
+}
+
+// syncPath fsyncs the file or directory at p.
+func syncPath(p string) error {
+	f, err := os.Open(p)
 	if err != nil {
 		return err
 	}
@@ -273,10 +281,7 @@ func syncDir(dir string) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
-	return nil
+	return err
 }
 
 // GetRange reads length bytes of key from offset with one ReadAt: with

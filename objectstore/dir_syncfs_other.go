@@ -12,15 +12,7 @@ import (
 func syncFS(_ *os.File, files []string) error {
 	dirs := make(map[string]bool)
 	for _, p := range files {
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		err = f.Sync()
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := syncPath(p); err != nil {
 			return err
 		}
 		dirs[filepath.Dir(p)] = true
