@@ -15,7 +15,9 @@ type handlerFunc func(b *Broker, ctx context.Context, r *request) (kmsg.Response
 // stagedFunc serves a request in two steps: the first runs on the
 // connection's read loop, in request order (Produce appends its batches to the
 // object buffer here, so one producer's batches keep their order); the
-// returned func runs concurrently and waits for the outcome.
+// returned func waits for the outcome, on the connection's write loop, in
+// request order (the answers go out in that order anyway), while the read
+// loop goes on with the next requests.
 type stagedFunc func(b *Broker, ctx context.Context, r *request) func() (kmsg.Response, error)
 
 // api is one Kafka API that floe serves.

@@ -404,6 +404,12 @@ func Open(opts Options) (*Coordinator, error) {
 		_ = db.Close()
 		return nil, err
 	}
+	// Before anything reads objects (the index rebuilds below included):
+	// objects committed inline may be only in Pebble.
+	if err := c.flushStagedAtOpen(context.Background()); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
 	c.commit.Lock()
 	for _, t := range c.mu.topicsByID {
 		if t.kvIndexed && !c.kv.Ready(t.id) {
@@ -417,11 +423,6 @@ func Open(opts Options) (*Coordinator, error) {
 	}
 	c.commit.Unlock()
 	if opts.Inline != nil {
-		// Before anything is served: a staged file may be torn.
-		if err := c.flushStagedAtOpen(context.Background()); err != nil {
-			_ = db.Close()
-			return nil, err
-		}
 		c.startInline()
 	}
 	if opts.GCStore != nil {
@@ -478,6 +479,7 @@ func (c *Coordinator) Close() error {
 	}
 	// The index builds stop before closeMu too: a build calls FindBatches,
 	// which waits for closeMu, and RebuildKVIndex waits for its build.
+	c.beginStopInline() // commits waiting for a flush slot give up
 	c.commit.Lock()
 	c.commit.closing = true
 	for id := range c.rebuilds {

@@ -23,18 +23,20 @@ import (
 //	                                        Pebble batch, synced:   the commit, and
 //	                                                                's' object-key -> bytes
 //	                            ◄── answer
-//	                           flusher:     Persist(keys of 200ms)  durable, one syncfs a group
+//	                           flusher:     Persist(keys of 1s)     durable, one syncfs a group
 //	                                        delete their 's' rows
 //
 // The staged row is written in the batch that commits the object, so a
 // committed inline object is durable once its commit is: after a crash
-// (which loses the store's staged copies) Open stages and persists every
-// object still with a row before it serves anything. Staging comes before
-// the commit, so a committed object is always readable; one staged by a
-// commit that then failed is an orphan, collected as any other. The rows
-// are few (maxInlinePending at most), and a flushed row's delete need not
-// be synced: one that comes back after a crash is persisted again, the
-// same bytes.
+// (which loses the store's staged copies) Open writes every object still
+// with a row before it reads or serves anything, whatever its options (see
+// flushStagedAtOpen). Staging comes before the commit, so a committed
+// object is always readable; one staged by a commit that then failed is an
+// orphan, collected as any other (its row, if the failure came after the
+// write, waits for the next Open). The rows are few (about
+// maxInlinePending), and a flushed row's delete need not be synced: one
+// that comes back after a crash is written again, the same bytes, or
+// becomes an orphan if its object was deleted meanwhile.
 //
 // Objects are persisted in groups (inlineFlushBatch, inlineFlushDelay), so
 // that the device sees a few syncs a second beside the commits' own rather
@@ -78,10 +80,12 @@ type inlineFlush struct {
 	slots chan struct{}
 	// queue holds the keys of committed inline objects, for the flusher.
 	queue chan string
-	// stop asks the flusher to persist what it holds and return; stopped
-	// is closed once it has: commits waiting for a slot give up.
-	stop    chan struct{}
-	stopped chan struct{}
+	// stopping is closed when Close begins: commits waiting for a slot
+	// give up, and a flush retrying a failing store stops. stop, closed
+	// once no commit is in flight, asks the flusher to persist what it
+	// holds and return.
+	stopping chan struct{}
+	stop     chan struct{}
 	cancel  context.CancelFunc
 	done    chan struct{}
 }
@@ -93,9 +97,14 @@ func stagedKey(objectKey string) []byte {
 	return append([]byte{prefixStaged}, objectKey...)
 }
 
-// flushStagedAtOpen puts every object still staged (a crash came between
-// their commit and their flush) and drops their rows. It runs in Open,
-// before the coordinator is shared.
+// flushStagedAtOpen writes every object still staged (a crash came
+// between its commit and its flush, or the last flush failed) and drops
+// their rows. It runs in Open, before the coordinator is shared or reads an
+// object, whatever the options: with Options.Inline it stages and persists
+// them; else it puts them to Options.Markers, the cluster's object store
+// (a node restarted with another store or coordinator wiring, a tool
+// opening the state); with neither it refuses to open, as serving batches
+// whose bytes are nowhere else would lose them.
 func (c *Coordinator) flushStagedAtOpen(ctx context.Context) error {
 	lower, upper := familyBounds(prefixStaged)
 	it, err := c.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
@@ -107,9 +116,17 @@ func (c *Coordinator) flushStagedAtOpen(ctx context.Context) error {
 	var keys []string
 	for it.First(); it.Valid(); it.Next() {
 		key := string(it.Key()[1:])
-		if err := c.opts.Inline.Stage(ctx, key, slices.Clone(it.Value())); err != nil {
+		switch {
+		case c.opts.Inline != nil:
+			err = c.opts.Inline.Stage(ctx, key, slices.Clone(it.Value()))
+		case c.opts.Markers != nil:
+			err = c.opts.Markers.Put(ctx, key, it.Value())
+		default:
+			err = errors.New("no object store to write it to (Options.Inline or Options.Markers): open with the node's store")
+		}
+		if err != nil {
 			_ = it.Close()
-			return fmt.Errorf("coordinator: stage object %s: %w", key, err)
+			return fmt.Errorf("coordinator: object %s committed inline: %w", key, err)
 		}
 		_ = b.Delete(it.Key(), nil)
 		keys = append(keys, key)
@@ -120,13 +137,15 @@ func (c *Coordinator) flushStagedAtOpen(ctx context.Context) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	if err := c.opts.Inline.Persist(ctx, keys); err != nil {
-		return fmt.Errorf("coordinator: persist %d staged objects: %w", len(keys), err)
+	if c.opts.Inline != nil {
+		if err := c.opts.Inline.Persist(ctx, keys); err != nil {
+			return fmt.Errorf("coordinator: persist %d objects committed inline: %w", len(keys), err)
+		}
 	}
 	if err := c.write(b, pebble.Sync); err != nil {
 		return fmt.Errorf("coordinator: drop staged objects: %w", err)
 	}
-	c.log.Info("staged objects persisted after a restart", "objects", len(keys))
+	c.log.Info("objects committed inline written after a restart", "objects", len(keys))
 	return nil
 }
 
@@ -137,8 +156,8 @@ func (c *Coordinator) startInline() {
 		store:   c.opts.Inline,
 		slots:   make(chan struct{}, maxInlinePending),
 		queue:   make(chan string, maxInlinePending),
-		stop:    make(chan struct{}),
-		stopped: make(chan struct{}),
+		stopping: make(chan struct{}),
+		stop:     make(chan struct{}),
 		cancel:  cancel,
 		done:    make(chan struct{}),
 	}
@@ -187,6 +206,20 @@ func (c *Coordinator) runInline(ctx context.Context) {
 	}
 }
 
+// beginStopInline makes commits waiting for a flush slot give up, and a
+// flush retrying a failing store stop, so that Close does not wait for
+// them.
+func (c *Coordinator) beginStopInline() {
+	if c.inline == nil {
+		return
+	}
+	select {
+	case <-c.inline.stopping:
+	default:
+		close(c.inline.stopping)
+	}
+}
+
 // stopInline persists the staged objects and stops the flusher, once no
 // commit is in flight. Objects it could not persist keep their rows and are
 // persisted by the next Open.
@@ -204,7 +237,6 @@ func (c *Coordinator) stopInline() {
 		<-f.done
 	}
 	f.cancel()
-	close(f.stopped)
 }
 
 // flushStaged persists a group of staged objects, retrying (if retry)
@@ -229,6 +261,9 @@ func (c *Coordinator) flushStaged(ctx context.Context, group []string, retry boo
 		select {
 		case <-time.After(backoff):
 		case <-ctx.Done():
+			return false
+		case <-f.stopping:
+			c.log.Warn("persisting staged objects failed; the next start persists them", "objects", len(group), "err", err)
 			return false
 		}
 		backoff = min(2*backoff, 5*time.Second)
@@ -265,7 +300,7 @@ func (c *Coordinator) stageInline(ctx context.Context, req *coordapi.CommitReque
 	}
 	select {
 	case f.slots <- struct{}{}:
-	case <-f.stopped:
+	case <-f.stopping:
 		return coordapi.ErrClosed
 	case <-ctx.Done():
 		return fmt.Errorf("wait for a staged object's flush: %w", ctx.Err())

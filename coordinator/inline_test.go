@@ -243,3 +243,40 @@ func TestInlineBackPressure(t *testing.T) {
 		t.Errorf("high watermark %d, want %d", st.HighWatermark, maxInlinePending+1)
 	}
 }
+
+// Rows left by a crash are written whatever the next Open's options: to
+// the cluster's object store (Markers) when there is no inline store, and
+// an Open with neither refuses rather than serve batches whose bytes are
+// nowhere else.
+func TestInlineRecoveredWithoutInlineStore(t *testing.T) {
+	store := newGatedDir(t)
+	store.setFail(true)
+	e := newEnv(t, func(o *Options) { o.Inline = store })
+	ctx := context.Background()
+	tp := e.topic("t", 1, nil)
+	req := inlineReq(tp.ID, "wal/a", 300)
+	if _, err := e.c.CommitObject(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e.c = nil
+
+	opts := e.opts
+	opts.Inline = nil
+	if c, err := Open(opts); err == nil {
+		_ = c.Close()
+		t.Fatal("Open with staged rows and no store to write them to succeeded")
+	}
+	markers := objectstore.NewMemory()
+	opts.Markers = markers
+	e.opts = opts
+	e.open()
+	if got, err := markers.GetRange(ctx, "wal/a", 0, -1); err != nil || !bytes.Equal(got, req.Inline) {
+		t.Fatalf("object written to Markers reads %d bytes, %v; want its %d inline bytes", len(got), err, len(req.Inline))
+	}
+	if rows := e.stagedRows(); len(rows) != 0 {
+		t.Errorf("staged rows %v after Open wrote them", rows)
+	}
+}

@@ -57,3 +57,26 @@ func (b *putBudget) wait(now time.Time) time.Duration {
 	}
 	return time.Duration((1 - b.tokens) / b.rate * float64(time.Second))
 }
+
+// byteBudget is a token bucket of bytes per second (Options.InlineMaxRate).
+type byteBudget struct {
+	rate, burst, tokens float64
+	last                time.Time
+}
+
+func newByteBudget(rate, burst float64, now time.Time) *byteBudget {
+	return &byteBudget{rate: rate, burst: burst, tokens: burst, last: now}
+}
+
+// tryTake takes n bytes if the bucket holds them.
+func (b *byteBudget) tryTake(now time.Time, n int) bool {
+	if now.After(b.last) {
+		b.tokens = min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
+		b.last = now
+	}
+	if b.tokens < float64(n) {
+		return false
+	}
+	b.tokens -= float64(n)
+	return true
+}

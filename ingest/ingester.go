@@ -97,8 +97,9 @@ type object struct {
 	uploaded  chan struct{}
 	uploadErr error
 	// inline is set for an object committed with its bytes, not uploaded
-	// (Options.InlineMax).
-	inline bool
+	// (Options.InlineMax); lent, when the coordinator keeps buf itself
+	// until it writes it, so that buf is not recycled.
+	inline, lent bool
 }
 
 type owner struct {
@@ -142,9 +143,11 @@ type Ingester struct {
 		// roomFreed is closed and replaced whenever buffered bytes drop.
 		roomFreed chan struct{}
 		budget    *putBudget
-		seq       uint64
-		closed    bool
-		idle      chan struct{} // closed when active drops to 0 after Close
+		// inlineBudget is Options.InlineMaxRate's bucket.
+		inlineBudget *byteBudget
+		seq          uint64
+		closed       bool
+		idle         chan struct{} // closed when active drops to 0 after Close
 		// lastSize is the size of the last rolled object.
 		lastSize int
 		// queue holds rolled objects in roll order, for the commit loop.
@@ -185,6 +188,7 @@ func New(opts Options, store Putter, coord Committer, cache WriteThrough) (*Inge
 	}
 	in.mu.roomFreed = make(chan struct{})
 	in.mu.budget = newPutBudget(opts.MaxPutRate, opts.MaxPutsPerGiB, in.now())
+	in.mu.inlineBudget = newByteBudget(opts.InlineMaxRate, max(opts.InlineMaxRate, float64(opts.InlineMax)), in.now())
 	in.committerWG.Add(1)
 	go in.commitLoop()
 	return in, nil
@@ -327,7 +331,7 @@ func (in *Ingester) rollLocked(now time.Time, spend bool) {
 	case in.commitReady <- struct{}{}:
 	default:
 	}
-	if len(o.buf) <= in.opts.InlineMax {
+	if len(o.buf) <= in.opts.InlineMax && in.mu.inlineBudget.tryTake(now, len(o.buf)) {
 		// Its commit carries it (commitObject), and counts as its upload
 		// until it ends (finish): the next object fills meanwhile, as it
 		// does during an upload, so commits stay few under load.
@@ -436,9 +440,9 @@ func (in *Ingester) commitObject(o *object) {
 	if o.inline {
 		// The coordinator keeps it until it is written: never a recycled
 		// buffer (finish), and not a large one for a few bytes.
-		req.Inline = o.buf
+		req.Inline, o.lent = o.buf, true
 		if cap(o.buf) >= in.opts.MaxBytes {
-			req.Inline = slices.Clone(o.buf)
+			req.Inline, o.lent = slices.Clone(o.buf), false
 		}
 	}
 	resp, err := in.coord.CommitObject(ctx, req)
@@ -475,7 +479,7 @@ func (in *Ingester) finish(o *object) {
 	for _, p := range o.pendings {
 		close(p.done)
 	}
-	if cap(o.buf) >= in.opts.MaxBytes && !o.inline {
+	if cap(o.buf) >= in.opts.MaxBytes && !o.lent {
 		buf := o.buf[:0]
 		in.bigBufs.Put(&buf)
 	}

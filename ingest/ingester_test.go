@@ -294,6 +294,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"inline local", Options{InlineMax: InlineLocal}, true},
 		{"negative inline", Options{InlineMax: -1}, false},
 		{"inline over the most", Options{InlineMax: coordapi.MaxInlineObject + 1}, false},
+		{"negative inline rate", Options{InlineMax: 1000, InlineMaxRate: -1}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -403,5 +404,29 @@ func TestInlineObjects(t *testing.T) {
 	}
 	if l, _ := store.List(waitCtx(t), ""); len(l) != 1 || l[0].Key != last.ObjectKey {
 		t.Errorf("store holds %+v, want the one uploaded object %s", l, last.ObjectKey)
+	}
+}
+
+// Past InlineMaxRate bytes per second, objects are uploaded again.
+func TestInlineRate(t *testing.T) {
+	store := objectstore.NewMemory()
+	c := &fakeCommitter{}
+	in := newTestIngester(t, Options{Linger: time.Hour, MaxPutRate: PutRateLocal, InlineMax: 1000, InlineMaxRate: 1000}, store, c)
+	for i := range 2 {
+		p, err := in.Append(waitCtx(t), []Batch{batch(0, uint64(i), 600)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Wait(waitCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	objs := c.committed()
+	if len(objs) != 2 || objs[0].Inline == nil || objs[1].Inline != nil {
+		t.Fatalf("committed %d objects, inline %v and %v; want the first inline and the second (past 1000 B/s) uploaded",
+			len(objs), objs[0].Inline != nil, len(objs) > 1 && objs[1].Inline != nil)
+	}
+	if _, err := store.Head(waitCtx(t), objs[1].ObjectKey); err != nil {
+		t.Errorf("the object past the rate is not in the store: %v", err)
 	}
 }

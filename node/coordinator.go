@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -320,6 +321,11 @@ func (l natsLogger) Tracef(format string, v ...any)  {}
 func (e embedded) CommitObject(ctx context.Context, req *coordapi.CommitRequest) (*coordapi.CommitResponse, error) {
 	if c := e.local.Coordinator(); c != nil {
 		resp, err := c.CommitObject(ctx, req)
+		if errors.Is(err, coordapi.ErrClosed) {
+			// Closed (stepping down, stopping) before it wrote anything:
+			// whoever leads next answers, over NATS.
+			return e.Client.CommitObject(ctx, req)
+		}
 		if err == nil {
 			// As a reply over NATS would (the commit itself waited for
 			// its own entry).

@@ -6,9 +6,9 @@
 //   - Memory: an in-process map, for unit tests.
 //   - Faulty: a wrapper that injects errors and latency, for tests.
 //
-// Objects are immutable once written: floe overwrites a key only with the
-// same bytes (Dir.Stage's file made durable by a Put), so no backend needs
-// read-after-overwrite consistency.
+// Objects are immutable once written, so no backend needs
+// read-after-overwrite consistency. (Dir.Stage holds an object in memory
+// before Dir.Persist writes the same bytes.)
 package objectstore
 
 import (
