@@ -86,8 +86,8 @@ type inlineFlush struct {
 	// holds and return.
 	stopping chan struct{}
 	stop     chan struct{}
-	cancel  context.CancelFunc
-	done    chan struct{}
+	cancel   context.CancelFunc
+	done     chan struct{}
 }
 
 // inlineStopTimeout bounds the last flush, at Close.
@@ -153,13 +153,13 @@ func (c *Coordinator) flushStagedAtOpen(ctx context.Context) error {
 func (c *Coordinator) startInline() {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &inlineFlush{
-		store:   c.opts.Inline,
-		slots:   make(chan struct{}, maxInlinePending),
-		queue:   make(chan string, maxInlinePending),
+		store:    c.opts.Inline,
+		slots:    make(chan struct{}, maxInlinePending),
+		queue:    make(chan string, maxInlinePending),
 		stopping: make(chan struct{}),
 		stop:     make(chan struct{}),
-		cancel:  cancel,
-		done:    make(chan struct{}),
+		cancel:   cancel,
+		done:     make(chan struct{}),
 	}
 	c.inline = f
 	go func() {
