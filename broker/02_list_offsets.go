@@ -155,12 +155,15 @@ type topicLookup struct {
 	err error
 }
 
-// lookupTopic looks name up once per request; seen caches the outcome.
+// lookupTopic looks name up once per request, through the topic cache
+// (as Produce and Fetch do: a consumer's ListOffsets after its Metadata
+// needs no coordinator round trip for it); seen keeps the outcome for the
+// request.
 func (b *Broker) lookupTopic(ctx context.Context, seen map[string]topicLookup, name string) topicLookup {
 	if tl, ok := seen[name]; ok {
 		return tl
 	}
-	t, err := b.coord.Topic(ctx, name)
+	t, err := b.topics.byName(ctx, name)
 	tl := topicLookup{t: t, err: byName(err)}
 	seen[name] = tl
 	return tl

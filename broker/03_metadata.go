@@ -171,6 +171,9 @@ func (b *Broker) metadata(ctx context.Context, r *request) (*kmsg.MetadataRespon
 			resp.Topics = append(resp.Topics, mt)
 			continue
 		}
+		// Metadata asks the coordinator itself, and leaves the answer for
+		// the requests a client sends next (ListOffsets, Fetch, Produce).
+		b.topics.put(t)
 		resp.Topics = append(resp.Topics, b.metadataTopic(t, leaders))
 	}
 	return resp, nil
