@@ -69,6 +69,14 @@ import (
 // key batch (larger values, more records per key): with
 // FLOE_BENCH_VALUE_BYTES=1000 the views took 33-46 ms and the scans 5.4-6.1 s
 // (131x and 164x).
+//
+// 2026-12-03, -benchtime 3x: views of 24.0 ms (fresh) and 20.2 ms (warm), the
+// scan 1,107 ms: 46x and 55x. With Metadata's answers in the topic cache
+// (a consumer's ListOffsets and first Fetch need no topic lookup), three
+// runs: views of 21.8, 19.1 and 26.0 ms (warm 19.4-20.2), scans of 902,
+// 920 and 958 ms: 41x, 48x and 37x (warm 49x). The b.N=1 pass, right after
+// the data is written, is always slower (30-47 ms): MinIO is still busy
+// with it.
 func BenchmarkHierarchicalFetch(b *testing.B) {
 	cfg := hierBenchConfig{
 		records:    envInt(b, "FLOE_BENCH_RECORDS", 1_000_000),
