@@ -83,9 +83,10 @@ type CommitRequest struct {
 	// MaxInlineObject), not uploaded by the broker: the coordinator stages
 	// it in the store, keeps it in the commit's own durable write and puts
 	// it durably in the background, so the produce waits for one device
-	// round trip instead of two. Only for a coordinator that writes to the
-	// broker's store (the embedded default's directory); others refuse it
-	// with INVALID_REQUEST. The coordinator keeps the slice until the
+	// round trip instead of two. Only for a coordinator in the broker's
+	// process that writes to its store (the embedded default's directory):
+	// others refuse it with INVALID_REQUEST, and the rpc client does not
+	// send it. The coordinator keeps the slice until the
 	// object is put: the caller must not change it.
 	Inline []byte
 }

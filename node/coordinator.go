@@ -323,7 +323,8 @@ func (e embedded) CommitObject(ctx context.Context, req *coordapi.CommitRequest)
 		resp, err := c.CommitObject(ctx, req)
 		if errors.Is(err, coordapi.ErrClosed) {
 			// Closed (stepping down, stopping) before it wrote anything:
-			// whoever leads next answers, over NATS.
+			// whoever leads next answers, over NATS (an inline commit
+			// fails there, retriably: its producer tries again).
 			return e.Client.CommitObject(ctx, req)
 		}
 		if err == nil {

@@ -303,12 +303,11 @@ func (c *Client) InitProducerID(ctx context.Context, req coordapi.InitProducerID
 func (c *Client) CommitObject(ctx context.Context, req *coordapi.CommitRequest) (*coordapi.CommitResponse, error) {
 	limit := c.maxPayload()
 	if req.Inline != nil {
-		// An inline object is never split: its batches need its bytes.
-		if n := encodedCommitBound(req) + len(req.Inline) + 10; n > limit {
-			return nil, &clientError{opCommitInline, ErrInternal,
-				fmt.Errorf("inline commit of about %d bytes is over the %d a message takes", n, limit)}
-		}
-		return call(c, ctx, opCommitInline, func(e *encoder) { encCommitInlineReq(e, req) }, decCommitResp)
+		// Only a coordinator in the broker's process takes inline objects
+		// (coordinator.Options.Inline); sent over NATS without its bytes,
+		// it would commit an object nobody wrote.
+		return nil, &clientError{opCommitObject, ErrInternal,
+			fmt.Errorf("object %s: inline objects are committed in process only: %w", req.ObjectKey, errors.ErrUnsupported)}
 	}
 	if encodedCommitBound(req) <= limit {
 		return c.commitObject(ctx, req)

@@ -245,12 +245,6 @@ func TestRoundTrip(t *testing.T) {
 			roundTrip(t, coordapi.InitProducerIDResponse{ProducerID: 1000, ProducerEpoch: 0}, encInitProducerIDResp, decInitProducerIDResp)
 		}},
 		{"commit request", func(t *testing.T) { roundTrip(t, commit, encCommitReq, decCommitReq) }},
-		{"commit inline request", func(t *testing.T) {
-			inline := *commit
-			inline.Inline = []byte("the object's bytes")
-			roundTrip(t, &inline, encCommitInlineReq, decCommitInlineReq)
-			roundTrip(t, &coordapi.CommitRequest{ObjectKey: "k", Inline: []byte{}}, encCommitInlineReq, decCommitInlineReq)
-		}},
 		{"commit request empty", func(t *testing.T) {
 			roundTrip(t, &coordapi.CommitRequest{ObjectKey: "k"}, encCommitReq, decCommitReq)
 		}},

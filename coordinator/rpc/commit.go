@@ -117,20 +117,6 @@ func decCommitReq(d *decoder) *coordapi.CommitRequest {
 	return r
 }
 
-// commit_inline: the commit request, then the object's bytes (bytes).
-func encCommitInlineReq(e *encoder, r *coordapi.CommitRequest) {
-	encCommitReq(e, r)
-	e.bytes(r.Inline)
-}
-
-// decCommitInlineReq decodes a commit_inline request. Inline is a copy:
-// the coordinator keeps it until the object is put.
-func decCommitInlineReq(d *decoder) *coordapi.CommitRequest {
-	r := decCommitReq(d)
-	r.Inline = append([]byte{}, d.bytes()...)
-	return r
-}
-
 // commit response: n results × (error code, base offset, log append time,
 // log start offset).
 func encCommitResp(e *encoder, r *coordapi.CommitResponse) {

@@ -18,8 +18,7 @@
 // create_partitions, alter_topic_configs, topic, topic_by_id, topics,
 // find_batches, find_batches_multi, partition_state, list_offset,
 // delete_records,
-// init_producer_id, commit_object, commit_inline (commit_object with the
-// object's bytes, for the embedded coordinator), kv_lookup, kv_ready, register_broker,
+// init_producer_id, commit_object, kv_lookup, kv_ready, register_broker,
 // deregister_broker, list_brokers, ping (the server's instance id, new
 // on every start) and kv_get (a /kv lookup in one round trip; the client
 // falls back to kv_ready, kv_lookup and find_batches against a coordinator

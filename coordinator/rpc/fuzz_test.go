@@ -55,7 +55,6 @@ var requestCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encDeleteRecordsReq, decDeleteRecordsReq) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encInitProducerIDReq, decInitProducerIDReq) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encCommitReq, decCommitReq) },
-	func(t *testing.T, b []byte) { fuzzCodec(t, b, encCommitInlineReq, decCommitInlineReq) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encBrokerInfo, decBrokerInfo) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encKvLookupReq, decKvLookupReq) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encKvGetReq, decKvGetReq) },
@@ -149,10 +148,6 @@ func FuzzDecodeRequest(f *testing.F) {
 			{TopicID: idB, Partition: 2, ByteOffset: 100, ByteLength: 200, ProducerID: 5, BaseSequence: 9,
 				Keys: []coordapi.KeyEntry{{Key: []byte("k"), Tombstone: true}}},
 		}})
-	})
-	seed(f, func(e *encoder) {
-		encCommitInlineReq(e, &coordapi.CommitRequest{ObjectKey: "wal/2", ObjectSize: 3, BrokerID: 1, Inline: []byte("abc"),
-			Batches: []coordapi.CommitBatch{{TopicID: idA, ByteLength: 3, ProducerID: -1}}})
 	})
 	seed(f, func(e *encoder) {
 		encBrokerInfo(e, coordapi.BrokerInfo{NodeID: 1, Host: "h", Port: 9092, Rack: "a", InternalAddr: "h:8080"})

@@ -30,17 +30,12 @@ const (
 	opDeleteRecords     = "delete_records"
 	opInitProducerID    = "init_producer_id"
 	opCommitObject      = "commit_object"
-	// opCommitInline is commit_object with the object's bytes after the
-	// request (CommitRequest.Inline): an op of its own, so that a
-	// coordinator of an earlier build answers no responders rather than
-	// commit an object nobody uploaded.
-	opCommitInline     = "commit_inline"
-	opRegisterBroker   = "register_broker"
-	opDeregisterBroker = "deregister_broker"
-	opListBrokers      = "list_brokers"
-	opKvLookup         = "kv_lookup"
-	opKvLatestOffsets  = "kv_latest_offsets"
-	opKvReady          = "kv_ready"
+	opRegisterBroker    = "register_broker"
+	opDeregisterBroker  = "deregister_broker"
+	opListBrokers       = "list_brokers"
+	opKvLookup          = "kv_lookup"
+	opKvLatestOffsets   = "kv_latest_offsets"
+	opKvReady           = "kv_ready"
 	// opPing answers the serving coordinator's instance id: a client
 	// holding a request checks with it that the coordinator it sent the
 	// request to is still there.

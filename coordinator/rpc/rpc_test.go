@@ -625,3 +625,22 @@ func TestTopicNotices(t *testing.T) {
 		t.Fatalf("notice %+v before the marker's: a change that did not happen was announced", n)
 	}
 }
+
+// An inline commit never goes over NATS: the bytes would not go with it,
+// and the coordinator would commit an object nobody wrote.
+func TestInlineCommitRefused(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	tp, err := e.client.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "t", Partitions: 1, ReplicationFactor: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.client.CommitObject(ctx, &coordapi.CommitRequest{ObjectKey: "wal/x", ObjectSize: 3, BrokerID: 1, Inline: []byte("abc"),
+		Batches: []coordapi.CommitBatch{{TopicID: tp.ID, ByteLength: 3, ProducerID: -1}}})
+	if !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("inline commit over NATS = %v, want ErrUnsupported", err)
+	}
+	if st, err := e.coord.PartitionState(ctx, tp.ID, 0); err != nil || st.HighWatermark != 0 {
+		t.Fatalf("partition after the refused commit: %+v, %v", st, err)
+	}
+}

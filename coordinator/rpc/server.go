@@ -92,7 +92,6 @@ var handlers = map[string]handler{
 	}, encInt64),
 	opInitProducerID: unary(decInitProducerIDReq, (*coordinator.Coordinator).InitProducerID, encInitProducerIDResp),
 	opCommitObject:   unary(decCommitReq, (*coordinator.Coordinator).CommitObject, encCommitResp),
-	opCommitInline:   unary(decCommitInlineReq, (*coordinator.Coordinator).CommitObject, encCommitResp),
 	opRegisterBroker: unary(decBrokerInfo, func(c *coordinator.Coordinator, ctx context.Context, b coordapi.BrokerInfo) (empty, error) {
 		return empty{}, c.RegisterBroker(ctx, b)
 	}, encEmpty),
