@@ -91,6 +91,10 @@ func validateCommitRequest(req *coordapi.CommitRequest) error {
 	if req.ObjectSize < 0 {
 		return coordapi.Errorf(kerr.InvalidRequest, "negative object size %d", req.ObjectSize)
 	}
+	if req.Inline != nil && (int64(len(req.Inline)) != req.ObjectSize || len(req.Inline) > coordapi.MaxInlineObject) {
+		return coordapi.Errorf(kerr.InvalidRequest, "inline object of %d bytes for an object of %d (at most %d)",
+			len(req.Inline), req.ObjectSize, coordapi.MaxInlineObject)
+	}
 	for i := range req.Batches {
 		b := &req.Batches[i]
 		if b.ByteOffset < 0 || b.ByteLength <= 0 || b.ByteOffset+int64(b.ByteLength) > req.ObjectSize {

@@ -86,12 +86,8 @@ type inlineFlush struct {
 	// holds and return.
 	stopping chan struct{}
 	stop     chan struct{}
-	cancel   context.CancelFunc
 	done     chan struct{}
 }
-
-// inlineStopTimeout bounds the last flush, at Close.
-const inlineStopTimeout = 10 * time.Second
 
 func stagedKey(objectKey string) []byte {
 	return append([]byte{prefixStaged}, objectKey...)
@@ -151,25 +147,23 @@ func (c *Coordinator) flushStagedAtOpen(ctx context.Context) error {
 
 // startInline starts the flusher.
 func (c *Coordinator) startInline() {
-	ctx, cancel := context.WithCancel(context.Background())
 	f := &inlineFlush{
 		store:    c.opts.Inline,
 		slots:    make(chan struct{}, maxInlinePending),
 		queue:    make(chan string, maxInlinePending),
 		stopping: make(chan struct{}),
 		stop:     make(chan struct{}),
-		cancel:   cancel,
 		done:     make(chan struct{}),
 	}
 	c.inline = f
 	go func() {
 		defer close(f.done)
-		c.runInline(ctx)
+		c.runInline()
 	}()
 }
 
-// runInline gathers staged objects into groups and puts each group.
-func (c *Coordinator) runInline(ctx context.Context) {
+// runInline gathers staged objects into groups and persists each group.
+func (c *Coordinator) runInline() {
 	f := c.inline
 	var (
 		group []string
@@ -187,19 +181,17 @@ func (c *Coordinator) runInline(ctx context.Context) {
 			}
 		case <-due:
 		case <-f.stop:
-			// The last group: what is queued too, within a bound (the
-			// rest is persisted by the next Open).
+			// The last group, with what is queued: one attempt (what
+			// fails is persisted by the next Open).
 			for len(f.queue) > 0 {
 				group = append(group, <-f.queue)
 			}
 			if len(group) > 0 {
-				sctx, cancel := context.WithTimeout(ctx, inlineStopTimeout)
-				c.flushStaged(sctx, group, false)
-				cancel()
+				c.flushStaged(group, false)
 			}
 			return
 		}
-		if !c.flushStaged(ctx, group, true) {
+		if !c.flushStaged(group, true) {
 			return
 		}
 		group, due = group[:0], nil
@@ -227,46 +219,30 @@ func (c *Coordinator) stopInline() {
 	if c.inline == nil {
 		return
 	}
-	f := c.inline
-	close(f.stop)
-	select {
-	case <-f.done:
-	case <-time.After(inlineStopTimeout):
-		// A flush retrying against a failing store.
-		f.cancel()
-		<-f.done
-	}
-	f.cancel()
+	close(c.inline.stop)
+	<-c.inline.done
 }
 
 // flushStaged persists a group of staged objects, retrying (if retry)
-// until they are durable, then drops their rows in one write and gives back
-// their slots. It returns false when it gave up.
-func (c *Coordinator) flushStaged(ctx context.Context, group []string, retry bool) bool {
+// until they are durable or Close begins, then drops their rows in one
+// write and gives back their slots. It returns false when it gave up: the
+// next Open persists the group, and its slots go with the flusher.
+func (c *Coordinator) flushStaged(group []string, retry bool) bool {
 	f := c.inline
-	backoff := 50 * time.Millisecond
-	for {
-		err := f.store.Persist(ctx, group)
+	for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, 5*time.Second) {
+		err := f.store.Persist(context.Background(), group)
 		if err == nil {
 			break
 		}
+		c.log.Warn("persisting staged objects failed", "objects", len(group), "retry", retry, "err", err)
 		if !retry {
-			c.log.Warn("persisting staged objects failed; the next start persists them", "objects", len(group), "err", err)
 			return false
 		}
-		if ctx.Err() != nil {
-			return false // the next Open persists them; the slots go with the flusher
-		}
-		c.log.Warn("persisting staged objects failed, retrying", "objects", len(group), "err", err)
 		select {
 		case <-time.After(backoff):
-		case <-ctx.Done():
-			return false
 		case <-f.stopping:
-			c.log.Warn("persisting staged objects failed; the next start persists them", "objects", len(group), "err", err)
 			return false
 		}
-		backoff = min(2*backoff, 5*time.Second)
 	}
 	b := c.db.NewBatch()
 	defer b.Close()
@@ -283,20 +259,14 @@ func (c *Coordinator) flushStaged(ctx context.Context, group []string, retry boo
 	return true
 }
 
-// stageInline checks an inline commit, takes a flush slot (waiting while
-// maxInlinePending objects are unflushed) and stages the object. On success
+// stageInline takes a flush slot (waiting while maxInlinePending objects
+// are unflushed) and stages the object. On success
 // the caller owns the slot: it hands it to the flusher with the object
 // (queueStaged), or gives it back (releaseInline).
 func (c *Coordinator) stageInline(ctx context.Context, req *coordapi.CommitRequest) error {
 	f := c.inline
 	if f == nil {
 		return coordapi.Errorf(kerr.InvalidRequest, "this coordinator does not take inline objects")
-	}
-	if int64(len(req.Inline)) != req.ObjectSize {
-		return coordapi.Errorf(kerr.InvalidRequest, "inline object of %d bytes, object size %d", len(req.Inline), req.ObjectSize)
-	}
-	if len(req.Inline) > coordapi.MaxInlineObject {
-		return coordapi.Errorf(kerr.InvalidRequest, "inline object of %d bytes, over the most of %d", len(req.Inline), coordapi.MaxInlineObject)
 	}
 	select {
 	case f.slots <- struct{}{}:
@@ -313,7 +283,7 @@ func (c *Coordinator) stageInline(ctx context.Context, req *coordapi.CommitReque
 }
 
 // queueStaged hands a committed inline object and its slot to the
-// flushers. The queue holds as many as there are slots: it never blocks.
+// flusher. The queue holds as many as there are slots: it never blocks.
 func (c *Coordinator) queueStaged(req *coordapi.CommitRequest) {
 	c.inline.queue <- req.ObjectKey
 }
