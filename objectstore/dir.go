@@ -131,33 +131,30 @@ func (d *Dir) Persist(ctx context.Context, keys []string) error {
 		return fmt.Errorf("persist: %w", err)
 	}
 	type file struct {
-		key, path string
-		o         stagedObject
+		key string
+		at  time.Time
 	}
-	var files []file
+	var (
+		files []file
+		paths []string
+	)
 	for _, key := range keys {
 		o, ok := d.stagedInfo(key)
 		if !ok {
-			continue
+			continue // persisted or deleted since
 		}
 		p, err := d.path(key)
-		if err != nil {
-			return fmt.Errorf("persist: %w", err)
+		if err == nil {
+			err = d.writeFileUnsynced(p, o.data)
 		}
-		files = append(files, file{key, p, o})
+		if err != nil {
+			return fmt.Errorf("persist %s: %w", key, err)
+		}
+		files = append(files, file{key, o.at})
+		paths = append(paths, p)
 	}
 	if len(files) == 0 {
 		return nil
-	}
-	paths := make([]string, 0, len(files))
-	for _, f := range files {
-		if _, ok := d.stagedInfo(f.key); !ok {
-			continue // deleted meanwhile
-		}
-		if err := d.writeFileUnsynced(f.path, f.o.data); err != nil {
-			return fmt.Errorf("persist %s: %w", f.key, err)
-		}
-		paths = append(paths, f.path)
 	}
 	root, err := os.Open(d.root)
 	if err != nil {
@@ -173,7 +170,7 @@ func (d *Dir) Persist(ctx context.Context, keys []string) error {
 	d.staged.Lock()
 	for _, f := range files {
 		// Unless staged again meanwhile.
-		if o, ok := d.staged.m[f.key]; ok && o.at.Equal(f.o.at) {
+		if o, ok := d.staged.m[f.key]; ok && o.at.Equal(f.at) {
 			delete(d.staged.m, f.key)
 		}
 	}
@@ -188,25 +185,15 @@ func (d *Dir) writeFileUnsynced(p string, data []byte) error {
 	if err := d.mkdirAllSync(dir); err != nil {
 		return err
 	}
-	f, err := createTemp(dir, 0)
+	tmp, err := d.w.writeTempWith(dir, data, 0, false)
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
-	err = f.Chmod(0o644) // whatever the umask, as Put's
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err != nil {
+	if err := os.Rename(tmp, p); err != nil {
 		_ = os.Remove(tmp)
+		return err
 	}
-	return err
+	return nil
 }
 
 // stagedObject is an object Stage holds in memory.

@@ -93,16 +93,18 @@ func createTemp(dir string, flags int) (*os.File, error) {
 // returns the file's path; on error nothing is left behind.
 func (w *writer) writeTemp(dir string, data []byte) (string, error) {
 	if w.directFor(len(data)) {
-		tmp, err := w.writeTempWith(dir, data, openDirectFlag)
+		tmp, err := w.writeTempWith(dir, data, openDirectFlag, true)
 		if !errors.Is(err, errDirectRefused) {
 			return tmp, err
 		}
 		w.refuseDirect()
 	}
-	return w.writeTempWith(dir, data, 0)
+	return w.writeTempWith(dir, data, 0, true)
 }
 
-func (w *writer) writeTempWith(dir string, data []byte, flags int) (tmp string, err error) {
+// writeTempWith writes data to a new temporary file in dir, opened with
+// extra flags, and fsyncs it if sync (Persist syncs its files together).
+func (w *writer) writeTempWith(dir string, data []byte, flags int, sync bool) (tmp string, err error) {
 	f, err := createTemp(dir, flags)
 	if refused(err) && flags != 0 {
 		return "", errDirectRefused
@@ -129,8 +131,10 @@ func (w *writer) writeTempWith(dir string, data []byte, flags int) (tmp string, 
 	if err != nil {
 		return "", err
 	}
-	if err := f.Sync(); err != nil {
-		return "", err
+	if sync {
+		if err := f.Sync(); err != nil {
+			return "", err
+		}
 	}
 	return tmp, f.Close()
 }
