@@ -20,6 +20,12 @@ func newPutBudget(rate, perGiB float64, now time.Time) *putBudget {
 	return &putBudget{rate: rate, perByte: perGiB / (1 << 30), burst: burst, tokens: burst, last: now}
 }
 
+// newByteBudget is a bucket of rate bytes per second, up to burst
+// (Options.InlineMaxRate): tryTakeN takes an object's bytes.
+func newByteBudget(rate, burst float64, now time.Time) *putBudget {
+	return &putBudget{rate: rate, burst: burst, tokens: burst, last: now}
+}
+
 // earn adds the tokens n bytes appended are worth.
 func (b *putBudget) earn(now time.Time, n int64) {
 	b.refill(now)
@@ -34,10 +40,13 @@ func (b *putBudget) refill(now time.Time) {
 }
 
 // tryTake takes a token if one is available.
-func (b *putBudget) tryTake(now time.Time) bool {
+func (b *putBudget) tryTake(now time.Time) bool { return b.tryTakeN(now, 1) }
+
+// tryTakeN takes n tokens if they are there.
+func (b *putBudget) tryTakeN(now time.Time, n float64) bool {
 	b.refill(now)
-	if b.tokens >= 1 {
-		b.tokens--
+	if b.tokens >= n {
+		b.tokens -= n
 		return true
 	}
 	return false
@@ -56,27 +65,4 @@ func (b *putBudget) wait(now time.Time) time.Duration {
 		return 0
 	}
 	return time.Duration((1 - b.tokens) / b.rate * float64(time.Second))
-}
-
-// byteBudget is a token bucket of bytes per second (Options.InlineMaxRate).
-type byteBudget struct {
-	rate, burst, tokens float64
-	last                time.Time
-}
-
-func newByteBudget(rate, burst float64, now time.Time) *byteBudget {
-	return &byteBudget{rate: rate, burst: burst, tokens: burst, last: now}
-}
-
-// tryTake takes n bytes if the bucket holds them.
-func (b *byteBudget) tryTake(now time.Time, n int) bool {
-	if now.After(b.last) {
-		b.tokens = min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
-		b.last = now
-	}
-	if b.tokens < float64(n) {
-		return false
-	}
-	b.tokens -= float64(n)
-	return true
 }

@@ -144,7 +144,7 @@ type Ingester struct {
 		roomFreed chan struct{}
 		budget    *putBudget
 		// inlineBudget is Options.InlineMaxRate's bucket.
-		inlineBudget *byteBudget
+		inlineBudget *putBudget
 		seq          uint64
 		closed       bool
 		idle         chan struct{} // closed when active drops to 0 after Close
@@ -331,7 +331,7 @@ func (in *Ingester) rollLocked(now time.Time, spend bool) {
 	case in.commitReady <- struct{}{}:
 	default:
 	}
-	if len(o.buf) <= in.opts.InlineMax && in.mu.inlineBudget.tryTake(now, len(o.buf)) {
+	if len(o.buf) <= in.opts.InlineMax && in.mu.inlineBudget.tryTakeN(now, float64(len(o.buf))) {
 		// Its commit carries it (commitObject), and counts as its upload
 		// until it ends (finish): the next object fills meanwhile, as it
 		// does during an upload, so commits stay few under load.
