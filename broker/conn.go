@@ -250,7 +250,9 @@ func (c *conn) start(r *request, a *api) {
 		// The second step runs on the write loop, which waits for the
 		// answer in order anyway: a goroutine of its own would be one more
 		// hand-off on a produce's path.
-		inf.wait, inf.err = runStage(c.b, c.ctx, r, a.staged)
+		inf.wait, inf.err = serveSafely(r, func() (func() (kmsg.Response, error), error) {
+			return a.staged(c.b, c.ctx, r), nil
+		})
 		close(inf.done)
 		return
 	}
@@ -260,8 +262,9 @@ func (c *conn) start(r *request, a *api) {
 	}()
 }
 
-// serveSafely calls fn, turning a panic into a connection error.
-func serveSafely(r *request, fn func() (kmsg.Response, error)) (resp kmsg.Response, err error) {
+// serveSafely calls fn, a step of serving r, turning a panic into a
+// connection error.
+func serveSafely[T any](r *request, fn func() (T, error)) (v T, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("panic serving %s: %v\n%s", kmsg.NameForKey(r.key), p, debug.Stack())
@@ -384,17 +387,6 @@ func appendResponse(dst []byte, inf *inflight) []byte {
 	dst = inf.resp.AppendTo(dst)
 	binary.BigEndian.PutUint32(dst, uint32(len(dst)-4))
 	return dst
-}
-
-// runStage runs the inline step of a staged handler, turning a panic into a
-// connection error.
-func runStage(b *Broker, ctx context.Context, r *request, fn stagedFunc) (wait func() (kmsg.Response, error), err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("panic serving %s: %v\n%s", kmsg.NameForKey(r.key), p, debug.Stack())
-		}
-	}()
-	return fn(b, ctx, r), nil
 }
 
 type unsupportedVersionError struct {
