@@ -230,6 +230,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		return nil, err
 	}
 
+	ownDir := false // the node opened a directory store of its own
 	switch {
 	case cfg.Store != nil:
 		n.store = cfg.Store
@@ -249,17 +250,16 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("open object dir: %w", err)
 		}
-		n.store = dir
+		n.store, ownDir = dir, true
 	}
 
-	_, onDir := n.store.(*objectstore.Dir)
 	instrumented := objectstore.Instrument(n.store, n.metrics.Meter("floe/objectstore"))
 	n.store = instrumented
 	// The embedded coordinator writes to the node's own directory store:
 	// small objects can ride in their commits (coordinator/inline.go). Not
 	// when other brokers may share it (--nats-listen): they would read the
 	// directory before the objects staged in this process are written.
-	inline := onDir && cfg.Store == nil && cfg.NATSURL == "" && cfg.NATSListen == ""
+	inline := ownDir && cfg.NATSURL == "" && cfg.NATSListen == ""
 
 	copts := cfg.Coordinator
 	if copts.Dir == "" {
