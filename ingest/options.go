@@ -148,9 +148,7 @@ func (o Options) Validate() error {
 
 // InlineLocal is Options.InlineMax for the embedded default: an object of
 // up to 64 KiB (a low-load roll: a few batches) goes in its commit, and
-// larger ones, which a busy broker rolls, are uploaded as before. Writing
-// 64 KiB into Pebble's WAL costs about what writing it into the object's
-// file did, so the one round trip it saves is the whole gain.
+// larger ones, which a busy broker rolls, are uploaded as before.
 const InlineLocal = 64 << 10
 
 // InlineLocalRate is Options.InlineMaxRate's default: 1 MiB/s, ten times a
