@@ -50,7 +50,7 @@ import (
 const prefixStaged byte = 's'
 
 const (
-	// maxInlinePending bounds the inline objects staged and not yet put
+	// maxInlinePending bounds the inline objects staged and not yet persisted
 	// (at most 256 KiB each, coordapi.MaxInlineObject): commits wait for a
 	// flush beyond it, so a store that falls behind slows producers rather
 	// than filling memory and Pebble.
@@ -73,10 +73,10 @@ type InlineStore interface {
 	Persist(ctx context.Context, keys []string) error
 }
 
-// inlineFlush puts committed inline objects to the store in the background.
+// inlineFlush persists committed inline objects in the background.
 type inlineFlush struct {
 	store InlineStore
-	// slots holds a token per inline object staged and not yet put.
+	// slots holds a token per inline object staged and not yet persisted.
 	slots chan struct{}
 	// queue holds the keys of committed inline objects, for the flusher.
 	queue chan string
