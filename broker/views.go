@@ -53,6 +53,7 @@ func filterView(data, key []byte) []byte {
 		last := at+n == len(data)
 		b, _, err := tiered.CompactBatch(data[at:at+n:at+n], tiered.CompactPolicy{
 			Keep:        keep,
+			Lazy:        true, // a key's batch is usually all its own
 			AskKeyless:  true,
 			RetainEmpty: func(record.Header) bool { return last },
 		})

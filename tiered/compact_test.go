@@ -484,6 +484,74 @@ func TestCompactBatchKeepsRecordBytes(t *testing.T) {
 	}
 }
 
+// TestCompactBatchEveryMask compacts a batch under every choice of kept
+// records, in every codec: the kept records come out, rebuilt, whichever
+// record is dropped first (a lazy pass decodes again when kept records came
+// before it), and a batch keeping all of them comes back as itself.
+func TestCompactBatchEveryMask(t *testing.T) {
+	const n = 5
+	recs := make([]record.Record, n)
+	for i := range recs {
+		recs[i] = record.Record{Key: fmt.Appendf(nil, "k%d", i), Value: fmt.Appendf(nil, "v%d", i), OffsetDelta: int32(i), TimestampDelta: int64(i)}
+	}
+	for c := record.CodecNone; c <= record.CodecZstd; c++ {
+		b, err := record.Build(record.BuildOptions{Codec: c, BaseOffset: 40, BaseTimestamp: 1000}, recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for mask := range 1 << (n + 1) { // the top bit: Lazy
+			asked := map[int64]int{}
+			lazy := mask>>n == 1
+			mask := mask & (1<<n - 1)
+			out, st, err := CompactBatch(b, CompactPolicy{
+				Lazy: lazy,
+				Keep: func(r RecordInfo) bool {
+					asked[r.Offset]++
+					return mask>>(r.Offset-40)&1 == 1
+				},
+				RetainEmpty: func(record.Header) bool { return false },
+			})
+			if err != nil {
+				t.Fatalf("%v mask %05b: %v", c, mask, err)
+			}
+			for off, k := range asked {
+				if k > 2 || !lazy && k > 1 {
+					t.Errorf("%v mask %05b: keep asked %d times about offset %d", c, mask, k, off)
+				}
+			}
+			var want []string
+			for i := range n {
+				if mask>>i&1 == 1 {
+					want = append(want, fmt.Sprintf("%d:k%d=v%d", 40+i, i, i))
+				}
+			}
+			switch {
+			case mask == 0:
+				if out != nil || st.BatchesOut != 0 {
+					t.Errorf("%v: nothing kept gave %d bytes, stats %+v", c, len(out), st)
+				}
+				continue
+			case mask == 1<<n-1:
+				if len(out) != len(b) || &out[0] != &b[0] || st.RewrittenBatches != 0 {
+					t.Errorf("%v: every record kept, but the batch was rebuilt (stats %+v)", c, st)
+				}
+			case st.RewrittenBatches != 1 || st.RecordsKept != int64(len(want)):
+				t.Errorf("%v mask %05b: stats %+v", c, mask, st)
+			}
+			var got []string
+			if err := record.Records(out, func(r *record.Record) error {
+				got = append(got, fmt.Sprintf("%d:%s=%s", 40+int64(r.OffsetDelta), r.Key, r.Value))
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%v mask %05b: records %v, want %v", c, mask, got, want)
+			}
+		}
+	}
+}
+
 func cloneNil(b []byte) []byte {
 	if b == nil {
 		return nil
@@ -599,7 +667,8 @@ func FuzzCompactBatch(f *testing.F) {
 		}
 		in := append([]byte{}, b...)
 		out, st, err := CompactBatch(b, CompactPolicy{
-			Keep:         func(r RecordInfo) bool { return mask>>(uint64(r.Offset)%64)&1 == 1 },
+			Keep:         func(r RecordInfo) bool { return mask>>(uint64(r.Offset)%62)&1 == 1 },
+			Lazy:         mask>>62&1 == 1,
 			RetainEmpty:  func(record.Header) bool { return retain },
 			Marker:       func(record.Header, bool) bool { return mask>>63 == 1 },
 			NowMs:        stamp / 2,
@@ -644,21 +713,32 @@ func BenchmarkCompactBatch(b *testing.B) {
 	for i := range recs {
 		recs[i] = record.Record{Key: fmt.Appendf(nil, "key-%d", i%250), Value: bytes.Repeat([]byte{byte(i)}, 100), TimestampDelta: int64(i)}
 	}
-	keepHalf := func(r RecordInfo) bool { return r.Offset%2 == 0 }
+	keeps := []struct {
+		name string
+		keep func(RecordInfo) bool
+	}{
+		{"half", func(r RecordInfo) bool { return r.Offset%2 == 0 }},
+		{"all", func(RecordInfo) bool { return true }},                      // a view's batch of its key
+		{"last-dropped", func(r RecordInfo) bool { return r.Offset < 499 }}, // decoded twice when lazy
+	}
 	for _, c := range []record.Codec{record.CodecNone, record.CodecLZ4, record.CodecZstd} {
 		batch, err := record.Build(record.BuildOptions{Codec: c}, recs)
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Run(c.String(), func(b *testing.B) {
-			b.SetBytes(int64(len(batch)))
-			b.ReportAllocs()
-			for range b.N {
-				if _, _, err := CompactBatch(batch, CompactPolicy{Keep: keepHalf}); err != nil {
-					b.Fatal(err)
-				}
+		for _, k := range keeps {
+			for _, lazy := range []bool{false, true} {
+				b.Run(fmt.Sprintf("%v/keep=%s/lazy=%v", c, k.name, lazy), func(b *testing.B) {
+					b.SetBytes(int64(len(batch)))
+					b.ReportAllocs()
+					for range b.N {
+						if _, _, err := CompactBatch(batch, CompactPolicy{Keep: k.keep, Lazy: lazy}); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
 			}
-		})
+		}
 	}
 }
 
