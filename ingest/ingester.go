@@ -348,9 +348,13 @@ func (in *Ingester) rollLocked(now time.Time, spend bool) {
 // newBufferLocked returns an empty object buffer for a first append of n
 // bytes, sized from the last object so that each batch is copied once
 // instead of regrowing the buffer: a recycled full-size buffer when the last
-// object was large, else a right-sized new one. in.mu must be held.
+// object was large, else a right-sized new one, of a page at least. Not
+// more: at low load an object is one small produce, and an inline one's
+// buffer is kept by the coordinator until it is written (up to 256 of
+// them), so a 64 KiB floor zeroed and held 64 KiB for each 1 KiB produce.
+// in.mu must be held.
 func (in *Ingester) newBufferLocked(n int) []byte {
-	want := min(max(n, in.mu.lastSize+in.mu.lastSize/4, 64<<10), in.opts.MaxBytes+n)
+	want := min(max(n, in.mu.lastSize+in.mu.lastSize/4, 4<<10), in.opts.MaxBytes+n)
 	if want < in.opts.MaxBytes/2 {
 		return make([]byte, 0, want)
 	}
