@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -154,6 +155,71 @@ func TestFailover(t *testing.T) {
 		t.Fatalf("after the second failover the high watermark is %d, want %d", got, hwm)
 	}
 }
+
+// TestStandbyStalledTail gives a standby a tail of the log that stops
+// delivering (as an ordered consumer lost on the servers does): it notices
+// that the log holds more than it has, tails it again, and catches up.
+func TestStandbyStalledTail(t *testing.T) {
+	srvs := []*server.Server{natstest.Start(t)}
+	a := startNode(t, connect(t, natstest.URLs(srvs)), "a", t.TempDir(), 1, nil)
+	defer a.Close()
+	ca := waitLeader(t, a)
+	tails := &stallingTails{}
+	b, err := Start(connect(t, natstest.URLs(srvs)), Options{
+		ID: "b", LeaseTTL: time.Second, SnapshotInterval: -1,
+		Service:  service.Options{Cluster: "hatest", Coordinator: coordinator.Options{Dir: t.TempDir(), TierInterval: -1, TxnCheckInterval: -1}},
+		testTail: tails.wrap,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	commitN(t, ca, "t", 20)
+	waitFor(t, "the standby to tail the log again and catch up", func() bool {
+		return b.Status().Role == RoleStandby && b.Status().Applied >= a.Status().Applied
+	}, a, b)
+	if n := tails.opened.Load(); n < 2 {
+		t.Fatalf("the standby opened %d tails, want the stalled one and another", n)
+	}
+}
+
+// stallingTails counts the tails a standby opens; the first delivers
+// nothing.
+type stallingTails struct{ opened atomic.Int32 }
+
+func (s *stallingTails) wrap(st jetstream.Stream) jetstream.Stream {
+	return stallingStream{Stream: st, tails: s}
+}
+
+// stallingStream is a stream whose ordered consumers the tails count.
+type stallingStream struct {
+	jetstream.Stream
+	tails *stallingTails
+}
+
+func (s stallingStream) OrderedConsumer(ctx context.Context, cfg jetstream.OrderedConsumerConfig) (jetstream.Consumer, error) {
+	c, err := s.Stream.OrderedConsumer(ctx, cfg)
+	if err != nil || s.tails.opened.Add(1) > 1 {
+		return c, err
+	}
+	return stalledConsumer{c}, nil
+}
+
+// stalledConsumer's messages never come: each Next times out.
+type stalledConsumer struct{ jetstream.Consumer }
+
+func (stalledConsumer) Messages(...jetstream.PullMessagesOpt) (jetstream.MessagesContext, error) {
+	return stalledMessages{}, nil
+}
+
+type stalledMessages struct{}
+
+func (stalledMessages) Next(...jetstream.NextOpt) (jetstream.Msg, error) {
+	time.Sleep(10 * time.Millisecond) // a pull's wait, with nothing delivered
+	return nil, nats.ErrTimeout
+}
+func (stalledMessages) Stop()  {}
+func (stalledMessages) Drain() {}
 
 func topicID(t testing.TB, c *coordinator.Coordinator, name string) coordapi.TopicID {
 	t.Helper()

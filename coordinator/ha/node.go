@@ -78,6 +78,10 @@ type Options struct {
 	// Meters, when set, records the node's metrics (meter
 	// "floe/coordinator/ha"). Default: Service.Meters.
 	Meters service.Meters
+
+	// testTail, when set, stands in for the stream a standby tails (its
+	// OrderedConsumer), for tests of a tail that stops delivering.
+	testTail func(jetstream.Stream) jetstream.Stream
 }
 
 // Role is what a node is doing.
@@ -307,6 +311,10 @@ func (n *Node) run(ctx context.Context) {
 			n.log.Info("the log moved past this replica; restoring", "err", err)
 			continue
 		}
+		if errors.Is(err, errStalled) && ctx.Err() == nil {
+			n.log.Warn("the log's tail stopped delivering; tailing it again", "err", err)
+			continue
+		}
 		if err != nil && ctx.Err() == nil {
 			n.log.Warn("coordinator role ended", "err", err)
 			n.setStatus(func(s *Status) { s.Error = err.Error() })
@@ -528,7 +536,11 @@ func (n *Node) standby(ctx context.Context, stream jetstream.Stream, l *lease) (
 	if adopted {
 		n.log.Info("adopting a coordinator state from before the log")
 	}
-	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+	tail := stream
+	if n.opts.testTail != nil {
+		tail = n.opts.testTail(stream)
+	}
+	cons, err := tail.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: r.next,
 	})
 	if err != nil {
@@ -544,9 +556,13 @@ func (n *Node) standby(ctx context.Context, stream jetstream.Stream, l *lease) (
 	defer it.Stop()
 	nextTry, nextInfo := time.Time{}, time.Time{}
 	holding := false
+	stall := stallWatch{every: n.stallInterval(), at: r.position(), next: time.Now().Add(n.stallInterval())}
 	for {
 		if ctx.Err() != nil {
 			return 0, false, ctx.Err()
+		}
+		if err := stall.check(ctx, stream, r.position()); err != nil {
+			return 0, false, err
 		}
 		if !holding && time.Now().After(nextTry) {
 			nextTry = time.Now().Add(n.pollInterval())
@@ -602,6 +618,50 @@ func (n *Node) standby(ctx context.Context, stream jetstream.Stream, l *lease) (
 			return 0, false, errors.New("ha: the lease ran out while catching up with the log")
 		}
 	}
+}
+
+// errStalled is returned by a standby whose tail of the log stopped
+// delivering while the log held more: it starts over, with a new consumer.
+var errStalled = errors.New("ha: the log's tail stopped delivering")
+
+// stallInterval is how long a standby's tail may deliver nothing while the
+// log holds more before it is made again: ten lease polls, at least a
+// second.
+func (n *Node) stallInterval() time.Duration {
+	return max(10*n.pollInterval(), time.Second)
+}
+
+// stallWatch notices a standby's tail that stopped: an ordered consumer
+// lost on the servers, or a first pull that found no responder (a server
+// of the cluster not yet knowing the consumer), can leave Next timing out
+// for good while the log grows, and a standby stuck so could never lead.
+// Every interval without progress it asks the stream how far the log goes.
+type stallWatch struct {
+	every time.Duration
+	at    uint64 // the position at the last check
+	next  time.Time
+}
+
+// check returns errStalled when the position has not moved for an interval
+// while the log holds messages past it.
+func (w *stallWatch) check(ctx context.Context, stream jetstream.Stream, pos uint64) error {
+	now := time.Now()
+	if pos != w.at {
+		w.at, w.next = pos, now.Add(w.every)
+		return nil
+	}
+	if now.Before(w.next) {
+		return nil
+	}
+	w.next = now.Add(w.every)
+	info, err := stream.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("ha: stream info: %w", err)
+	}
+	if last := info.State.LastSeq; last > pos {
+		return fmt.Errorf("%w: at %d for %v, the log at %d", errStalled, pos, w.every, last)
+	}
+	return nil
 }
 
 // lead fences the log, opens the coordinator service on the replica and
