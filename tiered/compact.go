@@ -30,9 +30,9 @@ import (
 type CompactPolicy struct {
 	// Keep is asked about each keyed record of each non-control batch and
 	// reports whether it stays (OffsetMap.Keep is Kafka's cleaner's rule).
-	// It may be asked more than once about a record (a batch is decoded
-	// again when it turns out to need a rebuild), so it must answer the
-	// same each time. Required.
+	// With Lazy it may be asked more than once about a record (a batch is
+	// decoded again when it turns out to need a rebuild), so it must
+	// answer the same each time. Required.
 	Keep func(RecordInfo) bool
 	// Lazy copies no record until one is dropped, for rules that mostly
 	// keep whole batches (a view's key filter): a batch that keeps every

@@ -84,10 +84,10 @@
 // A standby that takes the lease applies the log to its end, appends its
 // leader entry, and opens the coordinator service on its databases, which
 // loads its state as after a restart. A standby whose tail of the log (an
-// ordered consumer) delivers nothing for ten lease polls, a second at
-// least, while the log holds more, tails it again from where it is: a
-// consumer lost on the servers would otherwise leave it behind for good,
-// unable to lead.
+// ordered consumer) delivers nothing for two checks, ten lease polls (a
+// second at least) apart, while the log held more at the first, tails it
+// again from where it is: a consumer lost on the servers would otherwise
+// leave it behind for good, unable to lead.
 //
 // # Snapshots
 //

@@ -556,7 +556,7 @@ func (n *Node) standby(ctx context.Context, stream jetstream.Stream, l *lease) (
 	defer it.Stop()
 	nextTry, nextInfo := time.Time{}, time.Time{}
 	holding := false
-	stall := stallWatch{every: n.stallInterval(), at: r.position(), next: time.Now().Add(n.stallInterval())}
+	stall := stallWatch{every: n.stallInterval(), at: r.position(), next: time.Now().Add(n.stallInterval()), log: n.log}
 	for {
 		if ctx.Err() != nil {
 			return 0, false, ctx.Err()
@@ -624,9 +624,9 @@ func (n *Node) standby(ctx context.Context, stream jetstream.Stream, l *lease) (
 // delivering while the log held more: it starts over, with a new consumer.
 var errStalled = errors.New("ha: the log's tail stopped delivering")
 
-// stallInterval is how long a standby's tail may deliver nothing while the
-// log holds more before it is made again: ten lease polls, at least a
-// second.
+// stallInterval is how often a standby whose tail delivers nothing checks
+// it: ten lease polls, at least a second. A tail is made again once it has
+// delivered nothing for two intervals while the log held more.
 func (n *Node) stallInterval() time.Duration {
 	return max(10*n.pollInterval(), time.Second)
 }
@@ -635,31 +635,42 @@ func (n *Node) stallInterval() time.Duration {
 // lost on the servers, or a first pull that found no responder (a server
 // of the cluster not yet knowing the consumer), can leave Next timing out
 // for good while the log grows, and a standby stuck so could never lead.
-// Every interval without progress it asks the stream how far the log goes.
+// Every interval without progress it asks the stream how far the log goes,
+// and it calls the tail stalled only when the position is still short of
+// where the log ended an interval before: a message appended just before
+// the question is still on its way, not lost.
 type stallWatch struct {
-	every time.Duration
-	at    uint64 // the position at the last check
-	next  time.Time
+	every  time.Duration
+	at     uint64 // the position at the last check
+	behind uint64 // the log's last sequence an interval ago, 0: not behind
+	next   time.Time
+	log    *slog.Logger
 }
 
-// check returns errStalled when the position has not moved for an interval
-// while the log holds messages past it.
+// check returns errStalled when the position has not moved for two
+// intervals and is still short of where the log ended at the first. A
+// failed question is logged and asked again an interval later: the
+// standby goes on tailing meanwhile.
 func (w *stallWatch) check(ctx context.Context, stream jetstream.Stream, pos uint64) error {
 	now := time.Now()
 	if pos != w.at {
-		w.at, w.next = pos, now.Add(w.every)
+		w.at, w.behind, w.next = pos, 0, now.Add(w.every)
 		return nil
 	}
 	if now.Before(w.next) {
 		return nil
 	}
 	w.next = now.Add(w.every)
+	if w.behind > pos {
+		return fmt.Errorf("%w: at %d for %v, the log at %d by then", errStalled, pos, 2*w.every, w.behind)
+	}
 	info, err := stream.Info(ctx)
 	if err != nil {
-		return fmt.Errorf("ha: stream info: %w", err)
+		w.log.Debug("stream info for the stall check", "err", err)
+		return nil
 	}
 	if last := info.State.LastSeq; last > pos {
-		return fmt.Errorf("%w: at %d for %v, the log at %d", errStalled, pos, w.every, last)
+		w.behind = last
 	}
 	return nil
 }
