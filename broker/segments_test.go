@@ -421,7 +421,7 @@ func TestListOffsetsInSegment(t *testing.T) {
 	type answer struct{ offset, ts int64 }
 	list := func(b *Broker, id coordapi.TopicID, ts int64) answer {
 		t.Helper()
-		o, got, _, err := b.listOffset(ctx, id, 0, ts)
+		o, got, _, _, err := b.listOffset(ctx, id, 0, ts)
 		if err != nil {
 			t.Fatalf("listOffset(%d): %v", ts, err)
 		}
