@@ -205,21 +205,23 @@ func (s stallingStream) OrderedConsumer(ctx context.Context, cfg jetstream.Order
 	return stalledConsumer{c}, nil
 }
 
-// stalledConsumer's messages never come: each Next times out.
+// stalledConsumer's messages never come: each Next waits as a real pull
+// does (it is one) and drops what the pull brings.
 type stalledConsumer struct{ jetstream.Consumer }
 
-func (stalledConsumer) Messages(...jetstream.PullMessagesOpt) (jetstream.MessagesContext, error) {
-	return stalledMessages{}, nil
+func (c stalledConsumer) Messages(opts ...jetstream.PullMessagesOpt) (jetstream.MessagesContext, error) {
+	it, err := c.Consumer.Messages(opts...)
+	return stalledMessages{it}, err
 }
 
-type stalledMessages struct{}
+type stalledMessages struct{ jetstream.MessagesContext }
 
-func (stalledMessages) Next(...jetstream.NextOpt) (jetstream.Msg, error) {
-	time.Sleep(10 * time.Millisecond) // a pull's wait, with nothing delivered
-	return nil, nats.ErrTimeout
+func (m stalledMessages) Next(opts ...jetstream.NextOpt) (jetstream.Msg, error) {
+	if _, err := m.MessagesContext.Next(opts...); err != nil {
+		return nil, err
+	}
+	return nil, nats.ErrTimeout // lost on the way
 }
-func (stalledMessages) Stop()  {}
-func (stalledMessages) Drain() {}
 
 func topicID(t testing.TB, c *coordinator.Coordinator, name string) coordapi.TopicID {
 	t.Helper()
