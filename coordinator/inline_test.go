@@ -31,7 +31,19 @@ func newGatedDir(t *testing.T) *gatedDir {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &gatedDir{Dir: d, puts: make(map[string]int)}
+	return gate(d)
+}
+
+func gate(d *objectstore.Dir) *gatedDir { return &gatedDir{Dir: d, puts: make(map[string]int)} }
+
+// newInlineEnv is a coordinator taking inline objects into a gated
+// directory store, its Persists failing if failing, and a topic "t" of one
+// partition.
+func newInlineEnv(t *testing.T, failing bool) (*testEnv, *gatedDir, coordapi.Topic) {
+	store := newGatedDir(t)
+	store.setFail(failing)
+	e := newEnv(t, func(o *Options) { o.Inline = store })
+	return e, store, e.topic("t", 1, nil)
 }
 
 func (g *gatedDir) Persist(ctx context.Context, keys []string) error {
@@ -92,10 +104,8 @@ func inlineReq(id coordapi.TopicID, key string, n int) *coordapi.CommitRequest {
 // An inline object reads back from the store once its commit returns, is
 // then put durably, and its staged row dropped.
 func TestInlineCommit(t *testing.T) {
-	store := newGatedDir(t)
-	e := newEnv(t, func(o *Options) { o.Inline = store })
+	e, store, tp := newInlineEnv(t, false)
 	ctx := context.Background()
-	tp := e.topic("t", 1, nil)
 	req := inlineReq(tp.ID, "wal/one", 300)
 	resp, err := e.c.CommitObject(ctx, req)
 	if err != nil || resp.Results[0].ErrorCode != 0 || resp.Results[0].BaseOffset != 0 {
@@ -165,11 +175,8 @@ func TestInlineRefused(t *testing.T) {
 // stops (here its Persists fail) and the process with it is persisted by
 // the next Open.
 func TestInlineRestart(t *testing.T) {
-	store := newGatedDir(t)
-	store.setFail(true)
-	e := newEnv(t, func(o *Options) { o.Inline = store })
+	e, store, tp := newInlineEnv(t, true)
 	ctx := context.Background()
-	tp := e.topic("t", 1, nil)
 	var reqs []*coordapi.CommitRequest
 	for i, n := range []int{100, 5000} {
 		req := inlineReq(tp.ID, fmt.Sprintf("wal/%d", i), n)
@@ -190,7 +197,7 @@ func TestInlineRestart(t *testing.T) {
 	if _, err := fresh.Head(ctx, reqs[0].ObjectKey); !errors.Is(err, objectstore.ErrNotFound) {
 		t.Fatalf("a staged object is on disk before its put: %v", err)
 	}
-	store = &gatedDir{Dir: fresh, puts: make(map[string]int)}
+	store = gate(fresh)
 	e.opts.Inline = store
 	e.reopen()
 	for _, req := range reqs {
@@ -210,11 +217,8 @@ func TestInlineRestart(t *testing.T) {
 // Commits wait for a flush once maxInlinePending objects are unflushed,
 // and go on when the store takes them again.
 func TestInlineBackPressure(t *testing.T) {
-	store := newGatedDir(t)
-	store.setFail(true)
-	e := newEnv(t, func(o *Options) { o.Inline = store })
+	e, store, tp := newInlineEnv(t, true)
 	ctx := context.Background()
-	tp := e.topic("t", 1, nil)
 	for i := range maxInlinePending {
 		if _, err := e.c.CommitObject(ctx, inlineReq(tp.ID, fmt.Sprintf("wal/%d", i), 10)); err != nil {
 			t.Fatal(err)
@@ -249,11 +253,8 @@ func TestInlineBackPressure(t *testing.T) {
 // an Open with neither refuses rather than serve batches whose bytes are
 // nowhere else.
 func TestInlineRecoveredWithoutInlineStore(t *testing.T) {
-	store := newGatedDir(t)
-	store.setFail(true)
-	e := newEnv(t, func(o *Options) { o.Inline = store })
+	e, _, tp := newInlineEnv(t, true)
 	ctx := context.Background()
-	tp := e.topic("t", 1, nil)
 	req := inlineReq(tp.ID, "wal/a", 300)
 	if _, err := e.c.CommitObject(ctx, req); err != nil {
 		t.Fatal(err)
