@@ -150,17 +150,23 @@ func syncedWriter(b *testing.B, path string, stop <-chan struct{}) {
 //   - create: a new file written and fsynced (Dir.Put's temporary file);
 //   - dir: then renamed and the directory fsynced (Dir.Put's rename made
 //     durable: a journal commit of its own);
-//   - put: create and dir as one Dir.Put does them, timed together.
+//   - put: create and dir as one Dir.Put does them, timed together;
+//   - direct: a 4 KiB O_DIRECT write into written blocks, no sync: the
+//     device's write round trip alone (skipped without O_DIRECT);
+//   - flush: an fdatasync with nothing to write: the device's cache flush
+//     alone.
 //
-// A produce costs put and append in turn; issue 11's p50 target of 1.0 ms
-// needs fewer than that. Renaming before the file's fsync, or fsyncing the
-// directory beside the file, was measured too: under a tenth off put, as
-// the device serialises the two journal commits anyway.
+// A produce cost put and append in turn; with inline objects
+// (coordinator/inline.go) it costs append, which is direct and flush one
+// after the other (and the inode, as the file grows). Renaming before the
+// file's fsync, or fsyncing the directory beside the file, was measured
+// too: under a tenth off put, as the device serialises the two journal
+// commits anyway.
 //
 //	go test ./objectstore -run '^$' -bench DiskSync -benchtime 300x
 func BenchmarkDiskSync(b *testing.B) {
 	for _, pace := range []time.Duration{0, 10 * time.Millisecond} {
-		for _, op := range []string{"overwrite", "append", "create", "dir", "put"} {
+		for _, op := range []string{"overwrite", "append", "create", "dir", "put", "direct", "flush"} {
 			b.Run(fmt.Sprintf("pace=%v/op=%s", pace, op), func(b *testing.B) { benchDiskSync(b, pace, op) })
 		}
 	}
@@ -170,12 +176,23 @@ func benchDiskSync(b *testing.B, pace time.Duration, op string) {
 	root := b.TempDir()
 	buf := make([]byte, 1024)
 	const block = 4096
+	aligned := alignedBuf(block)
 	f, err := os.OpenFile(filepath.Join(root, "log"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer f.Close()
-	if op == "overwrite" {
+	var direct *os.File
+	if op == "direct" {
+		if openDirectFlag == 0 {
+			b.Skip("no O_DIRECT here")
+		}
+		if direct, err = os.OpenFile(f.Name(), os.O_RDWR|openDirectFlag, 0); err != nil {
+			b.Skip("O_DIRECT refused:", err)
+		}
+		defer direct.Close()
+	}
+	if op == "overwrite" || op == "direct" || op == "flush" {
 		if _, err := f.Write(make([]byte, b.N*block)); err != nil {
 			b.Fatal(err)
 		}
@@ -226,6 +243,13 @@ func benchDiskSync(b *testing.B, pace time.Duration, op string) {
 				check(os.Rename(name+".tmp", name))
 				check(dir.Sync())
 			}
+		case "direct":
+			start = time.Now()
+			_, err := direct.WriteAt(aligned, int64(i*block))
+			check(err)
+		case "flush":
+			start = time.Now()
+			check(fdatasync(f))
 		case "put":
 			name := filepath.Join(root, fmt.Sprintf("obj-%d", i))
 			start = time.Now()
