@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -217,11 +218,33 @@ func benchHierarchicalFetch(b *testing.B, cfg hierBenchConfig, pattern string) {
 	type measured struct {
 		time, minio, broker time.Duration
 		bytes               int64
+		// served is the broker's mean time serving each of its Kafka
+		// requests (floe_kafka_request_duration_seconds), by API.
+		served map[string]time.Duration
+	}
+	servedAPIs := []string{"Metadata", "ListOffsets", "Fetch"}
+	// requestTimes returns the broker's request seconds and counts so far,
+	// by API. Before a consume an API the broker never served has none
+	// (no series yet); after it, every one must be there.
+	requestTimes := func(after bool) (secs, counts map[string]float64) {
+		secs, counts = map[string]float64{}, map[string]float64{}
+		for _, api := range servedAPIs {
+			label := `api="` + api + `"`
+			var err error
+			if secs[api], err = floetest.Metric(fresh.HTTPAddr, "floe_kafka_request_duration_seconds_sum", label); err == nil {
+				counts[api], err = floetest.Metric(fresh.HTTPAddr, "floe_kafka_request_duration_seconds_count", label)
+			}
+			if err != nil && after {
+				b.Fatal(err)
+			}
+		}
+		return secs, counts
 	}
 	// consume reads topic from the start with a fresh franz-go consumer
 	// until keep has kept want records and it has reached offset end.
 	consume := func(topic string, want int, end int64, keep func(*kgo.Record) bool) measured {
 		before := objectStoreGetBytes(b, fresh.HTTPAddr)
+		secs0, counts0 := requestTimes(false)
 		minio0, broker0 := cpu()
 		start := time.Now()
 		cl := newFranzClient(b, fresh.KafkaAddr, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -245,6 +268,13 @@ func benchHierarchicalFetch(b *testing.B, cfg hierBenchConfig, pattern string) {
 		m.minio, m.broker = minio1-minio0, broker1-broker0
 		cl.Close()
 		m.bytes = objectStoreGetBytes(b, fresh.HTTPAddr) - before
+		secs1, counts1 := requestTimes(true)
+		m.served = map[string]time.Duration{}
+		for _, api := range servedAPIs {
+			if n := counts1[api] - counts0[api]; n > 0 {
+				m.served[api] = time.Duration((secs1[api] - secs0[api]) / n * float64(time.Second))
+			}
+		}
 		return m
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -300,6 +330,9 @@ func benchHierarchicalFetch(b *testing.B, cfg hierBenchConfig, pattern string) {
 	b.ReportMetric(ms(viewTime), "view-ms")
 	b.ReportMetric(ms(median(views, func(m measured) time.Duration { return m.minio })), "view-minio-cpu-ms")
 	b.ReportMetric(ms(median(views, func(m measured) time.Duration { return m.broker })), "view-broker-cpu-ms")
+	for _, api := range servedAPIs {
+		b.ReportMetric(ms(median(views, func(m measured) time.Duration { return m.served[api] })), "view-"+strings.ToLower(api)+"-ms")
+	}
 	b.ReportMetric(ms(warmTime), "warm-view-ms")
 	b.ReportMetric(ms(scan.time), "scan-ms")
 	b.ReportMetric(ms(scan.minio), "scan-minio-cpu-ms")
