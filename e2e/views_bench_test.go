@@ -80,18 +80,25 @@ import (
 // with it.
 //
 // Later on 2026-12-03, with a view's key filter copying nothing of a batch
-// that is all its key's (tiered.CompactPolicy.Lazy; the filter had been 7%
-// of the broker's CPU in a view, and most of its allocations), -benchtime
-// 5x, three runs: views of 18.6, 25.9 and 23.8 ms (warm 15.4, 22.4 and
-// 22.6), scans of 809, 981 and 1,025 ms: 43x, 38x and 43x (warm 53x, 44x
-// and 45x). Per view MinIO still ran 17-18 ms of CPU and the broker 11-15
-// (a profile of 900 views: a tenth of it in the S3 client, the rest the
-// Kafka connections, NATS and the runtime); GOGC=400 for the broker
-// changed neither. With ListOffsets answering a starting consumer's
-// earliest offset from one coordinator call instead of two (a view's
-// ListOffsets 0.79 -> 0.37 ms, its whole view with a warm cache 4.5 -> 3.3
-// ms): views of 22.9 ms (warm 20.2), the scan 914 ms, 40x (warm 45x). The
-// time target stays out of reach on these 2 cores.
+// that is all its key's (tiered.CompactPolicy.Lazy; in a CPU profile of
+// 987 views from the broker's /debug/pprof the filter had been 7.6% of the
+// broker's CPU, and most of its allocations), -benchtime 5x, three runs:
+// views of 18.6, 25.9 and 23.8 ms (warm 15.4, 22.4 and 22.6), scans of 809,
+// 981 and 1,025 ms: 43x, 38x and 43x (warm 53x, 44x and 45x). Per view
+// MinIO still ran 17-18 ms of CPU and the broker 11-15 (that profile: 18%
+// of it in the S3 client, the rest the Kafka connections, NATS and the
+// runtime).
+//
+// The benchmark also reports the broker's mean time serving each of a
+// view's Metadata, ListOffsets and Fetch (view-*-ms). With ListOffsets
+// answering earliest and latest from one coordinator call instead of two:
+// view-listoffsets-ms 0.37-0.50 against 0.86 with the old code in the same
+// benchmark; four runs of views of 18.7, 16.8, 18.5 and 15.9 ms (warm 14.4,
+// 16.6, 14.9 and 15.6), scans of 884, 770, 883 and 754 ms: 47x, 46x, 48x
+// and 47x (warm 62x, 46x, 59x and 48x). view-fetch-ms, the Fetch and its
+// ten GETs, is 13.5-14.8 of a view's time. --fetch-concurrency 4 and 2 made
+// views slower (21.9 and 19.6 ms). The target is at the edge of these
+// 2 cores' noise: one run of the old ListOffsets gave 52x.
 func BenchmarkHierarchicalFetch(b *testing.B) {
 	cfg := hierBenchConfig{
 		records:    envInt(b, "FLOE_BENCH_RECORDS", 1_000_000),
