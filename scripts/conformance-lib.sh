@@ -11,6 +11,19 @@
 #   maven_classpath PROJECT       `mvn package` PROJECT into $FLOE_M2; sets
 #                                 classpath (PROJECT/target/classpath.txt)
 #   broker_log_tail               the broker log's tail, after a failure
+#
+# For a client's checks program that takes BOOTSTRAP [REGEXP] and prints
+# PASS/FAIL lines (conformance-sarama.sh, -kafkajs.sh, -python.sh):
+#
+#   client_args "$@"              parse --against HOST:PORT, --against-kafka,
+#                                 -h (the calling script's header) and REGEX;
+#                                 sets against and filter
+#   client_target LABEL           start floe or Apache Kafka (scripts/
+#                                 kafka-local.sh) or take --against; sets
+#                                 bootstrap and says which on stderr
+#   client_run CMD...             run CMD... "$bootstrap" [REGEX], then the
+#                                 broker's or Kafka's log after a failure;
+#                                 exits with CMD's status
 
 m2="${FLOE_M2:-$HOME/.cache/floe-m2}"
 work="$(mktemp -d)"
@@ -69,4 +82,47 @@ maven_classpath() {
 broker_log_tail() {
   echo "--- tail of the broker's log (all of it in $work/broker.log with KEEP=1):" >&2
   tail -40 "$work/broker.log" >&2
+}
+
+client_args() {
+  against=""
+  filter=""
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --against) against="${2:?--against needs HOST:PORT}"; shift 2 ;;
+      --against=*) against="${1#--against=}"; shift ;;
+      --against-kafka) against=kafka; shift ;;
+      -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+      *) filter="$1"; shift ;;
+    esac
+  done
+}
+
+client_target() {
+  local label="$1"
+  if [ "$against" = kafka ]; then
+    . scripts/kafka-local.sh
+    on_exit+=(kafka_stop)
+    kafka_start "$work/kafka"
+    bootstrap="$kafka_bootstrap"
+    echo "$label conformance against Apache Kafka 4.4.0 at $bootstrap" >&2
+  elif [ -z "$against" ]; then
+    start_floe
+    echo "$label conformance against floe at $bootstrap" >&2
+  else
+    bootstrap="$against"
+    echo "$label conformance against $bootstrap" >&2
+  fi
+}
+
+client_run() {
+  local status=0 start=$SECONDS
+  "$@" "$bootstrap" ${filter:+"$filter"} || status=$?
+  echo "($((SECONDS - start)) s)" >&2
+  if [ "$status" -ne 0 ] && [ -n "$broker_pid" ]; then
+    broker_log_tail
+  elif [ "$status" -ne 0 ] && [ "$against" = kafka ]; then
+    echo "--- Kafka's log: $kafka_log (kept with KEEP=1)" >&2
+  fi
+  exit "$status"
 }
