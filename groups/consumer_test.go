@@ -444,6 +444,37 @@ func TestConsumerUniformBalance(t *testing.T) {
 	}
 }
 
+// TestConsumerJoinsNewTopic: a member joining right after its topic was
+// created gets the topic's partitions in its first heartbeat's assignment,
+// though the cached snapshot predates the topic, once that snapshot is
+// topicMissRefresh old; a younger one is kept (the listing's rate bound).
+func TestConsumerJoinsNewTopic(t *testing.T) {
+	h, ft := newConsumerHarness(t)
+	ft.set("old", 1)
+	wantCode(t, "join old", h.hb(joinHB("g1", "a", "old")).ErrorCode, nil)
+	age := func(d time.Duration) {
+		h.gs.topicCache.mu.Lock()
+		h.gs.topicCache.mu.at = time.Now().Add(-d)
+		h.gs.topicCache.mu.Unlock()
+	}
+
+	young := ft.set("young", 2)
+	age(0)
+	r := h.hb(joinHB("g2", "b", "young"))
+	wantCode(t, "join young", r.ErrorCode, nil)
+	if got := assigned(r); got.count() != 0 {
+		t.Fatalf("a snapshot younger than topicMissRefresh was refreshed: assignment %v", got)
+	}
+
+	fresh := ft.set("fresh", 3)
+	age(topicMissRefresh)
+	r = h.hb(joinHB("g3", "c", "fresh", "young"))
+	wantCode(t, "join fresh", r.ErrorCode, nil)
+	if got := assigned(r); !got.equal(partitions{fresh: {0, 1, 2}, young: {0, 1}}) {
+		t.Fatalf("first assignment %v, want fresh's 3 partitions and young's 2", got)
+	}
+}
+
 func TestConsumerRegexSubscription(t *testing.T) {
 	h, ft := newConsumerHarness(t)
 	foo1, foo2 := ft.set("foo-1", 1), ft.set("foo-2", 1)

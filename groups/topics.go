@@ -61,19 +61,31 @@ type topicCache struct {
 // maxSubscribedViews bounds the view names the topic cache resolves.
 const maxSubscribedViews = 10000
 
-// noteSubscribed records the names with a '/' in names that the current
-// snapshot lacks, so that the next snapshot resolves them as views, and
-// drops the snapshot when it recorded one. It does nothing without a
-// TopicResolver.
+// topicMissRefresh is how old a snapshot must be before a subscription to a
+// name it lacks drops it: a consumer started right after its topic was
+// created gets the topic's partitions in its first heartbeat's assignment,
+// as Kafka's coordinator gives them, instead of waiting a heartbeat interval
+// (5 s by default) for the next; subscriptions to names that do not exist
+// list the topics at most this often.
+const topicMissRefresh = 50 * time.Millisecond
+
+// noteSubscribed looks at the topic names a heartbeat subscribes to (sent
+// when a member joins or changes its subscription). It drops the snapshot
+// when it lacks one of them and is topicMissRefresh old, and, with a
+// TopicResolver, records the names with a '/' that it lacks, so that the
+// next snapshot resolves them as views (dropping it when it recorded one).
 func (gs *Groups) noteSubscribed(names []string) {
-	if _, ok := gs.opts.Topics.(TopicResolver); !ok {
-		return
-	}
+	_, resolver := gs.opts.Topics.(TopicResolver)
 	c := &gs.topicCache
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, n := range names {
-		if !strings.Contains(n, "/") {
+		if c.mu.snap != nil && time.Since(c.mu.at) >= topicMissRefresh {
+			if _, ok := c.mu.snap.byName[n]; !ok {
+				c.mu.snap = nil
+			}
+		}
+		if !resolver || !strings.Contains(n, "/") {
 			continue
 		}
 		if _, ok := c.mu.views[n]; ok {
