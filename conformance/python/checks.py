@@ -1,0 +1,464 @@
+"""Conformance checks of Python's Kafka clients against a Kafka-compatible cluster.
+
+    python checks.py BOOTSTRAP [REGEXP]
+
+Two clients: confluent-kafka (Confluent's, on librdkafka: the checks named
+confluent-*) and kafka-python (pure Python, its own protocol code: kafka-python-*).
+Each check prints "PASS name" or "FAIL name: reason"; the run ends with
+"N passed, N failed" and exits with 1 if any failed. scripts/conformance-python.sh
+installs the pinned packages (requirements.txt) in a cached virtualenv and starts
+floe (or Apache Kafka, to prove the checks). CHECK_TIMEOUT (seconds, default 60)
+bounds each check.
+"""
+
+import itertools
+import os
+import re
+import sys
+import threading
+import time
+
+import confluent_kafka as ck
+import confluent_kafka.admin as cka
+import kafka as kp
+import kafka.admin as kpa
+
+BOOTSTRAP = ""
+SUFFIX = format(int(time.time() * 1000) % 10**9, "x")
+_names = itertools.count(1)
+
+
+class CheckFailed(Exception):
+    """A check's failure: the cluster did not behave as Apache Kafka does."""
+
+
+def expect(cond, msg):
+    if not cond:
+        raise CheckFailed(msg)
+
+
+def name(base):
+    return f"py-{base}-{SUFFIX}-{next(_names)}"
+
+
+def keyed(n, tag, parts=1):
+    """n records (partition, key, value, headers) to partitions 0..parts-1 in turn."""
+    return [(i % parts, f"k-{i}".encode(), f"{tag} value {i} {'x' * (i % 40)}".encode(),
+             [("i", str(i).encode()), ("tag", tag.encode())]) for i in range(n)]
+
+
+def same(want, got):
+    """want: {(partition, offset): (key, value, headers)} as acknowledged; got the same, as read."""
+    expect(len(got) == len(want), f"read {len(got)} records, produced {len(want)}")
+    for pos, (k, v, h) in want.items():
+        expect(pos in got, f"no record read at {pos}")
+        gk, gv, gh = got[pos]
+        expect((gk, gv) == (k, v), f"record at {pos}: {gk!r}={gv!r}, produced {k!r}={v!r}")
+        expect(list(gh) == list(h), f"record at {pos}: headers {gh}, produced {h}")
+
+
+def eventually(seconds, f):
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return f()
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+# --- confluent-kafka (librdkafka) ---------------------------------------------
+
+def ck_conf(**kw):
+    conf = {"bootstrap.servers": BOOTSTRAP, "client.id": "floe-conformance-python"}
+    conf.update({k.replace("_", "."): v for k, v in kw.items()})
+    return conf
+
+
+def ck_admin():
+    return cka.AdminClient(ck_conf())
+
+
+def ck_create(topic, partitions):
+    adm = ck_admin()  # referenced until the futures are done: a collected client fails them
+    for f in adm.create_topics([cka.NewTopic(topic, partitions, 1)]).values():
+        f.result(30)
+
+
+def ck_produce(topic, records, **conf):
+    """Produces records and returns {(partition, offset): (key, value, headers)} as acknowledged."""
+    p = ck.Producer(ck_conf(acks="all", linger_ms=5, **conf))
+    acked, errors = {}, []
+
+    def report(headers):
+        # A delivery report carries no headers: they are the ones sent.
+        def on_delivery(err, msg):
+            if err is not None:
+                errors.append(err)
+            else:
+                acked[(msg.partition(), msg.offset())] = (msg.key(), msg.value(), headers)
+        return on_delivery
+
+    for part, k, v, h in records:
+        p.produce(topic, value=v, key=k, headers=h, partition=part, on_delivery=report(h))
+    left = p.flush(30)
+    expect(left == 0 and not errors, f"produce: {left} not delivered, errors {errors}")
+    return acked
+
+
+def ck_read_to_end(topic, partitions, **conf):
+    """Reads every partition from the start until librdkafka reports its end (enable.partition.eof)."""
+    c = ck.Consumer(ck_conf(group_id=name("reader"), enable_partition_eof=True, enable_auto_commit=False, **conf))
+    try:
+        c.assign([ck.TopicPartition(topic, p, ck.OFFSET_BEGINNING) for p in range(partitions)])
+        got, ended = {}, set()
+        deadline = time.monotonic() + 20
+        while len(ended) < partitions:
+            expect(time.monotonic() < deadline, f"read {len(got)} records, ends of {sorted(ended)} in 20 s")
+            m = c.poll(0.5)
+            if m is None:
+                continue
+            if m.error():
+                expect(m.error().code() == ck.KafkaError._PARTITION_EOF, f"consume: {m.error()}")
+                ended.add(m.partition())
+                continue
+            got[(m.partition(), m.offset())] = (m.key(), m.value(), m.headers() or [])
+        return got
+    finally:
+        c.close()
+
+
+def ck_produce_consume(codec):
+    def check():
+        topic = name(f"ck-{codec}")
+        ck_create(topic, 2)
+        acked = ck_produce(topic, keyed(200, codec, 2), enable_idempotence=True, compression_type=codec)
+        same(acked, ck_read_to_end(topic, 2))
+    return check
+
+
+def ck_admin_topics():
+    adm = ck_admin()
+    topic = name("ck-admin")
+    ck_create(topic, 3)
+    try:
+        ck_create(topic, 3)
+        raise CheckFailed("create again: no error")
+    except ck.KafkaException as e:
+        expect(e.args[0].code() == ck.KafkaError.TOPIC_ALREADY_EXISTS, f"create again: {e}")
+    md = adm.list_topics(topic, timeout=10).topics[topic]
+    expect(md.error is None and len(md.partitions) == 3, f"metadata: {md.error}, {len(md.partitions)} partitions")
+    for p in md.partitions.values():
+        expect(p.leader >= 0 and p.leader in p.replicas, f"partition {p.id}: leader {p.leader}, replicas {p.replicas}")
+    res = cka.ConfigResource(cka.ResourceType.TOPIC, topic)
+    entries = adm.describe_configs([res])[res].result(10)
+    expect(entries["retention.ms"].value and entries["cleanup.policy"].value == "delete",
+           f"describe configs: retention.ms {entries.get('retention.ms')}, cleanup.policy {entries.get('cleanup.policy')}")
+    for f in adm.create_partitions([cka.NewPartitions(topic, 5)]).values():
+        f.result(10)
+    eventually(10, lambda: expect(len(adm.list_topics(topic, timeout=10).topics[topic].partitions) == 5, "not 5 partitions"))
+    ck_produce(topic, [(4, k, v, h) for _, k, v, h in keyed(5, "admin")])
+    for f in adm.delete_records([ck.TopicPartition(topic, 4, 3)]).values():
+        f.result(10)
+    tp = ck.TopicPartition(topic, 4)
+    low = adm.list_offsets({tp: cka.OffsetSpec.earliest()})[tp].result(10).offset
+    high = adm.list_offsets({tp: cka.OffsetSpec.latest()})[tp].result(10).offset
+    expect((low, high) == (3, 5), f"list offsets after delete records: {low}..{high}, want 3..5")
+    got = ck_read_to_end(topic, 5)
+    expect(sorted(o for p, o in got if p == 4) == [3, 4], f"after delete records read {sorted(got)}")
+    for f in adm.delete_topics([topic]).values():
+        f.result(10)
+    eventually(10, lambda: expect(topic not in adm.list_topics(timeout=10).topics, "deleted topic still listed"))
+
+
+def ck_offsets_for_times():
+    topic = name("ck-times")
+    ck_create(topic, 1)
+    t0 = (int(time.time()) - 3600) * 1000
+    p = ck.Producer(ck_conf())
+    for i in range(3):
+        p.produce(topic, value=b"v%d" % i, partition=0, timestamp=t0 + 1000 * i)
+    expect(p.flush(30) == 0, "produce: not delivered")
+    c = ck.Consumer(ck_conf(group_id=name("times")))
+    try:
+        for at, want in [(t0 - 60000, 0), (t0, 0), (t0 + 500, 1), (t0 + 2000, 2), (t0 + 3000, -1)]:
+            got = c.offsets_for_times([ck.TopicPartition(topic, 0, at)], 10)[0]
+            expect(got.error is None and got.offset == want, f"offset for t0+{at - t0} ms: {got.offset} ({got.error}), want {want}")
+    finally:
+        c.close()
+
+
+def ck_group_consume(c, n):
+    got = {}
+    deadline = time.monotonic() + 30
+    while len(got) < n:
+        expect(time.monotonic() < deadline, f"group read {len(got)} of {n} records in 30 s")
+        m = c.poll(0.5)
+        if m is None:
+            continue
+        expect(not m.error(), f"group consume: {m.error()}")
+        got[(m.partition(), m.offset())] = (m.key(), m.value(), m.headers() or [])
+    return got
+
+
+def ck_group(protocol):
+    """A group member (classic or KIP-848, per group.protocol) reads 30 records of 2 partitions and
+    commits; the group's offsets are the ends, it is listed and described; a restarted member reads
+    exactly the 10 produced since; the group is then deleted."""
+    def check():
+        topic, group = name(f"ck-{protocol}"), name(f"ck-{protocol}-id")
+        ck_create(topic, 2)
+        first = ck_produce(topic, keyed(30, "first", 2))
+        ends = {}
+        for p, o in first:
+            ends[p] = max(ends.get(p, 0), o + 1)
+        conf = {"group.id": group, "auto.offset.reset": "earliest", "enable.auto.commit": False, "group.protocol": protocol}
+        c = ck.Consumer(ck_conf(**{k.replace(".", "_"): v for k, v in conf.items()}))
+        c.subscribe([topic])
+        ck_group_consume(c, 30)
+        c.commit(asynchronous=False)
+        c.close()
+        adm = ck_admin()
+        req = ck.ConsumerGroupTopicPartitions(group, [ck.TopicPartition(topic, p) for p in ends])
+        offs = adm.list_consumer_group_offsets([req])[group].result(10)
+        committed = {tp.partition: tp.offset for tp in offs.topic_partitions}
+        expect(committed == ends, f"committed offsets {committed}, want {ends}")
+        listed = adm.list_consumer_groups().result(10)
+        expect(any(g.group_id == group for g in listed.valid), f"list groups: {group} not listed")
+        desc = adm.describe_consumer_groups([group])[group].result(10)
+        expect(desc.state == ck.ConsumerGroupState.EMPTY, f"describe group: state {desc.state}")
+        second = ck_produce(topic, keyed(10, "second", 2))
+        c = ck.Consumer(ck_conf(**{k.replace(".", "_"): v for k, v in conf.items()}))
+        c.subscribe([topic])
+        try:
+            same(second, ck_group_consume(c, 10))
+        finally:
+            c.close()
+        for f in adm.delete_consumer_groups([group]).values():
+            f.result(10)
+    return check
+
+
+def ck_txn():
+    """A transactional producer commits 5, aborts 3, commits 2; read_committed (librdkafka's default)
+    reads the 7 to the end, read_uncommitted all 10, skipping the markers."""
+    topic = name("ck-txn")
+    ck_create(topic, 1)
+    p = ck.Producer(ck_conf(transactional_id=name("ck-txn-id")))
+    p.init_transactions(30)
+    committed = []
+    for n, commit in [(5, True), (3, False), (2, True)]:
+        p.begin_transaction()
+        recs = keyed(n, f"txn-{commit}")
+        for part, k, v, h in recs:
+            p.produce(topic, value=v, key=k, headers=h, partition=part)
+        # Delivered first: an abort purges what is still queued, and the
+        # aborted records must be in the log for read_uncommitted.
+        expect(p.flush(30) == 0, "produce in a transaction: not delivered")
+        if commit:
+            p.commit_transaction(30)
+            committed += [v for _, _, v, _ in recs]
+        else:
+            p.abort_transaction(30)
+    rc = ck_read_to_end(topic, 1)
+    expect([rc[pos][1] for pos in sorted(rc)] == committed, f"read_committed read {[rc[pos][1] for pos in sorted(rc)]}")
+    ru = ck_read_to_end(topic, 1, isolation_level="read_uncommitted")
+    expect(sorted(o for _, o in ru) == [0, 1, 2, 3, 4, 6, 7, 8, 10, 11], f"read_uncommitted offsets {sorted(ru)}")
+
+
+# --- kafka-python --------------------------------------------------------------
+
+def kp_create(topic, partitions):
+    adm = kpa.KafkaAdminClient(bootstrap_servers=BOOTSTRAP)
+    try:
+        adm.create_topics([kpa.NewTopic(topic, partitions, 1)])
+    finally:
+        adm.close()
+
+
+def kp_produce(topic, records, **conf):
+    p = kp.KafkaProducer(bootstrap_servers=BOOTSTRAP, acks="all", **conf)
+    try:
+        futures = [(p.send(topic, key=k, value=v, headers=h, partition=part), k, v, h) for part, k, v, h in records]
+        p.flush(30)
+        acked = {}
+        for f, k, v, h in futures:
+            md = f.get(30)
+            acked[(md.partition, md.offset)] = (k, v, h)
+        return acked
+    finally:
+        p.close()
+
+
+def kp_read(consumer, n):
+    got = {}
+    deadline = time.monotonic() + 30
+    while len(got) < n:
+        expect(time.monotonic() < deadline, f"read {len(got)} of {n} records in 30 s")
+        for recs in consumer.poll(500).values():
+            for r in recs:
+                got[(r.partition, r.offset)] = (r.key, r.value, list(r.headers))
+    return got
+
+
+def kp_produce_consume(codec):
+    def check():
+        topic = name(f"kp-{codec}")
+        kp_create(topic, 2)
+        acked = kp_produce(topic, keyed(200, codec, 2), enable_idempotence=True,
+                           compression_type=None if codec == "none" else codec)
+        c = kp.KafkaConsumer(bootstrap_servers=BOOTSTRAP, enable_auto_commit=False)
+        try:
+            tps = [kp.TopicPartition(topic, p) for p in range(2)]
+            c.assign(tps)
+            c.seek_to_beginning(*tps)
+            same(acked, kp_read(c, 200))
+            ends = c.end_offsets(tps)
+            expect(sum(ends.values()) == 200 and c.beginning_offsets(tps) == {tp: 0 for tp in tps},
+                   f"offsets: beginning {c.beginning_offsets(tps)}, end {ends}")
+        finally:
+            c.close()
+    return check
+
+
+def kp_offsets_for_times():
+    topic = name("kp-times")
+    kp_create(topic, 1)
+    t0 = (int(time.time()) - 3600) * 1000
+    p = kp.KafkaProducer(bootstrap_servers=BOOTSTRAP)
+    for i in range(3):
+        p.send(topic, value=b"v%d" % i, partition=0, timestamp_ms=t0 + 1000 * i)
+    p.flush(30)
+    p.close()
+    c = kp.KafkaConsumer(bootstrap_servers=BOOTSTRAP)
+    try:
+        tp = kp.TopicPartition(topic, 0)
+        for at, want in [(t0 - 60000, 0), (t0, 0), (t0 + 500, 1), (t0 + 2000, 2), (t0 + 3000, None)]:
+            got = c.offsets_for_times({tp: at})[tp]
+            expect((got and got.offset) == want, f"offset for t0+{at - t0} ms: {got}, want {want}")
+    finally:
+        c.close()
+
+
+def kp_group_commit_resume():
+    topic, group = name("kp-group"), name("kp-group-id")
+    kp_create(topic, 2)
+    kp_produce(topic, keyed(30, "first", 2))
+    conf = dict(bootstrap_servers=BOOTSTRAP, group_id=group, auto_offset_reset="earliest", enable_auto_commit=False)
+    c = kp.KafkaConsumer(topic, **conf)
+    first = kp_read(c, 30)
+    c.commit()
+    c.close()
+    ends = {}
+    for p, o in first:
+        ends[p] = max(ends.get(p, 0), o + 1)
+    second = kp_produce(topic, keyed(10, "second", 2))
+    c = kp.KafkaConsumer(topic, **conf)
+    try:
+        got = kp_read(c, 10)
+        same(second, got)
+        committed = {tp.partition: c.committed(tp) for tp in [kp.TopicPartition(topic, p) for p in ends]}
+        expect(committed == ends, f"committed {committed}, want {ends}")
+    finally:
+        c.close()
+
+
+def kp_txn():
+    topic = name("kp-txn")
+    kp_create(topic, 1)
+    p = kp.KafkaProducer(bootstrap_servers=BOOTSTRAP, transactional_id=name("kp-txn-id"))
+    p.init_transactions()
+    committed = []
+    for n, commit in [(5, True), (3, False), (2, True)]:
+        p.begin_transaction()
+        recs = keyed(n, f"txn-{commit}")
+        for part, k, v, h in recs:
+            p.send(topic, key=k, value=v, headers=h, partition=part)
+        p.flush(30)  # as in ck_txn: the aborted records are sent before the abort
+        if commit:
+            p.commit_transaction()
+            committed += [v for _, _, v, _ in recs]
+        else:
+            p.abort_transaction()
+    p.close()
+    for level, want in [("read_committed", 7), ("read_uncommitted", 10)]:
+        c = kp.KafkaConsumer(bootstrap_servers=BOOTSTRAP, isolation_level=level, enable_auto_commit=False)
+        try:
+            tp = kp.TopicPartition(topic, 0)
+            c.assign([tp])
+            c.seek_to_beginning(tp)
+            got = kp_read(c, want)
+            if level == "read_committed":
+                expect([got[pos][1] for pos in sorted(got)] == committed, f"read_committed read {sorted(got)}")
+            else:
+                expect(sorted(o for _, o in got) == [0, 1, 2, 3, 4, 6, 7, 8, 10, 11], f"read_uncommitted offsets {sorted(got)}")
+            end = c.end_offsets([tp])[tp]
+            expect(end == 13, f"{level} end offset {end}, want 13 (10 records, 3 markers)")
+        finally:
+            c.close()
+
+
+CHECKS = (
+    [(f"confluent-produce-consume-{c}", ck_produce_consume(c)) for c in ("none", "gzip", "snappy", "lz4", "zstd")]
+    + [
+        ("confluent-admin-topics", ck_admin_topics),
+        ("confluent-offsets-for-times", ck_offsets_for_times),
+        ("confluent-group-classic", ck_group("classic")),
+        ("confluent-group-kip848", ck_group("consumer")),
+        ("confluent-txn-commit-abort", ck_txn),
+    ]
+    + [(f"kafka-python-produce-consume-{c}", kp_produce_consume(c)) for c in ("none", "gzip", "snappy", "lz4", "zstd")]
+    + [
+        ("kafka-python-offsets-for-times", kp_offsets_for_times),
+        ("kafka-python-group-commit-resume", kp_group_commit_resume),
+        ("kafka-python-txn-commit-abort", kp_txn),
+    ]
+)
+
+
+def run_bounded(f, timeout):
+    """Runs f in a daemon thread; a check that hangs fails and is left behind."""
+    result = []
+
+    def target():
+        try:
+            f()
+            result.append(None)
+        except Exception as e:  # noqa: BLE001 -- every failure is reported
+            result.append(e)
+
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    t.join(timeout)
+    if not result:
+        return CheckFailed(f"no result within {timeout} s")
+    return result[0]
+
+
+def main():
+    global BOOTSTRAP
+    if len(sys.argv) not in (2, 3):
+        print("usage: checks.py BOOTSTRAP [REGEXP]", file=sys.stderr)
+        sys.exit(2)
+    BOOTSTRAP = sys.argv[1]
+    pattern = re.compile(sys.argv[2] if len(sys.argv) == 3 else "")
+    timeout = int(os.environ.get("CHECK_TIMEOUT", "60"))
+    passed = failed = 0
+    for check_name, f in CHECKS:
+        if not pattern.search(check_name):
+            continue
+        start = time.monotonic()
+        err = run_bounded(f, timeout)
+        if err is None:
+            passed += 1
+            print(f"PASS {check_name} ({time.monotonic() - start:.1f} s)", flush=True)
+        else:
+            failed += 1
+            print(f"FAIL {check_name}: {type(err).__name__}: {err}", flush=True)
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed or not passed else 0)
+
+
+if __name__ == "__main__":
+    main()
