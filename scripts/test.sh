@@ -5,8 +5,10 @@
 # the race detector, then the Java client's conformance subset
 # (conformance/java: kafka-clients 4.4 against a floe broker; its Maven
 # dependencies go to a cached local repository, FLOE_M2, the first time).
-# Extra arguments go to go test and leave the Java subset out. CI runs
-# exactly this (.ci/run).
+# Then the other clients' conformance checks: sarama (Go), confluent-kafka and
+# kafka-python (a cached virtualenv), kafkajs (packages cached; Node.js and
+# npm with apt-get when missing). Extra arguments go to go test and leave the
+# conformance runs out. CI runs exactly this (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,6 +42,13 @@ if [ "$java_subset" = yes ] && { ! command -v java >/dev/null 2>&1 || ! command 
   $sudo apt-get update
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y default-jdk-headless maven python3
 fi
+if [ "$java_subset" = yes ] && { ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; }; then
+  echo "installing python3-venv, Node.js and npm with apt-get (once)"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  $sudo apt-get update
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y python3-venv nodejs npm
+fi
 
 go vet ./...
 go test -race -timeout 20m "$@" ./...
@@ -48,4 +57,9 @@ if [ "$java_subset" = yes ]; then
   # The checks of each kind a Java application leans on (all of them:
   # ./scripts/conformance-java.sh, about 30 s more).
   ./scripts/conformance-java.sh 'produce-consume-(none|zstd)|admin-(create-topic|describe-configs)|classic-group-commit-resume|consumer-group-kip848$|offsets-for-times|delete-records|txn-|sasl-'
+  # Every check of the other clients (about 20 s each), but kafkajs's
+  # group-rebalance, which waits 20 s on KafkaJS's own rejoin.
+  ./scripts/conformance-sarama.sh
+  ./scripts/conformance-python.sh
+  ./scripts/conformance-kafkajs.sh '^(?!group-rebalance)'
 fi
