@@ -341,6 +341,44 @@ def kp_offsets_for_times():
         c.close()
 
 
+def kp_admin_topics():
+    """KafkaAdminClient: create_topics (again: TopicAlreadyExistsError), describe_topics with 3
+    partitions and leaders, describe_configs, create_partitions to 5, delete_records before 3,
+    list_partition_offsets, delete_topics."""
+    topic = name("kp-admin")
+    adm = kpa.KafkaAdminClient(bootstrap_servers=BOOTSTRAP)
+    try:
+        adm.create_topics([kpa.NewTopic(topic, 3, 1)])
+        try:
+            adm.create_topics([kpa.NewTopic(topic, 3, 1)])
+            raise CheckFailed("create again: no error")
+        except kp.errors.TopicAlreadyExistsError:
+            pass
+
+        def partitions_are(n):
+            (md,) = adm.describe_topics([topic])
+            expect(md["error_code"] == 0 and len(md["partitions"]) == n, f"describe topics: {md}, want {n} partitions")
+            for p in md["partitions"]:
+                expect(p["leader_id"] >= 0 and p["leader_id"] in p["replica_nodes"], f"partition without a leader: {p}")
+        partitions_are(3)
+        configs = adm.describe_configs([kpa.ConfigResource("TOPIC", topic)], config_filter="all")["topic"][topic]
+        expect(configs.get("retention.ms", {}).get("value") and configs.get("cleanup.policy", {}).get("value") == "delete",
+               f"describe configs: retention.ms {configs.get('retention.ms')}, cleanup.policy {configs.get('cleanup.policy')}")
+        adm.create_partitions({topic: 5})
+        eventually(10, lambda: partitions_are(5))
+        kp_produce(topic, [(4, k, v, h) for _, k, v, h in keyed(5, "admin")])
+        tp = kp.TopicPartition(topic, 4)
+        deleted = adm.delete_records({tp: 3})[tp]
+        expect(deleted["error_code"] == 0 and deleted["low_watermark"] == 3, f"delete records: {deleted}")
+        low = adm.list_partition_offsets({tp: kpa.OffsetSpec.EARLIEST})[tp].offset
+        high = adm.list_partition_offsets({tp: kpa.OffsetSpec.LATEST})[tp].offset
+        expect((low, high) == (3, 5), f"list partition offsets after delete records: {low}..{high}, want 3..5")
+        adm.delete_topics([topic])
+        eventually(10, lambda: expect(topic not in adm.list_topics(), "deleted topic still listed"))
+    finally:
+        adm.close()
+
+
 def kp_group_commit_resume():
     topic, group = name("kp-group"), name("kp-group-id")
     kp_create(topic, 2)
@@ -362,6 +400,19 @@ def kp_group_commit_resume():
         expect(committed == ends, f"committed {committed}, want {ends}")
     finally:
         c.close()
+    adm = kpa.KafkaAdminClient(bootstrap_servers=BOOTSTRAP)
+    try:
+        offs = {tp.partition: om.offset for tp, om in adm.list_group_offsets({group: None})[group].items()}
+        expect(offs == ends, f"list group offsets {offs}, want the first commit's {ends}")
+        listed = [g for g in adm.list_groups() if g["group_id"] == group]
+        expect(len(listed) == 1 and listed[0]["group_state"] == "Empty", f"list groups: {listed}")
+        desc = adm.describe_groups([group])[group]
+        expect(desc["group_state"] == "Empty" and desc["protocol_type"] == "consumer" and not desc["members"],
+               f"describe groups: {desc}")
+        expect(adm.delete_groups([group]) == {group: "OK"}, "delete groups: not OK")
+        expect(all(g["group_id"] != group for g in adm.list_groups()), "deleted group still listed")
+    finally:
+        adm.close()
 
 
 def kp_txn():
@@ -410,6 +461,7 @@ CHECKS = (
     ]
     + [(f"kafka-python-produce-consume-{c}", kp_produce_consume(c)) for c in ("none", "gzip", "snappy", "lz4", "zstd")]
     + [
+        ("kafka-python-admin-topics", kp_admin_topics),
         ("kafka-python-offsets-for-times", kp_offsets_for_times),
         ("kafka-python-group-commit-resume", kp_group_commit_resume),
         ("kafka-python-txn-commit-abort", kp_txn),
