@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the Python client conformance checks (conformance/python: confluent-kafka
-# on librdkafka, and the pure Python kafka-python) against a floe broker
+# on librdkafka, the pure Python kafka-python, and aiokafka) against a floe broker
 # started here on free ports with a temp data dir, or against a given cluster:
 #
 #   ./scripts/conformance-python.sh                      # start floe, run every check
@@ -9,7 +9,7 @@
 #                                                        # and run the checks against it, proving them
 #   ./scripts/conformance-python.sh [--against ...] REGEX  # only the checks whose name matches
 #
-# It prints one line per check and a summary ("19 passed, 0 failed"). Python
+# It prints one line per check and a summary ("26 passed, 0 failed"). Python
 # 3.9+ with venv must be installed; the packages pinned by
 # conformance/python/requirements.txt go into a cached virtualenv
 # (FLOE_VENV, default ~/.cache/floe-venv/python-clients), nothing system-wide.

@@ -6,7 +6,7 @@
 # (conformance/java: kafka-clients 4.4 against a floe broker; its Maven
 # dependencies go to a cached local repository, FLOE_M2, the first time).
 # Then the other clients' conformance checks: sarama (Go), confluent-kafka and
-# kafka-python (a cached virtualenv), kafkajs (packages cached; Node.js and
+# kafka-python and aiokafka (a cached virtualenv), kafkajs (packages cached; Node.js and
 # npm with apt-get when missing). Extra arguments go to go test and leave the
 # conformance runs out. CI runs exactly this (.ci/run).
 set -euo pipefail

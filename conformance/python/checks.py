@@ -2,8 +2,9 @@
 
     python checks.py BOOTSTRAP [REGEXP]
 
-Two clients: confluent-kafka (Confluent's, on librdkafka: the checks named
-confluent-*) and kafka-python (pure Python, its own protocol code: kafka-python-*).
+Three clients: confluent-kafka (Confluent's, on librdkafka: the checks named
+confluent-*), kafka-python (pure Python, its own protocol code: kafka-python-*) and
+aiokafka (asyncio, with protocol code of its own: aiokafka-*).
 Each check prints "PASS name" or "FAIL name: reason"; the run ends with
 "N passed, N failed" and exits with 1 if any failed. scripts/conformance-python.sh
 installs the pinned packages (requirements.txt) in a cached virtualenv and starts
@@ -11,6 +12,7 @@ floe (or Apache Kafka, to prove the checks). CHECK_TIMEOUT (seconds, default 60)
 bounds each check.
 """
 
+import asyncio
 import itertools
 import os
 import re
@@ -18,6 +20,7 @@ import sys
 import threading
 import time
 
+import aiokafka
 import confluent_kafka as ck
 import confluent_kafka.admin as cka
 import kafka as kp
@@ -450,6 +453,128 @@ def kp_txn():
             c.close()
 
 
+# --- aiokafka (asyncio) -----------------------------------------------------------
+
+def aio(f):
+    """Runs the coroutine function f in an event loop of its own."""
+    return lambda: asyncio.run(f())
+
+
+async def aio_read(consumer, n):
+    got = {}
+    deadline = time.monotonic() + 30
+    while len(got) < n:
+        expect(time.monotonic() < deadline, f"read {len(got)} of {n} records in 30 s")
+        for recs in (await consumer.getmany(timeout_ms=500)).values():
+            for r in recs:
+                got[(r.partition, r.offset)] = (r.key, r.value, list(r.headers))
+    return got
+
+
+async def aio_send(producer, topic, records):
+    acked = {}
+    for part, k, v, h in records:
+        md = await producer.send_and_wait(topic, v, key=k, partition=part, headers=h)
+        acked[(md.partition, md.offset)] = (k, v, h)
+    return acked
+
+
+def aio_produce_consume(codec):
+    """An idempotent aiokafka producer sends 200 records with headers over 2 partitions with the
+    codec; an assigned consumer reads back exactly those; end_offsets agree."""
+    async def check():
+        topic = name(f"aio-{codec}")
+        kp_create(topic, 2)
+        p = aiokafka.AIOKafkaProducer(bootstrap_servers=BOOTSTRAP, acks="all", enable_idempotence=True,
+                                      compression_type=None if codec == "none" else codec)
+        await p.start()
+        try:
+            # All sent before the first is acknowledged, so they batch.
+            records = keyed(200, codec, 2)
+            sent = await asyncio.gather(*[p.send(topic, v, key=k, partition=part, headers=h) for part, k, v, h in records])
+            mds = await asyncio.gather(*sent)
+            acked = {(md.partition, md.offset): (k, v, h) for (_, k, v, h), md in zip(records, mds)}
+        finally:
+            await p.stop()
+        c = aiokafka.AIOKafkaConsumer(bootstrap_servers=BOOTSTRAP, enable_auto_commit=False)
+        tps = [aiokafka.TopicPartition(topic, i) for i in range(2)]
+        c.assign(tps)
+        await c.start()
+        try:
+            await c.seek_to_beginning(*tps)
+            same(acked, await aio_read(c, 200))
+            ends = await c.end_offsets(tps)
+            expect(sum(ends.values()) == 200, f"end offsets {ends}")
+        finally:
+            await c.stop()
+    return check
+
+
+async def aio_group_commit_resume():
+    """A group member reads 30 records and commits; a restarted one reads exactly the 10 since."""
+    topic, group = name("aio-group"), name("aio-group-id")
+    kp_create(topic, 2)
+    conf = dict(bootstrap_servers=BOOTSTRAP, group_id=group, auto_offset_reset="earliest", enable_auto_commit=False)
+    p = aiokafka.AIOKafkaProducer(bootstrap_servers=BOOTSTRAP)
+    await p.start()
+    try:
+        await aio_send(p, topic, keyed(30, "first", 2))
+        c = aiokafka.AIOKafkaConsumer(topic, **conf)
+        await c.start()
+        try:
+            await aio_read(c, 30)
+            await c.commit()
+        finally:
+            await c.stop()
+        second = await aio_send(p, topic, keyed(10, "second", 2))
+    finally:
+        await p.stop()
+    c = aiokafka.AIOKafkaConsumer(topic, **conf)
+    await c.start()
+    try:
+        same(second, await aio_read(c, 10))
+    finally:
+        await c.stop()
+
+
+async def aio_txn():
+    """A transactional producer commits 5, aborts 3, commits 2; read_committed reads the 7,
+    read_uncommitted all 10, and the log ends at 13 (with the 3 markers)."""
+    topic = name("aio-txn")
+    kp_create(topic, 1)
+    p = aiokafka.AIOKafkaProducer(bootstrap_servers=BOOTSTRAP, transactional_id=name("aio-txn-id"))
+    await p.start()
+    committed = []
+    try:
+        for n, commit in [(5, True), (3, False), (2, True)]:
+            await p.begin_transaction()
+            recs = keyed(n, f"txn-{commit}")
+            await aio_send(p, topic, recs)
+            if commit:
+                await p.commit_transaction()
+                committed += [v for _, _, v, _ in recs]
+            else:
+                await p.abort_transaction()
+    finally:
+        await p.stop()
+    for level, want in [("read_committed", 7), ("read_uncommitted", 10)]:
+        c = aiokafka.AIOKafkaConsumer(bootstrap_servers=BOOTSTRAP, isolation_level=level, enable_auto_commit=False)
+        tp = aiokafka.TopicPartition(topic, 0)
+        c.assign([tp])
+        await c.start()
+        try:
+            await c.seek_to_beginning(tp)
+            got = await aio_read(c, want)
+            if level == "read_committed":
+                expect([got[pos][1] for pos in sorted(got)] == committed, f"read_committed read {sorted(got)}")
+            else:
+                expect(sorted(o for _, o in got) == [0, 1, 2, 3, 4, 6, 7, 8, 10, 11], f"read_uncommitted offsets {sorted(got)}")
+            end = (await c.end_offsets([tp]))[tp]
+            expect(end == 13, f"{level} end offset {end}, want 13")
+        finally:
+            await c.stop()
+
+
 CHECKS = (
     [(f"confluent-produce-consume-{c}", ck_produce_consume(c)) for c in ("none", "gzip", "snappy", "lz4", "zstd")]
     + [
@@ -465,6 +590,11 @@ CHECKS = (
         ("kafka-python-offsets-for-times", kp_offsets_for_times),
         ("kafka-python-group-commit-resume", kp_group_commit_resume),
         ("kafka-python-txn-commit-abort", kp_txn),
+    ]
+    + [(f"aiokafka-produce-consume-{c}", aio(aio_produce_consume(c))) for c in ("none", "gzip", "snappy", "lz4", "zstd")]
+    + [
+        ("aiokafka-group-commit-resume", aio(aio_group_commit_resume)),
+        ("aiokafka-txn-commit-abort", aio(aio_txn)),
     ]
 )
 
