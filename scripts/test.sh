@@ -5,9 +5,9 @@
 # the race detector, then the Java client's conformance subset
 # (conformance/java: kafka-clients 4.4 against a floe broker; its Maven
 # dependencies go to a cached local repository, FLOE_M2, the first time).
-# Then the other clients' conformance checks: sarama (Go), confluent-kafka and
-# kafka-python and aiokafka (a cached virtualenv), kafkajs (packages cached; Node.js and
-# npm with apt-get when missing). Extra arguments go to go test and leave the
+# Then the other clients' conformance checks: sarama (Go); confluent-kafka,
+# kafka-python and aiokafka (a cached virtualenv); kafkajs (packages cached;
+# Node.js and npm with apt-get when missing). Extra arguments go to go test and leave the
 # conformance runs out. CI runs exactly this (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
