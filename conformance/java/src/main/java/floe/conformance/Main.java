@@ -35,6 +35,7 @@ public final class Main {
         all.addAll(GroupChecks.all());
         all.addAll(OffsetChecks.all());
         all.addAll(TxnChecks.all());
+        all.addAll(StreamsChecks.all());
         all.addAll(SaslChecks.all());
         return all;
     }
