@@ -30,19 +30,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-against=""
-filter=""
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --against) against="${2:?--against needs HOST:PORT}"; shift 2 ;;
-    --against=*) against="${1#--against=}"; shift ;;
-    --against-kafka) against=kafka; shift ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) filter="$1"; shift ;;
-  esac
-done
-
 . scripts/conformance-lib.sh
+client_args "$@"
 . scripts/kafka-local.sh
 on_exit+=(kafka_stop)
 

@@ -60,6 +60,16 @@ def same(want, got):
         expect(list(gh) == list(h), f"record at {pos}: headers {gh}, produced {h}")
 
 
+def collect(n, poll, what="read"):
+    """Calls poll, which returns {(partition, offset): (key, value, headers)}, until n records came (30 s at most)."""
+    got = {}
+    deadline = time.monotonic() + 30
+    while len(got) < n:
+        expect(time.monotonic() < deadline, f"{what} {len(got)} of {n} records in 30 s")
+        got.update(poll())
+    return got
+
+
 def eventually(seconds, f):
     deadline = time.monotonic() + seconds
     while True:
@@ -193,16 +203,13 @@ def ck_offsets_for_times():
 
 
 def ck_group_consume(c, n):
-    got = {}
-    deadline = time.monotonic() + 30
-    while len(got) < n:
-        expect(time.monotonic() < deadline, f"group read {len(got)} of {n} records in 30 s")
+    def poll():
         m = c.poll(0.5)
         if m is None:
-            continue
+            return {}
         expect(not m.error(), f"group consume: {m.error()}")
-        got[(m.partition(), m.offset())] = (m.key(), m.value(), m.headers() or [])
-    return got
+        return {(m.partition(), m.offset()): (m.key(), m.value(), m.headers() or [])}
+    return collect(n, poll, "group read")
 
 
 def ck_group(protocol):
@@ -295,14 +302,8 @@ def kp_produce(topic, records, **conf):
 
 
 def kp_read(consumer, n):
-    got = {}
-    deadline = time.monotonic() + 30
-    while len(got) < n:
-        expect(time.monotonic() < deadline, f"read {len(got)} of {n} records in 30 s")
-        for recs in consumer.poll(500).values():
-            for r in recs:
-                got[(r.partition, r.offset)] = (r.key, r.value, list(r.headers))
-    return got
+    return collect(n, lambda: {(r.partition, r.offset): (r.key, r.value, list(r.headers))
+                               for recs in consumer.poll(500).values() for r in recs})
 
 
 def kp_produce_consume(codec):
