@@ -20,7 +20,9 @@
 #                                 sets against and filter
 #   client_target LABEL           start floe or Apache Kafka (scripts/
 #                                 kafka-local.sh) or take --against; sets
-#                                 bootstrap and says which on stderr
+#                                 bootstrap and says which on stderr; against
+#                                 Kafka exports CONFORMANCE_KAFKA=1, which
+#                                 leaves out the floe-* checks
 #   client_run CMD...             run CMD... "$bootstrap" [REGEX], then the
 #                                 broker's or Kafka's log after a failure;
 #                                 exits with CMD's status
@@ -105,6 +107,8 @@ client_target() {
     on_exit+=(kafka_stop)
     kafka_start "$work/kafka"
     bootstrap="$kafka_bootstrap"
+    # The floe-* checks exercise floe's own features (hierarchical topics).
+    export CONFORMANCE_KAFKA=1
     echo "$label conformance against Apache Kafka 4.4.0 at $bootstrap" >&2
   elif [ -z "$against" ]; then
     start_floe

@@ -28,6 +28,7 @@ func checks() []check {
 		check{"group-commit-resume", groupCommitResume},
 		check{"group-rebalance", groupRebalance},
 		check{"txn-commit-abort", txnCommitAbort},
+		check{"floe-view", floeView},
 	)
 }
 

@@ -36,6 +36,9 @@ public final class Main {
         all.addAll(OffsetChecks.all());
         all.addAll(TxnChecks.all());
         all.addAll(StreamsChecks.all());
+        if (!"1".equals(System.getenv("CONFORMANCE_KAFKA"))) {
+            all.addAll(ViewChecks.all()); // floe's own features
+        }
         all.addAll(SaslChecks.all());
         return all;
     }
