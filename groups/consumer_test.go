@@ -459,7 +459,7 @@ func TestConsumerJoinsNewTopic(t *testing.T) {
 	}
 
 	young := ft.set("young", 2)
-	age(0)
+	age(-time.Minute) // younger than topicMissRefresh however slow the run
 	r := h.hb(joinHB("g2", "b", "young"))
 	wantCode(t, "join young", r.ErrorCode, nil)
 	if got := assigned(r); got.count() != 0 {
@@ -472,6 +472,17 @@ func TestConsumerJoinsNewTopic(t *testing.T) {
 	wantCode(t, "join fresh", r.ErrorCode, nil)
 	if got := assigned(r); !got.equal(partitions{fresh: {0, 1, 2}, young: {0, 1}}) {
 		t.Fatalf("first assignment %v, want fresh's 3 partitions and young's 2", got)
+	}
+
+	// A name that stays missing drops the snapshot once per
+	// topicCacheTTL, not at every heartbeat that names it.
+	age(topicMissRefresh)
+	wantCode(t, "join missing", h.hb(joinHB("g4", "d", "missing")).ErrorCode, nil)
+	ft.set("missing", 1)
+	age(topicMissRefresh)
+	r = h.hb(joinHB("g5", "e", "missing"))
+	if got := assigned(r); got.count() != 0 {
+		t.Fatalf("a name that missed within the TTL refreshed the snapshot again: %v", got)
 	}
 }
 

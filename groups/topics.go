@@ -55,6 +55,9 @@ type topicCache struct {
 		// (TopicResolver) and holds those that are views. Names are only
 		// added: a name no longer subscribed costs a lookup a snapshot.
 		views map[string]struct{}
+		// missed holds when each missing subscribed name last dropped
+		// the snapshot (noteSubscribed).
+		missed map[string]time.Time
 	}
 }
 
@@ -65,13 +68,20 @@ const maxSubscribedViews = 10000
 // name it lacks drops it: a consumer started right after its topic was
 // created gets the topic's partitions in its first heartbeat's assignment,
 // as Kafka's coordinator gives them, instead of waiting a heartbeat interval
-// (5 s by default) for the next; subscriptions to names that do not exist
-// list the topics at most this often.
+// (5 s by default) for the next. A name that stays missing drops it again
+// only after topicCacheTTL (missed), so members subscribed to a topic that
+// does not exist, which some clients name in every heartbeat, list the
+// topics no more often than the TTL did.
 const topicMissRefresh = 50 * time.Millisecond
+
+// maxMissed bounds the missing names the topic cache remembers; when full,
+// it forgets them all.
+const maxMissed = 1024
 
 // noteSubscribed looks at the topic names a heartbeat subscribes to (sent
 // when a member joins or changes its subscription). It drops the snapshot
-// when it lacks one of them and is topicMissRefresh old, and, with a
+// when it lacks one of them and is topicMissRefresh old (once per
+// topicCacheTTL for a name that stays missing), and, with a
 // TopicResolver, records the names with a '/' that it lacks, so that the
 // next snapshot resolves them as views (dropping it when it recorded one).
 func (gs *Groups) noteSubscribed(names []string) {
@@ -79,20 +89,33 @@ func (gs *Groups) noteSubscribed(names []string) {
 	c := &gs.topicCache
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	snap, now := c.mu.snap, time.Now()
 	for _, n := range names {
-		if c.mu.snap != nil && time.Since(c.mu.at) >= topicMissRefresh {
-			if _, ok := c.mu.snap.byName[n]; !ok {
-				c.mu.snap = nil
-			}
+		if snap == nil || now.Sub(c.mu.at) < topicMissRefresh {
+			break
 		}
+		if _, ok := snap.byName[n]; ok {
+			continue
+		}
+		if at, ok := c.mu.missed[n]; ok && now.Sub(at) < topicCacheTTL {
+			continue
+		}
+		if c.mu.missed == nil || len(c.mu.missed) >= maxMissed {
+			c.mu.missed = make(map[string]time.Time)
+		}
+		c.mu.missed[n] = now
+		c.mu.snap = nil
+		break
+	}
+	for _, n := range names {
 		if !resolver || !strings.Contains(n, "/") {
 			continue
 		}
 		if _, ok := c.mu.views[n]; ok {
 			continue
 		}
-		if c.mu.snap != nil {
-			if _, ok := c.mu.snap.byName[n]; ok {
+		if snap != nil {
+			if _, ok := snap.byName[n]; ok {
 				continue // a real topic named with a '/'
 			}
 		}
