@@ -19,6 +19,8 @@
 # Environment:
 #   FLOE_NPM_CACHE    where the packages go (default ~/.cache/floe-npm/kafkajs)
 #   CHECK_TIMEOUT     seconds each check may take (default 60)
+#   CONFORMANCE_KAFKA=1  leave out the floe-* checks (set by --against-kafka; set
+#                     it for --against HOST:PORT of another Kafka-compatible broker)
 #   BROKER_LOG_LEVEL  the broker's --log-level (default info)
 #   KEEP=1            keep the work dir (broker log) for inspection
 #
@@ -31,10 +33,13 @@ client_args "$@"
 
 cache="${FLOE_NPM_CACHE:-$HOME/.cache/floe-npm/kafkajs}"
 mkdir -p "$cache"
-if ! cmp -s conformance/kafkajs/package-lock.json "$cache/package-lock.json" || [ ! -d "$cache/node_modules" ]; then
+# installed.lock is written only after a successful install.
+if ! cmp -s conformance/kafkajs/package-lock.json "$cache/installed.lock"; then
+  rm -f "$cache/installed.lock"
   cp conformance/kafkajs/package.json conformance/kafkajs/package-lock.json "$cache/"
   (cd "$cache" && npm ci --ignore-scripts --no-audit --no-fund >"$work/npm.log" 2>&1) ||
     { echo "npm ci failed:" >&2; cat "$work/npm.log" >&2; exit 1; }
+  cp conformance/kafkajs/package-lock.json "$cache/installed.lock"
 fi
 client_target kafkajs
 NODE_PATH="$cache/node_modules" client_run node conformance/kafkajs/checks.js

@@ -111,6 +111,7 @@ client_target() {
     export CONFORMANCE_KAFKA=1
     echo "$label conformance against Apache Kafka 4.4.0 at $bootstrap" >&2
   elif [ -z "$against" ]; then
+    unset CONFORMANCE_KAFKA # floe runs the floe-* checks too
     start_floe
     echo "$label conformance against floe at $bootstrap" >&2
   else

@@ -18,6 +18,8 @@
 #
 # Environment:
 #   CHECK_TIMEOUT     seconds each check may take (default 60)
+#   CONFORMANCE_KAFKA=1  leave out the floe-* checks (set by --against-kafka; set
+#                     it for --against HOST:PORT of another Kafka-compatible broker)
 #   BROKER_LOG_LEVEL  the broker's --log-level (default info)
 #   KEEP=1            keep the work dir (broker log) for inspection
 #

@@ -55,7 +55,7 @@ go test -race -timeout 20m "$@" ./...
 
 if [ "$java_subset" = yes ]; then
   # The checks of each kind a Java application leans on (all of them:
-  # ./scripts/conformance-java.sh, about 30 s more).
+  # ./scripts/conformance-java.sh, about 40 s more).
   ./scripts/conformance-java.sh 'produce-consume-(none|zstd)|admin-(create-topic|describe-configs)|classic-group-commit-resume|consumer-group-kip848$|offsets-for-times|delete-records|txn-|streams-|floe-|sasl-'
   # Every check of the other clients (about 20 s each), but kafkajs's
   # group-rebalance, which waits 20 s on KafkaJS's own rejoin.

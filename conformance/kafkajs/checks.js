@@ -224,8 +224,9 @@ async function groupCommitResume () {
     })
     await withClient(kafka.admin(), async admin => {
       const offs = await admin.fetchOffsets({ groupId, topics: [topic] })
-      for (const p of offs[0].partitions) {
-        if (Number(p.offset) !== ends[p.partition]) fail(`committed offset of partition ${p.partition}: ${p.offset}, want ${ends[p.partition]}`)
+      for (const [p, end] of Object.entries(ends)) {
+        const got = offs[0].partitions.find(o => o.partition === Number(p))
+        if (!got || Number(got.offset) !== end) fail(`committed offset of partition ${p}: ${got && got.offset}, want ${end}`)
       }
       if (!(await admin.listGroups()).groups.some(g => g.groupId === groupId)) fail('listGroups: not listed')
       const desc = await admin.describeGroups([groupId])
