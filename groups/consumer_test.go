@@ -3,6 +3,8 @@ package groups
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -42,6 +44,32 @@ func (f *fakeTopics) set(name string, partitions int32) topicID {
 	return topicID(id)
 }
 
+// notifyingTopics is fakeTopics with topic notices (TopicSubscriber): set
+// notifies them, as the coordinator does after a topic change.
+type notifyingTopics struct {
+	*fakeTopics
+	mu   sync.Mutex
+	subs []func([]coordapi.TopicNotice)
+}
+
+func (n *notifyingTopics) SubscribeTopics(fn func([]coordapi.TopicNotice)) (cancel func()) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.subs = append(n.subs, fn)
+	return func() {}
+}
+
+func (n *notifyingTopics) set(name string, partitions int32) topicID {
+	id := n.fakeTopics.set(name, partitions)
+	n.mu.Lock()
+	subs := slices.Clone(n.subs)
+	n.mu.Unlock()
+	for _, fn := range subs {
+		fn([]coordapi.TopicNotice{{ID: coordapi.TopicID(id), Name: name}})
+	}
+	return id
+}
+
 // newConsumerHarness is a harness whose coordinator lists topics from ft.
 func newConsumerHarness(t *testing.T) (*harness, *fakeTopics) {
 	ft := &fakeTopics{}
@@ -50,11 +78,7 @@ func newConsumerHarness(t *testing.T) (*harness, *fakeTopics) {
 }
 
 // topicsChanged drops the cached topic snapshot.
-func (h *harness) topicsChanged() {
-	h.gs.topicCache.mu.Lock()
-	h.gs.topicCache.mu.snap = nil
-	h.gs.topicCache.mu.Unlock()
-}
+func (h *harness) topicsChanged() { h.gs.dropTopics() }
 
 func joinHB(group, memberID string, topics ...string) *kmsg.ConsumerGroupHeartbeatRequest {
 	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
@@ -446,43 +470,39 @@ func TestConsumerUniformBalance(t *testing.T) {
 
 // TestConsumerJoinsNewTopic: a member joining right after its topic was
 // created gets the topic's partitions in its first heartbeat's assignment,
-// though the cached snapshot predates the topic, once that snapshot is
-// topicMissRefresh old; a younger one is kept (the listing's rate bound).
+// though the cached snapshot predates the topic: the topic's notice dropped
+// it. Without notices, the snapshot stays until its TTL.
 func TestConsumerJoinsNewTopic(t *testing.T) {
-	h, ft := newConsumerHarness(t)
-	ft.set("old", 1)
-	wantCode(t, "join old", h.hb(joinHB("g1", "a", "old")).ErrorCode, nil)
-	age := func(d time.Duration) {
-		h.gs.topicCache.mu.Lock()
-		h.gs.topicCache.mu.at = time.Now().Add(-d)
-		h.gs.topicCache.mu.Unlock()
-	}
-
-	young := ft.set("young", 2)
-	age(-time.Minute) // younger than topicMissRefresh however slow the run
-	r := h.hb(joinHB("g2", "b", "young"))
-	wantCode(t, "join young", r.ErrorCode, nil)
-	if got := assigned(r); got.count() != 0 {
-		t.Fatalf("a snapshot younger than topicMissRefresh was refreshed: assignment %v", got)
-	}
-
-	fresh := ft.set("fresh", 3)
-	age(topicMissRefresh)
-	r = h.hb(joinHB("g3", "c", "fresh", "young"))
-	wantCode(t, "join fresh", r.ErrorCode, nil)
-	if got := assigned(r); !got.equal(partitions{fresh: {0, 1, 2}, young: {0, 1}}) {
-		t.Fatalf("first assignment %v, want fresh's 3 partitions and young's 2", got)
-	}
-
-	// A name that stays missing drops the snapshot once per
-	// topicCacheTTL, not at every heartbeat that names it.
-	age(topicMissRefresh)
-	wantCode(t, "join missing", h.hb(joinHB("g4", "d", "missing")).ErrorCode, nil)
-	ft.set("missing", 1)
-	age(topicMissRefresh)
-	r = h.hb(joinHB("g5", "e", "missing"))
-	if got := assigned(r); got.count() != 0 {
-		t.Fatalf("a name that missed within the TTL refreshed the snapshot again: %v", got)
+	for _, notify := range []bool{true, false} {
+		t.Run(fmt.Sprintf("notices=%v", notify), func(t *testing.T) {
+			ft := &fakeTopics{}
+			var topics TopicLister = ft
+			if notify {
+				topics = &notifyingTopics{fakeTopics: ft}
+			}
+			h := newHarness(t, func(o *Options) { o.Topics = topics })
+			ft.set("old", 1)
+			wantCode(t, "join old", h.hb(joinHB("g1", "a", "old")).ErrorCode, nil)
+			// However slow the run, the snapshot stays within its TTL.
+			h.gs.topicCache.mu.Lock()
+			h.gs.topicCache.mu.at = time.Now().Add(time.Minute)
+			h.gs.topicCache.mu.Unlock()
+			var fresh topicID
+			if n, ok := topics.(*notifyingTopics); ok {
+				fresh = n.set("fresh", 3)
+			} else {
+				fresh = ft.set("fresh", 3)
+			}
+			r := h.hb(joinHB("g2", "b", "fresh"))
+			wantCode(t, "join fresh", r.ErrorCode, nil)
+			want := partitions{fresh: {0, 1, 2}}
+			if !notify {
+				want = nil // the snapshot before the topic, within its TTL
+			}
+			if got := assigned(r); !got.equal(want) {
+				t.Fatalf("first assignment %v, want %v", got, want)
+			}
+		})
 	}
 }
 

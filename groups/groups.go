@@ -12,6 +12,8 @@ import (
 	"github.com/cockroachdb/pebble"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // ErrClosed is returned by DeleteTopicOffsets once the coordinator is
@@ -50,6 +52,8 @@ type Groups struct {
 
 	cancel context.CancelFunc
 	done   chan struct{}
+	// stopTopics ends the topic notices (TopicSubscriber); a no-op without.
+	stopTopics func()
 }
 
 // Open opens (creating if needed) the committed offsets and group metadata
@@ -139,6 +143,10 @@ func Open(opts Options) (*Groups, error) {
 		db.Close()
 		return nil, fmt.Errorf("groups: drop stale consumer group state: %w", err)
 	}
+	gs.stopTopics = func() {}
+	if sub, ok := opts.Topics.(TopicSubscriber); ok {
+		gs.stopTopics = sub.SubscribeTopics(func([]coordapi.TopicNotice) { gs.dropTopics() })
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	gs.cancel = cancel
 	go gs.run(ctx)
@@ -158,6 +166,7 @@ func (gs *Groups) Close() error {
 	}
 	gs.closed = true
 	gs.closeMu.Unlock()
+	gs.stopTopics()
 	gs.cancel()
 	<-gs.done
 	for _, g := range gs.snapshot() {

@@ -40,8 +40,8 @@ type topicSnapshot struct {
 }
 
 // topicCacheTTL bounds how stale the topic metadata behind a KIP-848
-// heartbeat may be: new partitions and topics matching a subscription are
-// picked up within it.
+// heartbeat may be without topic notices (TopicSubscriber): new partitions
+// and topics matching a subscription are picked up within it.
 const topicCacheTTL = 500 * time.Millisecond
 
 // topicCache keeps the last topic snapshot for topicCacheTTL.
@@ -55,67 +55,51 @@ type topicCache struct {
 		// (TopicResolver) and holds those that are views. Names are only
 		// added: a name no longer subscribed costs a lookup a snapshot.
 		views map[string]struct{}
-		// missed holds when each missing subscribed name last dropped
-		// the snapshot (noteSubscribed).
-		missed map[string]time.Time
 	}
 }
 
 // maxSubscribedViews bounds the view names the topic cache resolves.
 const maxSubscribedViews = 10000
 
-// topicMissRefresh is how old a snapshot must be before a subscription to a
-// name it lacks drops it: a consumer started right after its topic was
-// created gets the topic's partitions in its first heartbeat's assignment,
-// as Kafka's coordinator gives them, instead of waiting a heartbeat interval
-// (5 s by default) for the next. A name that stays missing drops it again
-// only after topicCacheTTL (missed), so members subscribed to a topic that
-// does not exist, which some clients name in every heartbeat, list the
-// topics no more often than the TTL did.
-const topicMissRefresh = 50 * time.Millisecond
+// TopicSubscriber is a TopicLister that also notifies every committed
+// topic change; *coordinator.Coordinator implements it. With it the topic
+// cache drops its snapshot at each change, so that a topic created, deleted
+// or given partitions reaches the next heartbeat's assignment (a consumer
+// started right after creating its topic gets its partitions in its first
+// heartbeat, as from Kafka's coordinator) instead of up to topicCacheTTL
+// and a heartbeat interval later.
+type TopicSubscriber interface {
+	SubscribeTopics(fn func([]coordapi.TopicNotice)) (cancel func())
+}
 
-// maxMissed bounds the missing names the topic cache remembers; when full,
-// it forgets them all.
-const maxMissed = 1024
+// dropTopics drops the cached topic snapshot: the next use lists again.
+func (gs *Groups) dropTopics() {
+	c := &gs.topicCache
+	c.mu.Lock()
+	c.mu.snap = nil
+	c.mu.Unlock()
+}
 
-// noteSubscribed looks at the topic names a heartbeat subscribes to (sent
-// when a member joins or changes its subscription). It drops the snapshot
-// when it lacks one of them and is topicMissRefresh old (once per
-// topicCacheTTL for a name that stays missing), and, with a
-// TopicResolver, records the names with a '/' that it lacks, so that the
-// next snapshot resolves them as views (dropping it when it recorded one).
+// noteSubscribed records the names with a '/' in names that the current
+// snapshot lacks, so that the next snapshot resolves them as views, and
+// drops the snapshot when it recorded one. It does nothing without a
+// TopicResolver.
 func (gs *Groups) noteSubscribed(names []string) {
-	_, resolver := gs.opts.Topics.(TopicResolver)
+	if _, ok := gs.opts.Topics.(TopicResolver); !ok {
+		return
+	}
 	c := &gs.topicCache
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	snap, now := c.mu.snap, time.Now()
 	for _, n := range names {
-		if snap == nil || now.Sub(c.mu.at) < topicMissRefresh {
-			break
-		}
-		if _, ok := snap.byName[n]; ok {
-			continue
-		}
-		if at, ok := c.mu.missed[n]; ok && now.Sub(at) < topicCacheTTL {
-			continue
-		}
-		if c.mu.missed == nil || len(c.mu.missed) >= maxMissed {
-			c.mu.missed = make(map[string]time.Time)
-		}
-		c.mu.missed[n] = now
-		c.mu.snap = nil
-		break
-	}
-	for _, n := range names {
-		if !resolver || !strings.Contains(n, "/") {
+		if !strings.Contains(n, "/") {
 			continue
 		}
 		if _, ok := c.mu.views[n]; ok {
 			continue
 		}
-		if snap != nil {
-			if _, ok := snap.byName[n]; ok {
+		if c.mu.snap != nil {
+			if _, ok := c.mu.snap.byName[n]; ok {
 				continue // a real topic named with a '/'
 			}
 		}
