@@ -61,14 +61,37 @@ def same(want, got):
         expect(list(gh) == list(h), f"record at {pos}: headers {gh}, produced {h}")
 
 
+def take(got, records, what="read"):
+    """Adds records, ((partition, offset), (key, value, headers)) pairs, to got; a record that
+    came before fails the check (a client's reads never repeat one)."""
+    for pos, rec in records:
+        expect(pos not in got, f"{what}: the record at {pos} came twice")
+        got[pos] = rec
+
+
 def collect(n, poll, what="read"):
-    """Calls poll, which returns {(partition, offset): (key, value, headers)}, until n records came (30 s at most)."""
+    """Calls poll, which returns the records take takes, until n records came (30 s at most)."""
     got = {}
     deadline = time.monotonic() + 30
     while len(got) < n:
         expect(time.monotonic() < deadline, f"{what} {len(got)} of {n} records in 30 s")
-        got.update(poll())
+        take(got, poll(), what)
     return got
+
+
+# The checks' transactions: 5 records committed, 3 aborted, 2 committed.
+# read_uncommitted reads the 10 at UNCOMMITTED; the markers are at 5, 9, 12.
+TXNS = ((5, True), (3, False), (2, True))
+UNCOMMITTED = [0, 1, 2, 3, 4, 6, 7, 8, 10, 11]
+
+
+def expect_txn_read(level, got, committed):
+    """got, the records read of a TXNS partition at isolation level, are what that level sees."""
+    if level == "read_committed":
+        values = [got[pos][1] for pos in sorted(got)]
+        expect(values == committed, f"read_committed read {values}")
+    else:
+        expect(sorted(o for _, o in got) == UNCOMMITTED, f"read_uncommitted offsets {sorted(got)}")
 
 
 def eventually(seconds, f):
@@ -137,7 +160,7 @@ def ck_read_to_end(topic, partitions, **conf):
                 expect(m.error().code() == ck.KafkaError._PARTITION_EOF, f"consume: {m.error()}")
                 ended.add(m.partition())
                 continue
-            got[(m.partition(), m.offset())] = (m.key(), m.value(), m.headers() or [])
+            take(got, [((m.partition(), m.offset()), (m.key(), m.value(), m.headers() or []))])
         return got
     finally:
         c.close()
@@ -207,9 +230,9 @@ def ck_group_consume(c, n):
     def poll():
         m = c.poll(0.5)
         if m is None:
-            return {}
+            return []
         expect(not m.error(), f"group consume: {m.error()}")
-        return {(m.partition(), m.offset()): (m.key(), m.value(), m.headers() or [])}
+        return [((m.partition(), m.offset()), (m.key(), m.value(), m.headers() or []))]
     return collect(n, poll, "group read")
 
 
@@ -259,7 +282,7 @@ def ck_txn():
     p = ck.Producer(ck_conf(transactional_id=name("ck-txn-id")))
     p.init_transactions(30)
     committed = []
-    for n, commit in [(5, True), (3, False), (2, True)]:
+    for n, commit in TXNS:
         p.begin_transaction()
         recs = keyed(n, f"txn-{commit}")
         for part, k, v, h in recs:
@@ -272,10 +295,8 @@ def ck_txn():
             committed += [v for _, _, v, _ in recs]
         else:
             p.abort_transaction(30)
-    rc = ck_read_to_end(topic, 1)
-    expect([rc[pos][1] for pos in sorted(rc)] == committed, f"read_committed read {[rc[pos][1] for pos in sorted(rc)]}")
-    ru = ck_read_to_end(topic, 1, isolation_level="read_uncommitted")
-    expect(sorted(o for _, o in ru) == [0, 1, 2, 3, 4, 6, 7, 8, 10, 11], f"read_uncommitted offsets {sorted(ru)}")
+    for level in ("read_committed", "read_uncommitted"):
+        expect_txn_read(level, ck_read_to_end(topic, 1, isolation_level=level), committed)
 
 
 # --- kafka-python --------------------------------------------------------------
@@ -303,8 +324,8 @@ def kp_produce(topic, records, **conf):
 
 
 def kp_read(consumer, n):
-    return collect(n, lambda: {(r.partition, r.offset): (r.key, r.value, list(r.headers))
-                               for recs in consumer.poll(500).values() for r in recs})
+    return collect(n, lambda: [((r.partition, r.offset), (r.key, r.value, list(r.headers)))
+                               for recs in consumer.poll(500).values() for r in recs])
 
 
 def kp_produce_consume(codec):
@@ -426,7 +447,7 @@ def kp_txn():
     p = kp.KafkaProducer(bootstrap_servers=BOOTSTRAP, transactional_id=name("kp-txn-id"))
     p.init_transactions()
     committed = []
-    for n, commit in [(5, True), (3, False), (2, True)]:
+    for n, commit in TXNS:
         p.begin_transaction()
         recs = keyed(n, f"txn-{commit}")
         for part, k, v, h in recs:
@@ -438,17 +459,13 @@ def kp_txn():
         else:
             p.abort_transaction()
     p.close()
-    for level, want in [("read_committed", 7), ("read_uncommitted", 10)]:
+    for level, want in (("read_committed", 7), ("read_uncommitted", len(UNCOMMITTED))):
         c = kp.KafkaConsumer(bootstrap_servers=BOOTSTRAP, isolation_level=level, enable_auto_commit=False)
         try:
             tp = kp.TopicPartition(topic, 0)
             c.assign([tp])
             c.seek_to_beginning(tp)
-            got = kp_read(c, want)
-            if level == "read_committed":
-                expect([got[pos][1] for pos in sorted(got)] == committed, f"read_committed read {sorted(got)}")
-            else:
-                expect(sorted(o for _, o in got) == [0, 1, 2, 3, 4, 6, 7, 8, 10, 11], f"read_uncommitted offsets {sorted(got)}")
+            expect_txn_read(level, kp_read(c, want), committed)
             end = c.end_offsets([tp])[tp]
             expect(end == 13, f"{level} end offset {end}, want 13 (10 records, 3 markers)")
         finally:
@@ -468,8 +485,7 @@ async def aio_read(consumer, n):
     while len(got) < n:
         expect(time.monotonic() < deadline, f"read {len(got)} of {n} records in 30 s")
         for recs in (await consumer.getmany(timeout_ms=500)).values():
-            for r in recs:
-                got[(r.partition, r.offset)] = (r.key, r.value, list(r.headers))
+            take(got, [((r.partition, r.offset), (r.key, r.value, list(r.headers))) for r in recs])
     return got
 
 
@@ -548,7 +564,7 @@ async def aio_txn():
     await p.start()
     committed = []
     try:
-        for n, commit in [(5, True), (3, False), (2, True)]:
+        for n, commit in TXNS:
             await p.begin_transaction()
             recs = keyed(n, f"txn-{commit}")
             await aio_send(p, topic, recs)
@@ -559,18 +575,14 @@ async def aio_txn():
                 await p.abort_transaction()
     finally:
         await p.stop()
-    for level, want in [("read_committed", 7), ("read_uncommitted", 10)]:
+    for level, want in (("read_committed", 7), ("read_uncommitted", len(UNCOMMITTED))):
         c = aiokafka.AIOKafkaConsumer(bootstrap_servers=BOOTSTRAP, isolation_level=level, enable_auto_commit=False)
         tp = aiokafka.TopicPartition(topic, 0)
         c.assign([tp])
         await c.start()
         try:
             await c.seek_to_beginning(tp)
-            got = await aio_read(c, want)
-            if level == "read_committed":
-                expect([got[pos][1] for pos in sorted(got)] == committed, f"read_committed read {sorted(got)}")
-            else:
-                expect(sorted(o for _, o in got) == [0, 1, 2, 3, 4, 6, 7, 8, 10, 11], f"read_uncommitted offsets {sorted(got)}")
+            expect_txn_read(level, await aio_read(c, want), committed)
             end = (await c.end_offsets([tp]))[tp]
             expect(end == 13, f"{level} end offset {end}, want 13")
         finally:
