@@ -200,6 +200,10 @@ func produceConsume(e *env, codec sarama.CompressionCodec) error {
 		if err := same(want, got); err != nil {
 			return fmt.Errorf("partition %d: %w", p, err)
 		}
+		// Nothing past what was read: the log ends there.
+		if err := wantOffset(e, sarama.DefaultVersion, topic, p, sarama.OffsetNewest, int64(len(want))); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -225,23 +229,10 @@ func versioned(e *env, v sarama.KafkaVersion) error {
 	if err := same(acked, got); err != nil {
 		return err
 	}
-	cl, err := sarama.NewClient(e.bootstrap, config(v))
-	if err != nil {
-		return fmt.Errorf("client: %w", err)
+	if err := wantOffset(e, v, topic, 0, sarama.OffsetOldest, 0); err != nil {
+		return err
 	}
-	defer cl.Close()
-	oldest, err := cl.GetOffset(topic, 0, sarama.OffsetOldest)
-	if err != nil {
-		return fmt.Errorf("oldest offset: %w", err)
-	}
-	newest, err := cl.GetOffset(topic, 0, sarama.OffsetNewest)
-	if err != nil {
-		return fmt.Errorf("newest offset: %w", err)
-	}
-	if oldest != 0 || newest != 10 {
-		return fmt.Errorf("offsets %d..%d, want 0..10", oldest, newest)
-	}
-	return nil
+	return wantOffset(e, v, topic, 0, sarama.OffsetNewest, 10)
 }
 
 // autoCreate: producing to a topic that does not exist creates it (Kafka's
@@ -322,13 +313,8 @@ func adminTopics(e *env) error {
 	if err := adm.DeleteRecords(topic, map[int32]int64{4: 3}); err != nil {
 		return fmt.Errorf("delete records: %w", err)
 	}
-	cl, err := sarama.NewClient(e.bootstrap, config(sarama.DefaultVersion))
-	if err != nil {
-		return fmt.Errorf("client: %w", err)
-	}
-	defer cl.Close()
-	if oldest, err := cl.GetOffset(topic, 4, sarama.OffsetOldest); err != nil || oldest != 3 {
-		return fmt.Errorf("oldest offset after delete records: %d (%v), want 3", oldest, err)
+	if err := wantOffset(e, sarama.DefaultVersion, topic, 4, sarama.OffsetOldest, 3); err != nil {
+		return fmt.Errorf("after delete records: %w", err)
 	}
 	got, err := consume(e, config(sarama.DefaultVersion), topic, 4, sarama.OffsetOldest, 2)
 	if err != nil {
@@ -383,11 +369,6 @@ func offsetsForTimes(e *env) error {
 	if _, err := produce(e, config(sarama.DefaultVersion), msgs); err != nil {
 		return err
 	}
-	cl, err := sarama.NewClient(e.bootstrap, config(sarama.DefaultVersion))
-	if err != nil {
-		return fmt.Errorf("client: %w", err)
-	}
-	defer cl.Close()
 	for _, tc := range []struct {
 		at   time.Time
 		want int64
@@ -398,13 +379,32 @@ func offsetsForTimes(e *env) error {
 		{t0.Add(2 * time.Second), 2},
 		{t0.Add(3 * time.Second), -1},
 	} {
-		got, err := cl.GetOffset(topic, 0, tc.at.UnixMilli())
-		if err != nil {
-			return fmt.Errorf("offset for %s: %w", tc.at.Sub(t0), err)
+		if err := wantOffset(e, sarama.DefaultVersion, topic, 0, tc.at.UnixMilli(), tc.want); err != nil {
+			return fmt.Errorf("t0+%s: %w", tc.at.Sub(t0), err)
 		}
-		if got != tc.want {
-			return fmt.Errorf("offset for t0+%s: %d, want %d", tc.at.Sub(t0), got, tc.want)
-		}
+	}
+	return nil
+}
+
+// wantOffset fails unless the offset ListOffsets answers for partition of
+// topic at at (a time in Unix milliseconds, or sarama.OffsetOldest or
+// OffsetNewest) is want, asked by a client of Kafka version v.
+func wantOffset(e *env, v sarama.KafkaVersion, topic string, partition int32, at, want int64) error {
+	cl, err := sarama.NewClient(e.bootstrap, config(v))
+	if err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	defer cl.Close()
+	what := map[int64]string{sarama.OffsetOldest: "oldest", sarama.OffsetNewest: "newest"}[at]
+	if what == "" {
+		what = fmt.Sprintf("at time %d", at)
+	}
+	got, err := cl.GetOffset(topic, partition, at)
+	if err != nil {
+		return fmt.Errorf("%s offset of %s/%d: %w", what, topic, partition, err)
+	}
+	if got != want {
+		return fmt.Errorf("%s offset of %s/%d is %d, want %d", what, topic, partition, got, want)
 	}
 	return nil
 }
