@@ -99,6 +99,11 @@ import (
 // ten GETs, is 13.5-14.8 of a view's time. --fetch-concurrency 4 and 2 made
 // views slower (21.9 and 19.6 ms). The target is at the edge of these
 // 2 cores' noise: one run of the old ListOffsets gave 52x.
+//
+// 2026-12-03 again, a busier machine, -benchtime 5x, two runs: views of
+// 24.1 and 21.4 ms (warm 21.2 and 19.0), scans of 994 and 833 ms: 41x and
+// 39x (warm 47x and 44x); per view MinIO 20.3 and 19.2 ms of CPU, the
+// broker 9.2 and 10.4.
 func BenchmarkHierarchicalFetch(b *testing.B) {
 	cfg := hierBenchConfig{
 		records:    envInt(b, "FLOE_BENCH_RECORDS", 1_000_000),
