@@ -106,6 +106,14 @@ async function collect (consumer, count, atEnd) {
   return got
 }
 
+// positions are the offsets to commit for the records read of topic: each
+// partition's, past the last record read there.
+function positions (topic, read) {
+  const next = {}
+  for (const r of read) next[r.partition] = Math.max(next[r.partition] || 0, r.offset + 1)
+  return Object.entries(next).map(([partition, offset]) => ({ topic, partition: Number(partition), offset: String(offset) }))
+}
+
 // same fails unless got holds exactly the acknowledged records of want.
 function same (want, got) {
   if (got.length !== want.length) fail(`read ${got.length} records, produced ${want.length}`)
@@ -131,6 +139,13 @@ function produceConsume (compression) {
     const acked = await withClient(kafka.producer({ idempotent: true, maxInFlightRequests: 1 }),
       p => send(p, topic, keyed(200, `codec-${compression}`, 2), { compression }))
     same(acked, await read(topic, 200))
+    // Nothing past what was read: each partition ends there.
+    await withClient(kafka.admin(), async admin => {
+      for (const o of await admin.fetchTopicOffsets(topic)) {
+        const n = acked.filter(m => m.partition === o.partition).length
+        if (o.high !== String(n)) fail(`partition ${o.partition} ends at ${o.high}, want ${n}`)
+      }
+    })
   }
 }
 
@@ -219,8 +234,8 @@ async function groupCommitResume () {
     const consumer = kafka.consumer({ groupId })
     await withClient(consumer, async () => {
       await consumer.subscribe({ topics: [topic], fromBeginning: true })
-      await collect(consumer, 30, () =>
-        consumer.commitOffsets(Object.entries(ends).map(([p, end]) => ({ topic, partition: Number(p), offset: String(end) }))))
+      // Commits the consumer's own positions: past the last record it read.
+      await collect(consumer, 30, read => consumer.commitOffsets(positions(topic, read)))
     })
     await withClient(kafka.admin(), async admin => {
       const offs = await admin.fetchOffsets({ groupId, topics: [topic] })
@@ -329,8 +344,7 @@ async function floeView () {
     const consumer = kafka.consumer({ groupId })
     return withClient(consumer, async () => {
       await consumer.subscribe({ topics: [view], fromBeginning: true })
-      const got = await collect(consumer, count, read =>
-        consumer.commitOffsets([{ topic: view, partition: 0, offset: String(Math.max(...read.map(g => g.offset)) + 1) }]))
+      const got = await collect(consumer, count, read => consumer.commitOffsets(positions(view, read)))
       for (const g of got) if (g.key !== 'CC54 RYD') fail(`view answered key ${g.key} at ${g.offset}`)
       return got.map(g => g.offset).sort((a, b) => a - b)
     })
