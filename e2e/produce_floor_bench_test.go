@@ -1,0 +1,256 @@
+package e2e
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/internal/testkit/floetest"
+	"github.com/floe-io/floe/record"
+)
+
+// BenchmarkProduceLatencyFloor puts issue 11's produce latency at low load
+// (one producer, 1 KiB records, one request in flight, 100 requests a
+// second, on the embedded default: `go run ./cmd/broker`, here its binary
+// on a fresh data directory) beside the floor this machine sets under it,
+// each measured in the same run, the operations taken in turn so that they
+// share the machine's moments:
+//
+//   - sync: 1 KiB appended to a file beside the broker's data and synced,
+//     the device round trip every acknowledged produce waits for (the
+//     coordinator's synced Pebble commit, which carries the object);
+//   - echo: 1.1 KiB sent over loopback TCP and echoed back by a goroutine
+//     of this process: the network round trip with nothing served;
+//   - raw-apiversions, raw-produce: an ApiVersions and a Produce (v7,
+//     acks=all, one 1 KiB record), written to the broker and read back on
+//     a socket of their own, with no client library: the broker's own time;
+//   - franz-apiversions, franz-produce: the same through franz-go, with the
+//     loadtest's producer settings (linger 0, no compression, no
+//     idempotence): what `loadtest --max-inflight 1` reports.
+//
+// It reports each p50 (and the produces' p90) in ms, and two differences
+// of p50s: broker-over-floor (raw-produce less sync and echo: what the
+// broker adds to a durable write and a round trip) and franz-overhead
+// (franz-produce less raw-produce: what the client adds).
+//
+//	go test ./e2e -run '^$' -bench ProduceLatencyFloor -benchtime 500x
+func BenchmarkProduceLatencyFloor(b *testing.B) {
+	dataDir := b.TempDir()
+	p := floetest.StartBroker(b, nil, "--data-dir", filepath.Join(dataDir, "broker"))
+	const topic = "latency-floor"
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.KafkaAddr), kgo.DisableIdempotentWrite(),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0),
+		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.DefaultProduceTopic(topic))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	ctx := context.Background()
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, topic); err != nil {
+		b.Fatal(err)
+	}
+	value := make([]byte, 1024)
+	for i := range value {
+		value[i] = byte('a' + i%26)
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr(); err != nil {
+		b.Fatal(err) // the client's connections and metadata, before timing
+	}
+
+	synced, err := os.Create(filepath.Join(dataDir, "sync"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer synced.Close()
+	echo := startEcho(b)
+	raw := dialRaw(b, p.KafkaAddr)
+
+	ops := []struct {
+		name string
+		fn   func() error
+	}{
+		{"sync", func() error {
+			if _, err := synced.Write(value); err != nil {
+				return err
+			}
+			return synced.Sync()
+		}},
+		{"echo", func() error { return echo.roundTrip(make([]byte, 1100)) }},
+		{"raw-apiversions", func() error {
+			req := kmsg.NewPtrApiVersionsRequest()
+			req.Version, req.ClientSoftwareName, req.ClientSoftwareVersion = 3, "floe-bench", "1"
+			_, err := raw.request(req)
+			return err
+		}},
+		{"raw-produce", func() error { return raw.produce(topic, value) }},
+		{"franz-apiversions", func() error {
+			_, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)
+			return err
+		}},
+		{"franz-produce", func() error { return cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr() }},
+	}
+	lat := make([][]time.Duration, len(ops))
+	next := time.NewTicker(10 * time.Millisecond) // 100 operations a second
+	defer next.Stop()
+	b.ResetTimer()
+	for range b.N {
+		for i, op := range ops {
+			<-next.C
+			start := time.Now()
+			if err := op.fn(); err != nil {
+				b.Fatalf("%s: %v", op.name, err)
+			}
+			lat[i] = append(lat[i], time.Since(start))
+		}
+	}
+	b.StopTimer()
+	p50 := make(map[string]float64, len(ops))
+	for i, op := range ops {
+		slices.Sort(lat[i])
+		p50[op.name] = ms(lat[i][len(lat[i])/2])
+		b.ReportMetric(p50[op.name], op.name+"-p50-ms")
+		if op.name == "raw-produce" || op.name == "franz-produce" {
+			b.ReportMetric(ms(lat[i][len(lat[i])*9/10]), op.name+"-p90-ms")
+		}
+	}
+	b.ReportMetric(p50["raw-produce"]-p50["sync"]-p50["echo"], "broker-over-floor-ms")
+	b.ReportMetric(p50["franz-produce"]-p50["raw-produce"], "franz-overhead-ms")
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// echoConn is a loopback TCP connection to a goroutine that writes back
+// whatever it reads.
+type echoConn struct {
+	c   net.Conn
+	buf []byte
+}
+
+func startEcho(b *testing.B) *echoConn {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ln.Close() })
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		io.Copy(c, c)
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	return &echoConn{c: c}
+}
+
+func (e *echoConn) roundTrip(msg []byte) error {
+	if _, err := e.c.Write(msg); err != nil {
+		return err
+	}
+	e.buf = slices.Grow(e.buf[:0], len(msg))[:len(msg)]
+	_, err := io.ReadFull(e.c, e.buf)
+	return err
+}
+
+// rawConn speaks the Kafka protocol on a socket with nothing but kmsg's
+// encoding: one request at a time, its answer read whole.
+type rawConn struct {
+	c    net.Conn
+	corr int32
+}
+
+func dialRaw(b *testing.B, addr string) *rawConn {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	return &rawConn{c: c}
+}
+
+// request writes req with a request header (v2 for a flexible request, v1
+// otherwise) and returns the answer's body, past its correlation id (and
+// the header's tags, but ApiVersions answers with header v0).
+func (r *rawConn) request(req kmsg.Request) ([]byte, error) {
+	r.corr++
+	msg := make([]byte, 4, 64)
+	msg = binary.BigEndian.AppendUint16(msg, uint16(req.Key()))
+	msg = binary.BigEndian.AppendUint16(msg, uint16(req.GetVersion()))
+	msg = binary.BigEndian.AppendUint32(msg, uint32(r.corr))
+	msg = binary.BigEndian.AppendUint16(msg, uint16(len("floe-bench")))
+	msg = append(msg, "floe-bench"...)
+	flexible := req.IsFlexible()
+	if flexible {
+		msg = append(msg, 0) // no header tags
+	}
+	msg = req.AppendTo(msg)
+	binary.BigEndian.PutUint32(msg, uint32(len(msg)-4))
+	if _, err := r.c.Write(msg); err != nil {
+		return nil, err
+	}
+	var size [4]byte
+	if _, err := io.ReadFull(r.c, size[:]); err != nil {
+		return nil, err
+	}
+	resp := make([]byte, binary.BigEndian.Uint32(size[:]))
+	if _, err := io.ReadFull(r.c, resp); err != nil {
+		return nil, err
+	}
+	if len(resp) < 4 || int32(binary.BigEndian.Uint32(resp)) != r.corr {
+		return nil, fmt.Errorf("answer of %d bytes does not carry correlation id %d", len(resp), r.corr)
+	}
+	resp = resp[4:]
+	if flexible && req.Key() != int16(kmsg.ApiVersions) {
+		resp = resp[1:] // no header tags either
+	}
+	return resp, nil
+}
+
+// produce sends value as one record to partition 0 of topic, acks=all, and
+// checks the answer.
+func (r *rawConn) produce(topic string, value []byte) error {
+	now := time.Now().UnixMilli()
+	batch, err := record.Build(record.BuildOptions{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1,
+		BaseSequence: -1, BaseTimestamp: now}, []record.Record{{Value: value}})
+	if err != nil {
+		return err
+	}
+	req := kmsg.NewPtrProduceRequest()
+	req.Version, req.Acks, req.TimeoutMillis = 7, -1, 30_000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = batch
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	body, err := r.request(req)
+	if err != nil {
+		return err
+	}
+	resp := kmsg.NewPtrProduceResponse()
+	resp.Version = req.Version
+	if err := resp.ReadFrom(body); err != nil {
+		return fmt.Errorf("produce answer: %w", err)
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		return fmt.Errorf("produce answer for %d topics", len(resp.Topics))
+	}
+	return kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode)
+}
