@@ -49,6 +49,13 @@ func (b *Broker) registeredBrokers() []coordapi.BrokerInfo {
 	r.mu.refreshing = true
 	r.mu.tried = now
 	r.mu.Unlock()
+	// Cleared however the call ends: a panic (recovered by the request
+	// serving it) must not leave the list refreshed by no one, for good.
+	defer func() {
+		r.mu.Lock()
+		r.mu.refreshing = false
+		r.mu.Unlock()
+	}()
 
 	ctx, cancel := context.WithTimeout(context.Background(), registryTimeout)
 	list, err := b.coord.ListBrokers(ctx)
@@ -56,7 +63,6 @@ func (b *Broker) registeredBrokers() []coordapi.BrokerInfo {
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.mu.refreshing = false
 	if err != nil {
 		b.log.Debug("list brokers from the coordinator", "err", err)
 	} else {

@@ -20,6 +20,8 @@ type registryCoordinator struct {
 	mu    sync.Mutex
 	err   error
 	calls int
+	// panics makes the next ListBrokers panic (a bug in the call).
+	panics bool
 }
 
 // newRegistryCoordinator returns a real coordinator in memory whose broker
@@ -31,8 +33,12 @@ func newRegistryCoordinator(t *testing.T) *registryCoordinator {
 func (r *registryCoordinator) ListBrokers(ctx context.Context) ([]coordapi.BrokerInfo, error) {
 	r.mu.Lock()
 	r.calls++
-	err := r.err
+	err, panics := r.err, r.panics
+	r.panics = false
 	r.mu.Unlock()
+	if panics {
+		panic("list brokers")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -125,5 +131,37 @@ func TestMetadataWithoutRegistry(t *testing.T) {
 	ids, leaders := metadataBrokers(t, b)
 	if len(ids) != 1 || ids[0] != 1 || leaders[1] != 4 {
 		t.Fatalf("brokers %v leaders %v, want only this broker", ids, leaders)
+	}
+}
+
+// TestRegistryRefreshAfterPanic checks that a refresh that panicked (the
+// request serving it recovers) does not leave the registry marked as being
+// refreshed, which would keep the list from ever being fetched again.
+func TestRegistryRefreshAfterPanic(t *testing.T) {
+	rc := newRegistryCoordinator(t)
+	registerBrokers(t, rc, coordapi.BrokerInfo{NodeID: 2, Host: "127.0.0.2", Port: 9092})
+	b := newAdminBroker(t, rc)
+	rc.mu.Lock()
+	rc.panics = true
+	rc.mu.Unlock()
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("ListBrokers' panic did not reach the caller")
+			}
+		}()
+		b.registeredBrokers()
+	}()
+	// Past registryRefresh, as if a second had gone by.
+	b.registry.mu.Lock()
+	b.registry.mu.tried = time.Time{}
+	b.registry.mu.Unlock()
+	calls := rc.listCalls()
+	list := b.registeredBrokers()
+	if n := rc.listCalls() - calls; n != 1 {
+		t.Fatalf("%d ListBrokers calls after the refresh interval, want 1", n)
+	}
+	if len(list) != 1 || list[0].NodeID != 2 {
+		t.Fatalf("registered brokers %+v, want broker 2", list)
 	}
 }

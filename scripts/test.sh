@@ -54,12 +54,22 @@ go vet ./...
 go test -race -timeout 20m "$@" ./...
 
 if [ "$java_subset" = yes ]; then
+  # Every client runs, whichever failed before it, so that one run shows
+  # all that a change broke; the suite fails at the end if any did.
+  failed=()
+  client() {
+    if ! "$@"; then failed+=("$1"); fi
+  }
   # The checks of each kind a Java application leans on (all of them:
   # ./scripts/conformance-java.sh, about 40 s more).
-  ./scripts/conformance-java.sh 'produce-consume-(none|zstd)|admin-(create-topic|describe-configs)|classic-group-commit-resume|consumer-group-kip848$|offsets-for-times|delete-records|txn-|streams-|floe-|sasl-'
+  client ./scripts/conformance-java.sh 'produce-consume-(none|zstd)|admin-(create-topic|describe-configs)|classic-group-commit-resume|consumer-group-kip848$|offsets-for-times|delete-records|txn-|streams-|floe-|sasl-'
   # Every check of the other clients (about 20 s each), but kafkajs's
   # group-rebalance, which waits 20 s on KafkaJS's own rejoin.
-  ./scripts/conformance-sarama.sh
-  ./scripts/conformance-python.sh
-  ./scripts/conformance-kafkajs.sh '^(?!group-rebalance)'
+  client ./scripts/conformance-sarama.sh
+  client ./scripts/conformance-python.sh
+  client ./scripts/conformance-kafkajs.sh '^(?!group-rebalance)'
+  if [ ${#failed[@]} -gt 0 ]; then
+    echo "FAIL: conformance: ${failed[*]}" >&2
+    exit 1
+  fi
 fi

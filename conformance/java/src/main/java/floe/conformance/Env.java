@@ -22,6 +22,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
@@ -95,6 +96,11 @@ final class Env implements AutoCloseable {
     }
 
     KafkaConsumer<String, String> consumer(Map<String, Object> overrides) {
+        return consumer(overrides, new StringDeserializer());
+    }
+
+    /** A consumer like {@link #consumer(Map)}, its record values read with values. */
+    <V> KafkaConsumer<String, V> consumer(Map<String, Object> overrides, Deserializer<V> values) {
         Map<String, Object> props = new HashMap<>();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(ConsumerConfig.CLIENT_ID_CONFIG, "conformance-" + checkName);
@@ -102,10 +108,8 @@ final class Env implements AutoCloseable {
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         props.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
         props.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 20_000);
-        props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
-        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
         props.putAll(overrides);
-        return register(new KafkaConsumer<>(props));
+        return register(new KafkaConsumer<>(props, new StringDeserializer(), values));
     }
 
     /** Closes a client now (as a consumer leaving its group), not at close(). */

@@ -160,10 +160,7 @@ final class StreamsChecks {
     private static void awaitCounts(Env env, String output, Map<String, Long> want, String who) {
         Map<String, Object> props = new HashMap<>();
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, LongDeserializer.class);
-        KafkaConsumer<String, String> raw = env.consumer(props);
-        @SuppressWarnings("unchecked")
-        KafkaConsumer<String, Long> consumer = (KafkaConsumer<String, Long>) (KafkaConsumer<?, ?>) raw;
+        KafkaConsumer<String, Long> consumer = env.consumer(props, new LongDeserializer());
         List<TopicPartition> parts = List.of(new TopicPartition(output, 0), new TopicPartition(output, 1));
         consumer.assign(parts);
         consumer.seekToBeginning(parts);
