@@ -35,7 +35,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Res
 	req := r.req.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	var (
-		zoneBytes int64 // the batches' bytes, counted once by zone below
+		zoneBytes int64 // the batches' bytes, counted once below
 		batches   []ingest.Batch
 		parts     []producePartition
 		topics    = make(map[string]coordapi.Topic, len(req.Topics))
@@ -87,7 +87,6 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Res
 					break
 				}
 				for _, bt := range pb {
-					b.metrics.bytesIn.Add(ctx, int64(len(bt.Data)))
 					zoneBytes += int64(len(bt.Data))
 				}
 				parts = append(parts, producePartition{topic: ti, partition: pi, first: len(batches), n: len(pb)})
@@ -97,8 +96,6 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Res
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	b.zoneMetrics.add(ctx, true, r.clientZone(), zoneBytes)
-
 	timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
 	timeout = max(timeout, time.Second)
 	var (
@@ -110,6 +107,13 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Res
 		pending, appendErr = b.ingest.Append(actx, batches)
 		cancel()
 	}
+	// Counted once the batches are on their way to the commit, which need
+	// not wait for the instruments (a few microseconds each when the
+	// broker is quiet).
+	if zoneBytes > 0 {
+		b.metrics.bytesIn.Add(ctx, zoneBytes)
+	}
+	b.zoneMetrics.add(ctx, true, r.clientZone(), zoneBytes)
 	return func() (kmsg.Response, error) {
 		if pending != nil || appendErr != nil {
 			var (

@@ -322,7 +322,6 @@ func (in *Ingester) rollLocked(now time.Time, spend bool) {
 		id = uuid.New()
 	}
 	o.key = coordapi.WALKey(in.opts.Prefix, id.String())
-	in.objectBytes.Record(context.Background(), int64(len(o.buf)))
 	in.mu.active++
 	in.mu.uploading++
 	in.mu.lastSize = len(o.buf)
@@ -331,6 +330,9 @@ func (in *Ingester) rollLocked(now time.Time, spend bool) {
 	case in.commitReady <- struct{}{}:
 	default:
 	}
+	// After the commit loop is woken: an instrument takes a few
+	// microseconds on a quiet broker, and the commit need not wait for it.
+	in.objectBytes.Record(context.Background(), int64(len(o.buf)))
 	if len(o.buf) <= in.opts.InlineMax && in.mu.inlineBudget.tryTakeN(now, float64(len(o.buf))) {
 		// Its commit carries it (commitObject), and counts as its upload
 		// until it ends (finish): the next object fills meanwhile, as it
@@ -420,21 +422,26 @@ func (in *Ingester) commitLoop() {
 			continue
 		}
 		<-o.uploaded
-		in.commitObject(o)
+		took := in.commitObject(o)
 		in.finish(o)
+		if took > 0 {
+			// Recorded once the producers are answered, not before.
+			in.commitDuration.Record(context.Background(), took.Seconds())
+		}
 	}
 }
 
-func (in *Ingester) commitObject(o *object) {
+// commitObject commits o and sets its Pendings' outcomes, and returns how
+// long the commit took (0 when o's upload had failed, and nothing was
+// committed).
+func (in *Ingester) commitObject(o *object) (took time.Duration) {
 	if o.uploadErr != nil {
 		in.log.Error("object upload failed", "key", o.key, "err", o.uploadErr)
 		in.failAll(o, kerr.KafkaStorageError)
-		return
+		return 0
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), in.opts.CommitTimeout)
 	defer cancel()
-	start := time.Now()
-	defer func() { in.commitDuration.Record(ctx, time.Since(start).Seconds()) }()
 	req := &coordapi.CommitRequest{
 		ObjectKey:  o.key,
 		ObjectSize: int64(len(o.buf)),
@@ -449,7 +456,9 @@ func (in *Ingester) commitObject(o *object) {
 			req.Inline, o.lent = slices.Clone(o.buf), false
 		}
 	}
+	start := time.Now()
 	resp, err := in.coord.CommitObject(ctx, req)
+	took = time.Since(start)
 	if err == nil && len(resp.Results) != len(o.batches) {
 		err = fmt.Errorf("coordinator answered %d results for %d batches", len(resp.Results), len(o.batches))
 	}
@@ -469,6 +478,7 @@ func (in *Ingester) commitObject(o *object) {
 		ow := o.owners[i]
 		ow.p.results[ow.idx] = r
 	}
+	return took
 }
 
 func (in *Ingester) failAll(o *object, err *kerr.Error) {
