@@ -1,8 +1,8 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
@@ -74,8 +74,18 @@ func BenchmarkProduceLatencyFloor(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer synced.Close()
-	echo := startEcho(b)
-	raw := dialRaw(b, p.KafkaAddr)
+	echo, ping := startEcho(b), make([]byte, 1100)
+	raw, err := net.Dial("tcp", p.KafkaAddr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer raw.Close()
+	rawRd := bufio.NewReader(raw)
+	var corr int32
+	apiVersions := kmsg.NewPtrApiVersionsRequest()
+	apiVersions.Version, apiVersions.ClientSoftwareName, apiVersions.ClientSoftwareVersion = 3, "floe-bench", "1"
+	apiVersionsBody := apiVersions.AppendTo(nil)
+	produceBody := produceRequest(b, topic, value).AppendTo(nil)
 
 	ops := []struct {
 		name string
@@ -87,14 +97,20 @@ func BenchmarkProduceLatencyFloor(b *testing.B) {
 			}
 			return synced.Sync()
 		}},
-		{"echo", func() error { return echo.roundTrip(make([]byte, 1100)) }},
+		{"echo", func() error { return echo.roundTrip(ping) }},
 		{"raw-apiversions", func() error {
-			req := kmsg.NewPtrApiVersionsRequest()
-			req.Version, req.ClientSoftwareName, req.ClientSoftwareVersion = 3, "floe-bench", "1"
-			_, err := raw.request(req)
-			return err
+			corr++
+			resp := kmsg.NewPtrApiVersionsResponse()
+			resp.Version = 3
+			if err := resp.ReadFrom(rawRoundTrip(b, raw, rawRd, int16(kmsg.ApiVersions), 3, corr, apiVersionsBody)); err != nil {
+				return err
+			}
+			return kerr.ErrorForCode(resp.ErrorCode)
 		}},
-		{"raw-produce", func() error { return raw.produce(topic, value) }},
+		{"raw-produce", func() error {
+			corr++
+			return produceError(rawRoundTrip(b, raw, rawRd, int16(kmsg.Produce), 7, corr, produceBody))
+		}},
 		{"franz-apiversions", func() error {
 			_, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)
 			return err
@@ -169,68 +185,14 @@ func (e *echoConn) roundTrip(msg []byte) error {
 	return err
 }
 
-// rawConn speaks the Kafka protocol on a socket with nothing but kmsg's
-// encoding: one request at a time, its answer read whole.
-type rawConn struct {
-	c    net.Conn
-	corr int32
-}
-
-func dialRaw(b *testing.B, addr string) *rawConn {
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { c.Close() })
-	return &rawConn{c: c}
-}
-
-// request writes req with a request header (v2 for a flexible request, v1
-// otherwise) and returns the answer's body, past its correlation id (and
-// the header's tags, but ApiVersions answers with header v0).
-func (r *rawConn) request(req kmsg.Request) ([]byte, error) {
-	r.corr++
-	msg := make([]byte, 4, 64)
-	msg = binary.BigEndian.AppendUint16(msg, uint16(req.Key()))
-	msg = binary.BigEndian.AppendUint16(msg, uint16(req.GetVersion()))
-	msg = binary.BigEndian.AppendUint32(msg, uint32(r.corr))
-	msg = binary.BigEndian.AppendUint16(msg, uint16(len("floe-bench")))
-	msg = append(msg, "floe-bench"...)
-	flexible := req.IsFlexible()
-	if flexible {
-		msg = append(msg, 0) // no header tags
-	}
-	msg = req.AppendTo(msg)
-	binary.BigEndian.PutUint32(msg, uint32(len(msg)-4))
-	if _, err := r.c.Write(msg); err != nil {
-		return nil, err
-	}
-	var size [4]byte
-	if _, err := io.ReadFull(r.c, size[:]); err != nil {
-		return nil, err
-	}
-	resp := make([]byte, binary.BigEndian.Uint32(size[:]))
-	if _, err := io.ReadFull(r.c, resp); err != nil {
-		return nil, err
-	}
-	if len(resp) < 4 || int32(binary.BigEndian.Uint32(resp)) != r.corr {
-		return nil, fmt.Errorf("answer of %d bytes does not carry correlation id %d", len(resp), r.corr)
-	}
-	resp = resp[4:]
-	if flexible && req.Key() != int16(kmsg.ApiVersions) {
-		resp = resp[1:] // no header tags either
-	}
-	return resp, nil
-}
-
-// produce sends value as one record to partition 0 of topic, acks=all, and
-// checks the answer.
-func (r *rawConn) produce(topic string, value []byte) error {
+// produceRequest is a Produce v7 (acks=all) of value as one record to
+// partition 0 of topic, from a producer without idempotence.
+func produceRequest(b *testing.B, topic string, value []byte) *kmsg.ProduceRequest {
 	now := time.Now().UnixMilli()
 	batch, err := record.Build(record.BuildOptions{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1,
 		BaseSequence: -1, BaseTimestamp: now}, []record.Record{{Value: value}})
 	if err != nil {
-		return err
+		b.Fatal(err)
 	}
 	req := kmsg.NewPtrProduceRequest()
 	req.Version, req.Acks, req.TimeoutMillis = 7, -1, 30_000
@@ -240,12 +202,14 @@ func (r *rawConn) produce(topic string, value []byte) error {
 	rp.Records = batch
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	body, err := r.request(req)
-	if err != nil {
-		return err
-	}
+	return req
+}
+
+// produceError decodes a Produce v7 answer for one partition and returns
+// its error.
+func produceError(body []byte) error {
 	resp := kmsg.NewPtrProduceResponse()
-	resp.Version = req.Version
+	resp.Version = 7
 	if err := resp.ReadFrom(body); err != nil {
 		return fmt.Errorf("produce answer: %w", err)
 	}

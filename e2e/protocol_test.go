@@ -23,7 +23,7 @@ import (
 
 // rawRoundTrip writes one request frame on c and reads one response body
 // (after the correlation id).
-func rawRoundTrip(t *testing.T, c net.Conn, rd *bufio.Reader, key, version int16, corr int32, body []byte) []byte {
+func rawRoundTrip(t testing.TB, c net.Conn, rd *bufio.Reader, key, version int16, corr int32, body []byte) []byte {
 	t.Helper()
 	var b []byte
 	b = binary.BigEndian.AppendUint32(b, 0)
