@@ -260,8 +260,10 @@ func (in *Ingester) Append(ctx context.Context, batches []Batch) (*Pending, erro
 		// caller, and another processor takes it only once woken itself
 		// (tens of microseconds on a quiet machine): yield, so that the
 		// commit, what the producer waits for, starts now and the caller's
-		// own work after Append waits instead. Measured (loadtest at 100
-		// produces a second, one in flight): the commit began 20 us sooner.
+		// own work after Append waits instead. With timestamps added to
+		// the produce path for the measurement (not kept), at 100 produces
+		// a second, one in flight, the commit began 53-62 us after its
+		// object was opened, against 80 without the yield.
 		runtime.Gosched()
 	}
 	return p, nil
