@@ -80,18 +80,24 @@ def collect(n, poll, what="read"):
 
 
 # The checks' transactions: 5 records committed, 3 aborted, 2 committed.
-# read_uncommitted reads the 10 at UNCOMMITTED; the markers are at 5, 9, 12.
+# read_committed reads the 7 at COMMITTED, read_uncommitted the 10 at
+# UNCOMMITTED; the markers are at 5, 9, 12.
 TXNS = ((5, True), (3, False), (2, True))
+COMMITTED = [0, 1, 2, 3, 4, 10, 11]
 UNCOMMITTED = [0, 1, 2, 3, 4, 6, 7, 8, 10, 11]
+TXN_READS = (("read_committed", len(COMMITTED)), ("read_uncommitted", len(UNCOMMITTED)))
 
 
 def expect_txn_read(level, got, committed):
-    """got, the records read of a TXNS partition at isolation level, are what that level sees."""
+    """got, the records read of a TXNS partition at isolation level, are what that level sees:
+    read_committed the committed values at their offsets, read_uncommitted every record."""
+    offsets = sorted(o for _, o in got)
     if level == "read_committed":
         values = [got[pos][1] for pos in sorted(got)]
         expect(values == committed, f"read_committed read {values}")
+        expect(offsets == COMMITTED, f"read_committed offsets {offsets}")
     else:
-        expect(sorted(o for _, o in got) == UNCOMMITTED, f"read_uncommitted offsets {sorted(got)}")
+        expect(offsets == UNCOMMITTED, f"read_uncommitted offsets {offsets}")
 
 
 def eventually(seconds, f):
@@ -459,7 +465,7 @@ def kp_txn():
         else:
             p.abort_transaction()
     p.close()
-    for level, want in (("read_committed", 7), ("read_uncommitted", len(UNCOMMITTED))):
+    for level, want in TXN_READS:
         c = kp.KafkaConsumer(bootstrap_servers=BOOTSTRAP, isolation_level=level, enable_auto_commit=False)
         try:
             tp = kp.TopicPartition(topic, 0)
@@ -575,7 +581,7 @@ async def aio_txn():
                 await p.abort_transaction()
     finally:
         await p.stop()
-    for level, want in (("read_committed", 7), ("read_uncommitted", len(UNCOMMITTED))):
+    for level, want in TXN_READS:
         c = aiokafka.AIOKafkaConsumer(bootstrap_servers=BOOTSTRAP, isolation_level=level, enable_auto_commit=False)
         tp = aiokafka.TopicPartition(topic, 0)
         c.assign([tp])

@@ -16,6 +16,7 @@ import java.util.TreeMap;
 import java.util.stream.Collectors;
 
 import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -74,8 +75,8 @@ final class StreamsChecks {
 
         Map<TopicPartition, Long> ends = new HashMap<>();
         for (var e : env.await(env.admin().listOffsets(Map.of(
-                new TopicPartition(input, 0), org.apache.kafka.clients.admin.OffsetSpec.latest(),
-                new TopicPartition(input, 1), org.apache.kafka.clients.admin.OffsetSpec.latest())).all(),
+                new TopicPartition(input, 0), OffsetSpec.latest(),
+                new TopicPartition(input, 1), OffsetSpec.latest())).all(),
                 "ListOffsets " + input).entrySet()) {
             ends.put(e.getKey(), e.getValue().offset());
         }
