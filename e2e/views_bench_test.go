@@ -104,6 +104,19 @@ import (
 // 24.1 and 21.4 ms (warm 21.2 and 19.0), scans of 994 and 833 ms: 41x and
 // 39x (warm 47x and 44x); per view MinIO 20.3 and 19.2 ms of CPU, the
 // broker 9.2 and 10.4.
+//
+// A view also runs on a broker that has been running (running-view-ms:
+// FLOE_BENCH_RUNNING_VIEWS, default 20, views per b.N of keys not read
+// before, each checked to read its key's batches from the store), against a
+// scan on such a broker (running-scan-ms: a fresh one that served as many
+// views first): a broker's first views after it starts are slower, MinIO
+// running more CPU for them (a scratch loop of 1,000 views of one broker:
+// 13.8-22 ms of MinIO CPU a view for its first 15, 9.5 over all; 12-27 ms a
+// view for its first dozen, then 7-10). 2026-12-04, a quiet machine,
+// -benchtime 5x, three runs: fresh views of 10.0, 12.4 and 10.4 ms against
+// scans of 469, 561 and 549 ms (47x, 45x and 53x; warm 48x, 45x and 47x);
+// on a running broker views of 9.35, 10.1 and 9.56 ms (100 each) against
+// scans of 564, 557 and 722 ms: 60x, 55x and 75x.
 func BenchmarkHierarchicalFetch(b *testing.B) {
 	cfg := hierBenchConfig{
 		records:    envInt(b, "FLOE_BENCH_RECORDS", 1_000_000),
@@ -299,7 +312,54 @@ func benchHierarchicalFetch(b *testing.B, cfg hierBenchConfig, pattern string) {
 			return true
 		})
 	}
-	var views, warms []measured
+	// Keys not viewed yet, for the views of a running broker: each reads
+	// its own batches from the object store, nothing of them cached.
+	used := map[int]bool{cfg.keys / 2: true}
+	next := cfg.keys/2 + 1
+	unusedKey := func() (int, bool) {
+		for range cfg.keys {
+			d := next % cfg.keys
+			next++
+			if !used[d] {
+				used[d] = true
+				return d, true
+			}
+		}
+		return 0, false
+	}
+	// The bytes of device d's own batches (per-device: batch i is device
+	// i%keys's).
+	deviceBytes := func(d int) int64 {
+		var n int64
+		for i, l := range lens {
+			if i%cfg.keys == d {
+				n += int64(l)
+			}
+		}
+		return n
+	}
+	// runViews views up to n keys not viewed before on the broker that is
+	// running, each checked to have read its key's batches from the store.
+	running := 0
+	if pattern == "per-device" {
+		running = envInt(b, "FLOE_BENCH_RUNNING_VIEWS", 20)
+	}
+	runViews := func(n int) []measured {
+		var ms []measured
+		for range n {
+			d, ok := unusedKey()
+			if !ok {
+				break
+			}
+			m := view(deviceKey(d))
+			if want := deviceBytes(d); m.bytes < want {
+				b.Fatalf("view of %s read %d B from the store, under its batches' %d B: not cold", deviceKey(d), m.bytes, want)
+			}
+			ms = append(ms, m)
+		}
+		return ms
+	}
+	var views, warms, runs []measured
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
@@ -308,13 +368,20 @@ func benchHierarchicalFetch(b *testing.B, cfg hierBenchConfig, pattern string) {
 		v := view(key)
 		b.StopTimer()
 		// The same broker's view of another key (its own batches, not read
-		// before): what a running broker answers, its connections to the
-		// store open, its cache cold for the key.
-		other := deviceKey((cfg.keys/2 + 1 + i) % cfg.keys)
+		// before): the second view of a just started broker, its
+		// connections to the store open, its cache cold for the key.
+		od, ok := unusedKey()
+		if !ok {
+			b.Fatalf("no key left to view")
+		}
+		other := deviceKey(od)
 		w := view(other)
 		views, warms = append(views, v), append(warms, w)
 		b.Logf("view %d: fresh broker %s, %d B (MinIO %.1f, broker %.1f ms of CPU); then key %s: %s, %d B (MinIO %.1f, broker %.1f ms of CPU)",
 			i, v.time, v.bytes, ms(v.minio), ms(v.broker), other, w.time, w.bytes, ms(w.minio), ms(w.broker))
+		// Then views of further keys: what a broker that has been running
+		// answers for a key it has not read.
+		runs = append(runs, runViews(running)...)
 		b.StartTimer()
 	}
 	b.StopTimer()
@@ -322,6 +389,15 @@ func benchHierarchicalFetch(b *testing.B, cfg hierBenchConfig, pattern string) {
 	// A client filtering the base topic cannot know it has all the key's
 	// records before the end: it reads the whole partition.
 	scan := consume(topic, perKey, int64(cfg.records), func(r *kgo.Record) bool { return string(r.Key) == key })
+	// And the scan on a broker that has been running (it has served views
+	// of as many keys first, whose batches it holds: the scan reads those
+	// few from its cache).
+	var runScan measured
+	if running > 0 {
+		coldBroker()
+		runViews(running)
+		runScan = consume(topic, perKey, int64(cfg.records), func(r *kgo.Record) bool { return string(r.Key) == key })
+	}
 
 	// The medians of the b.N views: each figure sorted on its own.
 	median := func(xs []measured, f func(measured) time.Duration) time.Duration {
@@ -351,6 +427,16 @@ func benchHierarchicalFetch(b *testing.B, cfg hierBenchConfig, pattern string) {
 	b.ReportMetric(ms(scan.broker), "scan-broker-cpu-ms")
 	b.ReportMetric(float64(scan.time)/float64(viewTime), "speedup")
 	b.ReportMetric(float64(scan.time)/float64(warmTime), "warm-speedup")
+	if len(runs) > 0 {
+		runTime := median(runs, took)
+		b.ReportMetric(ms(runTime), "running-view-ms")
+		b.ReportMetric(ms(median(runs, func(m measured) time.Duration { return m.minio })), "running-view-minio-cpu-ms")
+		b.ReportMetric(ms(median(runs, func(m measured) time.Duration { return m.broker })), "running-view-broker-cpu-ms")
+		b.ReportMetric(ms(runScan.time), "running-scan-ms")
+		b.ReportMetric(float64(runScan.time)/float64(runTime), "running-speedup")
+		b.Logf("running broker: %d views of keys read for the first time, median %s; its scan %s: %.1fx",
+			len(runs), runTime.Round(time.Microsecond), runScan.time.Round(time.Millisecond), float64(runScan.time)/float64(runTime))
+	}
 	b.Logf("pattern=%s records=%d keys=%d batch_records=%d value_bytes=%d codec=%s batches=%d partition=%d B (produced in %s); "+
 		"key %s: %d records in batches of %d B; view read %d B (%.2fx the key's batches) in %s (median of %d); scan read %d B in %s; speedup %.1fx",
 		pattern, cfg.records, cfg.keys, cfg.perBatch, cfg.valueBytes, cfg.codec, n, partBytes, produceTime.Round(time.Millisecond),
