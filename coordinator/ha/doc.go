@@ -64,6 +64,22 @@
 // if not, it has diverged, and it is wiped and rebuilt from the newest
 // snapshot and the log.
 //
+// # A lone coordinator's trailing log
+//
+// With Options.SyncState (the embedded default: one coordinator, an R1 log
+// not synced per message) the leader's Pebble, synced on every write, is
+// the durable copy, and the log trails it: a batch is applied and synced
+// first and answered then; its messages are published behind it, in
+// order, a millisecond later (with whatever was applied meanwhile), by a
+// goroutine of their own, so that neither the publish nor the NATS work it
+// wakes is on the commit's path. The gate waits for the syncs of what was
+// applied, not for the stream; the log's own entries (a leader entry, a
+// snapshot entry) still wait for their acknowledgement. An entry applied is
+// committed whatever becomes of the log: a leader stopped (or a log
+// failed) before the log had its tail leaves a state ahead of the log's
+// end, which the next start resumes the log from; a graceful stop lets
+// the log catch up first.
+//
 // # Leadership
 //
 // The lease is key "leader" of the KV bucket <cluster>_coordlease, whose

@@ -264,7 +264,7 @@ func TestFencedLeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newWriter(js, names.stream, names.subject, nc.MaxPayload(), info.State.LastSeq, 99, time.Second)
+	w := newWriter(js, names.stream, names.subject, nc.MaxPayload(), info.State.LastSeq, 99, time.Second, false)
 	defer w.close()
 	if _, err := w.append(kindLeader, []byte(`{"term":99,"id":"usurper"}`)); err != nil {
 		t.Fatal(err)
@@ -504,4 +504,105 @@ func stateBeforeTheLog(t *testing.T, dir string, n int) int64 {
 		t.Fatal(err)
 	}
 	return hwm
+}
+
+// startSolo starts a lone coordinator with SyncState in dir, as the
+// embedded default runs it.
+func startSolo(t testing.TB, srvs []*server.Server, dir string) *Node {
+	t.Helper()
+	n, err := Start(connect(t, natstest.URLs(srvs)), Options{ID: "solo", SyncState: true, SnapshotInterval: -1,
+		Service: service.Options{Cluster: "hatest", Coordinator: coordinator.Options{Dir: dir, TierInterval: -1, TxnCheckInterval: -1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestSyncStateTrailingLog commits on a lone SyncState coordinator, whose
+// log trails its synced state, entries split in parts among them; stopped,
+// it leaves the log level with its state, and a replica built from the log
+// alone has every commit.
+func TestSyncStateTrailingLog(t *testing.T) {
+	srvs := []*server.Server{natstest.Start(t)}
+	a := startSolo(t, srvs, t.TempDir())
+	ca := waitLeader(t, a)
+	hwm := commitN(t, ca, "t", 20)
+	// Small parts, so that the next commits are split.
+	w := writerOf(t, a)
+	w.mu.Lock()
+	w.mu.maxPart = 64
+	w.mu.Unlock()
+	hwm = commitN(t, ca, "t", 5)
+	if got := highWatermark(t, ca, "t"); got != hwm {
+		t.Fatalf("high watermark %d, want %d", got, hwm)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Level: every applied entry was published and acknowledged.
+	w.mu.Lock()
+	last := w.mu.last
+	w.mu.Unlock()
+	if acked := w.applied(); acked != last {
+		t.Fatalf("after the stop the log has up to %d of the %d entries applied", acked, last)
+	}
+	b := startNode(t, connect(t, natstest.URLs(srvs)), "b", t.TempDir(), 1, nil)
+	defer b.Close()
+	if got := highWatermark(t, waitLeader(t, b), "t"); got != hwm {
+		t.Fatalf("a replica built from the log: high watermark %d, want %d", got, hwm)
+	}
+}
+
+// TestSyncStateLogFails deletes the log under a lone SyncState coordinator
+// while it commits: its writes are acknowledged once synced, before the
+// log has them, so the log's failure loses none of them; it stops leading,
+// and started again (on a new log) leads from its state.
+func TestSyncStateLogFails(t *testing.T) {
+	srvs := []*server.Server{natstest.Start(t)}
+	dir := t.TempDir()
+	a := startSolo(t, srvs, dir)
+	c := waitLeader(t, a)
+	hwm := commitN(t, c, "t", 5)
+	js, err := jetstream.New(connect(t, natstest.URLs(srvs)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteStream(context.Background(), namesOf("hatest").stream); err != nil {
+		t.Fatal(err)
+	}
+	// Commit until one fails (the writer has seen the log gone): each
+	// that succeeded counts.
+	id := topicID(t, c, "t")
+	for i := 0; ; i++ {
+		resp, err := c.CommitObject(context.Background(), &coordapi.CommitRequest{ObjectKey: fmt.Sprintf("wal/late-%d", i), ObjectSize: 100,
+			Batches: []coordapi.CommitBatch{{TopicID: id, Partition: 0, ByteLength: 100, LastOffsetDelta: 9, MaxTimestamp: 1, ProducerID: -1}}})
+		if err != nil {
+			if i == 0 {
+				// Nothing had failed the writer yet: a synced commit
+				// does not wait for the log.
+				t.Fatalf("the first commit after the log was deleted: %v", err)
+			}
+			break
+		}
+		if resp.Results[0].ErrorCode != 0 {
+			t.Fatalf("commit: error code %d", resp.Results[0].ErrorCode)
+		}
+		hwm = resp.Results[0].BaseOffset + 10
+		if i == 10_000 {
+			t.Fatal("10,000 commits after the log was deleted, none failed")
+		}
+	}
+	waitFor(t, "the coordinator to stop leading", func() bool { return a.Coordinator() != c }, a)
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a = startSolo(t, srvs, dir)
+	defer a.Close()
+	c = waitLeader(t, a)
+	if got := highWatermark(t, c, "t"); got != hwm {
+		t.Fatalf("high watermark %d after the log failed, want %d (every acknowledged commit)", got, hwm)
+	}
+	if got := commitN(t, c, "t", 1); got != hwm+10 {
+		t.Fatalf("high watermark %d after one more commit, want %d", got, hwm+10)
+	}
 }

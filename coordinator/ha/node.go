@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -686,10 +685,7 @@ func (n *Node) lead(ctx context.Context, js jetstream.JetStream, stream jetstrea
 			cancel()
 		}
 	}()
-	w := newWriter(js, n.names.stream, n.names.subject, n.nc.MaxPayload(), last, l.term(), n.opts.LeaseTTL)
-	if n.opts.SyncState {
-		w.sync = pebble.Sync
-	}
+	w := newWriter(js, n.names.stream, n.names.subject, n.nc.MaxPayload(), last, l.term(), n.opts.LeaseTTL, n.opts.SyncState)
 	defer w.close()
 	entry, _ := json.Marshal(leaderEntry{Term: l.term(), ID: n.opts.ID, Time: time.Now().UnixMilli(), Adopted: adopted})
 	if _, err := w.append(kindLeader, entry); err != nil {
