@@ -563,6 +563,13 @@ func TestSyncStateLogFails(t *testing.T) {
 	a := startSolo(t, srvs, dir)
 	c := waitLeader(t, a)
 	hwm := commitN(t, c, "t", 5)
+	// The log has caught up: nothing in flight fails when it goes.
+	w := writerOf(t, a)
+	waitFor(t, "the log to have every entry", func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.applied() == w.mu.last
+	}, a)
 	js, err := jetstream.New(connect(t, natstest.URLs(srvs)))
 	if err != nil {
 		t.Fatal(err)
