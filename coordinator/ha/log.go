@@ -423,26 +423,20 @@ func (w *writer) startTrailing(kind, term string, entry []byte, pos position, n,
 
 // waitDurable waits, in trail mode, until every entry up to seq is applied
 // and synced.
-func (w *writer) waitDurable(seq uint64) error {
-	w.ack.Lock()
-	defer w.ack.Unlock()
-	for w.ack.durable < seq && w.ack.err == nil {
-		w.ack.cond.Wait()
-	}
-	if w.ack.durable >= seq {
-		return nil
-	}
-	return w.ack.err
-}
+func (w *writer) waitDurable(seq uint64) error { return w.waitMark(&w.ack.durable, seq) }
 
 // waitAcked waits until the log has every message up to seq.
-func (w *writer) waitAcked(seq uint64) error {
+func (w *writer) waitAcked(seq uint64) error { return w.waitMark(&w.ack.acked, seq) }
+
+// waitMark waits until *mark, a field of w.ack, reaches seq, or the writer
+// fails first.
+func (w *writer) waitMark(mark *uint64, seq uint64) error {
 	w.ack.Lock()
 	defer w.ack.Unlock()
-	for w.ack.acked < seq && w.ack.err == nil {
+	for *mark < seq && w.ack.err == nil {
 		w.ack.cond.Wait()
 	}
-	if w.ack.acked >= seq {
+	if *mark >= seq {
 		return nil
 	}
 	return w.ack.err
