@@ -201,14 +201,19 @@ func benchHierarchicalFetch(b *testing.B, cfg hierBenchConfig, pattern string) {
 		partBytes += int64(l)
 	}
 	key := deviceKey(cfg.keys / 2)
-	// The key's own batches, by their built lengths: per-device, batch i
-	// is device i%keys's; interleaved, every batch holds every key.
-	var keyBytes int64
-	for i, l := range lens {
-		if pattern != "per-device" || i%cfg.keys == cfg.keys/2 {
-			keyBytes += int64(l)
+	// The bytes of device d's own batches, by their built lengths:
+	// per-device, batch i is device i%keys's; interleaved, every batch
+	// holds every key.
+	deviceBytes := func(d int) int64 {
+		var n int64
+		for i, l := range lens {
+			if pattern != "per-device" || i%cfg.keys == d {
+				n += int64(l)
+			}
 		}
+		return n
 	}
+	keyBytes := deviceBytes(cfg.keys / 2)
 
 	// Each measurement reads from a broker of its own, started for it
 	// with the others stopped, so that its cache is cold.
@@ -312,31 +317,15 @@ func benchHierarchicalFetch(b *testing.B, cfg hierBenchConfig, pattern string) {
 			return true
 		})
 	}
-	// Keys not viewed yet, for the views of a running broker: each reads
-	// its own batches from the object store, nothing of them cached.
-	used := map[int]bool{cfg.keys / 2: true}
-	next := cfg.keys/2 + 1
+	// Keys not viewed yet, in turn after key's: each view of one reads its
+	// batches from the object store, nothing of them cached.
+	handed := 0
 	unusedKey := func() (int, bool) {
-		for range cfg.keys {
-			d := next % cfg.keys
-			next++
-			if !used[d] {
-				used[d] = true
-				return d, true
-			}
+		if handed == cfg.keys-1 {
+			return 0, false
 		}
-		return 0, false
-	}
-	// The bytes of device d's own batches (per-device: batch i is device
-	// i%keys's).
-	deviceBytes := func(d int) int64 {
-		var n int64
-		for i, l := range lens {
-			if i%cfg.keys == d {
-				n += int64(l)
-			}
-		}
-		return n
+		handed++
+		return (cfg.keys/2 + handed) % cfg.keys, true
 	}
 	// runViews views up to n keys not viewed before on the broker that is
 	// running, each checked to have read its key's batches from the store.

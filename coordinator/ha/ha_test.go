@@ -526,13 +526,20 @@ func TestSyncStateTrailingLog(t *testing.T) {
 	srvs := []*server.Server{natstest.Start(t)}
 	a := startSolo(t, srvs, t.TempDir())
 	ca := waitLeader(t, a)
-	hwm := commitN(t, ca, "t", 20)
+	commitN(t, ca, "t", 20)
 	// Small parts, so that the next commits are split.
 	w := writerOf(t, a)
 	w.mu.Lock()
 	w.mu.maxPart = 64
+	before := w.mu.last
 	w.mu.Unlock()
-	hwm = commitN(t, ca, "t", 5)
+	hwm := commitN(t, ca, "t", 5)
+	w.mu.Lock()
+	msgs := w.mu.last - before
+	w.mu.Unlock()
+	if msgs <= 5 {
+		t.Fatalf("5 commits took %d messages, want them split in parts", msgs)
+	}
 	if got := highWatermark(t, ca, "t"); got != hwm {
 		t.Fatalf("high watermark %d, want %d", got, hwm)
 	}

@@ -76,13 +76,13 @@ type pending struct {
 	sent time.Time
 }
 
-// outgoing is an entry applied in trail mode, its parts waiting for
-// publishLoop: copies, as the batch's buffer is reused once committed.
+// outgoing is an entry applied in trail mode, waiting for publishLoop: a
+// copy, as the batch's buffer is reused once committed.
 type outgoing struct {
 	kind  string
-	term  string
 	first uint64 // the sequence of its first part
-	parts [][]byte
+	entry []byte
+	size  int // of a part
 }
 
 // trailQueue bounds the entries applied and not yet handed to the stream in
@@ -93,10 +93,10 @@ const trailQueue = 256
 // before it publishes it with whatever else was queued meanwhile: at low
 // load the publish and the NATS goroutines it wakes then run after the
 // commit's answer has gone out instead of beside it, on the same cores
-// (issue 11's produce at 100 a second, one in flight, three runs each:
-// p50 1.03-1.11 ms against 1.12-1.14 publishing at once and 1.03-1.24
-// before the log trailed; the machine's noise is about as large); under
-// load entries go out together.
+// (issue 11's loadtest, 100 produces a second, one in flight, three runs
+// each with the delay behind a scratch switch: p50 1.03-1.11 ms against
+// 1.12-1.14 publishing at once and 1.03-1.24 before the log trailed; the
+// machine's noise is about as large); under load entries go out together.
 const trailDelay = time.Millisecond
 
 // writer is the leader's side of the log. It appends each batch as one
@@ -131,6 +131,7 @@ type writer struct {
 	stream  string
 	subject string
 	term    uint64
+	termHdr string // term, as the messages' Floe-Term header
 	timeout time.Duration
 	// sync is how the leader's Pebble writes are made: NoSync, as the
 	// log is the durable copy, or Sync (Options.SyncState), with trail.
@@ -170,7 +171,7 @@ type writer struct {
 // every entry up to has been applied; it runs until close. syncState makes
 // it sync every Pebble write and trail the log behind them (see writer).
 func newWriter(js jetstream.JetStream, stream, subject string, maxPayload int64, last, term uint64, timeout time.Duration, syncState bool) *writer {
-	w := &writer{js: js, stream: stream, subject: subject, term: term, timeout: timeout, sync: pebble.NoSync,
+	w := &writer{js: js, stream: stream, subject: subject, term: term, termHdr: strconv.FormatUint(term, 10), timeout: timeout, sync: pebble.NoSync,
 		pending: make(chan pending, 1<<16), failed: make(chan struct{}), done: make(chan struct{})}
 	w.mu.last, w.mu.maxPart = last, int(maxPayload)-partOverhead
 	w.published.Store(last)
@@ -218,17 +219,14 @@ func (w *writer) publishLoop() {
 	defer close(w.pubDone)
 	for out := range w.queue {
 		time.Sleep(trailDelay)
-		for {
+		for more := true; more; {
 			if !w.publishOut(out) {
 				return
 			}
-			var ok bool
 			select {
-			case out, ok = <-w.queue:
+			case out, more = <-w.queue:
 			default:
-			}
-			if !ok {
-				break
+				more = false
 			}
 		}
 	}
@@ -237,9 +235,10 @@ func (w *writer) publishLoop() {
 // publishOut publishes out's parts, and reports false once the writer has
 // failed.
 func (w *writer) publishOut(out outgoing) bool {
-	for i, part := range out.parts {
+	n := parts(len(out.entry), out.size)
+	for i := range n {
 		seq := out.first + uint64(i)
-		f, err := w.publish(out.kind, out.term, part, i, len(out.parts), seq-1)
+		f, err := w.publish(out.kind, part(out.entry, out.size, i), i, n, seq-1)
 		if err != nil {
 			w.fail(err)
 			return false
@@ -253,13 +252,20 @@ func (w *writer) publishOut(out outgoing) bool {
 	return true
 }
 
-// publish sends part i of n of an entry of kind, appended in term,
-// expecting the stream's last sequence to be after.
-func (w *writer) publish(kind, term string, part []byte, i, n int, after uint64) (jetstream.PubAckFuture, error) {
+// parts is how many messages an entry of length bytes takes, in parts of
+// size.
+func parts(length, size int) int { return max(1, (length+size-1)/size) }
+
+// part is an entry's part i, of size bytes (the last one shorter).
+func part(entry []byte, size, i int) []byte { return entry[i*size : min(len(entry), (i+1)*size)] }
+
+// publish sends part i of n of an entry of kind, expecting the stream's
+// last sequence to be after.
+func (w *writer) publish(kind string, part []byte, i, n int, after uint64) (jetstream.PubAckFuture, error) {
 	m := nats.NewMsg(w.subject)
 	m.Header.Set(hdrFormat, logFormat)
 	m.Header.Set(hdrDB, kind)
-	m.Header.Set(hdrTerm, term)
+	m.Header.Set(hdrTerm, w.termHdr)
 	if n > 1 {
 		m.Header.Set(hdrPart, strconv.Itoa(i+1)+"/"+strconv.Itoa(n))
 	}
@@ -337,7 +343,8 @@ func (w *writer) Err() error {
 }
 
 // start publishes entry's parts and, in the same critical section, calls
-// apply with the entry's position; wait returns once the log has the entry.
+// apply with the entry's position; wait returns once the entry is durable:
+// once the log has it, or at once in trail mode, where apply synced it.
 // fill, when set, is called with the position before anything is published,
 // to write it into entry.
 func (w *writer) start(kind string, entry []byte, fill, apply func(pos position) error) (wait func() error, err error) {
@@ -348,20 +355,19 @@ func (w *writer) start(kind string, entry []byte, fill, apply func(pos position)
 		return nil, err
 	}
 	size := w.mu.maxPart
-	n := max(1, (len(entry)+size-1)/size)
+	n := parts(len(entry), size)
 	w.ack.Lock()
 	pos := position{w.mu.last + uint64(n), w.term, w.ack.acked}
 	w.ack.Unlock()
 	if fill != nil {
 		err = fill(pos)
 	}
-	term := strconv.FormatUint(w.term, 10)
 	if w.trail {
-		return w.startTrailing(kind, term, entry, pos, n, size, err, apply)
+		return w.startTrailing(kind, entry, pos, size, err, apply)
 	}
 	for i := 0; i < n && err == nil; i++ {
 		var f jetstream.PubAckFuture
-		f, err = w.publish(kind, term, entry[i*size:min(len(entry), (i+1)*size)], i, n, w.mu.last)
+		f, err = w.publish(kind, part(entry, size, i), i, n, w.mu.last)
 		if err == nil {
 			w.mu.last++
 			w.pending <- pending{fut: f, seq: w.mu.last, sent: time.Now()}
@@ -383,10 +389,10 @@ func (w *writer) start(kind string, entry []byte, fill, apply func(pos position)
 }
 
 // startTrailing is start in trail mode, entered with w.mu held and err
-// the fill's: it applies the entry (synced), then queues copies of its
-// parts for publishLoop, and releases w.mu. An entry applied is committed,
-// whatever becomes of the log. wait returns once the log has the entry.
-func (w *writer) startTrailing(kind, term string, entry []byte, pos position, n, size int, err error, apply func(position) error) (wait func() error, _ error) {
+// the fill's: it applies the entry (synced), then queues a copy of it for
+// publishLoop, and releases w.mu. An entry applied is committed, whatever
+// becomes of the log: wait has nothing to wait for.
+func (w *writer) startTrailing(kind string, entry []byte, pos position, size int, err error, apply func(position) error) (wait func() error, _ error) {
 	// Before the apply: whatever a reply saw of the entry is covered by
 	// barrier.
 	w.published.Store(pos.seq)
@@ -396,10 +402,7 @@ func (w *writer) startTrailing(kind, term string, entry []byte, pos position, n,
 		}
 	}
 	if err == nil {
-		out := outgoing{kind: kind, term: term, first: w.mu.last + 1, parts: make([][]byte, n)}
-		for i := range n {
-			out.parts[i] = bytes.Clone(entry[i*size : min(len(entry), (i+1)*size)])
-		}
+		out := outgoing{kind: kind, first: w.mu.last + 1, entry: bytes.Clone(entry), size: size}
 		w.ack.Lock()
 		w.ack.durable = pos.seq
 		w.ack.cond.Broadcast()
@@ -410,7 +413,7 @@ func (w *writer) startTrailing(kind, term string, entry []byte, pos position, n,
 		case <-w.failed:
 			// The log failed: the entry is durable all the same (the
 			// next leader resumes from the state), and the writer takes
-			// no other. An append's wait fails: the log lacks its entry.
+			// no other. An append fails: the log lacks its entry.
 		}
 	}
 	w.mu.Unlock()
@@ -418,8 +421,10 @@ func (w *writer) startTrailing(kind, term string, entry []byte, pos position, n,
 		w.fail(err)
 		return nil, w.Err()
 	}
-	return func() error { return w.waitAcked(pos.seq) }, nil
+	return noWait, nil
 }
+
+func noWait() error { return nil }
 
 // waitDurable waits, in trail mode, until every entry up to seq is applied
 // and synced.
@@ -453,12 +458,13 @@ func (w *writer) barrier() error {
 }
 
 // append appends a log entry of kind, applying nothing, and returns its
-// last sequence once the log has it.
+// last sequence once the log has it (in trail mode too: a term's fence and
+// a snapshot's mark are about the log).
 func (w *writer) append(kind string, entry []byte) (uint64, error) {
 	var last uint64
-	wait, err := w.start(kind, entry, nil, func(p position) error { last = p.seq; return nil })
+	_, err := w.start(kind, entry, nil, func(p position) error { last = p.seq; return nil })
 	if err == nil {
-		err = wait()
+		err = w.waitAcked(last)
 	}
 	return last, err
 }
@@ -468,24 +474,16 @@ func (w *writer) append(kind string, entry []byte) (uint64, error) {
 // are the bytes applied, with no copy: set with a placeholder here, filled
 // in place once the position is known (a set's value ends the record, and
 // the batch). A standby applying the entry sets its own position after it.
-// In trail mode the batch is durable once applied: wait has nothing to wait
-// for.
 func (w *writer) startBatch(kind string, b *pebble.Batch) (wait func() error, err error) {
 	_ = b.Set(appliedKey, make([]byte, positionLen), nil)
 	repr := b.Repr()
-	wait, err = w.start(kind, repr,
+	return w.start(kind, repr,
 		func(p position) error {
 			copy(repr[len(repr)-positionLen:], p.encode())
 			return nil
 		},
 		func(position) error { return b.Commit(w.sync) })
-	if err == nil && w.trail {
-		wait = noWait
-	}
-	return wait, err
 }
-
-func noWait() error { return nil }
 
 // applied returns the sequence every entry up to which is in the log (and
 // applied).
@@ -509,8 +507,8 @@ type dbLog struct {
 	kind string
 }
 
-// Commit appends b to the log, applies it, and waits for the log to have
-// it; see coordinator.Log.
+// Commit appends b to the log, applies it, and waits for it to be durable
+// (the log has it, or in trail mode Pebble synced it); see coordinator.Log.
 func (l dbLog) Commit(b *pebble.Batch) error {
 	wait, err := l.w.startBatch(l.kind, b)
 	if err != nil {
