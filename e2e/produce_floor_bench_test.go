@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,9 +47,26 @@ import (
 // (franz-produce less raw-produce: what the client adds).
 //
 //	go test ./e2e -run '^$' -bench ProduceLatencyFloor -benchtime 500x
+//
+// This machine's floor drifts by more than a change to the produce path
+// moves it (the paced sync's p50 went from 0.30 to 0.48 ms within one
+// session), so runs taken minutes apart cannot tell a change of tens of
+// microseconds. With FLOE_BENCH_BASELINE_BROKER set to another build's
+// broker binary, that broker also runs, on a data directory of its own,
+// and its raw ApiVersions and Produce join the operations taken in turn:
+// both brokers are then measured in the same moments, and
+// this-minus-baseline-ms reports the p50 difference of their raw produces
+// (negative: this build is faster).
+//
+//	git archive HEAD | tar -x -C /tmp/floe-base && (cd /tmp/floe-base && go build -o /tmp/broker-base ./cmd/broker)
+//	FLOE_BENCH_BASELINE_BROKER=/tmp/broker-base go test ./e2e -run '^$' -bench ProduceLatencyFloor -benchtime 1000x
 func BenchmarkProduceLatencyFloor(b *testing.B) {
 	dataDir := b.TempDir()
 	p := floetest.StartBroker(b, nil, "--data-dir", filepath.Join(dataDir, "broker"))
+	var base *floetest.Process
+	if bin := os.Getenv("FLOE_BENCH_BASELINE_BROKER"); bin != "" {
+		base = floetest.StartBrokerBinary(b, bin, nil, "--data-dir", filepath.Join(dataDir, "baseline"))
+	}
 	const topic = "latency-floor"
 	cl, err := kgo.NewClient(kgo.SeedBrokers(p.KafkaAddr), kgo.DisableIdempotentWrite(),
 		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0),
@@ -58,9 +76,7 @@ func BenchmarkProduceLatencyFloor(b *testing.B) {
 	}
 	defer cl.Close()
 	ctx := context.Background()
-	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, topic); err != nil {
-		b.Fatal(err)
-	}
+	createTopic(b, ctx, cl, topic)
 	value := make([]byte, 1024)
 	for i := range value {
 		value[i] = byte('a' + i%26)
@@ -75,22 +91,17 @@ func BenchmarkProduceLatencyFloor(b *testing.B) {
 	}
 	defer synced.Close()
 	echo, ping := startEcho(b), make([]byte, 1100)
-	raw, err := net.Dial("tcp", p.KafkaAddr)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer raw.Close()
-	rawRd := bufio.NewReader(raw)
-	var corr int32
 	apiVersions := kmsg.NewPtrApiVersionsRequest()
 	apiVersions.Version, apiVersions.ClientSoftwareName, apiVersions.ClientSoftwareVersion = 3, "floe-bench", "1"
 	apiVersionsBody := apiVersions.AppendTo(nil)
 	produceBody := produceRequest(b, topic, value).AppendTo(nil)
+	rawThis := dialRaw(b, p.KafkaAddr)
 
-	ops := []struct {
+	type op struct {
 		name string
 		fn   func() error
-	}{
+	}
+	ops := []op{
 		{"sync", func() error {
 			if _, err := synced.Write(value); err != nil {
 				return err
@@ -98,24 +109,28 @@ func BenchmarkProduceLatencyFloor(b *testing.B) {
 			return synced.Sync()
 		}},
 		{"echo", func() error { return echo.roundTrip(ping) }},
-		{"raw-apiversions", func() error {
-			corr++
-			resp := kmsg.NewPtrApiVersionsResponse()
-			resp.Version = 3
-			if err := resp.ReadFrom(rawRoundTrip(b, raw, rawRd, int16(kmsg.ApiVersions), 3, corr, apiVersionsBody)); err != nil {
-				return err
-			}
-			return kerr.ErrorForCode(resp.ErrorCode)
-		}},
-		{"raw-produce", func() error {
-			corr++
-			return produceError(rawRoundTrip(b, raw, rawRd, int16(kmsg.Produce), 7, corr, produceBody))
-		}},
+		{"raw-apiversions", func() error { return rawThis.apiVersions(b, apiVersionsBody) }},
+		{"raw-produce", func() error { return rawThis.produce(b, produceBody) }},
 		{"franz-apiversions", func() error {
 			_, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)
 			return err
 		}},
 		{"franz-produce", func() error { return cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr() }},
+	}
+	if base != nil {
+		bcl, err := kgo.NewClient(kgo.SeedBrokers(base.KafkaAddr))
+		if err != nil {
+			b.Fatal(err)
+		}
+		createTopic(b, ctx, bcl, topic)
+		bcl.Close()
+		rawBase := dialRaw(b, base.KafkaAddr)
+		if err := rawBase.produce(b, produceBody); err != nil {
+			b.Fatal(err) // its topic's first produce, before timing
+		}
+		ops = append(ops,
+			op{"baseline-raw-apiversions", func() error { return rawBase.apiVersions(b, apiVersionsBody) }},
+			op{"baseline-raw-produce", func() error { return rawBase.produce(b, produceBody) }})
 	}
 	lat := make([][]time.Duration, len(ops))
 	next := time.NewTicker(10 * time.Millisecond) // 100 operations a second
@@ -137,12 +152,57 @@ func BenchmarkProduceLatencyFloor(b *testing.B) {
 		slices.Sort(lat[i])
 		p50[op.name] = ms(lat[i][len(lat[i])/2])
 		b.ReportMetric(p50[op.name], op.name+"-p50-ms")
-		if op.name == "raw-produce" || op.name == "franz-produce" {
+		if strings.HasSuffix(op.name, "-produce") {
 			b.ReportMetric(ms(lat[i][len(lat[i])*9/10]), op.name+"-p90-ms")
 		}
 	}
 	b.ReportMetric(p50["raw-produce"]-p50["sync"]-p50["echo"], "broker-over-floor-ms")
 	b.ReportMetric(p50["franz-produce"]-p50["raw-produce"], "franz-overhead-ms")
+	if base != nil {
+		b.ReportMetric(p50["raw-produce"]-p50["baseline-raw-produce"], "this-minus-baseline-ms")
+	}
+}
+
+// createTopic creates topic with one partition through cl.
+func createTopic(b *testing.B, ctx context.Context, cl *kgo.Client, topic string) {
+	b.Helper()
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, topic); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// rawConn speaks Kafka requests encoded beforehand on a socket of its own,
+// with no client library.
+type rawConn struct {
+	c    net.Conn
+	rd   *bufio.Reader
+	corr int32
+}
+
+func dialRaw(b *testing.B, addr string) *rawConn {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	return &rawConn{c: c, rd: bufio.NewReader(c)}
+}
+
+// apiVersions sends an ApiVersions v3 of body and checks its answer.
+func (r *rawConn) apiVersions(b *testing.B, body []byte) error {
+	r.corr++
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.Version = 3
+	if err := resp.ReadFrom(rawRoundTrip(b, r.c, r.rd, int16(kmsg.ApiVersions), 3, r.corr, body)); err != nil {
+		return err
+	}
+	return kerr.ErrorForCode(resp.ErrorCode)
+}
+
+// produce sends a Produce v7 of body (produceRequest) and checks its answer.
+func (r *rawConn) produce(b *testing.B, body []byte) error {
+	r.corr++
+	return produceError(rawRoundTrip(b, r.c, r.rd, int16(kmsg.Produce), 7, r.corr, body))
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
