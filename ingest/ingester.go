@@ -97,6 +97,8 @@ type object struct {
 
 	uploaded  chan struct{}
 	uploadErr error
+	// committed is set once the coordinator has committed it.
+	committed bool
 	// inline is set for an object committed with its bytes, not uploaded
 	// (Options.InlineMax); lent, when the coordinator keeps buf itself
 	// until it writes it, so that buf is not recycled.
@@ -344,17 +346,13 @@ func (in *Ingester) rollLocked(now time.Time, spend bool) {
 	case in.commitReady <- struct{}{}:
 	default:
 	}
-	// After the commit loop is woken: an instrument takes a few
-	// microseconds on a quiet broker, and the commit need not wait for it.
-	in.objectBytes.Record(context.Background(), int64(len(o.buf)))
 	if len(o.buf) <= in.opts.InlineMax && in.mu.inlineBudget.tryTakeN(now, float64(len(o.buf))) {
 		// Its commit carries it (commitObject), and counts as its upload
 		// until it ends (finish): the next object fills meanwhile, as it
-		// does during an upload, so commits stay few under load.
+		// does during an upload, so commits stay few under load. The
+		// chunk cache gets it once its producers are answered (finish):
+		// until then the coordinator's staged copy serves its reads.
 		o.inline = true
-		if in.cache != nil {
-			in.cache.Put(o.key, o.buf)
-		}
 		close(o.uploaded)
 		return
 	}
@@ -438,8 +436,10 @@ func (in *Ingester) commitLoop() {
 		<-o.uploaded
 		took := in.commitObject(o)
 		in.finish(o)
+		// Recorded once the producers are answered, not before: an
+		// instrument takes a few microseconds on a quiet broker.
+		in.objectBytes.Record(context.Background(), int64(len(o.buf)))
 		if took > 0 {
-			// Recorded once the producers are answered, not before.
 			in.commitDuration.Record(context.Background(), took.Seconds())
 		}
 	}
@@ -492,6 +492,7 @@ func (in *Ingester) commitObject(o *object) (took time.Duration) {
 		ow := o.owners[i]
 		ow.p.results[ow.idx] = r
 	}
+	o.committed = true
 	return took
 }
 
@@ -506,6 +507,11 @@ func (in *Ingester) failAll(o *object, err *kerr.Error) {
 func (in *Ingester) finish(o *object) {
 	for _, p := range o.pendings {
 		close(p.done)
+	}
+	if o.inline && o.committed && in.cache != nil {
+		// After the answers (an uploaded object's goes in before its
+		// commit, in upload), and before its buffer is recycled.
+		in.cache.Put(o.key, o.buf)
 	}
 	if cap(o.buf) >= in.opts.MaxBytes && !o.lent {
 		buf := o.buf[:0]
