@@ -42,8 +42,11 @@ type Committer interface {
 }
 
 // WriteThrough receives each object after its upload, before its commit, so
-// that consumers at the head of the log read it from memory. It must copy
-// what it keeps: ingest reuses the buffer. The chunk cache implements it.
+// that consumers at the head of the log read it from memory; an inline
+// object (Options.InlineMax), which has no upload, once its commit has
+// answered its producers (the coordinator's staged copy serves it until
+// then). It must copy what it keeps: ingest reuses the buffer. The chunk
+// cache implements it.
 type WriteThrough interface {
 	Put(key string, data []byte)
 }
