@@ -100,8 +100,6 @@ type object struct {
 
 	uploaded  chan struct{}
 	uploadErr error
-	// committed is set once the coordinator has committed it.
-	committed bool
 	// inline is set for an object committed with its bytes, not uploaded
 	// (Options.InlineMax); lent, when the coordinator keeps buf itself
 	// until it writes it, so that buf is not recycled.
@@ -437,8 +435,8 @@ func (in *Ingester) commitLoop() {
 			continue
 		}
 		<-o.uploaded
-		took := in.commitObject(o)
-		in.finish(o)
+		took, committed := in.commitObject(o)
+		in.finish(o, committed)
 		// Recorded once the producers are answered, not before: an
 		// instrument takes a few microseconds on a quiet broker.
 		in.objectBytes.Record(context.Background(), int64(len(o.buf)))
@@ -450,12 +448,12 @@ func (in *Ingester) commitLoop() {
 
 // commitObject commits o and sets its Pendings' outcomes, and returns how
 // long the commit took (0 when o's upload had failed, and nothing was
-// committed).
-func (in *Ingester) commitObject(o *object) (took time.Duration) {
+// asked of the coordinator) and whether it committed.
+func (in *Ingester) commitObject(o *object) (took time.Duration, committed bool) {
 	if o.uploadErr != nil {
 		in.log.Error("object upload failed", "key", o.key, "err", o.uploadErr)
 		in.failAll(o, kerr.KafkaStorageError)
-		return 0
+		return 0, false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), in.opts.CommitTimeout)
 	defer cancel()
@@ -489,14 +487,13 @@ func (in *Ingester) commitObject(o *object) (took time.Duration) {
 		} else {
 			in.failAll(o, kerr.KafkaStorageError)
 		}
-		return
+		return took, false
 	}
 	for i, r := range resp.Results {
 		ow := o.owners[i]
 		ow.p.results[ow.idx] = r
 	}
-	o.committed = true
-	return took
+	return took, true
 }
 
 func (in *Ingester) failAll(o *object, err *kerr.Error) {
@@ -506,12 +503,13 @@ func (in *Ingester) failAll(o *object, err *kerr.Error) {
 }
 
 // finish completes o's Pendings, returns its bytes to the buffer budget,
-// and lets the next object roll early.
-func (in *Ingester) finish(o *object) {
+// and lets the next object roll early. committed says the coordinator
+// committed it.
+func (in *Ingester) finish(o *object, committed bool) {
 	for _, p := range o.pendings {
 		close(p.done)
 	}
-	if o.inline && o.committed && in.cache != nil {
+	if o.inline && committed && in.cache != nil {
 		// After the answers (an uploaded object's goes in before its
 		// commit, in upload), and before its buffer is recycled.
 		in.cache.Put(o.key, o.buf)

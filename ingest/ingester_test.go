@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -428,5 +429,56 @@ func TestInlineRate(t *testing.T) {
 	}
 	if _, err := store.Head(waitCtx(t), objs[1].ObjectKey); err != nil {
 		t.Errorf("the object past the rate is not in the store: %v", err)
+	}
+}
+
+// putRecorder is a WriteThrough that hands each put on, copied.
+type putRecorder chan coordapi.CommitRequest
+
+func (r putRecorder) Put(key string, data []byte) {
+	r <- coordapi.CommitRequest{ObjectKey: key, Inline: bytes.Clone(data)}
+}
+
+// An inline object reaches the write-through cache once it is committed,
+// and not at all when its commit fails.
+func TestInlineWriteThrough(t *testing.T) {
+	c := &fakeCommitter{err: kerr.NotEnoughReplicas}
+	puts := make(putRecorder, 4)
+	in, err := New(Options{Linger: time.Hour, MaxPutRate: PutRateLocal, InlineMax: 1000}, objectstore.NewMemory(), c, puts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.Close(context.Background()) })
+	p, err := in.Append(waitCtx(t), []Batch{batch(0, 1, 100)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Wait(waitCtx(t)); !errors.Is(err, kerr.NotEnoughReplicas) {
+		t.Fatalf("failed commit: %v, want NOT_ENOUGH_REPLICAS", err)
+	}
+	c.mu.Lock()
+	c.err = nil
+	c.mu.Unlock()
+	p, err = in.Append(waitCtx(t), []Batch{batch(0, 2, 100)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Wait(waitCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	committed := c.committed()
+	if len(committed) != 1 || committed[0].Inline == nil {
+		t.Fatalf("%d objects committed, want the second one, inline", len(committed))
+	}
+	// Puts come from the commit loop in commit order: the failed object's,
+	// had there been one, would come first.
+	select {
+	case put := <-puts:
+		if put.ObjectKey != committed[0].ObjectKey || !bytes.Equal(put.Inline, committed[0].Inline) {
+			t.Fatalf("the cache got object %s (%d bytes), want the committed %s (%d bytes)",
+				put.ObjectKey, len(put.Inline), committed[0].ObjectKey, len(committed[0].Inline))
+		}
+	case <-waitCtx(t).Done():
+		t.Fatal("the committed inline object never reached the cache")
 	}
 }
