@@ -103,9 +103,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Res
 		appendErr error
 	)
 	if len(batches) > 0 {
-		actx, cancel := context.WithTimeout(ctx, timeout)
-		pending, appendErr = b.ingest.Append(actx, batches)
-		cancel()
+		pending, appendErr = b.ingest.AppendWithin(ctx, timeout, batches)
 	}
 	// Counted once the batches are on their way to the commit, which need
 	// not wait for the instruments (a few microseconds each when the

@@ -27,9 +27,10 @@ import (
 	"github.com/floe-io/floe/tiered"
 )
 
-// Appender is the produce path: ingest's object buffer.
+// Appender is the produce path: ingest's object buffer. AppendWithin waits
+// at most timeout for room in the buffer.
 type Appender interface {
-	Append(ctx context.Context, batches []ingest.Batch) (*ingest.Pending, error)
+	AppendWithin(ctx context.Context, timeout time.Duration, batches []ingest.Batch) (*ingest.Pending, error)
 }
 
 // RangeReader reads batch bytes back from object storage; the chunk cache

@@ -202,6 +202,14 @@ func New(opts Options, store Putter, coord Committer, cache WriteThrough) (*Inge
 // MaxBufferedBytes are buffered. All batches of one call go into the same
 // object. The returned Pending completes after the commit.
 func (in *Ingester) Append(ctx context.Context, batches []Batch) (*Pending, error) {
+	return in.AppendWithin(ctx, 0, batches)
+}
+
+// AppendWithin is Append waiting at most timeout for room (0: no limit).
+// Its timer starts only if it has to wait: a produce's timeout costs
+// nothing on the path it does not slow down, where a context.WithTimeout
+// per request took a few microseconds of a quiet broker's time.
+func (in *Ingester) AppendWithin(ctx context.Context, timeout time.Duration, batches []Batch) (*Pending, error) {
 	var n int64
 	for _, b := range batches {
 		n += int64(len(b.Data))
@@ -211,6 +219,7 @@ func (in *Ingester) Append(ctx context.Context, batches []Batch) (*Pending, erro
 		close(p.done)
 		return p, nil
 	}
+	var expired <-chan time.Time // the timeout, once Append waits
 	in.mu.Lock()
 	for {
 		if in.mu.closed {
@@ -222,9 +231,16 @@ func (in *Ingester) Append(ctx context.Context, batches []Batch) (*Pending, erro
 		}
 		wait := in.mu.roomFreed
 		in.mu.Unlock()
+		if expired == nil && timeout > 0 {
+			t := time.NewTimer(timeout)
+			defer t.Stop()
+			expired = t.C
+		}
 		select {
 		case <-wait:
 		case <-ctx.Done():
+			return nil, fmt.Errorf("wait for ingest buffer room: %w", kerr.RequestTimedOut)
+		case <-expired:
 			return nil, fmt.Errorf("wait for ingest buffer room: %w", kerr.RequestTimedOut)
 		}
 		in.mu.Lock()
@@ -508,6 +524,12 @@ func (in *Ingester) failAll(o *object, err *kerr.Error) {
 func (in *Ingester) finish(o *object, committed bool) {
 	for _, p := range o.pendings {
 		close(p.done)
+	}
+	if len(o.pendings) > 0 {
+		// The producers' goroutines were made runnable on this processor,
+		// behind this one (as the commit loop is in Append): yield, so that
+		// their answers go out now and the bookkeeping below waits.
+		runtime.Gosched()
 	}
 	if o.inline && committed && in.cache != nil {
 		// After the answers (an uploaded object's goes in before its

@@ -230,6 +230,11 @@ func TestBackPressure(t *testing.T) {
 	if _, err := in.Append(short, []Batch{batch(0, 3, 1000)}); !errors.Is(err, kerr.RequestTimedOut) {
 		t.Fatalf("append past the buffer bound: err %v, want REQUEST_TIMED_OUT", err)
 	}
+	// The produce path's form: a timeout of its own, timed only once it
+	// waits.
+	if _, err := in.AppendWithin(waitCtx(t), 50*time.Millisecond, []Batch{batch(0, 3, 1000)}); !errors.Is(err, kerr.RequestTimedOut) {
+		t.Fatalf("AppendWithin past the buffer bound: err %v, want REQUEST_TIMED_OUT", err)
+	}
 	done := make(chan error, 1)
 	go func() {
 		p, err := in.Append(waitCtx(t), []Batch{batch(0, 3, 1000)})
