@@ -63,15 +63,23 @@ func (d *Dir) Root() string { return d.root }
 // path returns the file that holds key, after checking that key is valid
 // and cannot escape the root.
 func (d *Dir) path(key string) (string, error) {
-	if err := CheckKey(key); err != nil {
+	if err := checkDirKey(key); err != nil {
 		return "", err
+	}
+	return filepath.Join(d.root, filepath.FromSlash(key)), nil
+}
+
+// checkDirKey checks that key is valid and names no temporary file.
+func checkDirKey(key string) error {
+	if err := CheckKey(key); err != nil {
+		return err
 	}
 	for seg := range strings.SplitSeq(key, "/") {
 		if strings.HasPrefix(seg, tmpPrefix) {
-			return "", fmt.Errorf("%w: %q has a segment starting with %q", ErrInvalidKey, key, tmpPrefix)
+			return fmt.Errorf("%w: %q has a segment starting with %q", ErrInvalidKey, key, tmpPrefix)
 		}
 	}
-	return filepath.Join(d.root, filepath.FromSlash(key)), nil
+	return nil
 }
 
 // Put atomically writes data under key and returns once it is durable.
@@ -111,7 +119,7 @@ func (d *Dir) Stage(ctx context.Context, key string, data []byte) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("stage %s: %w", key, err)
 	}
-	if _, err := d.path(key); err != nil {
+	if err := checkDirKey(key); err != nil { // no path: Stage writes nothing
 		return fmt.Errorf("stage: %w", err)
 	}
 	d.staged.Lock()
