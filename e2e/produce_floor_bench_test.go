@@ -41,7 +41,7 @@ import (
 //     loadtest's producer settings (linger 0, no compression, no
 //     idempotence): what `loadtest --max-inflight 1` reports.
 //
-// It reports each p50 (and the produces' p90) in ms, and two differences
+// It reports each p50 (and the produces' p90 and p99) in ms, and two differences
 // of p50s: broker-over-floor (raw-produce less sync and echo: what the
 // broker adds to a durable write and a round trip) and franz-overhead
 // (franz-produce less raw-produce: what the client adds).
@@ -173,6 +173,7 @@ func BenchmarkProduceLatencyFloor(b *testing.B) {
 		b.ReportMetric(p50[name], name+"-p50-ms")
 		if strings.HasSuffix(name, "-produce") {
 			b.ReportMetric(ms(l[len(l)*9/10]), name+"-p90-ms")
+			b.ReportMetric(ms(l[len(l)*99/100]), name+"-p99-ms")
 		}
 	}
 	b.ReportMetric(p50["raw-produce"]-p50["sync"]-p50["echo"], "broker-over-floor-ms")

@@ -525,23 +525,9 @@ func (in *Ingester) finish(o *object, committed bool) {
 	for _, p := range o.pendings {
 		close(p.done)
 	}
-	if len(o.pendings) > 0 {
-		// The producers' goroutines were made runnable on this processor,
-		// behind this one (as the commit loop is in Append): yield, so that
-		// their answers go out now and the bookkeeping below waits.
-		runtime.Gosched()
-	}
-	if o.inline && committed && in.cache != nil {
-		// After the answers (an uploaded object's goes in before its
-		// commit, in upload), and before its buffer is recycled.
-		in.cache.Put(o.key, o.buf)
-	}
-	if cap(o.buf) >= in.opts.MaxBytes && !o.lent {
-		buf := o.buf[:0]
-		in.bigBufs.Put(&buf)
-	}
+	// The books first: a produce that comes meanwhile rolls its object at
+	// once only if it sees this one done.
 	in.mu.Lock()
-	defer in.mu.Unlock()
 	in.mu.buffered -= int64(len(o.buf))
 	close(in.mu.roomFreed)
 	in.mu.roomFreed = make(chan struct{})
@@ -554,12 +540,28 @@ func (in *Ingester) finish(o *object, committed bool) {
 			in.rollLocked(in.now(), true)
 		}
 		if in.mu.active == 0 && in.mu.idle != nil {
-			close(in.mu.idle)
+			close(in.mu.idle) // Close still waits for this loop to end
 			in.mu.idle = nil
 		}
-		return
+	} else {
+		in.maybeRollLocked(in.now())
 	}
-	in.maybeRollLocked(in.now())
+	in.mu.Unlock()
+	if len(o.pendings) > 0 {
+		// The producers' goroutines were made runnable on this processor,
+		// behind this one (as the commit loop is in Append): yield, so that
+		// their answers go out now and what follows waits.
+		runtime.Gosched()
+	}
+	if o.inline && committed && in.cache != nil {
+		// After the answers (an uploaded object's goes in before its
+		// commit, in upload), and before its buffer is recycled.
+		in.cache.Put(o.key, o.buf)
+	}
+	if cap(o.buf) >= in.opts.MaxBytes && !o.lent {
+		buf := o.buf[:0]
+		in.bigBufs.Put(&buf)
+	}
 }
 
 // Buffered returns the bytes appended but not yet committed.
