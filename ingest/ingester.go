@@ -121,6 +121,9 @@ type Ingester struct {
 	now   func() time.Time
 	// commitReady wakes the commit loop (capacity 1).
 	commitReady chan struct{}
+	// nextCommit is the commit loop's next commit's context, made ahead
+	// (prepareCommitContext); the commit loop's own.
+	nextCommit preparedContext
 
 	uploadSlots chan struct{}
 	committerWG sync.WaitGroup
@@ -433,6 +436,11 @@ func (in *Ingester) upload(o *object) {
 // commitLoop commits uploaded objects strictly in roll order.
 func (in *Ingester) commitLoop() {
 	defer in.committerWG.Done()
+	defer func() {
+		if in.nextCommit.cancel != nil {
+			in.nextCommit.cancel()
+		}
+	}()
 	for {
 		in.mu.Lock()
 		var o *object
@@ -451,28 +459,68 @@ func (in *Ingester) commitLoop() {
 			continue
 		}
 		<-o.uploaded
-		took, committed := in.commitObject(o)
+		ctx, cancel := in.commitContext()
+		took, committed := in.commitObject(ctx, o)
+		cancel()
 		in.finish(o, committed)
 		// Recorded once the producers are answered, not before: an
-		// instrument takes a few microseconds on a quiet broker.
+		// instrument takes a few microseconds on a quiet broker. So is the
+		// next commit's context made.
 		in.objectBytes.Record(context.Background(), int64(len(o.buf)))
 		if took > 0 {
 			in.commitDuration.Record(context.Background(), took.Seconds())
 		}
+		in.prepareCommitContext()
 	}
+}
+
+// maxCommitContextAge is how long a context the commit loop made ahead
+// stays good for a commit.
+const maxCommitContextAge = time.Second
+
+// preparedContext is a commit's context made ahead of its commit.
+type preparedContext struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	made   time.Time
+}
+
+// prepareCommitContext makes the next commit's context, off a produce's
+// path: a context.WithTimeout took several microseconds of a quiet
+// broker's time, before the commit. Only the commit loop calls it.
+func (in *Ingester) prepareCommitContext() {
+	if in.nextCommit.ctx != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), in.opts.CommitTimeout+maxCommitContextAge)
+	in.nextCommit = preparedContext{ctx, cancel, time.Now()}
+}
+
+// commitContext returns a commit's context, bounded by CommitTimeout: the
+// one made ahead if it is at most maxCommitContextAge old (the commit then
+// has up to that much more time), else a new one. Only the commit loop
+// calls it.
+func (in *Ingester) commitContext() (context.Context, context.CancelFunc) {
+	p := in.nextCommit
+	in.nextCommit = preparedContext{}
+	if p.ctx != nil {
+		if time.Since(p.made) <= maxCommitContextAge {
+			return p.ctx, p.cancel
+		}
+		p.cancel()
+	}
+	return context.WithTimeout(context.Background(), in.opts.CommitTimeout)
 }
 
 // commitObject commits o and sets its Pendings' outcomes, and returns how
 // long the commit took (0 when o's upload had failed, and nothing was
 // asked of the coordinator) and whether it committed.
-func (in *Ingester) commitObject(o *object) (took time.Duration, committed bool) {
+func (in *Ingester) commitObject(ctx context.Context, o *object) (took time.Duration, committed bool) {
 	if o.uploadErr != nil {
 		in.log.Error("object upload failed", "key", o.key, "err", o.uploadErr)
 		in.failAll(o, kerr.KafkaStorageError)
 		return 0, false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), in.opts.CommitTimeout)
-	defer cancel()
 	req := &coordapi.CommitRequest{
 		ObjectKey:  o.key,
 		ObjectSize: int64(len(o.buf)),

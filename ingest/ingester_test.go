@@ -487,3 +487,47 @@ func TestInlineWriteThrough(t *testing.T) {
 		t.Fatal("the committed inline object never reached the cache")
 	}
 }
+
+// The commit loop's contexts: one made ahead serves the next commit while
+// it is fresh, and gives it at least CommitTimeout; a stale one is
+// released and replaced.
+func TestCommitContext(t *testing.T) {
+	in := &Ingester{opts: Options{CommitTimeout: time.Minute}}
+	atLeast := func(ctx context.Context, from time.Time) {
+		t.Helper()
+		if d, ok := ctx.Deadline(); !ok || d.Before(from.Add(time.Minute)) || d.After(from.Add(time.Minute+maxCommitContextAge+time.Second)) {
+			t.Errorf("deadline %v (%v), want CommitTimeout to CommitTimeout+%v from %v", d, ok, maxCommitContextAge, from)
+		}
+	}
+	start := time.Now()
+	ctx, cancel := in.commitContext() // nothing made ahead
+	atLeast(ctx, start)
+	cancel()
+
+	in.prepareCommitContext()
+	prepared := in.nextCommit.ctx
+	in.prepareCommitContext() // one is enough
+	if in.nextCommit.ctx != prepared {
+		t.Fatal("prepareCommitContext replaced a context made ahead")
+	}
+	ctx, cancel = in.commitContext()
+	if ctx != prepared {
+		t.Error("a fresh context made ahead was not used")
+	}
+	atLeast(ctx, time.Now())
+	cancel()
+	if in.nextCommit.ctx != nil {
+		t.Error("a context made ahead served twice")
+	}
+
+	in.prepareCommitContext()
+	stale := in.nextCommit.ctx
+	in.nextCommit.made = time.Now().Add(-2 * maxCommitContextAge)
+	now := time.Now()
+	ctx, cancel = in.commitContext()
+	defer cancel()
+	if ctx == stale || stale.Err() == nil {
+		t.Errorf("a stale context made ahead was used (%v) or not released (err %v)", ctx == stale, stale.Err())
+	}
+	atLeast(ctx, now)
+}
