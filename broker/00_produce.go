@@ -119,9 +119,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Res
 				err     = appendErr
 			)
 			if err == nil {
-				wctx, cancel := context.WithTimeout(ctx, timeout)
-				results, err = pending.Wait(wctx)
-				cancel()
+				results, err = pending.WaitWithin(ctx, timeout)
 			}
 			for _, pp := range parts {
 				sp := &resp.Topics[pp.topic].Partitions[pp.partition]

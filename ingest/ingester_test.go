@@ -235,6 +235,9 @@ func TestBackPressure(t *testing.T) {
 	if _, err := in.AppendWithin(waitCtx(t), 50*time.Millisecond, []Batch{batch(0, 3, 1000)}); !errors.Is(err, kerr.RequestTimedOut) {
 		t.Fatalf("AppendWithin past the buffer bound: err %v, want REQUEST_TIMED_OUT", err)
 	}
+	if _, err := pendings[0].WaitWithin(waitCtx(t), 20*time.Millisecond); !errors.Is(err, kerr.RequestTimedOut) {
+		t.Fatalf("WaitWithin a commit that does not come: err %v, want REQUEST_TIMED_OUT", err)
+	}
 	done := make(chan error, 1)
 	go func() {
 		p, err := in.Append(waitCtx(t), []Batch{batch(0, 3, 1000)})
@@ -253,6 +256,9 @@ func TestBackPressure(t *testing.T) {
 	for _, p := range pendings {
 		if _, err := p.Wait(waitCtx(t)); err != nil {
 			t.Fatal(err)
+		}
+		if res, err := p.WaitWithin(waitCtx(t), time.Nanosecond); err != nil || len(res) != 1 {
+			t.Fatalf("WaitWithin a commit already done = %v, %v; want its result however short the timeout", res, err)
 		}
 	}
 }
