@@ -617,16 +617,19 @@ func (in *Ingester) finish(o *object, committed bool) {
 		in.maybeRollLocked(in.now())
 	}
 	in.mu.Unlock()
+	if o.inline && committed && in.cache != nil {
+		// After the producers' goroutines are made runnable (an uploaded
+		// object's goes in before its commit, in upload), before its
+		// buffer is recycled, and before the yield below: consumers woken
+		// by the commit's notices read it next, and a read that misses the
+		// cache costs them more than the put costs a producer.
+		in.cache.Put(o.key, o.buf)
+	}
 	if len(o.pendings) > 0 {
 		// The producers' goroutines were made runnable on this processor,
 		// behind this one (as the commit loop is in Append): yield, so that
 		// their answers go out now and what follows waits.
 		runtime.Gosched()
-	}
-	if o.inline && committed && in.cache != nil {
-		// After the answers (an uploaded object's goes in before its
-		// commit, in upload), and before its buffer is recycled.
-		in.cache.Put(o.key, o.buf)
 	}
 	if cap(o.buf) >= in.opts.MaxBytes && !o.lent {
 		buf := o.buf[:0]
