@@ -72,34 +72,32 @@ type Pending struct {
 // Wait returns the per-batch results, or the error that failed them all
 // (a Kafka error: KAFKA_STORAGE_ERROR or REQUEST_TIMED_OUT, both retriable).
 func (p *Pending) Wait(ctx context.Context) ([]coordapi.BatchResult, error) {
-	select {
-	case <-p.done:
-		return p.results, p.err
-	case <-ctx.Done():
-		return nil, fmt.Errorf("wait for commit: %w", kerr.RequestTimedOut)
-	}
+	return p.WaitWithin(ctx, 0)
 }
 
-// WaitWithin is Wait giving up after timeout as well. Its timer starts
-// only if the results are not known yet, and costs less than a
-// context.WithTimeout, which on a quiet broker took several microseconds
+// WaitWithin is Wait giving up after timeout as well (0: no limit). Its
+// timer starts only if the results are not known yet, and costs less than
+// a context.WithTimeout, which on a quiet broker took several microseconds
 // of a produce's answer.
 func (p *Pending) WaitWithin(ctx context.Context, timeout time.Duration) ([]coordapi.BatchResult, error) {
+	var expired <-chan time.Time // nil: no limit
 	select {
 	case <-p.done:
 		return p.results, p.err
 	default:
+		if timeout > 0 {
+			t := time.NewTimer(timeout)
+			defer t.Stop()
+			expired = t.C
+		}
 	}
-	t := time.NewTimer(timeout)
-	defer t.Stop()
 	select {
 	case <-p.done:
 		return p.results, p.err
 	case <-ctx.Done():
-		return nil, fmt.Errorf("wait for commit: %w", kerr.RequestTimedOut)
-	case <-t.C:
-		return nil, fmt.Errorf("wait for commit: %w", kerr.RequestTimedOut)
+	case <-expired:
 	}
+	return nil, fmt.Errorf("wait for commit: %w", kerr.RequestTimedOut)
 }
 
 // Done is closed when the results are known.
@@ -263,12 +261,12 @@ func (in *Ingester) AppendWithin(ctx context.Context, timeout time.Duration, bat
 		}
 		select {
 		case <-wait:
+			in.mu.Lock()
+			continue
 		case <-ctx.Done():
-			return nil, fmt.Errorf("wait for ingest buffer room: %w", kerr.RequestTimedOut)
 		case <-expired:
-			return nil, fmt.Errorf("wait for ingest buffer room: %w", kerr.RequestTimedOut)
 		}
-		in.mu.Lock()
+		return nil, fmt.Errorf("wait for ingest buffer room: %w", kerr.RequestTimedOut)
 	}
 	in.mu.buffered += n
 	rolls := in.mu.seq // objects rolled so far
@@ -500,11 +498,11 @@ func (in *Ingester) commitLoop() {
 // stays good for a commit.
 const maxCommitContextAge = time.Second
 
-// preparedContext is a commit's context made ahead of its commit.
+// preparedContext is a commit's context made ahead of its commit, with
+// CommitTimeout+maxCommitContextAge to run.
 type preparedContext struct {
 	ctx    context.Context
 	cancel context.CancelFunc
-	made   time.Time
 }
 
 // prepareCommitContext makes the next commit's context, off a produce's
@@ -515,18 +513,18 @@ func (in *Ingester) prepareCommitContext() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), in.opts.CommitTimeout+maxCommitContextAge)
-	in.nextCommit = preparedContext{ctx, cancel, time.Now()}
+	in.nextCommit = preparedContext{ctx, cancel}
 }
 
 // commitContext returns a commit's context, bounded by CommitTimeout: the
-// one made ahead if it is at most maxCommitContextAge old (the commit then
-// has up to that much more time), else a new one. Only the commit loop
+// one made ahead while it has at least CommitTimeout left (the commit then
+// has up to maxCommitContextAge more), else a new one. Only the commit loop
 // calls it.
 func (in *Ingester) commitContext() (context.Context, context.CancelFunc) {
 	p := in.nextCommit
 	in.nextCommit = preparedContext{}
 	if p.ctx != nil {
-		if time.Since(p.made) <= maxCommitContextAge {
+		if d, _ := p.ctx.Deadline(); time.Until(d) >= in.opts.CommitTimeout {
 			return p.ctx, p.cancel
 		}
 		p.cancel()

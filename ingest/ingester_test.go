@@ -526,9 +526,10 @@ func TestCommitContext(t *testing.T) {
 		t.Error("a context made ahead served twice")
 	}
 
-	in.prepareCommitContext()
+	// Made ahead long enough ago that less than CommitTimeout is left.
+	sctx, scancel := context.WithTimeout(context.Background(), time.Minute-time.Second)
+	in.nextCommit = preparedContext{sctx, scancel}
 	stale := in.nextCommit.ctx
-	in.nextCommit.made = time.Now().Add(-2 * maxCommitContextAge)
 	now := time.Now()
 	ctx, cancel = in.commitContext()
 	defer cancel()

@@ -27,12 +27,12 @@ type Instrumented struct {
 	ops      map[string]*opStats // fixed by Instrument
 }
 
-// opStats are one operation's counts and attribute sets.
+// opStats are one operation's counts and attribute sets: op and outcome
+// for requests, op alone for bytes and latency.
 type opStats struct {
 	ok, failed, bytes atomic.Int64
 	okSet, failedSet  metric.ObserveOption
-	opSet             metric.ObserveOption
-	duration          metric.RecordOption
+	opSet             metric.MeasurementOption
 }
 
 // Instrument wraps s with metrics on m.
@@ -45,12 +45,10 @@ func Instrument(s Store, m metric.Meter) *Instrumented {
 	in.duration, _ = m.Float64Histogram("floe.objectstore.request.duration", metric.WithUnit("s"),
 		metric.WithDescription("Object store request latency by operation."))
 	for _, op := range []string{"put", "stage", "persist", "get", "delete", "list", "head"} {
-		opSet := attribute.NewSet(attribute.String("op", op))
 		in.ops[op] = &opStats{
 			okSet:     metric.WithAttributeSet(attribute.NewSet(attribute.String("op", op), attribute.String("outcome", "ok"))),
 			failedSet: metric.WithAttributeSet(attribute.NewSet(attribute.String("op", op), attribute.String("outcome", "error"))),
-			opSet:     metric.WithAttributeSet(opSet),
-			duration:  metric.WithAttributeSet(opSet),
+			opSet:     metric.WithAttributeSet(attribute.NewSet(attribute.String("op", op))),
 		}
 	}
 	// Only counts that moved are reported, as a synchronous counter
@@ -88,7 +86,7 @@ func (in *Instrumented) count(op string, n int, err error) *opStats {
 
 func (in *Instrumented) record(ctx context.Context, op string, start time.Time, n int, err error) {
 	s := in.count(op, n, err)
-	in.duration.Record(ctx, time.Since(start).Seconds(), s.duration)
+	in.duration.Record(ctx, time.Since(start).Seconds(), s.opSet)
 }
 
 // Put implements Store.
@@ -100,7 +98,8 @@ func (in *Instrumented) Put(ctx context.Context, key string, data []byte) error 
 }
 
 // Stage stages data under key when the wrapped store can (Dir.Stage),
-// counted as op "stage" (no latency: see Instrumented); else it fails with errors.ErrUnsupported.
+// counted as op "stage" (no latency: see Instrumented); else it fails
+// with errors.ErrUnsupported.
 func (in *Instrumented) Stage(ctx context.Context, key string, data []byte) error {
 	st, ok := in.inner.(interface {
 		Stage(ctx context.Context, key string, data []byte) error

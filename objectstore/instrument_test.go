@@ -71,19 +71,19 @@ func TestInstrumentedCounts(t *testing.T) {
 		s := attribute.NewSet(attribute.String("op", op))
 		return s.Equivalent()
 	}
-	wantReqs := map[attribute.Distinct]int64{req("put", "ok"): 1, req("stage", "ok"): 2, req("get", "error"): 1}
-	if got := sums["floe.objectstore.requests"]; len(got) != len(wantReqs) {
-		t.Errorf("requests = %v, want %v (no series for what did not happen)", got, wantReqs)
-	} else {
-		for k, v := range wantReqs {
+	for name, want := range map[string]map[attribute.Distinct]int64{
+		"floe.objectstore.requests": {req("put", "ok"): 1, req("stage", "ok"): 2, req("get", "error"): 1},
+		"floe.objectstore.bytes":    {op("put"): 5, op("stage"): 6},
+	} {
+		got := sums[name]
+		if len(got) != len(want) {
+			t.Errorf("%s = %v, want %v (no series for what did not happen)", name, got, want)
+		}
+		for k, v := range want {
 			if got[k] != v {
-				t.Errorf("requests%v = %d, want %d", k, got[k], v)
+				t.Errorf("%s%v = %d, want %d", name, k, got[k], v)
 			}
 		}
-	}
-	wantBytes := map[attribute.Distinct]int64{op("put"): 5, op("stage"): 6}
-	if got := sums["floe.objectstore.bytes"]; len(got) != len(wantBytes) || got[op("put")] != 5 || got[op("stage")] != 6 {
-		t.Errorf("bytes = %v, want put 5 and stage 6", got)
 	}
 	got := hists["floe.objectstore.request.duration"]
 	if got[op("put")] != 1 || got[op("get")] != 1 || len(got) != 2 {
