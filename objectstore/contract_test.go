@@ -15,6 +15,7 @@ import (
 
 	"github.com/floe-io/floe/internal/testkit/miniotest"
 	"github.com/floe-io/floe/objectstore"
+	"github.com/floe-io/floe/s3latency"
 )
 
 func TestMemoryContract(t *testing.T) {
@@ -36,6 +37,20 @@ func TestFaultyPassThroughContract(t *testing.T) {
 func TestS3MinIOContract(t *testing.T) {
 	srv := miniotest.Start(t)
 	testStore(t, srv.Store(t))
+}
+
+// TestS3LatencyProxyContract runs the contract through the S3 latency
+// proxy (s3-express: short delays), so that every request floe makes
+// passes it unchanged, signatures included.
+func TestS3LatencyProxyContract(t *testing.T) {
+	srv := miniotest.StartProfile(t, s3latency.S3Express)
+	testStore(t, srv.Store(t))
+	st := srv.Proxy.Stats()
+	for _, op := range []string{"put", "get", "head", "delete", "list"} {
+		if st.Ops[op].Requests == 0 {
+			t.Errorf("no %s went through the proxy: %+v", op, st.Ops)
+		}
+	}
 }
 
 // randBytes returns n deterministic pseudo-random bytes.

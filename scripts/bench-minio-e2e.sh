@@ -23,7 +23,7 @@ read -r -a broker_flags <<< "${BROKER_FLAGS:-}"
 cpu() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.1f\n", ($14 + $15) / hz }' "/proc/$1/stat"; }
 
 for bytes in $OBJECT_BYTES; do
-  start_minio; minio_pid=${pids[-1]}
+  start_minio
   start_broker minio "$work/data-$bytes" --ingest-max-bytes "$bytes" ${broker_flags[@]+"${broker_flags[@]}"}
   m0=$(cpu "$minio_pid"); b0=$(cpu "$broker_pid")
   echo "=== --ingest-max-bytes $bytes ${BROKER_FLAGS:-}, $RATE records/s ==="
@@ -36,6 +36,6 @@ for bytes in $OBJECT_BYTES; do
   wait "$lt_pid"
   echo "cpu seconds: MinIO $(python3 -c "print(round($(cpu "$minio_pid") - $m0, 1))"), broker $(python3 -c "print(round($(cpu "$broker_pid") - $b0, 1))"), loadtest $lt_cpu (of 2 cores)"
   stop_broker
-  kill "$minio_pid"; wait "$minio_pid" 2>/dev/null || true
+  stop_minio
   rm -rf "$work/data-$bytes" "$work"/minio-*
 done

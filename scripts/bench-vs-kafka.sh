@@ -60,7 +60,7 @@ start_sys() {
   case "$1" in
     kafka) kafka_start "$work/kafka"; boot[kafka]="$kafka_bootstrap"; metrics[kafka]="" ;;
     dir) start_broker dir "$work/data-dir"; boot[dir]="$kafka"; metrics[dir]="http://$http/metrics"; spid[dir]=$broker_pid ;;
-    minio) start_minio; minio_pid=${pids[-1]}
+    minio) start_minio
       start_broker minio "$work/data-minio" ${minio_flags[@]+"${minio_flags[@]}"}; boot[minio]="$kafka"; metrics[minio]="http://$http/metrics"; spid[minio]=$broker_pid ;;
   esac
 }
@@ -70,7 +70,7 @@ stop_sys() {
     kafka) kafka_stop; rm -rf "$work/kafka" ;;
     dir) kill "${spid[dir]}"; wait "${spid[dir]}" 2>/dev/null || true; rm -rf "$work/data-dir" ;;
     minio) kill "${spid[minio]}"; wait "${spid[minio]}" 2>/dev/null || true
-      kill "$minio_pid"; wait "$minio_pid" 2>/dev/null || true; rm -rf "$work/data-minio" "$work"/minio-* ;;
+      stop_minio; rm -rf "$work/data-minio" "$work"/minio-* ;;
   esac
 }
 systems=(kafka dir minio)

@@ -12,6 +12,14 @@
 //
 // MinIO's output is kept in memory and printed only when the test fails,
 // or streamed to stderr when FLOE_TEST_LOG=1.
+//
+// With FLOE_S3_PROFILE set to a profile of package s3latency (s3-standard,
+// s3-express, slow-tail), every server's Endpoint is a latency proxy in
+// front of MinIO, so that any test on MinIO runs at that S3's latency:
+//
+//	FLOE_S3_PROFILE=s3-standard go test ./e2e -run Crash
+//
+// StartProfile puts a given profile in front of one server.
 package miniotest
 
 import (
@@ -30,6 +38,7 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/objectstore"
+	"github.com/floe-io/floe/s3latency"
 	"github.com/floe-io/floe/tlsconfig"
 )
 
@@ -45,8 +54,13 @@ const (
 
 // Server is a running MinIO server with one bucket, owned by a test.
 type Server struct {
-	// Endpoint is the S3 API's base URL, e.g. "http://127.0.0.1:40123".
+	// Endpoint is the S3 API's base URL, e.g. "http://127.0.0.1:40123":
+	// the latency proxy's when the server runs behind a profile.
 	Endpoint string
+	// Upstream is MinIO's own base URL; Endpoint unless behind a profile.
+	Upstream string
+	// Proxy is the latency proxy in front of MinIO, or nil.
+	Proxy *s3latency.Proxy
 	// AccessKey and SecretKey are the root credentials.
 	AccessKey string
 	SecretKey string
@@ -73,7 +87,37 @@ type Server struct {
 // never skip these tests silently) or FLOE_MINIO_BIN names no executable.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	return start(t, nil)
+	s := start(t, nil)
+	if name := os.Getenv("FLOE_S3_PROFILE"); name != "" {
+		prof, err := s3latency.Lookup(name)
+		if err != nil {
+			t.Fatalf("miniotest: FLOE_S3_PROFILE: %v", err)
+		}
+		s.behind(t, prof)
+	}
+	return s
+}
+
+// StartProfile is Start with the server behind a latency proxy drawing
+// from prof, whatever FLOE_S3_PROFILE says.
+func StartProfile(t testing.TB, prof s3latency.Profile) *Server {
+	t.Helper()
+	s := start(t, nil)
+	s.behind(t, prof)
+	return s
+}
+
+// behind puts a latency proxy for prof in front of the server: Endpoint
+// becomes the proxy's. The proxy stops when the test ends, before MinIO.
+func (s *Server) behind(t testing.TB, prof s3latency.Profile) {
+	t.Helper()
+	px, err := s3latency.Listen("127.0.0.1:0", s3latency.Options{Upstream: s.Upstream, Profile: prof})
+	if err != nil {
+		t.Fatalf("miniotest: %v", err)
+	}
+	t.Cleanup(func() { px.Close() })
+	s.Endpoint, s.Proxy = px.URL, px.Proxy
+	fmt.Fprintf(s.logs.writer(), "miniotest: %s behind s3latency profile %s at %s\n", s.Upstream, prof.Name, px.URL)
 }
 
 // TLSFiles make a server serve HTTPS: its certificate and key, and the
@@ -165,6 +209,7 @@ func (s *Server) start(ctx context.Context, bin, certsDir string) error {
 	if s.TLS != nil {
 		s.Endpoint = "https://" + addr
 	}
+	s.Upstream = s.Endpoint
 	cmd := exec.Command(bin, "server",
 		"--address", addr,
 		"--console-address", "127.0.0.1:"+strconv.Itoa(ports[1]),
