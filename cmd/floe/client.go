@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/floe-io/floe/tlsconfig"
+)
+
+// tlsConfig returns the client TLS configuration of the settings, nil
+// without TLS.
+func (g *globals) tlsConfig() (*tls.Config, error) {
+	if !g.tls {
+		return nil, nil
+	}
+	cfg, err := tlsconfig.Client(tlsconfig.ClientFiles{CAFile: g.tlsCA, CertFile: g.tlsCert, KeyFile: g.tlsKey})
+	if err != nil {
+		return nil, err
+	}
+	cfg.InsecureSkipVerify = g.tlsInsecure
+	return cfg, nil
+}
+
+// kgoOpts returns the client options of the settings: seeds, TLS, SASL.
+func (g *globals) kgoOpts() ([]kgo.Opt, error) {
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(g.brokers...),
+		kgo.ClientID("floe-cli"),
+		kgo.DialTimeout(10 * time.Second),
+	}
+	cfg, err := g.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	if cfg != nil {
+		opts = append(opts, kgo.DialTLSConfig(cfg))
+	}
+	switch g.saslMechanism {
+	case "PLAIN":
+		opts = append(opts, kgo.SASL(plain.Auth{User: g.saslUser, Pass: g.saslPassword}.AsMechanism()))
+	case "SCRAM-SHA-256":
+		opts = append(opts, kgo.SASL(scram.Auth{User: g.saslUser, Pass: g.saslPassword}.AsSha256Mechanism()))
+	case "SCRAM-SHA-512":
+		opts = append(opts, kgo.SASL(scram.Auth{User: g.saslUser, Pass: g.saslPassword}.AsSha512Mechanism()))
+	}
+	return opts, nil
+}
+
+// client returns a Kafka client with the settings and extra options; the
+// caller closes it.
+func (c *cli) client(extra ...kgo.Opt) (*kgo.Client, error) {
+	opts, err := c.g.kgoOpts()
+	if err != nil {
+		return nil, err
+	}
+	return kgo.NewClient(append(opts, extra...)...)
+}
+
+// admin returns an admin client over a new Kafka client; close it with
+// Close.
+func (c *cli) admin() (*kadm.Client, error) {
+	cl, err := c.client()
+	if err != nil {
+		return nil, err
+	}
+	adm := kadm.NewClient(cl)
+	adm.SetTimeoutMillis(int32(c.g.timeout / time.Millisecond))
+	return adm, nil
+}
+
+// reqCtx bounds one admin operation by --timeout.
+func (c *cli) reqCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(c.ctx, c.g.timeout)
+}
+
+// kafkaErr returns err with the broker's message, if any, after its name:
+// "TOPIC_ALREADY_EXISTS: The topic has already been created. (topic x
+// exists)".
+func kafkaErr(err error, msg string) error {
+	if err == nil {
+		return nil
+	}
+	if msg != "" && msg != err.Error() {
+		return fmt.Errorf("%w (%s)", err, msg)
+	}
+	return err
+}
+
+// reachErr explains a request that failed without a Kafka error, which is
+// most often a broker that cannot be reached.
+func (c *cli) reachErr(err error) error {
+	var ke *kerr.Error
+	var ne net.Error
+	switch {
+	case errors.As(err, &ke):
+		return err
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne):
+		return fmt.Errorf("%w (brokers %v: is a broker running there, and are --tls/--sasl-* right?)", err, c.g.brokers)
+	}
+	return err
+}
