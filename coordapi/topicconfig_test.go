@@ -49,3 +49,18 @@ func TestTierConfigsValidated(t *testing.T) {
 		}
 	}
 }
+
+// TestEnforcedConfigs checks that every config floe reads by name is
+// marked Enforced (docs/configuration.md says which configs act).
+func TestEnforcedConfigs(t *testing.T) {
+	for _, name := range []string{
+		ConfigCleanupPolicy, ConfigMessageTimestampType, ConfigKVIndexEnabled, ConfigHierarchicalEnabled,
+		ConfigMinCompactionLagMs, ConfigMaxCompactionLagMs, ConfigDeleteRetentionMs, ConfigMinCleanableDirtyRatio,
+		ConfigRetentionMs, ConfigRetentionBytes, ConfigLocalRetentionMs, ConfigLocalRetentionBytes,
+		ConfigSegmentBytes, ConfigSegmentMs, "max.message.bytes",
+	} {
+		if d, ok := LookupTopicConfig(name); !ok || !d.Enforced {
+			t.Errorf("%s: defined %v, enforced %v; want both", name, ok, d.Enforced)
+		}
+	}
+}

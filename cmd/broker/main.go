@@ -41,119 +41,149 @@ func main() {
 	}
 }
 
-func run(args []string) error {
+// flags is what the broker's command line sets: node.Config, and the
+// values run turns into it.
+type flags struct {
+	cfg      node.Config
+	logLevel string
+	drain    time.Duration
+
+	nodeID, numPartitions, maxRequest *int
+	zoneSharing, consolidation        *bool
+	clientAuth, saslMechs, superUsers *string
+	reauthMs                          *int64
+}
+
+// newFlagSet builds the broker's flags, each with its name and default:
+// the command line, FLOE_* environment variables and docs/configuration.md
+// (TestConfigurationDoc) all come from it. Tools outside the repository
+// use these names and defaults: keep them.
+func newFlagSet() (*flag.FlagSet, *flags) {
 	fs := flag.NewFlagSet("broker", flag.ContinueOnError)
-	var (
-		cfg      node.Config
-		logLevel string
-		drain    time.Duration
-	)
-	fs.StringVar(&cfg.DataDir, "data-dir", "./data", "directory for the embedded coordinator's state and, without S3, objects")
-	fs.StringVar(&cfg.KafkaAddr, "kafka-addr", "127.0.0.1:9092", "Kafka listener address")
-	fs.StringVar(&cfg.AdvertisedAddr, "advertised-addr", "", "host:port returned in Metadata (default: the Kafka listener)")
-	fs.StringVar(&cfg.HTTPAddr, "http-addr", "127.0.0.1:8080", "HTTP address for /healthz, /metrics, /kv and, with --rack, the chunks this broker serves its zone's other brokers (\"-\" disables)")
-	fs.StringVar(&cfg.InternalAddr, "internal-addr", "", "host:port at which the other brokers of this broker's zone (--rack) reach its HTTP listener to read the chunks it owns (GET /internal/chunk); set it when --http-addr listens on all interfaces, and keep that port off public networks (default: the --http-addr listener)")
-	fs.StringVar(&cfg.S3.Bucket, "s3-bucket", "", "S3 bucket; set to store objects in S3 instead of --data-dir")
-	fs.StringVar(&cfg.S3.Endpoint, "s3-endpoint", "", "S3 endpoint URL, e.g. http://127.0.0.1:9000 for MinIO (default: AWS)")
-	fs.StringVar(&cfg.S3.Region, "s3-region", "", "S3 region (default: AWS config chain, else us-east-1)")
-	fs.BoolVar(&cfg.S3.PathStyle, "s3-path-style", false, "address buckets by path (MinIO)")
-	fs.StringVar(&cfg.S3Prefix, "s3-prefix", "", "prefix for every object key")
-	fs.BoolVar(&cfg.S3CreateBucket, "s3-create-bucket", false, "create the bucket at start if it is missing")
-	nodeID := fs.Int("node-id", 1, "Kafka node id of this broker")
-	fs.StringVar(&cfg.Broker.Rack, "rack", "", "rack (availability zone) returned in Metadata")
-	fs.StringVar(&cfg.Broker.ClusterID, "cluster-id", "floe", "cluster id returned in Metadata")
-	fs.BoolVar(&cfg.Broker.AutoCreateTopics, "auto-create-topics", true, "create unknown topics on Metadata when the client allows it, as Kafka's auto.create.topics.enable (=false turns it off)")
-	numPartitions := fs.Int("num-partitions", 1, "partitions of auto-created topics and CreateTopics with -1")
-	maxRequest := fs.Int("max-request-bytes", 100<<20, "largest request frame; larger ones close the connection")
-	fs.IntVar(&cfg.Broker.FetchConcurrency, "fetch-concurrency", 16, "byte ranges one Fetch reads at once (chunk-cache reads, a GET each on a miss); 1 reads them in turn")
-	fs.IntVar(&cfg.Ingest.MaxBytes, "ingest-max-bytes", 8<<20, "roll the object buffer at this size")
-	fs.DurationVar(&cfg.Ingest.Linger, "ingest-linger", 250*time.Millisecond, "longest a batch waits in the object buffer")
-	fs.DurationVar(&cfg.Ingest.TxnLinger, "ingest-txn-linger", 50*time.Millisecond, "longest a transactional batch waits in the object buffer (its EndTxn waits for it; at most --ingest-linger)")
-	fs.Float64Var(&cfg.Ingest.MaxPutRate, "ingest-max-put-rate", 0, "objects per second this broker may roll early (before linger) when idle; 0: per store, unlimited on the local directory, 10 on S3")
-	fs.Float64Var(&cfg.Ingest.MaxPutsPerGiB, "ingest-max-puts-per-gib", 0, "more early rolls each GiB produced earns, beyond --ingest-max-put-rate: PUTs follow the traffic under load; 0: per store, 512 on S3; negative: none")
-	fs.IntVar(&cfg.Ingest.InlineMax, "ingest-inline-max", 0, "objects of at most this many bytes go to the coordinator in their commit, one device round trip per produce instead of two; 0: per store, 64 KiB on the embedded default's directory without --nats-listen (only there: the coordinator writes to it, and no other broker reads it); negative: never")
-	fs.Int64Var(&cfg.Ingest.MaxBufferedBytes, "ingest-max-buffered-bytes", 256<<20, "bytes buffered before producers wait")
-	fs.Int64Var(&cfg.Cache.MaxBytes, "cache-bytes", 512<<20, "chunk cache size in bytes")
-	fs.Int64Var(&cfg.Cache.ChunkBytes, "cache-chunk-bytes", 4<<20, "chunk cache chunk size")
-	fs.StringVar(&cfg.Cache.Dir, "cache-dir", "", "optional disk tier for the chunk cache")
-	zoneSharing := fs.Bool("zone-cache-sharing", true, "with --rack, read each chunk the cache misses from the broker of the zone that owns it (a hash over the zone's live brokers) instead of the object store, and serve the chunks this broker owns to the others, so that a zone reads each chunk from the object store about once (=false: every miss reads the object store)")
-	fs.BoolVar(&cfg.Coordinator.KVIndexEnabled, "kv-index-enabled", false, "allow topics to enable kv.index.enabled")
-	fs.DurationVar(&cfg.Coordinator.GCGrace, "gc-grace", 10*time.Minute, "how long the embedded coordinator keeps garbage and orphan objects before deleting them")
-	fs.DurationVar(&cfg.Coordinator.WALRetention, "wal-retention", 10*time.Minute, "how long batches stay in WAL objects before the embedded coordinator has them consolidated into per-partition segments (the default of local.retention.ms)")
-	fs.Int64Var(&cfg.Coordinator.WALRetentionBytes, "wal-retention-bytes", -1, "the most WAL bytes a partition keeps before its oldest batches are consolidated, -1 for no limit (the default of local.retention.bytes)")
-	fs.DurationVar(&cfg.Coordinator.TierInterval, "tier-interval", 10*time.Second, "how often the embedded coordinator plans consolidation jobs and enforces retention.ms and retention.bytes")
-	fs.DurationVar(&cfg.Coordinator.TierJobLease, "tier-job-lease", 2*time.Minute, "how long a broker has to complete a consolidation job (kept below half of --gc-grace)")
-	consolidation := fs.Bool("consolidation-enabled", true, "run the consolidation jobs the coordinator assigns (=false: this broker runs none, and the embedded coordinator plans none)")
-	fs.DurationVar(&cfg.Tier.PollInterval, "tier-poll-interval", 5*time.Second, "how often an idle broker asks the coordinator for a consolidation job")
-	fs.IntVar(&cfg.Tier.Concurrency, "tier-job-concurrency", 4, "consolidation jobs a broker runs at once (each holds its segment in memory, up to segment.bytes)")
-	fs.IntVar(&cfg.Tier.DedupeBufferBytes, "compaction-dedupe-buffer-bytes", tiered.DefaultDedupeBufferBytes, "the key map a compaction pass builds on a topic without the key index (Kafka's log.cleaner.dedupe.buffer.size; 24 bytes a key, several passes when full); one pass at a time per broker")
-	fs.BoolVar(&cfg.KVRemoteReadEnabled, "kv-remote-read-enabled", false, "let /kv read records that live only in tiered storage")
-	fs.Int64Var(&cfg.KVBatchCacheBytes, "kv-batch-cache-bytes", 64<<20, "bytes of compressed batches /kv keeps decoded (negative: none)")
-	fs.StringVar(&cfg.NATSURL, "nats-url", "", "NATS server of a cluster whose coordinator runs as cmd/coordinator; empty: embed NATS and the coordinator")
-	fs.StringVar(&cfg.NATSListen, "nats-listen", "", "host:port for the embedded NATS server to listen on, so other brokers can share its coordinator (default: in-process only)")
-	fs.StringVar(&cfg.Cluster, "cluster", "floe", "cluster name: the prefix of its NATS subjects")
-	fs.DurationVar(&cfg.CoordinatorTimeout, "coordinator-timeout", 5*time.Second, "deadline of each request to the coordinator")
-	fs.StringVar(&cfg.TLS.Files.CertFile, "tls-cert", "", "certificate (PEM, with its chain) for TLS on the Kafka and HTTP listeners; re-read when the file changes")
-	fs.StringVar(&cfg.TLS.Files.KeyFile, "tls-key", "", "the key of --tls-cert (PEM)")
-	fs.StringVar(&cfg.TLS.Files.ClientCAFile, "tls-client-ca", "", "CA bundle (PEM) client certificates must chain to: mutual TLS, the principal taken from the certificate (see --tls-principal-mapping-rules); /kv then requires credentials")
-	clientAuth := fs.String("tls-client-auth", "required", "with --tls-client-ca, whether a Kafka client must present a certificate: required, or requested (verified when presented; Kafka's ssl.client.auth)")
-	fs.StringVar(&cfg.TLS.PrincipalMappingRules, "tls-principal-mapping-rules", "DEFAULT", "how a client certificate's subject becomes a principal, as Kafka's ssl.principal.mapping.rules, e.g. 'RULE:^CN=(.*?),.*$/$1/,DEFAULT'")
-	fs.StringVar(&cfg.TLS.InternalCAFile, "internal-tls-ca", "", "CA bundle (PEM) to verify the zone peers' HTTPS listeners with when reading their chunks (default: --tls-client-ca, else the system's roots)")
-	saslMechs := fs.String("sasl-mechanisms", "", "SASL mechanisms the Kafka listener requires, comma-separated, of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (empty: no SASL)")
-	fs.StringVar(&cfg.SASLUsersFile, "sasl-users-file", "", "file of name:password lines stored at start as SCRAM users (for every enabled SCRAM mechanism; PLAIN checks against them)")
-	reauthMs := fs.Int64("connections-max-reauth-ms", 0, "SASL session lifetime (Kafka's connections.max.reauth.ms, KIP-368): clients re-authenticate within it or have their connection closed; 0 for no limit")
-	fs.Float64Var(&cfg.KVQuotaRPS, "kv-quota-rps", 0, "/kv lookups per second each principal may make (a token bucket; per client address without security); 0 for no quota")
-	fs.IntVar(&cfg.KVQuotaBurst, "kv-quota-burst", 0, "burst of --kv-quota-rps (default: the rate)")
-	fs.StringVar(&cfg.NATSSecurity.CredsFile, "nats-creds", "", "NATS credentials file (JWT and nkey seed) to authenticate to --nats-url with")
-	fs.StringVar(&cfg.NATSSecurity.NKeyFile, "nats-nkey", "", "NATS nkey seed file to authenticate to --nats-url with")
-	fs.StringVar(&cfg.NATSSecurity.TLS.CAFile, "nats-tls-ca", "", "CA bundle (PEM) to verify the NATS servers with (default: the system's roots)")
-	fs.StringVar(&cfg.NATSSecurity.TLS.CertFile, "nats-tls-cert", "", "client certificate (PEM) for NATS servers that verify clients")
-	fs.StringVar(&cfg.NATSSecurity.TLS.KeyFile, "nats-tls-key", "", "the key of --nats-tls-cert")
-	fs.StringVar(&cfg.S3.TLS.CAFile, "s3-ca-file", "", "CA bundle (PEM) to verify an https --s3-endpoint with (default: the system's roots)")
-	fs.BoolVar(&cfg.Broker.ACLsEnabled, "acls-enabled", false, "authorize every Kafka request with the ACLs stored in the coordinator (CreateAcls, kafka-acls.sh), as Kafka's authorizer with allow.everyone.if.no.acl.found=false; off: everything is allowed")
-	superUsers := fs.String("super-users", "", "comma-separated principals allowed everything when --acls-enabled, as Kafka's super.users (e.g. User:admin,User:ops)")
-	fs.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
-	fs.DurationVar(&drain, "drain-timeout", 30*time.Second, "how long a graceful stop may take")
+	f := &flags{}
+	fs.StringVar(&f.cfg.DataDir, "data-dir", "./data", "directory for the embedded coordinator's state and, without S3, objects")
+	fs.StringVar(&f.cfg.KafkaAddr, "kafka-addr", "127.0.0.1:9092", "Kafka listener address")
+	fs.StringVar(&f.cfg.AdvertisedAddr, "advertised-addr", "", "host:port returned in Metadata (default: the Kafka listener)")
+	fs.StringVar(&f.cfg.HTTPAddr, "http-addr", "127.0.0.1:8080", "HTTP address for /healthz, /metrics, /kv and, with --rack, the chunks this broker serves its zone's other brokers (\"-\" disables)")
+	fs.StringVar(&f.cfg.InternalAddr, "internal-addr", "", "host:port at which the other brokers of this broker's zone (--rack) reach its HTTP listener to read the chunks it owns (GET /internal/chunk); set it when --http-addr listens on all interfaces, and keep that port off public networks (default: the --http-addr listener)")
+	fs.StringVar(&f.cfg.S3.Bucket, "s3-bucket", "", "S3 bucket; set to store objects in S3 instead of --data-dir")
+	fs.StringVar(&f.cfg.S3.Endpoint, "s3-endpoint", "", "S3 endpoint URL, e.g. http://127.0.0.1:9000 for MinIO (default: AWS)")
+	fs.StringVar(&f.cfg.S3.Region, "s3-region", "", "S3 region (default: AWS config chain, else us-east-1)")
+	fs.BoolVar(&f.cfg.S3.PathStyle, "s3-path-style", false, "address buckets by path (MinIO)")
+	fs.StringVar(&f.cfg.S3Prefix, "s3-prefix", "", "prefix for every object key")
+	fs.BoolVar(&f.cfg.S3CreateBucket, "s3-create-bucket", false, "create the bucket at start if it is missing")
+	f.nodeID = fs.Int("node-id", 1, "Kafka node id of this broker")
+	fs.StringVar(&f.cfg.Broker.Rack, "rack", "", "rack (availability zone) returned in Metadata")
+	fs.StringVar(&f.cfg.Broker.ClusterID, "cluster-id", "floe", "cluster id returned in Metadata")
+	fs.BoolVar(&f.cfg.Broker.AutoCreateTopics, "auto-create-topics", true, "create unknown topics on Metadata when the client allows it, as Kafka's auto.create.topics.enable (=false turns it off)")
+	f.numPartitions = fs.Int("num-partitions", 1, "partitions of auto-created topics and CreateTopics with -1")
+	f.maxRequest = fs.Int("max-request-bytes", 100<<20, "largest request frame; larger ones close the connection")
+	fs.IntVar(&f.cfg.Broker.FetchConcurrency, "fetch-concurrency", 16, "byte ranges one Fetch reads at once (chunk-cache reads, a GET each on a miss); 1 reads them in turn")
+	fs.IntVar(&f.cfg.Ingest.MaxBytes, "ingest-max-bytes", 8<<20, "roll the object buffer at this size")
+	fs.DurationVar(&f.cfg.Ingest.Linger, "ingest-linger", 250*time.Millisecond, "longest a batch waits in the object buffer")
+	fs.DurationVar(&f.cfg.Ingest.TxnLinger, "ingest-txn-linger", 50*time.Millisecond, "longest a transactional batch waits in the object buffer (its EndTxn waits for it; at most --ingest-linger)")
+	fs.Float64Var(&f.cfg.Ingest.MaxPutRate, "ingest-max-put-rate", 0, "objects per second this broker may roll early (before linger) when idle; 0: per store, unlimited on the local directory, 10 on S3")
+	fs.Float64Var(&f.cfg.Ingest.MaxPutsPerGiB, "ingest-max-puts-per-gib", 0, "more early rolls each GiB produced earns, beyond --ingest-max-put-rate: PUTs follow the traffic under load; 0: per store, 512 on S3; negative: none")
+	fs.IntVar(&f.cfg.Ingest.InlineMax, "ingest-inline-max", 0, "objects of at most this many bytes go to the coordinator in their commit, one device round trip per produce instead of two; 0: per store, 64 KiB on the embedded default's directory without --nats-listen (only there: the coordinator writes to it, and no other broker reads it); negative: never")
+	fs.Int64Var(&f.cfg.Ingest.MaxBufferedBytes, "ingest-max-buffered-bytes", 256<<20, "bytes buffered before producers wait")
+	fs.Int64Var(&f.cfg.Cache.MaxBytes, "cache-bytes", 512<<20, "chunk cache size in bytes")
+	fs.Int64Var(&f.cfg.Cache.ChunkBytes, "cache-chunk-bytes", 4<<20, "chunk cache chunk size")
+	fs.StringVar(&f.cfg.Cache.Dir, "cache-dir", "", "optional disk tier for the chunk cache")
+	f.zoneSharing = fs.Bool("zone-cache-sharing", true, "with --rack, read each chunk the cache misses from the broker of the zone that owns it (a hash over the zone's live brokers) instead of the object store, and serve the chunks this broker owns to the others, so that a zone reads each chunk from the object store about once (=false: every miss reads the object store)")
+	fs.BoolVar(&f.cfg.Coordinator.KVIndexEnabled, "kv-index-enabled", false, "allow topics to enable kv.index.enabled")
+	fs.DurationVar(&f.cfg.Coordinator.GCGrace, "gc-grace", 10*time.Minute, "how long the embedded coordinator keeps garbage and orphan objects before deleting them")
+	fs.DurationVar(&f.cfg.Coordinator.WALRetention, "wal-retention", 10*time.Minute, "how long batches stay in WAL objects before the embedded coordinator has them consolidated into per-partition segments (the default of local.retention.ms)")
+	fs.Int64Var(&f.cfg.Coordinator.WALRetentionBytes, "wal-retention-bytes", -1, "the most WAL bytes a partition keeps before its oldest batches are consolidated, -1 for no limit (the default of local.retention.bytes)")
+	fs.DurationVar(&f.cfg.Coordinator.TierInterval, "tier-interval", 10*time.Second, "how often the embedded coordinator plans consolidation jobs and enforces retention.ms and retention.bytes")
+	fs.DurationVar(&f.cfg.Coordinator.TierJobLease, "tier-job-lease", 2*time.Minute, "how long a broker has to complete a consolidation job (kept below half of --gc-grace)")
+	f.consolidation = fs.Bool("consolidation-enabled", true, "run the consolidation jobs the coordinator assigns (=false: this broker runs none, and the embedded coordinator plans none)")
+	fs.DurationVar(&f.cfg.Tier.PollInterval, "tier-poll-interval", 5*time.Second, "how often an idle broker asks the coordinator for a consolidation job")
+	fs.IntVar(&f.cfg.Tier.Concurrency, "tier-job-concurrency", 4, "consolidation jobs a broker runs at once (each holds its segment in memory, up to segment.bytes)")
+	fs.IntVar(&f.cfg.Tier.DedupeBufferBytes, "compaction-dedupe-buffer-bytes", tiered.DefaultDedupeBufferBytes, "the key map a compaction pass builds on a topic without the key index (Kafka's log.cleaner.dedupe.buffer.size; 24 bytes a key, several passes when full); one pass at a time per broker")
+	fs.BoolVar(&f.cfg.KVRemoteReadEnabled, "kv-remote-read-enabled", false, "let /kv read records that live only in tiered storage")
+	fs.Int64Var(&f.cfg.KVBatchCacheBytes, "kv-batch-cache-bytes", 64<<20, "bytes of compressed batches /kv keeps decoded (negative: none)")
+	fs.StringVar(&f.cfg.NATSURL, "nats-url", "", "NATS server of a cluster whose coordinator runs as cmd/coordinator; empty: embed NATS and the coordinator")
+	fs.StringVar(&f.cfg.NATSListen, "nats-listen", "", "host:port for the embedded NATS server to listen on, so other brokers can share its coordinator (default: in-process only)")
+	fs.StringVar(&f.cfg.Cluster, "cluster", "floe", "cluster name: the prefix of its NATS subjects")
+	fs.DurationVar(&f.cfg.CoordinatorTimeout, "coordinator-timeout", 5*time.Second, "deadline of each request to the coordinator")
+	fs.StringVar(&f.cfg.TLS.Files.CertFile, "tls-cert", "", "certificate (PEM, with its chain) for TLS on the Kafka and HTTP listeners; re-read when the file changes")
+	fs.StringVar(&f.cfg.TLS.Files.KeyFile, "tls-key", "", "the key of --tls-cert (PEM)")
+	fs.StringVar(&f.cfg.TLS.Files.ClientCAFile, "tls-client-ca", "", "CA bundle (PEM) client certificates must chain to: mutual TLS, the principal taken from the certificate (see --tls-principal-mapping-rules); /kv then requires credentials")
+	f.clientAuth = fs.String("tls-client-auth", "required", "with --tls-client-ca, whether a Kafka client must present a certificate: required, or requested (verified when presented; Kafka's ssl.client.auth)")
+	fs.StringVar(&f.cfg.TLS.PrincipalMappingRules, "tls-principal-mapping-rules", "DEFAULT", "how a client certificate's subject becomes a principal, as Kafka's ssl.principal.mapping.rules, e.g. 'RULE:^CN=(.*?),.*$/$1/,DEFAULT'")
+	fs.StringVar(&f.cfg.TLS.InternalCAFile, "internal-tls-ca", "", "CA bundle (PEM) to verify the zone peers' HTTPS listeners with when reading their chunks (default: --tls-client-ca, else the system's roots)")
+	f.saslMechs = fs.String("sasl-mechanisms", "", "SASL mechanisms the Kafka listener requires, comma-separated, of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (empty: no SASL)")
+	fs.StringVar(&f.cfg.SASLUsersFile, "sasl-users-file", "", "file of name:password lines stored at start as SCRAM users (for every enabled SCRAM mechanism; PLAIN checks against them)")
+	f.reauthMs = fs.Int64("connections-max-reauth-ms", 0, "SASL session lifetime (Kafka's connections.max.reauth.ms, KIP-368): clients re-authenticate within it or have their connection closed; 0 for no limit")
+	fs.Float64Var(&f.cfg.KVQuotaRPS, "kv-quota-rps", 0, "/kv lookups per second each principal may make (a token bucket; per client address without security); 0 for no quota")
+	fs.IntVar(&f.cfg.KVQuotaBurst, "kv-quota-burst", 0, "burst of --kv-quota-rps (default: the rate)")
+	fs.StringVar(&f.cfg.NATSSecurity.CredsFile, "nats-creds", "", "NATS credentials file (JWT and nkey seed) to authenticate to --nats-url with")
+	fs.StringVar(&f.cfg.NATSSecurity.NKeyFile, "nats-nkey", "", "NATS nkey seed file to authenticate to --nats-url with")
+	fs.StringVar(&f.cfg.NATSSecurity.TLS.CAFile, "nats-tls-ca", "", "CA bundle (PEM) to verify the NATS servers with (default: the system's roots)")
+	fs.StringVar(&f.cfg.NATSSecurity.TLS.CertFile, "nats-tls-cert", "", "client certificate (PEM) for NATS servers that verify clients")
+	fs.StringVar(&f.cfg.NATSSecurity.TLS.KeyFile, "nats-tls-key", "", "the key of --nats-tls-cert")
+	fs.StringVar(&f.cfg.S3.TLS.CAFile, "s3-ca-file", "", "CA bundle (PEM) to verify an https --s3-endpoint with (default: the system's roots)")
+	fs.BoolVar(&f.cfg.Broker.ACLsEnabled, "acls-enabled", false, "authorize every Kafka request with the ACLs stored in the coordinator (CreateAcls, kafka-acls.sh), as Kafka's authorizer with allow.everyone.if.no.acl.found=false; off: everything is allowed")
+	f.superUsers = fs.String("super-users", "", "comma-separated principals allowed everything when --acls-enabled, as Kafka's super.users (e.g. User:admin,User:ops)")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.DurationVar(&f.drain, "drain-timeout", 30*time.Second, "how long a graceful stop may take")
+	return fs, f
+}
+
+// parseFlags parses the command line (after the FLOE_* environment) into
+// the node's configuration.
+func parseFlags(args []string) (*flags, error) {
+	fs, f := newFlagSet()
 	if err := flagenv.Set(fs); err != nil {
-		return err
+		return nil, err
 	}
 	if err := fs.Parse(args); err != nil {
-		return err
+		return nil, err
 	}
+	cfg := &f.cfg
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	users, err := broker.ParseSuperUsers(*superUsers)
+	users, err := broker.ParseSuperUsers(*f.superUsers)
 	if err != nil {
-		return fmt.Errorf("--super-users: %w", err)
+		return nil, fmt.Errorf("--super-users: %w", err)
 	}
 	cfg.Broker.SuperUsers = users
 	if len(cfg.Broker.SuperUsers) > 0 && !cfg.Broker.ACLsEnabled {
 		cfg.Logger.Warn("--super-users has no effect without --acls-enabled")
 	}
-	cfg.Broker.NodeID = int32(*nodeID)
-	cfg.Broker.MaxRequestBytes = int32(*maxRequest)
-	cfg.Broker.DefaultPartitions = int32(*numPartitions)
+	cfg.Broker.NodeID = int32(*f.nodeID)
+	cfg.Broker.MaxRequestBytes = int32(*f.maxRequest)
+	cfg.Broker.DefaultPartitions = int32(*f.numPartitions)
 	cfg.Broker.KVIndexEnabled = cfg.Coordinator.KVIndexEnabled
-	cfg.Coordinator.DefaultPartitions = int32(*numPartitions)
-	cfg.TierJobsDisabled = !*consolidation
-	cfg.ZoneCacheSharingDisabled = !*zoneSharing
-	cfg.Coordinator.ConsolidationDisabled = !*consolidation
-	switch *clientAuth {
+	cfg.Coordinator.DefaultPartitions = int32(*f.numPartitions)
+	cfg.TierJobsDisabled = !*f.consolidation
+	cfg.ZoneCacheSharingDisabled = !*f.zoneSharing
+	cfg.Coordinator.ConsolidationDisabled = !*f.consolidation
+	switch *f.clientAuth {
 	case "required":
 	case "requested":
 		cfg.TLS.Files.ClientAuthOptional = true
 	default:
-		return fmt.Errorf("--tls-client-auth: %q is neither required nor requested", *clientAuth)
+		return nil, fmt.Errorf("--tls-client-auth: %q is neither required nor requested", *f.clientAuth)
 	}
-	for _, m := range strings.Split(*saslMechs, ",") {
+	for _, m := range strings.Split(*f.saslMechs, ",") {
 		if m = strings.TrimSpace(m); m != "" {
 			cfg.Broker.SASLMechanisms = append(cfg.Broker.SASLMechanisms, strings.ToUpper(m))
 		}
 	}
-	cfg.Broker.ReauthInterval = time.Duration(*reauthMs) * time.Millisecond
+	cfg.Broker.ReauthInterval = time.Duration(*f.reauthMs) * time.Millisecond
+	return f, nil
+}
+
+func run(args []string) error {
+	f, err := parseFlags(args)
+	if err != nil {
+		return err
+	}
+	cfg, drain := f.cfg, f.drain
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

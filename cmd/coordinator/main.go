@@ -62,18 +62,25 @@ type config struct {
 	logLevel     string
 	// ha is the coordinator's place among the cluster's coordinators.
 	ha ha.Options
+
+	numPartitions *int
+	consolidation *bool
 }
 
-func parseFlags(args []string) (*config, error) {
+// newFlagSet builds the coordinator's flags, each with its name and
+// default: the command line, FLOE_* environment variables and
+// docs/configuration.md (TestConfigurationDoc) all come from it. Tools
+// outside the repository use these names and defaults: keep them.
+func newFlagSet() (*flag.FlagSet, *config) {
 	fs := flag.NewFlagSet("coordinator", flag.ContinueOnError)
 	cfg := &config{}
-	numPartitions := fs.Int("num-partitions", 1, "partitions of topics created with -1 (num.partitions)")
+	cfg.numPartitions = fs.Int("num-partitions", 1, "partitions of topics created with -1 (num.partitions)")
 	fs.StringVar(&cfg.coord.Dir, "data-dir", "./data-coordinator", "directory of the coordinator's Pebble state")
 	fs.StringVar(&cfg.natsURL, "nats-url", "nats://127.0.0.1:4222", "NATS server(s) to serve on, comma-separated")
 	fs.StringVar(&cfg.cluster, "cluster", "floe", "cluster name: the prefix of its NATS subjects")
 	fs.StringVar(&cfg.httpAddr, "http-addr", "127.0.0.1:8090", "HTTP address for /healthz and /metrics (\"-\" disables)")
 	fs.BoolVar(&cfg.coord.KVIndexEnabled, "kv-index-enabled", false, "allow topics to enable kv.index.enabled")
-	consolidation := fs.Bool("consolidation-enabled", true, "plan consolidation jobs for the brokers to run (=false: data stays in WAL objects; retention still runs)")
+	cfg.consolidation = fs.Bool("consolidation-enabled", true, "plan consolidation jobs for the brokers to run (=false: data stays in WAL objects; retention still runs)")
 	fs.DurationVar(&cfg.coord.GCGrace, "gc-grace", 10*time.Minute, "how long garbage and orphan objects are kept before they are deleted")
 	fs.DurationVar(&cfg.coord.WALRetention, "wal-retention", 10*time.Minute, "how long batches stay in WAL objects before the coordinator has them consolidated into per-partition segments (the default of local.retention.ms)")
 	fs.Int64Var(&cfg.coord.WALRetentionBytes, "wal-retention-bytes", -1, "the most WAL bytes a partition keeps before its oldest batches are consolidated, -1 for no limit (the default of local.retention.bytes)")
@@ -104,6 +111,11 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&cfg.ha.ID, "coordinator-id", "", "this coordinator's id among the cluster's coordinators, the same across restarts (default: <hostname>:<absolute data dir>)")
 	fs.DurationVar(&cfg.ha.SnapshotInterval, "snapshot-interval", ha.DefaultSnapshotInterval, "how often the leader snapshots its state into the object store and trims the log below the oldest snapshot kept (needs --s3-bucket)")
 	fs.IntVar(&cfg.ha.SnapshotsKept, "snapshots-kept", ha.DefaultSnapshotsKept, "how many snapshots are kept")
+	return fs, cfg
+}
+
+func parseFlags(args []string) (*config, error) {
+	fs, cfg := newFlagSet()
 	if err := flagenv.Set(fs); err != nil {
 		return nil, err
 	}
@@ -113,13 +125,13 @@ func parseFlags(args []string) (*config, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	cfg.coord.DefaultPartitions = int32(*numPartitions)
+	cfg.coord.DefaultPartitions = int32(*cfg.numPartitions)
 	if cfg.ha.ID == "" {
 		host, _ := os.Hostname()
 		abs, _ := filepath.Abs(cfg.coord.Dir)
 		cfg.ha.ID = host + ":" + abs
 	}
-	cfg.coord.ConsolidationDisabled = !*consolidation
+	cfg.coord.ConsolidationDisabled = !*cfg.consolidation
 	var errs []error
 	if err := rpc.CheckCluster(cfg.cluster); err != nil {
 		errs = append(errs, fmt.Errorf("--cluster: %w", err))

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/floe-io/floe/internal/docgen"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -48,4 +50,11 @@ func mustAbs(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return abs
+}
+
+// TestConfigurationDoc checks docs/configuration.md's table of the
+// coordinator's flags against newFlagSet.
+func TestConfigurationDoc(t *testing.T) {
+	fs, _ := newFlagSet()
+	docgen.Check(t, "../../docs/configuration.md", "coordinator-flags", docgen.FlagTable(fs))
 }
