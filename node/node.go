@@ -74,6 +74,11 @@ type Config struct {
 	// S3CreateBucket creates the bucket at start when it is missing
 	// (--s3-create-bucket), for dev clusters.
 	S3CreateBucket bool
+	// S3Hedge hedges the S3 store's slow PUTs and GETs (objectstore.Hedged;
+	// --s3-hedge-quantile, --s3-hedge-min-delay, --s3-hedge-max-fraction):
+	// a straggler of seconds does not become every producer's p99. Only on
+	// S3 (S3.Bucket set). Default: on, at the 0.95 quantile.
+	S3Hedge objectstore.HedgeOptions
 	// KVRemoteReadEnabled lets /kv read records that live only in tiered
 	// storage (--kv-remote-read-enabled). Default: false.
 	KVRemoteReadEnabled bool
@@ -255,6 +260,12 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 
 	instrumented := objectstore.Instrument(n.store, n.metrics.Meter("floe/objectstore"))
 	n.store = instrumented
+	if cfg.Store == nil && cfg.S3.Bucket != "" && cfg.S3Hedge.Quantile >= 0 {
+		// Hedged above Instrumented: every request sent is counted.
+		hopts := cfg.S3Hedge
+		hopts.Meter = n.metrics.Meter("floe/objectstore")
+		n.store = objectstore.NewHedged(instrumented, hopts)
+	}
 	// The embedded coordinator writes to the node's own directory store:
 	// small objects can ride in their commits (coordinator/inline.go). Not
 	// when other brokers may share it (--nats-listen): they would read the

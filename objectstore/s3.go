@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
@@ -178,6 +179,12 @@ func (s *S3) EnsureBucket(ctx context.Context) error {
 // multiplied (three of ingest's times three of the SDK's made nine PUTs of
 // one object). Reads keep the SDK's retries.
 //
+// Put reads data no more once it returns, even when its request was
+// cancelled: the HTTP transport may still be writing a cancelled request's
+// body after the call returns, so the body is fenced first. The caller
+// may then reuse data (ingest recycles its buffers; Hedged cancels a
+// loser).
+//
 // The body goes unsigned (UNSIGNED-PAYLOAD) with a CRC32C header the
 // signature covers, which the store checks before it keeps the object: the
 // same guard against a body changed on its way as the SDK's signed
@@ -191,10 +198,12 @@ func (s *S3) Put(ctx context.Context, key string, data []byte) error {
 	if err := CheckKey(key); err != nil {
 		return fmt.Errorf("put: %w", err)
 	}
+	body := &fencedReader{r: bytes.NewReader(data)}
+	defer body.fence()
 	_, err := s.client.PutObject(ctx, &s3.PutObjectInput{
 		Bucket:         aws.String(s.bucket),
 		Key:            aws.String(key),
-		Body:           bytes.NewReader(data),
+		Body:           body,
 		ContentLength:  aws.Int64(int64(len(data))),
 		ContentType:    aws.String("application/octet-stream"),
 		ChecksumCRC32C: aws.String(crc32cBase64(data)),
@@ -347,4 +356,38 @@ func crc32cBase64(data []byte) string {
 	var sum [4]byte
 	binary.BigEndian.PutUint32(sum[:], crc32.Checksum(data, castagnoli))
 	return base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// fencedReader is a request body that stops reading its bytes once fenced.
+type fencedReader struct {
+	mu     sync.Mutex
+	r      *bytes.Reader
+	fenced bool
+}
+
+// errFenced fails a read of a body whose Put has returned.
+var errFenced = errors.New("objectstore: request body read after its put returned")
+
+func (f *fencedReader) Read(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fenced {
+		return 0, errFenced
+	}
+	return f.r.Read(p)
+}
+
+func (f *fencedReader) Seek(offset int64, whence int) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fenced {
+		return 0, errFenced
+	}
+	return f.r.Seek(offset, whence)
+}
+
+func (f *fencedReader) fence() {
+	f.mu.Lock()
+	f.fenced = true
+	f.mu.Unlock()
 }
