@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"sort"
 	"strconv"
@@ -217,11 +218,16 @@ moves to the end. A datetime is RFC 3339 (2026-01-02T15:04:05Z), or
 	f.Var(&toOffset, "to-offset", "reset to `offset`")
 	f.Var(&shiftBy, "shift-by", "move the committed offsets by `n` (negative: back)")
 	datetime := f.String("to-datetime", "", "reset to the first offset at or after `time`")
-	f.Bool("dry-run", true, "print the plan only (the default)")
+	dryRun := f.Bool("dry-run", true, "print the plan only (the default)")
 	execute := f.Bool("execute", false, "commit the new offsets")
 	pos, err := f.parse(args)
 	if err != nil {
 		return err
+	}
+	explicitDry := false
+	f.Visit(func(fl *flag.Flag) { explicitDry = explicitDry || fl.Name == "dry-run" && *dryRun })
+	if explicitDry && *execute {
+		return usagef("--dry-run and --execute do not go together")
 	}
 	if len(pos) != 1 {
 		return usagef("name one group")

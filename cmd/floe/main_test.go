@@ -123,6 +123,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"topic", "alter", "t"}, 2, "nothing to change"},
 		{[]string{"group", "reset-offsets", "g", "--topic", "t"}, 2, "give one of --to-earliest"},
 		{[]string{"group", "reset-offsets", "g", "--to-latest"}, 2, "give --topic or --all-topics"},
+		{[]string{"group", "reset-offsets", "g", "--topic", "t", "--to-latest", "--dry-run", "--execute"}, 2, "do not go together"},
 		{[]string{"group", "reset-offsets", "g", "--topic", "t", "--to-datetime", "yesterday"}, 2, "want RFC 3339"},
 		{[]string{"kv", "get", "t"}, 2, "give TOPIC and KEY"},
 		{[]string{"kv", "get", "t", "!!", "--base64"}, 2, "not base64url"},
