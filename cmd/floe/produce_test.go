@@ -120,6 +120,23 @@ func TestProduceConsume(t *testing.T) {
 	if out = ok(t, "", "consume", "events", "--group", "readers", "-e", b); out != "" {
 		t.Fatalf("group at the end: %q", out)
 	}
+	// A log that ends in a transaction marker: -e still ends, and prints
+	// no control record.
+	ok(t, "", "topic", "create", "txns", b)
+	tx := franz(t, n, kgo.TransactionalID("cli-test"), kgo.DefaultProduceTopic("txns"))
+	if err := tx.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.ProduceSync(context.Background(), &kgo.Record{Value: []byte("in a txn")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.EndTransaction(context.Background(), kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	if out = ok(t, "", "consume", "txns", "-e", "--format", `%o %v\n`, b); out != "0 in a txn\n" {
+		t.Fatalf("consume -e of a transactional log: %q", out)
+	}
+
 	fails(t, 1, "UNKNOWN_TOPIC_OR_PARTITION", "", "consume", "missing", "-e", b)
 	fails(t, 1, "UNKNOWN_TOPIC_OR_PARTITION", "x\n", "produce", "missing", b, "--timeout", "10s")
 }

@@ -34,7 +34,7 @@ func TestTopics(t *testing.T) {
 		t.Fatalf("orders has %s partitions:\n%s", f[1], out)
 	}
 	var listed []topicSummary
-	decode(t, ok(t, "", "topic", "list", b, "--json"), &listed)
+	decode(t, ok(t, "", "--json", b, "topic", "list"), &listed) // global flags may come first
 	if len(listed) != 2 || listed[0].Topic != "orders" || listed[0].Partitions != 3 {
 		t.Fatalf("topic list --json: %+v", listed)
 	}
