@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 )
 
 func main() {
@@ -97,7 +98,7 @@ var errHelp = errors.New("help")
 // run is the whole command: main is a thin wrapper over it, and tests call
 // it directly. It returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c := &cli{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, g: newGlobals()}
 

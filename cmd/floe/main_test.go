@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/floe-io/floe/broker"
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/internal/testkit/floetest"
 	"github.com/floe-io/floe/node"
@@ -239,17 +240,17 @@ func TestFormat(t *testing.T) {
 // TestClusterInfo: the cluster's id, broker and ApiVersions, as a table
 // and as JSON.
 func TestClusterInfo(t *testing.T) {
-	n := startNode(t)
+	n := floetest.StartNode(t, node.Config{Broker: broker.Options{Rack: "zone-a"}, ZoneCacheSharingDisabled: true})
 	b := "--brokers=" + n.KafkaAddr()
 	out := ok(t, "", "cluster", "info", b)
-	for _, want := range []string{"CLUSTER-ID", "floe", "BROKERS", strings.Split(n.KafkaAddr(), ":")[1]} {
+	for _, want := range []string{"CLUSTER-ID", "floe", "BROKERS", strings.Split(n.KafkaAddr(), ":")[1], "zone-a"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("cluster info lacks %q:\n%s", want, out)
 		}
 	}
 	var cd clusterDescription
 	decode(t, ok(t, "", "--json", b, "cluster", "info", "--api-versions"), &cd)
-	if cd.ClusterID != "floe" || len(cd.Brokers) != 1 || cd.Brokers[0].NodeID != cd.Controller {
+	if cd.ClusterID != "floe" || len(cd.Brokers) != 1 || cd.Brokers[0].NodeID != cd.Controller || *cd.Brokers[0].Rack != "zone-a" {
 		t.Fatalf("cluster info --json: %+v", cd)
 	}
 	names := map[string]bool{}
