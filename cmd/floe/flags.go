@@ -138,7 +138,7 @@ func (p *pairsFlag) Set(v string) error {
 	return nil
 }
 
-// int32Flag is an int32 flag that knows whether it was set.
+// optInt is an integer flag that knows whether it was set.
 type optInt struct {
 	v   int64
 	set bool

@@ -124,6 +124,9 @@ lag between them, as kafka-consumer-groups.sh --describe.`)
 		if err := l.Error(); err != nil {
 			d.Error = err.Error()
 			errs = append(errs, fmt.Errorf("group %s: %w", name, err))
+			if l.DescribeErr != nil && !c.g.json {
+				continue
+			}
 		}
 		for _, m := range l.Members {
 			d.Members = append(d.Members, groupMember{MemberID: m.MemberID, InstanceID: m.InstanceID, ClientID: m.ClientID, Host: m.ClientHost})
@@ -285,9 +288,11 @@ moves to the end. A datetime is RFC 3339 (2026-01-02T15:04:05Z), or
 	if err != nil {
 		return c.reachErr(err)
 	}
+	// A group that does not exist yet may be given offsets, as with
+	// kafka-consumer-groups.sh: its consumers start from them.
 	state := ""
 	if d, ok := described[group]; ok {
-		if err := kafkaErr(d.Err, d.ErrMessage); err != nil {
+		if err := kafkaErr(d.Err, d.ErrMessage); err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
 			return fmt.Errorf("group %s: %w", group, err)
 		}
 		state = d.State
@@ -299,7 +304,7 @@ moves to the end. A datetime is RFC 3339 (2026-01-02T15:04:05Z), or
 	if err != nil {
 		return c.reachErr(err)
 	}
-	if err := committed.Error(); err != nil {
+	if err := committed.Error(); err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
 		return fmt.Errorf("group %s: fetch offsets: %w", group, err)
 	}
 	if *allTopics {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -263,4 +264,18 @@ func TestGroups(t *testing.T) {
 	}
 	fails(t, 1, "UNKNOWN_TOPIC_OR_PARTITION", "", "group", "reset-offsets", "web", "--topic", "nope", "--to-earliest", b)
 	fails(t, 1, "UNKNOWN_TOPIC_OR_PARTITION", "", "group", "reset-offsets", "web", "--topic", "clicks:7", "--to-earliest", b)
+
+	// A group that does not exist: describe says so; reset-offsets gives
+	// it offsets to start from.
+	fails(t, 1, "GROUP_ID_NOT_FOUND", "", "group", "describe", "fresh", b)
+	var plan []resetPlan
+	decode(t, ok(t, "", "group", "reset-offsets", "fresh", "--topic", "clicks:0", "--to-offset", "7", "--execute", "--json", b), &plan)
+	if len(plan) != 1 || plan[0].Current != -1 || plan[0].New != 7 {
+		t.Fatalf("reset of a new group: %+v", plan)
+	}
+	got := strings.Split(strings.TrimSpace(ok(t, "", "consume", "clicks", "--group", "fresh", "-e", "--format", `%p:%v\n`, b)), "\n")
+	sort.Strings(got)
+	if strings.Join(got, " ") != "0:v7 0:v8 0:v9 1:a 1:b 1:c" {
+		t.Fatalf("the new group consumed %v", got)
+	}
 }

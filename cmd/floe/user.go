@@ -14,11 +14,11 @@ import (
 // userEntry is one SCRAM user as user list prints it.
 type userEntry struct {
 	User       string       `json:"user"`
-	Mechanisms []userMechCr `json:"mechanisms"`
+	Mechanisms []userMechanism `json:"mechanisms"`
 	Error      string       `json:"error,omitempty"`
 }
 
-type userMechCr struct {
+type userMechanism struct {
 	Mechanism  string `json:"mechanism"`
 	Iterations int32  `json:"iterations"`
 }
@@ -56,13 +56,13 @@ iteration counts; passwords are never shown. Needs CLUSTER DESCRIBE.`)
 	out := []userEntry{}
 	var errs []error
 	for _, d := range described.Sorted() {
-		e := userEntry{User: d.User, Mechanisms: []userMechCr{}}
+		e := userEntry{User: d.User, Mechanisms: []userMechanism{}}
 		if err := kafkaErr(d.Err, d.ErrMessage); err != nil {
 			e.Error = err.Error()
 			errs = append(errs, fmt.Errorf("user %s: %w", d.User, err))
 		}
 		for _, ci := range d.CredInfos {
-			e.Mechanisms = append(e.Mechanisms, userMechCr{Mechanism: ci.Mechanism.String(), Iterations: ci.Iterations})
+			e.Mechanisms = append(e.Mechanisms, userMechanism{Mechanism: ci.Mechanism.String(), Iterations: ci.Iterations})
 		}
 		out = append(out, e)
 	}
