@@ -13,9 +13,9 @@ import (
 
 // userEntry is one SCRAM user as user list prints it.
 type userEntry struct {
-	User       string       `json:"user"`
+	User       string          `json:"user"`
 	Mechanisms []userMechanism `json:"mechanisms"`
-	Error      string       `json:"error,omitempty"`
+	Error      string          `json:"error,omitempty"`
 }
 
 type userMechanism struct {
