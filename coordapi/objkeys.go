@@ -27,6 +27,9 @@ const walDir = "wal/"
 // tieredDir is the folder of segment objects under the prefix.
 const tieredDir = "tiered/"
 
+// snapshotDir is the folder of the coordinator's snapshots.
+const snapshotDir = "coordinator/snapshots/"
+
 // CleanPrefix returns prefix without leading and trailing '/'.
 func CleanPrefix(prefix string) string { return strings.Trim(prefix, "/") }
 
@@ -41,6 +44,28 @@ func WALPrefix(prefix string) string {
 
 // WALKey returns the key of WAL object id under prefix.
 func WALKey(prefix, id string) string { return WALPrefix(prefix) + id }
+
+// SnapshotPrefix returns the key prefix of the coordinator's snapshots
+// under prefix: "<prefix>/coordinator/snapshots/", or
+// "coordinator/snapshots/" without a prefix.
+func SnapshotPrefix(prefix string) string {
+	if p := CleanPrefix(prefix); p != "" {
+		return p + "/" + snapshotDir
+	}
+	return snapshotDir
+}
+
+// LegacySnapshotPrefix returns where coordinators before SnapshotPrefix
+// kept their snapshots under prefix: the prefix and "coordinator/snapshots/"
+// with no separator ("prodcoordinator/snapshots/" for prefix "prod"). It is
+// "" when that is SnapshotPrefix(prefix) itself, as without a prefix or
+// with one ending in "/".
+func LegacySnapshotPrefix(prefix string) string {
+	if old := prefix + snapshotDir; old != SnapshotPrefix(prefix) {
+		return old
+	}
+	return ""
+}
 
 // TieredPrefix returns the key prefix every segment object under prefix starts
 // with: "<prefix>/tiered/", or "tiered/" without a prefix.

@@ -39,3 +39,20 @@ func TestSegmentKey(t *testing.T) {
 		}
 	}
 }
+
+func TestSnapshotPrefix(t *testing.T) {
+	for _, tc := range []struct{ prefix, want, legacy string }{
+		{"", "coordinator/snapshots/", ""},
+		{"prod", "prod/coordinator/snapshots/", "prodcoordinator/snapshots/"},
+		{"prod/", "prod/coordinator/snapshots/", ""},
+		{"/prod/", "prod/coordinator/snapshots/", "/prod/coordinator/snapshots/"},
+		{"a/b", "a/b/coordinator/snapshots/", "a/bcoordinator/snapshots/"},
+	} {
+		if got := SnapshotPrefix(tc.prefix); got != tc.want {
+			t.Errorf("SnapshotPrefix(%q) = %q, want %q", tc.prefix, got, tc.want)
+		}
+		if got := LegacySnapshotPrefix(tc.prefix); got != tc.legacy {
+			t.Errorf("LegacySnapshotPrefix(%q) = %q, want %q", tc.prefix, got, tc.legacy)
+		}
+	}
+}

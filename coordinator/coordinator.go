@@ -113,26 +113,30 @@ type Options struct {
 	FS vfs.FS
 }
 
-// Validate reports every invalid option at once.
+// Validate reports every invalid option at once, each named by the flag
+// of cmd/coordinator and cmd/broker that sets it, then by its field.
 func (o *Options) Validate() error {
 	var errs []error
 	if o.Dir == "" && o.FS == nil {
-		errs = append(errs, errors.New("coordinator: Options.Dir is required"))
+		errs = append(errs, errors.New("coordinator: --data-dir (Options.Dir) is required"))
 	}
 	if o.DefaultPartitions < 0 || o.DefaultPartitions > maxPartitions {
-		errs = append(errs, fmt.Errorf("coordinator: Options.DefaultPartitions %d out of range 1..%d", o.DefaultPartitions, maxPartitions))
+		errs = append(errs, fmt.Errorf("coordinator: --num-partitions (Options.DefaultPartitions) %d out of range 1..%d", o.DefaultPartitions, maxPartitions))
 	}
 	if o.BrokerTTL < 0 {
-		errs = append(errs, fmt.Errorf("coordinator: Options.BrokerTTL %s is negative", o.BrokerTTL))
+		errs = append(errs, fmt.Errorf("coordinator: --broker-ttl (Options.BrokerTTL) %s is negative", o.BrokerTTL))
 	}
 	if o.GCGrace < 0 {
-		errs = append(errs, fmt.Errorf("coordinator: Options.GCGrace %s is negative", o.GCGrace))
+		errs = append(errs, fmt.Errorf("coordinator: --gc-grace (Options.GCGrace) %s is negative", o.GCGrace))
 	}
-	if o.WALRetention < 0 || o.TierJobLease < 0 {
-		errs = append(errs, fmt.Errorf("coordinator: Options.WALRetention %s and TierJobLease %s must not be negative", o.WALRetention, o.TierJobLease))
+	if o.WALRetention < 0 {
+		errs = append(errs, fmt.Errorf("coordinator: --wal-retention (Options.WALRetention) %s is negative", o.WALRetention))
+	}
+	if o.TierJobLease < 0 {
+		errs = append(errs, fmt.Errorf("coordinator: --tier-job-lease (Options.TierJobLease) %s is negative", o.TierJobLease))
 	}
 	if o.WALRetentionBytes < -1 {
-		errs = append(errs, fmt.Errorf("coordinator: Options.WALRetentionBytes %d is below -1", o.WALRetentionBytes))
+		errs = append(errs, fmt.Errorf("coordinator: --wal-retention-bytes (Options.WALRetentionBytes) %d is below -1", o.WALRetentionBytes))
 	}
 	return errors.Join(errs...)
 }

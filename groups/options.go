@@ -81,31 +81,32 @@ type Options struct {
 	manualExpiry bool
 }
 
-// Validate reports every invalid option at once.
+// Validate reports every invalid option at once, each named by the flag
+// of cmd/coordinator that sets it (if one does), then by its field.
 func (o *Options) Validate() error {
 	var errs []error
 	if o.Dir == "" && o.FS == nil {
-		errs = append(errs, errors.New("groups: Options.Dir is required"))
+		errs = append(errs, errors.New("groups: --groups-dir (Options.Dir) is required"))
 	}
 	for _, d := range []struct {
 		name string
 		v    time.Duration
 	}{
-		{"MinSessionTimeout", o.MinSessionTimeout},
-		{"MaxSessionTimeout", o.MaxSessionTimeout},
-		{"InitialRebalanceDelay", o.InitialRebalanceDelay},
-		{"NewMemberJoinTimeout", o.NewMemberJoinTimeout},
-		{"OffsetRetention", o.OffsetRetention},
-		{"RetentionCheckInterval", o.RetentionCheckInterval},
-		{"ConsumerSessionTimeout", o.ConsumerSessionTimeout},
-		{"ConsumerHeartbeatInterval", o.ConsumerHeartbeatInterval},
+		{"--group-min-session-timeout (Options.MinSessionTimeout)", o.MinSessionTimeout},
+		{"--group-max-session-timeout (Options.MaxSessionTimeout)", o.MaxSessionTimeout},
+		{"--group-initial-rebalance-delay (Options.InitialRebalanceDelay)", o.InitialRebalanceDelay},
+		{"Options.NewMemberJoinTimeout", o.NewMemberJoinTimeout},
+		{"--offsets-retention (Options.OffsetRetention)", o.OffsetRetention},
+		{"Options.RetentionCheckInterval", o.RetentionCheckInterval},
+		{"Options.ConsumerSessionTimeout", o.ConsumerSessionTimeout},
+		{"Options.ConsumerHeartbeatInterval", o.ConsumerHeartbeatInterval},
 	} {
 		if d.v < 0 {
-			errs = append(errs, fmt.Errorf("groups: Options.%s %s is negative", d.name, d.v))
+			errs = append(errs, fmt.Errorf("groups: %s %s is negative", d.name, d.v))
 		}
 	}
 	if o.MinSessionTimeout > 0 && o.MaxSessionTimeout > 0 && o.MinSessionTimeout > o.MaxSessionTimeout {
-		errs = append(errs, fmt.Errorf("groups: Options.MinSessionTimeout %s exceeds MaxSessionTimeout %s", o.MinSessionTimeout, o.MaxSessionTimeout))
+		errs = append(errs, fmt.Errorf("groups: --group-min-session-timeout %s exceeds --group-max-session-timeout %s (Options.MinSessionTimeout, MaxSessionTimeout)", o.MinSessionTimeout, o.MaxSessionTimeout))
 	}
 	if o.MaxGroupSize < 0 {
 		errs = append(errs, fmt.Errorf("groups: Options.MaxGroupSize %d is negative", o.MaxGroupSize))

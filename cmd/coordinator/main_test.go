@@ -36,7 +36,7 @@ func TestParseFlags(t *testing.T) {
 
 	// Every bad flag is reported at once.
 	_, err = parseFlags([]string{"--cluster", "a.b", "--nats-url", "", "--gc-grace", "-1s", "--replicas", "7", "--lease-ttl", "10ms"})
-	for _, want := range []string{"--cluster", "--nats-url", "GCGrace", "--replicas", "--lease-ttl"} {
+	for _, want := range []string{"--cluster", "--nats-url", "--gc-grace", "--replicas", "--lease-ttl"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not mention %s", err, want)
 		}

@@ -2,8 +2,10 @@ package ha
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
@@ -618,5 +620,65 @@ func TestSyncStateLogFails(t *testing.T) {
 	}
 	if got := commitN(t, c, "t", 1); got != hwm+10 {
 		t.Fatalf("high watermark %d after one more commit, want %d", got, hwm+10)
+	}
+}
+
+// TestLegacySnapshotKeys checks the move of snapshots from
+// "<prefix>coordinator/snapshots/" (no separator, as builds before
+// coordapi.SnapshotPrefix wrote them) to "<prefix>/coordinator/snapshots/":
+// an old snapshot is found and restored while the new place holds none,
+// and pruning deletes it once a new one exists.
+func TestLegacySnapshotKeys(t *testing.T) {
+	ctx := context.Background()
+	store := objectstore.NewMemory()
+	n := &Node{opts: Options{Snapshots: store, SnapshotPrefix: "prod"}}
+	s := n.snapshots()
+	if s.prefix != "prod/coordinator/snapshots/" || s.legacy != "prodcoordinator/snapshots/" {
+		t.Fatalf("prefixes %q, %q", s.prefix, s.legacy)
+	}
+	// put writes a snapshot at seq under prefix: one file per database.
+	put := func(prefix string, seq uint64) {
+		t.Helper()
+		dir := prefix + fmt.Sprintf("%020d", seq) + "/"
+		m := manifest{Format: snapshotFormat, Seq: seq, Term: 1}
+		for _, db := range []string{"coordinator", "groups"} {
+			data := []byte(fmt.Sprintf("%s at %d", db, seq))
+			if err := store.Put(ctx, dir+db+"/DATA", data); err != nil {
+				t.Fatal(err)
+			}
+			m.Files = append(m.Files, manifestFile{DB: db, Name: "DATA", Size: int64(len(data)), CRC32C: crc32.Checksum(data, castagnoli)})
+		}
+		b, _ := json.Marshal(m)
+		if err := store.Put(ctx, dir+"manifest.json", b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(s.legacy, 7)
+
+	m, err := s.latest(ctx)
+	if err != nil || m == nil || m.Seq != 7 {
+		t.Fatalf("latest with only an old snapshot: %+v, %v", m, err)
+	}
+	dir := t.TempDir()
+	coordDir, groupsDir := filepath.Join(dir, "coordinator"), filepath.Join(dir, "coordinator", "groups")
+	if err := s.restore(ctx, m, coordDir, groupsDir); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(groupsDir, "DATA")); err != nil || string(b) != "groups at 7" {
+		t.Fatalf("restored groups: %q, %v", b, err)
+	}
+
+	put(s.prefix, 9)
+	if m, err := s.latest(ctx); err != nil || m.Seq != 9 {
+		t.Fatalf("latest with a new snapshot: %+v, %v", m, err)
+	}
+	if oldest, err := s.prune(ctx, 2); err != nil || oldest != 9 {
+		t.Fatalf("prune: %d, %v", oldest, err)
+	}
+	if left, _ := store.List(ctx, s.legacy); len(left) != 0 {
+		t.Errorf("old snapshot kept after a new one was taken: %v", left)
+	}
+	if left, _ := store.List(ctx, s.prefix); len(left) != 3 {
+		t.Errorf("new snapshot: %v, want its manifest and two files", left)
 	}
 }

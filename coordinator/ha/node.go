@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/coordinator/service"
 )
@@ -55,10 +56,13 @@ type Options struct {
 	SnapshotInterval time.Duration
 	// SnapshotsKept is how many snapshots are kept. Default: 2.
 	SnapshotsKept int
-	// Snapshots is where snapshots are kept, under SnapshotPrefix +
-	// "coordinator/snapshots/". Without it the log is never trimmed and a
-	// wiped coordinator replays it whole.
-	Snapshots      SnapshotStore
+	// Snapshots is where snapshots are kept, under
+	// coordapi.SnapshotPrefix(SnapshotPrefix): "<prefix>/coordinator/snapshots/".
+	// Snapshots that builds before it kept under "<prefix>coordinator/snapshots/"
+	// (no separator) are still read, until a newer one is taken. Without it
+	// the log is never trimmed and a wiped coordinator replays it whole.
+	Snapshots SnapshotStore
+	// SnapshotPrefix is the object key prefix (--s3-prefix).
 	SnapshotPrefix string
 	// Service is the coordinator service the leader runs: its
 	// Coordinator.Dir and Groups.Dir hold the replica. Its Log and Gate
@@ -519,7 +523,8 @@ const maxUnackedCheck = 1 << 16
 
 // snapshots returns the node's snapshot store view.
 func (n *Node) snapshots() snapshots {
-	return snapshots{store: n.opts.Snapshots, prefix: n.opts.SnapshotPrefix + "coordinator/snapshots/"}
+	return snapshots{store: n.opts.Snapshots, prefix: coordapi.SnapshotPrefix(n.opts.SnapshotPrefix),
+		legacy: coordapi.LegacySnapshotPrefix(n.opts.SnapshotPrefix)}
 }
 
 // standby applies the log until this node takes the lease and has applied

@@ -42,6 +42,10 @@ type manifest struct {
 	// Created is when, in Unix milliseconds.
 	Created int64          `json:"created_ms"`
 	Files   []manifestFile `json:"files"`
+
+	// dir is the key prefix the snapshot was read from (latest), "" for
+	// one just taken.
+	dir string
 }
 
 // manifestFile is one file of a database's checkpoint.
@@ -59,7 +63,11 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // snapshots are the snapshots under one prefix of a store.
 type snapshots struct {
 	store  SnapshotStore
-	prefix string // ends in "coordinator/snapshots/"
+	prefix string // coordapi.SnapshotPrefix: ends in "/coordinator/snapshots/"
+	// legacy is where builds before coordapi.SnapshotPrefix kept them
+	// (coordapi.LegacySnapshotPrefix), "" if nowhere else. latest reads
+	// them while prefix holds none; prune deletes them once it does.
+	legacy string
 }
 
 // dirOf returns the key prefix of the snapshot at seq.
@@ -69,13 +77,19 @@ func (s snapshots) dirOf(seq uint64) string {
 
 // list returns the sequences of the complete snapshots, oldest first.
 func (s snapshots) list(ctx context.Context) ([]uint64, error) {
-	infos, err := s.store.List(ctx, s.prefix)
+	return s.listUnder(ctx, s.prefix)
+}
+
+// listUnder returns the sequences of the complete snapshots under prefix,
+// oldest first.
+func (s snapshots) listUnder(ctx context.Context, prefix string) ([]uint64, error) {
+	infos, err := s.store.List(ctx, prefix)
 	if err != nil {
 		return nil, fmt.Errorf("ha: list snapshots: %w", err)
 	}
 	var seqs []uint64
 	for _, in := range infos {
-		rest, ok := strings.CutPrefix(in.Key, s.prefix)
+		rest, ok := strings.CutPrefix(in.Key, prefix)
 		if !ok {
 			continue
 		}
@@ -92,13 +106,24 @@ func (s snapshots) list(ctx context.Context) ([]uint64, error) {
 }
 
 // latest returns the newest complete snapshot's manifest, nil when there
-// is none.
+// is none: under s.prefix, else under s.legacy.
 func (s snapshots) latest(ctx context.Context) (*manifest, error) {
 	seqs, err := s.list(ctx)
-	if err != nil || len(seqs) == 0 {
+	if err != nil {
 		return nil, err
 	}
-	b, err := s.store.GetRange(ctx, s.dirOf(seqs[len(seqs)-1])+"manifest.json", 0, -1)
+	base := s.prefix
+	if len(seqs) == 0 && s.legacy != "" {
+		if seqs, err = s.listUnder(ctx, s.legacy); err != nil {
+			return nil, err
+		}
+		base = s.legacy
+	}
+	if len(seqs) == 0 {
+		return nil, nil
+	}
+	dir := base + fmt.Sprintf("%020d", seqs[len(seqs)-1]) + "/"
+	b, err := s.store.GetRange(ctx, dir+"manifest.json", 0, -1)
 	if err != nil {
 		return nil, fmt.Errorf("ha: read snapshot manifest: %w", err)
 	}
@@ -109,6 +134,7 @@ func (s snapshots) latest(ctx context.Context) (*manifest, error) {
 	if m.Format != snapshotFormat {
 		return nil, fmt.Errorf("ha: snapshot %d has format %d; this build reads %d", m.Seq, m.Format, snapshotFormat)
 	}
+	m.dir = dir
 	return &m, nil
 }
 
@@ -196,7 +222,10 @@ func (s snapshots) restore(ctx context.Context, m *manifest, coordDir, groupsDir
 		return fmt.Errorf("ha: restore: %w", err)
 	}
 	defer os.RemoveAll(stage)
-	base := s.dirOf(m.Seq)
+	base := m.dir
+	if base == "" {
+		base = s.dirOf(m.Seq)
+	}
 	for _, db := range []string{"coordinator", "groups"} {
 		if err := os.MkdirAll(filepath.Join(stage, db), 0o755); err != nil {
 			return fmt.Errorf("ha: restore: %w", err)
@@ -247,18 +276,32 @@ func (s snapshots) prune(ctx context.Context, keep int) (uint64, error) {
 	keep = max(keep, 1)
 	var errs []error
 	for len(seqs) > keep {
-		base := s.dirOf(seqs[0])
-		// The manifest first: a snapshot half deleted is incomplete.
-		errs = append(errs, s.store.Delete(ctx, base+"manifest.json"))
-		infos, err := s.store.List(ctx, base)
-		errs = append(errs, err)
-		for _, in := range infos {
-			errs = append(errs, s.store.Delete(ctx, in.Key))
-		}
+		errs = append(errs, s.delete(ctx, s.dirOf(seqs[0])))
 		seqs = seqs[1:]
+	}
+	if s.legacy != "" {
+		// Snapshots under the old key are older than any under the new
+		// one: the log is trimmed below the newest, so they go.
+		old, err := s.listUnder(ctx, s.legacy)
+		errs = append(errs, err)
+		for _, seq := range old {
+			errs = append(errs, s.delete(ctx, s.legacy+fmt.Sprintf("%020d", seq)+"/"))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return 0, fmt.Errorf("ha: prune snapshots: %w", err)
 	}
 	return seqs[0], nil
+}
+
+// delete deletes the snapshot under base, its manifest first: a snapshot
+// half deleted is incomplete.
+func (s snapshots) delete(ctx context.Context, base string) error {
+	errs := []error{s.store.Delete(ctx, base+"manifest.json")}
+	infos, err := s.store.List(ctx, base)
+	errs = append(errs, err)
+	for _, in := range infos {
+		errs = append(errs, s.store.Delete(ctx, in.Key))
+	}
+	return errors.Join(errs...)
 }
