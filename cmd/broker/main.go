@@ -22,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -29,16 +30,14 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/broker"
+	"github.com/floe-io/floe/internal/cli"
 	"github.com/floe-io/floe/internal/flagenv"
 	"github.com/floe-io/floe/node"
 	"github.com/floe-io/floe/tiered"
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "broker:", err)
-		os.Exit(1)
-	}
+	os.Exit(cli.Exit(os.Stderr, "broker", run(os.Args[1:])))
 }
 
 // flags is what the broker's command line sets: node.Config, and the
@@ -92,6 +91,8 @@ func newFlagSet() (*flag.FlagSet, *flags) {
 	fs.Int64Var(&f.cfg.Cache.MaxBytes, "cache-bytes", 512<<20, "chunk cache size in bytes")
 	fs.Int64Var(&f.cfg.Cache.ChunkBytes, "cache-chunk-bytes", 4<<20, "chunk cache chunk size")
 	fs.StringVar(&f.cfg.Cache.Dir, "cache-dir", "", "optional disk tier for the chunk cache")
+	fs.IntVar(&f.cfg.Cache.ReadAhead, "cache-read-ahead", 0, "chunks the cache loads ahead of a reader moving forward through an object (0: per store, 1 on the local directory, 4 on S3; negative: none)")
+	fs.IntVar(&f.cfg.Cache.ReadAheadConcurrency, "cache-read-ahead-concurrency", 0, "read-ahead loads in flight at once, for all readers (0: per store, 4 on the local directory, 16 on S3)")
 	f.zoneSharing = fs.Bool("zone-cache-sharing", true, "with --rack, read each chunk the cache misses from the broker of the zone that owns it (a hash over the zone's live brokers) instead of the object store, and serve the chunks this broker owns to the others, so that a zone reads each chunk from the object store about once (=false: every miss reads the object store)")
 	fs.BoolVar(&f.cfg.Coordinator.KVIndexEnabled, "kv-index-enabled", false, "allow topics to enable kv.index.enabled")
 	fs.DurationVar(&f.cfg.Coordinator.GCGrace, "gc-grace", 10*time.Minute, "how long the embedded coordinator keeps garbage and orphan objects before deleting them")
@@ -143,7 +144,16 @@ func parseFlags(args []string) (*flags, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	if err := cli.NoArgs(fs, args); err != nil {
+		return nil, err
+	}
+	if err := cli.S3NeedsBucket(fs); err != nil {
+		return nil, err
+	}
 	cfg := &f.cfg
+	if err := checkAdvertised(cfg.KafkaAddr, cfg.AdvertisedAddr); err != nil {
+		return nil, err
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
@@ -178,7 +188,37 @@ func parseFlags(args []string) (*flags, error) {
 		}
 	}
 	cfg.Broker.ReauthInterval = time.Duration(*f.reauthMs) * time.Millisecond
+	if cfg.NATSURL == "" {
+		// The embedded coordinator's options come from flags: refuse bad
+		// ones now, by their flags, rather than when it opens.
+		copts := cfg.Coordinator
+		copts.Dir = cfg.DataDir
+		if err := copts.Validate(); err != nil {
+			return nil, err
+		}
+	}
 	return f, nil
+}
+
+// checkAdvertised refuses to advertise a meta-address (0.0.0.0, ::, or no
+// host): clients would connect to themselves. Kafka refuses it too
+// ("advertised.listeners cannot use the nonroutable meta-address").
+func checkAdvertised(kafkaAddr, advertised string) error {
+	flagName, addr := "--advertised-addr", advertised
+	if addr == "" {
+		flagName, addr = "--kafka-addr", kafkaAddr
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%s %q: %w", flagName, addr, err)
+	}
+	if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
+		return nil
+	}
+	if advertised == "" {
+		return fmt.Errorf("--kafka-addr %s listens on every interface, and Metadata cannot advertise the nonroutable meta-address %q to clients: set --advertised-addr to the host:port clients reach this broker at (e.g. --advertised-addr $(hostname):9092)", kafkaAddr, host)
+	}
+	return fmt.Errorf("--advertised-addr %s: Metadata cannot advertise the nonroutable meta-address %q to clients: use a host name or routable IP address", advertised, host)
 }
 
 func run(args []string) error {

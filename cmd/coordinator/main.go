@@ -37,16 +37,14 @@ import (
 	"github.com/floe-io/floe/coordinator/rpc"
 	"github.com/floe-io/floe/coordinator/service"
 	"github.com/floe-io/floe/groups"
+	"github.com/floe-io/floe/internal/cli"
 	"github.com/floe-io/floe/internal/flagenv"
 	"github.com/floe-io/floe/metrics"
 	"github.com/floe-io/floe/objectstore"
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "coordinator:", err)
-		os.Exit(1)
-	}
+	os.Exit(cli.Exit(os.Stderr, "coordinator", run(os.Args[1:])))
 }
 
 // config is the coordinator's flags.
@@ -122,8 +120,11 @@ func parseFlags(args []string) (*config, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	if err := cli.NoArgs(fs, args); err != nil {
+		return nil, err
+	}
+	if err := cli.S3NeedsBucket(fs); err != nil {
+		return nil, err
 	}
 	cfg.coord.DefaultPartitions = int32(*cfg.numPartitions)
 	if cfg.ha.ID == "" {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -57,4 +59,23 @@ func mustAbs(t *testing.T, p string) string {
 func TestConfigurationDoc(t *testing.T) {
 	fs, _ := newFlagSet()
 	docgen.Check(t, "../../docs/configuration.md", "coordinator-flags", docgen.FlagTable(fs))
+}
+
+func TestParseFlagsRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want error  // errors.Is; nil: see msg
+		msg  string // in the error
+	}{
+		{[]string{"--help"}, flag.ErrHelp, ""},
+		{[]string{"--s3-path-style", "true"}, nil, "--s3-path-style=true"},
+		{[]string{"--cluster", "c", "stray"}, nil, `unexpected argument "stray"`},
+		{[]string{"--s3-endpoint", "http://127.0.0.1:9000"}, nil, "--s3-endpoint without --s3-bucket"},
+		{[]string{"--group-min-session-timeout", "1h", "--group-max-session-timeout", "1m"}, nil, "--group-min-session-timeout 1h0m0s exceeds --group-max-session-timeout"},
+	} {
+		_, err := parseFlags(tc.args)
+		if tc.want != nil && !errors.Is(err, tc.want) || tc.want == nil && (err == nil || !strings.Contains(err.Error(), tc.msg)) {
+			t.Errorf("%q: %v, want %v %q", tc.args, err, tc.want, tc.msg)
+		}
+	}
 }

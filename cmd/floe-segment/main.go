@@ -16,16 +16,14 @@ import (
 	"io"
 	"os"
 
+	"github.com/floe-io/floe/internal/cli"
 	"github.com/floe-io/floe/objectstore"
 	"github.com/floe-io/floe/record"
 	"github.com/floe-io/floe/tiered"
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "floe-segment:", err)
-		os.Exit(1)
-	}
+	os.Exit(cli.Exit(os.Stderr, "floe-segment", run(os.Args[1:], os.Stdout)))
 }
 
 func run(args []string, out io.Writer) error {
@@ -40,6 +38,9 @@ func run(args []string, out io.Writer) error {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := cli.S3NeedsBucket(fs); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {

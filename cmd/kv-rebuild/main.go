@@ -13,20 +13,17 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 
 	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/internal/cli"
 	"github.com/floe-io/floe/objectstore"
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "kv-rebuild:", err)
-		os.Exit(1)
-	}
+	os.Exit(cli.Exit(os.Stderr, "kv-rebuild", run(os.Args[1:])))
 }
 
 func run(args []string) error {
@@ -43,6 +40,12 @@ func run(args []string) error {
 	fs.StringVar(&s3.Region, "s3-region", "", "S3 region")
 	fs.BoolVar(&s3.PathStyle, "s3-path-style", false, "address buckets by path (MinIO)")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := cli.NoArgs(fs, args); err != nil {
+		return err
+	}
+	if err := cli.S3NeedsBucket(fs); err != nil {
 		return err
 	}
 	if topic == "" {
