@@ -585,3 +585,37 @@ func TestACLsWithSASL(t *testing.T) {
 		t.Errorf("kv forbidden: %v %v", v, err)
 	}
 }
+
+// TestPprofGate checks who may read /debug/pprof: anyone without security;
+// with SASL, a request with a SCRAM user's HTTP Basic credentials (401
+// without), and with ACLs on only a super user (403 for another); with
+// TLS alone, which authenticates no one, nobody (404).
+func TestPprofGate(t *testing.T) {
+	ca, srv, _ := testCerts(t)
+	plain := floetest.StartNode(t, node.Config{})
+	sasl := saslNode(t)
+	acls := saslNode(t, func(c *node.Config) {
+		c.Broker.ACLsEnabled, c.Broker.SuperUsers = true, []string{"User:admin"}
+	})
+	tlsOnly := floetest.StartNode(t, node.Config{TLS: node.TLSConfig{Files: tlsFiles(srv, "")}})
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: clientTLS(t, ca, nil)}}
+	for _, tc := range []struct {
+		name, url string
+		status    int
+	}{
+		{"no security", "http://" + plain.HTTPAddr(), 200},
+		{"sasl, no credentials", "http://" + sasl.HTTPAddr(), 401},
+		{"sasl, bad password", "http://alice:wrong@" + sasl.HTTPAddr(), 401},
+		{"sasl, a user", "http://alice:alice-secret@" + sasl.HTTPAddr(), 200},
+		{"acls, not a super user", "http://alice:alice-secret@" + acls.HTTPAddr(), 403},
+		{"acls, a super user", "http://admin:admin-secret@" + acls.HTTPAddr(), 200},
+		{"tls alone", "https://" + tlsOnly.HTTPAddr(), 404},
+	} {
+		if st, _ := httpsGet(t, hc, tc.url+"/debug/pprof/"); st != tc.status {
+			t.Errorf("%s: /debug/pprof/ answered %d, want %d", tc.name, st, tc.status)
+		}
+		if st, _ := httpsGet(t, hc, tc.url+"/healthz"); st != 200 {
+			t.Errorf("%s: /healthz answered %d", tc.name, st)
+		}
+	}
+}

@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"time"
@@ -249,6 +248,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 				return nil, err
 			}
 		}
+		if err := checkBucket(ctx, s3, cfg.S3, cfg.S3Prefix); err != nil {
+			return nil, err
+		}
 		n.store = s3
 	default:
 		dir, err := objectstore.NewDir(filepath.Join(cfg.DataDir, "objects"))
@@ -443,9 +445,7 @@ func (n *Node) httpHandler() http.Handler {
 		BatchCache:        n.kvCache,
 		Gate:              n.newKVGate(n.metrics.Meter("floe/kv"), n.kvAuthorizer()),
 	}))
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	n.registerPprof(mux)
 	return mux
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/floe-io/floe/broker"
 	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/internal/testkit/floetest"
+	"github.com/floe-io/floe/internal/testkit/miniotest"
 	"github.com/floe-io/floe/node"
 )
 
@@ -109,4 +111,44 @@ func TestNodeUsesAnotherNodesCoordinator(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestS3BucketCheckedAtStart checks that a missing bucket or refused
+// credentials stop a node at start with a message naming the flag and
+// the fix, and that --s3-create-bucket still makes a missing bucket.
+func TestS3BucketCheckedAtStart(t *testing.T) {
+	m := miniotest.Start(t)
+	for _, tc := range []struct {
+		name   string
+		set    func(*node.Config)
+		errHas []string // none: starts
+	}{
+		{"missing bucket", func(c *node.Config) { c.S3.Bucket = "no-such-bucket" },
+			[]string{"--s3-bucket no-such-bucket does not exist", "--s3-create-bucket"}},
+		{"bad secret", func(c *node.Config) { c.S3.SecretKey = "wrong" },
+			[]string{"refused this broker's credentials", "AWS_SECRET_ACCESS_KEY"}},
+		{"created", func(c *node.Config) { c.S3.Bucket, c.S3CreateBucket = "made-at-start", true }, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := node.Config{DataDir: t.TempDir(), KafkaAddr: "127.0.0.1:0", HTTPAddr: "-", Logger: testkit.Logger(), S3: m.Options()}
+			tc.set(&cfg)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			n, err := node.Start(ctx, cfg)
+			if err == nil {
+				defer n.Close(context.Background())
+			}
+			if len(tc.errHas) == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			for _, want := range tc.errHas {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("start: %v; want it to say %q", err, want)
+				}
+			}
+		})
+	}
 }
