@@ -111,9 +111,9 @@
 // (pebble.DB.Checkpoint, after writing an empty batch through the log to
 // each, so that both record a recent position) and uploads them:
 //
-//	<prefix>coordinator/snapshots/<seq, 20 digits>/coordinator/<file>
-//	<prefix>coordinator/snapshots/<seq, 20 digits>/groups/<file>
-//	<prefix>coordinator/snapshots/<seq, 20 digits>/manifest.json   last:
+//	<prefix>/coordinator/snapshots/<seq, 20 digits>/coordinator/<file>
+//	<prefix>/coordinator/snapshots/<seq, 20 digits>/groups/<file>
+//	<prefix>/coordinator/snapshots/<seq, 20 digits>/manifest.json   last:
 //	    {"format": 1, "seq", "term", "created_ms",
 //	     "files": [{"db", "name", "size", "crc32c"}]}
 //
@@ -121,7 +121,10 @@
 // snapshot entry, deletes all but the newest Options.SnapshotsKept
 // snapshots, and purges the stream below the oldest kept one. A replica
 // that is empty, or whose position the stream no longer holds, restores
-// the newest snapshot and applies the log from there.
+// the newest snapshot and applies the log from there. (<prefix>/ is absent
+// without a prefix: coordapi.SnapshotPrefix. Builds before it wrote
+// <prefix>coordinator/snapshots/, with no separator; those are read while
+// the new place holds no snapshot, and deleted by the first prune after.)
 //
 // A database written by a build before the log (state, but no position)
 // started against an empty log is adopted as the log's starting state; its
