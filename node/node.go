@@ -424,10 +424,14 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 
 func (n *Node) httpHandler() http.Handler {
 	mux := http.NewServeMux()
+	// /healthz: live, the process serves HTTP (scripts wait on it at
+	// start). /readyz: ready, the coordinator and the object store answer
+	// and the broker is registered (probes.go).
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		fmt.Fprintln(w, "ok")
 	})
+	mux.Handle("GET /readyz", n.readiness())
 	mux.Handle("GET /metrics", n.metrics.Handler())
 	if n.zone.members != nil {
 		mux.Handle("GET "+zone.ChunkPath, zone.NewHandler(n.cache.GetChunk, zone.HandlerOptions{

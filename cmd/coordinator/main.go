@@ -4,7 +4,8 @@
 // notices published on <cluster>.commits. It is also the cluster's group
 // coordinator: consumer groups and committed offsets, in Pebble under
 // --groups-dir, served to every broker. Brokers started with
-// --nats-url use it. HTTP on --http-addr serves /healthz and /metrics.
+// --nats-url use it. HTTP on --http-addr serves /healthz, /readyz and
+// /metrics.
 //
 // Both states are views of a replicated log in NATS JetStream (package
 // coordinator/ha; --replicas 3 on a 3-node cluster): several coordinators
@@ -32,6 +33,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/coordinator/ha"
 	"github.com/floe-io/floe/coordinator/rpc"
@@ -39,6 +41,7 @@ import (
 	"github.com/floe-io/floe/groups"
 	"github.com/floe-io/floe/internal/cli"
 	"github.com/floe-io/floe/internal/flagenv"
+	"github.com/floe-io/floe/internal/probe"
 	"github.com/floe-io/floe/metrics"
 	"github.com/floe-io/floe/objectstore"
 )
@@ -176,12 +179,14 @@ func run(args []string) error {
 		return err
 	}
 	defer mp.Shutdown(context.Background())
+	var store objectstore.Store // nil without --s3-bucket
 	if cfg.s3.Bucket != "" {
-		store, err := objectstore.NewS3(ctx, cfg.s3)
+		s3, err := objectstore.NewS3(ctx, cfg.s3)
 		if err != nil {
 			return fmt.Errorf("open s3 store: %w", err)
 		}
-		instrumented := objectstore.Instrument(store, mp.Meter("floe/objectstore"))
+		instrumented := objectstore.Instrument(s3, mp.Meter("floe/objectstore"))
+		store = instrumented
 		cfg.coord.Objects, cfg.coord.GCStore, cfg.coord.Markers = instrumented, instrumented, instrumented
 		cfg.ha.Snapshots, cfg.ha.SnapshotPrefix = instrumented, cfg.coord.GCPrefix
 	} else if cfg.ha.SnapshotInterval > 0 {
@@ -206,13 +211,15 @@ func run(args []string) error {
 		}
 	}()
 
+	ready := readiness(nc, node, cfg.cluster, store, cfg.coord.GCPrefix, log)
+
 	httpErr := make(chan error, 1)
 	if cfg.httpAddr != "-" {
 		ln, err := net.Listen("tcp", cfg.httpAddr)
 		if err != nil {
 			return fmt.Errorf("listen http: %w", err)
 		}
-		hs := &http.Server{Handler: httpHandler(nc, node, mp), ReadHeaderTimeout: 10 * time.Second}
+		hs := &http.Server{Handler: httpHandler(nc, node, mp, ready), ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				httpErr <- fmt.Errorf("serve http: %w", err)
@@ -276,11 +283,13 @@ func connect(ctx context.Context, url string, sec rpc.Security, log *slog.Logger
 	return nc, nil
 }
 
-// httpHandler serves /healthz and /metrics. /healthz says whether this
-// coordinator leads or stands by (200 either way), and answers 503 while
-// NATS is disconnected or the coordinator has no role yet.
-func httpHandler(nc *nats.Conn, node *ha.Node, mp *metrics.Provider) http.Handler {
+// httpHandler serves /healthz, /readyz and /metrics. /healthz says whether
+// this coordinator leads or stands by (200 either way), and answers 503
+// while NATS is disconnected or the coordinator has no role yet. /readyz is
+// ready (see readiness).
+func httpHandler(nc *nats.Conn, node *ha.Node, mp *metrics.Provider, ready http.Handler) http.Handler {
 	mux := http.NewServeMux()
+	mux.Handle("GET /readyz", ready)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		if !nc.IsConnected() {
@@ -301,4 +310,47 @@ func httpHandler(nc *nats.Conn, node *ha.Node, mp *metrics.Provider) http.Handle
 	})
 	mux.Handle("GET /metrics", mp.Handler())
 	return mux
+}
+
+// readiness is the coordinator's /readyz (package probe): connected to NATS;
+// leading or standing by (not starting); the cluster's coordinator, this
+// one or another, answers a ListBrokers over NATS, as a broker's requests
+// are answered (so that a rolling restart of the coordinators waits, pod
+// after pod, until one leads again); and, with --s3-bucket, the object
+// store answers a HEAD.
+func readiness(nc *nats.Conn, node *ha.Node, cluster string, store objectstore.Store, prefix string, log *slog.Logger) *probe.Readiness {
+	client := rpc.NewClient(nc, cluster, rpc.ClientOptions{Timeout: probe.DefaultTimeout, Logger: log})
+	checks := []probe.Check{
+		{Name: "nats", Run: func(context.Context) error {
+			if !nc.IsConnected() {
+				return fmt.Errorf("nats %s", nc.Status())
+			}
+			return nil
+		}},
+		{Name: "role", Run: func(context.Context) error {
+			switch st := node.Status(); st.Role {
+			case ha.RoleLeader, ha.RoleStandby:
+				return nil
+			default:
+				if st.Error != "" {
+					return fmt.Errorf("%s: %s", st.Role, st.Error)
+				}
+				return errors.New(string(st.Role))
+			}
+		}},
+		{Name: "coordinator", Run: func(ctx context.Context) error {
+			_, err := client.ListBrokers(ctx)
+			return err
+		}},
+	}
+	if store != nil {
+		checks = append(checks, probe.Check{Name: "object_store", Run: func(ctx context.Context) error {
+			_, err := store.Head(ctx, coordapi.WALPrefix(prefix)+"floe-ready-check")
+			if err == nil || errors.Is(err, objectstore.ErrNotFound) {
+				return nil // "not found" is an answer
+			}
+			return err
+		}})
+	}
+	return probe.New(checks, probe.Options{})
 }

@@ -1,0 +1,155 @@
+// Package probe serves /readyz: a list of named checks (the coordinator
+// answers, the object store answers, the broker is registered...), run
+// concurrently, each bounded by a timeout, their outcome cached for a moment
+// so that kubelet's probes, every few seconds from every node, cost little.
+//
+//	GET /readyz ──► cached < MaxAge? ──yes──► 200 / 503 + JSON
+//	                    │ no
+//	                    └─► every check at once, each within Timeout ──► cache
+//
+// The answer is 200 when every check passed, 503 when any failed, with a JSON
+// body naming each check and its outcome:
+//
+//	{"ready":false,"checks":[
+//	  {"name":"coordinator","ok":true,"took_ms":0.41},
+//	  {"name":"object_store","ok":false,"took_ms":800,"error":"context deadline exceeded"}]}
+package probe
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Defaults of Options.
+const (
+	// DefaultTimeout bounds one check: the checks run at once, so that
+	// an answer fits in kubelet's default probe timeout of 1s.
+	DefaultTimeout = 800 * time.Millisecond
+	// DefaultMaxAge is how long an outcome is served again.
+	DefaultMaxAge = time.Second
+)
+
+// Check is one readiness check: Run returns nil when the part it checks is
+// ready. Run is called with a context bounded by Options.Timeout and must
+// honour it.
+type Check struct {
+	Name string
+	Run  func(ctx context.Context) error
+}
+
+// Options configure a Readiness.
+type Options struct {
+	// Timeout bounds each check. Default: DefaultTimeout (800ms).
+	Timeout time.Duration
+	// MaxAge is how long an outcome is answered again without running the
+	// checks. Default: DefaultMaxAge (1s).
+	MaxAge time.Duration
+	// Now is the clock (tests). Default: time.Now.
+	Now func() time.Time
+}
+
+// Result is one check's outcome.
+type Result struct {
+	Name string `json:"name"`
+	OK   bool   `json:"ok"`
+	// TookMs is how long the check ran, in milliseconds.
+	TookMs float64 `json:"took_ms"`
+	// Error says why it failed, empty when OK.
+	Error string `json:"error,omitempty"`
+}
+
+// Report is the outcome of every check, as /readyz answers it.
+type Report struct {
+	Ready  bool     `json:"ready"`
+	Checks []Result `json:"checks"`
+}
+
+// Readiness runs checks and serves their outcome (an http.Handler).
+type Readiness struct {
+	checks []Check
+	opts   Options
+
+	// mu is held while the checks run: probes arriving meanwhile wait for
+	// that outcome rather than start their own.
+	mu struct {
+		sync.Mutex
+		report Report
+		at     time.Time // zero: never run
+	}
+}
+
+// New returns a Readiness over checks.
+func New(checks []Check, opts Options) *Readiness {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.MaxAge <= 0 {
+		opts.MaxAge = DefaultMaxAge
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Readiness{checks: checks, opts: opts}
+}
+
+// Check returns the outcome of the checks: the cached one while it is
+// younger than MaxAge, else a new one.
+func (r *Readiness) Check(ctx context.Context) Report {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.mu.at.IsZero() && r.opts.Now().Sub(r.mu.at) < r.opts.MaxAge {
+		return r.mu.report
+	}
+	results := make([]Result, len(r.checks))
+	var wg sync.WaitGroup
+	for i, c := range r.checks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = r.run(ctx, c)
+		}()
+	}
+	wg.Wait()
+	rep := Report{Ready: true, Checks: results}
+	for _, res := range results {
+		rep.Ready = rep.Ready && res.OK
+	}
+	r.mu.report, r.mu.at = rep, r.opts.Now()
+	return rep
+}
+
+// run runs one check within the timeout. A check that does not return by
+// then is reported failed and left to finish on its own.
+func (r *Readiness) run(ctx context.Context, c Check) Result {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.Timeout)
+	defer cancel()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	res := Result{Name: c.Name, OK: err == nil, TookMs: float64(time.Since(start).Microseconds()) / 1000}
+	if err != nil {
+		res.Error = err.Error()
+	}
+	return res
+}
+
+// ServeHTTP answers 200 when every check passed, else 503, with the Report
+// as JSON.
+func (r *Readiness) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	rep := r.Check(req.Context())
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if !rep.Ready {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	json.NewEncoder(w).Encode(rep)
+}

@@ -1,0 +1,71 @@
+package probe
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestReadiness: outcomes, the cache and the timeout, on a fake clock.
+func TestReadiness(t *testing.T) {
+	now := time.Unix(1000, 0)
+	var runs atomic.Int32
+	failing := atomic.Bool{}
+	r := New([]Check{
+		{Name: "fine", Run: func(context.Context) error { runs.Add(1); return nil }},
+		{Name: "flaky", Run: func(context.Context) error {
+			if failing.Load() {
+				return errors.New("down")
+			}
+			return nil
+		}},
+		{Name: "hung", Run: func(ctx context.Context) error {
+			if failing.Load() {
+				<-ctx.Done() // honours its context, late
+				time.Sleep(50 * time.Millisecond)
+				return errors.New("gave up")
+			}
+			return nil
+		}},
+	}, Options{Timeout: 100 * time.Millisecond, MaxAge: time.Second, Now: func() time.Time { return now }})
+
+	for _, step := range []struct {
+		name    string
+		advance time.Duration
+		failing bool
+		code    int
+		runs    int32
+		errs    map[string]string
+	}{
+		{name: "first", code: 200, runs: 1},
+		{name: "cached", advance: 500 * time.Millisecond, failing: true, code: 200, runs: 1},
+		{name: "expired", advance: 600 * time.Millisecond, failing: true, code: 503, runs: 2,
+			errs: map[string]string{"flaky": "down", "hung": "context deadline exceeded"}},
+		{name: "recovered", advance: 2 * time.Second, code: 200, runs: 3},
+	} {
+		now = now.Add(step.advance)
+		failing.Store(step.failing)
+		w := httptest.NewRecorder()
+		start := time.Now()
+		r.ServeHTTP(w, httptest.NewRequest("GET", "/readyz", nil))
+		if took := time.Since(start); took > time.Second {
+			t.Errorf("%s: answered in %v", step.name, took)
+		}
+		var rep Report
+		if err := json.Unmarshal(w.Body.Bytes(), &rep); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if w.Code != step.code || rep.Ready != (step.code == 200) || runs.Load() != step.runs {
+			t.Errorf("%s: %d %+v after %d runs, want %d after %d", step.name, w.Code, rep, runs.Load(), step.code, step.runs)
+		}
+		for _, c := range rep.Checks {
+			if want := step.errs[c.Name]; c.Error != want || c.OK != (want == "") {
+				t.Errorf("%s: check %+v, want error %q", step.name, c, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,121 @@
+package node_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/floe-io/floe/internal/probe"
+	"github.com/floe-io/floe/internal/testkit"
+	"github.com/floe-io/floe/internal/testkit/floetest"
+	"github.com/floe-io/floe/internal/testkit/natstest"
+	"github.com/floe-io/floe/node"
+	"github.com/floe-io/floe/objectstore"
+)
+
+// TestProbes starts real nodes, healthy or with a part failing, and reads
+// /healthz and /readyz: /healthz answers "ok" while the process serves;
+// /readyz answers 503 naming the check that failed.
+func TestProbes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// start returns a running node and breaks what the case breaks.
+		start  func(t *testing.T) *node.Node
+		ready  bool
+		failed []string // the checks that fail
+	}{
+		{
+			name:  "healthy",
+			start: func(t *testing.T) *node.Node { return floetest.StartNode(t, node.Config{}) },
+			ready: true,
+		},
+		{
+			name: "object store failing",
+			start: func(t *testing.T) *node.Node {
+				store := objectstore.NewFaulty(objectstore.NewMemory(), objectstore.FaultOptions{})
+				n := floetest.StartNode(t, node.Config{Store: store})
+				store.SetHeadErrorRate(1)
+				return n
+			},
+			failed: []string{"object_store"},
+		},
+		{
+			name: "object store too slow",
+			start: func(t *testing.T) *node.Node {
+				store := objectstore.NewFaulty(objectstore.NewMemory(), objectstore.FaultOptions{})
+				n := floetest.StartNode(t, node.Config{Store: store})
+				store.SetLatency(5*time.Second, 0)
+				return n
+			},
+			failed: []string{"object_store"},
+		},
+		{
+			// A cluster broker whose coordinator is not running: NATS
+			// answers, nobody serves the coordinator's subjects.
+			name: "no coordinator",
+			start: func(t *testing.T) *node.Node {
+				ns := natstest.Start(t)
+				return floetest.StartNode(t, node.Config{NATSURL: ns.ClientURL(), CoordinatorTimeout: 300 * time.Millisecond})
+			},
+			failed: []string{"coordinator", "registered"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := tc.start(t)
+			if code, body := httpGet(t, n, "/healthz"); code != 200 || body != "ok\n" {
+				t.Fatalf("/healthz: %d %q", code, body)
+			}
+			var rep probe.Report
+			var code int
+			// The broker registers moments after it starts.
+			testkit.CheckFor(t, 10*time.Second, 100*time.Millisecond, func() error {
+				var body string
+				code, body = httpGet(t, n, "/readyz")
+				if err := json.Unmarshal([]byte(body), &rep); err != nil {
+					t.Fatalf("/readyz body %q: %v", body, err)
+				}
+				if tc.ready && !rep.Ready {
+					return fmt.Errorf("not ready yet: %s", body)
+				}
+				return nil
+			})
+			want := map[string]bool{"coordinator": true, "registered": true, "object_store": true}
+			for _, name := range tc.failed {
+				want[name] = false
+			}
+			if wantCode := map[bool]int{true: 200, false: 503}[tc.ready]; code != wantCode || rep.Ready != tc.ready {
+				t.Errorf("/readyz: %d ready=%v, want %d", code, rep.Ready, wantCode)
+			}
+			if len(rep.Checks) != len(want) {
+				t.Errorf("checks %+v, want %v", rep.Checks, want)
+			}
+			for _, c := range rep.Checks {
+				ok, known := want[c.Name]
+				if !known || c.OK != ok || (c.Error == "") != ok {
+					t.Errorf("check %+v, want ok=%v", c, ok)
+				}
+				if c.TookMs > 1500 {
+					t.Errorf("check %s took %.0f ms, past its timeout", c.Name, c.TookMs)
+				}
+			}
+		})
+	}
+}
+
+func httpGet(t *testing.T, n *node.Node, path string) (int, string) {
+	t.Helper()
+	cl := &http.Client{Timeout: 5 * time.Second}
+	resp, err := cl.Get("http://" + n.HTTPAddr() + path)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	return resp.StatusCode, string(b)
+}
