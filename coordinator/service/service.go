@@ -47,9 +47,14 @@ type Options struct {
 	// Logger receives the service's logs. Default: discard.
 	Logger *slog.Logger
 	// Meters, when set, records the coordinator's gauges (meter
-	// "floe/coordinator") and the rpc server's request durations
+	// "floe/coordinator"), the consumer groups' lag ("floe/groups",
+	// lag.go) and the rpc server's request durations
 	// ("floe/coordinator/rpc"). Default: no metrics.
 	Meters Meters
+	// MaxLagSeries bounds the per-partition consumer lag series
+	// (floe.consumer_group.lag; see registerLag); every group keeps its
+	// floe.consumer_group.lag_sum. Default: DefaultMaxLagSeries (10000).
+	MaxLagSeries int
 	// Gate, when set, is asked before every reply (rpc.ServerOptions.Gate).
 	Gate func() error
 	// QueueGroup is the NATS queue group of the service's subscriptions
@@ -63,6 +68,7 @@ type Service struct {
 	groups *groups.Groups
 	srv    *rpc.Server
 	reg    metric.Registration
+	lagReg metric.Registration
 	log    *slog.Logger
 
 	groupsClosed bool
@@ -114,6 +120,13 @@ func Start(nc *nats.Conn, opts Options) (_ *Service, err error) {
 		if s.reg, err = s.coord.RegisterMetrics(opts.Meters.Meter("floe/coordinator")); err != nil {
 			return nil, err
 		}
+		maxLag := opts.MaxLagSeries
+		if maxLag <= 0 {
+			maxLag = DefaultMaxLagSeries
+		}
+		if s.lagReg, err = s.registerLag(opts.Meters.Meter("floe/groups"), maxLag); err != nil {
+			return nil, err
+		}
 		rpcMeter = opts.Meters.Meter("floe/coordinator/rpc")
 	}
 	// Served until Close, not until a context ends: a draining broker of
@@ -161,6 +174,9 @@ func (s *Service) Close() error {
 	}
 	if s.reg != nil {
 		errs = append(errs, s.reg.Unregister())
+	}
+	if s.lagReg != nil {
+		errs = append(errs, s.lagReg.Unregister())
 	}
 	if s.coord != nil {
 		if err := s.coord.Close(); err != nil {
