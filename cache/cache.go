@@ -43,7 +43,8 @@ type Getter interface {
 type Cache struct {
 	store       Getter
 	opts        Options
-	smallTarget int64 // bytes the small queue may hold before it is evicted first
+	smallTarget int64        // bytes the small queue may hold before it is evicted first
+	unreadBytes atomic.Int64 // resident read-ahead chunks no reader has touched (entry.unread)
 	epoch       time.Time
 	// clock is a coarse monotonic clock (ns since epoch) advanced every
 	// clockTick: the hit path reads it instead of calling time.Now, which

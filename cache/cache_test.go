@@ -668,3 +668,50 @@ func TestWriteThroughSurvivesLaggingTail(t *testing.T) {
 		t.Fatalf("lagging tail reader: %d GETs, want only the hot set's 16", s.Gets)
 	}
 }
+
+// TestReadAheadKeptUntilRead: with main full of re-read chunks, small is
+// kept at its tenth of the cache, and chunks read ahead for a sequential
+// reader must still stay until the reader reaches them: each chunk of the
+// scan is read from the store once.
+func TestReadAheadKeptUntilRead(t *testing.T) {
+	store := newFakeStore()
+	store.latency = time.Millisecond
+	const hotChunks, seqChunks = 20, 40
+	hot := store.add("hot", hotChunks*testChunk)
+	seq := store.add("seq", seqChunks*testChunk)
+	c := newTestCache(t, store, Options{ChunkBytes: testChunk, MaxBytes: 30 * testChunk, ReadAhead: 8, ReadAheadConcurrency: 8})
+	ctx := context.Background()
+	read := func(key string, size, off, n int64, want []byte) {
+		t.Helper()
+		got, err := c.GetRange(ctx, key, size, off, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want[off:off+n]) {
+			t.Fatalf("wrong bytes of %s at %d", key, off)
+		}
+	}
+	// Every chunk of hot read twice: re-read, so it goes to main when
+	// small is evicted.
+	for range 2 {
+		for i := int64(0); i < hotChunks; i++ {
+			read("hot", hotChunks*testChunk, i*testChunk, testChunk, hot)
+		}
+	}
+	for off := int64(0); off < seqChunks*testChunk; off += testChunk / 4 {
+		read("seq", seqChunks*testChunk, off, testChunk/4, seq)
+	}
+	extra := 0
+	for i := int64(0); i < seqChunks; i++ {
+		extra += store.getsAt("seq", i*testChunk) - 1
+	}
+	if extra != 0 {
+		t.Fatalf("the scan read %d chunks from the store more than once: read-ahead evicted before its reader came", extra)
+	}
+	c.mu.Lock()
+	mainN := c.mu.main.n
+	c.mu.Unlock()
+	if mainN == 0 {
+		t.Fatal("main is empty: the test did not put the cache in the state it is about")
+	}
+}

@@ -75,9 +75,13 @@ func (c *Cache) load(parent context.Context, k chunkKey, f *flight, readAhead bo
 	if f.reserved {
 		c.mu.reserved -= f.size
 		if err == nil && !c.mu.closed {
-			e := &entry{key: k, data: data}
+			e := &entry{key: k, data: data, unreadBytes: &c.unreadBytes}
 			e.readHigh.Store(f.high)
 			e.lastAccess.Store(c.now())
+			if readAhead && f.high == 0 {
+				e.unread.Store(true)
+				c.unreadBytes.Add(e.size())
+			}
 			c.insertLocked(e)
 		}
 	}

@@ -116,6 +116,15 @@ func (c *Cache) checkInvariants() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var n int
+	var unread int64
+	for _, e := range c.mu.entries {
+		if e.unread.Load() {
+			unread += e.size()
+		}
+	}
+	if unread != c.unreadBytes.Load() {
+		return fmt.Errorf("unread read-ahead chunks hold %d bytes, counted %d", unread, c.unreadBytes.Load())
+	}
 	for _, q := range []struct {
 		name string
 		f    *fifo

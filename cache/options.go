@@ -14,7 +14,15 @@ const (
 	DefaultDiskBytes            = 4 << 30
 	DefaultReadAhead            = 1
 	DefaultReadAheadConcurrency = 4
-	DefaultLoadTimeout          = 30 * time.Second
+	// ReadAheadS3 and ReadAheadConcurrencyS3 are node's defaults on S3,
+	// where a GET's first byte takes about 15 ms (p99 60) and a connection
+	// streams 80-100 MiB/s: a 4 MiB chunk takes about 60 ms, so a reader
+	// with one chunk ahead catches up at about 60 MiB/s (58 measured on
+	// the s3-standard profile, BenchmarkTieredCatchUp) and needs four
+	// ahead for 200.
+	ReadAheadS3            = 4
+	ReadAheadConcurrencyS3 = 16
+	DefaultLoadTimeout     = 30 * time.Second
 )
 
 // Options configure a Cache. The zero value is usable: every zero field takes
@@ -38,10 +46,12 @@ type Options struct {
 	// first. Only used when Dir is set. Default: 4 GiB.
 	DiskBytes int64
 	// ReadAhead is how many chunks past the current one are prefetched
-	// for a sequential reader. Negative disables read-ahead. Default: 1.
+	// for a sequential reader (--cache-read-ahead). Negative disables
+	// read-ahead. Default: 1 (node: ReadAheadS3 on S3).
 	ReadAhead int
-	// ReadAheadConcurrency bounds the read-ahead loads in flight at once;
-	// a read-ahead that finds no free slot is skipped. Default: 4.
+	// ReadAheadConcurrency bounds the read-ahead loads in flight at once
+	// (--cache-read-ahead-concurrency); a read-ahead that finds no free
+	// slot is skipped. Default: 4 (node: ReadAheadConcurrencyS3 on S3).
 	ReadAheadConcurrency int
 	// LoadTimeout bounds one chunk load (disk read or GET), independent of
 	// the readers waiting for it. Default: 30s.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,9 +23,10 @@ import (
 // every WAL object holds every partition); one is consolidated
 // (local.retention.ms=1, segment.bytes 128 MiB), the other never
 // (local.retention.ms=-1). Each round starts a fresh broker (an empty chunk
-// cache) and reads partition 0 of each topic from offset 0, in alternating
-// order, and reports per topic the wall time, MiB/s and the broker's
-// object-store GETs per GiB read. It also reports the coordinator's
+// cache) and reads partition 0 of each topic from offset 0, and the whole
+// consolidated topic ("seg-topic"), in alternating order, and reports per
+// read the wall time, MiB/s and the broker's object-store GETs per GiB
+// read. FLOE_S3_PROFILE=s3-standard puts S3's latency in front of MinIO. It also reports the coordinator's
 // metadata (the encoded batch coordinates, floe_partition_metadata_bytes)
 // per GiB stored, before and after consolidation. Run with
 // -benchtime 1x:
@@ -88,45 +90,86 @@ func BenchmarkTieredCatchUp(b *testing.B) {
 		wall time.Duration
 		gets float64
 	}
-	runs := map[string][]result{}
+	// Each round reads partition 0 of each topic, and the whole
+	// consolidated topic (all partitions at once, as a consumer catching
+	// up on a topic does: a fetch returns up to 1 MiB a partition, so one
+	// partition alone is bound by the fetch round trip, not the store).
+	type read struct {
+		name, topic string
+		whole       bool
+		mib         float64
+	}
 	partMiB := float64(totalMiB) / partitions
+	reads := []read{{"seg", "seg", false, partMiB}, {"wal", "wal", false, partMiB}, {"seg-topic", "seg", true, float64(totalMiB)}}
+	runs := map[string][]result{}
 	b.ResetTimer()
 	id := 10
 	for round := range rounds {
-		order := []string{"seg", "wal"}
+		order := slices.Clone(reads)
 		if round%2 == 1 {
 			slices.Reverse(order)
 		}
-		for _, topic := range order {
+		for _, rd := range order {
 			id++
 			p := c.AddBroker(id)
 			gets0, _ := floetest.Metric(p.HTTPAddr, "floe_objectstore_requests_total", `op="get"`)
-			wall := consumePartition(b, p.KafkaAddr, topic, 0, records/partitions)
+			var wall time.Duration
+			if rd.whole {
+				wall = consumeTopic(b, p.KafkaAddr, rd.topic, records)
+			} else {
+				wall = consumePartition(b, p.KafkaAddr, rd.topic, 0, records/partitions)
+			}
 			gets, err := floetest.Metric(p.HTTPAddr, "floe_objectstore_requests_total", `op="get"`)
 			if err != nil {
 				b.Fatal(err)
 			}
+			var cacheLine string
+			for _, m := range []string{"floe_cache_gets_total", "floe_cache_misses_total", "floe_cache_read_aheads_total", "floe_cache_evictions_total", "floe_objectstore_hedges_total"} {
+				v, _ := floetest.Metric(p.HTTPAddr, m, "")
+				cacheLine += fmt.Sprintf(" %s=%.0f", strings.TrimSuffix(strings.TrimPrefix(m, "floe_"), "_total"), v)
+			}
 			p.Stop()
 			r := result{wall, gets - gets0}
-			runs[topic] = append(runs[topic], r)
-			fmt.Printf("round %d %s: %s, %.1f MiB/s, %.0f GETs (%.0f per GiB)\n", round, topic, wall.Round(time.Millisecond),
-				partMiB/wall.Seconds(), r.gets, r.gets/(partMiB/1024))
+			runs[rd.name] = append(runs[rd.name], r)
+			fmt.Printf("round %d %s: %s, %.1f MiB/s, %.0f GETs (%.0f per GiB);%s\n", round, rd.name, wall.Round(time.Millisecond),
+				rd.mib/wall.Seconds(), r.gets, r.gets/(rd.mib/1024), cacheLine)
 		}
 	}
 	b.StopTimer()
-	for _, topic := range []string{"seg", "wal"} {
+	for _, rd := range reads {
 		var wall time.Duration
 		var gets float64
-		for _, r := range runs[topic] {
+		for _, r := range runs[rd.name] {
 			wall, gets = wall+r.wall, gets+r.gets
 		}
-		n := float64(len(runs[topic]))
-		mean := wall / time.Duration(len(runs[topic]))
-		b.Logf("%s: mean of %d: %s, %.1f MiB/s, %.0f GETs per GiB", topic, len(runs[topic]), mean.Round(time.Millisecond),
-			partMiB/mean.Seconds(), gets/n/(partMiB/1024))
-		b.ReportMetric(partMiB/mean.Seconds(), topic+"-MiB/s")
-		b.ReportMetric(gets/n/(partMiB/1024), topic+"-GETs/GiB")
+		n := float64(len(runs[rd.name]))
+		mean := wall / time.Duration(len(runs[rd.name]))
+		b.Logf("%s: mean of %d: %s, %.1f MiB/s, %.0f GETs per GiB", rd.name, len(runs[rd.name]), mean.Round(time.Millisecond),
+			rd.mib/mean.Seconds(), gets/n/(rd.mib/1024))
+		b.ReportMetric(rd.mib/mean.Seconds(), rd.name+"-MiB/s")
+		b.ReportMetric(gets/n/(rd.mib/1024), rd.name+"-GETs/GiB")
 	}
+}
+
+// consumeTopic reads want records of every partition of topic from the
+// start through the broker at addr, and returns how long that took.
+func consumeTopic(b *testing.B, addr, topic string, want int) time.Duration {
+	b.Helper()
+	cl := pinnedClient(b, addr, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	start := time.Now()
+	got := 0
+	for got < want {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			b.Fatalf("consumed %d of %d records: %v", got, want, err)
+		}
+		fs.EachError(func(t string, p int32, err error) { b.Fatalf("fetch %s/%d: %v", t, p, err) })
+		got += fs.NumRecords()
+	}
+	return time.Since(start)
 }
 
 // consumePartition reads want records of one partition from offset 0

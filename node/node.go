@@ -309,6 +309,16 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if cacheOpts.Logger == nil {
 		cacheOpts.Logger = cfg.Logger
 	}
+	if cfg.Store == nil && cfg.S3.Bucket != "" {
+		// A GET on S3 waits tens of milliseconds for its first byte: a
+		// reader catching up needs several chunks in flight to stream.
+		if cacheOpts.ReadAhead == 0 {
+			cacheOpts.ReadAhead = cache.ReadAheadS3
+		}
+		if cacheOpts.ReadAheadConcurrency == 0 {
+			cacheOpts.ReadAheadConcurrency = cache.ReadAheadConcurrencyS3
+		}
+	}
 	if err := n.startZone(cacheOpts.ChunkBytes); err != nil {
 		return nil, err
 	}
