@@ -63,7 +63,8 @@ type Options struct {
 	// serves use it, and a busy broker's objects do not. Default, with
 	// InlineMax set: InlineLocalRate.
 	InlineMaxRate float64
-	// MaxUploads bounds the objects being uploaded at once. Default: 8.
+	// MaxUploads bounds the objects being uploaded at once
+	// (--ingest-max-uploads). Default: 8 (node: MaxUploadsS3 on S3).
 	MaxUploads int
 	// UploadTimeout bounds one object's upload, retries included.
 	// Default: 30s.
@@ -155,6 +156,12 @@ const InlineLocal = 64 << 10
 // producer of 1 KiB records at 100 requests/s, and at most 600 MiB in the
 // embedded coordinator's log between two snapshots.
 const InlineLocalRate = 1 << 20
+
+// MaxUploadsS3 is node's Options.MaxUploads on S3, where a PUT of 8 MiB
+// takes 60 ms at p50 and up to 400 at p99 (the s3-standard profile of
+// package s3latency): at 8 in flight a broker's uploads top out near
+// 8 x 8 MiB per PUT latency, and a straggler holds a slot.
+const MaxUploadsS3 = 16
 
 // Default early-roll budgets (Options.MaxPutRate) per kind of object store.
 const (

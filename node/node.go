@@ -328,6 +328,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 
 	iopts := cfg.Ingest
 	onS3 := cfg.Store == nil && cfg.S3.Bucket != ""
+	if iopts.MaxUploads == 0 && onS3 {
+		iopts.MaxUploads = ingest.MaxUploadsS3
+	}
 	if iopts.MaxPutRate == 0 {
 		// A PUT costs nothing on a local directory, and money on S3.
 		iopts.MaxPutRate = ingest.PutRateLocal

@@ -4,7 +4,9 @@
 #
 # S3_PROFILE=s3-standard (or s3-express, slow-tail; see package s3latency)
 # puts cmd/s3-latency-proxy with that profile between the brokers and
-# MinIO, so that every S3 request costs what it costs on AWS.
+# MinIO, so that every S3 request costs what it costs on AWS. S3_PROFILE=none
+# puts the proxy there with no latency: the same CPU for the proxy's copies,
+# to compare a profile with.
 set -euo pipefail
 FLOE_GOBIN="${FLOE_GOBIN:-$HOME/.cache/floe-gobin}"
 work="$(mktemp -d)"
@@ -18,8 +20,8 @@ trap cleanup EXIT
 
 go build -o "$work/broker" ./cmd/broker
 go build -o "$work/loadtest" ./cmd/loadtest
-S3_PROFILE="${S3_PROFILE:-none}"
-if [ "$S3_PROFILE" != none ]; then
+S3_PROFILE="${S3_PROFILE:-}"
+if [ -n "$S3_PROFILE" ]; then
   go build -o "$work/s3-latency-proxy" ./cmd/s3-latency-proxy
 fi
 
@@ -50,7 +52,7 @@ start_minio() {
   wait_http "http://127.0.0.1:$mport/minio/health/live"
   export AWS_ACCESS_KEY_ID=floe AWS_SECRET_ACCESS_KEY=floe-secret
   s3_endpoint="http://127.0.0.1:$mport"
-  if [ "$S3_PROFILE" != none ]; then
+  if [ -n "$S3_PROFILE" ]; then
     local pport
     pport=$(free_port)
     "$work/s3-latency-proxy" --listen "127.0.0.1:$pport" --upstream "$s3_endpoint" --profile "$S3_PROFILE" --report 0 2>"$work/s3-latency-proxy.log" &

@@ -88,6 +88,7 @@ func newFlagSet() (*flag.FlagSet, *flags) {
 	fs.Float64Var(&f.cfg.Ingest.MaxPutsPerGiB, "ingest-max-puts-per-gib", 0, "more early rolls each GiB produced earns, beyond --ingest-max-put-rate: PUTs follow the traffic under load; 0: per store, 512 on S3; negative: none")
 	fs.IntVar(&f.cfg.Ingest.InlineMax, "ingest-inline-max", 0, "objects of at most this many bytes go to the coordinator in their commit, one device round trip per produce instead of two; 0: per store, 64 KiB on the embedded default's directory without --nats-listen (only there: the coordinator writes to it, and no other broker reads it); negative: never")
 	fs.Int64Var(&f.cfg.Ingest.MaxBufferedBytes, "ingest-max-buffered-bytes", 256<<20, "bytes buffered before producers wait")
+	fs.IntVar(&f.cfg.Ingest.MaxUploads, "ingest-max-uploads", 0, "objects uploaded at once, committed in order (0: per store, 8 on the local directory, 16 on S3)")
 	fs.Int64Var(&f.cfg.Cache.MaxBytes, "cache-bytes", 512<<20, "chunk cache size in bytes")
 	fs.Int64Var(&f.cfg.Cache.ChunkBytes, "cache-chunk-bytes", 4<<20, "chunk cache chunk size")
 	fs.StringVar(&f.cfg.Cache.Dir, "cache-dir", "", "optional disk tier for the chunk cache")
