@@ -14,6 +14,12 @@
 #     monitoring (/healthz) +40..+42
 #   coordinators' HTTP (/healthz, /metrics) +3 (coordinator-1), +7 (coordinator-2)
 #   brokers Kafka +10..+12 and HTTP +20..+22
+#   the S3 latency proxy +50 (with S3_PROFILE)
+#
+# S3_PROFILE=s3-standard (s3-express, slow-tail, none; see package
+# s3latency) puts cmd/s3-latency-proxy between MinIO and the coordinators
+# and brokers, so that the cluster sees real S3's latency. BROKER_FLAGS adds
+# flags to every broker.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
@@ -34,12 +40,16 @@ nats_urls="nats://127.0.0.1:$(nats_port 1),nats://127.0.0.1:$(nats_port 2),nats:
 routes="nats://127.0.0.1:$(route_port 1),nats://127.0.0.1:$(route_port 2),nats://127.0.0.1:$(route_port 3)"
 
 export AWS_ACCESS_KEY_ID=floe AWS_SECRET_ACCESS_KEY=floe-secret
-s3=(--s3-bucket floe --s3-endpoint "http://127.0.0.1:$minio_port" --s3-path-style --s3-region us-east-1)
+proxy_port=$((base + 50))
+s3_endpoint="http://127.0.0.1:$minio_port"
+if [ -n "${S3_PROFILE:-}" ]; then s3_endpoint="http://127.0.0.1:$proxy_port"; fi
+s3=(--s3-bucket floe --s3-endpoint "$s3_endpoint" --s3-path-style --s3-region us-east-1)
+read -r -a broker_flags <<< "${BROKER_FLAGS:-}"
 
 # Every process, in start order; down stops them in reverse. nats and
 # coordinator are the names of the earlier one-NATS, one-coordinator layout,
 # stopped by down if they still run.
-names=(minio nats-1 nats-2 nats-3 coordinator-1 coordinator-2 broker-1 broker-2 broker-3)
+names=(minio s3-proxy nats-1 nats-2 nats-3 coordinator-1 coordinator-2 broker-1 broker-2 broker-3)
 
 running() { [ -f "$dir/$1.pid" ] && kill -0 "$(cat "$dir/$1.pid")" 2>/dev/null; }
 
@@ -102,6 +112,7 @@ install_tools() {
   mkdir -p "$dir/bin"
   go build -o "$dir/bin/broker" ./cmd/broker
   go build -o "$dir/bin/coordinator" ./cmd/coordinator
+  go build -o "$dir/bin/s3-latency-proxy" ./cmd/s3-latency-proxy
 }
 
 status() {
@@ -117,6 +128,7 @@ status() {
   echo "bootstrap servers: 127.0.0.1:$(kafka_port 1),127.0.0.1:$(kafka_port 2),127.0.0.1:$(kafka_port 3)"
   echo "broker HTTP (/kv, /metrics, /healthz): http://127.0.0.1:$(http_port 1) http://127.0.0.1:$(http_port 2) http://127.0.0.1:$(http_port 3)"
   echo "NATS: $nats_urls (monitoring http://127.0.0.1:$(monitor_port 1) .. $(monitor_port 3))"
+  if running s3-proxy; then echo "S3 latency proxy: $s3_endpoint (profile ${S3_PROFILE:-?}) in front of MinIO"; fi
   echo "MinIO: http://127.0.0.1:$minio_port (console http://127.0.0.1:$console_port, user floe / floe-secret, bucket floe)"
 }
 
@@ -132,6 +144,11 @@ up() {
     --address "127.0.0.1:$minio_port" --console-address "127.0.0.1:$console_port" "$dir/minio"
   wait_http "http://127.0.0.1:$minio_port/minio/health/live"
   create_bucket
+  if [ -n "${S3_PROFILE:-}" ]; then
+    start s3-proxy "$dir/bin/s3-latency-proxy" --listen "127.0.0.1:$proxy_port" \
+      --upstream "http://127.0.0.1:$minio_port" --profile "$S3_PROFILE" --report 0
+    wait_http "http://127.0.0.1:$proxy_port/minio/health/live"
+  fi
   local i
   for i in 1 2 3; do
     start "nats-$i" "$gobin/nats-server" --server_name "nats-$i" -a 127.0.0.1 -p "$(nats_port "$i")" \
@@ -149,7 +166,7 @@ up() {
   for i in 1 2 3; do
     start "broker-$i" "$dir/bin/broker" --node-id "$i" --nats-url "$nats_urls" \
       --data-dir "$dir/broker-$i" --kafka-addr "127.0.0.1:$(kafka_port "$i")" --http-addr "127.0.0.1:$(http_port "$i")" \
-      --kv-index-enabled --s3-create-bucket "${s3[@]}"
+      --kv-index-enabled --s3-create-bucket "${s3[@]}" ${broker_flags[@]+"${broker_flags[@]}"}
     wait_http "http://127.0.0.1:$(http_port "$i")/healthz"
   done
   status
