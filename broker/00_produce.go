@@ -102,7 +102,11 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Res
 		pending   *ingest.Pending
 		appendErr error
 	)
-	if len(batches) > 0 {
+	switch {
+	case len(batches) == 0:
+	case r.span != nil:
+		pending, appendErr = b.tracedAppend(ctx, r, timeout, batches)
+	default:
 		pending, appendErr = b.ingest.AppendWithin(ctx, timeout, batches)
 	}
 	// Counted once the batches are on their way to the commit, which need
@@ -118,7 +122,11 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Res
 				results []coordapi.BatchResult
 				err     = appendErr
 			)
-			if err == nil {
+			switch {
+			case err != nil:
+			case r.span != nil:
+				results, err = b.tracedWait(ctx, r, pending, timeout)
+			default:
 				results, err = pending.WaitWithin(ctx, timeout)
 			}
 			for _, pp := range parts {

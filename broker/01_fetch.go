@@ -10,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/objectstore"
@@ -209,7 +211,12 @@ func (b *Broker) fetchOnce(ctx context.Context, r *request, req *kmsg.FetchReque
 	if planFetch(parts, budget) {
 		stop = true
 	}
-	n, failed := b.readPlanned(ctx, parts)
+	rctx, span := b.childSpan(ctx, r, "fetch.read")
+	n, failed := b.readPlanned(rctx, parts)
+	if span != nil {
+		span.SetAttributes(attribute.Int("floe.bytes", n), attribute.Bool("floe.failed", failed))
+		span.End()
+	}
 	return resp, n, tps, stop || failed
 }
 
@@ -301,6 +308,12 @@ func (b *Broker) findCoordinates(ctx context.Context, parts []*partFetch, budget
 	}
 	if len(misses) == 0 {
 		return
+	}
+	if tr := b.opts.Tracer; tr != nil && trace.SpanFromContext(ctx).IsRecording() {
+		var span trace.Span
+		ctx, span = tr.Start(ctx, "coordinator.find_batches", trace.WithAttributes(
+			attribute.Int("floe.partitions", len(misses)), attribute.Int("floe.tail_hits", len(rest)-len(misses))))
+		defer span.End()
 	}
 	reqs := make([]coordapi.FindBatchesRequest, len(misses))
 	for i, p := range misses {

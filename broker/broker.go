@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/ingest"
@@ -106,6 +107,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Meter records the broker's metrics. Default: no metrics.
 	Meter metric.Meter
+	// Tracer, when set, traces Produce and Fetch requests (tracing.go;
+	// --otlp-endpoint). Default: nil, no tracing and no cost.
+	Tracer trace.Tracer
 }
 
 func (o *Options) setDefaults() {

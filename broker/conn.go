@@ -16,6 +16,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // writeTimeout bounds writing one response to a slow or dead client.
@@ -32,6 +33,8 @@ type request struct {
 	// closeAfter is set by a handler whose answer must be the connection's
 	// last (a failed SASL exchange).
 	closeAfter bool
+	// span is the request's span when it is traced (tracing.go), else nil.
+	span trace.Span
 }
 
 // inflight is a request being served; responses leave in request order.
@@ -256,6 +259,10 @@ func (c *conn) start(r *request, a *api) {
 		done:     make(chan struct{}),
 		req:      r,
 	}
+	ctx := c.ctx
+	if c.b.opts.Tracer != nil {
+		ctx = c.b.startRequestSpan(ctx, r)
+	}
 	if a.staged != nil {
 		// The second step runs on the write loop, which waits for the
 		// answer in order anyway: a goroutine of its own would be one more
@@ -265,7 +272,7 @@ func (c *conn) start(r *request, a *api) {
 		// microseconds on a quiet machine, which would otherwise come
 		// before the commit starts.
 		inf.wait, inf.err = serveSafely(r, func() (func() (kmsg.Response, error), error) {
-			return a.staged(c.b, c.ctx, r), nil
+			return a.staged(c.b, ctx, r), nil
 		})
 		close(inf.done)
 		c.pending <- inf // blocks at MaxInflight: back-pressure on the client
@@ -274,7 +281,7 @@ func (c *conn) start(r *request, a *api) {
 	c.pending <- inf // blocks at MaxInflight: back-pressure on the client
 	go func() {
 		defer close(inf.done)
-		inf.resp, inf.err = serveSafely(r, func() (kmsg.Response, error) { return a.fn(c.b, c.ctx, r) })
+		inf.resp, inf.err = serveSafely(r, func() (kmsg.Response, error) { return a.fn(c.b, ctx, r) })
 	}()
 }
 
@@ -296,7 +303,11 @@ func (c *conn) writeLoop() {
 		if inf.wait != nil && inf.err == nil {
 			inf.resp, inf.err = serveSafely(inf.req, inf.wait)
 		}
+		traced := inf.req != nil && inf.req.span != nil
 		if inf.err != nil {
+			if traced {
+				endRequest(inf.req, nil, inf.err)
+			}
 			c.b.log.Warn("closing connection", "remote", c.nc.RemoteAddr(), "api", kmsg.NameForKey(inf.key), "err", inf.err)
 			c.close()
 			for range c.pending { // drain so the read loop is not stuck
@@ -304,8 +315,15 @@ func (c *conn) writeLoop() {
 			return
 		}
 		if inf.resp == nil && inf.raw == nil {
+			if traced {
+				endRequest(inf.req, nil, nil)
+			}
 			c.b.metrics.request(inf.key, inf.start)
 			continue
+		}
+		var answer trace.Span
+		if traced {
+			answer = c.b.startAnswer(inf.req)
 		}
 		if inf.raw != nil {
 			buf = binary.BigEndian.AppendUint32(buf[:0], uint32(len(inf.raw)))
@@ -320,6 +338,9 @@ func (c *conn) writeLoop() {
 		_, err := c.nc.Write(buf)
 		if err == nil && c.flush != nil {
 			err = c.flush()
+		}
+		if traced {
+			endRequest(inf.req, answer, err)
 		}
 		if err != nil {
 			c.close()

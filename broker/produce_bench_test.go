@@ -12,6 +12,9 @@ import (
 
 	"github.com/cockroachdb/pebble/vfs"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
@@ -38,9 +41,20 @@ func (c *instantCommitter) CommitObject(_ context.Context, req *coordapi.CommitR
 // connection, one request in flight: a Produce of one 1 KiB record read,
 // validated, appended to the object buffer, uploaded to a memory store,
 // committed by a committer that answers at once, and answered. Its time
-// and allocations are the broker's and ingest's own per request (tracing
-// off, unless FLOE_BENCH_TRACE names how; see tracing_test.go).
-func BenchmarkProduceRequest(b *testing.B) {
+// and allocations are the broker's and ingest's own per request, with
+// tracing off (the default: it must cost nothing here).
+func BenchmarkProduceRequest(b *testing.B) { benchProduce(b, nil) }
+
+// BenchmarkProduceRequestTraced is BenchmarkProduceRequest with every
+// request traced (sample ratio 1) into an exporter that drops the spans:
+// what tracing costs the broker when on.
+func BenchmarkProduceRequestTraced(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewNoopExporter()))
+	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	benchProduce(b, tp.Tracer("bench"))
+}
+
+func benchProduce(b *testing.B, tracer trace.Tracer) {
 	coord, err := coordinator.Open(coordinator.Options{Dir: "coord", FS: vfs.NewMem()})
 	if err != nil {
 		b.Fatal(err)
@@ -53,7 +67,8 @@ func BenchmarkProduceRequest(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	br := New(Options{NodeID: 1, Logger: testkit.Logger()}, Deps{Coordinator: coord, Appender: in})
+	in.SetTracer(tracer)
+	br := New(Options{NodeID: 1, Logger: testkit.Logger(), Tracer: tracer}, Deps{Coordinator: coord, Appender: in})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

@@ -22,7 +22,10 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/metrics"
@@ -67,6 +70,9 @@ type Pending struct {
 	done    chan struct{}
 	results []coordapi.BatchResult
 	err     error
+	// object is the span of the object that carried the batches, when
+	// traced (trace.go).
+	object trace.Span
 }
 
 // Wait returns the per-batch results, or the error that failed them all
@@ -124,6 +130,10 @@ type object struct {
 	// (Options.InlineMax); lent, when the coordinator keeps buf itself
 	// until it writes it, so that buf is not recycled.
 	inline, lent bool
+	// span is the object's span when traced (trace.go), links the
+	// requests' spans until it starts.
+	span  trace.Span
+	links []trace.Link
 }
 
 type owner struct {
@@ -155,6 +165,8 @@ type Ingester struct {
 
 	commitDuration metric.Float64Histogram
 	objectBytes    metric.Int64Histogram
+	// tracer traces objects (trace.go); nil: no tracing.
+	tracer trace.Tracer
 
 	mu struct {
 		sync.Mutex
@@ -294,6 +306,9 @@ func (in *Ingester) AppendWithin(ctx context.Context, timeout time.Duration, bat
 		o.owners = append(o.owners, owner{p, i})
 	}
 	o.pendings = append(o.pendings, p)
+	if in.tracer != nil {
+		in.noteRequestLocked(ctx, o)
+	}
 	in.maybeRollLocked(now)
 	rolled := in.mu.seq != rolls // a commit queued, the commit loop woken
 	in.mu.Unlock()
@@ -378,6 +393,9 @@ func (in *Ingester) rollLocked(now time.Time, spend bool) {
 		id = uuid.New()
 	}
 	o.key = coordapi.WALKey(in.opts.Prefix, id.String())
+	if in.tracer != nil {
+		in.startObjectSpanLocked(o, now)
+	}
 	in.mu.active++
 	in.mu.uploading++
 	in.mu.lastSize = len(o.buf)
@@ -424,6 +442,7 @@ func (in *Ingester) upload(o *object) {
 	defer func() { <-in.uploadSlots }()
 	ctx, cancel := context.WithTimeout(context.Background(), in.opts.UploadTimeout)
 	defer cancel()
+	ctx, span := in.childSpan(ctx, o, "objectstore.put")
 	backoff := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		err := in.store.Put(ctx, o.key, o.buf)
@@ -444,6 +463,7 @@ func (in *Ingester) upload(o *object) {
 		}
 		backoff *= 2
 	}
+	endSpan(span, o.uploadErr)
 	close(o.uploaded)
 	in.mu.Lock()
 	in.mu.uploading--
@@ -555,9 +575,11 @@ func (in *Ingester) commitObject(ctx context.Context, o *object) (took time.Dura
 			req.Inline, o.lent = slices.Clone(o.buf), false
 		}
 	}
+	ctx, span := in.childSpan(ctx, o, "coordinator.commit")
 	start := time.Now()
 	resp, err := in.coord.CommitObject(ctx, req)
 	took = time.Since(start)
+	endSpan(span, err)
 	if err == nil && len(resp.Results) != len(o.batches) {
 		err = fmt.Errorf("coordinator answered %d results for %d batches", len(resp.Results), len(o.batches))
 	}
@@ -590,6 +612,13 @@ func (in *Ingester) failAll(o *object, err *kerr.Error) {
 // and lets the next object roll early. committed says the coordinator
 // committed it.
 func (in *Ingester) finish(o *object, committed bool) {
+	if o.span != nil {
+		o.span.SetAttributes(attribute.Bool("floe.object.committed", committed))
+		if !committed {
+			o.span.SetStatus(codes.Error, "not committed")
+		}
+		o.span.End()
+	}
 	for _, p := range o.pendings {
 		close(p.done)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/floe-io/floe/broker"
 	"github.com/floe-io/floe/cache"
@@ -34,6 +35,7 @@ import (
 	"github.com/floe-io/floe/objectstore"
 	"github.com/floe-io/floe/tiered"
 	"github.com/floe-io/floe/tlsconfig"
+	"github.com/floe-io/floe/tracing"
 	"github.com/floe-io/floe/zone"
 )
 
@@ -146,6 +148,10 @@ type Config struct {
 	Ingest      ingest.Options
 	Cache       cache.Options
 	Coordinator coordinator.Options
+	// Tracing exports traces of produce, fetch and /kv by OTLP
+	// (--otlp-endpoint, --trace-sample-ratio; package tracing). Default:
+	// off, and free.
+	Tracing tracing.Options
 
 	Logger *slog.Logger
 }
@@ -190,6 +196,10 @@ type Node struct {
 	http    *http.Server
 	served  chan error
 	metrics *metrics.Provider
+	// tracing is the tracer provider, nil with tracing off; tracer its
+	// tracer, nil then too.
+	tracing *tracing.Provider
+	tracer  trace.Tracer
 	// stopTier stops the consolidation job runner, if started.
 	stopTier func()
 	closed   bool
@@ -231,6 +241,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
 	if n.metrics, err = metrics.New(); err != nil {
+		return nil, err
+	}
+	if err := n.startTracing(ctx); err != nil {
 		return nil, err
 	}
 
@@ -322,7 +335,11 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if err := n.startZone(cacheOpts.ChunkBytes); err != nil {
 		return nil, err
 	}
-	if n.cache, err = cache.New(n.zone.getter, cacheOpts); err != nil {
+	var source cache.Getter = n.zone.getter
+	if n.tracer != nil {
+		source = tracedGetter{source, n.tracer}
+	}
+	if n.cache, err = cache.New(source, cacheOpts); err != nil {
 		return nil, fmt.Errorf("open cache: %w", err)
 	}
 
@@ -363,6 +380,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if n.ingest, err = ingest.New(iopts, n.store, n.brokerCoordinator(), n.cache); err != nil {
 		return nil, fmt.Errorf("start ingest: %w", err)
 	}
+	n.ingest.SetTracer(n.tracer)
 
 	if cfg.SASLUsersFile != "" {
 		if len(cfg.Broker.SASLMechanisms) == 0 {
@@ -390,6 +408,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		bopts.Logger = cfg.Logger
 	}
 	bopts.Meter = n.metrics.Meter("floe/broker")
+	bopts.Tracer = n.tracer
 	if n.tls.server != nil && bopts.ClientCertPrincipal == nil {
 		bopts.ClientCertPrincipal = n.tls.rules.Principal
 	}
@@ -455,13 +474,21 @@ func (n *Node) httpHandler() http.Handler {
 			Logger:   n.log,
 		}))
 	}
-	mux.Handle("/kv/", kvindex.NewHandler(n.broker.KVService(), kvindex.HandlerOptions{
+	kvService := n.broker.KVService()
+	if n.tracer != nil {
+		kvService = tracedKV{kvService, n.tracer}
+	}
+	kv := kvindex.NewHandler(kvService, kvindex.HandlerOptions{
 		RemoteReadEnabled: n.cfg.KVRemoteReadEnabled,
 		Logger:            n.log,
 		Observer:          n.kvObserver(),
 		BatchCache:        n.kvCache,
 		Gate:              n.newKVGate(n.metrics.Meter("floe/kv"), n.kvAuthorizer()),
-	}))
+	})
+	if n.tracer != nil {
+		kv = tracedHTTP(kv, n.tracer, "GET /kv")
+	}
+	mux.Handle("/kv/", kv)
 	n.registerPprof(mux)
 	return mux
 }
@@ -597,6 +624,12 @@ func (n *Node) closeParts() error {
 	if n.metrics != nil {
 		errs = append(errs, n.metrics.Shutdown(context.Background()))
 		n.metrics = nil
+	}
+	if n.tracing != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		errs = append(errs, n.tracing.Shutdown(sctx)) // exports what is left
+		cancel()
+		n.tracing, n.tracer = nil, nil
 	}
 	return errors.Join(errs...)
 }

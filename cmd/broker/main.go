@@ -132,6 +132,8 @@ func newFlagSet() (*flag.FlagSet, *flags) {
 	f.superUsers = fs.String("super-users", "", "comma-separated principals allowed everything when --acls-enabled, as Kafka's super.users (e.g. User:admin,User:ops)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&f.drain, "drain-timeout", 30*time.Second, "how long a graceful stop may take")
+	fs.StringVar(&f.cfg.Tracing.Endpoint, "otlp-endpoint", "", "OTLP/HTTP collector to export traces of produce, fetch and /kv to (http://host:4318, https://..., or host:port for plain http); empty: tracing off, at no cost")
+	fs.Float64Var(&f.cfg.Tracing.SampleRatio, "trace-sample-ratio", 1, "share of new traces sampled with --otlp-endpoint; a request with a trace context (a traceparent record or HTTP header) follows its parent's decision")
 	return fs, f
 }
 
@@ -189,6 +191,9 @@ func parseFlags(args []string) (*flags, error) {
 		}
 	}
 	cfg.Broker.ReauthInterval = time.Duration(*f.reauthMs) * time.Millisecond
+	if err := cfg.Tracing.Validate(); err != nil {
+		return nil, err
+	}
 	if cfg.NATSURL == "" {
 		// The embedded coordinator's options come from flags: refuse bad
 		// ones now, by their flags, rather than when it opens.
