@@ -1,23 +1,52 @@
 package ingest
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // putBudget is a token bucket of object PUTs per second, which bytes
 // appended fill too (Options.MaxPutsPerGiB). Early rolls take a token only
 // when one is there; rolls forced by size or linger spend one regardless
 // (the bucket goes into debt), so that under load early rolls stop and
 // objects fill up.
+//
+// The per-second rate is for an idle or trickling broker: it fades as the
+// bytes appended grow, to nothing at fadeBytes a second, where the bytes'
+// own budget takes over. Added to the per-GiB budget instead, it made a
+// loaded broker's PUTs per GiB grow with the broker count: three brokers
+// sharing 50 MiB/s on S3 made 1,003 PUTs per GiB at 10/s + 512 per GiB
+// (scripts/bench-s3-cluster.sh, 2026-12-06), where a GiB is worth 384.
 type putBudget struct {
-	rate    float64 // tokens per second
+	rate    float64 // tokens per second, while idle
 	perByte float64 // tokens per byte appended
 	burst   float64
 	tokens  float64
 	last    time.Time
+
+	fadeBytes float64 // bytes/s at which rate has faded to nothing; 0: never
+	flow      float64 // bytes appended per second, a moving average
+	pending   float64 // bytes appended since the last refill
 }
+
+// putRateFade is the append rate at which the per-second PUT budget has
+// faded out (putBudget.fadeBytes): 8 MiB/s, where S3's default per-GiB
+// budget (384) alone gives 3 PUTs a second.
+const putRateFade = 8 << 20
+
+// flowWindow is the time constant of putBudget.flow.
+const flowWindow = time.Second
 
 func newPutBudget(rate, perGiB float64, now time.Time) *putBudget {
 	burst := max(1, rate/10)
 	return &putBudget{rate: rate, perByte: perGiB / (1 << 30), burst: burst, tokens: burst, last: now}
+}
+
+// fading makes the per-second rate fade out as appends reach fadeBytes a
+// second.
+func (b *putBudget) fading(fadeBytes float64) *putBudget {
+	b.fadeBytes = fadeBytes
+	return b
 }
 
 // newByteBudget is a bucket of rate bytes per second, up to burst
@@ -30,13 +59,23 @@ func newByteBudget(rate, burst float64, now time.Time) *putBudget {
 func (b *putBudget) earn(now time.Time, n int64) {
 	b.refill(now)
 	b.tokens = min(b.burst, b.tokens+float64(n)*b.perByte)
+	b.pending += float64(n)
 }
 
 func (b *putBudget) refill(now time.Time) {
-	if now.After(b.last) {
-		b.tokens = min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
-		b.last = now
+	if !now.After(b.last) {
+		return
 	}
+	dt := now.Sub(b.last).Seconds()
+	rate := b.rate
+	if b.fadeBytes > 0 {
+		decay := math.Exp(-dt / flowWindow.Seconds())
+		b.flow = b.flow*decay + b.pending/flowWindow.Seconds()
+		b.pending = 0
+		rate *= max(0, 1-b.flow/b.fadeBytes)
+	}
+	b.tokens = min(b.burst, b.tokens+dt*rate)
+	b.last = now
 }
 
 // tryTake takes a token if one is available.
@@ -64,5 +103,12 @@ func (b *putBudget) wait(now time.Time) time.Duration {
 	if b.tokens >= 1 {
 		return 0
 	}
-	return time.Duration((1 - b.tokens) / b.rate * float64(time.Second))
+	rate := b.rate
+	if b.fadeBytes > 0 {
+		rate *= max(0, 1-b.flow/b.fadeBytes)
+	}
+	if rate <= 0 {
+		return time.Hour // no time refill: appends or the linger roll it
+	}
+	return time.Duration((1 - b.tokens) / rate * float64(time.Second))
 }

@@ -74,3 +74,42 @@ func TestPutBudgetGrowsWithBytes(t *testing.T) {
 		t.Fatalf("%d objects committed, want 3 (one per append)", got)
 	}
 }
+
+// The per-second budget fades as appends grow: a broker appending twice
+// fadeBytes a second earns only its bytes' tokens, one idle earns the
+// per-second rate.
+func TestPutBudgetFades(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		name       string
+		bytesPerMS int64 // appended every millisecond
+		want       float64
+	}{
+		{"idle: the per-second rate", 0, 10},
+		{"at twice the fade: the bytes' budget alone", 16 * mib / 1000, 16.0 * 384 / 1024},
+		{"at half the fade: half the rate and the bytes'", 4 * mib / 1000, 5 + 4.0*384/1024},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newPutBudget(10, 384, t0).fading(8 * mib)
+			b.burst = 1e9 // count every token earned
+			// Ten seconds, the last five counted: the flow has settled.
+			var before float64
+			for ms := range 10_000 {
+				now := t0.Add(time.Duration(ms+1) * time.Millisecond)
+				if tc.bytesPerMS > 0 {
+					b.earn(now, tc.bytesPerMS)
+				} else {
+					b.refill(now)
+				}
+				if ms == 4_999 {
+					before = b.tokens
+				}
+			}
+			got := (b.tokens - before) / 5
+			if got < tc.want*0.97 || got > tc.want*1.03 {
+				t.Fatalf("earned %.2f tokens a second, want %.2f", got, tc.want)
+			}
+		})
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -227,6 +228,9 @@ func New(opts Options, store Putter, coord Committer, cache WriteThrough) (*Inge
 	}
 	in.mu.roomFreed = make(chan struct{})
 	in.mu.budget = newPutBudget(opts.MaxPutRate, opts.MaxPutsPerGiB, in.now())
+	if opts.MaxPutsPerGiB > 0 && opts.MaxPutRate < math.MaxFloat64 {
+		in.mu.budget.fading(putRateFade) // the bytes' budget takes over under load
+	}
 	in.mu.inlineBudget = newByteBudget(opts.InlineMaxRate, max(opts.InlineMaxRate, float64(opts.InlineMax)), in.now())
 	in.committerWG.Add(1)
 	go in.commitLoop()

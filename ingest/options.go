@@ -35,11 +35,12 @@ type Options struct {
 	// object store. Default: 100.
 	MaxPutRate float64
 	// MaxPutsPerGiB grows the early-roll budget with the traffic
-	// (--ingest-max-puts-per-gib): every GiB appended earns this many more
-	// early rolls, beyond MaxPutRate. Under load PUTs then follow the bytes,
-	// and the bill with them (512 per GiB costs $2.62 per TiB at S3
-	// Standard's list price), while an idle or trickling broker stays
-	// within MaxPutRate. Uploads still go one at a time unless objects fill
+	// (--ingest-max-puts-per-gib): every GiB appended earns this many
+	// early rolls, and MaxPutRate's fades out as appends reach 8 MiB/s
+	// (putRateFade). Under load PUTs then follow the bytes, and the bill
+	// with them (384 per GiB costs $1.97 per TiB at S3 Standard's list
+	// price) whatever the broker count, while an idle or trickling broker
+	// stays within MaxPutRate. Uploads still go one at a time unless objects fill
 	// up, so the PUT rate stays below one per upload's latency. node picks
 	// PutsPerGiBS3 on S3. Default: none.
 	MaxPutsPerGiB float64
@@ -174,14 +175,15 @@ const (
 	// budget, appends wait for the linger (or fill the object by size).
 	PutRateS3 = 10
 	// PutsPerGiBS3 is the budget that grows with the bytes on S3
-	// (Options.MaxPutsPerGiB): 512 early rolls per GiB, at most $2.62 per
-	// TiB produced at list price (a ninth of a month's S3 Standard storage
-	// of it), and only in the band of loads where uploads are often idle:
-	// a trickle stays within PutRateS3, and objects fill up under heavy
-	// load. One producer at 20 MiB/s on MinIO: produce p50/p99 72/136 ms
-	// against 144/341 ms without it, for 1,014 against 507 PUTs per GiB
-	// (scripts/bench-put-budget.sh); 55,000 1 KiB records/s: produce p50
-	// 166-199 against 264-267 ms, end-to-end p99 485-489 against 520-727
-	// ms (scripts/bench-minio-e2e.sh; 2026-12-02).
-	PutsPerGiBS3 = 512
+	// (Options.MaxPutsPerGiB): 384 early rolls per GiB, at most $1.97 per
+	// TiB produced at list price (a twelfth of a month's S3 Standard
+	// storage of it). Three brokers sharing 50 MiB/s behind the
+	// s3-standard latency profile, producers at linger.ms 50, three
+	// consumer groups: 388 PUTs per GiB, produce p50/p99 159/349 ms,
+	// end-to-end p99 360 ms (scripts/bench-s3-cluster.sh, 2026-12-06),
+	// where the earlier 10/s + 512 per GiB, added, made 1,003 PUTs per GiB
+	// for p99 329/336 ms. (2026-12-02, one producer at 20 MiB/s on bare
+	// MinIO with 512: produce p50/p99 72/136 ms against 144/341 ms
+	// without a per-GiB budget, scripts/bench-put-budget.sh.)
+	PutsPerGiBS3 = 384
 )

@@ -10,13 +10,16 @@
 #
 #   ./scripts/bench-s3-cluster.sh
 #   S3_PROFILE=slow-tail RATE=20000 DURATION=60s ./scripts/bench-s3-cluster.sh
-#   BROKER_FLAGS="--ingest-linger 100ms" ./scripts/bench-s3-cluster.sh
+#   BROKER_FLAGS="--ingest-linger 100ms" LINGER=50ms ./scripts/bench-s3-cluster.sh
+#
+# GROUPS_N sets the consumer groups, LINGER the producers' linger (5ms).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export S3_PROFILE="${S3_PROFILE:-s3-standard}"
 RATE="${RATE:-51200}"
 DURATION="${DURATION:-30s}"
 GROUPS_N="${GROUPS_N:-3}"
+LINGER="${LINGER:-5ms}" # the producers' linger.ms (Kafka 4's default: 5 ms)
 export FLOE_DEV_DIR
 FLOE_DEV_DIR="$(mktemp -d)"
 export FLOE_DEV_PORT_BASE="${FLOE_DEV_PORT_BASE:-$((20000 + RANDOM % 20000))}"
@@ -37,9 +40,37 @@ for p in "${procs[@]}"; do cpu0[$p]=$(cpu "$p" 2>/dev/null || echo 0); done
 echo "=== $S3_PROFILE: 3 brokers, $RATE records/s of 1 KiB, 16 partitions, 2 producers, $GROUPS_N consumer groups, $DURATION ==="
 "$FLOE_DEV_DIR/bin/loadtest" --brokers "$brokers" --metrics-url "$metrics" --progress 0 --log-level warn \
   --topic bench --create-topic --partitions 16 --record-size 1024 --rate "$RATE" --duration "$DURATION" --warmup 5s \
-  --producers 2 --consumers 1 --consumer-groups "$GROUPS_N"
+  --producers 2 --consumers 1 --consumer-groups "$GROUPS_N" --linger "$LINGER"
 line="cpu seconds:"
 for p in "${procs[@]}"; do
   line+=" $p $(python3 -c "print(round($(cpu "$p" 2>/dev/null || echo 0) - ${cpu0[$p]}, 1))")"
 done
 echo "$line"
+
+# What the brokers saw, summed over the three: quantiles of their
+# histograms (the upper bound of the bucket that holds the quantile).
+python3 - "${metrics//,/ }" <<'PY'
+import re, sys, urllib.request
+want = {
+    "Produce, broker side": ('floe_kafka_request_duration_seconds_bucket', 'api="Produce"'),
+    "PUT": ('floe_objectstore_request_duration_seconds_bucket', 'op="put"'),
+    "commit": ('floe_ingest_commit_duration_seconds_bucket', ''),
+}
+buckets = {k: {} for k in want}
+for url in sys.argv[1].split():
+    for line in urllib.request.urlopen(url, timeout=10).read().decode().splitlines():
+        for k, (name, label) in want.items():
+            if line.startswith(name + "{") and label in line:
+                le = re.search(r'le="([^"]+)"', line).group(1)
+                buckets[k][le] = buckets[k].get(le, 0) + float(line.rsplit(" ", 1)[1])
+for k, b in buckets.items():
+    if not b:
+        print(f"{k}: no samples"); continue
+    les = sorted(b, key=lambda x: float("inf") if x == "+Inf" else float(x))
+    total = b["+Inf"]
+    out = []
+    for q in (0.5, 0.99, 0.999):
+        le = next(l for l in les if b[l] >= q * total)
+        out.append(f"p{q*100:g} <= {le if le == '+Inf' else round(float(le)*1000, 1)} ms")
+    print(f"{k}: {int(total)} samples, " + ", ".join(out))
+PY
