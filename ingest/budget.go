@@ -31,7 +31,8 @@ type putBudget struct {
 
 // putRateFade is the append rate at which the per-second PUT budget has
 // faded out (putBudget.fadeBytes): 8 MiB/s, where S3's default per-GiB
-// budget (384) alone gives 3 PUTs a second.
+// budget (384) alone gives 3 PUTs a second. Up to an eighth of it the rate
+// is whole, so that a trickle sees no difference.
 const putRateFade = 8 << 20
 
 // flowWindow is the time constant of putBudget.flow.
@@ -40,6 +41,14 @@ const flowWindow = time.Second
 func newPutBudget(rate, perGiB float64, now time.Time) *putBudget {
 	burst := max(1, rate/10)
 	return &putBudget{rate: rate, perByte: perGiB / (1 << 30), burst: burst, tokens: burst, last: now}
+}
+
+// fade is the share of the per-second rate left at the current flow: all
+// of it up to an eighth of fadeBytes a second (a trickling broker gets
+// exactly its rate), none from fadeBytes on, linear between.
+func (b *putBudget) fade() float64 {
+	lo := b.fadeBytes / 8
+	return min(1, max(0, (b.fadeBytes-b.flow)/(b.fadeBytes-lo)))
 }
 
 // fading makes the per-second rate fade out as appends reach fadeBytes a
@@ -72,7 +81,7 @@ func (b *putBudget) refill(now time.Time) {
 		decay := math.Exp(-dt / flowWindow.Seconds())
 		b.flow = b.flow*decay + b.pending/flowWindow.Seconds()
 		b.pending = 0
-		rate *= max(0, 1-b.flow/b.fadeBytes)
+		rate *= b.fade()
 	}
 	b.tokens = min(b.burst, b.tokens+dt*rate)
 	b.last = now
@@ -105,7 +114,7 @@ func (b *putBudget) wait(now time.Time) time.Duration {
 	}
 	rate := b.rate
 	if b.fadeBytes > 0 {
-		rate *= max(0, 1-b.flow/b.fadeBytes)
+		rate *= b.fade()
 	}
 	if rate <= 0 {
 		return time.Hour // no time refill: appends or the linger roll it

@@ -76,8 +76,8 @@ func TestPutBudgetGrowsWithBytes(t *testing.T) {
 }
 
 // The per-second budget fades as appends grow: a broker appending twice
-// fadeBytes a second earns only its bytes' tokens, one idle earns the
-// per-second rate.
+// fadeBytes a second earns only its bytes' tokens, one idle or trickling
+// (up to an eighth of fadeBytes) all of the per-second rate.
 func TestPutBudgetFades(t *testing.T) {
 	t0 := time.Unix(1_000_000, 0)
 	const mib = 1 << 20
@@ -88,7 +88,8 @@ func TestPutBudgetFades(t *testing.T) {
 	}{
 		{"idle: the per-second rate", 0, 10},
 		{"at twice the fade: the bytes' budget alone", 16 * mib / 1000, 16.0 * 384 / 1024},
-		{"at half the fade: half the rate and the bytes'", 4 * mib / 1000, 5 + 4.0*384/1024},
+		{"at half the fade: 4/7 of the rate and the bytes'", 4 * mib / 1000, 10*4.0/7 + 4.0*384/1024},
+		{"a trickle: all of the rate and the bytes'", mib / 2 / 1000, 10 + 0.5*384/1024},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newPutBudget(10, 384, t0).fading(8 * mib)
