@@ -63,6 +63,13 @@ for url in sys.argv[1].split():
             if line.startswith(name + "{") and label in line:
                 le = re.search(r'le="([^"]+)"', line).group(1)
                 buckets[k][le] = buckets[k].get(le, 0) + float(line.rsplit(" ", 1)[1])
+hedges = {}
+for url in sys.argv[1].split():
+    for line in urllib.request.urlopen(url, timeout=10).read().decode().splitlines():
+        if line.startswith("floe_objectstore_hedges_total{"):
+            key = re.search(r'op="(\w+)"', line).group(1) + (" won" if 'won="true"' in line else " lost")
+            hedges[key] = hedges.get(key, 0) + float(line.rsplit(" ", 1)[1])
+print("hedged requests: " + (", ".join(f"{k} {int(v)}" for k, v in sorted(hedges.items())) or "none"))
 for k, b in buckets.items():
     if not b:
         print(f"{k}: no samples"); continue

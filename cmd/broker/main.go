@@ -73,7 +73,7 @@ func newFlagSet() (*flag.FlagSet, *flags) {
 	fs.BoolVar(&f.cfg.S3CreateBucket, "s3-create-bucket", false, "create the bucket at start if it is missing")
 	fs.Float64Var(&f.cfg.S3Hedge.Quantile, "s3-hedge-quantile", 0.95, "send a second S3 PUT or GET beside one still unanswered after this quantile of recent latencies of its kind, the first answer wins (negative: no hedging)")
 	fs.DurationVar(&f.cfg.S3Hedge.MinDelay, "s3-hedge-min-delay", 100*time.Millisecond, "the shortest wait before a hedged S3 request, whatever the recent latencies")
-	fs.Float64Var(&f.cfg.S3Hedge.MaxFraction, "s3-hedge-max-fraction", 0.05, "hedged S3 requests at most this share of all requests")
+	fs.Float64Var(&f.cfg.S3Hedge.MaxFraction, "s3-hedge-max-fraction", 0.1, "hedged S3 requests at most this share of all requests (twice the share past the 0.95 quantile, so that stragglers find room)")
 	f.nodeID = fs.Int("node-id", 1, "Kafka node id of this broker")
 	fs.StringVar(&f.cfg.Broker.Rack, "rack", "", "rack (availability zone) returned in Metadata")
 	fs.StringVar(&f.cfg.Broker.ClusterID, "cluster-id", "floe", "cluster id returned in Metadata")
