@@ -507,7 +507,7 @@ func TestKVInSegment(t *testing.T) {
 	reads := &readLog{s: store}
 	b := newTestBroker(t, Deps{Coordinator: tc, Reader: reads})
 	handler := func(remote bool) http.Handler {
-		return kvindex.NewHandler(b.KVService(), kvindex.HandlerOptions{RemoteReadEnabled: remote, Logger: testkit.Logger(),
+		return kvindex.NewHandler(b.KVService(), kvindex.HandlerOptions{RemoteReadDisabled: !remote, Logger: testkit.Logger(),
 			BatchCache: kvindex.NewBatchCache(kvindex.DefaultBatchCacheBytes)})
 	}
 	on, off := handler(true), handler(false)

@@ -423,20 +423,23 @@ func TestTieredCrash(t *testing.T) {
 	})
 }
 
-// TestTieredKVGate looks up keys whose records live only in segments: a
-// broker with --kv-remote-read-enabled serves them (200, read back through
-// its cache from the segment), one without answers 404 with error code
-// 40405.
+// TestTieredKVGate looks up keys before and after their records move into
+// segments. A broker with default flags answers each key the same way
+// both times (200, the same value, partition and offset: read back through
+// its cache from the segment), so a /kv example keeps working past
+// --wal-retention; one started with --kv-remote-read-enabled=false answers
+// 404 with error code 40405 once the records are in segments.
 func TestTieredKVGate(t *testing.T) {
 	c := tierCluster(t, 0, 10*time.Second, "--kv-index-enabled")
-	gated := c.AddBroker(1, "--kv-index-enabled")
-	open := c.AddBroker(2, "--kv-index-enabled", "--kv-remote-read-enabled")
+	gated := c.AddBroker(1, "--kv-index-enabled", "--kv-remote-read-enabled=false")
+	open := c.AddBroker(2, "--kv-index-enabled") // remote reads on by default
 	ctx := context.Background()
 	adm := kadm.NewClient(pinnedClient(t, gated.KafkaAddr))
 	const topic = "tier-kv"
+	// An hour in the WAL tier at first: every lookup reads a WAL object.
 	if _, err := adm.CreateTopic(ctx, 2, -1, map[string]*string{
 		"cleanup.policy": kadm.StringPtr("compact"), "kv.index.enabled": kadm.StringPtr("true"),
-		"local.retention.ms": kadm.StringPtr("300"),
+		"local.retention.ms": kadm.StringPtr("3600000"),
 	}, topic); err != nil {
 		t.Fatal(err)
 	}
@@ -448,22 +451,42 @@ func TestTieredKVGate(t *testing.T) {
 	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	waitConsolidated(t, c, topic, 2, time.Minute)
-
-	for _, k := range []int{0, 17, 49} {
+	keys := []int{0, 17, 49}
+	before := map[int]kvAnswer{}
+	for _, k := range keys {
 		path := fmt.Sprintf("/kv/%s/key-%03d", topic, k)
 		want := fmt.Sprintf("value-%d", 150+k) // the key's last record
-		if a := kvGet(t, open.HTTPAddr, path); a.status != 200 || string(a.value) != want {
-			t.Errorf("remote reads on: GET %s = %d %q (%d %s), want 200 %q", path, a.status, a.value, a.errorCode, a.message, want)
+		for _, b := range []*floetest.Process{open, gated} {
+			if a := kvGet(t, b.HTTPAddr, path); a.status != 200 || string(a.value) != want {
+				t.Fatalf("in the WAL tier: GET %s = %d %q (%d %s), want 200 %q", path, a.status, a.value, a.errorCode, a.message, want)
+			}
+		}
+		before[k] = kvGet(t, open.HTTPAddr, path)
+	}
+
+	// Now consolidate everything into segments, as --wal-retention does
+	// after 10 minutes.
+	alterTopicConfigs(t, ctx, adm, topic, "local.retention.ms", "1")
+	waitConsolidated(t, c, topic, 2, time.Minute)
+
+	for _, k := range keys {
+		path := fmt.Sprintf("/kv/%s/key-%03d", topic, k)
+		if a := kvGet(t, open.HTTPAddr, path); a.status != 200 || string(a.value) != string(before[k].value) ||
+			a.partition != before[k].partition || a.offset != before[k].offset {
+			t.Errorf("default flags, in segments: GET %s = %d %q at %d/%d (%d %s), want 200 %q at %d/%d as from the WAL",
+				path, a.status, a.value, a.partition, a.offset, a.errorCode, a.message,
+				before[k].value, before[k].partition, before[k].offset)
 		}
 		a := kvGet(t, gated.HTTPAddr, path)
 		if a.status != 404 || a.errorCode != 40405 || a.message != "record only available in tiered storage" {
-			t.Errorf("remote reads off: GET %s = %d, code %d %q, want 404 40405", path, a.status, a.errorCode, a.message)
+			t.Errorf("--kv-remote-read-enabled=false: GET %s = %d, code %d %q, want 404 40405", path, a.status, a.errorCode, a.message)
 		}
 	}
 	// A key never written is 40404 either way.
-	if a := kvGet(t, gated.HTTPAddr, "/kv/"+topic+"/nope"); a.status != 404 || a.errorCode != 40404 {
-		t.Errorf("absent key: %d %d", a.status, a.errorCode)
+	for _, b := range []*floetest.Process{open, gated} {
+		if a := kvGet(t, b.HTTPAddr, "/kv/"+topic+"/nope"); a.status != 404 || a.errorCode != 40404 {
+			t.Errorf("absent key: %d %d", a.status, a.errorCode)
+		}
 	}
 }
 
@@ -474,10 +497,9 @@ func TestTieredKVGate(t *testing.T) {
 // every key answers its latest value, read back from its segment.
 func TestTieredEmbeddedKVRebuild(t *testing.T) {
 	n := floetest.StartNode(t, node.Config{
-		DataDir:             t.TempDir(),
-		KVRemoteReadEnabled: true,
-		Coordinator:         coordinator.Options{KVIndexEnabled: true, TierInterval: 100 * time.Millisecond},
-		Tier:                tiered.ConsolidatorOptions{PollInterval: 50 * time.Millisecond},
+		DataDir:     t.TempDir(),
+		Coordinator: coordinator.Options{KVIndexEnabled: true, TierInterval: 100 * time.Millisecond},
+		Tier:        tiered.ConsolidatorOptions{PollInterval: 50 * time.Millisecond},
 	})
 	ctx := context.Background()
 	adm := newAdmin(t, n.KafkaAddr())

@@ -156,7 +156,8 @@
 //	404     40404       key not found: no entry, tombstoned, offset at or past the high
 //	                    watermark, stale pointer, or record gone from the log
 //	404     40405       record only available in tiered storage: remote reads are
-//	                    disabled (--kv-remote-read-enabled)
+//	                    disabled (--kv-remote-read-enabled=false; they are on by
+//	                    default)
 //	405     40501       method not allowed (Allow: GET)
 //	429     42901       the principal's lookup quota is spent (--kv-quota-rps; Retry-After)
 //	500     50001       internal error (logged)

@@ -25,7 +25,7 @@ const (
 	// CodeKeyNotFound (404): no live record with the key (see the package documentation).
 	CodeKeyNotFound = 40404
 	// CodeRecordOnlyTiered (404): the key's record lives only in tiered storage and
-	// remote reads are disabled (HandlerOptions.RemoteReadEnabled).
+	// remote reads are disabled (HandlerOptions.RemoteReadDisabled).
 	CodeRecordOnlyTiered = 40405
 	// CodeMethodNotAllowed (405): a method other than GET.
 	CodeMethodNotAllowed = 40501

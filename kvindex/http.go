@@ -12,10 +12,15 @@ import (
 
 // HandlerOptions configures NewHandler.
 type HandlerOptions struct {
-	// RemoteReadEnabled lets a lookup read a record that lives only in tiered storage,
-	// a cold read against the object store; off, such lookups answer 404
-	// (--kv-remote-read-enabled). Default: false.
-	RemoteReadEnabled bool
+	// RemoteReadDisabled makes a lookup of a record that lives only in tiered storage
+	// (a segment object) answer 404 with CodeRecordOnlyTiered instead of reading it
+	// (--kv-remote-read-enabled=false). Default: false, such records are read: in
+	// floe both tiers are objects in the same store, read through the same chunk
+	// cache, so a segment read costs what a WAL read does. The key-index RFC gates
+	// them off by default because its cold tier is a slower remote store than its
+	// local segments; floe keeps the gate for operators who want /kv to read only
+	// the WAL tier.
+	RemoteReadDisabled bool
 	// Observer, when set, is called after every request with the status answered and
 	// the time taken, for metrics. It runs on the request's goroutine and must be quick.
 	// Default: nil.
@@ -126,7 +131,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) int {
 		return h.fail(w, errGone)
 	case l.Batch.Object == "":
 		return h.internal(w, r, "lookup", fmt.Errorf("no batch for offset %d in [%d, %d)", l.Offset, l.LogStartOffset, l.HighWatermark))
-	case l.Batch.Remote && !h.opts.RemoteReadEnabled: // a Segment ref is Remote too
+	case l.Batch.Remote && h.opts.RemoteReadDisabled: // a Segment ref is Remote too
 		return h.fail(w, errRemote)
 	}
 	offset := l.Offset

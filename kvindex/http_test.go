@@ -139,7 +139,7 @@ type handlerCase struct {
 	name   string
 	method string // GET when empty
 	target string
-	remote bool // HandlerOptions.RemoteReadEnabled
+	gated  bool // HandlerOptions.RemoteReadDisabled
 	setup  func(f *fixture)
 
 	status int
@@ -215,13 +215,13 @@ func TestHandler(t *testing.T) {
 		{name: "record after a gap", target: "/kv/kv/g2?partition=" + strconv.Itoa(int(Partition([]byte("g1"), 3))),
 			status: 200, body: "two", part: Partition([]byte("g1"), 3), offset: "g2", ts: 9002},
 		{name: "control batch", target: "/kv/kv/ctl?partition=1", status: 404, code: CodeKeyNotFound},
-		{name: "remote gated", target: "/kv/kv/cold", status: 404, code: CodeRecordOnlyTiered, msg: "record only available in tiered storage"},
-		{name: "segment gated", target: "/kv/kv/segkey", status: 404, code: CodeRecordOnlyTiered, msg: "record only available in tiered storage"},
-		{name: "segment enabled", target: "/kv/kv/segkey", remote: true, status: 200, body: "in a segment", part: Partition([]byte("segkey"), 3), offset: "segkey", ts: 41},
-		{name: "segment resolve failure", target: "/kv/kv/segkey", remote: true, setup: func(f *fixture) { f.log.resolveErr = errors.New("s3") }, status: 500, code: CodeInternal},
-		{name: "segment gone", target: "/kv/kv/segkey", remote: true, setup: func(f *fixture) { f.log.resolveErr = ErrOffsetOutOfRange }, status: 404, code: CodeKeyNotFound, msg: "deleted"},
-		{name: "segment offset compacted away", target: "/kv/kv/segkey", remote: true, setup: func(f *fixture) { f.log.resolvePast = true }, status: 404, code: CodeKeyNotFound, msg: "compacted"},
-		{name: "remote enabled", target: "/kv/kv/cold", remote: true, status: 200, body: "frozen", part: Partition([]byte("cold"), 3), offset: "cold", ts: 1},
+		{name: "remote gated", target: "/kv/kv/cold", gated: true, status: 404, code: CodeRecordOnlyTiered, msg: "record only available in tiered storage"},
+		{name: "segment gated", target: "/kv/kv/segkey", gated: true, status: 404, code: CodeRecordOnlyTiered, msg: "record only available in tiered storage"},
+		{name: "segment enabled", target: "/kv/kv/segkey", status: 200, body: "in a segment", part: Partition([]byte("segkey"), 3), offset: "segkey", ts: 41},
+		{name: "segment resolve failure", target: "/kv/kv/segkey", setup: func(f *fixture) { f.log.resolveErr = errors.New("s3") }, status: 500, code: CodeInternal},
+		{name: "segment gone", target: "/kv/kv/segkey", setup: func(f *fixture) { f.log.resolveErr = ErrOffsetOutOfRange }, status: 404, code: CodeKeyNotFound, msg: "deleted"},
+		{name: "segment offset compacted away", target: "/kv/kv/segkey", setup: func(f *fixture) { f.log.resolvePast = true }, status: 404, code: CodeKeyNotFound, msg: "compacted"},
+		{name: "remote enabled", target: "/kv/kv/cold", status: 200, body: "frozen", part: Partition([]byte("cold"), 3), offset: "cold", ts: 1},
 
 		{name: "codec none", target: "/kv/kv/z-none", status: 200, body: strings.Repeat("none", 100), part: Partition([]byte("z-none"), 3), offset: "z-none", ts: 3007},
 		{name: "codec gzip", target: "/kv/kv/z-gzip", status: 200, body: strings.Repeat("gzip", 100), part: Partition([]byte("z-gzip"), 3), offset: "z-gzip", ts: 3007},
@@ -255,9 +255,9 @@ func TestHandler(t *testing.T) {
 			}
 			var observed []int
 			h := NewHandler(f.log, HandlerOptions{
-				RemoteReadEnabled: tc.remote,
-				Logger:            testkit.Logger(),
-				Observer:          func(status int, d time.Duration) { observed = append(observed, status) },
+				RemoteReadDisabled: tc.gated,
+				Logger:             testkit.Logger(),
+				Observer:           func(status int, d time.Duration) { observed = append(observed, status) },
 			})
 			method := tc.method
 			if method == "" {

@@ -80,9 +80,11 @@ type Config struct {
 	// a straggler of seconds does not become every producer's p99. Only on
 	// S3 (S3.Bucket set). Default: on, at the 0.95 quantile.
 	S3Hedge objectstore.HedgeOptions
-	// KVRemoteReadEnabled lets /kv read records that live only in tiered
-	// storage (--kv-remote-read-enabled). Default: false.
-	KVRemoteReadEnabled bool
+	// KVRemoteReadDisabled makes /kv answer 404 (error code 40405) for
+	// records that live only in segment objects instead of reading them
+	// (--kv-remote-read-enabled=false). Default: false, /kv reads both
+	// tiers (kvindex.HandlerOptions.RemoteReadDisabled says why).
+	KVRemoteReadDisabled bool
 	// KVBatchCacheBytes bounds the compressed batches /kv keeps decoded
 	// (--kv-batch-cache-bytes); negative keeps none. Default (0):
 	// kvindex.DefaultBatchCacheBytes, 64 MiB.
@@ -479,11 +481,11 @@ func (n *Node) httpHandler() http.Handler {
 		kvService = tracedKV{kvService, n.tracer}
 	}
 	kv := kvindex.NewHandler(kvService, kvindex.HandlerOptions{
-		RemoteReadEnabled: n.cfg.KVRemoteReadEnabled,
-		Logger:            n.log,
-		Observer:          n.kvObserver(),
-		BatchCache:        n.kvCache,
-		Gate:              n.newKVGate(n.metrics.Meter("floe/kv"), n.kvAuthorizer()),
+		RemoteReadDisabled: n.cfg.KVRemoteReadDisabled,
+		Logger:             n.log,
+		Observer:           n.kvObserver(),
+		BatchCache:         n.kvCache,
+		Gate:               n.newKVGate(n.metrics.Meter("floe/kv"), n.kvAuthorizer()),
 	})
 	if n.tracer != nil {
 		kv = tracedHTTP(kv, n.tracer, "GET /kv")

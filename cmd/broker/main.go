@@ -49,6 +49,7 @@ type flags struct {
 
 	nodeID, numPartitions, maxRequest *int
 	zoneSharing, consolidation        *bool
+	kvRemoteRead                      *bool // --kv-remote-read-enabled
 	clientAuth, saslMechs, superUsers *string
 	reauthMs                          *int64
 }
@@ -105,7 +106,7 @@ func newFlagSet() (*flag.FlagSet, *flags) {
 	fs.DurationVar(&f.cfg.Tier.PollInterval, "tier-poll-interval", 5*time.Second, "how often an idle broker asks the coordinator for a consolidation job")
 	fs.IntVar(&f.cfg.Tier.Concurrency, "tier-job-concurrency", 4, "consolidation jobs a broker runs at once (each holds its segment in memory, up to segment.bytes)")
 	fs.IntVar(&f.cfg.Tier.DedupeBufferBytes, "compaction-dedupe-buffer-bytes", tiered.DefaultDedupeBufferBytes, "the key map a compaction pass builds on a topic without the key index (Kafka's log.cleaner.dedupe.buffer.size; 24 bytes a key, several passes when full); one pass at a time per broker")
-	fs.BoolVar(&f.cfg.KVRemoteReadEnabled, "kv-remote-read-enabled", false, "let /kv read records that live only in tiered storage")
+	f.kvRemoteRead = fs.Bool("kv-remote-read-enabled", true, "let /kv read records that live only in segment objects, after --wal-retention (=false: such lookups answer 404, error code 40405). On by default, unlike the key-index RFC's remote-read gate: both of floe's tiers are objects in the same store, read through the same chunk cache")
 	fs.Int64Var(&f.cfg.KVBatchCacheBytes, "kv-batch-cache-bytes", 64<<20, "bytes of compressed batches /kv keeps decoded (negative: none)")
 	fs.StringVar(&f.cfg.NATSURL, "nats-url", "", "NATS server of a cluster whose coordinator runs as cmd/coordinator; empty: embed NATS and the coordinator")
 	fs.StringVar(&f.cfg.NATSListen, "nats-listen", "", "host:port for the embedded NATS server to listen on, so other brokers can share its coordinator (default: in-process only)")
@@ -177,6 +178,7 @@ func parseFlags(args []string) (*flags, error) {
 	cfg.Coordinator.DefaultPartitions = int32(*f.numPartitions)
 	cfg.TierJobsDisabled = !*f.consolidation
 	cfg.ZoneCacheSharingDisabled = !*f.zoneSharing
+	cfg.KVRemoteReadDisabled = !*f.kvRemoteRead
 	cfg.Coordinator.ConsolidationDisabled = !*f.consolidation
 	switch *f.clientAuth {
 	case "required":
