@@ -155,28 +155,21 @@ func BenchmarkTieredCatchUp(b *testing.B) {
 // start through the broker at addr, and returns how long that took.
 func consumeTopic(b *testing.B, addr, topic string, want int) time.Duration {
 	b.Helper()
-	cl := pinnedClient(b, addr, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	start := time.Now()
-	got := 0
-	for got < want {
-		fs := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			b.Fatalf("consumed %d of %d records: %v", got, want, err)
-		}
-		fs.EachError(func(t string, p int32, err error) { b.Fatalf("fetch %s/%d: %v", t, p, err) })
-		got += fs.NumRecords()
-	}
-	return time.Since(start)
+	return consumeTimed(b, addr, want, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 }
 
 // consumePartition reads want records of one partition from offset 0
 // through addr and returns the time it took.
 func consumePartition(b *testing.B, addr, topic string, partition int32, want int) time.Duration {
 	b.Helper()
-	cl := pinnedClient(b, addr, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {partition: kgo.NewOffset().AtStart()}}))
+	return consumeTimed(b, addr, want, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {partition: kgo.NewOffset().AtStart()}}))
+}
+
+// consumeTimed reads want records with a client on addr consuming what
+// opts say, and returns the time it took.
+func consumeTimed(b *testing.B, addr string, want int, opts ...kgo.Opt) time.Duration {
+	b.Helper()
+	cl := pinnedClient(b, addr, opts...)
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
