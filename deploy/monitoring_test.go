@@ -22,9 +22,6 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/floe-io/floe/internal/testkit"
-	"github.com/floe-io/floe/internal/testkit/floetest"
 )
 
 // absent lists the metrics the dashboard or the rules name that the test's
@@ -181,11 +178,9 @@ func TestMonitoringQueriesParse(t *testing.T) {
 	}
 }
 
-// TestMonitoringMetricsExist starts a cluster (MinIO, NATS, a coordinator
-// and a broker process), makes it serve what the dashboard shows (produce
-// and fetch, a consumer group that commits, an indexed compacted topic and
-// a /kv lookup), scrapes both /metrics and checks that every metric the
-// dashboard and the rules select exists there, with the labels they match.
+// TestMonitoringMetricsExist scrapes the /metrics of a running broker and
+// coordinator (runMonitored) and checks that every metric the dashboard
+// and the rules select exists there, with the labels they match.
 func TestMonitoringMetricsExist(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster")
@@ -194,32 +189,11 @@ func TestMonitoringMetricsExist(t *testing.T) {
 	rules, recorded := ruleExprs(t)
 	exprs = append(exprs, rules...)
 
-	c := floetest.RunClusterWith(t, 1, floetest.ClusterOptions{
-		CoordinatorArgs: []string{"--kv-index-enabled"},
-		BrokerArgs:      []string{"--kv-index-enabled", "--num-partitions", "2"},
-	})
-	broker := c.Brokers[0]
-	exercise(t, broker.KafkaAddr, broker.HTTPAddr)
-
-	// Observable gauges (partitions, lag) are read at each scrape; wait
-	// until the series the traffic creates are there.
-	want := []string{"floe_consumer_group_lag", "floe_partition_compaction_lag_milliseconds", "floe_kv_lookup_duration_seconds_bucket",
-		"floe_coordinator_rpc_duration_seconds_bucket", "floe_objectstore_requests_total"}
-	var served map[string]map[string]bool
-	testkit.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error {
-		served = map[string]map[string]bool{}
-		for _, addr := range []string{broker.HTTPAddr, c.Coord.HTTPAddr} {
-			if err := scrape(addr, served); err != nil {
-				return err
-			}
-		}
-		for _, w := range want {
-			if served[w] == nil {
-				return fmt.Errorf("%s not served yet", w)
-			}
-		}
-		return nil
-	})
+	fams := runMonitored(t, nil)
+	served := map[string]map[string]bool{}
+	for _, f := range fams {
+		addServed(f, served)
+	}
 
 	checked := map[string]bool{}
 	for _, e := range exprs {
@@ -270,7 +244,8 @@ func exercise(t *testing.T, kafkaAddr, httpAddr string) {
 	}, "users"); err != nil {
 		t.Fatalf("create topic users: %v", err)
 	}
-	if _, err := adm.CreateTopic(ctx, 2, -1, nil, "orders"); err != nil {
+	// orders is consolidated into segments a second after it is written.
+	if _, err := adm.CreateTopic(ctx, 2, -1, map[string]*string{"local.retention.ms": kadm.StringPtr("1000")}, "orders"); err != nil {
 		t.Fatalf("create topic orders: %v", err)
 	}
 	var recs []*kgo.Record
@@ -326,19 +301,25 @@ func exercise(t *testing.T, kafkaAddr, httpAddr string) {
 	}
 }
 
-// scrape reads one /metrics into served: each sample name (histograms'
-// _bucket, _sum and _count, as PromQL sees them) with its label names.
-func scrape(httpAddr string, served map[string]map[string]bool) error {
+// scrapeFamilies reads one /metrics.
+func scrapeFamilies(httpAddr string) (map[string]*dto.MetricFamily, error) {
 	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + httpAddr + "/metrics")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(resp.Body)
 	if err != nil {
-		return fmt.Errorf("%s/metrics: %w", httpAddr, err)
+		return nil, fmt.Errorf("%s/metrics: %w", httpAddr, err)
 	}
+	return fams, nil
+}
+
+// addServed adds one /metrics's families to served: each sample name
+// (histograms' _bucket, _sum and _count, as PromQL sees them) with its
+// label names.
+func addServed(fams map[string]*dto.MetricFamily, served map[string]map[string]bool) {
 	for name, f := range fams {
 		names := []string{name}
 		switch f.GetType() {
@@ -361,7 +342,6 @@ func scrape(httpAddr string, served map[string]map[string]bool) error {
 			}
 		}
 	}
-	return nil
 }
 
 // similar names the served metrics sharing name's first three words, to

@@ -9,7 +9,8 @@
 // and each is checked by a TestConfigurationDoc (in cmd/broker,
 // cmd/coordinator and here) that regenerates it and compares; run with
 // FLOE_UPDATE_DOCS=1 (the Command below) the tests rewrite the file
-// instead.
+// instead. docs/metrics.md's table is built from a running cluster's
+// /metrics by deploy's TestMetricsDoc, with CheckCommand.
 package docgen
 
 import (
@@ -79,24 +80,37 @@ func markers(name string) (begin, end string) {
 }
 
 // ReplaceSection returns doc with the text between name's markers replaced
-// by body.
+// by body. The begin marker is the line starting "<!-- BEGIN name:", whatever
+// command it names.
 func ReplaceSection(doc, name, body string) (string, error) {
 	begin, end := markers(name)
-	i := strings.Index(doc, begin)
+	i := strings.Index(doc, begin[:len("<!-- BEGIN "+name+":")])
 	if i < 0 {
 		return "", fmt.Errorf("docgen: no %q marker", strings.TrimSpace(begin))
 	}
-	j := strings.Index(doc[i:], end)
+	nl := strings.IndexByte(doc[i:], '\n')
+	if nl < 0 {
+		return "", fmt.Errorf("docgen: no %q marker", strings.TrimSpace(end))
+	}
+	head := i + nl + 1
+	j := strings.Index(doc[head:], end)
 	if j < 0 {
 		return "", fmt.Errorf("docgen: no %q marker", strings.TrimSpace(end))
 	}
-	return doc[:i+len(begin)] + body + doc[i+j:], nil
+	return doc[:head] + body + doc[head+j:], nil
 }
 
 // Check fails t when section name of the file at path is not body, naming
 // the command that regenerates it; with FLOE_UPDATE_DOCS=1 it writes body
 // into the file instead.
 func Check(t testing.TB, path, name, body string) {
+	t.Helper()
+	CheckCommand(t, path, name, body, Command)
+}
+
+// CheckCommand is Check for a section that command, not Command,
+// regenerates (docs/metrics.md's, from a running cluster).
+func CheckCommand(t testing.TB, path, name, body, command string) {
 	t.Helper()
 	old, err := os.ReadFile(path)
 	if err != nil {
@@ -116,5 +130,5 @@ func Check(t testing.TB, path, name, body string) {
 		t.Logf("%s: rewrote %s", path, name)
 		return
 	}
-	t.Errorf("%s: the %s table disagrees with the code; regenerate it with\n\t%s", path, name, Command)
+	t.Errorf("%s: the %s table disagrees with the code; regenerate it with\n\t%s", path, name, command)
 }
