@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -127,8 +128,12 @@ func newACLEntry(principal, host string, rt kmsg.ACLResourceType, name string, p
 		PatternType: pattern.String(), Operation: op.String(), Permission: perm.String(), Error: errString(err)}
 }
 
-// printACLs prints ACLs as a table or JSON, sorted.
-func (c *cli) printACLs(acls []aclEntry) error {
+// printACLs prints ACLs as a table or JSON, sorted, unless some failed:
+// then it returns their errors.
+func (c *cli) printACLs(acls []aclEntry, errs []error) error {
+	if len(errs) > 0 {
+		return errors.Join(dedupe(errs)...)
+	}
 	sort.Slice(acls, func(i, j int) bool {
 		a, b := acls[i], acls[j]
 		return fmt.Sprint(a.ResourceType, a.ResourceName, a.PatternType, a.Principal, a.Host, a.Operation, a.Permission) <
@@ -137,15 +142,13 @@ func (c *cli) printACLs(acls []aclEntry) error {
 	if acls == nil {
 		acls = []aclEntry{}
 	}
-	if c.g.json {
-		return printJSON(c.stdout, acls)
-	}
-	tb := newTable(c.stdout, "PRINCIPAL", "HOST", "RESOURCE-TYPE", "RESOURCE-NAME", "PATTERN-TYPE", "OPERATION", "PERMISSION")
-	for _, a := range acls {
-		tb.row(a.Principal, a.Host, a.ResourceType, a.ResourceName, a.PatternType, a.Operation, a.Permission)
-	}
-	tb.flush()
-	return nil
+	return c.report(acls, func() {
+		tb := newTable(c.stdout, "PRINCIPAL", "HOST", "RESOURCE-TYPE", "RESOURCE-NAME", "PATTERN-TYPE", "OPERATION", "PERMISSION")
+		for _, a := range acls {
+			tb.row(a.Principal, a.Host, a.ResourceType, a.ResourceName, a.PatternType, a.Operation, a.Permission)
+		}
+		tb.flush()
+	}, nil)
 }
 
 func aclList(c *cli, args []string) error {
@@ -155,27 +158,18 @@ List the ACLs matching a filter: every flag left out matches anything, so
 DESCRIBE.`)
 	var a aclFlags
 	a.register(f)
-	pos, err := f.parse(args)
-	if err != nil {
+	if err := f.parseNoArgs(args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usagef("unexpected argument %q", pos[0])
 	}
 	b, err := a.builder(false)
 	if err != nil {
 		return err
 	}
-	adm, err := c.admin()
+	results, err := request(c, func(ctx context.Context, adm *kadm.Client) (kadm.DescribeACLsResults, error) {
+		return adm.DescribeACLs(ctx, b)
+	})
 	if err != nil {
 		return err
-	}
-	defer adm.Close()
-	ctx, cancel := c.reqCtx()
-	defer cancel()
-	results, err := adm.DescribeACLs(ctx, b)
-	if err != nil {
-		return c.reachErr(err)
 	}
 	var out []aclEntry
 	var errs []error
@@ -193,10 +187,7 @@ DESCRIBE.`)
 			}
 		}
 	}
-	if len(errs) > 0 {
-		return errors.Join(dedupe(errs)...)
-	}
-	return c.printACLs(out)
+	return c.printACLs(out, errs)
 }
 
 func aclCreate(c *cli, args []string) error {
@@ -205,27 +196,18 @@ Create ACLs: every principal, host, resource and operation given is
 combined. --pattern-type prefixed makes a resource name a prefix.`)
 	var a aclFlags
 	a.register(f)
-	pos, err := f.parse(args)
-	if err != nil {
+	if err := f.parseNoArgs(args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usagef("unexpected argument %q", pos[0])
 	}
 	b, err := a.builder(true)
 	if err != nil {
 		return err
 	}
-	adm, err := c.admin()
+	results, err := request(c, func(ctx context.Context, adm *kadm.Client) (kadm.CreateACLsResults, error) {
+		return adm.CreateACLs(ctx, b)
+	})
 	if err != nil {
 		return err
-	}
-	defer adm.Close()
-	ctx, cancel := c.reqCtx()
-	defer cancel()
-	results, err := adm.CreateACLs(ctx, b)
-	if err != nil {
-		return c.reachErr(err)
 	}
 	var out []aclEntry
 	var errs []error
@@ -236,10 +218,7 @@ combined. --pattern-type prefixed makes a resource name a prefix.`)
 		}
 		out = append(out, newACLEntry(r.Principal, r.Host, r.Type, r.Name, r.Pattern, r.Operation, r.Permission, err))
 	}
-	if len(errs) > 0 {
-		return errors.Join(dedupe(errs)...)
-	}
-	return c.printACLs(out)
+	return c.printACLs(out, errs)
 }
 
 func aclDelete(c *cli, args []string) error {
@@ -249,12 +228,8 @@ them. --resource-type is required (any matches every type) so that a bare
 'floe acl delete' cannot delete every ACL.`)
 	var a aclFlags
 	a.register(f)
-	pos, err := f.parse(args)
-	if err != nil {
+	if err := f.parseNoArgs(args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usagef("unexpected argument %q", pos[0])
 	}
 	if a.resourceType == "" {
 		return usagef("give --resource-type (any for every type)")
@@ -263,16 +238,11 @@ them. --resource-type is required (any matches every type) so that a bare
 	if err != nil {
 		return err
 	}
-	adm, err := c.admin()
+	results, err := request(c, func(ctx context.Context, adm *kadm.Client) (kadm.DeleteACLsResults, error) {
+		return adm.DeleteACLs(ctx, b)
+	})
 	if err != nil {
 		return err
-	}
-	defer adm.Close()
-	ctx, cancel := c.reqCtx()
-	defer cancel()
-	results, err := adm.DeleteACLs(ctx, b)
-	if err != nil {
-		return c.reachErr(err)
 	}
 	var out []aclEntry
 	var errs []error
@@ -289,10 +259,7 @@ them. --resource-type is required (any matches every type) so that a bare
 			out = append(out, newACLEntry(d.Principal, d.Host, d.Type, d.Name, d.Pattern, d.Operation, d.Permission, err))
 		}
 	}
-	if len(errs) > 0 {
-		return errors.Join(dedupe(errs)...)
-	}
-	return c.printACLs(out)
+	return c.printACLs(out, errs)
 }
 
 // dedupe drops repeated errors (a filter per permission fails twice alike).

@@ -83,6 +83,34 @@ func (c *cli) reqCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(c.ctx, c.g.timeout)
 }
 
+// withAdmin runs fn with an admin client and a request context bounded by
+// --timeout, and closes both after it. fn explains a failed request with
+// reachErr.
+func (c *cli) withAdmin(fn func(ctx context.Context, adm *kadm.Client) error) error {
+	adm, err := c.admin()
+	if err != nil {
+		return err
+	}
+	defer adm.Close()
+	ctx, cancel := c.reqCtx()
+	defer cancel()
+	return fn(ctx, adm)
+}
+
+// request runs one admin request, as withAdmin, and returns its answer; a
+// request that failed without a Kafka error is explained by reachErr.
+func request[T any](c *cli, req func(ctx context.Context, adm *kadm.Client) (T, error)) (T, error) {
+	var answer T
+	err := c.withAdmin(func(ctx context.Context, adm *kadm.Client) error {
+		var err error
+		if answer, err = req(ctx, adm); err != nil {
+			return c.reachErr(err)
+		}
+		return nil
+	})
+	return answer, err
+}
+
 // kafkaErr returns err with the broker's message, if any, after its name:
 // "TOPIC_ALREADY_EXISTS: The topic has already been created. (topic x
 // exists)".

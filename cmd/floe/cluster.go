@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"sort"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -37,35 +39,28 @@ Show the cluster: its id, the controller, the brokers with their racks, and
 how many topics it holds; --api-versions adds the Kafka APIs each broker
 serves, with their version ranges (ApiVersions).`)
 	withVersions := f.Bool("api-versions", false, "list the APIs and versions each broker serves")
-	pos, err := f.parse(args)
-	if err != nil {
+	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return usagef("unexpected argument %q", pos[0])
-	}
-	adm, err := c.admin()
-	if err != nil {
-		return err
-	}
-	defer adm.Close()
-	ctx, cancel := c.reqCtx()
-	defer cancel()
-	md, err := adm.Metadata(ctx)
-	if err != nil {
-		return c.reachErr(err)
-	}
-	out := clusterDescription{ClusterID: md.Cluster, Controller: md.Controller, Brokers: []clusterBroker{}}
-	for _, b := range md.Brokers {
-		out.Brokers = append(out.Brokers, clusterBroker{NodeID: b.NodeID, Host: b.Host, Port: b.Port, Rack: b.Rack})
-	}
-	sort.Slice(out.Brokers, func(i, j int) bool { return out.Brokers[i].NodeID < out.Brokers[j].NodeID })
-	for _, t := range md.Topics {
-		if !t.IsInternal {
-			out.Topics++
+	out := clusterDescription{Brokers: []clusterBroker{}}
+	err := c.withAdmin(func(ctx context.Context, adm *kadm.Client) error {
+		md, err := adm.Metadata(ctx)
+		if err != nil {
+			return c.reachErr(err)
 		}
-	}
-	if *withVersions {
+		out.ClusterID, out.Controller = md.Cluster, md.Controller
+		for _, b := range md.Brokers {
+			out.Brokers = append(out.Brokers, clusterBroker{NodeID: b.NodeID, Host: b.Host, Port: b.Port, Rack: b.Rack})
+		}
+		sort.Slice(out.Brokers, func(i, j int) bool { return out.Brokers[i].NodeID < out.Brokers[j].NodeID })
+		for _, t := range md.Topics {
+			if !t.IsInternal {
+				out.Topics++
+			}
+		}
+		if !*withVersions {
+			return nil
+		}
 		versions, err := adm.ApiVersions(ctx)
 		if err != nil {
 			return c.reachErr(err)
@@ -78,6 +73,10 @@ serves, with their version ranges (ApiVersions).`)
 				out.APIVersions = append(out.APIVersions, apiVersion{Broker: b.NodeID, Key: key, Name: kmsg.NameForKey(key), Min: min, Max: max})
 			})
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if c.g.json {
 		return printJSON(c.stdout, out)

@@ -51,14 +51,10 @@ partitions the group has no offset for).
 	count := f.Int("count", 0, "exit after `N` records (0: no limit)")
 	f.IntVar(count, "n", 0, "exit after `N` records (same as --count)")
 	partition := f.Int("partition", -1, "consume `partition` only (not with --group)")
-	pos, err := f.parse(args)
+	topic, err := f.parseOne(args, "topic")
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usagef("name one topic")
-	}
-	topic := pos[0]
 	if *partition >= 0 && *group != "" {
 		return usagef("--partition and --group do not go together")
 	}

@@ -70,6 +70,45 @@ func (f *flags) parse(args []string) ([]string, error) {
 	return pos, f.c.g.resolve()
 }
 
+// parseNoArgs parses the flags of a command that takes no positional
+// arguments.
+func (f *flags) parseNoArgs(args []string) error {
+	pos, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	return nil
+}
+
+// parseOne parses the flags of a command that takes one positional
+// argument, a what ("topic"), and returns it.
+func (f *flags) parseOne(args []string, what string) (string, error) {
+	pos, err := f.parse(args)
+	if err != nil {
+		return "", err
+	}
+	if len(pos) != 1 {
+		return "", usagef("name one %s", what)
+	}
+	return pos[0], nil
+}
+
+// parseSome parses the flags of a command that takes one or more what
+// ("topic") and returns them.
+func (f *flags) parseSome(args []string, what string) ([]string, error) {
+	pos, err := f.parse(args)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) == 0 {
+		return nil, usagef("name at least one %s", what)
+	}
+	return pos, nil
+}
+
 // usage prints the command's usage: synopsis, description, its flags and
 // the global ones.
 func (f *flags) usage(w io.Writer) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,31 +30,24 @@ func groupList(c *cli, args []string) error {
 	if _, err := f.parse(args); err != nil {
 		return err
 	}
-	adm, err := c.admin()
+	groups, err := request(c, func(ctx context.Context, adm *kadm.Client) (kadm.ListedGroups, error) {
+		return adm.ListGroups(ctx, states...)
+	})
 	if err != nil {
 		return err
-	}
-	defer adm.Close()
-	ctx, cancel := c.reqCtx()
-	defer cancel()
-	groups, err := adm.ListGroups(ctx, states...)
-	if err != nil {
-		return c.reachErr(err)
 	}
 	out := []groupSummary{}
 	for _, name := range groups.Groups() {
 		g := groups[name]
 		out = append(out, groupSummary{Group: name, State: g.State, ProtocolType: g.ProtocolType, Type: g.GroupType, Coordinator: g.Coordinator})
 	}
-	if c.g.json {
-		return printJSON(c.stdout, out)
-	}
-	tb := newTable(c.stdout, "GROUP", "STATE", "PROTOCOL-TYPE", "COORDINATOR")
-	for _, g := range out {
-		tb.row(g.Group, g.State, g.ProtocolType, g.Coordinator)
-	}
-	tb.flush()
-	return nil
+	return c.report(out, func() {
+		tb := newTable(c.stdout, "GROUP", "STATE", "PROTOCOL-TYPE", "COORDINATOR")
+		for _, g := range out {
+			tb.row(g.Group, g.State, g.ProtocolType, g.Coordinator)
+		}
+		tb.flush()
+	}, nil)
 }
 
 // groupDescription is group describe's answer for one group.
@@ -93,40 +87,29 @@ func groupDescribe(c *cli, args []string) error {
 Show consumer groups: state, members, and for every partition the group
 consumes or has committed, its committed offset, the log end offset and the
 lag between them, as kafka-consumer-groups.sh --describe.`)
-	groups, err := f.parse(args)
+	groups, err := f.parseSome(args, "group")
 	if err != nil {
 		return err
 	}
-	if len(groups) == 0 {
-		return usagef("name at least one group")
-	}
-	adm, err := c.admin()
+	lags, err := request(c, func(ctx context.Context, adm *kadm.Client) (kadm.DescribedGroupLags, error) {
+		return adm.Lag(ctx, groups...)
+	})
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
-	ctx, cancel := c.reqCtx()
-	defer cancel()
-	lags, err := adm.Lag(ctx, groups...)
-	if err != nil {
-		return c.reachErr(err)
-	}
-	var out []groupDescription
-	var errs []error
+	out := []groupDescription{}
+	var errs itemErrs
 	for _, name := range groups {
 		l, ok := lags[name]
 		if !ok {
-			errs = append(errs, fmt.Errorf("group %s: %w", name, kerr.GroupIDNotFound))
+			errs.add(kerr.GroupIDNotFound, "group %s", name)
 			continue
 		}
 		d := groupDescription{Group: name, Coordinator: l.Coordinator.NodeID, State: l.State, ProtocolType: l.ProtocolType,
 			Protocol: l.Protocol, Members: []groupMember{}, Offsets: []groupOffset{}}
-		if err := l.Error(); err != nil {
-			d.Error = err.Error()
-			errs = append(errs, fmt.Errorf("group %s: %w", name, err))
-			if l.DescribeErr != nil && !c.g.json {
-				continue
-			}
+		d.Error = errs.add(l.Error(), "group %s", name)
+		if l.DescribeErr != nil && !c.g.json {
+			continue
 		}
 		for _, m := range l.Members {
 			d.Members = append(d.Members, groupMember{MemberID: m.MemberID, InstanceID: m.InstanceID, ClientID: m.ClientID, Host: m.ClientHost})
@@ -146,15 +129,11 @@ lag between them, as kafka-consumer-groups.sh --describe.`)
 		}
 		out = append(out, d)
 	}
-	if c.g.json {
-		if out == nil {
-			out = []groupDescription{}
-		}
-		if err := printJSON(c.stdout, out); err != nil {
-			return err
-		}
-		return errors.Join(errs...)
-	}
+	return c.report(out, func() { c.printGroups(out) }, errs)
+}
+
+// printGroups prints group describe's tables.
+func (c *cli) printGroups(out []groupDescription) {
 	dash := func(n int64) any {
 		if n < 0 {
 			return "-"
@@ -183,7 +162,6 @@ lag between them, as kafka-consumer-groups.sh --describe.`)
 		}
 		tb.flush()
 	}
-	return errors.Join(errs...)
 }
 
 func orDash(s string) string {
@@ -276,133 +254,128 @@ moves to the end. A datetime is RFC 3339 (2026-01-02T15:04:05Z), or
 		}
 	}
 
-	adm, err := c.admin()
-	if err != nil {
-		return err
-	}
-	defer adm.Close()
-	ctx, cancel := c.reqCtx()
-	defer cancel()
-
-	described, err := adm.DescribeGroups(ctx, group)
-	if err != nil {
-		return c.reachErr(err)
-	}
-	// A group that does not exist yet may be given offsets, as with
-	// kafka-consumer-groups.sh: its consumers start from them.
-	state := ""
-	if d, ok := described[group]; ok {
-		if err := kafkaErr(d.Err, d.ErrMessage); err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
-			return fmt.Errorf("group %s: %w", group, err)
-		}
-		state = d.State
-	}
-	if *execute && state != "" && state != "Empty" && state != "Dead" {
-		return fmt.Errorf("group %s is %s: offsets can be reset only while it is inactive (stop its consumers first)", group, state)
-	}
-	committed, err := adm.FetchOffsets(ctx, group)
-	if err != nil {
-		return c.reachErr(err)
-	}
-	if err := committed.Error(); err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
-		return fmt.Errorf("group %s: fetch offsets: %w", group, err)
-	}
-	if *allTopics {
-		for _, t := range committed.Partitions().Sorted() {
-			names = append(names, t.Topic)
-			want[t.Topic] = t.Partitions
-		}
-	}
-	if len(names) == 0 {
-		return fmt.Errorf("group %s has no committed offsets", group)
-	}
-	meta, err := adm.ListTopics(ctx, names...)
-	if err != nil {
-		return c.reachErr(err)
-	}
 	var plan []resetPlan
-	for _, t := range names {
-		d, ok := meta[t]
-		if !ok {
-			return fmt.Errorf("topic %s: %w", t, kerr.UnknownTopicOrPartition)
-		}
-		if d.Err != nil {
-			return fmt.Errorf("topic %s: %w", t, d.Err)
-		}
-		parts := want[t]
-		if parts == nil {
-			for _, p := range d.Partitions.Sorted() {
-				parts = append(parts, p.Partition)
-			}
-		}
-		sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
-		for _, p := range parts {
-			if _, ok := d.Partitions[p]; !ok {
-				return fmt.Errorf("topic %s partition %d: %w", t, p, kerr.UnknownTopicOrPartition)
-			}
-			cur := int64(-1)
-			if o, ok := committed.Lookup(t, p); ok && o.Err == nil {
-				cur = o.At
-			}
-			plan = append(plan, resetPlan{Group: group, Topic: t, Partition: p, Current: cur})
-		}
-	}
-	starts, err := adm.ListStartOffsets(ctx, names...)
-	if err != nil {
-		return c.reachErr(err)
-	}
-	ends, err := adm.ListEndOffsets(ctx, names...)
-	if err != nil {
-		return c.reachErr(err)
-	}
-	var after kadm.ListedOffsets
-	if *datetime != "" {
-		if after, err = adm.ListOffsetsAfterMilli(ctx, millis, names...); err != nil {
+	var errs itemErrs
+	err = c.withAdmin(func(ctx context.Context, adm *kadm.Client) error {
+		described, err := adm.DescribeGroups(ctx, group)
+		if err != nil {
 			return c.reachErr(err)
 		}
-	}
-	for i := range plan {
-		p := &plan[i]
-		start, ok1 := starts.Lookup(p.Topic, p.Partition)
-		end, ok2 := ends.Lookup(p.Topic, p.Partition)
-		switch {
-		case !ok1 || !ok2:
-			return fmt.Errorf("topic %s partition %d: no offsets listed", p.Topic, p.Partition)
-		case start.Err != nil:
-			return fmt.Errorf("topic %s partition %d: %w", p.Topic, p.Partition, start.Err)
-		case end.Err != nil:
-			return fmt.Errorf("topic %s partition %d: %w", p.Topic, p.Partition, end.Err)
-		}
-		clamp := func(o int64) int64 { return max(start.Offset, min(end.Offset, o)) }
-		switch {
-		case *earliest:
-			p.New = start.Offset
-		case *latest:
-			p.New = end.Offset
-		case toOffset.set:
-			p.New = clamp(toOffset.v)
-		case shiftBy.set:
-			if p.Current < 0 {
-				return fmt.Errorf("topic %s partition %d: --shift-by needs a committed offset, and the group has none", p.Topic, p.Partition)
+		// A group that does not exist yet may be given offsets, as with
+		// kafka-consumer-groups.sh: its consumers start from them.
+		state := ""
+		if d, ok := described[group]; ok {
+			if err := kafkaErr(d.Err, d.ErrMessage); err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
+				return fmt.Errorf("group %s: %w", group, err)
 			}
-			p.New = clamp(p.Current + shiftBy.v)
-		default:
-			o, ok := after.Lookup(p.Topic, p.Partition)
+			state = d.State
+		}
+		if *execute && state != "" && state != "Empty" && state != "Dead" {
+			return fmt.Errorf("group %s is %s: offsets can be reset only while it is inactive (stop its consumers first)", group, state)
+		}
+		committed, err := adm.FetchOffsets(ctx, group)
+		if err != nil {
+			return c.reachErr(err)
+		}
+		if err := committed.Error(); err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
+			return fmt.Errorf("group %s: fetch offsets: %w", group, err)
+		}
+		if *allTopics {
+			for _, t := range committed.Partitions().Sorted() {
+				names = append(names, t.Topic)
+				want[t.Topic] = t.Partitions
+			}
+		}
+		if len(names) == 0 {
+			return fmt.Errorf("group %s has no committed offsets", group)
+		}
+		meta, err := adm.ListTopics(ctx, names...)
+		if err != nil {
+			return c.reachErr(err)
+		}
+		for _, t := range names {
+			d, ok := meta[t]
+			if !ok {
+				return fmt.Errorf("topic %s: %w", t, kerr.UnknownTopicOrPartition)
+			}
+			if d.Err != nil {
+				return fmt.Errorf("topic %s: %w", t, d.Err)
+			}
+			parts := want[t]
+			if parts == nil {
+				for _, p := range d.Partitions.Sorted() {
+					parts = append(parts, p.Partition)
+				}
+			}
+			sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
+			for _, p := range parts {
+				if _, ok := d.Partitions[p]; !ok {
+					return fmt.Errorf("topic %s partition %d: %w", t, p, kerr.UnknownTopicOrPartition)
+				}
+				cur := int64(-1)
+				if o, ok := committed.Lookup(t, p); ok && o.Err == nil {
+					cur = o.At
+				}
+				plan = append(plan, resetPlan{Group: group, Topic: t, Partition: p, Current: cur})
+			}
+		}
+		starts, err := adm.ListStartOffsets(ctx, names...)
+		if err != nil {
+			return c.reachErr(err)
+		}
+		ends, err := adm.ListEndOffsets(ctx, names...)
+		if err != nil {
+			return c.reachErr(err)
+		}
+		var after kadm.ListedOffsets
+		if *datetime != "" {
+			if after, err = adm.ListOffsetsAfterMilli(ctx, millis, names...); err != nil {
+				return c.reachErr(err)
+			}
+		}
+		for i := range plan {
+			p := &plan[i]
+			start, ok1 := starts.Lookup(p.Topic, p.Partition)
+			end, ok2 := ends.Lookup(p.Topic, p.Partition)
 			switch {
-			case !ok:
-				return fmt.Errorf("topic %s partition %d: no offset listed for the time", p.Topic, p.Partition)
-			case o.Err != nil:
-				return fmt.Errorf("topic %s partition %d: %w", p.Topic, p.Partition, o.Err)
-			case o.Offset < 0:
+			case !ok1 || !ok2:
+				return fmt.Errorf("topic %s partition %d: no offsets listed", p.Topic, p.Partition)
+			case start.Err != nil:
+				return fmt.Errorf("topic %s partition %d: %w", p.Topic, p.Partition, start.Err)
+			case end.Err != nil:
+				return fmt.Errorf("topic %s partition %d: %w", p.Topic, p.Partition, end.Err)
+			}
+			clamp := func(o int64) int64 { return max(start.Offset, min(end.Offset, o)) }
+			switch {
+			case *earliest:
+				p.New = start.Offset
+			case *latest:
 				p.New = end.Offset
+			case toOffset.set:
+				p.New = clamp(toOffset.v)
+			case shiftBy.set:
+				if p.Current < 0 {
+					return fmt.Errorf("topic %s partition %d: --shift-by needs a committed offset, and the group has none", p.Topic, p.Partition)
+				}
+				p.New = clamp(p.Current + shiftBy.v)
 			default:
-				p.New = clamp(o.Offset)
+				o, ok := after.Lookup(p.Topic, p.Partition)
+				switch {
+				case !ok:
+					return fmt.Errorf("topic %s partition %d: no offset listed for the time", p.Topic, p.Partition)
+				case o.Err != nil:
+					return fmt.Errorf("topic %s partition %d: %w", p.Topic, p.Partition, o.Err)
+				case o.Offset < 0:
+					p.New = end.Offset
+				default:
+					p.New = clamp(o.Offset)
+				}
 			}
 		}
-	}
 
-	var errs []error
-	if *execute {
+		if !*execute {
+			return nil
+		}
 		offsets := kadm.Offsets{}
 		for _, p := range plan {
 			offsets.Add(kadm.Offset{Topic: p.Topic, Partition: p.Partition, At: p.New, LeaderEpoch: -1})
@@ -413,31 +386,29 @@ moves to the end. A datetime is RFC 3339 (2026-01-02T15:04:05Z), or
 		}
 		for i := range plan {
 			p := &plan[i]
-			if r, ok := resps.Lookup(p.Topic, p.Partition); ok && r.Err != nil {
-				p.Error = r.Err.Error()
-				errs = append(errs, fmt.Errorf("topic %s partition %d: %w", p.Topic, p.Partition, r.Err))
+			if r, ok := resps.Lookup(p.Topic, p.Partition); ok {
+				p.Error = errs.add(r.Err, "topic %s partition %d", p.Topic, p.Partition)
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	if c.g.json {
-		if err := printJSON(c.stdout, plan); err != nil {
-			return err
+	return c.report(plan, func() {
+		tb := newTable(c.stdout, "GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "NEW-OFFSET")
+		for _, p := range plan {
+			cur := any(p.Current)
+			if p.Current < 0 {
+				cur = "-"
+			}
+			tb.row(p.Group, p.Topic, p.Partition, cur, p.New)
 		}
-		return errors.Join(errs...)
-	}
-	tb := newTable(c.stdout, "GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "NEW-OFFSET")
-	for _, p := range plan {
-		cur := any(p.Current)
-		if p.Current < 0 {
-			cur = "-"
+		tb.flush()
+		if !*execute {
+			fmt.Fprintln(c.stderr, "dry run: nothing committed; run again with --execute to apply")
 		}
-		tb.row(p.Group, p.Topic, p.Partition, cur, p.New)
-	}
-	tb.flush()
-	if !*execute {
-		fmt.Fprintln(c.stderr, "dry run: nothing committed; run again with --execute to apply")
-	}
-	return errors.Join(errs...)
+	}, errs)
 }
 
 // parseDatetime reads --to-datetime: RFC 3339, Kafka's

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -48,6 +49,44 @@ func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// report prints v, as JSON with --json and else with table, and returns
+// errs joined: a command prints every item, those that failed too, and then
+// fails if any did.
+func (c *cli) report(v any, table func(), errs []error) error {
+	if c.g.json {
+		if err := printJSON(c.stdout, v); err != nil {
+			return err
+		}
+	} else {
+		table()
+	}
+	return errors.Join(errs...)
+}
+
+// itemErrs collects the Kafka errors of the items of an answer (topics,
+// groups, users, partitions), each prefixed with the item it is about, for
+// report.
+type itemErrs []error
+
+// add records err, if it is not nil, as "item: err" (item formatted with
+// args, as "topic %s") and returns errString(err) for the item's output.
+func (e *itemErrs) add(err error, item string, args ...any) string {
+	if err == nil {
+		return ""
+	}
+	*e = append(*e, fmt.Errorf("%s: %w", fmt.Sprintf(item, args...), err))
+	return err.Error()
+}
+
+// status is an item's STATUS column: verb ("created"), or "failed" with an
+// error.
+func status(verb, errText string) string {
+	if errText != "" {
+		return "failed"
+	}
+	return verb
 }
 
 // errString is err's text, "" for nil: the ERROR column and "error" field.

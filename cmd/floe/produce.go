@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -43,14 +42,10 @@ Prints, per partition, the offsets written.`)
 	f.Var(&headers, "header", "record header `key=value` (repeatable; same as -H)")
 	partition := f.Int("partition", -1, "produce to `partition` (default: the partitioner's pick)")
 	tombstone := f.Bool("null-empty", false, "an empty value is a null value: a tombstone on compacted topics")
-	pos, err := f.parse(args)
+	topic, err := f.parseOne(args, "topic")
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usagef("name one topic")
-	}
-	topic := pos[0]
 	in := c.stdin
 	if *file != "" {
 		fh, err := os.Open(*file)
@@ -136,7 +131,7 @@ Prints, per partition, the offsets written.`)
 			break
 		}
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, c.g.timeout)
+	ctx, cancel := c.reqCtx()
 	defer cancel()
 	if err := cl.Flush(ctx); err != nil {
 		return c.reachErr(err)

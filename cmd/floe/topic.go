@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -29,61 +30,56 @@ cleanup.policy=compact or kv.index.enabled=true.`)
 	var configs pairsFlag
 	f.Var(&configs, "config", "topic config `key=value` (repeatable)")
 	dry := f.Bool("dry-run", false, "validate only: ask the broker whether it would create the topics")
-	topics, err := f.parse(args)
+	topics, err := f.parseSome(args, "topic")
 	if err != nil {
 		return err
-	}
-	if len(topics) == 0 {
-		return usagef("name at least one topic")
 	}
 	cfg := map[string]*string{}
 	for _, kv := range configs {
 		cfg[kv.k] = &kv.v
 	}
-	adm, err := c.admin()
+	resps, err := request(c, func(ctx context.Context, adm *kadm.Client) (kadm.CreateTopicResponses, error) {
+		create := adm.CreateTopics
+		if *dry {
+			create = adm.ValidateCreateTopics
+		}
+		return create(ctx, int32(*partitions), int16(*rf), cfg, topics...)
+	})
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
-	ctx, cancel := c.reqCtx()
-	defer cancel()
-	create := adm.CreateTopics
-	if *dry {
-		create = adm.ValidateCreateTopics
-	}
-	resps, err := create(ctx, int32(*partitions), int16(*rf), cfg, topics...)
-	if err != nil {
-		return c.reachErr(err)
-	}
 	var out []topicResult
-	var errs []error
+	var errs itemErrs
 	for _, t := range topics {
 		r := resps[t]
 		err := kafkaErr(r.Err, r.ErrMessage)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("topic %s: %w", t, err))
-		}
-		out = append(out, topicResult{Topic: t, ID: topicID(r.ID), Partitions: r.NumPartitions, Error: errString(err)})
+		out = append(out, topicResult{Topic: t, ID: topicID(r.ID), Partitions: r.NumPartitions, Error: errs.add(err, "topic %s", t)})
 	}
-	if c.g.json {
-		if err := printJSON(c.stdout, out); err != nil {
-			return err
+	verb := "created"
+	if *dry {
+		verb = "valid"
+	}
+	return c.reportTopics(out, verb, true, errs)
+}
+
+// reportTopics prints the outcome of topic create, alter or delete: each
+// topic's status, verb or failed, and with ids its id and partitions.
+func (c *cli) reportTopics(out []topicResult, verb string, ids bool, errs []error) error {
+	return c.report(out, func() {
+		if ids {
+			tb := newTable(c.stdout, "TOPIC", "ID", "PARTITIONS", "STATUS")
+			for _, r := range out {
+				tb.row(r.Topic, r.ID, r.Partitions, status(verb, r.Error))
+			}
+			tb.flush()
+			return
 		}
-	} else {
-		tb := newTable(c.stdout, "TOPIC", "ID", "PARTITIONS", "STATUS")
+		tb := newTable(c.stdout, "TOPIC", "STATUS")
 		for _, r := range out {
-			status := "created"
-			if *dry {
-				status = "valid"
-			}
-			if r.Error != "" {
-				status = "failed"
-			}
-			tb.row(r.Topic, r.ID, r.Partitions, status)
+			tb.row(r.Topic, status(verb, r.Error))
 		}
 		tb.flush()
-	}
-	return errors.Join(errs...)
+	}, errs)
 }
 
 // topicID prints a topic id, "" when the broker sent none.
@@ -111,49 +107,32 @@ func topicList(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	adm, err := c.admin()
+	details, err := request(c, func(ctx context.Context, adm *kadm.Client) (kadm.TopicDetails, error) {
+		list := adm.ListTopics
+		if *internal {
+			list = adm.ListTopicsWithInternal
+		}
+		return list(ctx, topics...)
+	})
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
-	ctx, cancel := c.reqCtx()
-	defer cancel()
-	list := adm.ListTopics
-	if *internal {
-		list = adm.ListTopicsWithInternal
-	}
-	details, err := list(ctx, topics...)
-	if err != nil {
-		return c.reachErr(err)
-	}
-	var out []topicSummary
-	var errs []error
+	out := []topicSummary{}
+	var errs itemErrs
 	for _, name := range details.Names() {
 		d := details[name]
-		s := topicSummary{Topic: name, ID: topicID(d.ID), Partitions: len(d.Partitions), Internal: d.IsInternal, Error: errString(d.Err)}
-		if d.Err != nil {
-			errs = append(errs, fmt.Errorf("topic %s: %w", name, d.Err))
+		out = append(out, topicSummary{Topic: name, ID: topicID(d.ID), Partitions: len(d.Partitions), ReplicationFactor: d.Partitions.NumReplicas(),
+			Internal: d.IsInternal, Error: errs.add(d.Err, "topic %s", name)})
+	}
+	return c.report(out, func() {
+		tb := newTable(c.stdout, "TOPIC", "PARTITIONS", "REPLICAS", "ID")
+		for _, s := range out {
+			if s.Error == "" {
+				tb.row(s.Topic, s.Partitions, s.ReplicationFactor, s.ID)
+			}
 		}
-		s.ReplicationFactor = d.Partitions.NumReplicas()
-		out = append(out, s)
-	}
-	if out == nil {
-		out = []topicSummary{}
-	}
-	if c.g.json {
-		if err := printJSON(c.stdout, out); err != nil {
-			return err
-		}
-		return errors.Join(errs...)
-	}
-	tb := newTable(c.stdout, "TOPIC", "PARTITIONS", "REPLICAS", "ID")
-	for _, s := range out {
-		if s.Error == "" {
-			tb.row(s.Topic, s.Partitions, s.ReplicationFactor, s.ID)
-		}
-	}
-	tb.flush()
-	return errors.Join(errs...)
+		tb.flush()
+	}, errs)
 }
 
 // topicDescription is topic describe's answer for one topic.
@@ -187,120 +166,111 @@ Show topics: id, configs (every config with its source: DYNAMIC_TOPIC_CONFIG
 for one set on the topic, DEFAULT_CONFIG otherwise) and partitions with
 their log start offsets and high watermarks.`)
 	nonDefault := f.Bool("non-default", false, "show only the configs set on the topic")
-	topics, err := f.parse(args)
+	topics, err := f.parseSome(args, "topic")
 	if err != nil {
 		return err
-	}
-	if len(topics) == 0 {
-		return usagef("name at least one topic")
-	}
-	adm, err := c.admin()
-	if err != nil {
-		return err
-	}
-	defer adm.Close()
-	ctx, cancel := c.reqCtx()
-	defer cancel()
-	details, err := adm.ListTopicsWithInternal(ctx, topics...)
-	if err != nil {
-		return c.reachErr(err)
-	}
-	var errs []error
-	var found []string
-	for _, t := range topics {
-		d, ok := details[t]
-		switch {
-		case !ok:
-			errs = append(errs, fmt.Errorf("topic %s: %w", t, kerr.UnknownTopicOrPartition))
-		case d.Err != nil:
-			errs = append(errs, fmt.Errorf("topic %s: %w", t, d.Err))
-		default:
-			found = append(found, t)
-		}
-	}
-	if len(found) == 0 {
-		return errors.Join(errs...)
-	}
-	configs, err := adm.DescribeTopicConfigs(ctx, found...)
-	if err != nil {
-		return c.reachErr(err)
-	}
-	starts, err := adm.ListStartOffsets(ctx, found...)
-	if err != nil {
-		return c.reachErr(err)
-	}
-	ends, err := adm.ListEndOffsets(ctx, found...)
-	if err != nil {
-		return c.reachErr(err)
 	}
 	var out []topicDescription
-	for _, t := range found {
-		d := details[t]
-		td := topicDescription{Topic: t, ID: topicID(d.ID), Internal: d.IsInternal, Configs: []configEntry{}}
-		if rc, err := configs.On(t, nil); err != nil || rc.Err != nil {
-			if err == nil {
-				err = kafkaErr(rc.Err, rc.ErrMessage)
+	var errs itemErrs
+	err = c.withAdmin(func(ctx context.Context, adm *kadm.Client) error {
+		details, err := adm.ListTopicsWithInternal(ctx, topics...)
+		if err != nil {
+			return c.reachErr(err)
+		}
+		var found []string
+		for _, t := range topics {
+			d, ok := details[t]
+			switch {
+			case !ok:
+				errs.add(kerr.UnknownTopicOrPartition, "topic %s", t)
+			case d.Err != nil:
+				errs.add(d.Err, "topic %s", t)
+			default:
+				found = append(found, t)
 			}
-			errs = append(errs, fmt.Errorf("topic %s configs: %w", t, err))
-		} else {
-			for _, cf := range rc.Configs {
-				if *nonDefault && cf.Source != kmsg.ConfigSourceDynamicTopicConfig {
-					continue
+		}
+		if len(found) == 0 {
+			return errors.Join(errs...)
+		}
+		configs, err := adm.DescribeTopicConfigs(ctx, found...)
+		if err != nil {
+			return c.reachErr(err)
+		}
+		starts, err := adm.ListStartOffsets(ctx, found...)
+		if err != nil {
+			return c.reachErr(err)
+		}
+		ends, err := adm.ListEndOffsets(ctx, found...)
+		if err != nil {
+			return c.reachErr(err)
+		}
+		for _, t := range found {
+			d := details[t]
+			td := topicDescription{Topic: t, ID: topicID(d.ID), Internal: d.IsInternal, Configs: []configEntry{}}
+			if rc, err := configs.On(t, nil); err != nil || rc.Err != nil {
+				if err == nil {
+					err = kafkaErr(rc.Err, rc.ErrMessage)
 				}
-				td.Configs = append(td.Configs, configEntry{Key: cf.Key, Value: cf.Value, Source: cf.Source.String(), Sensitive: cf.Sensitive})
+				errs.add(err, "topic %s configs", t)
+			} else {
+				for _, cf := range rc.Configs {
+					if *nonDefault && cf.Source != kmsg.ConfigSourceDynamicTopicConfig {
+						continue
+					}
+					td.Configs = append(td.Configs, configEntry{Key: cf.Key, Value: cf.Value, Source: cf.Source.String(), Sensitive: cf.Sensitive})
+				}
+				sort.Slice(td.Configs, func(i, j int) bool { return td.Configs[i].Key < td.Configs[j].Key })
 			}
-			sort.Slice(td.Configs, func(i, j int) bool { return td.Configs[i].Key < td.Configs[j].Key })
+			for _, p := range d.Partitions.Sorted() {
+				pd := partitionDetail{Partition: p.Partition, Leader: p.Leader, Replicas: p.Replicas, LogStart: -1, HighWatermark: -1, Error: errString(p.Err)}
+				if o, ok := starts.Lookup(t, p.Partition); ok && o.Err == nil {
+					pd.LogStart = o.Offset
+				}
+				if o, ok := ends.Lookup(t, p.Partition); ok && o.Err == nil {
+					pd.HighWatermark = o.Offset
+				}
+				td.Partitions = append(td.Partitions, pd)
+			}
+			out = append(out, td)
 		}
-		for _, p := range d.Partitions.Sorted() {
-			pd := partitionDetail{Partition: p.Partition, Leader: p.Leader, Replicas: p.Replicas, LogStart: -1, HighWatermark: -1, Error: errString(p.Err)}
-			if o, ok := starts.Lookup(t, p.Partition); ok && o.Err == nil {
-				pd.LogStart = o.Offset
-			}
-			if o, ok := ends.Lookup(t, p.Partition); ok && o.Err == nil {
-				pd.HighWatermark = o.Offset
-			}
-			td.Partitions = append(td.Partitions, pd)
-		}
-		out = append(out, td)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	if c.g.json {
-		if err := printJSON(c.stdout, out); err != nil {
-			return err
-		}
-		return errors.Join(errs...)
-	}
-	for i, td := range out {
-		if i > 0 {
-			fmt.Fprintln(c.stdout)
-		}
-		tb := newTable(c.stdout)
-		tb.row("NAME", td.Topic)
-		tb.row("ID", td.ID)
-		tb.row("PARTITIONS", len(td.Partitions))
-		if td.Internal {
-			tb.row("INTERNAL", true)
-		}
-		tb.flush()
-		fmt.Fprintln(c.stdout, "\nCONFIGS")
-		tb = newTable(c.stdout, "KEY", "VALUE", "SOURCE")
-		for _, cf := range td.Configs {
-			v := "<null>"
-			if cf.Sensitive {
-				v = "<sensitive>"
-			} else if cf.Value != nil {
-				v = *cf.Value
+	return c.report(out, func() {
+		for i, td := range out {
+			if i > 0 {
+				fmt.Fprintln(c.stdout)
 			}
-			tb.row(cf.Key, v, cf.Source)
+			tb := newTable(c.stdout)
+			tb.row("NAME", td.Topic)
+			tb.row("ID", td.ID)
+			tb.row("PARTITIONS", len(td.Partitions))
+			if td.Internal {
+				tb.row("INTERNAL", true)
+			}
+			tb.flush()
+			fmt.Fprintln(c.stdout, "\nCONFIGS")
+			tb = newTable(c.stdout, "KEY", "VALUE", "SOURCE")
+			for _, cf := range td.Configs {
+				v := "<null>"
+				if cf.Sensitive {
+					v = "<sensitive>"
+				} else if cf.Value != nil {
+					v = *cf.Value
+				}
+				tb.row(cf.Key, v, cf.Source)
+			}
+			tb.flush()
+			fmt.Fprintln(c.stdout, "\nPARTITIONS")
+			tb = newTable(c.stdout, "PARTITION", "LEADER", "REPLICAS", "LOG-START-OFFSET", "HIGH-WATERMARK")
+			for _, p := range td.Partitions {
+				tb.row(p.Partition, p.Leader, joinInts(p.Replicas), p.LogStart, p.HighWatermark)
+			}
+			tb.flush()
 		}
-		tb.flush()
-		fmt.Fprintln(c.stdout, "\nPARTITIONS")
-		tb = newTable(c.stdout, "PARTITION", "LEADER", "REPLICAS", "LOG-START-OFFSET", "HIGH-WATERMARK")
-		for _, p := range td.Partitions {
-			tb.row(p.Partition, p.Leader, joinInts(p.Replicas), p.LogStart, p.HighWatermark)
-		}
-		tb.flush()
-	}
-	return errors.Join(errs...)
+	}, errs)
 }
 
 func topicAlter(c *cli, args []string) error {
@@ -315,12 +285,9 @@ be added).`)
 	f.Var(&del, "delete-config", "remove topic config `key`, back to its default (repeatable)")
 	partitions := f.Int("partitions", 0, "raise the partition count to `N` (CreatePartitions)")
 	dry := f.Bool("dry-run", false, "validate only")
-	topics, err := f.parse(args)
+	topics, err := f.parseSome(args, "topic")
 	if err != nil {
 		return err
-	}
-	if len(topics) == 0 {
-		return usagef("name at least one topic")
 	}
 	if len(set) == 0 && len(del) == 0 && *partitions == 0 {
 		return usagef("nothing to change: give --config, --delete-config or --partitions")
@@ -328,62 +295,60 @@ be added).`)
 	if *partitions < 0 {
 		return usagef("--partitions must be positive")
 	}
-	adm, err := c.admin()
-	if err != nil {
-		return err
-	}
-	defer adm.Close()
-	ctx, cancel := c.reqCtx()
-	defer cancel()
-
 	failed := map[string]error{}
-	if len(set)+len(del) > 0 {
-		var alters []kadm.AlterConfig
-		for _, kv := range set {
-			alters = append(alters, kadm.AlterConfig{Op: kadm.SetConfig, Name: kv.k, Value: &kv.v})
-		}
-		for _, k := range del {
-			alters = append(alters, kadm.AlterConfig{Op: kadm.DeleteConfig, Name: k})
-		}
-		alter := adm.AlterTopicConfigs
-		if *dry {
-			alter = adm.ValidateAlterTopicConfigs
-		}
-		resps, err := alter(ctx, alters, topics...)
-		if err != nil {
-			return c.reachErr(err)
-		}
-		for _, r := range resps {
-			if err := kafkaErr(r.Err, r.ErrMessage); err != nil {
-				failed[r.Name] = fmt.Errorf("topic %s configs: %w", r.Name, err)
+	err = c.withAdmin(func(ctx context.Context, adm *kadm.Client) error {
+		if len(set)+len(del) > 0 {
+			var alters []kadm.AlterConfig
+			for _, kv := range set {
+				alters = append(alters, kadm.AlterConfig{Op: kadm.SetConfig, Name: kv.k, Value: &kv.v})
 			}
-		}
-	}
-	if *partitions > 0 {
-		var todo []string
-		for _, t := range topics {
-			if failed[t] == nil {
-				todo = append(todo, t)
+			for _, k := range del {
+				alters = append(alters, kadm.AlterConfig{Op: kadm.DeleteConfig, Name: k})
 			}
-		}
-		if len(todo) > 0 {
-			update := adm.UpdatePartitions
+			alter := adm.AlterTopicConfigs
 			if *dry {
-				update = adm.ValidateUpdatePartitions
+				alter = adm.ValidateAlterTopicConfigs
 			}
-			resps, err := update(ctx, *partitions, todo...)
+			resps, err := alter(ctx, alters, topics...)
 			if err != nil {
-				if errors.Is(err, kerr.UnsupportedVersion) || strings.Contains(err.Error(), "too old") {
-					return fmt.Errorf("add partitions: the broker does not serve CreatePartitions: %w", err)
-				}
 				return c.reachErr(err)
 			}
 			for _, r := range resps {
 				if err := kafkaErr(r.Err, r.ErrMessage); err != nil {
-					failed[r.Topic] = fmt.Errorf("topic %s partitions: %w", r.Topic, err)
+					failed[r.Name] = fmt.Errorf("topic %s configs: %w", r.Name, err)
 				}
 			}
 		}
+		if *partitions > 0 {
+			var todo []string
+			for _, t := range topics {
+				if failed[t] == nil {
+					todo = append(todo, t)
+				}
+			}
+			if len(todo) > 0 {
+				update := adm.UpdatePartitions
+				if *dry {
+					update = adm.ValidateUpdatePartitions
+				}
+				resps, err := update(ctx, *partitions, todo...)
+				if err != nil {
+					if errors.Is(err, kerr.UnsupportedVersion) || strings.Contains(err.Error(), "too old") {
+						return fmt.Errorf("add partitions: the broker does not serve CreatePartitions: %w", err)
+					}
+					return c.reachErr(err)
+				}
+				for _, r := range resps {
+					if err := kafkaErr(r.Err, r.ErrMessage); err != nil {
+						failed[r.Topic] = fmt.Errorf("topic %s partitions: %w", r.Topic, err)
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	var out []topicResult
 	var errs []error
@@ -393,74 +358,34 @@ be added).`)
 			errs = append(errs, failed[t])
 		}
 	}
-	if c.g.json {
-		if err := printJSON(c.stdout, out); err != nil {
-			return err
-		}
-	} else {
-		tb := newTable(c.stdout, "TOPIC", "STATUS")
-		for _, r := range out {
-			status := "altered"
-			if *dry {
-				status = "valid"
-			}
-			if r.Error != "" {
-				status = "failed"
-			}
-			tb.row(r.Topic, status)
-		}
-		tb.flush()
+	verb := "altered"
+	if *dry {
+		verb = "valid"
 	}
-	return errors.Join(errs...)
+	return c.reportTopics(out, verb, false, errs)
 }
 
 func topicDelete(c *cli, args []string) error {
 	f := c.flags("TOPIC... [flags]", "Delete topics and all their records.")
-	topics, err := f.parse(args)
+	topics, err := f.parseSome(args, "topic")
 	if err != nil {
 		return err
 	}
-	if len(topics) == 0 {
-		return usagef("name at least one topic")
-	}
-	adm, err := c.admin()
+	resps, err := request(c, func(ctx context.Context, adm *kadm.Client) (kadm.DeleteTopicResponses, error) {
+		return adm.DeleteTopics(ctx, topics...)
+	})
 	if err != nil {
 		return err
-	}
-	defer adm.Close()
-	ctx, cancel := c.reqCtx()
-	defer cancel()
-	resps, err := adm.DeleteTopics(ctx, topics...)
-	if err != nil {
-		return c.reachErr(err)
 	}
 	var out []topicResult
-	var errs []error
+	var errs itemErrs
 	for _, t := range topics {
 		r, ok := resps[t]
 		err := kafkaErr(r.Err, r.ErrMessage)
 		if !ok {
 			err = kerr.UnknownTopicOrPartition
 		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("topic %s: %w", t, err))
-		}
-		out = append(out, topicResult{Topic: t, ID: topicID(r.ID), Error: errString(err)})
+		out = append(out, topicResult{Topic: t, ID: topicID(r.ID), Error: errs.add(err, "topic %s", t)})
 	}
-	if c.g.json {
-		if err := printJSON(c.stdout, out); err != nil {
-			return err
-		}
-	} else {
-		tb := newTable(c.stdout, "TOPIC", "STATUS")
-		for _, r := range out {
-			status := "deleted"
-			if r.Error != "" {
-				status = "failed"
-			}
-			tb.row(r.Topic, status)
-		}
-		tb.flush()
-	}
-	return errors.Join(errs...)
+	return c.reportTopics(out, "deleted", false, errs)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -42,44 +43,31 @@ iteration counts; passwords are never shown. Needs CLUSTER DESCRIBE.`)
 	if err != nil {
 		return err
 	}
-	adm, err := c.admin()
+	described, err := request(c, func(ctx context.Context, adm *kadm.Client) (kadm.DescribedUserSCRAMs, error) {
+		return adm.DescribeUserSCRAMs(ctx, users...)
+	})
 	if err != nil {
 		return err
 	}
-	defer adm.Close()
-	ctx, cancel := c.reqCtx()
-	defer cancel()
-	described, err := adm.DescribeUserSCRAMs(ctx, users...)
-	if err != nil {
-		return c.reachErr(err)
-	}
 	out := []userEntry{}
-	var errs []error
+	var errs itemErrs
 	for _, d := range described.Sorted() {
 		e := userEntry{User: d.User, Mechanisms: []userMechanism{}}
-		if err := kafkaErr(d.Err, d.ErrMessage); err != nil {
-			e.Error = err.Error()
-			errs = append(errs, fmt.Errorf("user %s: %w", d.User, err))
-		}
+		e.Error = errs.add(kafkaErr(d.Err, d.ErrMessage), "user %s", d.User)
 		for _, ci := range d.CredInfos {
 			e.Mechanisms = append(e.Mechanisms, userMechanism{Mechanism: ci.Mechanism.String(), Iterations: ci.Iterations})
 		}
 		out = append(out, e)
 	}
-	if c.g.json {
-		if err := printJSON(c.stdout, out); err != nil {
-			return err
+	return c.report(out, func() {
+		tb := newTable(c.stdout, "USER", "MECHANISM", "ITERATIONS")
+		for _, e := range out {
+			for _, m := range e.Mechanisms {
+				tb.row(e.User, m.Mechanism, m.Iterations)
+			}
 		}
-		return errors.Join(errs...)
-	}
-	tb := newTable(c.stdout, "USER", "MECHANISM", "ITERATIONS")
-	for _, e := range out {
-		for _, m := range e.Mechanisms {
-			tb.row(e.User, m.Mechanism, m.Iterations)
-		}
-	}
-	tb.flush()
-	return errors.Join(errs...)
+		tb.flush()
+	}, errs)
 }
 
 // userResult is one user's outcome in create and delete.
@@ -87,22 +75,6 @@ type userResult struct {
 	User      string `json:"user"`
 	Mechanism string `json:"mechanism"`
 	Error     string `json:"error,omitempty"`
-}
-
-func (c *cli) printUserResults(out []userResult, verb string) error {
-	if c.g.json {
-		return printJSON(c.stdout, out)
-	}
-	tb := newTable(c.stdout, "USER", "MECHANISM", "STATUS")
-	for _, r := range out {
-		status := verb
-		if r.Error != "" {
-			status = "failed"
-		}
-		tb.row(r.User, r.Mechanism, status)
-	}
-	tb.flush()
-	return nil
 }
 
 func userCreate(c *cli, args []string) error {
@@ -113,14 +85,7 @@ sees it. Without --password the password is the first line of stdin.`)
 	mech := f.String("mechanism", "SCRAM-SHA-256", "`mechanism`: SCRAM-SHA-256 or SCRAM-SHA-512")
 	password := f.String("password", "", "the user's `password` (default: read from stdin)")
 	iterations := f.Int("iterations", 4096, "SCRAM iteration `count` (4096 to 16384)")
-	pos, err := f.parse(args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return usagef("name one user")
-	}
-	m, err := parseMechanism(*mech)
+	user, m, err := parseUserMechanism(f, args, mech)
 	if err != nil {
 		return err
 	}
@@ -138,34 +103,7 @@ sees it. Without --password the password is the first line of stdin.`)
 			return usagef("no password: give --password or a line on stdin")
 		}
 	}
-	adm, err := c.admin()
-	if err != nil {
-		return err
-	}
-	defer adm.Close()
-	ctx, cancel := c.reqCtx()
-	defer cancel()
-	altered, err := adm.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: pos[0], Mechanism: m, Iterations: int32(*iterations), Password: pw}})
-	if err != nil {
-		return c.reachErr(err)
-	}
-	return c.userResults(altered, pos[0], m, "created")
-}
-
-// userResults prints the outcome of an alteration of user's mechanism.
-func (c *cli) userResults(altered kadm.AlteredUserSCRAMs, user string, m kadm.ScramMechanism, verb string) error {
-	a, ok := altered[user]
-	err := kafkaErr(a.Err, a.ErrMessage)
-	if !ok {
-		err = fmt.Errorf("no answer for user %s: %w", user, kerr.UnknownServerError)
-	}
-	if perr := c.printUserResults([]userResult{{User: user, Mechanism: m.String(), Error: errString(err)}}, verb); perr != nil {
-		return perr
-	}
-	if err != nil {
-		return fmt.Errorf("user %s: %w", user, err)
-	}
-	return nil
+	return c.alterUserSCRAM(user, m, "created", nil, []kadm.UpsertSCRAM{{User: user, Mechanism: m, Iterations: int32(*iterations), Password: pw}})
 }
 
 func userDelete(c *cli, args []string) error {
@@ -173,27 +111,45 @@ func userDelete(c *cli, args []string) error {
 Delete a SCRAM user's credential for one mechanism (a user with none left
 can no longer log in with SCRAM).`)
 	mech := f.String("mechanism", "SCRAM-SHA-256", "`mechanism`: SCRAM-SHA-256 or SCRAM-SHA-512")
-	pos, err := f.parse(args)
+	user, m, err := parseUserMechanism(f, args, mech)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usagef("name one user")
+	return c.alterUserSCRAM(user, m, "deleted", []kadm.DeleteSCRAM{{User: user, Mechanism: m}}, nil)
+}
+
+// parseUserMechanism parses the flags of user create and delete, which
+// name one user, and their --mechanism, mech.
+func parseUserMechanism(f *flags, args []string, mech *string) (string, kadm.ScramMechanism, error) {
+	user, err := f.parseOne(args, "user")
+	if err != nil {
+		return "", 0, err
 	}
 	m, err := parseMechanism(*mech)
+	return user, m, err
+}
+
+// alterUserSCRAM deletes or upserts user's credential for m and prints the
+// outcome: verb ("created") or failed.
+func (c *cli) alterUserSCRAM(user string, m kadm.ScramMechanism, verb string, del []kadm.DeleteSCRAM, upsert []kadm.UpsertSCRAM) error {
+	altered, err := request(c, func(ctx context.Context, adm *kadm.Client) (kadm.AlteredUserSCRAMs, error) {
+		return adm.AlterUserSCRAMs(ctx, del, upsert)
+	})
 	if err != nil {
 		return err
 	}
-	adm, err := c.admin()
-	if err != nil {
-		return err
+	a, ok := altered[user]
+	err = kafkaErr(a.Err, a.ErrMessage)
+	if !ok {
+		err = fmt.Errorf("no answer for user %s: %w", user, kerr.UnknownServerError)
 	}
-	defer adm.Close()
-	ctx, cancel := c.reqCtx()
-	defer cancel()
-	altered, err := adm.AlterUserSCRAMs(ctx, []kadm.DeleteSCRAM{{User: pos[0], Mechanism: m}}, nil)
-	if err != nil {
-		return c.reachErr(err)
-	}
-	return c.userResults(altered, pos[0], m, "deleted")
+	var errs itemErrs
+	out := []userResult{{User: user, Mechanism: m.String(), Error: errs.add(err, "user %s", user)}}
+	return c.report(out, func() {
+		tb := newTable(c.stdout, "USER", "MECHANISM", "STATUS")
+		for _, r := range out {
+			tb.row(r.User, r.Mechanism, status(verb, r.Error))
+		}
+		tb.flush()
+	}, errs)
 }
