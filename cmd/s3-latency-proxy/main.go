@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/floe-io/floe/internal/cli"
 	"github.com/floe-io/floe/s3latency"
 )
 
@@ -46,8 +47,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "s3-latency-proxy: unexpected argument %q\n", fs.Arg(0))
+	if err := cli.NoArgs(fs, args); err != nil {
+		fmt.Fprintln(stderr, "s3-latency-proxy:", err)
 		return 2
 	}
 	if *list {
