@@ -264,6 +264,23 @@ func (d *Dir) mkdirAllSync(dir string) error {
 	return syncDir(parent)
 }
 
+// syncEach makes files and their directories durable with an fsync each.
+func syncEach(files []string) error {
+	dirs := make(map[string]bool)
+	for _, p := range files {
+		if err := syncPath(p); err != nil {
+			return err
+		}
+		dirs[filepath.Dir(p)] = true
+	}
+	for dir := range dirs {
+		if err := syncDir(dir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // syncDir fsyncs a directory, making renames and creations in it durable.
 func syncDir(dir string) error {
 	if err := syncPath(dir); err != nil {
