@@ -9,6 +9,14 @@
 #   DURATION=5m RATE=30000 ./scripts/soak-tiered.sh   # records/s of RECORD_SIZE bytes
 #   CONSOLIDATION=false ./scripts/soak-tiered.sh      # the same with consolidation off
 #   CONSUMER_GROUPS=0 ./scripts/soak-tiered.sh                 # produce only
+#
+# KV_RATE (records/s, default 0: none) adds a compacted, indexed topic
+# (kv.index.enabled) produced with KV_KEYS keys and read by KV_LOOKUPS
+# GET /kv lookups a second, reported at the end with their latency. Issue
+# 38's lifecycle soak (point 5) is
+#
+#   DURATION=20m RATE=20480 PARTITIONS=16 WAL_RETENTION=2m GC_GRACE=10m \
+#     KV_RATE=2000 KV_LOOKUPS=471 ./scripts/soak-tiered.sh
 DURATION="${DURATION:-30m}"
 RATE="${RATE:-61440}"                 # 60 MiB/s of 1 KiB records
 RECORD_SIZE="${RECORD_SIZE:-1024}"
@@ -19,12 +27,15 @@ CONSOLIDATION="${CONSOLIDATION:-true}"
 CONSUMER_GROUPS="${CONSUMER_GROUPS:-2}"
 INTERVAL="${INTERVAL:-60}"
 GC_GRACE="${GC_GRACE:-1m}"
+KV_RATE="${KV_RATE:-0}"
+KV_LOOKUPS="${KV_LOOKUPS:-471}"
+KV_KEYS="${KV_KEYS:-100000}"
 STORE="${STORE:-dir}"
 . scripts/bench-lib.sh
 
 [ "$STORE" = minio ] && start_minio
 start_broker "$STORE" "$work/data" --wal-retention "$WAL_RETENTION" --gc-grace "$GC_GRACE" \
-  --consolidation-enabled="$CONSOLIDATION" --tier-interval 5s --tier-poll-interval 1s
+  --consolidation-enabled="$CONSOLIDATION" --tier-interval 5s --tier-poll-interval 1s --kv-index-enabled
 echo "broker pid $broker_pid, data in $work/data, $DURATION at $RATE records/s of $RECORD_SIZE B, retention.ms=$RETENTION_MS, wal retention $WAL_RETENTION, consolidation=$CONSOLIDATION, $CONSUMER_GROUPS groups"
 
 consumers=(--consumers 0)
@@ -36,6 +47,14 @@ if [ "$CONSUMER_GROUPS" -gt 0 ]; then consumers=(--consumers 1 --group soak --co
   >"$work/loadtest.out" 2>&1 &
 lt=$!
 pids+=($lt)
+if [ "$KV_RATE" != 0 ]; then
+  "$work/loadtest" --brokers "$kafka" --topic soak-kv --create-topic --partitions 4 \
+    --topic-config "cleanup.policy=compact,kv.index.enabled=true" \
+    --producers 1 --rate "$KV_RATE" --record-size "$RECORD_SIZE" --key-space "$KV_KEYS" --consumers 0 \
+    --kv-url "http://$http" --kv-lookups-rate "$KV_LOOKUPS" --duration "$DURATION" --progress 0 --log-level warn \
+    >"$work/loadtest-kv.out" 2>&1 &
+  pids+=($!)
+fi
 
 printf "%6s %9s %10s %9s %12s %12s %10s %12s %10s %12s\n" min rss_MiB objects live_obj wal_MiB seg_MiB segments meta_MiB store_MiB produced_MiB
 start=$(date +%s)
@@ -59,3 +78,8 @@ while kill -0 "$lt" 2>/dev/null; do
 done
 wait "$lt" || true
 cat "$work/loadtest.out"
+if [ "$KV_RATE" != 0 ]; then
+  wait "${pids[-1]}" || true
+  echo "=== the compacted, indexed topic and its /kv lookups"
+  cat "$work/loadtest-kv.out"
+fi
