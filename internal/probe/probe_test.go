@@ -10,8 +10,12 @@ import (
 	"time"
 )
 
-// TestReadiness: outcomes, the cache and the timeout, on a fake clock.
+// TestReadiness: outcomes, the cache and the timeout, on a fake clock. The
+// hung check returns only when the test ends: an answer that waited for it
+// would never come.
 func TestReadiness(t *testing.T) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
 	now := time.Unix(1000, 0)
 	var runs atomic.Int32
 	failing := atomic.Bool{}
@@ -25,8 +29,8 @@ func TestReadiness(t *testing.T) {
 		}},
 		{Name: "hung", Run: func(ctx context.Context) error {
 			if failing.Load() {
-				<-ctx.Done() // honours its context, late
-				time.Sleep(50 * time.Millisecond)
+				<-ctx.Done()
+				<-release // ignores its context's end
 				return errors.New("gave up")
 			}
 			return nil
@@ -50,11 +54,7 @@ func TestReadiness(t *testing.T) {
 		now = now.Add(step.advance)
 		failing.Store(step.failing)
 		w := httptest.NewRecorder()
-		start := time.Now()
 		r.ServeHTTP(w, httptest.NewRequest("GET", "/readyz", nil))
-		if took := time.Since(start); took > time.Second {
-			t.Errorf("%s: answered in %v", step.name, took)
-		}
 		var rep Report
 		if err := json.Unmarshal(w.Body.Bytes(), &rep); err != nil {
 			t.Fatalf("%s: %v", step.name, err)
