@@ -125,7 +125,6 @@ type attempt[T any] struct {
 	v     T
 	err   error
 	hedge bool
-	took  time.Duration
 }
 
 // hedge runs call, and once more beside it if it is slow; the first
@@ -139,7 +138,7 @@ func hedge[T any](h *Hedged, ctx context.Context, op int, size int64, waitLoser 
 		actx, cancel := context.WithCancel(ctx)
 		go func() {
 			v, err := call(actx)
-			results <- attempt[T]{v: v, err: err, hedge: hedge, took: time.Since(start)}
+			results <- attempt[T]{v: v, err: err, hedge: hedge}
 		}()
 		return cancel
 	}
@@ -177,9 +176,12 @@ func hedge[T any](h *Hedged, ctx context.Context, op int, size int64, waitLoser 
 		case a := <-results:
 			running--
 			if a.err == nil {
-				if !a.hedge {
-					kind.add(a.took)
-				}
+				// What the caller waited, whichever answered: when a
+				// hedge wins, the first request took longer still, so
+				// leaving the sample out (as an earlier version did)
+				// kept only the requests faster than the hedge delay,
+				// and the quantile, and with it the delay, drifted down.
+				kind.add(time.Since(start))
 				if len(cancels) > 1 {
 					h.record(op, a.hedge)
 				}
@@ -253,12 +255,11 @@ func sizeClass(size int64) int {
 // latencies keeps a kind's recent successful latencies and their
 // quantile, recomputed every few samples.
 type latencies struct {
-	mu      sync.Mutex
-	ring    [latencySamples]time.Duration
-	n       int           // samples added in all
-	cached  time.Duration // the quantile at the last recompute
-	cachedQ float64
-	stale   int // samples since the last recompute
+	mu     sync.Mutex
+	ring   [latencySamples]time.Duration
+	n      int           // samples added in all
+	cached time.Duration // the quantile at the last recompute
+	stale  int           // samples since the last recompute
 }
 
 const (
@@ -283,10 +284,10 @@ func (l *latencies) quantile(q float64, cold time.Duration) time.Duration {
 	if l.n < minSamples {
 		return cold
 	}
-	if l.cachedQ != q || l.stale >= recomputeEvery || l.cached == 0 {
+	if l.stale >= recomputeEvery { // always, at the first minSamples
 		s := slices.Clone(l.ring[:min(l.n, latencySamples)])
 		slices.Sort(s)
-		l.cached, l.cachedQ, l.stale = s[min(int(q*float64(len(s))), len(s)-1)], q, 0
+		l.cached, l.stale = s[min(int(q*float64(len(s))), len(s)-1)], 0
 	}
 	return l.cached
 }
