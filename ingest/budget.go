@@ -25,8 +25,8 @@ type putBudget struct {
 	last    time.Time
 
 	fadeBytes float64 // bytes/s at which rate has faded to nothing; 0: never
-	flow      float64 // bytes appended per second, a moving average
-	pending   float64 // bytes appended since the last refill
+	flow      float64 // bytes appended per second, a moving average, when fading
+	pending   float64 // bytes appended since the last refill, when fading
 }
 
 // putRateFade is the append rate at which the per-second PUT budget has
@@ -43,12 +43,15 @@ func newPutBudget(rate, perGiB float64, now time.Time) *putBudget {
 	return &putBudget{rate: rate, perByte: perGiB / (1 << 30), burst: burst, tokens: burst, last: now}
 }
 
-// fade is the share of the per-second rate left at the current flow: all
-// of it up to an eighth of fadeBytes a second (a trickling broker gets
+// timeRate is the tokens a second of time earns at the current flow: all
+// of rate up to an eighth of fadeBytes a second (a trickling broker gets
 // exactly its rate), none from fadeBytes on, linear between.
-func (b *putBudget) fade() float64 {
+func (b *putBudget) timeRate() float64 {
+	if b.fadeBytes <= 0 {
+		return b.rate
+	}
 	lo := b.fadeBytes / 8
-	return min(1, max(0, (b.fadeBytes-b.flow)/(b.fadeBytes-lo)))
+	return b.rate * min(1, max(0, (b.fadeBytes-b.flow)/(b.fadeBytes-lo)))
 }
 
 // fading makes the per-second rate fade out as appends reach fadeBytes a
@@ -68,7 +71,9 @@ func newByteBudget(rate, burst float64, now time.Time) *putBudget {
 func (b *putBudget) earn(now time.Time, n int64) {
 	b.refill(now)
 	b.tokens = min(b.burst, b.tokens+float64(n)*b.perByte)
-	b.pending += float64(n)
+	if b.fadeBytes > 0 {
+		b.pending += float64(n) // for flow
+	}
 }
 
 func (b *putBudget) refill(now time.Time) {
@@ -76,14 +81,11 @@ func (b *putBudget) refill(now time.Time) {
 		return
 	}
 	dt := now.Sub(b.last).Seconds()
-	rate := b.rate
 	if b.fadeBytes > 0 {
-		decay := math.Exp(-dt / flowWindow.Seconds())
-		b.flow = b.flow*decay + b.pending/flowWindow.Seconds()
+		b.flow = b.flow*math.Exp(-dt/flowWindow.Seconds()) + b.pending/flowWindow.Seconds()
 		b.pending = 0
-		rate *= b.fade()
 	}
-	b.tokens = min(b.burst, b.tokens+dt*rate)
+	b.tokens = min(b.burst, b.tokens+dt*b.timeRate())
 	b.last = now
 }
 
@@ -112,10 +114,7 @@ func (b *putBudget) wait(now time.Time) time.Duration {
 	if b.tokens >= 1 {
 		return 0
 	}
-	rate := b.rate
-	if b.fadeBytes > 0 {
-		rate *= b.fade()
-	}
+	rate := b.timeRate()
 	if rate <= 0 {
 		return time.Hour // no time refill: appends or the linger roll it
 	}
