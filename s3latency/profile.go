@@ -79,7 +79,8 @@ const (
 )
 
 // Put returns the latency distribution of a PUT of size bytes, without the
-// transfer time of bytes past LargeBytes (see PutExtraBytes).
+// transfer time of bytes past LargeBytes, which the proxy adds at the
+// connection's throughput.
 func (p *Profile) Put(size int64) Dist {
 	if size <= SmallBytes {
 		return p.PutSmall

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // Options configure a Proxy.
@@ -38,7 +40,7 @@ type Proxy struct {
 	mu struct {
 		sync.Mutex
 		rng     *rand.Rand
-		buckets map[string]*tokenBucket // SlowDown's per-prefix PUT rate
+		buckets map[string]*rate.Limiter // SlowDown's per-prefix PUT rate
 	}
 
 	ops       [numOps]opCounters
@@ -74,7 +76,7 @@ func New(opts Options) (*Proxy, error) {
 	}
 	p := &Proxy{profile: opts.Profile}
 	p.mu.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	p.mu.buckets = make(map[string]*tokenBucket)
+	p.mu.buckets = make(map[string]*rate.Limiter)
 	p.rp = &httputil.ReverseProxy{
 		// Rewrite, not SetURL: the Host header stays the one the client
 		// signed, and no X-Forwarded headers are added.
@@ -177,26 +179,11 @@ func (p *Proxy) throttledLocked(prefix string, now time.Time, rng *rand.Rand) bo
 	}
 	b := p.mu.buckets[prefix]
 	if b == nil {
-		b = &tokenBucket{tokens: prof.SlowDownPutRate, last: now}
+		// A second's burst.
+		b = rate.NewLimiter(rate.Limit(prof.SlowDownPutRate), max(1, int(prof.SlowDownPutRate)))
 		p.mu.buckets[prefix] = b
 	}
-	return !b.take(now, prof.SlowDownPutRate)
-}
-
-// tokenBucket allows rate events a second with a second's burst.
-type tokenBucket struct {
-	tokens float64
-	last   time.Time
-}
-
-func (b *tokenBucket) take(now time.Time, rate float64) bool {
-	b.tokens = min(rate, b.tokens+now.Sub(b.last).Seconds()*rate)
-	b.last = now
-	if b.tokens < 1 {
-		return false
-	}
-	b.tokens--
-	return true
+	return !b.AllowN(now, 1)
 }
 
 // writeSlowDown answers as S3 does when it throttles a prefix.
