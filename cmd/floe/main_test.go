@@ -12,6 +12,7 @@ import (
 
 	"github.com/floe-io/floe/broker"
 	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/internal/flagenv"
 	"github.com/floe-io/floe/internal/testkit/floetest"
 	"github.com/floe-io/floe/node"
 )
@@ -20,8 +21,8 @@ import (
 // a real ~/.config/floe/profile.
 func TestMain(m *testing.M) {
 	for _, s := range settings {
-		if s.env != "" {
-			os.Unsetenv(s.env)
+		if s.env {
+			os.Unsetenv(flagenv.Name(s.name))
 		}
 	}
 	dir, err := os.MkdirTemp("", "floe-cli-config")

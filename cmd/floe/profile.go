@@ -12,34 +12,37 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/floe-io/floe/internal/flagenv"
 )
 
 // A global setting comes, first found first, from its flag, its
-// environment variable (only the ones below: FLOE_TLS_CERT and
-// FLOE_TLS_KEY already configure cmd/broker's listener, so TLS settings are
-// not read from the environment), the profile file, or its default.
+// environment variable (flagenv.Name: FLOE_BROKERS; only for the settings
+// with env set: FLOE_TLS_CERT and FLOE_TLS_KEY already configure
+// cmd/broker's listener, so TLS settings are not read from the
+// environment), the profile file, or its default.
 type setting struct {
 	name   string
 	def    string
-	env    string
+	env    bool
 	isBool bool
 	usage  string
 }
 
 var settings = []setting{
-	{name: "brokers", def: "127.0.0.1:9092", env: "FLOE_BROKERS", usage: "Kafka bootstrap `addresses`, comma-separated"},
-	{name: "http", def: "127.0.0.1:8080", env: "FLOE_HTTP", usage: "the broker's HTTP `address` (kv get)"},
+	{name: "brokers", def: "127.0.0.1:9092", env: true, usage: "Kafka bootstrap `addresses`, comma-separated"},
+	{name: "http", def: "127.0.0.1:8080", env: true, usage: "the broker's HTTP `address` (kv get)"},
 	{name: "tls", def: "false", isBool: true, usage: "connect with TLS (implied by the other --tls-* settings)"},
 	{name: "tls-ca", usage: "PEM `file` of CAs to verify brokers with (default: the system's roots)"},
 	{name: "tls-cert", usage: "PEM client certificate `file`, for mutual TLS"},
 	{name: "tls-key", usage: "PEM client key `file`, for mutual TLS"},
 	{name: "tls-insecure-skip-verify", def: "false", isBool: true, usage: "do not verify the brokers' certificates (testing only)"},
-	{name: "sasl-mechanism", env: "FLOE_SASL_MECHANISM", usage: "SASL `mechanism`: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (default: no SASL)"},
-	{name: "sasl-user", env: "FLOE_SASL_USER", usage: "SASL `user` (also HTTP Basic for kv get)"},
-	{name: "sasl-password", env: "FLOE_SASL_PASSWORD", usage: "SASL `password`"},
-	{name: "timeout", def: "30s", env: "FLOE_TIMEOUT", usage: "`duration` bound on each admin request"},
+	{name: "sasl-mechanism", env: true, usage: "SASL `mechanism`: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (default: no SASL)"},
+	{name: "sasl-user", env: true, usage: "SASL `user` (also HTTP Basic for kv get)"},
+	{name: "sasl-password", env: true, usage: "SASL `password`"},
+	{name: "timeout", def: "30s", env: true, usage: "`duration` bound on each admin request"},
 	{name: "json", def: "false", isBool: true, usage: "print JSON instead of tables"},
-	{name: "profile", env: "FLOE_PROFILE", usage: "profile `file` of key=value settings (default: ~/.config/floe/profile when it exists)"},
+	{name: "profile", env: true, usage: "profile `file` of key=value settings (default: ~/.config/floe/profile when it exists)"},
 }
 
 // globals are the resolved global settings.
@@ -137,8 +140,8 @@ func (g *globals) resolve() error {
 		if v, ok := g.set[s.name]; ok {
 			return v, true
 		}
-		if s.env != "" {
-			if v, ok := g.lookupEnv(s.env); ok {
+		if s.env {
+			if v, ok := g.lookupEnv(flagenv.Name(s.name)); ok {
 				return v, true
 			}
 		}
