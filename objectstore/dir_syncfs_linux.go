@@ -15,10 +15,10 @@ import (
 // it since 5.8.
 //
 // But syncfs writes back every dirty page of the file system, not only
-// Persist's few: after another program's heavy writes (Apache Kafka acks
-// from the page cache, and left 2-4 GB dirty in bench-vs-kafka.sh) it
-// forced all of it out once a second, and the commits' own syncs queued
-// behind that writeback. With 4 GB of another file dirty, the embedded
+// Persist's few: after another program's heavy writes (in
+// bench-vs-kafka.sh, Apache Kafka's saturation phase, which acks from the
+// page cache, runs before floe's) it forced all of them out once a second,
+// and the commits' own syncs queued behind that writeback. With 4 GB of another file dirty, the embedded
 // default at 96,000 records/s (2 producers, 8 partitions, a consumer, 20
 // s) had produce p99 49, 28, 364 and 57 ms in four runs, against 21, 26,
 // 39 and 50 with a sync of each file in turn, and the dirty pages were
