@@ -27,7 +27,7 @@ func groupList(c *cli, args []string) error {
 	f := c.flags("[flags]", "List consumer groups, sorted by name.")
 	var states listFlag
 	f.Var(&states, "state", "only groups in `state` (Stable, Empty...; repeatable)")
-	if _, err := f.parse(args); err != nil {
+	if err := f.parseNoArgs(args); err != nil {
 		return err
 	}
 	groups, err := request(c, func(ctx context.Context, adm *kadm.Client) (kadm.ListedGroups, error) {

@@ -123,6 +123,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"topic", "create", "t", "--config", "novalue"}, 2, "not key=value"},
 		{[]string{"topic", "create", "t", "--no-such-flag"}, 2, "flag provided but not defined"},
 		{[]string{"topic", "alter", "t"}, 2, "nothing to change"},
+		{[]string{"group", "list", "web"}, 2, `unexpected argument "web"`},
 		{[]string{"group", "reset-offsets", "g", "--topic", "t"}, 2, "give one of --to-earliest"},
 		{[]string{"group", "reset-offsets", "g", "--to-latest"}, 2, "give --topic or --all-topics"},
 		{[]string{"group", "reset-offsets", "g", "--topic", "t", "--to-latest", "--dry-run", "--execute"}, 2, "do not go together"},
