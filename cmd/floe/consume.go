@@ -91,6 +91,10 @@ partitions the group has no offset for).
 	// The log ends (and, for -e, where each partition is done) as of now.
 	ctx, cancel := c.reqCtx()
 	ends, err := adm.ListEndOffsets(ctx, topic)
+	var starts kadm.ListedOffsets
+	if err == nil && *exitAtEnd {
+		starts, err = adm.ListStartOffsets(ctx, topic)
+	}
 	var committed kadm.OffsetResponses
 	if err == nil && *exitAtEnd && *group != "" {
 		committed, err = adm.FetchOffsets(ctx, *group)
@@ -109,10 +113,6 @@ partitions the group has no offset for).
 	}
 	need := map[int32]int64{} // partition -> end offset still to reach, with -e
 	if *exitAtEnd {
-		starts, err := adm.ListStartOffsets(c.ctx, topic)
-		if err != nil {
-			return c.reachErr(err)
-		}
 		ends.Each(func(o kadm.ListedOffset) {
 			if *partition >= 0 && o.Partition != int32(*partition) {
 				return
