@@ -16,17 +16,14 @@ import (
 func readyCheckKey(prefix string) string { return coordapi.WALPrefix(prefix) + "floe-ready-check" }
 
 // readiness is the broker's /readyz (package probe): the coordinator
-// answers a cheap request (ListBrokers), this broker is in its broker
-// registry (so that every broker's Metadata names it), and the object store
-// answers a HEAD. /healthz, by contrast, says only that the process serves
+// answers a cheap request (ListBrokers), this broker is in its answer, the
+// broker registry ("registered", so that every broker's Metadata names
+// it), and the object store answers a HEAD. One ListBrokers a round
+// settles the first two. /healthz, by contrast, says only that the process serves
 // HTTP.
 func (n *Node) readiness() *probe.Readiness {
 	return probe.New([]probe.Check{
-		{Name: "coordinator", Run: func(ctx context.Context) error {
-			_, err := n.client.ListBrokers(ctx)
-			return err
-		}},
-		{Name: "registered", Run: func(ctx context.Context) error {
+		{Name: "coordinator", Then: "registered", Run: func(ctx context.Context) error {
 			brokers, err := n.client.ListBrokers(ctx)
 			if err != nil {
 				return err
@@ -37,7 +34,7 @@ func (n *Node) readiness() *probe.Readiness {
 					return nil
 				}
 			}
-			return fmt.Errorf("broker %d is not in the coordinator's broker registry", id)
+			return &probe.ThenFailed{Err: fmt.Errorf("broker %d is not in the coordinator's broker registry", id)}
 		}},
 		{Name: "object_store", Run: func(ctx context.Context) error {
 			return storeAnswers(ctx, n.store, n.cfg.S3Prefix)

@@ -18,6 +18,7 @@ package probe
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -35,10 +36,25 @@ const (
 // Check is one readiness check: Run returns nil when the part it checks is
 // ready. Run is called with a context bounded by Options.Timeout and must
 // honour it.
+//
+// A Check may settle a second outcome with the same call, reported under
+// the name Then (one request answering two questions: the coordinator
+// answers, and its answer names this broker). Run then returns nil when
+// both hold, a *ThenFailed when the first holds and the second does not,
+// and any other error (a timeout included) fails both.
 type Check struct {
 	Name string
 	Run  func(ctx context.Context) error
+	// Then names the second outcome, "" for none.
+	Then string
 }
+
+// ThenFailed is what a Check's Run returns when its own part is ready but
+// the part named Then is not: Err says why.
+type ThenFailed struct{ Err error }
+
+func (e *ThenFailed) Error() string { return e.Err.Error() }
+func (e *ThenFailed) Unwrap() error { return e.Err }
 
 // Options configure a Readiness.
 type Options struct {
@@ -103,13 +119,21 @@ func (r *Readiness) Check(ctx context.Context) Report {
 	if !r.mu.at.IsZero() && r.opts.Now().Sub(r.mu.at) < r.opts.MaxAge {
 		return r.mu.report
 	}
-	results := make([]Result, len(r.checks))
+	var results []Result
+	at := make([]int, len(r.checks)) // where each check's outcomes go
+	for i, c := range r.checks {
+		at[i] = len(results)
+		results = append(results, Result{Name: c.Name})
+		if c.Then != "" {
+			results = append(results, Result{Name: c.Then})
+		}
+	}
 	var wg sync.WaitGroup
 	for i, c := range r.checks {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = r.run(ctx, c)
+			r.run(ctx, c, results[at[i]:])
 		}()
 	}
 	wg.Wait()
@@ -121,9 +145,10 @@ func (r *Readiness) Check(ctx context.Context) Report {
 	return rep
 }
 
-// run runs one check within the timeout. A check that does not return by
-// then is reported failed and left to finish on its own.
-func (r *Readiness) run(ctx context.Context, c Check) Result {
+// run runs one check within the timeout, and writes its outcome, and its
+// Then's, at out[0] and out[1]. A check that does not return by then is
+// reported failed and left to finish on its own.
+func (r *Readiness) run(ctx context.Context, c Check, out []Result) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.Timeout)
 	defer cancel()
 	start := time.Now()
@@ -135,11 +160,25 @@ func (r *Readiness) run(ctx context.Context, c Check) Result {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	res := Result{Name: c.Name, OK: err == nil, TookMs: float64(time.Since(start).Microseconds()) / 1000}
+	took := float64(time.Since(start).Microseconds()) / 1000
+	var then *ThenFailed
+	if c.Then != "" {
+		out[1].TookMs = took
+		out[1].set(err)
+		if errors.As(err, &then) {
+			err = nil // only Then failed
+		}
+	}
+	out[0].TookMs = took
+	out[0].set(err)
+}
+
+// set records err, nil for success, as res's outcome.
+func (res *Result) set(err error) {
+	res.OK = err == nil
 	if err != nil {
 		res.Error = err.Error()
 	}
-	return res
 }
 
 // ServeHTTP answers 200 when every check passed, else 503, with the Report

@@ -10,7 +10,8 @@ import (
 	"time"
 )
 
-// TestReadiness: outcomes, the cache and the timeout, on a fake clock. The
+// TestReadiness: outcomes (a Then's too), the cache and the timeout, on a
+// fake clock. The
 // hung check returns only when the test ends: an answer that waited for it
 // would never come.
 func TestReadiness(t *testing.T) {
@@ -24,6 +25,12 @@ func TestReadiness(t *testing.T) {
 		{Name: "flaky", Run: func(context.Context) error {
 			if failing.Load() {
 				return errors.New("down")
+			}
+			return nil
+		}},
+		{Name: "answers", Then: "listed", Run: func(context.Context) error {
+			if failing.Load() {
+				return &ThenFailed{Err: errors.New("not listed")}
 			}
 			return nil
 		}},
@@ -48,7 +55,7 @@ func TestReadiness(t *testing.T) {
 		{name: "first", code: 200, runs: 1},
 		{name: "cached", advance: 500 * time.Millisecond, failing: true, code: 200, runs: 1},
 		{name: "expired", advance: 600 * time.Millisecond, failing: true, code: 503, runs: 2,
-			errs: map[string]string{"flaky": "down", "hung": "context deadline exceeded"}},
+			errs: map[string]string{"flaky": "down", "listed": "not listed", "hung": "context deadline exceeded"}},
 		{name: "recovered", advance: 2 * time.Second, code: 200, runs: 3},
 	} {
 		now = now.Add(step.advance)
@@ -61,6 +68,9 @@ func TestReadiness(t *testing.T) {
 		}
 		if w.Code != step.code || rep.Ready != (step.code == 200) || runs.Load() != step.runs {
 			t.Errorf("%s: %d %+v after %d runs, want %d after %d", step.name, w.Code, rep, runs.Load(), step.code, step.runs)
+		}
+		if len(rep.Checks) != 5 {
+			t.Errorf("%s: %d outcomes, want 5: %+v", step.name, len(rep.Checks), rep.Checks)
 		}
 		for _, c := range rep.Checks {
 			if want := step.errs[c.Name]; c.Error != want || c.OK != (want == "") {
