@@ -6,28 +6,37 @@ import (
 	"github.com/floe-io/floe/coordapi"
 )
 
-// TopicWatermarks is one topic's id and its partitions' high watermarks.
-type TopicWatermarks struct {
-	ID  coordapi.TopicID
-	HWM []int64 // by partition
+// WatermarkQuery asks HighWatermarks for one partition's high watermark.
+type WatermarkQuery struct {
+	Topic     string
+	Partition int32
+	// TopicID, when not zero, must be the topic's id: a topic recreated
+	// since is not found.
+	TopicID coordapi.TopicID
+	// HWM is the answer, valid when Found.
+	HWM   int64
+	Found bool
 }
 
-// HighWatermarks returns every topic's partitions' high watermarks by topic
-// name, read from memory, for the consumer lag gauges (service.Service).
-func (c *Coordinator) HighWatermarks(ctx context.Context) (map[string]TopicWatermarks, error) {
+// HighWatermarks answers each query in qs in place, read from memory, for
+// the consumer lag gauges (service.Service). It holds mu for reading for a
+// map lookup per query and allocates nothing, so that a collection does not
+// hold up the commits.
+func (c *Coordinator) HighWatermarks(ctx context.Context, qs []WatermarkQuery) error {
 	if err := c.enter(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	defer c.leave()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	out := make(map[string]TopicWatermarks, len(c.mu.topicsByID))
-	for _, t := range c.mu.topicsByID {
-		hwm := make([]int64, len(t.parts))
-		for p := range t.parts {
-			hwm[p] = t.parts[p].hwm
+	for i := range qs {
+		q := &qs[i]
+		t := c.mu.topicsByName[q.Topic]
+		q.Found = t != nil && q.Partition >= 0 && int(q.Partition) < len(t.parts) &&
+			(q.TopicID == coordapi.TopicID{} || q.TopicID == t.id)
+		if q.Found {
+			q.HWM = t.parts[q.Partition].hwm
 		}
-		out[t.name] = TopicWatermarks{ID: t.id, HWM: hwm}
 	}
-	return out, nil
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/groups"
 )
 
@@ -18,8 +19,8 @@ const DefaultMaxLagSeries = 10000
 
 // registerLag exposes consumer lag on m, computed at each collection from
 // memory only: the groups' committed offsets (groups.CommittedOffsets) and
-// the partitions' high watermarks (coordinator.HighWatermarks), one pass
-// over each, no Pebble read and no request.
+// the high watermarks of their partitions (coordinator.HighWatermarks), no
+// Pebble read and no request.
 //
 //	floe.consumer_group.lag{group,topic,partition}  high watermark - committed offset (>= 0)
 //	floe.consumer_group.lag_sum{group}               the group's lag over its partitions
@@ -68,28 +69,36 @@ type partLag struct {
 
 // lags computes every group's lag, in group name order, with the
 // partitions of the first groups whose partitions add up to at most
-// maxSeries.
+// maxSeries. The groups' offsets are gathered first, each group's lock held
+// only to copy them, then their high watermarks in one look-up.
 func (s *Service) lags(ctx context.Context, maxSeries int) []groupLag {
-	hwms, err := s.coord.HighWatermarks(ctx)
-	if err != nil {
+	var offsets []groups.CommittedOffset
+	s.groups.CommittedOffsets(func(c groups.CommittedOffset) {
+		if c.Partition >= 0 && c.Offset >= 0 {
+			offsets = append(offsets, c)
+		}
+	})
+	qs := make([]coordinator.WatermarkQuery, len(offsets))
+	for i, c := range offsets {
+		qs[i] = coordinator.WatermarkQuery{Topic: c.Topic, Partition: c.Partition, TopicID: coordapi.TopicID(c.TopicID)}
+	}
+	if err := s.coord.HighWatermarks(ctx, qs); err != nil {
 		return nil // closed: nothing to report
 	}
 	byGroup := map[string]*groupLag{}
-	s.groups.CommittedOffsets(func(c groups.CommittedOffset) {
-		t, ok := hwms[c.Topic]
-		if !ok || int(c.Partition) >= len(t.HWM) || c.Partition < 0 || c.Offset < 0 ||
-			(c.TopicID != [16]byte{} && coordapi.TopicID(c.TopicID) != t.ID) {
-			return
+	for i, c := range offsets {
+		if !qs[i].Found {
+			continue
 		}
 		g := byGroup[c.Group]
 		if g == nil {
 			g = &groupLag{name: c.Group}
 			byGroup[c.Group] = g
 		}
-		l := max(t.HWM[c.Partition]-c.Offset, 0)
+		l := max(qs[i].HWM-c.Offset, 0)
 		g.sum += l
 		g.parts = append(g.parts, partLag{c.Topic, c.Partition, l})
-	})
+	}
 	out := make([]groupLag, 0, len(byGroup))
 	for _, g := range byGroup {
 		out = append(out, *g)
