@@ -750,33 +750,33 @@ func (m *manifests) serviceMonitors() []*monitoringv1.ServiceMonitor {
 	return all[*monitoringv1.ServiceMonitor](m)
 }
 
-func (m *manifests) statefulSet(t *testing.T, n string) *appsv1.StatefulSet {
+// one returns the object of type T named n, failing t when there is none.
+func one[T runtime.Object](t *testing.T, m *manifests, n string) T {
 	t.Helper()
-	for _, s := range m.statefulSets() {
-		if s.Name == n {
-			return s
+	objs := all[T](m)
+	for _, o := range objs {
+		if name(o) == n {
+			return o
 		}
 	}
-	t.Fatalf("no StatefulSet %s in %v", n, names(m.statefulSets()))
-	return nil
+	var none T
+	t.Fatalf("no %s %s in %v", kind(none), n, names(objs))
+	return none
+}
+
+func (m *manifests) statefulSet(t *testing.T, n string) *appsv1.StatefulSet {
+	t.Helper()
+	return one[*appsv1.StatefulSet](t, m, n)
 }
 
 func (m *manifests) service(t *testing.T, n string) *corev1.Service {
 	t.Helper()
-	if o, ok := m.find(n, "Service").(*corev1.Service); ok {
-		return o
-	}
-	t.Fatalf("no Service %s", n)
-	return nil
+	return one[*corev1.Service](t, m, n)
 }
 
 func (m *manifests) configMap(t *testing.T, n string) *corev1.ConfigMap {
 	t.Helper()
-	if o, ok := m.find(n, "ConfigMap").(*corev1.ConfigMap); ok {
-		return o
-	}
-	t.Fatalf("no ConfigMap %s", n)
-	return nil
+	return one[*corev1.ConfigMap](t, m, n)
 }
 
 func names[T runtime.Object](objs []T) []string {
