@@ -5,6 +5,7 @@ import (
 	"net"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -130,15 +131,10 @@ func argMap(cmd []string) map[string]string {
 	return out
 }
 
+// parsePort reads a port number, 0 when s is not one.
 func parsePort(s string) uint32 {
-	var n uint32
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return 0
-		}
-		n = n*10 + uint32(c-'0')
-	}
-	return n
+	n, _ := strconv.ParseUint(s, 10, 32)
+	return uint32(n)
 }
 
 // TestComposeSchemaRejects checks that the loader TestCompose relies on
