@@ -47,6 +47,9 @@ func TestKVGet(t *testing.T) {
 			bob = cr
 		}
 	}
+	if bob.Key == nil {
+		t.Fatalf("consume -e printed no record of bob: %+v", recs)
+	}
 	if r.Partition != bob.Partition || r.Offset != bob.Offset {
 		t.Fatalf("kv get bob at %d/%d, consumed at %d/%d", r.Partition, r.Offset, bob.Partition, bob.Offset)
 	}
