@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -55,30 +54,33 @@ func (b *Broker) startRequestSpan(ctx context.Context, r *request) context.Conte
 	return ctx
 }
 
-// errStopRecords ends a records walk after its first record.
-var errStopRecords = errors.New("stop")
-
 // produceTraceContext returns ctx with the remote span context of req's
 // first record's traceparent (and tracestate) header, if it has one: the
 // first record of the first batch of the first partition stands for the
-// request, whose records may come from many traces.
+// request, whose records may come from many traces. Only that record is
+// decoded (record.RecordAt), with nothing before or after it.
 func produceTraceContext(ctx context.Context, req *kmsg.ProduceRequest) context.Context {
 	if len(req.Topics) == 0 || len(req.Topics[0].Partitions) == 0 {
 		return ctx
 	}
-	batches, err := record.Split(req.Topics[0].Partitions[0].Records)
-	if err != nil || len(batches) == 0 {
-		return ctx
-	}
-	carrier := propagation.MapCarrier{}
-	_ = record.Records(batches[0], func(rec *record.Record) error {
-		for _, h := range rec.Headers {
-			if h.Key == "traceparent" || h.Key == "tracestate" {
-				carrier[h.Key] = string(h.Value)
-			}
+	var carrier propagation.MapCarrier
+	for batch, err := range record.Batches(req.Topics[0].Partitions[0].Records) {
+		if err != nil {
+			return ctx
 		}
-		return errStopRecords
-	})
+		_ = record.RecordAt(batch, 0, func(rec *record.Record) error {
+			for _, h := range rec.Headers {
+				if h.Key == "traceparent" || h.Key == "tracestate" {
+					if carrier == nil {
+						carrier = propagation.MapCarrier{}
+					}
+					carrier[h.Key] = string(h.Value)
+				}
+			}
+			return nil
+		})
+		break // the first batch only
+	}
 	if carrier["traceparent"] == "" {
 		return ctx
 	}
