@@ -24,8 +24,10 @@ func (n *Node) registerPprof(mux *http.ServeMux) {
 	}
 	switch {
 	case n.securityOn():
+		// One gate for the three: one cache of checked passwords.
+		g := &kvGate{n: n, security: true, verified: map[[32]byte]time.Time{}, logged: map[string]time.Time{}}
 		for path, h := range handlers {
-			mux.Handle(path, n.pprofGate(h))
+			mux.Handle(path, n.pprofGate(g, h))
 		}
 	case n.cfg.TLS.enabled():
 		n.log.Info("/debug/pprof is off: with TLS and neither SASL nor client certificates, no request can authenticate")
@@ -36,9 +38,9 @@ func (n *Node) registerPprof(mux *http.ServeMux) {
 	}
 }
 
-// pprofGate lets through to h only the requests registerPprof allows.
-func (n *Node) pprofGate(h http.Handler) http.Handler {
-	g := &kvGate{n: n, security: true, verified: map[[32]byte]time.Time{}, logged: map[string]time.Time{}}
+// pprofGate lets through to h only the requests registerPprof allows,
+// authenticated by g as /kv authenticates them.
+func (n *Node) pprofGate(g *kvGate, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		principal, d := g.authenticate(r)
 		if d != nil {
