@@ -639,7 +639,7 @@ func TestLegacySnapshotKeys(t *testing.T) {
 	// put writes a snapshot at seq under prefix: one file per database.
 	put := func(prefix string, seq uint64) {
 		t.Helper()
-		dir := prefix + fmt.Sprintf("%020d", seq) + "/"
+		dir := snapshotDir(prefix, seq)
 		m := manifest{Format: snapshotFormat, Seq: seq, Term: 1}
 		for _, db := range []string{"coordinator", "groups"} {
 			data := []byte(fmt.Sprintf("%s at %d", db, seq))

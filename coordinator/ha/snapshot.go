@@ -71,8 +71,12 @@ type snapshots struct {
 }
 
 // dirOf returns the key prefix of the snapshot at seq.
-func (s snapshots) dirOf(seq uint64) string {
-	return s.prefix + fmt.Sprintf("%020d", seq) + "/"
+func (s snapshots) dirOf(seq uint64) string { return snapshotDir(s.prefix, seq) }
+
+// snapshotDir returns the key prefix of the snapshot at seq under prefix
+// (s.prefix or s.legacy).
+func snapshotDir(prefix string, seq uint64) string {
+	return prefix + fmt.Sprintf("%020d", seq) + "/"
 }
 
 // list returns the sequences of the complete snapshots, oldest first.
@@ -122,7 +126,7 @@ func (s snapshots) latest(ctx context.Context) (*manifest, error) {
 	if len(seqs) == 0 {
 		return nil, nil
 	}
-	dir := base + fmt.Sprintf("%020d", seqs[len(seqs)-1]) + "/"
+	dir := snapshotDir(base, seqs[len(seqs)-1])
 	b, err := s.store.GetRange(ctx, dir+"manifest.json", 0, -1)
 	if err != nil {
 		return nil, fmt.Errorf("ha: read snapshot manifest: %w", err)
@@ -285,7 +289,7 @@ func (s snapshots) prune(ctx context.Context, keep int) (uint64, error) {
 		old, err := s.listUnder(ctx, s.legacy)
 		errs = append(errs, err)
 		for _, seq := range old {
-			errs = append(errs, s.delete(ctx, s.legacy+fmt.Sprintf("%020d", seq)+"/"))
+			errs = append(errs, s.delete(ctx, snapshotDir(s.legacy, seq)))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
