@@ -21,9 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"github.com/twmb/franz-go/pkg/sasl"
-	"github.com/twmb/franz-go/pkg/sasl/plain"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
+	kgosasl "github.com/twmb/franz-go/pkg/sasl"
 
 	"github.com/floe-io/floe/broker"
 	"github.com/floe-io/floe/coordinator"
@@ -31,6 +29,7 @@ import (
 	"github.com/floe-io/floe/internal/testkit/floetest"
 	"github.com/floe-io/floe/kvindex"
 	"github.com/floe-io/floe/node"
+	floesasl "github.com/floe-io/floe/sasl"
 	"github.com/floe-io/floe/tlsconfig"
 )
 
@@ -48,14 +47,12 @@ func usersFile(t testing.TB, lines ...string) string {
 }
 
 // mechanism returns franz-go's client side of a SASL mechanism.
-func mechanism(name, user, password string) sasl.Mechanism {
-	switch name {
-	case "PLAIN":
-		return plain.Auth{User: user, Pass: password}.AsMechanism()
-	case "SCRAM-SHA-256":
-		return scram.Auth{User: user, Pass: password}.AsSha256Mechanism()
+func mechanism(name, user, password string) kgosasl.Mechanism {
+	m, ok := floesasl.Client(name, user, password)
+	if !ok {
+		panic("e2e: no SASL mechanism " + name)
 	}
-	return scram.Auth{User: user, Pass: password}.AsSha512Mechanism()
+	return m
 }
 
 // saslNode starts a node requiring SASL with every mechanism, with the

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/sasl/plain"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/floe-io/floe/sasl"
 )
 
 // Security is how the load tester's clients connect to a secured broker:
@@ -61,13 +61,8 @@ func seedOpts(cfg *Config) []kgo.Opt {
 		}
 		opts = append(opts, kgo.DialTLSConfig(tc))
 	}
-	switch strings.ToUpper(s.SASLMechanism) {
-	case "PLAIN":
-		opts = append(opts, kgo.SASL(plain.Auth{User: s.SASLUser, Pass: s.SASLPassword}.AsMechanism()))
-	case "SCRAM-SHA-256":
-		opts = append(opts, kgo.SASL(scram.Auth{User: s.SASLUser, Pass: s.SASLPassword}.AsSha256Mechanism()))
-	case "SCRAM-SHA-512":
-		opts = append(opts, kgo.SASL(scram.Auth{User: s.SASLUser, Pass: s.SASLPassword}.AsSha512Mechanism()))
+	if m, ok := sasl.Client(s.SASLMechanism, s.SASLUser, s.SASLPassword); ok {
+		opts = append(opts, kgo.SASL(m))
 	}
 	return opts
 }

@@ -11,9 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/sasl/plain"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/floe-io/floe/sasl"
 	"github.com/floe-io/floe/tlsconfig"
 )
 
@@ -45,13 +44,8 @@ func (g *globals) kgoOpts() ([]kgo.Opt, error) {
 	if cfg != nil {
 		opts = append(opts, kgo.DialTLSConfig(cfg))
 	}
-	switch g.saslMechanism {
-	case "PLAIN":
-		opts = append(opts, kgo.SASL(plain.Auth{User: g.saslUser, Pass: g.saslPassword}.AsMechanism()))
-	case "SCRAM-SHA-256":
-		opts = append(opts, kgo.SASL(scram.Auth{User: g.saslUser, Pass: g.saslPassword}.AsSha256Mechanism()))
-	case "SCRAM-SHA-512":
-		opts = append(opts, kgo.SASL(scram.Auth{User: g.saslUser, Pass: g.saslPassword}.AsSha512Mechanism()))
+	if m, ok := sasl.Client(g.saslMechanism, g.saslUser, g.saslPassword); ok {
+		opts = append(opts, kgo.SASL(m))
 	}
 	return opts, nil
 }
