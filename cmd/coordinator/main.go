@@ -33,7 +33,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/coordinator/ha"
 	"github.com/floe-io/floe/coordinator/rpc"
@@ -79,7 +78,7 @@ func newFlagSet() (*flag.FlagSet, *config) {
 	fs.StringVar(&cfg.coord.Dir, "data-dir", "./data-coordinator", "directory of the coordinator's Pebble state")
 	fs.StringVar(&cfg.natsURL, "nats-url", "nats://127.0.0.1:4222", "NATS server(s) to serve on, comma-separated")
 	fs.StringVar(&cfg.cluster, "cluster", "floe", "cluster name: the prefix of its NATS subjects")
-	fs.StringVar(&cfg.httpAddr, "http-addr", "127.0.0.1:8090", "HTTP address for /healthz and /metrics (\"-\" disables)")
+	fs.StringVar(&cfg.httpAddr, "http-addr", "127.0.0.1:8090", "HTTP address for /healthz, /readyz and /metrics (\"-\" disables)")
 	fs.BoolVar(&cfg.coord.KVIndexEnabled, "kv-index-enabled", false, "allow topics to enable kv.index.enabled")
 	cfg.consolidation = fs.Bool("consolidation-enabled", true, "plan consolidation jobs for the brokers to run (=false: data stays in WAL objects; retention still runs)")
 	fs.DurationVar(&cfg.coord.GCGrace, "gc-grace", 10*time.Minute, "how long garbage and orphan objects are kept before they are deleted")
@@ -344,13 +343,7 @@ func readiness(nc *nats.Conn, node *ha.Node, cluster string, store objectstore.S
 		}},
 	}
 	if store != nil {
-		checks = append(checks, probe.Check{Name: "object_store", Run: func(ctx context.Context) error {
-			_, err := store.Head(ctx, coordapi.WALPrefix(prefix)+"floe-ready-check")
-			if err == nil || errors.Is(err, objectstore.ErrNotFound) {
-				return nil // "not found" is an answer
-			}
-			return err
-		}})
+		checks = append(checks, probe.ObjectStore(store, prefix))
 	}
 	return probe.New(checks, probe.Options{})
 }
