@@ -250,6 +250,10 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 
 	ownDir := false // the node opened a directory store of its own
+	// onS3: the node opened an S3 store of its own, whose requests cost
+	// money and tens of milliseconds: uploads, read-ahead, hedging and the
+	// PUT budget take their S3 defaults.
+	onS3 := cfg.Store == nil && cfg.S3.Bucket != ""
 	switch {
 	case cfg.Store != nil:
 		n.store = cfg.Store
@@ -277,7 +281,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 
 	instrumented := objectstore.Instrument(n.store, n.metrics.Meter("floe/objectstore"))
 	n.store = instrumented
-	if cfg.Store == nil && cfg.S3.Bucket != "" && cfg.S3Hedge.Quantile >= 0 {
+	if onS3 && cfg.S3Hedge.Quantile >= 0 {
 		// Hedged above Instrumented: every request sent is counted.
 		hopts := cfg.S3Hedge
 		hopts.Meter = n.metrics.Meter("floe/objectstore")
@@ -324,7 +328,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if cacheOpts.Logger == nil {
 		cacheOpts.Logger = cfg.Logger
 	}
-	if cfg.Store == nil && cfg.S3.Bucket != "" {
+	if onS3 {
 		// A GET on S3 waits tens of milliseconds for its first byte: a
 		// reader catching up needs several chunks in flight to stream.
 		if cacheOpts.ReadAhead == 0 {
@@ -346,7 +350,6 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 
 	iopts := cfg.Ingest
-	onS3 := cfg.Store == nil && cfg.S3.Bucket != ""
 	if iopts.MaxUploads == 0 && onS3 {
 		iopts.MaxUploads = ingest.MaxUploadsS3
 	}
