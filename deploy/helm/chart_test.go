@@ -373,7 +373,6 @@ broker:
 `)
 	m.checkConsistent(t)
 	zones := []string{"us-east-1a", "us-east-1b", "us-east-1c"}
-	var nodeIDs []int32
 	for i, zone := range zones {
 		sts := m.statefulSet(t, "floe-broker-"+zone)
 		start := int32(0)
@@ -383,7 +382,6 @@ broker:
 		if start != int32(i*1000) {
 			t.Errorf("%s ordinals start at %d, want %d", sts.Name, start, i*1000)
 		}
-		nodeIDs = append(nodeIDs, start)
 		c := container(t, sts, "broker")
 		args := flagMap(t, c)
 		if args["rack"] != zone {
