@@ -197,4 +197,3 @@ func (o *optInt) Set(s string) error {
 	o.v, o.set = n, true
 	return nil
 }
-
