@@ -337,6 +337,81 @@ func testStore(t *testing.T, s objectstore.Store) {
 		}
 	})
 
+	t.Run("Upload", func(t *testing.T) {
+		// Sizes around the backends' buffers: empty, small, one Dir
+		// block, and past two S3 parts (a multipart upload of three).
+		sizes := []int{0, 1000, objectstore.DirUploadBlockBytes, 2*objectstore.S3PartBytes + 12345}
+		for i, size := range sizes {
+			key := fmt.Sprintf("upload/%d", i)
+			data := randBytes(uint64(100+i), size)
+			u, err := objectstore.NewUpload(ctx, s, key)
+			if err != nil {
+				t.Fatalf("NewUpload(%q): %v", key, err)
+			}
+			// Writes of odd sizes, so that they straddle the buffers.
+			for rest, step := data, 1; len(rest) > 0; step = step*7 + 1 {
+				n := min(step%(3<<20)+1, len(rest))
+				if w, err := u.Write(rest[:n]); err != nil || w != n {
+					t.Fatalf("%s: Write(%d bytes) = %d, %v", key, n, w, err)
+				}
+				rest = rest[n:]
+			}
+			if _, err := s.GetRange(ctx, key, 0, -1); !errors.Is(err, objectstore.ErrNotFound) {
+				t.Errorf("%s: GetRange before Commit error = %v, want ErrNotFound", key, err)
+			}
+			if err := u.Commit(ctx); err != nil {
+				t.Fatalf("%s: Commit: %v", key, err)
+			}
+			if err := u.Abort(ctx); err != nil {
+				t.Errorf("%s: Abort after Commit: %v", key, err)
+			}
+			if got := mustGet(t, key, 0, -1); !bytes.Equal(got, data) {
+				t.Errorf("%s: read back %d bytes, differs from the %d uploaded", key, len(got), size)
+			}
+			if size > 0 {
+				off := int64(size / 2)
+				if got := mustGet(t, key, off, 100); !bytes.Equal(got, data[off:min(off+100, int64(size))]) {
+					t.Errorf("%s: GetRange(%d, 100) differs", key, off)
+				}
+			}
+			if info, err := s.Head(ctx, key); err != nil || info.Size != int64(size) {
+				t.Errorf("%s: Head = %+v, %v; want size %d", key, info, err, size)
+			}
+		}
+		infos, err := s.List(ctx, "upload/")
+		if err != nil || len(infos) != len(sizes) {
+			t.Errorf("List(upload/) = %d objects, %v; want %d", len(infos), err, len(sizes))
+		}
+
+		// Abort, after more than a part: nothing is left.
+		u, err := objectstore.NewUpload(ctx, s, "upload-aborted/obj")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := u.Write(randBytes(7, objectstore.S3PartBytes+1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := u.Abort(ctx); err != nil {
+			t.Fatalf("Abort: %v", err)
+		}
+		if _, err := u.Write([]byte("x")); err == nil {
+			t.Error("Write after Abort succeeded")
+		}
+		if err := u.Commit(ctx); err == nil {
+			t.Error("Commit after Abort succeeded")
+		}
+		if _, err := s.Head(ctx, "upload-aborted/obj"); !errors.Is(err, objectstore.ErrNotFound) {
+			t.Errorf("Head(aborted) error = %v, want ErrNotFound", err)
+		}
+		if infos, err := s.List(ctx, "upload-aborted/"); err != nil || len(infos) != 0 {
+			t.Errorf("List(upload-aborted/) = %v, %v; want none", infos, err)
+		}
+
+		if _, err := objectstore.NewUpload(ctx, s, "/bad"); !errors.Is(err, objectstore.ErrInvalidKey) {
+			t.Errorf("NewUpload(/bad) error = %v, want ErrInvalidKey", err)
+		}
+	})
+
 	t.Run("CanceledContext", func(t *testing.T) {
 		cctx, ccancel := context.WithCancel(ctx)
 		ccancel()

@@ -158,10 +158,23 @@ func (f *Faulty) update(fn func(*FaultOptions)) {
 
 // Put fails, writes, or writes and fails, as the options say.
 func (f *Faulty) Put(ctx context.Context, key string, data []byte) error {
+	ambiguous, err := f.beforePut(ctx, key)
+	if err != nil {
+		return err
+	}
+	if err := f.inner.Put(ctx, key, data); err != nil {
+		return err
+	}
+	return f.afterPut(key, ambiguous)
+}
+
+// beforePut counts a Put (or an upload's Commit), waits out its latency
+// and decides whether it fails, or writes and then fails (ambiguous).
+func (f *Faulty) beforePut(ctx context.Context, key string) (ambiguous bool, err error) {
 	f.mu.Lock()
 	f.mu.stats.Puts++
 	delay := f.delayLocked()
-	var fail, ambiguous bool
+	var fail bool
 	switch o := &f.mu.opts; {
 	case o.FailNextPuts > 0:
 		o.FailNextPuts--
@@ -180,21 +193,54 @@ func (f *Faulty) Put(ctx context.Context, key string, data []byte) error {
 	f.mu.Unlock()
 
 	if err := sleep(ctx, delay); err != nil {
-		return fmt.Errorf("put %s: %w", key, err)
+		return false, fmt.Errorf("put %s: %w", key, err)
 	}
 	if fail {
-		return fmt.Errorf("put %s: %w", key, ErrInjected)
+		return false, fmt.Errorf("put %s: %w", key, ErrInjected)
 	}
-	if err := f.inner.Put(ctx, key, data); err != nil {
+	return ambiguous, nil
+}
+
+// afterPut fails a Put that wrote key when beforePut made it ambiguous.
+func (f *Faulty) afterPut(key string, ambiguous bool) error {
+	if !ambiguous {
+		return nil
+	}
+	f.mu.Lock()
+	f.mu.stats.AmbiguousPuts++
+	f.mu.Unlock()
+	return fmt.Errorf("put %s: %w (ambiguous: the object was written)", key, ErrInjected)
+}
+
+// NewUpload starts an upload on the inner store (NewUpload) whose Commit
+// fails, writes, or writes and fails as Put does, counted as a Put.
+func (f *Faulty) NewUpload(ctx context.Context, key string) (Upload, error) {
+	u, err := NewUpload(ctx, f.inner, key)
+	if err != nil {
+		return nil, err
+	}
+	return &faultyUpload{f: f, key: key, Upload: u}, nil
+}
+
+var _ Uploader = (*Faulty)(nil)
+
+// faultyUpload is Faulty's Upload: the inner store's, with Put's faults at
+// Commit.
+type faultyUpload struct {
+	f   *Faulty
+	key string
+	Upload
+}
+
+func (u *faultyUpload) Commit(ctx context.Context) error {
+	ambiguous, err := u.f.beforePut(ctx, u.key)
+	if err != nil {
 		return err
 	}
-	if ambiguous {
-		f.mu.Lock()
-		f.mu.stats.AmbiguousPuts++
-		f.mu.Unlock()
-		return fmt.Errorf("put %s: %w (ambiguous: the object was written)", key, ErrInjected)
+	if err := u.Upload.Commit(ctx); err != nil {
+		return err
 	}
-	return nil
+	return u.f.afterPut(u.key, ambiguous)
 }
 
 // GetRange fails or passes through to the inner store.

@@ -291,3 +291,12 @@ func (l *latencies) quantile(q float64, cold time.Duration) time.Duration {
 	}
 	return l.cached
 }
+
+// NewUpload starts an upload on the wrapped store (NewUpload), unhedged: a
+// stream cannot be sent twice without holding it whole, and the uploads
+// that stream (tier jobs' segments) are not on a path that waits for them.
+func (h *Hedged) NewUpload(ctx context.Context, key string) (Upload, error) {
+	return NewUpload(ctx, h.Store, key)
+}
+
+var _ Uploader = (*Hedged)(nil)

@@ -41,10 +41,10 @@ func Instrument(s Store, m metric.Meter) *Instrumented {
 	requests, _ := m.Int64ObservableCounter("floe.objectstore.requests", metric.WithUnit("{request}"),
 		metric.WithDescription("Object store requests by operation and outcome."))
 	bytes, _ := m.Int64ObservableCounter("floe.objectstore.bytes", metric.WithUnit("By"),
-		metric.WithDescription("Bytes written (put, stage) and read (get) from the object store."))
+		metric.WithDescription("Bytes written (put, upload, stage) and read (get) from the object store."))
 	in.duration, _ = m.Float64Histogram("floe.objectstore.request.duration", metric.WithUnit("s"),
 		metric.WithDescription("Object store request latency by operation."))
-	for _, op := range []string{"put", "stage", "persist", "get", "delete", "list", "head"} {
+	for _, op := range []string{"put", "upload", "stage", "persist", "get", "delete", "list", "head"} {
 		in.ops[op] = &opStats{
 			okSet:     metric.WithAttributeSet(attribute.NewSet(attribute.String("op", op), attribute.String("outcome", "ok"))),
 			failedSet: metric.WithAttributeSet(attribute.NewSet(attribute.String("op", op), attribute.String("outcome", "error"))),
@@ -159,3 +159,48 @@ func (in *Instrumented) Head(ctx context.Context, key string) (ObjectInfo, error
 	in.record(context.WithoutCancel(ctx), "head", start, 0, err)
 	return i, err
 }
+
+// NewUpload starts an upload on the wrapped store (NewUpload). A committed
+// upload counts as one request of op "upload" with its bytes, and its
+// latency is Commit's (the rest is the caller's pace of writing); a failed
+// Write or Commit counts as a failed "upload".
+func (in *Instrumented) NewUpload(ctx context.Context, key string) (Upload, error) {
+	u, err := NewUpload(ctx, in.inner, key)
+	if err != nil {
+		in.count("upload", 0, err)
+		return nil, err
+	}
+	return &instrumentedUpload{in: in, u: u}, nil
+}
+
+var _ Uploader = (*Instrumented)(nil)
+
+// instrumentedUpload counts one Upload.
+type instrumentedUpload struct {
+	in     *Instrumented
+	u      Upload
+	n      int
+	failed bool
+}
+
+func (iu *instrumentedUpload) Write(p []byte) (int, error) {
+	n, err := iu.u.Write(p)
+	iu.n += n
+	if err != nil && !iu.failed {
+		iu.failed = true
+		iu.in.count("upload", 0, err)
+	}
+	return n, err
+}
+
+func (iu *instrumentedUpload) Commit(ctx context.Context) error {
+	start := time.Now()
+	err := iu.u.Commit(ctx)
+	if !iu.failed {
+		iu.failed = err != nil
+		iu.in.record(context.WithoutCancel(ctx), "upload", start, iu.n, err)
+	}
+	return err
+}
+
+func (iu *instrumentedUpload) Abort(ctx context.Context) error { return iu.u.Abort(ctx) }
