@@ -90,3 +90,11 @@ func latencyStats(h *hdrhistogram.Histogram) LatencyStats {
 		MaxMs:  ms(h.Max()),
 	}
 }
+
+// Stats summarizes the latencies h has recorded so far, for tools built on
+// this package (the fleet simulator) that keep their own histograms.
+func (h *Histogram) Stats() LatencyStats { return MergedStats(h) }
+
+// MergedStats summarizes the latencies all hs recorded, as one
+// distribution.
+func MergedStats(hs ...*Histogram) LatencyStats { return latencyStats(merged(hs)) }

@@ -1,0 +1,176 @@
+package fleet
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Probe observes the coordinator under load. Every field is optional: what
+// is not set is left out of the report.
+type Probe struct {
+	// PID is the leading coordinator's process: its CPU time and RSS are
+	// read from /proc (Linux).
+	PID int
+	// MetricsURL is the leading coordinator's /metrics, read at the end
+	// for its state's size (floe_coordinator_pebble_bytes,
+	// floe_coordinator_metadata_bytes). It lists every partition's gauges,
+	// so it is read once, after the load.
+	MetricsURL string
+	// Log reads the coordinator log's stream (JetStreamLog).
+	Log func(context.Context) (LogStats, error)
+}
+
+// ProcessStats is a coordinator process's resources at one moment.
+type ProcessStats struct {
+	// CPU is the user and system time it has run so far (10 ms ticks).
+	CPU time.Duration
+	// RSS is its resident set now, PeakRSS the largest it has had
+	// (VmHWM), in bytes.
+	RSS, PeakRSS int64
+}
+
+// LogStats is the coordinator log's stream at one moment.
+type LogStats struct {
+	Stream   string
+	Bytes    uint64
+	Messages uint64
+}
+
+// StateStats is the coordinator's state as its /metrics gives it.
+type StateStats struct {
+	PebbleBytes   float64
+	MetadataBytes float64
+}
+
+// clockTicks is Linux's USER_HZ, the unit of /proc/PID/stat's times: 100
+// on every architecture Go runs Linux on.
+const clockTicks = 100
+
+// process reads pid's CPU time and memory from /proc.
+func process(pid int) (ProcessStats, error) {
+	var st ProcessStats
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return st, fmt.Errorf("coordinator cpu: %w", err)
+	}
+	// The command name (field 2) may hold spaces: fields count from the
+	// last ')'.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return st, fmt.Errorf("coordinator cpu: /proc/%d/stat: no ')'", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return st, fmt.Errorf("coordinator cpu: /proc/%d/stat: %d fields", pid, len(f))
+	}
+	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return st, fmt.Errorf("coordinator cpu: /proc/%d/stat: %w", pid, err)
+	}
+	st.CPU = time.Duration(ut+stime) * time.Second / clockTicks
+
+	fh, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return st, fmt.Errorf("coordinator rss: %w", err)
+	}
+	defer fh.Close()
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		name, val, ok := strings.Cut(sc.Text(), ":")
+		if !ok || (name != "VmRSS" && name != "VmHWM") {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(val), " kB"), 10, 64)
+		if err != nil {
+			return st, fmt.Errorf("coordinator rss: /proc/%d/status %s: %w", pid, name, err)
+		}
+		if name == "VmRSS" {
+			st.RSS = kb << 10
+		} else {
+			st.PeakRSS = kb << 10
+		}
+	}
+	return st, sc.Err()
+}
+
+// JetStreamLog returns a Probe.Log reading the stream of cluster's
+// coordinator log (<cluster>_coordlog, package coordinator/ha) on nc.
+func JetStreamLog(nc *nats.Conn, cluster string) (func(context.Context) (LogStats, error), error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	name := cluster + "_coordlog"
+	return func(ctx context.Context) (LogStats, error) {
+		s, err := js.Stream(ctx, name)
+		if err != nil {
+			return LogStats{}, fmt.Errorf("stream %s: %w", name, err)
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			return LogStats{}, fmt.Errorf("stream %s info: %w", name, err)
+		}
+		return LogStats{Stream: name, Bytes: info.State.Bytes, Messages: info.State.Msgs}, nil
+	}, nil
+}
+
+// scrapeState reads the coordinator's state sizes from its /metrics.
+func scrapeState(ctx context.Context, url string) (StateStats, error) {
+	var st StateStats
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return st, fmt.Errorf("scrape %s: %w", url, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return st, fmt.Errorf("scrape %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return st, fmt.Errorf("scrape %s: %s", url, resp.Status)
+	}
+	found := 0
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 2 {
+			continue
+		}
+		var dst *float64
+		switch name, _, _ := strings.Cut(f[0], "{"); name {
+		case "floe_coordinator_pebble_bytes":
+			dst = &st.PebbleBytes
+		case "floe_coordinator_metadata_bytes":
+			dst = &st.MetadataBytes
+		default:
+			continue
+		}
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err != nil {
+			return st, fmt.Errorf("scrape %s: %q: %w", url, sc.Text(), err)
+		}
+		*dst += v
+		found++
+	}
+	if err := sc.Err(); err != nil {
+		return st, fmt.Errorf("scrape %s: %w", url, err)
+	}
+	if found == 0 {
+		return st, fmt.Errorf("scrape %s: no floe_coordinator_pebble_bytes or floe_coordinator_metadata_bytes", url)
+	}
+	return st, nil
+}
