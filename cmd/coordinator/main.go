@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -59,7 +60,9 @@ type config struct {
 	natsSecurity rpc.Security
 	cluster      string
 	httpAddr     string
-	logLevel     string
+	// pprof serves /debug/pprof on httpAddr.
+	pprof    bool
+	logLevel string
 	// ha is the coordinator's place among the cluster's coordinators.
 	ha ha.Options
 
@@ -79,6 +82,7 @@ func newFlagSet() (*flag.FlagSet, *config) {
 	fs.StringVar(&cfg.natsURL, "nats-url", "nats://127.0.0.1:4222", "NATS server(s) to serve on, comma-separated")
 	fs.StringVar(&cfg.cluster, "cluster", "floe", "cluster name: the prefix of its NATS subjects")
 	fs.StringVar(&cfg.httpAddr, "http-addr", "127.0.0.1:8090", "HTTP address for /healthz, /readyz and /metrics (\"-\" disables)")
+	fs.BoolVar(&cfg.pprof, "pprof", false, "serve /debug/pprof (profiles, traces) on --http-addr, to profile the leader under load (scripts/fleet-sim.sh)")
 	fs.BoolVar(&cfg.coord.KVIndexEnabled, "kv-index-enabled", false, "allow topics to enable kv.index.enabled")
 	cfg.consolidation = fs.Bool("consolidation-enabled", true, "plan consolidation jobs for the brokers to run (=false: data stays in WAL objects; retention still runs)")
 	fs.DurationVar(&cfg.coord.GCGrace, "gc-grace", 10*time.Minute, "how long garbage and orphan objects are kept before they are deleted")
@@ -218,7 +222,11 @@ func run(args []string) error {
 		if err != nil {
 			return fmt.Errorf("listen http: %w", err)
 		}
-		hs := &http.Server{Handler: httpHandler(nc, node, mp, ready), ReadHeaderTimeout: 10 * time.Second}
+		handler := httpHandler(nc, node, mp, ready)
+		if cfg.pprof {
+			handler = withPprof(handler)
+		}
+		hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				httpErr <- fmt.Errorf("serve http: %w", err)
@@ -308,6 +316,19 @@ func httpHandler(nc *nats.Conn, node *ha.Node, mp *metrics.Provider, ready http.
 		}
 	})
 	mux.Handle("GET /metrics", mp.Handler())
+	return mux
+}
+
+// withPprof serves /debug/pprof beside h. It is off by default: a
+// profile shows the coordinator's internals and a CPU profile costs the
+// leader while it runs, and the coordinator's HTTP port authenticates
+// no one.
+func withPprof(h http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.Handle("/", h)
 	return mux
 }
 
