@@ -6,7 +6,7 @@ package tiered
 //	  ─> key map: OffsetMap over the dirty batches from DirtyOffset, until full
 //	     (with the key index: KvLatestOffsets for each read window's keys instead)
 //	  ─> each replaced segment: GetRange windows of whole batches ─> CompactBatch
-//	  ─> output Writer (cut at batch boundaries, up to segment.bytes) ─> Finish ─> Put, one at a time
+//	  ─> output stream Writer (cut at batch boundaries, up to segment.bytes) ─> Upload ─> Close ─> Commit, one at a time
 //	  ─> CompleteTierJob (Compacted: the outputs, CleanedThrough) ─> done
 //	failure: AbandonTierJob and delete the outputs; refused: delete them;
 //	completion unanswered: AbandonTierJob, the outputs left to the GC
@@ -23,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/objectstore"
 	"github.com/floe-io/floe/record"
 )
 
@@ -82,9 +83,21 @@ func (c *Consolidator) runCompactJob(ctx context.Context, job coordapi.TierJob, 
 		return outcomeFailed, nil, err
 	}
 
-	r := &compactRun{c: c, job: job}
+	// The job's buffers: an output's upload part, a read window and the
+	// window's compacted batches.
+	window := max(c.opts.MaxReadBytes, record.HeaderSize)
+	reserved, err := c.budget.acquire(jctx, objectstore.UploadBufferBytes+2*window)
+	if err != nil {
+		err = fmt.Errorf("wait for job buffers: %w", err)
+		c.abandon(ctx, job, err)
+		return outcomeFailed, nil, err
+	}
+	defer c.budget.release(reserved)
+
+	r := &compactRun{c: c, job: job, window: window, reserved: reserved}
 	req, err := r.run(jctx)
 	if err != nil {
+		r.abortOutput(ctx)
 		c.deleteObjects(ctx, job, r.uploaded)
 		c.abandon(ctx, job, err)
 		return outcomeFailed, nil, err
@@ -178,6 +191,7 @@ type compactRun struct {
 	cj  *coordapi.CompactJob
 
 	window   int64 // the bytes of one read
+	reserved int64 // the job's bytes of the Consolidator's budget
 	segBytes int64 // the outputs' target size
 
 	keys     *OffsetMap       // the key map; nil with the key index
@@ -197,6 +211,8 @@ type compactRun struct {
 	next     int64                       // the base offset of the next output
 	rest     int64                       // the replaced inputs' bytes not read yet
 	out      *Writer                     // the output being built, nil between outputs
+	up       objectstore.Upload          // out's upload
+	outKey   string                      // out's object key
 	outSeg   coordapi.CompactedSegment   // what out holds so far
 	segments []coordapi.CompactedSegment // the outputs put
 	uploaded []string                    // keys of the outputs put or tried
@@ -217,7 +233,6 @@ func (r *compactRun) run(ctx context.Context) (coordapi.CompleteTierJobRequest, 
 		return coordapi.CompleteTierJobRequest{}, err
 	}
 	r.cj = r.job.Compact
-	r.window = max(r.c.opts.MaxReadBytes, record.HeaderSize)
 	r.segBytes = r.cj.SegmentBytes
 	if r.segBytes <= 0 {
 		r.segBytes = defaultCompactSegmentBytes
@@ -532,7 +547,11 @@ func lookupChunk(keys [][]byte) int {
 func (r *compactRun) scanSegment(ctx context.Context, seg coordapi.BatchCoord, fn func([]segBatch) error) error {
 	end := int64(seg.ByteLength)
 	next := seg.BaseOffset // the least base offset the next batch may have
+	var extra int64        // budget bytes for a batch larger than a window
+	defer func() { r.c.budget.release(extra) }()
 	for pos := int64(0); pos < end; {
+		r.c.budget.release(extra) // the previous window's
+		extra = 0
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -569,7 +588,14 @@ func (r *compactRun) scanSegment(ctx context.Context, seg coordapi.BatchCoord, f
 			case size > n-at && at > 0:
 				break window // the next window starts with it
 			case size > n-at:
-				if data, err = r.read(ctx, seg, pos, size); err != nil { // larger than a window
+				// Larger than a window: read alone, with budget for the
+				// rest (as much as the budget can ever give this job).
+				if want := min(size-r.window, r.c.budget.limit-r.reserved); want > 0 {
+					if extra, err = r.c.budget.acquire(ctx, want); err != nil {
+						return fmt.Errorf("wait for job buffers: %w", err)
+					}
+				}
+				if data, err = r.read(ctx, seg, pos, size); err != nil {
 					return err
 				}
 				n = size
@@ -609,9 +635,6 @@ func (r *compactRun) read(ctx context.Context, seg coordapi.BatchCoord, pos, n i
 	return data, nil
 }
 
-// initialOutputBytes is the buffer an output segment starts with.
-const initialOutputBytes = 1 << 20
-
 // place appends b, one compacted batch, to the output being built, first
 // finishing and uploading that output when it has batches and b would take
 // it past segment.bytes. A new output starts right after the previous one
@@ -628,18 +651,17 @@ func (r *compactRun) place(ctx context.Context, b []byte) error {
 		}
 	}
 	if r.out == nil {
-		// The buffer starts small and grows as batches come. Sized for
-		// what the output could hold (segment.bytes) it would count, for
-		// the GC, as that much live heap, and the heap (with the cache's
-		// chunk churn) would grow to twice it, for an output compaction
-		// mostly makes far smaller; growing costs copies only when the
-		// output is large.
-		hint := min(r.segBytes, r.rest+int64(len(b)), initialOutputBytes)
-		w, err := NewWriter(r.next, Options{IndexIntervalBytes: r.c.opts.IndexIntervalBytes, SizeHint: int(hint)})
+		key := coordapi.SegmentKey(r.c.opts.Prefix, r.job.TopicID, r.job.Partition, r.next, uniqueName(r.job.ID))
+		up, err := r.c.newUpload(ctx, key)
 		if err != nil {
+			return fmt.Errorf("start upload of segment %s: %w", key, err)
+		}
+		w, err := NewStreamWriter(r.next, Options{IndexIntervalBytes: r.c.opts.IndexIntervalBytes}, up)
+		if err != nil {
+			r.c.abortUpload(ctx, r.job, key, up)
 			return fmt.Errorf("new segment writer: %w", err)
 		}
-		r.out = w
+		r.out, r.up, r.outKey = w, up, key
 		r.outSeg = coordapi.CompactedSegment{BaseOffset: r.next, MaxTimestamp: -1, MaxTimestampOffset: -1, MaxTimestampLast: -1}
 	}
 	// Segment batches carry their append time already: Append, not
@@ -678,14 +700,13 @@ func (r *compactRun) noteHorizon(b []byte) {
 	}
 }
 
-// flush finishes the output being built, if any, uploads it and records it
-// in r.segments.
+// flush finishes the output being built, if any, commits its upload and
+// records it in r.segments.
 func (r *compactRun) flush(ctx context.Context) error {
 	if r.out == nil {
 		return nil
 	}
-	obj, info, err := r.out.Finish()
-	r.out = nil
+	info, err := r.out.Close()
 	s := r.outSeg
 	if err != nil {
 		return fmt.Errorf("finish segment at %d: %w", s.BaseOffset, err)
@@ -695,13 +716,23 @@ func (r *compactRun) flush(ctx context.Context) error {
 		return fmt.Errorf("tiered: output segment holds %d-%d in %d batches (max timestamp %d), its inputs end %d-%d in %d (%d)",
 			info.BaseOffset, info.LastOffset, info.BatchCount, info.MaxTimestamp, s.BaseOffset, s.LastOffset, s.Batches, s.MaxTimestamp)
 	}
-	key := coordapi.SegmentKey(r.c.opts.Prefix, r.job.TopicID, r.job.Partition, s.BaseOffset, uniqueName(r.job.ID))
-	r.uploaded = append(r.uploaded, key) // a failed Put may still have written it
-	if err := r.c.store.Put(ctx, key, obj); err != nil {
+	key, up := r.outKey, r.up
+	r.out, r.up = nil, nil
+	r.uploaded = append(r.uploaded, key) // a failed Commit may still have written it
+	if err := up.Commit(ctx); err != nil {
+		r.c.abortUpload(ctx, r.job, key, up)
 		return fmt.Errorf("put segment %s: %w", key, err)
 	}
 	s.ObjectKey, s.ObjectSize, s.DataLength = key, info.Size, info.DataLength
 	r.segments = append(r.segments, s)
 	r.next = s.LastOffset + 1
 	return nil
+}
+
+// abortOutput aborts the upload of the output being built, if any.
+func (r *compactRun) abortOutput(ctx context.Context) {
+	if r.up != nil {
+		r.c.abortUpload(ctx, r.job, r.outKey, r.up)
+		r.out, r.up = nil, nil
+	}
 }

@@ -4,9 +4,14 @@ package tiered
 //
 //	ClaimTierJob ─> job ─> GetRange (WAL objects, ReadConcurrency ranges in flight, in order)
 //	  ─> check each batch's header against its coordinates ─> LogAppendTime stamp (a copy)
-//	  ─> Writer.Append (base offset, leader epoch) ─> Finish ─> Put <prefix>/tiered/...seg
+//	  ─> stream Writer.Append (base offset, leader epoch) ─> Upload <prefix>/tiered/...seg
+//	     (S3: multipart, 8 MiB parts) ─> Close ─> Commit
 //	  ─> CompleteTierJob ─> done
-//	failure: AbandonTierJob and delete the object; refused (STALE_BROKER_EPOCH): delete it
+//	failure: AbandonTierJob, abort the upload and delete the object; refused (STALE_BROKER_EPOCH): delete it
+//
+// Before it reads, a job reserves its buffers in the Consolidator's budget
+// (JobBufferBytes): an upload's part and its largest WAL range; it reads
+// further ranges ahead only with bytes the budget has left.
 //
 // A compaction job (Kind TierJobCompact) runs instead through runCompactJob
 // (compactjob.go), under the same lease and outcome rules.
@@ -26,6 +31,7 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/metrics"
+	"github.com/floe-io/floe/objectstore"
 	"github.com/floe-io/floe/record"
 )
 
@@ -49,6 +55,9 @@ type WALReader interface {
 }
 
 // SegmentStore writes and removes segment objects, as objectstore.Store does.
+// A store that is also an objectstore.Uploader gets each segment as a
+// stream (S3 and Dir hold objectstore.UploadBufferBytes of it); any other
+// gets it whole, in one Put.
 type SegmentStore interface {
 	Put(ctx context.Context, key string, data []byte) error
 	Delete(ctx context.Context, key string) error
@@ -115,8 +124,22 @@ type ConsolidatorOptions struct {
 	// so running them side by side lets the chunk cache load each WAL
 	// chunk once for all of them, where one after the other would read
 	// it again per partition once a job's span outgrows the cache. Each
-	// job holds its segment in memory (up to segment.bytes). Default: 4.
+	// job streams its segment to the store (Memory: JobBufferBytes).
+	// Default: 4.
 	Concurrency int
+	// JobBufferBytes bounds the buffers the jobs hold at once, whatever
+	// segment.bytes is, as Kafka's log.cleaner.io.buffer.size bounds its
+	// cleaner threads': each job reserves an upload part
+	// (objectstore.UploadBufferBytes) and its largest read (MaxReadBytes,
+	// or a larger batch) before it starts, waiting for them, and reads
+	// ahead (up to ReadConcurrency ranges) only with what is left. A
+	// compaction job reserves a part and two read windows (the window
+	// and its compacted batches); its dedupe buffer is DedupeBufferBytes,
+	// besides. A job that needs more than JobBufferBytes (one batch
+	// larger than the budget) runs alone. Default: 64 MiB
+	// (DefaultJobBufferBytes); when set, at least an upload part and one
+	// read, objectstore.UploadBufferBytes+MaxReadBytes.
+	JobBufferBytes int64
 	// IndexIntervalBytes is the segments' offset index interval
 	// (Options.IndexIntervalBytes). Default: 4096.
 	IndexIntervalBytes int
@@ -166,6 +189,16 @@ func (o ConsolidatorOptions) Validate() error {
 	if o.Concurrency < 0 {
 		errs = append(errs, fmt.Errorf("tiered: concurrency %d is negative", o.Concurrency))
 	}
+	least := objectstore.UploadBufferBytes + int64(DefaultMaxReadBytes)
+	if o.MaxReadBytes > 0 {
+		least = objectstore.UploadBufferBytes + o.MaxReadBytes
+	}
+	switch {
+	case o.JobBufferBytes < 0:
+		errs = append(errs, fmt.Errorf("tiered: job buffer bytes %d is negative", o.JobBufferBytes))
+	case o.JobBufferBytes > 0 && o.JobBufferBytes < least:
+		errs = append(errs, fmt.Errorf("tiered: job buffer bytes %d is below %d, an upload part and one read", o.JobBufferBytes, least))
+	}
 	if o.IndexIntervalBytes < 0 {
 		errs = append(errs, fmt.Errorf("tiered: index interval %d is negative", o.IndexIntervalBytes))
 	}
@@ -199,6 +232,9 @@ func (o ConsolidatorOptions) withDefaults() ConsolidatorOptions {
 	if o.DedupeBufferBytes == 0 {
 		o.DedupeBufferBytes = DefaultDedupeBufferBytes
 	}
+	if o.JobBufferBytes == 0 {
+		o.JobBufferBytes = DefaultJobBufferBytes
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -214,17 +250,19 @@ func (o ConsolidatorOptions) withDefaults() ConsolidatorOptions {
 // Each job is claimed once and never retried under its id: a failed job is
 // abandoned, and the coordinator assigns its range again under a new id.
 //
-// Memory: a running job holds its whole segment in memory (at most the
-// topic's segment.bytes, 128 MiB by default, plus its indexes), and up to
-// ReadConcurrency+1 WAL ranges of at most MaxReadBytes each (8 MiB), the
-// ranges in flight and the one being copied (a LogAppendTime batch is stamped
-// in the segment's own copy). Ranges that fit in one cache chunk are shared
-// with the cache rather than copied.
+// Memory: the jobs' buffers are bounded together by JobBufferBytes, whatever
+// segment.bytes is. A running job streams its segment to the store, holding
+// an upload part (objectstore.UploadBufferBytes) and the segment's indexes
+// (at most 20 bytes a batch), and reads WAL ranges of at most MaxReadBytes
+// each (8 MiB), the one being copied and those read ahead, up to
+// ReadConcurrency, while the budget has room. Ranges that fit in one cache
+// chunk are shared with the cache rather than copied; the budget counts
+// them all the same.
 //
 // A compaction job holds the dedupe buffer (DedupeBufferBytes, when it builds
-// a key map), one read window (MaxReadBytes, or one larger batch), the
-// compacted batches of one input segment, and the output segment being built
-// (about segment.bytes); at most one runs at a time.
+// a key map), and within the budget one read window (MaxReadBytes, or one
+// larger batch), the compacted batches of one window, and the upload part of
+// the output segment being written; at most one runs at a time.
 //
 // A Consolidator is safe for concurrent use: goroutines calling Run or RunOnce
 // each run their own job, with that memory each.
@@ -241,6 +279,9 @@ type Consolidator struct {
 		recent [recentJobs]uint64 // ids of jobs claimed, a ring
 		n      int                // ids in recent so far
 	}
+
+	// budget bounds the jobs' buffers (JobBufferBytes).
+	budget *jobBudget
 
 	// compaction is the state compaction jobs share, one job at a time.
 	compaction struct {
@@ -270,6 +311,7 @@ func NewConsolidator(jobs JobSource, wal WALReader, store SegmentStore, opts Con
 		log:   opts.Logger,
 		m:     newConsolidatorMetrics(opts.Meter),
 	}
+	c.budget = newJobBudget(opts.JobBufferBytes)
 	c.compaction.slot = make(chan struct{}, 1)
 	return c, nil
 }
@@ -479,22 +521,13 @@ func (c *Consolidator) runJob(ctx context.Context, job coordapi.TierJob, start t
 	}
 	defer cancel()
 
-	obj, info, err := c.build(jctx, job)
+	key := coordapi.SegmentKey(c.opts.Prefix, job.TopicID, job.Partition, job.BaseOffset, uniqueName(job.ID))
+	info, err := c.build(jctx, job, key)
 	if err != nil {
 		c.abandon(ctx, job, err)
 		return outcomeFailed, 0, err
 	}
-	key := coordapi.SegmentKey(c.opts.Prefix, job.TopicID, job.Partition, job.BaseOffset, uniqueName(job.ID))
-	if err := c.store.Put(jctx, key, obj); err != nil {
-		// A failed Put may still have written the object (a timeout after the
-		// write): delete it before giving the job back.
-		c.deleteObject(ctx, job, key)
-		err = fmt.Errorf("put segment %s: %w", key, err)
-		c.abandon(ctx, job, err)
-		return outcomeFailed, 0, err
-	}
-	size := int64(len(obj))
-	obj = nil // the store has it; let it go before waiting on the coordinator
+	size := info.Size
 
 	err = c.jobs.CompleteTierJob(jctx, coordapi.CompleteTierJobRequest{
 		JobID:      job.ID,
@@ -588,20 +621,43 @@ type readRange struct {
 	batches    []coordapi.BatchCoord
 }
 
-// build reads job's batches and returns the finished segment object.
-func (c *Consolidator) build(ctx context.Context, job coordapi.TierJob) ([]byte, Info, error) {
-	dataLen, err := checkJob(job)
-	if err != nil {
-		return nil, Info{}, err
+// build reads job's batches and streams them into a segment object under
+// key, which it commits: when it returns nil, the object is stored. On
+// failure the upload is aborted, and after a failed Commit, which may
+// still have written the object (a timeout after the write), the object is
+// deleted.
+func (c *Consolidator) build(ctx context.Context, job coordapi.TierJob, key string) (Info, error) {
+	if _, err := checkJob(job); err != nil {
+		return Info{}, err
 	}
-	// Room for the indexes (at most one entry of each per batch) and the
-	// trailer, so that Finish does not copy the segment.
-	hint := dataLen + int64(len(job.Batches))*(offsetEntrySize+timeEntrySize) + TrailerSize
-	w, err := NewWriter(job.BaseOffset, Options{IndexIntervalBytes: c.opts.IndexIntervalBytes, SizeHint: int(hint)})
-	if err != nil {
-		return nil, Info{}, fmt.Errorf("new segment writer: %w", err)
+	ranges := planRanges(job.Batches, c.opts.MaxReadBytes)
+	var largest int64
+	for _, r := range ranges {
+		largest = max(largest, r.length)
 	}
-	err = c.readRanges(ctx, planRanges(job.Batches, c.opts.MaxReadBytes), func(r readRange, data []byte) error {
+	// The job's reservation: an upload part and one range, what it needs
+	// to make progress; it reads ahead with what the budget has left.
+	reserved, err := c.budget.acquire(ctx, objectstore.UploadBufferBytes+largest)
+	if err != nil {
+		return Info{}, fmt.Errorf("wait for job buffers: %w", err)
+	}
+	defer c.budget.release(reserved)
+
+	up, err := c.newUpload(ctx, key)
+	if err != nil {
+		return Info{}, fmt.Errorf("start upload of segment %s: %w", key, err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			c.abortUpload(ctx, job, key, up)
+		}
+	}()
+	w, err := NewStreamWriter(job.BaseOffset, Options{IndexIntervalBytes: c.opts.IndexIntervalBytes}, up)
+	if err != nil {
+		return Info{}, fmt.Errorf("new segment writer: %w", err)
+	}
+	err = c.readRanges(ctx, ranges, func(r readRange, data []byte) error {
 		for _, bc := range r.batches {
 			at := bc.ByteOffset - r.offset
 			b := data[at : at+int64(bc.ByteLength) : at+int64(bc.ByteLength)]
@@ -624,13 +680,34 @@ func (c *Consolidator) build(ctx context.Context, job coordapi.TierJob) ([]byte,
 		return nil
 	})
 	if err != nil {
-		return nil, Info{}, err
+		return Info{}, err
 	}
-	obj, info, err := w.Finish()
+	info, err := w.Close()
 	if err != nil {
-		return nil, Info{}, fmt.Errorf("finish segment: %w", err)
+		return Info{}, fmt.Errorf("finish segment: %w", err)
 	}
-	return obj, info, nil
+	committed = true // a failed Commit is the caller's to clean up
+	if err := up.Commit(ctx); err != nil {
+		c.abortUpload(ctx, job, key, up)
+		c.deleteObject(ctx, job, key)
+		return Info{}, fmt.Errorf("put segment %s: %w", key, err)
+	}
+	return info, nil
+}
+
+// newUpload starts the upload of a segment: the store's own stream if it is
+// an objectstore.Uploader, else one Put of the whole object at Commit.
+func (c *Consolidator) newUpload(ctx context.Context, key string) (objectstore.Upload, error) {
+	return objectstore.NewUpload(ctx, c.store, key)
+}
+
+// abortUpload aborts up, best effort and even when ctx has ended.
+func (c *Consolidator) abortUpload(ctx context.Context, job coordapi.TierJob, key string, up objectstore.Upload) {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if err := up.Abort(actx); err != nil {
+		c.log.Warn("tiered: abort segment upload", "job", job.ID, "key", key, "err", err)
+	}
 }
 
 // Index entry sizes (doc.go).
@@ -705,13 +782,22 @@ func planRanges(batches []coordapi.BatchCoord, maxBytes int64) []readRange {
 	return out
 }
 
-// readRanges reads ranges with up to ReadConcurrency reads in flight and
-// calls fn with each range's bytes, in order. It returns the first error, of
-// a read or of fn, once every read it started has returned.
+// readRanges reads ranges and calls fn with each range's bytes, in order.
+// The range fn takes next is read under the job's reservation; up to
+// ReadConcurrency-1 more are read ahead, each only if the budget has its
+// bytes, held until fn has taken it. It returns the first error, of a read
+// or of fn, once every read it started has returned.
 func (c *Consolidator) readRanges(ctx context.Context, ranges []readRange, fn func(readRange, []byte) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	held := make([]int64, len(ranges)) // budget bytes a range read ahead holds
+	started := 0                       // ranges [0, started) were started
+	defer func() {
+		wg.Wait()
+		for i := range held {
+			c.budget.release(held[i])
+		}
+	}()
 	defer cancel()
 	type result struct {
 		data []byte
@@ -728,15 +814,18 @@ func (c *Consolidator) readRanges(ctx context.Context, ranges []readRange, fn fu
 			results[i] <- result{data, err}
 		}()
 	}
-	for i := range min(c.opts.ReadConcurrency, len(ranges)) {
-		start(i)
-	}
 	for i, r := range ranges {
+		if started == i {
+			start(i) // under the reservation
+			started++
+		}
+		for started < len(ranges) && started < i+c.opts.ReadConcurrency && c.budget.tryAcquire(ranges[started].length) {
+			held[started] = ranges[started].length
+			start(started)
+			started++
+		}
 		res := <-results[i]
 		results[i] = nil
-		if next := i + c.opts.ReadConcurrency; next < len(ranges) && res.err == nil {
-			start(next)
-		}
 		if res.err != nil {
 			return fmt.Errorf("read %s at %d+%d: %w", r.key, r.offset, r.length, res.err)
 		}
@@ -746,6 +835,8 @@ func (c *Consolidator) readRanges(ctx context.Context, ranges []readRange, fn fu
 		if err := fn(r, res.data); err != nil {
 			return err
 		}
+		c.budget.release(held[i])
+		held[i] = 0
 	}
 	return nil
 }

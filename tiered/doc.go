@@ -1,6 +1,7 @@
 // Package tiered holds the segment tier: per-partition segment objects that
 // consolidation jobs write from WAL batches. This file draws the segment object
-// format; Writer writes one, ParseTrailer and ParseIndexes read one from ranged
+// format; Writer writes one (in memory, or streamed to an upload as it goes:
+// NewStreamWriter), ParseTrailer and ParseIndexes read one from ranged
 // reads, and Batches walks its data part. Consolidator is the broker's side of
 // consolidation (it runs the jobs the coordinator assigns: read WAL batches
 // through the chunk cache, write a segment, report it for the swap), and Reader
@@ -160,9 +161,12 @@
 // next starts right after its last offset (its first batch may start later:
 // a gap). The outputs cover the replaced inputs' range without a gap, the
 // first from the job's base offset, the last to the last replaced input's
-// last offset. Memory per job: the dedupe buffer (or one window's keys), one
-// read window (MaxReadBytes, or one larger batch) and one output of at most
-// segment.bytes; one compaction job runs at a time per Consolidator.
+// last offset. Outputs are streamed to the store as they are built (an
+// objectstore.Upload: S3 multipart parts), never held whole. Memory per job:
+// the dedupe buffer (or one window's keys), one read window (MaxReadBytes, or
+// one larger batch), its compacted batches and the output's upload part, the
+// last three within the Consolidator's JobBufferBytes; one compaction job runs
+// at a time per Consolidator.
 //
 // A job's outputs replace its replaced inputs in one coordinator write
 // (CompleteTierJob with Compacted): the coordinator's side, fenced by the
