@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -154,6 +155,7 @@ func Run(ctx context.Context, cfg Config, coords []Coordinator, groups GroupCoor
 		}
 	}
 
+	self, _ := process(os.Getpid()) // Linux only; 0 elsewhere
 	r.t0 = time.Now()
 	r.warmEnd, r.end = r.t0.Add(cfg.Warmup), r.t0.Add(cfg.Duration)
 	rep.StartedAt = r.t0.UTC().Format(time.RFC3339Nano)
@@ -178,6 +180,9 @@ func Run(ctx context.Context, cfg Config, coords []Coordinator, groups GroupCoor
 	rep.Interrupted = ctx.Err() != nil
 
 	r.fill(rep)
+	if st, err := process(os.Getpid()); err == nil {
+		rep.SimulatorCPUSec = (st.CPU - self.CPU).Seconds()
+	}
 	if p := cfg.Probe; p != nil {
 		r.probeAfter(context.WithoutCancel(ctx), rep, p, before, pre, logBefore, elapsed)
 	}
@@ -298,7 +303,9 @@ func (r *runner) broker(ctx context.Context, b int, pids []int64) {
 	coord := r.coords[b%len(r.coords)]
 	timer := time.NewTimer(0)
 	<-timer.C
-	for next.Before(r.end) {
+	// A broker behind stops at the end too: what it has not sent by then
+	// is its backlog.
+	for next.Before(r.end) && time.Now().Before(r.end) {
 		r.lag[b].Store(next.UnixNano())
 		if d := time.Until(next); d > 0 {
 			timer.Reset(d)

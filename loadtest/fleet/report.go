@@ -33,6 +33,9 @@ type Report struct {
 	Coordinator *ProcessReport `json:"coordinator,omitempty"`
 	Log         *LogReport     `json:"log,omitempty"`
 	State       *StateReport   `json:"state,omitempty"`
+	// SimulatorCPUSec is the simulator's own CPU time over the load: on
+	// one machine it competes with the coordinator for the cores.
+	SimulatorCPUSec float64 `json:"simulator_cpu_s,omitempty"`
 	// Errors counts errors by kind, "<call>: <kind>".
 	Errors      map[string]int64 `json:"errors"`
 	ErrorsTotal int64            `json:"errors_total"`
@@ -288,6 +291,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	if st := r.State; st != nil {
 		fmt.Fprintf(&b, "state        pebble %.1f MiB (%.0f B/partition), metadata %.1f MiB (%.0f B/partition, %.1f B/batch)\n",
 			st.PebbleBytes/(1<<20), st.PebbleBytesPerPartition, st.MetadataBytes/(1<<20), st.MetadataBytesPerPartition, st.MetadataBytesPerBatch)
+	}
+	if r.SimulatorCPUSec > 0 {
+		fmt.Fprintf(&b, "simulator    %.1f CPU s\n", r.SimulatorCPUSec)
 	}
 	if r.ErrorsTotal == 0 {
 		b.WriteString("errors       none\n")
