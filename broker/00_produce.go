@@ -107,7 +107,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Res
 	case r.span != nil:
 		pending, appendErr = b.tracedAppend(ctx, r, timeout, batches)
 	default:
-		pending, appendErr = b.ingest.AppendWithin(ctx, timeout, batches)
+		pending, appendErr = b.ingest.AppendFrom(ctx, r.conn.src, timeout, batches)
 	}
 	// Counted once the batches are on their way to the commit, which need
 	// not wait for the instruments (a few microseconds each when the

@@ -28,10 +28,12 @@ import (
 	"github.com/floe-io/floe/tiered"
 )
 
-// Appender is the produce path: ingest's object buffer. AppendWithin waits
-// at most timeout for room in the buffer.
+// Appender is the produce path: ingest's object buffer. AppendFrom waits
+// at most timeout for room in the buffer; src is the client connection,
+// so that the buffer can tell producers still sending from those waiting
+// for their answers.
 type Appender interface {
-	AppendWithin(ctx context.Context, timeout time.Duration, batches []ingest.Batch) (*ingest.Pending, error)
+	AppendFrom(ctx context.Context, src ingest.Source, timeout time.Duration, batches []ingest.Batch) (*ingest.Pending, error)
 }
 
 // RangeReader reads batch bytes back from object storage; the chunk cache
@@ -141,7 +143,9 @@ func (o *Options) setDefaults() {
 
 // Broker serves the Kafka protocol over TCP.
 type Broker struct {
-	opts   Options
+	opts Options
+	// conns numbers client connections: each one's ingest.Source.
+	conns  atomic.Uint64
 	coord  coordapi.Coordinator
 	ingest Appender
 	reader RangeReader

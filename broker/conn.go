@@ -16,6 +16,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/ingest"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -64,6 +66,8 @@ type inflight struct {
 type conn struct {
 	b  *Broker
 	nc net.Conn
+	// src is the connection's number, its produces' ingest.Source.
+	src ingest.Source
 	// rd reads nc: a request's size and a small request's body come in one
 	// read(2), not one each (a few microseconds apiece on a quiet broker,
 	// before the produce's commit starts). Every read of nc goes through it.
@@ -105,6 +109,7 @@ func newConn(b *Broker, nc net.Conn) *conn {
 	return &conn{
 		b:        b,
 		nc:       nc,
+		src:      ingest.Source(b.conns.Add(1)),
 		rd:       bufio.NewReaderSize(nc, connReadBuffer),
 		ctx:      ctx,
 		cancel:   cancel,

@@ -96,11 +96,11 @@ func (b *Broker) childSpan(ctx context.Context, r *request, name string, attrs .
 	return b.opts.Tracer.Start(ctx, name, trace.WithAttributes(attrs...))
 }
 
-// tracedAppend is Appender.AppendWithin inside an ingest.append span. ctx
+// tracedAppend is Appender.AppendFrom inside an ingest.append span. ctx
 // carries the request's span, which ingest links its object to.
 func (b *Broker) tracedAppend(ctx context.Context, r *request, timeout time.Duration, batches []ingest.Batch) (*ingest.Pending, error) {
 	_, span := b.childSpan(ctx, r, "ingest.append", attribute.Int("floe.batches", len(batches)))
-	p, err := b.ingest.AppendWithin(ctx, timeout, batches)
+	p, err := b.ingest.AppendFrom(ctx, r.conn.src, timeout, batches)
 	endSpan(span, err)
 	return p, err
 }

@@ -1,9 +1,10 @@
 // Package ingest is floe's produce path. Batches from every partition are
 // appended, unchanged, to one open object buffer; the buffer rolls into an
-// object at a size or a linger time (or at once when the uploader is idle and
-// the PUT budget allows); objects upload in parallel and commit to the
-// coordinator strictly in object order; each Append's Pending completes with
-// its offsets only after the commit is durable.
+// object at a size or a linger time (or early when the uploader is idle and
+// the PUT budget allows, once the producers still sending had a few
+// milliseconds to add to it); objects upload in parallel and commit to the
+// coordinator strictly in object order; each Append's Pending completes
+// with its offsets only after the commit is durable.
 //
 //	Append ──► open object ──roll──► upload (≤ MaxUploads at once) ──► commit in order ──► Pending done
 //	            (size, linger,        Put <prefix>/wal/<uuidv7>         CommitObject
@@ -68,6 +69,7 @@ type Batch struct {
 // Pending is the outcome of one Append: results for its batches, in order,
 // once the object holding them is committed.
 type Pending struct {
+	src     Source
 	done    chan struct{}
 	results []coordapi.BatchResult
 	err     error
@@ -183,6 +185,9 @@ type Ingester struct {
 		// roomFreed is closed and replaced whenever buffered bytes drop.
 		roomFreed chan struct{}
 		budget    *putBudget
+		// sources counts the requests in flight of each source, with
+		// Options.EarlyRollWait only.
+		sources sources
 		// inlineBudget is Options.InlineMaxRate's bucket.
 		inlineBudget *putBudget
 		seq          uint64
@@ -249,11 +254,18 @@ func (in *Ingester) Append(ctx context.Context, batches []Batch) (*Pending, erro
 // nothing on the path it does not slow down, where a context.WithTimeout
 // per request took a few microseconds of a quiet broker's time.
 func (in *Ingester) AppendWithin(ctx context.Context, timeout time.Duration, batches []Batch) (*Pending, error) {
+	return in.AppendFrom(ctx, 0, timeout, batches)
+}
+
+// AppendFrom is AppendWithin for a request of src: the broker passes its
+// client connection, so that early rolls wait for producers still sending
+// and not for those waiting on their answers (Options.EarlyRollWait).
+func (in *Ingester) AppendFrom(ctx context.Context, src Source, timeout time.Duration, batches []Batch) (*Pending, error) {
 	var n int64
 	for _, b := range batches {
 		n += int64(len(b.Data))
 	}
-	p := &Pending{done: make(chan struct{}), results: make([]coordapi.BatchResult, len(batches))}
+	p := &Pending{src: src, done: make(chan struct{}), results: make([]coordapi.BatchResult, len(batches))}
 	if len(batches) == 0 {
 		close(p.done)
 		return p, nil
@@ -310,6 +322,9 @@ func (in *Ingester) AppendWithin(ctx context.Context, timeout time.Duration, bat
 		o.owners = append(o.owners, owner{p, i})
 	}
 	o.pendings = append(o.pendings, p)
+	if in.opts.EarlyRollWait > 0 {
+		in.mu.sources.appended(src, now)
+	}
 	if in.tracer != nil {
 		in.noteRequestLocked(ctx, o)
 	}
@@ -348,18 +363,21 @@ func (in *Ingester) maybeRollLocked(now time.Time) {
 	case !o.txnAt.IsZero() && now.Sub(o.txnAt) >= in.opts.TxnLinger:
 		in.rollLocked(now, true)
 		return
-	case in.mu.uploading == 0 && in.mu.budget.tryTake(now):
+	case in.mu.uploading == 0 && in.earlyRollReadyLocked(o, now) && in.mu.budget.tryTake(now):
 		in.rollLocked(now, false)
 		return
 	}
 	// Wake at the linger deadline, or earlier when the budget refills and
-	// the pipeline is idle.
+	// the pipeline is idle, or the early roll's wait ends.
 	d := o.firstAt.Add(in.opts.Linger).Sub(now)
 	if !o.txnAt.IsZero() {
 		d = min(d, o.txnAt.Add(in.opts.TxnLinger).Sub(now))
 	}
 	if in.mu.uploading == 0 {
 		d = min(d, in.mu.budget.wait(now))
+		if in.opts.EarlyRollWait > 0 {
+			d = min(d, o.firstAt.Add(in.opts.EarlyRollWait).Sub(now))
+		}
 	}
 	d = max(d, 0)
 	if in.mu.timer == nil {
@@ -367,6 +385,17 @@ func (in *Ingester) maybeRollLocked(now time.Time) {
 	} else {
 		in.mu.timer.Reset(d)
 	}
+}
+
+// earlyRollReadyLocked reports whether o may roll early, before its
+// linger, as far as Options.EarlyRollWait goes: at once without it; with
+// it, once o holds EarlyRollBytes, has waited EarlyRollWait, or every
+// producer still sending waits for its answers (sources.allWaiting).
+// in.mu must be held.
+func (in *Ingester) earlyRollReadyLocked(o *object, now time.Time) bool {
+	w := in.opts.EarlyRollWait
+	return w <= 0 || len(o.buf) >= in.opts.EarlyRollBytes || now.Sub(o.firstAt) >= w ||
+		in.mu.sources.allWaiting(now, w)
 }
 
 func (in *Ingester) onTimer() {
@@ -622,6 +651,17 @@ func (in *Ingester) finish(o *object, committed bool) {
 			o.span.SetStatus(codes.Error, "not committed")
 		}
 		o.span.End()
+	}
+	if in.opts.EarlyRollWait > 0 {
+		// Before the answers, so that a producer's next request never
+		// finds this one still counted in flight: its peak would be one
+		// too many, and its early rolls would wait for a request it will
+		// not send.
+		in.mu.Lock()
+		for _, p := range o.pendings {
+			in.mu.sources.answered(p.src)
+		}
+		in.mu.Unlock()
 	}
 	for _, p := range o.pendings {
 		close(p.done)

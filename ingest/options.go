@@ -44,6 +44,23 @@ type Options struct {
 	// up, so the PUT rate stays below one per upload's latency. node picks
 	// PutsPerGiBS3 on S3. Default: none.
 	MaxPutsPerGiB float64
+	// EarlyRollWait is the longest an early roll (MaxPutRate) waits for
+	// more batches while the producers that appended in the last second
+	// are still sending (--ingest-early-roll-wait): the open object rolls
+	// at once when every one of them has as many requests waiting as it
+	// ever had in flight lately (it waits for its answers: waiting longer
+	// gains nothing), when it holds EarlyRollBytes, or after this wait.
+	// So a lone producer still costs one object per request at low load,
+	// and a busy broker on a local directory, where PUTs are free and an
+	// idle uploader rolled every request into its own object (620 objects
+	// a second at 20 MiB/s), makes fewer, larger ones. 0: no wait, every
+	// early roll at once. node sets EarlyRollWaitLocal on a local
+	// directory. Default: 0.
+	EarlyRollWait time.Duration
+	// EarlyRollBytes is the size at which an object waiting for more
+	// (EarlyRollWait) rolls at once (--ingest-early-roll-bytes). Default,
+	// with EarlyRollWait set: EarlyRollBytesLocal.
+	EarlyRollBytes int
 	// MaxBufferedBytes bounds bytes appended but not yet committed
 	// (--ingest-max-buffered-bytes); Append waits for room beyond it.
 	// Default: 256 MiB.
@@ -105,6 +122,9 @@ func (o *Options) setDefaults() {
 	if o.InlineMax > 0 && o.InlineMaxRate == 0 {
 		o.InlineMaxRate = InlineLocalRate
 	}
+	if o.EarlyRollWait > 0 && o.EarlyRollBytes == 0 {
+		o.EarlyRollBytes = EarlyRollBytesLocal
+	}
 	if o.UploadTimeout == 0 {
 		o.UploadTimeout = 30 * time.Second
 	}
@@ -142,11 +162,23 @@ func (o Options) Validate() error {
 	if o.InlineMax < 0 || o.InlineMax > coordapi.MaxInlineObject {
 		errs = append(errs, fmt.Errorf("ingest inline max %d is out of range 0..%d", o.InlineMax, coordapi.MaxInlineObject))
 	}
+	if o.EarlyRollWait < 0 || o.EarlyRollBytes < 0 {
+		errs = append(errs, fmt.Errorf("ingest early roll wait %s and early roll bytes %d must not be negative", o.EarlyRollWait, o.EarlyRollBytes))
+	}
 	if o.MaxUploads < 0 {
 		errs = append(errs, fmt.Errorf("ingest max uploads %d is negative", o.MaxUploads))
 	}
 	return errors.Join(errs...)
 }
+
+// Early-roll waits on a local directory (Options.EarlyRollWait and
+// EarlyRollBytes), where a PUT costs a file and a sync, no money, so no
+// PUT budget bounds the objects: a roll waits up to 5 ms for producers
+// still sending, or until the object holds 256 KiB.
+const (
+	EarlyRollWaitLocal  = 5 * time.Millisecond
+	EarlyRollBytesLocal = 256 << 10
+)
 
 // InlineLocal is Options.InlineMax for the embedded default: an object of
 // up to 64 KiB (a low-load roll: a few batches) goes in its commit, and

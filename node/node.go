@@ -147,6 +147,9 @@ type Config struct {
 	// store's: ingest.PutRateLocal on the local directory (a PUT costs
 	// nothing), ingest.PutRateS3 on S3. A zero MaxPutsPerGiB picks
 	// ingest.PutsPerGiBS3 on S3 (none elsewhere); a negative one is none.
+	// A zero EarlyRollWait picks ingest.EarlyRollWaitLocal on the local
+	// directory (none on S3, where the PUT budget bounds objects); a
+	// negative one is none.
 	Ingest      ingest.Options
 	Cache       cache.Options
 	Coordinator coordinator.Options
@@ -365,6 +368,13 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		iopts.MaxPutsPerGiB = ingest.PutsPerGiBS3
 	case iopts.MaxPutsPerGiB < 0:
 		iopts.MaxPutsPerGiB = 0 // none
+	}
+	switch {
+	case iopts.EarlyRollWait == 0 && !onS3:
+		// No PUT budget bounds the objects on a local directory.
+		iopts.EarlyRollWait = ingest.EarlyRollWaitLocal
+	case iopts.EarlyRollWait < 0:
+		iopts.EarlyRollWait = 0 // none
 	}
 	switch {
 	case iopts.InlineMax == 0 && inline:

@@ -88,6 +88,8 @@ func newFlagSet() (*flag.FlagSet, *flags) {
 	fs.Float64Var(&f.cfg.Ingest.MaxPutRate, "ingest-max-put-rate", 0, "objects per second this broker may roll early (before linger) when idle; 0: per store, unlimited on the local directory, 10 on S3")
 	fs.Float64Var(&f.cfg.Ingest.MaxPutsPerGiB, "ingest-max-puts-per-gib", 0, "early rolls each GiB produced earns: PUTs follow the traffic under load, where --ingest-max-put-rate fades out (by 8 MiB/s appended); 0: per store, 384 on S3; negative: none")
 	fs.IntVar(&f.cfg.Ingest.InlineMax, "ingest-inline-max", 0, "objects of at most this many bytes go to the coordinator in their commit, one device round trip per produce instead of two; 0: per store, 64 KiB on the embedded default's directory without --nats-listen (only there: the coordinator writes to it, and no other broker reads it); negative: never")
+	fs.DurationVar(&f.cfg.Ingest.EarlyRollWait, "ingest-early-roll-wait", 0, "longest an early roll waits for producers still sending (it rolls at once when every recent producer waits for its answers, or at --ingest-early-roll-bytes): fewer, larger objects under load; 0: per store, 5ms on the local directory, none on S3 (the PUT budget bounds objects there); negative: none")
+	fs.IntVar(&f.cfg.Ingest.EarlyRollBytes, "ingest-early-roll-bytes", 0, "size at which an object waiting for more (--ingest-early-roll-wait) rolls at once; 0: 256 KiB")
 	fs.Int64Var(&f.cfg.Ingest.MaxBufferedBytes, "ingest-max-buffered-bytes", 256<<20, "bytes buffered before producers wait")
 	fs.IntVar(&f.cfg.Ingest.MaxUploads, "ingest-max-uploads", 0, "objects uploaded at once, committed in order (0: per store, 8 on the local directory, 16 on S3)")
 	fs.Int64Var(&f.cfg.Cache.MaxBytes, "cache-bytes", 512<<20, "chunk cache size in bytes")
