@@ -15,8 +15,8 @@
 # BATCHES per object (10), CONSUMERS (8), CONSUMER_PARTITIONS (32),
 # CONSUMER_GROUPS (4), DURATION (30s), WARMUP (5s); FLEETSIM_FLAGS adds fleetsim
 # flags, COORDINATOR_FLAGS coordinator flags. OUT (a new directory) keeps
-# the JSON report (report.json), the profile (cpu.pprof, with the
-# coordinator binary beside it) and the logs.
+# the JSON report (report.json), the profiles (cpu.pprof, heap.pprof after
+# the load, with the coordinator binary beside them) and the logs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 gobin="${FLOE_GOBIN:-$HOME/.cache/floe-gobin}"
@@ -93,6 +93,9 @@ status=0
   --coordinator-pid "$coordinator_pid" --coordinator-metrics-url "http://127.0.0.1:$http_port/metrics" \
   --report "$out/report.json" ${fleetsim_flags[@]+"${fleetsim_flags[@]}"} || status=$?
 if [ "$PROFILE" != 0 ]; then wait "${pids[-1]}" 2>/dev/null || true; fi
+# The leader's heap after the load: what its memory per partition and per
+# object is made of (go tool pprof -sample_index=inuse_space -top).
+curl -sf -o "$out/heap.pprof" "http://127.0.0.1:$http_port/debug/pprof/heap" || true
 # The other processes' CPU (10 ms ticks), since their start: on one machine
 # they share its cores with the coordinator.
 cpu_s() { awk '{ split($0, a, ") "); split(a[2], f, " "); printf "%.1f", (f[12] + f[13]) / 100 }' "/proc/$1/stat"; }
