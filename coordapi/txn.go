@@ -128,3 +128,16 @@ type ProducerDescription struct {
 	// in the partition, -1 when it has none.
 	CurrentTxnStartOffset int64
 }
+
+// TxnView is what a partition checks a transactional batch against (KIP-890:
+// the batch's partition must be in its producer's ongoing transaction): the
+// producer's transactional id and epoch, whether its transaction is
+// ongoing, and the partitions it holds, sorted. The transaction
+// coordinator gives the partitions a producer's view with every step of
+// its transaction.
+type TxnView struct {
+	TransactionalID string
+	Epoch           int16
+	Ongoing         bool
+	Partitions      []TopicPartition
+}

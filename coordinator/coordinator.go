@@ -15,6 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/vfs"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/txn"
 	"github.com/floe-io/floe/kvindex"
 )
 
@@ -195,9 +196,11 @@ type Coordinator struct {
 	// write leaves memory unchanged.
 	// users are the SCRAM users (users.go); taken alone.
 	users userStore
-	// txns are the transactional ids (txn.go): its lock guards the maps,
-	// taken alone or under a transaction's own lock.
-	txns txnRegistry
+	// txn is the transaction coordinator (package txn), which keeps its
+	// rows in db; markers is where its markers go, under markerPrefix.
+	txn          *txn.Coordinator
+	markers      MarkerStore
+	markerPrefix string
 	// stopTxn stops the transaction timeout loop.
 	stopTxn func()
 
@@ -247,6 +250,9 @@ type Coordinator struct {
 	pids struct {
 		sync.Mutex
 		next int64
+		// expiredMs is when TxnTick last expired producer states, on the
+		// coordinator's clock (0: not yet).
+		expiredMs int64
 	}
 
 	subs struct {
@@ -376,7 +382,7 @@ func Open(opts Options) (*Coordinator, error) {
 	opts.ProducerIDExpiration = cmp.Or(opts.ProducerIDExpiration, DefaultProducerIDExpiration)
 	opts.TransactionalIDExpiration = cmp.Or(opts.TransactionalIDExpiration, DefaultTransactionalIDExpiration)
 	opts.ExpirationCheckInterval = cmp.Or(opts.ExpirationCheckInterval, DefaultExpirationCheckInterval)
-	c := &Coordinator{opts: opts, log: opts.Logger, now: opts.Now}
+	c := &Coordinator{opts: opts, log: opts.Logger, now: opts.Now, markers: opts.Markers, markerPrefix: opts.GCPrefix}
 	c.initTier()
 	cache := pebble.NewCache(pebbleCacheSize)
 	defer cache.Unref()

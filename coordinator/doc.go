@@ -64,6 +64,9 @@
 //	producer       'r' producer-id(8) topic-id(16) partition(4) checkpoint: epoch, last update ms, n(1),
 //	                                                            n × (base seq, last seq, base offset, timestamp)
 //	producer id    'i' producer-id(8)                           epoch, epoch it was bumped from
+//	transaction    'x' transactional id                          package txn's row of a transactional id (its
+//	                                                            doc); 'y', 'q', 'z': the partitions' side of
+//	                                                            transactions (txn.go)
 //	view           'v' view-topic-id(16)                        base topic id (16 bytes), key str: a
 //	                                                            hierarchical view named once (views.go)
 //	SCRAM user     'u' mechanism(1) user name                   iterations, salt str, stored key str, server
@@ -143,12 +146,12 @@
 //	subs (subscriber lists: commits, topics, ACLs; taken alone)
 //	brokers (broker registry; taken alone)
 //	users (SCRAM users; taken alone)
-//	txnState.mu (one transactional id's steps: InitProducerId, AddPartitions,
-//	  AddOffsets, EndTxn, the timeout loop) before commit and mu, and before
-//	  the group coordinator's group lock (EndTxn completes the groups'
-//	  offsets while holding it); the group coordinator takes commit under
-//	  its group lock (VerifyTxnOffsetCommit), never the reverse
-//	txns (the registry's maps; taken alone, or under a txnState.mu)
+//	the transaction coordinator's locks (package txn: a transactional id's
+//	  steps hold its lock while they call txnRows and txnPartitions, which
+//	  take closeMu's holders' locks: commit and mu) before commit and mu,
+//	  and before the group coordinator's group lock (EndTxn completes the
+//	  groups' offsets while holding it); the group coordinator verifies a
+//	  TxnOffsetCommit under its group lock with txn's views lock alone
 //
 // Subscribers are called with no lock held.
 package coordinator

@@ -43,9 +43,6 @@ const noProducerEpoch int16 = -1
 // firstProducerID is the first producer id handed out.
 const firstProducerID int64 = 1
 
-// maxTransactionTimeoutMs is Kafka's transaction.max.timeout.ms default.
-const maxTransactionTimeoutMs = 900000
-
 // Kafka error codes CommitObject answers per batch.
 var (
 	codeUnknownTopicOrPartition = kerr.UnknownTopicOrPartition.Code
@@ -174,14 +171,7 @@ func (c *Coordinator) InitProducerID(ctx context.Context, req coordapi.InitProdu
 		return coordapi.InitProducerIDResponse{}, fmt.Errorf("init producer id: %w", err)
 	}
 	if req.TransactionalID != nil {
-		switch {
-		case *req.TransactionalID == "":
-			return fail(coordapi.Errorf(kerr.InvalidRequest, "Transactional id must not be empty"))
-		case req.TimeoutMs <= 0 || req.TimeoutMs > maxTransactionTimeoutMs:
-			return fail(coordapi.Errorf(kerr.InvalidTransactionTimeout,
-				"Transaction timeout %d ms is not in 1..%d (transaction.max.timeout.ms)", req.TimeoutMs, maxTransactionTimeoutMs))
-		}
-		resp, err := c.initTxnProducer(ctx, req)
+		resp, err := c.txn.InitProducerID(ctx, req)
 		if err != nil {
 			return fail(err)
 		}

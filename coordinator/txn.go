@@ -9,7 +9,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/cockroachdb/pebble"
@@ -17,19 +16,19 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/txn"
 	"github.com/floe-io/floe/internal/valenc"
 )
 
 // Transactions (KIP-98, with KIP-360's epoch bumps and KIP-890's ordering:
 // a transactional batch is accepted only into a partition its ongoing
-// transaction holds, checked in the commit that assigns its offsets).
-//
-// A transactional id's state is one row, rewritten (synced) by each step:
-//
-//	x <transactional id> -> version 1, producer id, epoch, previous producer
-//	                        id, previous epoch, timeout ms, state(1), start
-//	                        ms, update ms, n partitions × (topic id(16),
-//	                        partition), n groups × group str
+// transaction holds, checked in the commit that assigns its offsets). The
+// transaction coordinator (package txn) owns the transactional ids, their
+// producers and transactions, and keeps a row per id in this database
+// (family 'x', drawn in its doc: the rows of Rows). What is per partition
+// is here: the views commits check a transactional batch against
+// (SetTxnView), the transactions open in each partition and the aborted
+// ones, the markers (WriteTxnMarkers).
 //
 // A transaction's first batch in a partition writes its open row in the
 // commit's Pebble batch; its marker's commit deletes it, and for an abort
@@ -43,14 +42,6 @@ import (
 // their own (txnKeysKey) until its transaction's marker: the commit marker's
 // commit writes them into the key index, either marker deletes them, so
 // that /kv never answers an uncommitted or aborted value (kvindex/doc.go).
-//
-// EndTxn moves the state to PrepareCommit or PrepareAbort (durable), which
-// stops the transaction's batches from being accepted; writes one object
-// holding a control batch per partition of the transaction and commits it
-// like any object (the markers get offsets; open rows close); commits or
-// drops the groups' transactional offsets; and moves the state to
-// CompleteCommit or CompleteAbort. A coordinator that stops between
-// Prepare and Complete finishes the transaction at its next Open.
 const (
 	prefixTxn     byte = 'x'
 	prefixTxnOpen byte = 'y'
@@ -60,9 +51,7 @@ const (
 
 // TxnOffsets commits or drops a transaction's consumer-group offsets when
 // it ends: the group coordinator (groups.Groups) implements it.
-type TxnOffsets interface {
-	CompleteTxnOffsets(ctx context.Context, group string, producerID int64, commit bool) error
-}
+type TxnOffsets = txn.Offsets
 
 // MarkerStore is where the coordinator writes the objects holding
 // transaction markers: the cluster's object store.
@@ -70,50 +59,15 @@ type MarkerStore interface {
 	Put(ctx context.Context, key string, data []byte) error
 }
 
-// txnState is one transactional id's state. mu serializes the
-// transaction's operations; EndTxn holds it while it writes the markers.
-type txnState struct {
-	mu sync.Mutex
-	id string
-
-	pid, prevPID     int64
-	epoch, prevEpoch int16
-	timeoutMs        int32
-	state            coordapi.TxnState
-	parts            []partKey // sorted, unique
-	groups           []string
-	startMs          int64
-	updateMs         int64
-	// markersDone is set once this transaction's markers are committed,
-	// so that a retried completion does not write them twice.
-	markersDone bool
-}
-
 // txnView is what commits check a transactional batch against: the
-// producer's epoch and ongoing transaction. c.commit guards it; a
-// transaction step updates it under c.commit.
+// producer's epoch and ongoing transaction (coordapi.TxnView). c.commit
+// guards it.
 type txnView struct {
 	id      string
 	epoch   int16
 	ongoing bool
 	parts   map[partKey]struct{}
-	groups  []string
 }
-
-// txnRegistry holds the transactional ids.
-type txnRegistry struct {
-	sync.Mutex // guards the maps only
-	byID       map[string]*txnState
-	byPID      map[int64]*txnState
-	offsets    TxnOffsets
-	markers    MarkerStore
-	prefix     string
-	// expiredMs is when TxnTick last expired producer states and
-	// transactional ids, on the coordinator's clock (0: not yet).
-	expiredMs int64
-}
-
-func txnKey(id string) []byte { return append([]byte{prefixTxn}, id...) }
 
 // txnFamilyKey is a key of the transaction families: prefix, topic id,
 // partition, then each number (8 bytes, big-endian).
@@ -156,81 +110,23 @@ func decodeOffset(what string, v []byte) (int64, error) {
 	return o, d.Done(what)
 }
 
-func encodeTxn(t *txnState) []byte {
-	b := []byte{valenc.Version1}
-	b = binary.AppendVarint(b, t.pid)
-	b = binary.AppendVarint(b, int64(t.epoch))
-	b = binary.AppendVarint(b, t.prevPID)
-	b = binary.AppendVarint(b, int64(t.prevEpoch))
-	b = binary.AppendVarint(b, int64(t.timeoutMs))
-	b = append(b, byte(t.state))
-	b = binary.AppendVarint(b, t.startMs)
-	b = binary.AppendVarint(b, t.updateMs)
-	b = binary.AppendUvarint(b, uint64(len(t.parts)))
-	for _, pk := range t.parts {
-		b = append(b, pk.topic[:]...)
-		b = binary.AppendVarint(b, int64(pk.partition))
-	}
-	b = binary.AppendUvarint(b, uint64(len(t.groups)))
-	for _, g := range t.groups {
-		b = valenc.AppendString(b, g)
-	}
-	return b
-}
+// SetTxnOffsets gives the transaction coordinator the group coordinator
+// whose transactional offsets EndTxn commits or drops. The coordinator
+// service calls it once both are open; without it a transaction holding
+// offsets cannot end (COORDINATOR_NOT_AVAILABLE, retriable).
+func (c *Coordinator) SetTxnOffsets(o TxnOffsets) { c.txn.SetOffsets(o) }
 
-func decodeTxn(id string, v []byte) (*txnState, error) {
-	d := valenc.New("transaction", v)
-	t := &txnState{id: id}
-	t.pid = d.Varint()
-	t.epoch = int16(d.Varint())
-	t.prevPID = d.Varint()
-	t.prevEpoch = int16(d.Varint())
-	t.timeoutMs = int32(d.Varint())
-	t.state = coordapi.TxnState(d.Byte())
-	t.startMs = d.Varint()
-	t.updateMs = d.Varint()
-	n := d.Uvarint()
-	for i := uint64(0); i < n && d.Err() == nil; i++ {
-		var pk partKey
-		copy(pk.topic[:], d.Bytes(16))
-		pk.partition = int32(d.Varint())
-		t.parts = append(t.parts, pk)
-	}
-	n = d.Uvarint()
-	for i := uint64(0); i < n && d.Err() == nil; i++ {
-		t.groups = append(t.groups, d.String())
-	}
-	return t, d.Done("transaction")
-}
-
-// SetTxnOffsets gives the coordinator the group coordinator whose
-// transactional offsets EndTxn commits or drops. The coordinator service
-// calls it once both are open; without it a transaction holding offsets
-// cannot end (COORDINATOR_NOT_AVAILABLE, retriable).
-func (c *Coordinator) SetTxnOffsets(o TxnOffsets) {
-	c.txns.Lock()
-	defer c.txns.Unlock()
-	c.txns.offsets = o
-}
-
-// loadTxns reads the transactions, their open rows and the aborted
-// transactions. It runs before c is shared.
+// loadTxns reads the open and aborted transactions of the partitions, and
+// opens the transaction coordinator, which installs its producers' views.
+// It runs before c is shared.
 func (c *Coordinator) loadTxns() error {
-	c.txns.byID = map[string]*txnState{}
-	c.txns.byPID = map[int64]*txnState{}
-	c.txns.markers, c.txns.prefix = c.opts.Markers, c.opts.GCPrefix
 	c.commit.txnViews = map[int64]*txnView{}
 	c.commit.openTxns = map[partKey]map[int64]int64{}
 	c.mu.aborted = map[partKey][]coordapi.AbortedTxn{}
-	err := c.scan(prefixTxn, func(k, v []byte) error {
-		t, err := decodeTxn(string(k[1:]), v)
-		if err != nil {
-			return err
-		}
-		c.txns.byID[t.id] = t
-		c.txns.byPID[t.pid] = t
-		c.commit.txnViews[t.pid] = t.view()
-		return nil
+	var err error
+	c.txn, err = txn.New(txn.Options{
+		Rows: txnRows{c}, Partitions: txnPartitions{c}, Now: c.now, Logger: c.log,
+		IDExpiration: c.opts.TransactionalIDExpiration, ExpirationCheckInterval: c.opts.ExpirationCheckInterval,
 	})
 	if err != nil {
 		return err
@@ -312,467 +208,53 @@ func firstOpen(m map[int64]int64) (int64, bool) {
 	return first, true
 }
 
-// view returns what commits check the transaction's batches against.
-func (t *txnState) view() *txnView {
-	v := &txnView{id: t.id, epoch: t.epoch, ongoing: t.state == coordapi.TxnOngoing, parts: map[partKey]struct{}{}, groups: slices.Clone(t.groups)}
-	for _, pk := range t.parts {
-		v.parts[pk] = struct{}{}
-	}
-	return v
-}
-
-// txnFor returns the state of a transactional id, nil for none.
-func (c *Coordinator) txnFor(id string) *txnState {
-	c.txns.Lock()
-	defer c.txns.Unlock()
-	return c.txns.byID[id]
-}
-
-// persistTxnLocked writes t's row and installs what commits check. t.mu
-// must be held.
-func (c *Coordinator) persistTxnLocked(t *txnState) error {
-	t.updateMs = c.now().UnixMilli()
-	if err := c.set(txnKey(t.id), encodeTxn(t)); err != nil {
-		return fmt.Errorf("transaction %q: %w", t.id, err)
-	}
-	c.commit.Lock()
-	c.commit.txnViews[t.pid] = t.view()
-	c.commit.Unlock()
-	return nil
-}
-
-// lockTxn returns the transaction of p's transactional id, locked, once
-// p is its current producer (checkProducerLocked); the caller unlocks it.
-func (c *Coordinator) lockTxn(p coordapi.TxnProducer) (*txnState, error) {
-	t := c.txnFor(p.TransactionalID)
-	if t == nil {
-		return nil, coordapi.Errorf(kerr.InvalidProducerIDMapping, "Transactional id %q has no producer: call InitProducerId first", p.TransactionalID)
-	}
-	t.mu.Lock()
-	if t.state == coordapi.TxnDead {
-		t.mu.Unlock()
-		return nil, coordapi.Errorf(kerr.InvalidProducerIDMapping, "Transactional id %q expired: call InitProducerId first", p.TransactionalID)
-	}
-	if err := checkProducerLocked(t, p); err != nil {
-		t.mu.Unlock()
-		return nil, err
-	}
-	return t, nil
-}
-
-// checkProducerLocked validates a request's producer against t, as
-// Kafka's TransactionCoordinator does. t.mu must be held.
-func checkProducerLocked(t *txnState, p coordapi.TxnProducer) error {
-	switch {
-	case p.ProducerID != t.pid:
-		return coordapi.Errorf(kerr.InvalidProducerIDMapping, "Producer id %d is not the one of transactional id %q", p.ProducerID, t.id)
-	case p.ProducerEpoch != t.epoch:
-		return coordapi.Errorf(kerr.ProducerFenced, "Producer epoch %d of transactional id %q is not its current epoch %d: a newer producer fenced it",
-			p.ProducerEpoch, t.id, t.epoch)
-	}
-	return nil
-}
-
-// initTxnProducer is InitProducerID for a transactional id: a new id gets a
-// producer id at epoch 0; a known one gets its epoch bumped (a new
-// producer id when the epoch would overflow), fencing the producer that
-// had it, after its ongoing transaction is aborted. A request carrying a
-// producer id and epoch (KIP-360) must name the current ones, or the
-// previous ones when it retries a bump already made.
-func (c *Coordinator) initTxnProducer(ctx context.Context, req coordapi.InitProducerIDRequest) (coordapi.InitProducerIDResponse, error) {
-	id := *req.TransactionalID
-	var t *txnState
-	for {
-		c.txns.Lock()
-		t = c.txns.byID[id]
-		if t == nil {
-			t = &txnState{id: id, pid: -1, prevPID: -1, prevEpoch: -1, startMs: -1}
-			c.txns.byID[id] = t
-		}
-		c.txns.Unlock()
-		t.mu.Lock()
-		if t.state != coordapi.TxnDead {
-			break
-		}
-		t.mu.Unlock() // expired since it was looked up: look again
-	}
-	defer t.mu.Unlock()
-	if t.pid < 0 { // new (or a new one whose first init failed)
-		pid, err := c.allocateProducerID()
-		if err != nil {
-			return coordapi.InitProducerIDResponse{}, err
-		}
-		t.pid, t.epoch, t.timeoutMs, t.state = pid, 0, req.TimeoutMs, coordapi.TxnEmpty
-		if err := c.persistTxnLocked(t); err != nil {
-			t.pid = -1
-			return coordapi.InitProducerIDResponse{}, err
-		}
-		c.txns.Lock()
-		c.txns.byPID[t.pid] = t
-		c.txns.Unlock()
-		c.log.Info("transactional id registered", "transactional_id", id, "producer_id", t.pid)
-		return coordapi.InitProducerIDResponse{ProducerID: t.pid, ProducerEpoch: 0}, nil
-	}
-	if req.ProducerID >= 0 {
-		switch {
-		case req.ProducerID == t.prevPID && req.ProducerEpoch == t.prevEpoch:
-			// A retry of the bump that made the current epoch.
-			return coordapi.InitProducerIDResponse{ProducerID: t.pid, ProducerEpoch: t.epoch}, nil
-		case req.ProducerID != t.pid || req.ProducerEpoch != t.epoch:
-			return coordapi.InitProducerIDResponse{}, coordapi.Errorf(kerr.ProducerFenced,
-				"Producer %d epoch %d of transactional id %q is not its current one (%d epoch %d)", req.ProducerID, req.ProducerEpoch, id, t.pid, t.epoch)
-		}
-	}
-	switch t.state {
-	case coordapi.TxnOngoing:
-		// A new producer instance took the id over: abort what the old one
-		// left open with the epoch bumped, which fences it; the new
-		// instance gets that epoch (a new producer id only once the
-		// abort is done, when the epoch is exhausted).
-		c.fenceLocked(t)
-		if err := c.endLocked(ctx, t, false); err != nil {
-			return coordapi.InitProducerIDResponse{}, err
-		}
-		c.log.Info("ongoing transaction aborted by a new producer", "transactional_id", id, "producer_id", t.pid, "epoch", t.epoch)
-		if t.epoch >= math.MaxInt16-1 {
-			if err := c.bumpLocked(t); err != nil {
-				return coordapi.InitProducerIDResponse{}, err
-			}
-		}
-	case coordapi.TxnPrepareCommit, coordapi.TxnPrepareAbort:
-		if err := c.completeLocked(ctx, t); err != nil {
-			return coordapi.InitProducerIDResponse{}, err
-		}
-		if err := c.bumpLocked(t); err != nil {
-			return coordapi.InitProducerIDResponse{}, err
-		}
-	default:
-		if err := c.bumpLocked(t); err != nil {
-			return coordapi.InitProducerIDResponse{}, err
-		}
-	}
-	t.timeoutMs = req.TimeoutMs
-	if err := c.persistTxnLocked(t); err != nil {
-		return coordapi.InitProducerIDResponse{}, err
-	}
-	return coordapi.InitProducerIDResponse{ProducerID: t.pid, ProducerEpoch: t.epoch}, nil
-}
-
-// bumpLocked bumps t's epoch, or gives it a new producer id when the epoch
-// would overflow, in memory: the caller persists it. t.mu must be held.
-func (c *Coordinator) bumpLocked(t *txnState) error {
-	t.prevPID, t.prevEpoch = t.pid, t.epoch
-	if t.epoch >= math.MaxInt16-1 {
-		pid, err := c.allocateProducerID()
-		if err != nil {
-			return err
-		}
-		c.txns.Lock()
-		delete(c.txns.byPID, t.pid)
-		c.txns.byPID[pid] = t
-		c.txns.Unlock()
-		c.commit.Lock()
-		delete(c.commit.txnViews, t.pid) // the old id writes nothing more
-		c.commit.Unlock()
-		t.pid, t.epoch = pid, 0
-		return nil
-	}
-	t.epoch++
-	return nil
-}
-
-// fenceLocked bumps t's epoch before aborting its ongoing transaction,
-// fencing the producer that had it, but never changes the producer id:
-// the transaction's open rows, held keys and pending offsets are keyed by
-// it, and its markers must carry it. An exhausted epoch stays at its
-// maximum. t.mu must be held.
-func (c *Coordinator) fenceLocked(t *txnState) {
-	t.prevPID, t.prevEpoch = t.pid, t.epoch
-	if t.epoch < math.MaxInt16 {
-		t.epoch++
-	}
-}
-
-// AddPartitionsToTxn adds partitions to the producer's transaction,
-// starting one when none is ongoing, and returns an error code per
-// partition: 0, UNKNOWN_TOPIC_OR_PARTITION for a partition that does not
-// exist (the others then OPERATION_NOT_ATTEMPTED, as Kafka answers). With
-// VerifyOnly nothing is added: a partition not in the transaction is
-// INVALID_TXN_STATE. Request-level failures (the error):
-// INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED, CONCURRENT_TRANSACTIONS
-// while the previous transaction is being completed.
+// AddPartitionsToTxn is the transaction coordinator's
+// (txn.Coordinator.AddPartitionsToTxn).
 func (c *Coordinator) AddPartitionsToTxn(ctx context.Context, req coordapi.AddPartitionsRequest) ([]int16, error) {
 	if err := c.enter(ctx); err != nil {
 		return nil, err
 	}
 	defer c.leave()
-	t, err := c.lockTxn(req.TxnProducer)
-	if err != nil {
-		return nil, err
-	}
-	defer t.mu.Unlock()
-	codes := make([]int16, len(req.Partitions))
-	if req.VerifyOnly {
-		for i, tp := range req.Partitions {
-			if t.state != coordapi.TxnOngoing || !slices.Contains(t.parts, partKey{tp.TopicID, tp.Partition}) {
-				codes[i] = kerr.InvalidTxnState.Code
-			}
-		}
-		return codes, nil
-	}
-	// Memory changes only with a durable write: restored on any failure.
-	saved := t.save()
-	if err := c.beginLocked(t); err != nil {
-		return nil, err
-	}
-	failed := false
-	c.mu.RLock()
-	for i, tp := range req.Partitions {
-		if _, _, err := c.partitionLocked(tp.TopicID, tp.Partition); err != nil {
-			codes[i], failed = kerr.UnknownTopicOrPartition.Code, true
-		}
-	}
-	c.mu.RUnlock()
-	if failed {
-		t.restore(saved)
-		for i := range codes {
-			if codes[i] == 0 {
-				codes[i] = kerr.OperationNotAttempted.Code
-			}
-		}
-		return codes, nil
-	}
-	before := len(t.parts)
-	for _, tp := range req.Partitions {
-		pk := partKey{tp.TopicID, tp.Partition}
-		if !slices.Contains(t.parts, pk) {
-			t.parts = append(t.parts, pk)
-		}
-	}
-	if len(t.parts) == before && t.state == coordapi.TxnOngoing && t.startMs >= 0 {
-		return codes, nil // nothing new
-	}
-	slices.SortFunc(t.parts, comparePartKeys)
-	if err := c.persistTxnLocked(t); err != nil {
-		t.restore(saved)
-		return nil, err
-	}
-	return codes, nil
+	return c.txn.AddPartitionsToTxn(ctx, req)
 }
 
-// txnSaved is what a transaction step may change of a txnState before
-// its write, to restore when the write fails.
-type txnSaved struct {
-	state       coordapi.TxnState
-	parts       []partKey
-	groups      []string
-	startMs     int64
-	markersDone bool
-}
-
-func (t *txnState) save() txnSaved {
-	return txnSaved{t.state, slices.Clone(t.parts), slices.Clone(t.groups), t.startMs, t.markersDone}
-}
-
-func (t *txnState) restore(s txnSaved) {
-	t.state, t.parts, t.groups, t.startMs, t.markersDone = s.state, s.parts, s.groups, s.startMs, s.markersDone
-}
-
-func comparePartKeys(a, b partKey) int {
-	if c := slices.Compare(a.topic[:], b.topic[:]); c != 0 {
-		return c
-	}
-	return int(a.partition) - int(b.partition)
-}
-
-// beginLocked makes t's transaction ongoing, starting a new one when the
-// last one completed. t.mu must be held.
-func (c *Coordinator) beginLocked(t *txnState) error {
-	switch t.state {
-	case coordapi.TxnOngoing:
-		return nil
-	case coordapi.TxnPrepareCommit, coordapi.TxnPrepareAbort:
-		return coordapi.Errorf(kerr.ConcurrentTransactions, "The previous transaction of %q is being completed", t.id)
-	case coordapi.TxnDead:
-		return coordapi.Errorf(kerr.InvalidTxnState, "Transactional id %q is dead", t.id)
-	}
-	t.state = coordapi.TxnOngoing
-	t.parts, t.groups = nil, nil
-	t.startMs = c.now().UnixMilli()
-	t.markersDone = false
-	return nil
-}
-
-// AddOffsetsToTxn adds a consumer group to the producer's transaction, so
-// that EndTxn commits or drops its transactional offsets; it starts a
-// transaction when none is ongoing. Failures: as AddPartitionsToTxn's
-// request-level ones.
+// AddOffsetsToTxn is the transaction coordinator's
+// (txn.Coordinator.AddOffsetsToTxn).
 func (c *Coordinator) AddOffsetsToTxn(ctx context.Context, p coordapi.TxnProducer, group string) error {
 	if err := c.enter(ctx); err != nil {
 		return err
 	}
 	defer c.leave()
-	t, err := c.lockTxn(p)
-	if err != nil {
-		return err
-	}
-	defer t.mu.Unlock()
-	saved := t.save()
-	if err := c.beginLocked(t); err != nil {
-		return err
-	}
-	if !slices.Contains(t.groups, group) {
-		t.groups = append(t.groups, group)
-	}
-	if err := c.persistTxnLocked(t); err != nil {
-		t.restore(saved)
-		return err
-	}
-	return nil
+	return c.txn.AddOffsetsToTxn(ctx, p, group)
 }
 
-// EndTxn commits or aborts the producer's ongoing transaction: it writes
-// the markers into every partition the transaction holds, commits or drops
-// its groups' transactional offsets, and only then answers. A retry of an
-// EndTxn already done succeeds; ending a transaction other than the way it
-// was already ended, or with none ongoing, is INVALID_TXN_STATE; a
-// completion that fails (the object store, the group coordinator) leaves
-// the transaction prepared, finished by a retry or by the coordinator.
+// EndTxn is the transaction coordinator's (txn.Coordinator.EndTxn).
 func (c *Coordinator) EndTxn(ctx context.Context, req coordapi.EndTxnRequest) error {
 	if err := c.enter(ctx); err != nil {
 		return err
 	}
 	defer c.leave()
-	// A retry after a timeout abort bumped the epoch is PRODUCER_FENCED,
-	// as in Kafka.
-	t, err := c.lockTxn(req.TxnProducer)
-	if err != nil {
-		return err
-	}
-	defer t.mu.Unlock()
-	want := map[bool][2]coordapi.TxnState{
-		true:  {coordapi.TxnPrepareCommit, coordapi.TxnCompleteCommit},
-		false: {coordapi.TxnPrepareAbort, coordapi.TxnCompleteAbort},
-	}[req.Commit]
-	switch t.state {
-	case coordapi.TxnOngoing:
-		return c.endLocked(ctx, t, req.Commit)
-	case want[0]:
-		return c.completeLocked(ctx, t)
-	case want[1]:
-		return nil // a retry
-	}
-	return coordapi.Errorf(kerr.InvalidTxnState, "Transaction of %q is %s: it cannot be %s", t.id, t.state,
-		map[bool]string{true: "committed", false: "aborted"}[req.Commit])
+	return c.txn.EndTxn(ctx, req)
 }
 
-// endLocked prepares t's ongoing transaction to commit or abort and
-// completes it. t.mu must be held.
-func (c *Coordinator) endLocked(ctx context.Context, t *txnState, commit bool) error {
-	t.state = coordapi.TxnPrepareAbort
-	if commit {
-		t.state = coordapi.TxnPrepareCommit
-	}
-	if err := c.persistTxnLocked(t); err != nil {
-		t.state = coordapi.TxnOngoing
-		return err
-	}
-	return c.completeLocked(ctx, t)
-}
-
-// completeLocked finishes t's prepared transaction: markers, group
-// offsets, the complete state. t.mu must be held.
-func (c *Coordinator) completeLocked(ctx context.Context, t *txnState) error {
-	commit := t.state == coordapi.TxnPrepareCommit
-	if !t.markersDone && len(t.parts) > 0 {
-		if err := c.writeMarkers(ctx, t, commit); err != nil {
-			return fmt.Errorf("transaction %q: markers: %w", t.id, err)
-		}
-		t.markersDone = true
-	}
-	if len(t.groups) > 0 {
-		c.txns.Lock()
-		offsets := c.txns.offsets
-		c.txns.Unlock()
-		if offsets == nil {
-			return coordapi.Errorf(kerr.CoordinatorNotAvailable, "the group coordinator is not available to complete the offsets of %q", t.id)
-		}
-		for _, g := range t.groups {
-			if err := offsets.CompleteTxnOffsets(ctx, g, t.pid, commit); err != nil {
-				return fmt.Errorf("transaction %q: offsets of group %q: %w", t.id, g, err)
-			}
-		}
-	}
-	t.state = coordapi.TxnCompleteAbort
-	if commit {
-		t.state = coordapi.TxnCompleteCommit
-	}
-	parts := len(t.parts)
-	t.parts, t.groups, t.startMs = nil, nil, -1
-	if err := c.persistTxnLocked(t); err != nil {
-		return err
-	}
-	c.log.Debug("transaction completed", "transactional_id", t.id, "producer_id", t.pid, "epoch", t.epoch,
-		"commit", commit, "partitions", parts)
-	return nil
-}
-
-// DescribeTransactions describes transactional ids; an unknown one is
-// TRANSACTIONAL_ID_NOT_FOUND in its result.
+// DescribeTransactions is the transaction coordinator's
+// (txn.Coordinator.DescribeTransactions).
 func (c *Coordinator) DescribeTransactions(ctx context.Context, ids []string) ([]coordapi.TxnDescription, error) {
 	if err := c.enter(ctx); err != nil {
 		return nil, err
 	}
 	defer c.leave()
-	out := make([]coordapi.TxnDescription, len(ids))
-	for i, id := range ids {
-		out[i] = coordapi.TxnDescription{TransactionalID: id, ProducerID: -1, ProducerEpoch: -1, StartMs: -1}
-		t := c.txnFor(id)
-		if t == nil {
-			out[i].ErrorCode = kerr.TransactionalIDNotFound.Code
-			continue
-		}
-		t.mu.Lock()
-		if t.pid < 0 {
-			out[i].ErrorCode = kerr.TransactionalIDNotFound.Code
-		} else {
-			out[i].State, out[i].ProducerID, out[i].ProducerEpoch, out[i].TimeoutMs = t.state, t.pid, t.epoch, t.timeoutMs
-			out[i].StartMs = t.startMs
-			for _, pk := range t.parts {
-				out[i].Partitions = append(out[i].Partitions, coordapi.TopicPartition{TopicID: pk.topic, Partition: pk.partition})
-			}
-		}
-		t.mu.Unlock()
-	}
-	return out, nil
+	return c.txn.DescribeTransactions(ctx, ids)
 }
 
-// ListTransactions lists the transactional ids, those in one of states
-// and of one of producerIDs when they are given.
+// ListTransactions is the transaction coordinator's
+// (txn.Coordinator.ListTransactions).
 func (c *Coordinator) ListTransactions(ctx context.Context, states []coordapi.TxnState, producerIDs []int64) ([]coordapi.TxnListing, error) {
 	if err := c.enter(ctx); err != nil {
 		return nil, err
 	}
 	defer c.leave()
-	c.txns.Lock()
-	all := make([]*txnState, 0, len(c.txns.byID))
-	for _, t := range c.txns.byID {
-		all = append(all, t)
-	}
-	c.txns.Unlock()
-	var out []coordapi.TxnListing
-	for _, t := range all {
-		t.mu.Lock()
-		l := coordapi.TxnListing{TransactionalID: t.id, ProducerID: t.pid, State: t.state}
-		t.mu.Unlock()
-		if l.ProducerID < 0 || (len(states) > 0 && !slices.Contains(states, l.State)) ||
-			(len(producerIDs) > 0 && !slices.Contains(producerIDs, l.ProducerID)) {
-			continue
-		}
-		out = append(out, l)
-	}
-	slices.SortFunc(out, func(a, b coordapi.TxnListing) int { return cmp.Compare(a.TransactionalID, b.TransactionalID) })
-	return out, nil
+	return c.txn.ListTransactions(ctx, states, producerIDs)
 }
 
 // DescribeProducers lists the producers with state on a partition: their
@@ -1172,152 +654,33 @@ func (c *Coordinator) pruneAborted() error {
 	return nil
 }
 
-// TxnTick runs one pass of the transaction loop: a transaction ongoing for
-// longer than its timeout is aborted with its epoch bumped, which fences
-// its producer (Kafka's transaction.timeout.ms); a prepared one is
-// completed; the aborted transactions below the log start are forgotten.
-// It returns how many transactions it aborted.
+// TxnTick runs one pass of the transaction loop: the aborted transactions
+// below the log start are forgotten, producer states idle for
+// ProducerIDExpiration are dropped (every ExpirationCheckInterval), and
+// the transaction coordinator's Tick aborts the transactions past their
+// timeout, completes the prepared ones and expires idle transactional
+// ids. It returns how many transactions it aborted.
 func (c *Coordinator) TxnTick(ctx context.Context) int {
 	if err := c.enter(ctx); err != nil {
 		return 0
 	}
 	defer c.leave()
-	c.txns.Lock()
-	all := make([]*txnState, 0, len(c.txns.byID))
-	for _, t := range c.txns.byID {
-		all = append(all, t)
-	}
-	c.txns.Unlock()
 	if err := c.pruneAborted(); err != nil {
 		c.log.Warn("transactions", "err", err)
 	}
 	nowMs := c.now().UnixMilli()
-	c.txns.Lock()
-	expire := nowMs-c.txns.expiredMs >= c.opts.ExpirationCheckInterval.Milliseconds()
+	c.pids.Lock()
+	expire := c.opts.ProducerIDExpiration > 0 && nowMs-c.pids.expiredMs >= c.opts.ExpirationCheckInterval.Milliseconds()
 	if expire {
-		c.txns.expiredMs = nowMs
+		c.pids.expiredMs = nowMs
 	}
-	c.txns.Unlock()
+	c.pids.Unlock()
 	if expire {
-		c.expire(ctx, all, nowMs)
-	}
-	aborted := 0
-	for _, t := range all {
-		if ctx.Err() != nil {
-			return aborted
-		}
-		if !t.mu.TryLock() {
-			continue // busy: an operation of its producer is running
-		}
-		var err error
-		switch t.state {
-		case coordapi.TxnOngoing:
-			if t.startMs >= 0 && nowMs-t.startMs > int64(t.timeoutMs) {
-				c.fenceLocked(t)
-				err = c.endLocked(ctx, t, false)
-				if err == nil {
-					aborted++
-					c.log.Info("transaction aborted: past its timeout", "transactional_id", t.id,
-						"timeout_ms", t.timeoutMs, "producer_id", t.pid, "epoch", t.epoch)
-				}
-			}
-		case coordapi.TxnPrepareCommit, coordapi.TxnPrepareAbort:
-			err = c.completeLocked(ctx, t)
-		}
-		t.mu.Unlock()
-		if err != nil && ctx.Err() == nil {
-			c.log.Warn("transaction not completed; retrying", "transactional_id", t.id, "err", err)
-		}
-	}
-	return aborted
-}
-
-// expire drops the producer states idle for ProducerIDExpiration and the
-// transactional ids among all that have no transaction open and have not
-// changed for TransactionalIDExpiration, as Kafka's coordinators do, so
-// that neither grows without bound. A producer whose transactional id
-// expired gets INVALID_PRODUCER_ID_MAPPING until it calls InitProducerId
-// again, which registers the id anew.
-func (c *Coordinator) expire(ctx context.Context, all []*txnState, nowMs int64) {
-	if c.opts.ProducerIDExpiration > 0 {
 		if _, err := c.expireProducers(c.opts.ProducerIDExpiration); err != nil {
 			c.log.Warn("producer states not expired", "err", err)
 		}
 	}
-	if c.opts.TransactionalIDExpiration <= 0 {
-		return
-	}
-	cutoff := nowMs - c.opts.TransactionalIDExpiration.Milliseconds()
-	// The expired ids stay locked (TryLock: none is waited for while
-	// others are held) until one write has deleted them all.
-	var expired []*txnState
-	for _, t := range all {
-		if ctx.Err() != nil {
-			break
-		}
-		if !t.mu.TryLock() {
-			continue // busy: not idle
-		}
-		if expirable(t, cutoff) {
-			expired = append(expired, t)
-		} else {
-			t.mu.Unlock()
-		}
-	}
-	if len(expired) == 0 {
-		return
-	}
-	if err := c.expireTxnsLocked(expired); err != nil {
-		c.log.Warn("transactional ids not expired", "count", len(expired), "err", err)
-	} else {
-		c.log.Info("transactional ids expired", "count", len(expired))
-	}
-	for _, t := range expired {
-		t.mu.Unlock()
-	}
-}
-
-// expirable reports whether t has no transaction open and last changed
-// before cutoffMs. t.mu must be held.
-func expirable(t *txnState, cutoffMs int64) bool {
-	switch t.state {
-	case coordapi.TxnEmpty, coordapi.TxnCompleteCommit, coordapi.TxnCompleteAbort:
-		return t.pid >= 0 && t.updateMs < cutoffMs
-	}
-	return false
-}
-
-// expireTxnsLocked deletes ts in one synced write and marks them dead: the
-// operations that looked one up before then look again, or fail. Each
-// t.mu must be held.
-func (c *Coordinator) expireTxnsLocked(ts []*txnState) error {
-	b := c.db.NewBatch()
-	defer b.Close()
-	for _, t := range ts {
-		_ = b.Delete(txnKey(t.id), nil)
-	}
-	if err := c.write(b, pebble.Sync); err != nil {
-		return err
-	}
-	c.txns.Lock()
-	for _, t := range ts {
-		if c.txns.byID[t.id] == t {
-			delete(c.txns.byID, t.id)
-		}
-		if c.txns.byPID[t.pid] == t {
-			delete(c.txns.byPID, t.pid)
-		}
-	}
-	c.txns.Unlock()
-	c.commit.Lock()
-	for _, t := range ts {
-		delete(c.commit.txnViews, t.pid)
-	}
-	c.commit.Unlock()
-	for _, t := range ts {
-		t.state, t.pid = coordapi.TxnDead, -1 // a stale pointer describes no producer
-	}
-	return nil
+	return c.txn.Tick(ctx)
 }
 
 // HiddenTxnBatch reports whether the transactional batch of producer pid at
@@ -1342,29 +705,8 @@ func (s logSource) HiddenTxnBatch(id [16]byte, partition int32, pid, offset int6
 	return false
 }
 
-// VerifyTxnOffsetCommit checks a TxnOffsetCommit against its transaction
-// before the group coordinator stores its offsets (groups.TxnVerifier):
-// the transactional id's ongoing transaction must be this producer's, at
-// this epoch, and hold the group (AddOffsetsToTxn). It answers 0 or the
-// code for every partition: INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED
-// (INVALID_PRODUCER_EPOCH before v3, KIP-588), INVALID_TXN_STATE. It reads
-// only what commits check (under c.commit), never a transaction's lock,
-// since it runs under the group's lock, which EndTxn takes under its
-// transaction's.
-func (c *Coordinator) VerifyTxnOffsetCommit(_ context.Context, req *kmsg.TxnOffsetCommitRequest) int16 {
-	c.commit.Lock()
-	defer c.commit.Unlock()
-	v := c.commit.txnViews[req.ProducerID]
-	switch {
-	case v == nil || v.id != req.TransactionalID:
-		return kerr.InvalidProducerIDMapping.Code
-	case v.epoch != req.ProducerEpoch:
-		if req.Version < 3 {
-			return kerr.InvalidProducerEpoch.Code
-		}
-		return kerr.ProducerFenced.Code
-	case !v.ongoing || !slices.Contains(v.groups, req.Group):
-		return kerr.InvalidTxnState.Code
-	}
-	return 0
+// VerifyTxnOffsetCommit is the transaction coordinator's
+// (txn.Coordinator.VerifyTxnOffsetCommit): groups.TxnVerifier.
+func (c *Coordinator) VerifyTxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) int16 {
+	return c.txn.VerifyTxnOffsetCommit(ctx, req)
 }

@@ -40,27 +40,29 @@ func markerBatch(pid int64, epoch int16, commit bool, nowMs int64) ([]byte, erro
 	}, []record.Record{{Key: key, Value: value}})
 }
 
-// writeMarkers writes t's markers, commit or abort, into every partition
-// of its transaction: one object holding a control batch per partition,
-// put in the object store and committed like a broker's (each marker gets
-// its offset, and closes its partition's open transaction). A partition
-// whose topic was deleted meanwhile gets none. t.mu must be held.
-func (c *Coordinator) writeMarkers(ctx context.Context, t *txnState, commit bool) error {
-	if c.txns.markers == nil {
+// WriteTxnMarkers writes a transaction's markers, commit or abort, into
+// every partition of parts: one object holding a control batch per
+// partition, put in the object store and committed like a broker's (each
+// marker gets its offset, and closes its partition's open transaction). A
+// partition whose topic was deleted meanwhile gets none
+// (txn.Partitions).
+func (p txnPartitions) WriteTxnMarkers(ctx context.Context, pid int64, epoch int16, parts []coordapi.TopicPartition, commit bool) error {
+	c := p.c
+	if c.markers == nil {
 		return errNoMarkerStore
 	}
 	nowMs := c.now().UnixMilli()
 	var data []byte
-	batches := make([]coordapi.CommitBatch, 0, len(t.parts))
-	for _, pk := range t.parts {
-		b, err := markerBatch(t.pid, t.epoch, commit, nowMs)
+	batches := make([]coordapi.CommitBatch, 0, len(parts))
+	for _, tp := range parts {
+		b, err := markerBatch(pid, epoch, commit, nowMs)
 		if err != nil {
 			return err
 		}
 		batches = append(batches, coordapi.CommitBatch{
-			TopicID: pk.topic, Partition: pk.partition,
+			TopicID: tp.TopicID, Partition: tp.Partition,
 			ByteOffset: int64(len(data)), ByteLength: int32(len(b)), MaxTimestamp: nowMs,
-			ProducerID: t.pid, ProducerEpoch: t.epoch, BaseSequence: -1,
+			ProducerID: pid, ProducerEpoch: epoch, BaseSequence: -1,
 			Transactional: true, Control: true, Commit: commit,
 		})
 		data = append(data, b...)
@@ -69,8 +71,8 @@ func (c *Coordinator) writeMarkers(ctx context.Context, t *txnState, commit bool
 	if err != nil {
 		id = uuid.New()
 	}
-	key := coordapi.WALKey(c.txns.prefix, "txn-"+id.String())
-	if err := c.txns.markers.Put(ctx, key, data); err != nil {
+	key := coordapi.WALKey(c.markerPrefix, "txn-"+id.String())
+	if err := c.markers.Put(ctx, key, data); err != nil {
 		return fmt.Errorf("put %s: %w", key, err)
 	}
 	c.commit.Lock()
