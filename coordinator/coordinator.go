@@ -16,6 +16,7 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/txn"
+	"github.com/floe-io/floe/coordinator/users"
 	"github.com/floe-io/floe/kvindex"
 )
 
@@ -194,8 +195,8 @@ type Coordinator struct {
 	// admin, DeleteRecords). Its holder builds one Pebble batch, commits it
 	// with Sync, and only then installs the result in memory, so that a failed
 	// write leaves memory unchanged.
-	// users are the SCRAM users (users.go); taken alone.
-	users userStore
+	// users are the SCRAM users (package users), in family 'u'.
+	users *users.Store
 	// txn is the transaction coordinator (package txn), which keeps its
 	// rows in db; markers is where its markers go, under markerPrefix.
 	txn          *txn.Coordinator
@@ -543,7 +544,7 @@ func (c *Coordinator) load() (err error) {
 	if err := c.loadMeta(); err != nil {
 		return err
 	}
-	if err := c.loadUsers(); err != nil {
+	if c.users, err = users.Open(familyRows{c, prefixUser}, c.log); err != nil {
 		return err
 	}
 	defer func() {

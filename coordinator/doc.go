@@ -69,8 +69,8 @@
 //	                                                            transactions (txn.go)
 //	view           'v' view-topic-id(16)                        base topic id (16 bytes), key str: a
 //	                                                            hierarchical view named once (views.go)
-//	SCRAM user     'u' mechanism(1) user name                   iterations, salt str, stored key str, server
-//	                                                            key str: no password is kept (users.go)
+//	SCRAM user     'u' mechanism(1) user name                   package users' row of a credential (its doc):
+//	                                                            iterations, salt, stored key, server key
 //	acl            'a' rt(1) pattern(1) name str                version 1: rt(1), pattern(1), operation(1),
 //	                 principal str host str                     permission(1), name str, principal str,
 //	                 operation(1) permission(1)                 host str: one ACL binding (acls.go; rt,
@@ -145,7 +145,7 @@
 //	pids (producer id allocation; taken under closeMu only)
 //	subs (subscriber lists: commits, topics, ACLs; taken alone)
 //	brokers (broker registry; taken alone)
-//	users (SCRAM users; taken alone)
+//	users.Store's lock (SCRAM users; taken alone)
 //	the transaction coordinator's locks (package txn: a transactional id's
 //	  steps hold its lock while they call txnRows and txnPartitions, which
 //	  take closeMu's holders' locks: commit and mu) before commit and mu,

@@ -125,7 +125,7 @@ func (c *Coordinator) loadTxns() error {
 	c.mu.aborted = map[partKey][]coordapi.AbortedTxn{}
 	var err error
 	c.txn, err = txn.New(txn.Options{
-		Rows: txnRows{c}, Partitions: txnPartitions{c}, Now: c.now, Logger: c.log,
+		Rows: familyRows{c, prefixTxn}, Partitions: txnPartitions{c}, Now: c.now, Logger: c.log,
 		IDExpiration: c.opts.TransactionalIDExpiration, ExpirationCheckInterval: c.opts.ExpirationCheckInterval,
 	})
 	if err != nil {

@@ -3,36 +3,10 @@ package coordinator
 import (
 	"fmt"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
 )
-
-// txnRows keeps the transaction coordinator's rows (txn.Rows) in the
-// coordinator's database, family 'x', written through its log like every
-// other row.
-type txnRows struct{ c *Coordinator }
-
-func txnRowKey(id string) []byte { return append([]byte{prefixTxn}, id...) }
-
-// SetTxnRow writes one transactional id's row, synced.
-func (r txnRows) SetTxnRow(id string, row []byte) error { return r.c.set(txnRowKey(id), row) }
-
-// DeleteTxnRows deletes transactional ids' rows in one synced write.
-func (r txnRows) DeleteTxnRows(ids []string) error {
-	b := r.c.db.NewBatch()
-	defer b.Close()
-	for _, id := range ids {
-		_ = b.Delete(txnRowKey(id), nil)
-	}
-	return r.c.write(b, pebble.Sync)
-}
-
-// ScanTxnRows calls fn with every transactional id's row.
-func (r txnRows) ScanTxnRows(fn func(id string, row []byte) error) error {
-	return r.c.scan(prefixTxn, func(k, v []byte) error { return fn(string(k[1:]), v) })
-}
 
 // txnPartitions is the batch coordinator as the transaction coordinator
 // sees it (txn.Partitions): its producer ids, its partitions, what its

@@ -18,14 +18,15 @@ import (
 )
 
 // Rows is where the transaction coordinator keeps a row per transactional
-// id (package doc): the batch coordinator's replicated state.
+// id, keyed by the id (package doc): a key family of the batch
+// coordinator's replicated state.
 type Rows interface {
-	// SetTxnRow writes one row, durably.
-	SetTxnRow(id string, row []byte) error
-	// DeleteTxnRows deletes rows in one durable write.
-	DeleteTxnRows(ids []string) error
-	// ScanTxnRows calls fn with every row; row is valid during the call.
-	ScanTxnRows(fn func(id string, row []byte) error) error
+	// Apply sets sets' key-value pairs and deletes deletes, in one
+	// durable write.
+	Apply(sets [][2][]byte, deletes [][]byte) error
+	// Scan calls fn with every row in key order; key and value are valid
+	// during the call only.
+	Scan(fn func(key, value []byte) error) error
 }
 
 // Partitions is the partitions' side of transactions: the batch
@@ -147,8 +148,8 @@ func New(opts Options) (*Coordinator, error) {
 	c.mu.byID = map[string]*state{}
 	c.mu.byPID = map[int64]*state{}
 	c.views.m = map[int64]view{}
-	err := c.rows.ScanTxnRows(func(id string, row []byte) error {
-		t, err := decodeRow(id, row)
+	err := c.rows.Scan(func(id, row []byte) error {
+		t, err := decodeRow(string(id), row)
 		if err != nil {
 			return err
 		}
@@ -201,7 +202,7 @@ func (c *Coordinator) lookup(id string) *state {
 // persistLocked writes t's row and installs its view. t.mu must be held.
 func (c *Coordinator) persistLocked(t *state) error {
 	t.updateMs = c.now().UnixMilli()
-	if err := c.rows.SetTxnRow(t.id, encodeRow(t)); err != nil {
+	if err := c.rows.Apply([][2][]byte{{[]byte(t.id), encodeRow(t)}}, nil); err != nil {
 		return fmt.Errorf("transaction %q: %w", t.id, err)
 	}
 	c.installView(t)
@@ -730,11 +731,11 @@ func expirable(t *state, cutoffMs int64) bool {
 // operations that looked one up before then look again, or fail. Each
 // t.mu must be held.
 func (c *Coordinator) expireLocked(ts []*state) error {
-	ids := make([]string, len(ts))
+	ids := make([][]byte, len(ts))
 	for i, t := range ts {
-		ids[i] = t.id
+		ids[i] = []byte(t.id)
 	}
-	if err := c.rows.DeleteTxnRows(ids); err != nil {
+	if err := c.rows.Apply(nil, ids); err != nil {
 		return err
 	}
 	c.mu.Lock()

@@ -23,31 +23,27 @@ type memRows struct {
 	failSet bool
 }
 
-func (r *memRows) SetTxnRow(id string, row []byte) error {
+func (r *memRows) Apply(sets [][2][]byte, deletes [][]byte) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.failSet {
 		return errors.New("disk full")
 	}
-	r.m[id] = slices.Clone(row)
-	return nil
-}
-
-func (r *memRows) DeleteTxnRows(ids []string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, id := range ids {
-		delete(r.m, id)
+	for _, kv := range sets {
+		r.m[string(kv[0])] = slices.Clone(kv[1])
+	}
+	for _, k := range deletes {
+		delete(r.m, string(k))
 	}
 	return nil
 }
 
-func (r *memRows) ScanTxnRows(fn func(id string, row []byte) error) error {
+func (r *memRows) Scan(fn func(key, value []byte) error) error {
 	r.mu.Lock()
 	rows := maps.Clone(r.m)
 	r.mu.Unlock()
-	for _, id := range slices.Sorted(maps.Keys(rows)) {
-		if err := fn(id, rows[id]); err != nil {
+	for _, k := range slices.Sorted(maps.Keys(rows)) {
+		if err := fn([]byte(k), rows[k]); err != nil {
 			return err
 		}
 	}
