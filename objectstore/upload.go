@@ -22,8 +22,11 @@ const S3PartBytes = 8 << 20
 
 // DirUploadBlockBytes is what a Dir upload buffers before it writes to its
 // temporary file: with O_DIRECT the bytes go to the device from this
-// buffer, aligned, in writes of this size.
-const DirUploadBlockBytes = 4 << 20
+// buffer, aligned, in writes of this size. Small enough that a produce's
+// fsync queued behind one such write waits little (a segment written in
+// one write held the device for the whole of it), large enough that a
+// direct write costs little CPU per byte.
+const DirUploadBlockBytes = 1 << 20
 
 // Upload is one object written as a stream: Write appends bytes, Commit
 // makes the object durable and readable under its key, as Put does, and
@@ -55,9 +58,14 @@ type Uploader interface {
 	NewUpload(ctx context.Context, key string) (Upload, error)
 }
 
+// Putter is the part of a Store that NewUpload's fallback needs.
+type Putter interface {
+	Put(ctx context.Context, key string, data []byte) error
+}
+
 // NewUpload starts an upload of key on s: s's own if s is an Uploader,
 // else one that holds the object in memory and Puts it at Commit.
-func NewUpload(ctx context.Context, s Store, key string) (Upload, error) {
+func NewUpload(ctx context.Context, s Putter, key string) (Upload, error) {
 	if u, ok := s.(Uploader); ok {
 		return u.NewUpload(ctx, key)
 	}
@@ -73,7 +81,7 @@ var errUploadDone = errors.New("objectstore: upload already committed or aborted
 // bufferUpload holds the whole object and Puts it at Commit: Memory's
 // upload, and NewUpload's for a Store that cannot stream.
 type bufferUpload struct {
-	s    Store
+	s    Putter
 	key  string
 	buf  []byte
 	done bool

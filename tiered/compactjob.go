@@ -625,6 +625,9 @@ func (r *compactRun) scanSegment(ctx context.Context, seg coordapi.BatchCoord, f
 
 // read reads n bytes of seg's object from pos.
 func (r *compactRun) read(ctx context.Context, seg coordapi.BatchCoord, pos, n int64) ([]byte, error) {
+	if err := r.c.io.wait(ctx, n); err != nil {
+		return nil, err
+	}
 	data, err := r.c.wal.GetRange(ctx, seg.ObjectKey, seg.ObjectSize, pos, n)
 	if err != nil {
 		return nil, fmt.Errorf("read segment %s at %d+%d: %w", seg.ObjectKey, pos, n, err)

@@ -140,6 +140,14 @@ type ConsolidatorOptions struct {
 	// (DefaultJobBufferBytes); when set, at least an upload part and one
 	// read, objectstore.UploadBufferBytes+MaxReadBytes.
 	JobBufferBytes int64
+	// IOBytesPerSecond paces the bytes the jobs read (WAL ranges, input
+	// segments) and write (segments) together, as Kafka's
+	// log.cleaner.io.max.bytes.per.second paces its cleaner, so that they
+	// spread their work instead of taking the device and the cores from
+	// produce and fetch in bursts. Consolidation reads and writes each
+	// byte once: it keeps up with an ingest rate of up to about half of
+	// this (less what compaction takes). Default: 0, unpaced.
+	IOBytesPerSecond int64
 	// IndexIntervalBytes is the segments' offset index interval
 	// (Options.IndexIntervalBytes). Default: 4096.
 	IndexIntervalBytes int
@@ -198,6 +206,9 @@ func (o ConsolidatorOptions) Validate() error {
 		errs = append(errs, fmt.Errorf("tiered: job buffer bytes %d is negative", o.JobBufferBytes))
 	case o.JobBufferBytes > 0 && o.JobBufferBytes < least:
 		errs = append(errs, fmt.Errorf("tiered: job buffer bytes %d is below %d, an upload part and one read", o.JobBufferBytes, least))
+	}
+	if o.IOBytesPerSecond < 0 {
+		errs = append(errs, fmt.Errorf("tiered: I/O bytes per second %d is negative", o.IOBytesPerSecond))
 	}
 	if o.IndexIntervalBytes < 0 {
 		errs = append(errs, fmt.Errorf("tiered: index interval %d is negative", o.IndexIntervalBytes))
@@ -282,6 +293,8 @@ type Consolidator struct {
 
 	// budget bounds the jobs' buffers (JobBufferBytes).
 	budget *jobBudget
+	// io paces the jobs' reads and writes (IOBytesPerSecond); nil: unpaced.
+	io *ioThrottle
 
 	// compaction is the state compaction jobs share, one job at a time.
 	compaction struct {
@@ -312,6 +325,7 @@ func NewConsolidator(jobs JobSource, wal WALReader, store SegmentStore, opts Con
 		m:     newConsolidatorMetrics(opts.Meter),
 	}
 	c.budget = newJobBudget(opts.JobBufferBytes)
+	c.io = newIOThrottle(opts.IOBytesPerSecond)
 	c.compaction.slot = make(chan struct{}, 1)
 	return c, nil
 }
@@ -696,9 +710,14 @@ func (c *Consolidator) build(ctx context.Context, job coordapi.TierJob, key stri
 }
 
 // newUpload starts the upload of a segment: the store's own stream if it is
-// an objectstore.Uploader, else one Put of the whole object at Commit.
+// an objectstore.Uploader, else one Put of the whole object at Commit; its
+// writes wait for the I/O throttle.
 func (c *Consolidator) newUpload(ctx context.Context, key string) (objectstore.Upload, error) {
-	return objectstore.NewUpload(ctx, c.store, key)
+	up, err := objectstore.NewUpload(ctx, c.store, key)
+	if err != nil || c.io == nil {
+		return up, err
+	}
+	return &throttledUpload{Upload: up, ctx: ctx, t: c.io}, nil
 }
 
 // abortUpload aborts up, best effort and even when ctx has ended.
@@ -810,6 +829,10 @@ func (c *Consolidator) readRanges(ctx context.Context, ranges []readRange, fn fu
 		go func() {
 			defer wg.Done()
 			r := ranges[i]
+			if err := c.io.wait(ctx, r.length); err != nil {
+				results[i] <- result{nil, err}
+				return
+			}
 			data, err := c.wal.GetRange(ctx, r.key, r.objectSize, r.offset, r.length)
 			results[i] <- result{data, err}
 		}()
