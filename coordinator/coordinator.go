@@ -15,6 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/vfs"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/acls"
 	"github.com/floe-io/floe/coordinator/txn"
 	"github.com/floe-io/floe/coordinator/users"
 	"github.com/floe-io/floe/kvindex"
@@ -195,8 +196,10 @@ type Coordinator struct {
 	// admin, DeleteRecords). Its holder builds one Pebble batch, commits it
 	// with Sync, and only then installs the result in memory, so that a failed
 	// write leaves memory unchanged.
-	// users are the SCRAM users (package users), in family 'u'.
+	// users are the SCRAM users (package users), in family 'u'; acls the
+	// ACL bindings (package acls), in family 'a'.
 	users *users.Store
+	acls  *acls.Store
 	// txn is the transaction coordinator (package txn), which keeps its
 	// rows in db; markers is where its markers go, under markerPrefix.
 	txn          *txn.Coordinator
@@ -238,10 +241,6 @@ type Coordinator struct {
 		topicsByID   map[coordapi.TopicID]*topicState
 		objects      map[uint64]*objectState
 		objectsByKey map[string]uint64
-		// acls are the ACL bindings (acls.go); aclVersion counts their
-		// changes.
-		acls       map[coordapi.ACLBinding]struct{}
-		aclVersion uint64
 		// aborted are each partition's aborted transactions, by marker
 		// offset (txn.go).
 		aborted map[partKey][]coordapi.AbortedTxn
@@ -261,7 +260,6 @@ type Coordinator struct {
 		next   int
 		fns    map[int]func([]coordapi.CommitNotice)
 		topics map[int]func([]coordapi.TopicNotice)
-		acls   map[int]func(uint64)
 	}
 
 	// brokers is the broker registry (brokers.go), in memory only.
@@ -656,7 +654,7 @@ func (c *Coordinator) load() (err error) {
 	if err != nil {
 		return err
 	}
-	if err := c.loadACLs(); err != nil {
+	if c.acls, err = acls.Open(aclRows{c}, c.log); err != nil {
 		return err
 	}
 	if err := c.replayRuns(); err != nil {

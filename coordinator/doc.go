@@ -43,7 +43,7 @@
 //	                 "mformat"                                    on-disk format version (2)
 //	                 "mnext-producer-id"                          next producer id to hand out
 //	                 "mnext-object"                               next object number
-//	                 "macl-version"                               ACL change counter (acls.go)
+//	                 "macl-version"                               ACL change counter (package acls)
 //	topic name     'n' name                                     topic id (16 bytes)
 //	topic          't' topic-id(16)                             name str, partitions, created ms,
 //	                                                            n configs, n × (name str, value str)
@@ -73,7 +73,7 @@
 //	                                                            iterations, salt, stored key, server key
 //	acl            'a' rt(1) pattern(1) name str                version 1: rt(1), pattern(1), operation(1),
 //	                 principal str host str                     permission(1), name str, principal str,
-//	                 operation(1) permission(1)                 host str: one ACL binding (acls.go; rt,
+//	                 operation(1) permission(1)                 host str: one ACL binding (package acls; rt,
 //	                                                            pattern, operation, permission: kmsg's codes)
 //	base's view    'w' base-topic-id(16) view-topic-id(16)      format 1, nothing else: finds a base
 //	                                                            topic's views when it is deleted (views.go)
@@ -114,15 +114,15 @@
 // is at or above the checkpoint's high watermark, in order. Format 1 (a key
 // per batch, 'p' and 'r' written by every commit) is migrated at Open.
 //
-// # ACLs
+// # Cluster-wide parts
 //
-// The ACL bindings brokers authorize with are rows of the acl family,
-// keyed by the whole binding (so that a duplicate is not stored twice),
-// all held in memory. CreateACLs and DeleteACLs are mutations like any
-// other (commit held, one synced batch, memory installed after it); each
-// batch also bumps "macl-version", which brokers poll with ACLVersion and
-// are told of through SubscribeACLs, so that a change applies on every
-// broker within their poll interval even when a notice is lost.
+// Three parts keep cluster-wide state in this database through a key
+// family lent to them (rows.go), each a package of its own that draws its
+// rows: the transaction coordinator (package txn, family 'x'), the SCRAM
+// users (package users, 'u') and the ACL bindings (package acls, 'a' and
+// "macl-version"). Every write of theirs is one synced batch through the
+// log, like the coordinator's own; they take none of its locks but those
+// their interfaces take (txnPartitions).
 //
 // # Broker registry
 //
@@ -137,17 +137,17 @@
 //
 //	closeMu (read: every public call; write: Close)
 //	  commit (serializes mutations: commits, topic admin, DeleteRecords,
-//	          ExpireProducers, ACL changes; guards producer state, what partitions
+//	          ExpireProducers; guards producer state, what partitions
 //	          appended since their checkpoints and the object counter)
-//	    mu (RWMutex over topics, partitions, objects and ACLs in memory; written
+//	    mu (RWMutex over topics, partitions and objects in memory; written
 //	        only with commit held, so commit's holder reads without it)
 //	sweeps (the tier loop's postings sweeps; mu is taken under it)
 //	pids (producer id allocation; taken under closeMu only)
-//	subs (subscriber lists: commits, topics, ACLs; taken alone)
+//	subs (subscriber lists: commits, topics; taken alone)
 //	brokers (broker registry; taken alone)
-//	users.Store's lock (SCRAM users; taken alone)
+//	users.Store's and acls.Store's locks (taken alone)
 //	the transaction coordinator's locks (package txn: a transactional id's
-//	  steps hold its lock while they call txnRows and txnPartitions, which
+//	  steps hold its lock while they call its Rows and txnPartitions, which
 //	  take closeMu's holders' locks: commit and mu) before commit and mu,
 //	  and before the group coordinator's group lock (EndTxn completes the
 //	  groups' offsets while holding it); the group coordinator verifies a

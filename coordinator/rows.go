@@ -17,6 +17,12 @@ func (r familyRows) key(k []byte) []byte { return append([]byte{r.prefix}, k...)
 // Apply sets sets' key-value pairs and deletes deletes, in one synced
 // write.
 func (r familyRows) Apply(sets [][2][]byte, deletes [][]byte) error {
+	return r.apply(sets, deletes, nil, nil)
+}
+
+// apply is Apply also setting the row metaKey (a whole key, outside the
+// family) to metaValue when metaKey is set, in the same write.
+func (r familyRows) apply(sets [][2][]byte, deletes [][]byte, metaKey, metaValue []byte) error {
 	b := r.c.db.NewBatch()
 	defer b.Close()
 	for _, kv := range sets {
@@ -24,6 +30,9 @@ func (r familyRows) Apply(sets [][2][]byte, deletes [][]byte) error {
 	}
 	for _, k := range deletes {
 		_ = b.Delete(r.key(k), nil)
+	}
+	if metaKey != nil {
+		_ = b.Set(metaKey, metaValue, nil)
 	}
 	return r.c.write(b, pebble.Sync)
 }
