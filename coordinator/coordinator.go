@@ -16,6 +16,7 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/acls"
+	"github.com/floe-io/floe/coordinator/brokers"
 	"github.com/floe-io/floe/coordinator/txn"
 	"github.com/floe-io/floe/coordinator/users"
 	"github.com/floe-io/floe/kvindex"
@@ -262,8 +263,8 @@ type Coordinator struct {
 		topics map[int]func([]coordapi.TopicNotice)
 	}
 
-	// brokers is the broker registry (brokers.go), in memory only.
-	brokers brokerRegistry
+	// brokers is the broker registry (package brokers), in memory only.
+	brokers *brokers.Registry
 
 	// testBeforeCommit, when set, runs before each Pebble commit of
 	// CommitObject and fails it by returning an error (tests only).
@@ -382,6 +383,7 @@ func Open(opts Options) (*Coordinator, error) {
 	opts.TransactionalIDExpiration = cmp.Or(opts.TransactionalIDExpiration, DefaultTransactionalIDExpiration)
 	opts.ExpirationCheckInterval = cmp.Or(opts.ExpirationCheckInterval, DefaultExpirationCheckInterval)
 	c := &Coordinator{opts: opts, log: opts.Logger, now: opts.Now, markers: opts.Markers, markerPrefix: opts.GCPrefix}
+	c.brokers = brokers.New(opts.BrokerTTL, opts.Now, opts.Logger)
 	c.initTier()
 	cache := pebble.NewCache(pebbleCacheSize)
 	defer cache.Unref()

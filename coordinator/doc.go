@@ -128,8 +128,9 @@
 //
 // Brokers register (node id, advertised address, rack, internal address)
 // and heartbeat with RegisterBroker; ListBrokers names those heard from
-// within Options.BrokerTTL. The registry is kept in memory only: after a restart
-// brokers register again with their next heartbeat.
+// within Options.BrokerTTL. The registry (package brokers) is kept in
+// memory only: after a restart brokers register again with their next
+// heartbeat.
 //
 // # Locks
 //
@@ -144,7 +145,7 @@
 //	sweeps (the tier loop's postings sweeps; mu is taken under it)
 //	pids (producer id allocation; taken under closeMu only)
 //	subs (subscriber lists: commits, topics; taken alone)
-//	brokers (broker registry; taken alone)
+//	the broker registry's lock (package brokers; taken alone)
 //	users.Store's and acls.Store's locks (taken alone)
 //	the transaction coordinator's locks (package txn: a transactional id's
 //	  steps hold its lock while they call its Rows and txnPartitions, which

@@ -187,7 +187,7 @@ func (c *Coordinator) RegisterMetrics(m metric.Meter) (metric.Registration, erro
 			o.ObserveInt64(objects, byState[st].n, attrs)
 			o.ObserveInt64(objectBytes, byState[st].bytes, attrs)
 		}
-		o.ObserveInt64(brokers, int64(len(c.liveBrokers())))
+		o.ObserveInt64(brokers, int64(len(c.brokers.Live())))
 		nowMs := c.now().UnixMilli()
 		for _, l := range lags {
 			var age int64
