@@ -451,7 +451,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	info.InternalAddr = n.internalAddr()
 	n.startHeartbeat(info)
 	if !cfg.TierJobsDisabled {
-		if err := n.startTier(bopts.NodeID); err != nil {
+		if err := n.startTier(bopts.NodeID, ownDir); err != nil {
 			return nil, err
 		}
 	}
@@ -579,9 +579,18 @@ func (n *Node) Close(ctx context.Context) error {
 }
 
 // startTier runs the consolidation jobs the coordinator assigns this
-// broker: WAL bytes read through the chunk cache, segments written to the
-// store.
-func (n *Node) startTier(nodeID int32) error {
+// broker: WAL bytes read through the chunk cache, or straight from the
+// node's own directory store (ownDir), segments written to the store.
+//
+// On the local directory a job reads just its partition's ranges: a read
+// there is a pread, often from the page cache, and costs nothing per
+// request, where through the chunk cache each range loads a whole chunk
+// (or WAL object) of every partition's batches. A WAL object holds every
+// partition's, so the jobs of a 16-partition topic whose span outgrows the
+// cache loaded each object up to 16 times, churning the cache (its
+// buffers, the GC, the consumers' hits) for a sixteenth of each load. On
+// S3, where every GET costs, jobs share chunk loads through the cache.
+func (n *Node) startTier(nodeID int32, ownDir bool) error {
 	topts := n.cfg.Tier
 	if topts.BrokerID == 0 {
 		topts.BrokerID = nodeID
@@ -604,7 +613,11 @@ func (n *Node) startTier(nodeID int32) error {
 	if topts.KeyIndex == nil {
 		topts.KeyIndex = n.client // compaction jobs of indexed topics ask it
 	}
-	cons, err := tiered.NewConsolidator(n.client, n.cache, n.store, topts)
+	var wal tiered.WALReader = n.cache
+	if ownDir {
+		wal = storeRanges{n.store}
+	}
+	cons, err := tiered.NewConsolidator(n.client, wal, n.store, topts)
 	if err != nil {
 		return fmt.Errorf("start consolidation: %w", err)
 	}
@@ -616,6 +629,14 @@ func (n *Node) startTier(nodeID int32) error {
 	}()
 	n.stopTier = func() { cancel(); <-done }
 	return nil
+}
+
+// storeRanges reads the tier jobs' ranges straight from a store, as
+// tiered.WALReader.
+type storeRanges struct{ s objectstore.Store }
+
+func (r storeRanges) GetRange(ctx context.Context, key string, _, offset, length int64) ([]byte, error) {
+	return r.s.GetRange(ctx, key, offset, length)
 }
 
 func (n *Node) closeParts() error {
