@@ -2,7 +2,9 @@ package share
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -177,6 +179,21 @@ const (
 	DefaultDeliveryCountLimit = 5
 	DefaultLockDuration       = 30 * time.Second
 )
+
+// Validate reports every field out of range, all at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.MaxRecordLocks < 0 {
+		errs = append(errs, fmt.Errorf("share: MaxRecordLocks %d is negative", c.MaxRecordLocks))
+	}
+	if c.DeliveryCountLimit < 0 || c.DeliveryCountLimit > math.MaxInt16 {
+		errs = append(errs, fmt.Errorf("share: DeliveryCountLimit %d is not in [0, %d]", c.DeliveryCountLimit, math.MaxInt16))
+	}
+	if c.LockDuration < 0 {
+		errs = append(errs, fmt.Errorf("share: LockDuration %v is negative", c.LockDuration))
+	}
+	return errors.Join(errs...)
+}
 
 func (c Config) withDefaults() Config {
 	c.MaxRecordLocks = cmp.Or(c.MaxRecordLocks, DefaultMaxRecordLocks)
@@ -377,7 +394,9 @@ func (p *Partition) Acquire(req AcquireRequest) Result {
 	}
 	acquire := func(r Range) Range {
 		r.State, r.Member, r.Via, r.DeadlineMs = Acquired, req.Member, req.Via, deadline
-		r.DeliveryCount++
+		if r.DeliveryCount < math.MaxInt16 {
+			r.DeliveryCount++
+		}
 		return r
 	}
 	var got int64
@@ -391,7 +410,7 @@ func (p *Partition) Acquire(req AcquireRequest) Result {
 		a := max(r.First, next)
 		e := cut(a, min(r.Last, last), got)
 		t.update(a, e, acquire)
-		res.Acquired = append(res.Acquired, AcquiredRecords{a, e, r.DeliveryCount + 1})
+		res.Acquired = append(res.Acquired, AcquiredRecords{a, e, acquire(r).DeliveryCount})
 		t.stats.Redelivered += e - a + 1
 		got += e - a + 1
 		next = e + 1
@@ -449,7 +468,7 @@ func (p *Partition) Acknowledge(member string, via int32, nowMs int64, batches [
 	}
 	t := p.begin()
 	var res Result
-	limit := int16(min(p.cfg.DeliveryCountLimit, 1<<15-1))
+	limit := int16(min(p.cfg.DeliveryCountLimit, math.MaxInt16))
 	deadline := nowMs + p.cfg.LockDuration.Milliseconds()
 	apply := func(a, b int64, typ AckType) {
 		n := b - a + 1
@@ -564,7 +583,7 @@ func ackErr(code *kerr.Error, format string, args ...any) error {
 // again with their delivery count, or archived once it reached the limit.
 func (p *Partition) ExpireLocks(nowMs int64) Result {
 	t := p.begin()
-	limit := int16(min(p.cfg.DeliveryCountLimit, 1<<15-1))
+	limit := int16(min(p.cfg.DeliveryCountLimit, math.MaxInt16))
 	var due []Range
 	for _, r := range p.ranges {
 		if r.State == Acquired && r.DeadlineMs <= nowMs {

@@ -10,12 +10,13 @@ import (
 	"github.com/cockroachdb/datadriven"
 )
 
-// TestDataDriven runs the scripts under testdata: acquisitions, the four
-// acknowledgement types and renew, lock expiry, the delivery count limit,
-// the record lock window, members leaving, the log start and resets. Each
-// step prints its answer, then the share-partition; every step also checks
-// the invariants and that its rows, applied to a store, read back as the
-// same state. Time starts at 0 ms and moves only with advance. Commands:
+// TestDataDriven runs the scripts under testdata/partition: acquisitions,
+// the four acknowledgement types and renew, lock expiry, the delivery
+// count limit, the record lock window, members leaving, the log start and
+// resets. Each step prints its answer, then the share-partition; every
+// step also checks the invariants and that its rows, applied to a store,
+// read back as the same state. Time starts at 0 ms and moves only with
+// advance. Commands:
 //
 //	new [offset=N] [locks=N] [limit=N] [lock=DURATION] [norenew]
 //	config [locks=N] [limit=N] [lock=DURATION] [norenew]
@@ -34,7 +35,7 @@ import (
 //	rows                        the rows the last step wrote
 //	state
 func TestDataDriven(t *testing.T) {
-	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+	datadriven.Walk(t, "testdata/partition", func(t *testing.T, path string) {
 		var e *env
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 			if e == nil && d.Cmd != "new" {
