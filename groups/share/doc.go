@@ -14,19 +14,20 @@
 // (Kafka's RecordState ids) and one delivery count, and when Acquired one
 // holder (member, the broker it went out through, the lock's deadline).
 //
-//	SPSO                                                 end     bound (HW or LSO)
-//	 │ acquired(1) a │ available(2) │ archived │ acked │ acquired(1) b │ ··· new ··· │
-//	 ▼                                                           ▼             ▼
-//	 └──── at most MaxRecordLocks offsets (end - SPSO) ──────────┘
+//	SPSO                                                             end         bound (HW or LSO)
+//	 ▼                                                                 ▼           ▼
+//	 │ acquired(1) a │ available(2) │ archived │ acked │ acquired(1) b │ new ...   │
+//	 └───────────── end - SPSO ≤ MaxRecordLocks ───────────────────────┘
 //
 // Records move between states as Kafka's SharePartition moves them:
 //
-//	                Acquire (count+1)            AckAccept
-//	Available ────────────────────────▶ Acquired ─────────────▶ Acknowledged
-//	    ▲                                │  │  │  AckReject, AckGap
-//	    │ AckRelease, lock expiry        │  │  └─────────────────▶ Archived
-//	    │ (count kept); ReleaseMember    │  │ AckRelease or expiry at the
-//	    └─── (count-1) ──────────────────┘  └─ delivery count limit ─▶ Archived
+//	            Acquire (count+1)
+//	Available ───────────────────▶ Acquired ── AckAccept ─────────────────▶ Acknowledged
+//	    ▲                           │  │  │
+//	    │  AckRelease, expiry       │  │  └─── AckReject, AckGap ──────────▶ Archived
+//	    │  (count kept);            │  │
+//	    └─ ReleaseMember (count-1) ─┘  └───── AckRelease or expiry at ─────▶ Archived
+//	                                          the delivery count limit
 //
 // AckRenew keeps a record Acquired and restarts its lock. Ranges split
 // where an operation touches part of one, and merge again with neighbours

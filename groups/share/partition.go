@@ -362,9 +362,8 @@ func (p *Partition) Acquire(req AcquireRequest) Result {
 		return t.finish(res)
 	}
 	deadline := req.NowMs + p.cfg.LockDuration.Milliseconds()
-	limit := int64(req.MaxRecords)
-	maxNew := int64(p.cfg.MaxRecordLocks) - (p.end - p.start)
-	want := min(limit, maxNew)
+	maxRecords := int64(req.MaxRecords)
+	want := min(maxRecords, int64(p.cfg.MaxRecordLocks)-(p.end-p.start))
 	last := req.Bound - 1 // last offset to acquire
 	next := p.end
 	for _, r := range p.ranges {
@@ -379,7 +378,7 @@ func (p *Partition) Acquire(req AcquireRequest) Result {
 		}
 		// The window is full but records below end are available:
 		// redeliver those, take nothing new.
-		want = min(limit, p.end-next)
+		want = min(maxRecords, p.end-next)
 		last = min(last, p.end-1)
 	}
 	cut := func(first, last, got int64) int64 {

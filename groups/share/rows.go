@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/internal/valenc"
 )
 
@@ -79,7 +80,7 @@ func GroupSpan(group string) (lo, hi []byte) {
 
 // TopicSpan returns the keys [lo, hi) of group's share-partitions of one
 // topic (a deleted topic, DeleteShareGroupOffsets).
-func TopicSpan(group string, topic [16]byte) (lo, hi []byte) {
+func TopicSpan(group string, topic coordapi.TopicID) (lo, hi []byte) {
 	lo, _ = GroupSpan(group)
 	lo = append(lo, topic[:]...)
 	return lo, prefixEnd(lo)
