@@ -342,6 +342,15 @@ type partState struct {
 	// memory only, rebuilt from the open-transaction rows at Open.
 	firstOpen int64
 	hasOpen   bool
+	// firstTs is the effective timestamp of the partition's first row (its
+	// max timestamp, else its object's creation time), as retention last
+	// read it, while firstTsGen is gen+1 and firstTsStart logStart at the
+	// time; 0: not read. The first row changes only with gen or logStart,
+	// so retention.ms's pass skips the partition's scan while that row is
+	// not expired. In memory only.
+	firstTs      int64
+	firstTsGen   uint64
+	firstTsStart int64
 }
 
 func newPartState() partState {

@@ -685,7 +685,14 @@ func (c *Coordinator) retainPartition(pr partRef, nowMs int64) error {
 	if byTime {
 		expiredBefore = nowMs - s.retentionMs
 	}
+	if !bySize && st.firstTsGen == st.gen+1 && st.firstTsStart == st.logStart && st.firstTs >= expiredBefore {
+		// The first row, unchanged since it was read, is not expired: a
+		// pass over 100,000 partitions seeked each one under the commit
+		// lock every tier interval (11.7% of a leader, fleet-sim).
+		return nil
+	}
 	cut, remaining := st.logStart, st.bytes
+	first := true // the first row: what the next pass checks first
 	err = c.scanRows(batchKey(t.id, pr.partition, st.logStart), batchKey(t.id, pr.partition, st.hwm), func(_, _ []byte, object uint64, bc coordapi.BatchCoord) error {
 		if bc.LastOffset < st.logStart {
 			return nil
@@ -695,6 +702,12 @@ func (c *Coordinator) retainPartition(pr partRef, nowMs int64) error {
 			// No timestamp: when it was written stands in, as Kafka takes
 			// a segment file's modification time.
 			ts = o.createdMs
+		}
+		if first {
+			c.mu.Lock() // readers copy partState under mu
+			p := &t.parts[pr.partition]
+			p.firstTs, p.firstTsGen, p.firstTsStart, first = ts, st.gen+1, st.logStart, false
+			c.mu.Unlock()
 		}
 		byTime = byTime && ts < expiredBefore
 		bySize = bySize && remaining-int64(bc.ByteLength) >= s.retentionBytes
