@@ -729,12 +729,6 @@ func (c *Consolidator) abortUpload(ctx context.Context, job coordapi.TierJob, ke
 	}
 }
 
-// Index entry sizes (doc.go).
-const (
-	offsetEntrySize = 8
-	timeEntrySize   = 12
-)
-
 // checkJob checks that job's batches are a gapless run over its range that a
 // segment can hold, each within its object, and returns their summed length.
 func checkJob(job coordapi.TierJob) (int64, error) {
