@@ -141,4 +141,13 @@ type GroupCoordinator interface {
 	DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRequest) (*kmsg.DeleteGroupsResponse, error)
 	ConsumerGroupHeartbeat(ctx context.Context, c ClientInfo, req *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, error)
 	ConsumerGroupDescribe(ctx context.Context, req *kmsg.ConsumerGroupDescribeRequest) (*kmsg.ConsumerGroupDescribeResponse, error)
+	// ShareGroupHeartbeat and ShareGroupDescribe serve KIP-932 share
+	// groups' membership (v1).
+	ShareGroupHeartbeat(ctx context.Context, c ClientInfo, req *kmsg.ShareGroupHeartbeatRequest) (*kmsg.ShareGroupHeartbeatResponse, error)
+	ShareGroupDescribe(ctx context.Context, req *kmsg.ShareGroupDescribeRequest) (*kmsg.ShareGroupDescribeResponse, error)
+	// DescribeGroupConfigs and AlterGroupConfigs serve the group configs
+	// (ConfigResource type GROUP): req holds only GROUP resources, the
+	// broker's share of a DescribeConfigs or IncrementalAlterConfigs.
+	DescribeGroupConfigs(ctx context.Context, req *kmsg.DescribeConfigsRequest) (*kmsg.DescribeConfigsResponse, error)
+	AlterGroupConfigs(ctx context.Context, req *kmsg.IncrementalAlterConfigsRequest) (*kmsg.IncrementalAlterConfigsResponse, error)
 }

@@ -21,7 +21,8 @@ const (
 
 // DescribeGroups serves DescribeGroups (v0-v6). Member metadata and
 // assignments are shown only while a classic group is Stable. A group that
-// does not exist is Dead, with GROUP_ID_NOT_FOUND from v6.
+// does not exist, or is a share group, is Dead, with GROUP_ID_NOT_FOUND
+// from v6.
 func (gs *Groups) DescribeGroups(ctx context.Context, req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
 	snap, _ := gs.topics(ctx) // names the topics of KIP-848 assignments
@@ -53,6 +54,15 @@ func (gs *Groups) describe(version int16, name string, snap *topicSnapshot) kmsg
 		return sg
 	}
 	defer g.mu.Unlock()
+	if g.mu.share != nil {
+		// Kafka describes classic (and KIP-848) groups only.
+		sg.State = Dead.String()
+		if version >= 6 {
+			sg.ErrorCode = kerr.GroupIDNotFound.Code
+			sg.ErrorMessage = strPtr("Group " + name + " is not a classic group.")
+		}
+		return sg
+	}
 	if c := g.mu.consumer; c != nil {
 		// A KIP-848 group, as Kafka shows it to classic tools: the
 		// subscriptions and assignments in the consumer protocol's
@@ -100,7 +110,8 @@ func (gs *Groups) describe(version int16, name string, snap *topicSnapshot) kmsg
 }
 
 // ListGroups serves ListGroups (v0-v5): every group, filtered by state
-// (v4+) and by type (v5+), both case-insensitive.
+// (v4+) and by type (v5+: classic, consumer, share), both
+// case-insensitive.
 func (gs *Groups) ListGroups(_ context.Context, req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
 	if !gs.enter() {
@@ -121,6 +132,8 @@ func (gs *Groups) ListGroups(_ context.Context, req *kmsg.ListGroupsRequest) *km
 		lg.Group = g.name
 		if c := g.mu.consumer; c != nil {
 			lg.ProtocolType, lg.GroupState, lg.GroupType = consumerProtocolType, c.stateLocked(), typeConsumer
+		} else if s := g.mu.share; s != nil {
+			lg.ProtocolType, lg.GroupState, lg.GroupType = shareProtocolType, s.stateLocked(), typeShare
 		} else {
 			lg.ProtocolType, lg.GroupState, lg.GroupType = g.mu.protocolType, g.mu.state.String(), typeClassic
 		}
@@ -134,8 +147,9 @@ func (gs *Groups) ListGroups(_ context.Context, req *kmsg.ListGroupsRequest) *km
 }
 
 // DeleteGroups serves DeleteGroups (v0-v2): an Empty group is deleted with
-// its committed offsets and pending transactional offsets; a group with members is NON_EMPTY_GROUP, an
-// unknown one GROUP_ID_NOT_FOUND.
+// its committed offsets and pending transactional offsets, and a share
+// group with its share-partitions; a group with members is
+// NON_EMPTY_GROUP, an unknown one GROUP_ID_NOT_FOUND. Group configs stay.
 func (gs *Groups) DeleteGroups(_ context.Context, req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
 	for _, name := range req.Groups {
@@ -168,6 +182,7 @@ func (gs *Groups) deleteGroup(name string) int16 {
 	}
 	g.mu.offsets = make(map[string]map[int32]offsetRecord)
 	g.mu.txns = make(map[int64]*txnOffsets)
+	g.mu.share = nil
 	g.mu.persisted = false
 	g.removeLocked()
 	gs.log.Info("deleted group", "group", name)

@@ -51,6 +51,9 @@ func (gs *Groups) ConsumerGroupHeartbeat(ctx context.Context, c coordapi.ClientI
 		return fail(kerr.GroupIDNotFound, fmt.Sprintf("Group %s not found.", req.Group))
 	}
 	defer g.mu.Unlock()
+	if g.mu.share != nil {
+		return fail(kerr.GroupIDNotFound, fmt.Sprintf("Group %s is not a consumer group.", req.Group))
+	}
 	if g.mu.consumer == nil {
 		if len(g.mu.members) > 0 || len(g.mu.pending) > 0 {
 			return fail(kerr.GroupIDNotFound, fmt.Sprintf("Group %s is not a consumer group.", req.Group))

@@ -69,3 +69,19 @@ func (l direct) ConsumerGroupHeartbeat(ctx context.Context, c coordapi.ClientInf
 func (l direct) ConsumerGroupDescribe(ctx context.Context, req *kmsg.ConsumerGroupDescribeRequest) (*kmsg.ConsumerGroupDescribeResponse, error) {
 	return l.g.ConsumerGroupDescribe(ctx, req), nil
 }
+
+func (l direct) ShareGroupHeartbeat(ctx context.Context, c coordapi.ClientInfo, req *kmsg.ShareGroupHeartbeatRequest) (*kmsg.ShareGroupHeartbeatResponse, error) {
+	return l.g.ShareGroupHeartbeat(ctx, c, req), nil
+}
+
+func (l direct) ShareGroupDescribe(ctx context.Context, req *kmsg.ShareGroupDescribeRequest) (*kmsg.ShareGroupDescribeResponse, error) {
+	return l.g.ShareGroupDescribe(ctx, req), nil
+}
+
+func (l direct) DescribeGroupConfigs(ctx context.Context, req *kmsg.DescribeConfigsRequest) (*kmsg.DescribeConfigsResponse, error) {
+	return l.g.DescribeGroupConfigs(ctx, req), nil
+}
+
+func (l direct) AlterGroupConfigs(ctx context.Context, req *kmsg.IncrementalAlterConfigsRequest) (*kmsg.IncrementalAlterConfigsResponse, error) {
+	return l.g.AlterGroupConfigs(ctx, req), nil
+}

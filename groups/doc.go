@@ -2,7 +2,10 @@
 // coordinator (package coordinator) in the coordinator service, with its own
 // Pebble: classic consumer groups (JoinGroup, SyncGroup,
 // Heartbeat, LeaveGroup), KIP-848 consumer groups (ConsumerGroupHeartbeat,
-// ConsumerGroupDescribe), committed offsets (OffsetCommit, OffsetFetch,
+// ConsumerGroupDescribe), KIP-932 share groups' membership
+// (ShareGroupHeartbeat, ShareGroupDescribe) and share-partitions (package
+// share), group configs (DescribeConfigs and IncrementalAlterConfigs of
+// GROUP resources), committed offsets (OffsetCommit, OffsetFetch,
 // OffsetDelete), transactional offsets (TxnOffsetCommit, completed by the
 // transaction coordinator with CompleteTxnOffsets) and group
 // administration (DescribeGroups, ListGroups, DeleteGroups), answering
@@ -69,6 +72,37 @@
 // at the member's epoch, or at an older one for the partitions it has held
 // since.
 //
+// # Share groups
+//
+// A share group (KIP-932, docs/design/share-groups.md) is a third kind of
+// group id: a classic or KIP-848 group's id is GROUP_ID_NOT_FOUND to
+// ShareGroupHeartbeat, a share group's INCONSISTENT_GROUP_PROTOCOL to
+// JoinGroup and GROUP_ID_NOT_FOUND to ConsumerGroupHeartbeat and
+// OffsetCommit, as in Kafka. Members join with epoch 0 and their own
+// member id, leave with -1, and are removed after
+// Options.ShareSessionTimeout without a heartbeat; at most
+// Options.ShareMaxGroupSize join. The simple assignor (share_group.go)
+// spreads the subscribed partitions: each partition to one member when
+// members are fewer, else each member one partition and each partition
+// ⌊M/P⌋ or ⌈M/P⌉ members, keeping what members had where the balance
+// allows. There is no revocation (many members may read one partition):
+// every membership, subscription or topic change bumps the group epoch,
+// and a member takes its target, and the epoch, at its next heartbeat.
+// The group is Empty or Stable, and stays (with its share-partitions)
+// until DeleteGroups, which drops its share-partitions too.
+//
+// When a partition first enters the target assignment, the heartbeat
+// starts its share-partition (package share) at the offset the group
+// config share.auto.offset.reset names: the high watermark (latest, the
+// default), the log start (earliest), or the first offset at or after now
+// minus a duration (by_duration:<ISO-8601>), read from
+// Options.Partitions; its head goes in the heartbeat's write. A member
+// removed has its acquired records released in the write that removes it.
+//
+// Group configs (group_configs.go) are stored per group id, before the
+// group exists too: share.auto.offset.reset, share.isolation.level and
+// share.record.lock.duration.ms, checked as Kafka's GroupConfig.
+//
 // # Transactional offsets
 //
 // TxnOffsetCommit (KIP-98, KIP-447) writes a producer's offsets as pending
@@ -122,6 +156,15 @@
 // epoch at the first heartbeat. What is derived (partition owners, static
 // members, compiled regexes) is rebuilt at Open.
 //
+// A share group is written down as a KIP-848 group is: the group record
+// (type 2, its group epoch), its state key and one key per member in the
+// 'h' family, compared with the last write and written with the
+// share-partition rows ('q', package share's format) that changed, in one
+// batch through the log before the heartbeat answers. After a restart
+// members heartbeat at their epochs, sessions start afresh, and the
+// share-partitions are loaded with their acquisitions (Open fails on a
+// share-partition whose rows do not tile).
+//
 // # Key families
 //
 // Every key starts with a one-byte family tag; lengths are big-endian
@@ -135,7 +178,7 @@
 //	group   'g' group                                           protocol type str, generation (group epoch
 //	                                                            of a KIP-848 group), empty-since ms (0: not
 //	                                                            Empty when written), type(1: 0 classic,
-//	                                                            1 KIP-848 consumer group)
+//	                                                            1 KIP-848 consumer group, 2 share group)
 //	offset  'o' len(2) group len(2) topic partition(4)          format 2: offset, leader epoch, commit ms,
 //	                                                            metadata str, topic id(16; zero: unknown),
 //	                                                            seq (uvarint); format 1: the same without
@@ -162,6 +205,17 @@
 //	                                                            (topic id(16), n × partition)), n ×
 //	                                                            (topic id(16), n × (partition, epoch
 //	                                                            assigned at)))
+//
+//	sgroup  'h' len(2) group                                    share group state: assignment epoch,
+//	                                                            metadata digest str
+//	smember 'h' len(2) group member id                          share group member: rack id (presence byte,
+//	                                                            str), client id str, client host str,
+//	                                                            epoch, previous epoch, n × topic str,
+//	                                                            target, assigned (each n × (topic id(16),
+//	                                                            n × partition))
+//	spart   'q' len(2) group topic-id(16) partition(4)          a share-partition's head, and its ranges
+//	srange  spart's key first-offset(8)                         under it: see package share
+//	gconfig 'f' group                                           group configs: n × (name str, value str)
 //
 // A stable record is used only when its generation is the group record's:
 // the join phase of the next generation deletes it in the same batch that
@@ -190,6 +244,7 @@
 //	    Options.VerifyTxn (the transaction coordinator's locks)
 //	    Groups.mu (the group map)
 //	    scheduler.mu (the deadline heap)
+//	    Groups.cfg.mu (the group configs)
 //
 // A call looks a group up under Groups.mu, releases it, then locks the
 // group; a group found dead (deleted meanwhile) is looked up again. No lock

@@ -161,6 +161,8 @@ type group struct {
 
 		// consumer is set for a KIP-848 consumer group.
 		consumer *consumerGroup
+		// share is set for a KIP-932 share group.
+		share *shareGroup
 
 		// schedAt and schedSeq name the group's entry in the scheduler;
 		// zero schedAt when it has none.
@@ -192,7 +194,7 @@ func (g *group) setStateLocked(s State) {
 // durable record.
 func (g *group) unusedLocked() bool {
 	return g.mu.state == Empty && len(g.mu.members) == 0 && len(g.mu.pending) == 0 &&
-		len(g.mu.offsets) == 0 && len(g.mu.txns) == 0 && !g.mu.persisted && g.mu.consumer == nil
+		len(g.mu.offsets) == 0 && len(g.mu.txns) == 0 && !g.mu.persisted && g.mu.consumer == nil && g.mu.share == nil
 }
 
 // sortedMembersLocked returns the members ordered by member id.
@@ -304,6 +306,9 @@ func (g *group) computeSubscribedLocked() {
 func (g *group) isSubscribedLocked(topic string) bool {
 	if c := g.mu.consumer; c != nil {
 		return c.isSubscribedLocked(topic)
+	}
+	if s := g.mu.share; s != nil {
+		return s.isSubscribedLocked(topic)
 	}
 	if g.mu.subscribedKnown {
 		_, ok := g.mu.subscribed[topic]

@@ -47,6 +47,13 @@ type Groups struct {
 	sched      scheduler
 	topicCache topicCache
 
+	// cfg holds the group configs by group (group_configs.go); its mutex
+	// is taken after group.mu, never before.
+	cfg struct {
+		mu sync.Mutex
+		m  map[string]map[string]string
+	}
+
 	// seq is the last seq handed to an offset write (offsetRecord.seq).
 	seq atomic.Uint64
 
@@ -76,6 +83,7 @@ func Open(opts Options) (*Groups, error) {
 		db.Close()
 		return nil, fmt.Errorf("groups: load %s: %w", opts.Dir, err)
 	}
+	gs.cfg.m = l.configs
 	now := gs.now()
 	nOffsets, nMembers := 0, 0
 	for name, r := range l.groups {
@@ -86,7 +94,21 @@ func Open(opts Options) (*Groups, error) {
 		if r.emptySinceMs > 0 {
 			since = time.UnixMilli(r.emptySinceMs)
 		}
-		if r.consumer {
+		if r.share {
+			s := newShareGroup(r.generation, since)
+			s.writtenGroup = r.encode()
+			g.mu.share = s
+			if ls := l.shares[name]; ls != nil {
+				g.mu.Lock()
+				err := g.restoreShareLocked(ls, now)
+				g.mu.Unlock()
+				if err != nil {
+					db.Close()
+					return nil, fmt.Errorf("groups: load %s: share group %q: %w", opts.Dir, name, err)
+				}
+				nMembers += len(ls.members)
+			}
+		} else if r.consumer {
 			c := newConsumerGroup(r.generation, since)
 			c.writtenGroup = r.encode()
 			g.mu.consumer = c
@@ -137,6 +159,11 @@ func Open(opts Options) (*Groups, error) {
 	for name := range l.consumers {
 		if r, ok := l.groups[name]; !ok || !r.consumer {
 			stray.deleteConsumer(name)
+		}
+	}
+	for name := range l.shares {
+		if r, ok := l.groups[name]; !ok || !r.share {
+			stray.deleteShare(name)
 		}
 	}
 	if err := stray.commit(); err != nil {

@@ -44,6 +44,11 @@ func (gs *Groups) join(c coordapi.ClientInfo, req *kmsg.JoinGroupRequest) (*kmsg
 		return errorJoinResponse(req.MemberID, kerr.UnknownMemberID), nil
 	}
 	defer g.mu.Unlock()
+	if g.mu.share != nil {
+		// Kafka's classicGroupJoin: a group of another type (a share
+		// group, empty or not) takes no classic member.
+		return errorJoinResponse(req.MemberID, kerr.InconsistentGroupProtocol), nil
+	}
 	if c := g.mu.consumer; c != nil {
 		if !c.emptyLocked() {
 			// A KIP-848 group takes no classic members (Kafka's

@@ -78,9 +78,17 @@ func (gs *Groups) commit(req *kmsg.OffsetCommitRequest) commitCodes {
 		err   *kerr.Error
 		check func(topic string, id topicID, p int32) *kerr.Error
 	)
-	if g.mu.consumer != nil {
+	switch {
+	case g.mu.share != nil:
+		// Share groups keep no committed offsets (Kafka's
+		// ShareGroup.validateOffsetCommit).
+		err = kerr.GroupIDNotFound
+		if req.Version < 9 {
+			err = kerr.IllegalGeneration
+		}
+	case g.mu.consumer != nil:
 		err, check = g.validateConsumerCommitLocked(req)
-	} else {
+	default:
 		err = g.validateCommitLocked(req)
 	}
 	if err != nil {
@@ -542,7 +550,9 @@ func (g *group) expireOffsetsLocked(now time.Time, retention time.Duration) {
 	for _, ps := range g.mu.offsets {
 		remaining += len(ps)
 	}
-	drop := remaining == len(expired) && g.emptyForDeleteLocked() && len(g.mu.pending) == 0 && len(g.mu.txns) == 0
+	// A share group stays until DeleteGroups: its share-partitions are
+	// its state.
+	drop := g.mu.share == nil && remaining == len(expired) && g.emptyForDeleteLocked() && len(g.mu.pending) == 0 && len(g.mu.txns) == 0
 	if drop {
 		b.deleteGroup(g.name)
 	}
@@ -571,6 +581,9 @@ func (g *group) expireOffsetsLocked(now time.Time, retention time.Duration) {
 func (g *group) emptyForDeleteLocked() bool {
 	if c := g.mu.consumer; c != nil {
 		return c.emptyLocked()
+	}
+	if s := g.mu.share; s != nil {
+		return s.emptyLocked()
 	}
 	return g.mu.state == Empty && len(g.mu.members) == 0
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/vfs"
+
+	"github.com/floe-io/floe/groups/share"
 )
 
 // Options configures a Groups coordinator. Durations mirror the Apache Kafka
@@ -76,6 +78,34 @@ type Options struct {
 	// KIP-848 consumer groups. Default: 5s.
 	ConsumerHeartbeatInterval time.Duration
 
+	// Partitions reads partitions' log start offsets and high watermarks
+	// (share.auto.offset.reset: where a share-partition starts when a share
+	// group is first assigned it); *coordinator.Coordinator implements it.
+	// Default: Topics, when it implements PartitionReader; without one a
+	// share-partition starts at offset 0.
+	Partitions PartitionReader
+
+	// ShareSessionTimeout is group.share.session.timeout.ms: a share group
+	// member that sends no heartbeat for this long is removed. Default: 45s.
+	ShareSessionTimeout time.Duration
+	// ShareHeartbeatInterval is group.share.heartbeat.interval.ms, the
+	// interval share group members are told to heartbeat at. Default: 5s.
+	ShareHeartbeatInterval time.Duration
+	// ShareMaxGroupSize is group.share.max.size: a member joining a share
+	// group of this many is GROUP_MAX_SIZE_REACHED. Default: 200.
+	ShareMaxGroupSize int
+	// ShareRecordLockDuration is group.share.record.lock.duration.ms, how
+	// long a share group member holds the records it acquired; the group
+	// config share.record.lock.duration.ms overrides it, within
+	// [15s, 60s]. Default: 30s.
+	ShareRecordLockDuration time.Duration
+	// ShareDeliveryCountLimit is group.share.delivery.count.limit.
+	// Default: 5.
+	ShareDeliveryCountLimit int
+	// SharePartitionMaxRecordLocks is
+	// group.share.partition.max.record.locks. Default: 2000.
+	SharePartitionMaxRecordLocks int
+
 	// manualExpiry stops the background loop from running deadlines:
 	// tests on a fake clock call expire themselves.
 	manualExpiry bool
@@ -100,6 +130,9 @@ func (o *Options) Validate() error {
 		{"Options.RetentionCheckInterval", o.RetentionCheckInterval},
 		{"Options.ConsumerSessionTimeout", o.ConsumerSessionTimeout},
 		{"Options.ConsumerHeartbeatInterval", o.ConsumerHeartbeatInterval},
+		{"--group-share-session-timeout (Options.ShareSessionTimeout)", o.ShareSessionTimeout},
+		{"--group-share-heartbeat-interval (Options.ShareHeartbeatInterval)", o.ShareHeartbeatInterval},
+		{"--group-share-record-lock-duration (Options.ShareRecordLockDuration)", o.ShareRecordLockDuration},
 	} {
 		if d.v < 0 {
 			errs = append(errs, fmt.Errorf("groups: %s %s is negative", d.name, d.v))
@@ -110,6 +143,25 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxGroupSize < 0 {
 		errs = append(errs, fmt.Errorf("groups: Options.MaxGroupSize %d is negative", o.MaxGroupSize))
+	}
+	if o.ShareSessionTimeout > 0 && o.ShareHeartbeatInterval > 0 && o.ShareSessionTimeout <= o.ShareHeartbeatInterval {
+		errs = append(errs, fmt.Errorf("groups: --group-share-session-timeout %s must exceed --group-share-heartbeat-interval %s (Options.ShareSessionTimeout, ShareHeartbeatInterval)", o.ShareSessionTimeout, o.ShareHeartbeatInterval))
+	}
+	if d := o.ShareRecordLockDuration; d != 0 && (d < minShareRecordLock || d > maxShareRecordLock) {
+		errs = append(errs, fmt.Errorf("groups: --group-share-record-lock-duration (Options.ShareRecordLockDuration) %s is not in [%s, %s]", d, minShareRecordLock, maxShareRecordLock))
+	}
+	for _, n := range []struct {
+		name     string
+		v        int
+		min, max int
+	}{
+		{"--group-share-max-size (Options.ShareMaxGroupSize)", o.ShareMaxGroupSize, 1, 1000},
+		{"--group-share-delivery-count-limit (Options.ShareDeliveryCountLimit)", o.ShareDeliveryCountLimit, 2, 10},
+		{"--group-share-partition-max-record-locks (Options.SharePartitionMaxRecordLocks)", o.SharePartitionMaxRecordLocks, 100, 10000},
+	} {
+		if n.v != 0 && (n.v < n.min || n.v > n.max) {
+			errs = append(errs, fmt.Errorf("groups: %s %d is not in [%d, %d]", n.name, n.v, n.min, n.max))
+		}
 	}
 	if o.MaxMetadataBytes < 0 {
 		errs = append(errs, fmt.Errorf("groups: Options.MaxMetadataBytes %d is negative", o.MaxMetadataBytes))
@@ -147,5 +199,28 @@ func (o *Options) setDefaults() {
 	}
 	if o.ConsumerHeartbeatInterval == 0 {
 		o.ConsumerHeartbeatInterval = 5 * time.Second
+	}
+	if o.ShareSessionTimeout == 0 {
+		o.ShareSessionTimeout = 45 * time.Second
+	}
+	if o.ShareHeartbeatInterval == 0 {
+		o.ShareHeartbeatInterval = 5 * time.Second
+	}
+	if o.ShareMaxGroupSize == 0 {
+		o.ShareMaxGroupSize = 200
+	}
+	if o.ShareRecordLockDuration == 0 {
+		o.ShareRecordLockDuration = share.DefaultLockDuration
+	}
+	if o.ShareDeliveryCountLimit == 0 {
+		o.ShareDeliveryCountLimit = share.DefaultDeliveryCountLimit
+	}
+	if o.SharePartitionMaxRecordLocks == 0 {
+		o.SharePartitionMaxRecordLocks = share.DefaultMaxRecordLocks
+	}
+	if o.Partitions == nil {
+		if p, ok := o.Topics.(PartitionReader); ok {
+			o.Partitions = p
+		}
 	}
 }

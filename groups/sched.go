@@ -82,6 +82,9 @@ func (g *group) nextDeadlineLocked() time.Time {
 	if c := g.mu.consumer; c != nil {
 		at(c.nextDeadlineLocked())
 	}
+	if s := g.mu.share; s != nil {
+		at(s.nextDeadlineLocked())
+	}
 	return next
 }
 
@@ -118,6 +121,9 @@ func (gs *Groups) expire() time.Time {
 		g.expireLocked(now)
 		if g.mu.consumer != nil {
 			g.expireConsumerLocked(now)
+		}
+		if g.mu.share != nil {
+			g.expireShareLocked(now)
 		}
 		g.wakeAtLocked(g.nextDeadlineLocked())
 		g.mu.Unlock()

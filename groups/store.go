@@ -38,9 +38,10 @@ type groupRecord struct {
 	// emptySinceMs is when the group last became Empty; 0 when it was not
 	// empty at the time of the write.
 	emptySinceMs int64
-	// consumer marks a KIP-848 consumer group; generation is then its
-	// group epoch.
+	// consumer marks a KIP-848 consumer group, share a KIP-932 share
+	// group; generation is then its group epoch.
 	consumer bool
+	share    bool
 }
 
 // offsetRecord is one committed offset.
@@ -175,8 +176,11 @@ func (r groupRecord) encode() []byte {
 	v = binary.AppendVarint(v, int64(r.generation))
 	v = binary.AppendVarint(v, r.emptySinceMs)
 	typ := byte(0)
-	if r.consumer {
+	switch {
+	case r.consumer:
 		typ = 1
+	case r.share:
+		typ = 2
 	}
 	return append(v, typ)
 }
@@ -209,7 +213,12 @@ func decodeGroupRecord(b []byte) (groupRecord, error) {
 	r.protocolType = d.String()
 	r.generation = int32(d.Varint())
 	r.emptySinceMs = d.Varint()
-	r.consumer = d.Byte() == 1
+	switch d.Byte() {
+	case 1:
+		r.consumer = true
+	case 2:
+		r.share = true
+	}
 	return r, d.Err()
 }
 
@@ -281,6 +290,8 @@ type loaded struct {
 	groups    map[string]groupRecord
 	stable    map[string]stableRecord
 	consumers map[string]*loadedConsumer
+	shares    map[string]*loadedShare
+	configs   map[string]map[string]string
 	offsets   map[string]map[string]map[int32]offsetRecord
 	pending   map[string]map[int64]*txnOffsets
 	// maxSeq is the highest seq of any offset, committed or pending.
@@ -296,7 +307,7 @@ type loadedConsumer struct {
 
 func loadAll(db *pebble.DB) (loaded, error) {
 	l := loaded{groups: make(map[string]groupRecord), stable: make(map[string]stableRecord),
-		consumers: make(map[string]*loadedConsumer), offsets: make(map[string]map[string]map[int32]offsetRecord),
+		consumers: make(map[string]*loadedConsumer), shares: make(map[string]*loadedShare), offsets: make(map[string]map[string]map[int32]offsetRecord),
 		pending: make(map[string]map[int64]*txnOffsets)}
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{famGroup}, UpperBound: []byte{famGroup + 1}})
 	if err != nil {
@@ -329,6 +340,12 @@ func loadAll(db *pebble.DB) (loaded, error) {
 		return l, err
 	}
 	if err := loadConsumers(db, l.consumers); err != nil {
+		return l, err
+	}
+	if err := loadShares(db, l.shares); err != nil {
+		return l, err
+	}
+	if l.configs, err = loadGroupConfigs(db); err != nil {
 		return l, err
 	}
 	it, err = db.NewIter(&pebble.IterOptions{LowerBound: []byte{famOffset}, UpperBound: []byte{famOffset + 1}})
@@ -425,6 +442,7 @@ func (b batch) deleteGroup(name string) {
 	b.b.Delete(groupKey(name), nil)
 	b.b.Delete(stableKey(name), nil)
 	b.deleteConsumer(name)
+	b.deleteShare(name)
 	p := offsetPrefix(name)
 	b.b.DeleteRange(p, prefixEnd(p), nil)
 	p = pendingPrefix(name)

@@ -31,6 +31,12 @@ const (
 	opDeleteGroups           = "delete_groups"
 	opConsumerGroupHeartbeat = "consumer_group_heartbeat"
 	opConsumerGroupDescribe  = "consumer_group_describe"
+	opShareGroupHeartbeat    = "share_group_heartbeat"
+	opShareGroupDescribe     = "share_group_describe"
+	// The group configs (ConfigResource GROUP): the GROUP resources of a
+	// DescribeConfigs or IncrementalAlterConfigs request.
+	opDescribeGroupConfigs = "describe_group_configs"
+	opAlterGroupConfigs    = "alter_group_configs"
 )
 
 const (
@@ -92,6 +98,12 @@ var groupOps = map[string]groupOp{
 		return gs.ConsumerGroupHeartbeat(ctx, c, req.(*kmsg.ConsumerGroupHeartbeatRequest)), nil
 	}},
 	opConsumerGroupDescribe: {kmsg.ConsumerGroupDescribe, plain((*groups.Groups).ConsumerGroupDescribe)},
+	opShareGroupHeartbeat: {kmsg.ShareGroupHeartbeat, func(gs *groups.Groups, ctx context.Context, c coordapi.ClientInfo, req kmsg.Request) (kmsg.Response, error) {
+		return gs.ShareGroupHeartbeat(ctx, c, req.(*kmsg.ShareGroupHeartbeatRequest)), nil
+	}},
+	opShareGroupDescribe:   {kmsg.ShareGroupDescribe, plain((*groups.Groups).ShareGroupDescribe)},
+	opDescribeGroupConfigs: {kmsg.DescribeConfigs, plain((*groups.Groups).DescribeGroupConfigs)},
+	opAlterGroupConfigs:    {kmsg.IncrementalAlterConfigs, plain((*groups.Groups).AlterGroupConfigs)},
 }
 
 // encGroupReq writes a group request: the Kafka request version, the
@@ -371,4 +383,26 @@ func (g *GroupClient) ConsumerGroupHeartbeat(ctx context.Context, c coordapi.Cli
 // ConsumerGroupDescribe describes KIP-848 groups.
 func (g *GroupClient) ConsumerGroupDescribe(ctx context.Context, req *kmsg.ConsumerGroupDescribeRequest) (*kmsg.ConsumerGroupDescribeResponse, error) {
 	return groupRequest[*kmsg.ConsumerGroupDescribeResponse](g, ctx, opConsumerGroupDescribe, 0, coordapi.ClientInfo{}, req)
+}
+
+// ShareGroupHeartbeat is a KIP-932 share group member's heartbeat.
+func (g *GroupClient) ShareGroupHeartbeat(ctx context.Context, c coordapi.ClientInfo, req *kmsg.ShareGroupHeartbeatRequest) (*kmsg.ShareGroupHeartbeatResponse, error) {
+	return groupRequest[*kmsg.ShareGroupHeartbeatResponse](g, ctx, opShareGroupHeartbeat, 0, c, req)
+}
+
+// ShareGroupDescribe describes share groups.
+func (g *GroupClient) ShareGroupDescribe(ctx context.Context, req *kmsg.ShareGroupDescribeRequest) (*kmsg.ShareGroupDescribeResponse, error) {
+	return groupRequest[*kmsg.ShareGroupDescribeResponse](g, ctx, opShareGroupDescribe, 0, coordapi.ClientInfo{}, req)
+}
+
+// DescribeGroupConfigs describes the group configs of the GROUP resources
+// in req.
+func (g *GroupClient) DescribeGroupConfigs(ctx context.Context, req *kmsg.DescribeConfigsRequest) (*kmsg.DescribeConfigsResponse, error) {
+	return groupRequest[*kmsg.DescribeConfigsResponse](g, ctx, opDescribeGroupConfigs, 0, coordapi.ClientInfo{}, req)
+}
+
+// AlterGroupConfigs changes the group configs of the GROUP resources in
+// req.
+func (g *GroupClient) AlterGroupConfigs(ctx context.Context, req *kmsg.IncrementalAlterConfigsRequest) (*kmsg.IncrementalAlterConfigsResponse, error) {
+	return groupRequest[*kmsg.IncrementalAlterConfigsResponse](g, ctx, opAlterGroupConfigs, 0, coordapi.ClientInfo{}, req)
 }

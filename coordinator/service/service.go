@@ -41,8 +41,8 @@ type Options struct {
 	// Its Logger defaults to Logger.
 	Coordinator coordinator.Options
 	// Groups configures the group coordinator. Its Dir defaults to
-	// <Coordinator.Dir>/groups, its Logger to Logger; its Topics is the
-	// batch coordinator.
+	// <Coordinator.Dir>/groups, its Logger to Logger; its Topics and
+	// Partitions are the batch coordinator.
 	Groups groups.Options
 	// Logger receives the service's logs. Default: discard.
 	Logger *slog.Logger
@@ -107,6 +107,7 @@ func Start(nc *nats.Conn, opts Options) (_ *Service, err error) {
 		return nil, fmt.Errorf("open coordinator: %w", err)
 	}
 	gopts.Topics = s.coord
+	gopts.Partitions = s.coord // where share-partitions start
 	if gopts.VerifyTxn == nil {
 		gopts.VerifyTxn = s.coord.VerifyTxnOffsetCommit
 	}

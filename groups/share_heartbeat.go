@@ -1,0 +1,410 @@
+package groups
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/groups/share"
+)
+
+// ShareGroupHeartbeat serves KIP-932's ShareGroupHeartbeat (v1): members
+// join with epoch 0 and their own member id, heartbeat with their epoch
+// (or the one before, when the answer that moved them on was lost), and
+// leave with epoch -1. The coordinator spreads the subscribed topics'
+// partitions over the members with the simple assignor; there is no
+// revocation, so a member takes its target assignment at its next
+// heartbeat. A partition entering the target assignment for the first
+// time gets its share-partition, started by share.auto.offset.reset, in
+// the heartbeat's write. A group id held by a classic or KIP-848 group is
+// GROUP_ID_NOT_FOUND, as Kafka answers.
+func (gs *Groups) ShareGroupHeartbeat(ctx context.Context, c coordapi.ClientInfo, req *kmsg.ShareGroupHeartbeatRequest) *kmsg.ShareGroupHeartbeatResponse {
+	resp := req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
+	fail := func(code *kerr.Error, msg string) *kmsg.ShareGroupHeartbeatResponse {
+		resp.ErrorCode = code.Code
+		if msg != "" {
+			resp.ErrorMessage = &msg
+		}
+		return resp
+	}
+	if err := validateShareHeartbeat(req); err != nil {
+		return fail(err.code, err.msg)
+	}
+	if !gs.enter() {
+		return fail(kerr.NotCoordinator, "")
+	}
+	defer gs.leave()
+	snap, terr := gs.topics(ctx)
+	if terr != nil {
+		gs.log.Warn("list topics for a share group heartbeat", "group", req.GroupID, "err", terr)
+		return fail(kerr.CoordinatorNotAvailable, "")
+	}
+	g, created := gs.lockGroup(req.GroupID, req.MemberEpoch == 0)
+	if g == nil {
+		return fail(kerr.GroupIDNotFound, fmt.Sprintf("Share group %s not found.", req.GroupID))
+	}
+	defer g.mu.Unlock()
+	if g.mu.share == nil {
+		if !g.unusedLocked() {
+			return fail(kerr.GroupIDNotFound, fmt.Sprintf("Group %s is not a share group.", req.GroupID))
+		}
+		if req.MemberEpoch != 0 {
+			return fail(kerr.GroupIDNotFound, fmt.Sprintf("Share group %s not found.", req.GroupID))
+		}
+		g.mu.share = newShareGroup(0, gs.now())
+		g.mu.state = Empty
+	}
+	resp.HeartbeatIntervalMillis = int32(gs.opts.ShareHeartbeatInterval.Milliseconds())
+	herr := g.shareHeartbeatLocked(ctx, c, req, snap, resp)
+	// What the response announces is durable before it is sent, as for
+	// KIP-848 groups.
+	if err := g.persistShareLocked(); err != nil {
+		gs.log.Error("persist share group", "group", req.GroupID, "err", err)
+		resp = req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
+		resp.HeartbeatIntervalMillis = int32(gs.opts.ShareHeartbeatInterval.Milliseconds())
+		return fail(kerr.CoordinatorNotAvailable, "")
+	}
+	if herr != nil {
+		fail(herr.code, herr.msg)
+	}
+	if created && g.mu.share.emptyLocked() && !g.mu.persisted {
+		g.mu.share = nil
+		g.removeLocked()
+	}
+	return resp
+}
+
+// validateShareHeartbeat checks a heartbeat as Kafka's
+// throwIfShareGroupHeartbeatRequestIsInvalid: v1 members always bring
+// their member id.
+func validateShareHeartbeat(req *kmsg.ShareGroupHeartbeatRequest) *heartbeatError {
+	blank := func(s string) bool { return strings.TrimSpace(s) == "" }
+	switch {
+	case blank(req.MemberID):
+		return invalid("MemberId can't be empty.")
+	case blank(req.GroupID):
+		return invalid("GroupId can't be empty.")
+	case req.RackID != nil && blank(*req.RackID):
+		return invalid("RackId can't be empty.")
+	case req.MemberEpoch == 0 && len(req.SubscribedTopicNames) == 0:
+		return invalid("SubscribedTopicNames must be set in first request.")
+	case req.MemberEpoch < -1:
+		return invalid("MemberEpoch is invalid.")
+	}
+	return nil
+}
+
+// shareHeartbeatLocked runs one heartbeat of a share group.
+func (g *group) shareHeartbeatLocked(ctx context.Context, cl coordapi.ClientInfo, req *kmsg.ShareGroupHeartbeatRequest, snap *topicSnapshot, resp *kmsg.ShareGroupHeartbeatResponse) *heartbeatError {
+	s := g.mu.share
+	now := g.gs.now()
+	defer func() { g.wakeAtLocked(s.nextDeadlineLocked()) }()
+	unknown := func() *heartbeatError {
+		return &heartbeatError{kerr.UnknownMemberID, fmt.Sprintf("Member %s is not a member of group %s.", req.MemberID, g.name)}
+	}
+
+	if req.MemberEpoch == -1 {
+		m := s.members[req.MemberID]
+		if m == nil {
+			return unknown()
+		}
+		g.gs.log.Info("share group member left", "group", g.name, "member_id", m.id)
+		g.removeShareMemberLocked(m, now)
+		if !s.emptyLocked() {
+			s.computeTargetLocked(snap)
+			g.startSharePartitionsLocked(ctx)
+		}
+		resp.MemberID, resp.MemberEpoch = &m.id, -1
+		return nil
+	}
+
+	m := s.members[req.MemberID]
+	isNew := false
+	switch {
+	case m == nil && req.MemberEpoch != 0:
+		return unknown()
+	case m == nil:
+		if max := g.gs.opts.ShareMaxGroupSize; len(s.members) >= max {
+			return &heartbeatError{kerr.GroupMaxSizeReached, fmt.Sprintf("The share group has reached its maximum capacity of %d members.", max)}
+		}
+		m = &shareMember{id: strings.Clone(req.MemberID), target: partitions{}, assigned: partitions{}}
+		s.members[m.id] = m
+		isNew = true
+		g.gs.log.Info("share group member joined", "group", g.name, "member_id", m.id)
+	case req.MemberEpoch == 0:
+		// A known member joining again (after FENCED_MEMBER_EPOCH, with
+		// the member id it keeps for its lifetime) is re-admitted in
+		// place, as floe does for KIP-848 members.
+	case req.MemberEpoch > m.epoch:
+		return &heartbeatError{kerr.FencedMemberEpoch, fmt.Sprintf("The share group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, m.epoch)}
+	case req.MemberEpoch < m.epoch && req.MemberEpoch != m.prevEpoch:
+		return &heartbeatError{kerr.FencedMemberEpoch, fmt.Sprintf("The share group member has a smaller member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, m.epoch)}
+	}
+	s.markLocked(m.id)
+	m.clientID, m.clientHost = strings.Clone(cl.ID), strings.Clone(cl.Host)
+	if req.RackID != nil {
+		m.rackID = cloneStrPtr(req.RackID)
+	}
+	changed := false
+	if req.SubscribedTopicNames != nil {
+		topics := make([]string, len(req.SubscribedTopicNames))
+		for i, t := range req.SubscribedTopicNames {
+			topics[i] = strings.Clone(t)
+		}
+		slices.Sort(topics)
+		topics = slices.Compact(topics)
+		if !slices.Equal(topics, m.topics) {
+			m.topics = topics
+			changed = true
+		}
+	}
+	if isNew || changed || s.metadataChangedLocked(snap) {
+		s.epoch++
+	}
+	if s.epoch > s.assignmentEpoch {
+		s.computeTargetLocked(snap)
+	}
+	g.startSharePartitionsLocked(ctx)
+	m.session = now.Add(g.gs.opts.ShareSessionTimeout)
+
+	// No revocation: the member takes its target at once.
+	before := m.assigned
+	if m.epoch != s.assignmentEpoch {
+		m.prevEpoch, m.epoch = m.epoch, s.assignmentEpoch
+		m.assigned = m.target.clone()
+	}
+	resp.MemberID, resp.MemberEpoch = &m.id, m.epoch
+	if req.MemberEpoch == 0 || !m.assigned.equal(before) {
+		resp.Assignment = m.assigned.shareHeartbeatAssignment()
+	}
+	return nil
+}
+
+// removeShareMemberLocked drops m, bumps the group epoch and releases the
+// records m holds (their rows go with the group's next write).
+func (g *group) removeShareMemberLocked(m *shareMember, now time.Time) {
+	s := g.mu.share
+	delete(s.members, m.id)
+	s.markLocked(m.id)
+	s.epoch++
+	if len(s.members) == 0 {
+		s.emptySince = now
+	}
+	for _, ps := range s.parts {
+		for _, p := range ps {
+			if res := p.ReleaseMember(m.id, share.AnyBroker); len(res.Rows) > 0 {
+				s.partRows = append(s.partRows, res.Rows...)
+			}
+		}
+	}
+}
+
+// expireShareLocked removes the members whose session expired. Their
+// targets go to the others at once when the group has a topic snapshot
+// (else at the next heartbeat).
+func (g *group) expireShareLocked(now time.Time) {
+	s := g.mu.share
+	removed := false
+	for _, m := range s.sortedMembersLocked() {
+		if m.session.IsZero() || now.Before(m.session) {
+			continue
+		}
+		g.gs.log.Info("share group member session expired, removing it", "group", g.name, "member_id", m.id, "member_epoch", m.epoch)
+		g.removeShareMemberLocked(m, now)
+		removed = true
+	}
+	if !removed {
+		return
+	}
+	if !s.emptyLocked() && s.sigSnap != nil {
+		s.computeTargetLocked(s.sigSnap)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		g.startSharePartitionsLocked(ctx)
+		cancel()
+	}
+	if err := g.persistShareLocked(); err != nil {
+		g.gs.log.Error("persist share group", "group", g.name, "err", err)
+	}
+}
+
+// shareConfig is the share-partition configuration of group: the broker
+// settings, with the group's share.record.lock.duration.ms.
+func (gs *Groups) shareConfig(group string) share.Config {
+	cfg := share.Config{
+		MaxRecordLocks:     gs.opts.SharePartitionMaxRecordLocks,
+		DeliveryCountLimit: gs.opts.ShareDeliveryCountLimit,
+		LockDuration:       gs.opts.ShareRecordLockDuration,
+	}
+	var ms int64
+	if _, err := fmt.Sscan(gs.groupConfig(group, cfgShareRecordLockDuration), &ms); err == nil && ms > 0 {
+		cfg.LockDuration = time.Duration(ms) * time.Millisecond
+	}
+	return cfg
+}
+
+// applyShareConfig gives a share group's share-partitions the group's
+// current configuration, after a group config change.
+func (gs *Groups) applyShareConfig(group string) {
+	cfg := gs.shareConfig(group)
+	g, _ := gs.lockGroup(group, false)
+	if g == nil {
+		return
+	}
+	defer g.mu.Unlock()
+	if s := g.mu.share; s != nil {
+		for _, ps := range s.parts {
+			for _, p := range ps {
+				p.SetConfig(cfg)
+			}
+		}
+	}
+}
+
+// startSharePartitionsLocked starts the share-partition of every partition
+// in the target assignment that has none yet, at the offset
+// share.auto.offset.reset names, and queues its rows for the group's next
+// write. A partition whose offsets cannot be read now is tried again at
+// the next heartbeat.
+func (g *group) startSharePartitionsLocked(ctx context.Context) {
+	s := g.mu.share
+	var reset *autoOffsetReset
+	var cfg share.Config
+	nowMs := msOf(g.gs.now())
+	for _, m := range s.members {
+		for id, ps := range m.target {
+			for _, p := range ps {
+				if s.parts[id][p] != nil {
+					continue
+				}
+				if reset == nil {
+					r, err := parseAutoOffsetReset(g.gs.groupConfig(g.name, cfgShareAutoOffsetReset))
+					if err != nil {
+						r = autoOffsetReset{}
+					}
+					reset, cfg = &r, g.gs.shareConfig(g.name)
+				}
+				offset, err := g.gs.shareStartOffset(ctx, coordapi.TopicID(id), p, *reset)
+				if err != nil {
+					g.gs.log.Warn("start share-partition", "group", g.name, "topic_id", coordapi.TopicID(id), "partition", p, "err", err)
+					continue
+				}
+				part, res := share.New(share.ID{Group: g.name, Topic: coordapi.TopicID(id), Partition: p}, cfg, offset, nowMs)
+				if s.parts[id] == nil {
+					s.parts[id] = make(map[int32]*share.Partition)
+				}
+				s.parts[id][p] = part
+				s.partRows = append(s.partRows, res.Rows...)
+				g.gs.log.Debug("started share-partition", "group", g.name, "topic_id", coordapi.TopicID(id), "partition", p, "offset", offset)
+			}
+		}
+	}
+}
+
+// shareStartOffset resolves share.auto.offset.reset for one partition:
+// its high watermark (latest), log start (earliest), or the first offset
+// at or after now - d (by_duration; the high watermark when there is
+// none). Without Options.Partitions every partition starts at 0.
+func (gs *Groups) shareStartOffset(ctx context.Context, id coordapi.TopicID, p int32, r autoOffsetReset) (int64, error) {
+	pr := gs.opts.Partitions
+	if pr == nil {
+		return 0, nil
+	}
+	if r.byDuration {
+		off, _, err := pr.ListOffset(ctx, id, p, gs.now().Add(-r.by).UnixMilli())
+		if err != nil {
+			return 0, err
+		}
+		if off >= 0 {
+			return off, nil
+		}
+	}
+	st, err := pr.PartitionState(ctx, id, p)
+	if err != nil {
+		return 0, err
+	}
+	if r.earliest {
+		return st.LogStartOffset, nil
+	}
+	return st.HighWatermark, nil
+}
+
+// shareHeartbeatAssignment is ps as a ShareGroupHeartbeat response carries
+// it.
+func (ps partitions) shareHeartbeatAssignment() *kmsg.ShareGroupHeartbeatResponseAssignment {
+	a := kmsg.NewShareGroupHeartbeatResponseAssignment()
+	a.TopicPartitions = []kmsg.ShareGroupHeartbeatResponseAssignmentTopicPartition{}
+	for _, id := range ps.sortedIDs() {
+		t := kmsg.NewShareGroupHeartbeatResponseAssignmentTopicPartition()
+		t.TopicID, t.Partitions = id, slices.Clone(ps[id])
+		a.TopicPartitions = append(a.TopicPartitions, t)
+	}
+	return &a
+}
+
+// ShareGroupDescribe serves KIP-932's ShareGroupDescribe (v1): each share
+// group's state (Empty or Stable), epochs, assignor ("simple") and
+// members with their assignments. An unknown group, or one that is not a
+// share group, is GROUP_ID_NOT_FOUND.
+func (gs *Groups) ShareGroupDescribe(ctx context.Context, req *kmsg.ShareGroupDescribeRequest) *kmsg.ShareGroupDescribeResponse {
+	resp := req.ResponseKind().(*kmsg.ShareGroupDescribeResponse)
+	snap, _ := gs.topics(ctx) // without names the assignments still carry ids
+	for _, name := range req.GroupIDs {
+		dg := gs.describeShare(name, snap)
+		if req.IncludeAuthorizedOperations && dg.ErrorCode == 0 {
+			dg.AuthorizedOperations = groupAuthorizedOperations
+		}
+		resp.Groups = append(resp.Groups, dg)
+	}
+	return resp
+}
+
+func (gs *Groups) describeShare(name string, snap *topicSnapshot) kmsg.ShareGroupDescribeResponseGroup {
+	dg := kmsg.NewShareGroupDescribeResponseGroup()
+	dg.GroupID = name
+	if !gs.enter() {
+		dg.ErrorCode = kerr.NotCoordinator.Code
+		return dg
+	}
+	defer gs.leave()
+	g, _ := gs.lockGroup(name, false)
+	if g == nil {
+		dg.ErrorCode, dg.ErrorMessage = kerr.GroupIDNotFound.Code, strPtr(fmt.Sprintf("Group %s not found.", name))
+		return dg
+	}
+	defer g.mu.Unlock()
+	s := g.mu.share
+	if s == nil {
+		dg.ErrorCode, dg.ErrorMessage = kerr.GroupIDNotFound.Code, strPtr(fmt.Sprintf("Group %s is not a share group.", name))
+		if g.unusedLocked() {
+			dg.ErrorMessage = strPtr(fmt.Sprintf("Group %s not found.", name))
+		}
+		return dg
+	}
+	dg.GroupState, dg.GroupEpoch, dg.AssignmentEpoch, dg.Assignor = s.stateLocked(), s.epoch, s.assignmentEpoch, assignorSimple
+	for _, m := range s.sortedMembersLocked() {
+		dm := kmsg.NewShareGroupDescribeResponseGroupMember()
+		dm.MemberID, dm.RackID, dm.MemberEpoch = m.id, m.rackID, m.epoch
+		dm.ClientID, dm.ClientHost = m.clientID, m.clientHost
+		dm.SubscribedTopicNames = slices.Clone(m.topics)
+		if dm.SubscribedTopicNames == nil {
+			dm.SubscribedTopicNames = []string{}
+		}
+		dm.Assignment.TopicPartitions = []kmsg.ShareGroupDescribeResponseGroupMemberAssignmentTopicPartition{}
+		for _, id := range m.assigned.sortedIDs() {
+			t := kmsg.NewShareGroupDescribeResponseGroupMemberAssignmentTopicPartition()
+			t.TopicID, t.Partitions = id, slices.Clone(m.assigned[id])
+			if snap != nil {
+				t.Topic = snap.byID[id]
+			}
+			dm.Assignment.TopicPartitions = append(dm.Assignment.TopicPartitions, t)
+		}
+		dg.Members = append(dg.Members, dm)
+	}
+	return dg
+}
