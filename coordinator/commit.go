@@ -262,6 +262,11 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 
 		base := pp.st.hwm
 		last := base + int64(cb.LastOffsetDelta)
+		if base == pp.st.logStart && ts >= 0 {
+			// The partition's first row: retention's pass need not read
+			// it (retainPartition).
+			pp.st.firstTs, pp.st.firstTsGen, pp.st.firstTsStart = ts, pp.st.gen+1, base
+		}
 		pp.st.hwm = last + 1
 		pp.st.noteBatch(base, last, ts, t.logAppendTime)
 		pp.st.bytes += int64(cb.ByteLength)
