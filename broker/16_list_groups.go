@@ -10,9 +10,9 @@ import (
 )
 
 // ListGroups: v0-v5. v3+ flexible; v4+ states filter; v5+ types filter
-// ("classic", "consumer"). Both filters are case-insensitive. With ACLs,
-// CLUSTER DESCRIBE lists every group, else only the groups the principal
-// may DESCRIBE.
+// ("classic", "consumer", "share"). Both filters are case-insensitive.
+// With ACLs, CLUSTER DESCRIBE lists every group, else only the groups the
+// principal may DESCRIBE.
 func init() { register(kmsg.ListGroups, 0, 5, (*Broker).handleListGroups) }
 
 func (b *Broker) handleListGroups(ctx context.Context, r *request) (kmsg.Response, error) {

@@ -15,14 +15,18 @@ func init() { register(kmsg.ApiVersions, 0, 4, (*Broker).handleAPIVersions) }
 func (b *Broker) handleAPIVersions(_ context.Context, r *request) (kmsg.Response, error) {
 	req := r.req.(*kmsg.ApiVersionsRequest)
 	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
-	fillAPIVersions(resp)
+	fillServedAPIVersions(resp, b.apiHidden)
 	return resp, nil
 }
 
-// fillAPIVersions lists every served API with its version range.
-func fillAPIVersions(resp *kmsg.ApiVersionsResponse) {
+// fillAPIVersions lists every registered API with its version range.
+func fillAPIVersions(resp *kmsg.ApiVersionsResponse) { fillServedAPIVersions(resp, nil) }
+
+// fillServedAPIVersions lists every registered API with its version range,
+// but those hidden reports (nil: none).
+func fillServedAPIVersions(resp *kmsg.ApiVersionsResponse, hidden func(key int16) bool) {
 	for _, a := range apis {
-		if a == nil {
+		if a == nil || hidden != nil && hidden(a.key) {
 			continue
 		}
 		k := kmsg.NewApiVersionsResponseApiKey()

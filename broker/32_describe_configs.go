@@ -22,11 +22,13 @@ import (
 // broker's node id, or "" for the cluster default) list the broker keys
 // clients and tools look at, with the values this broker runs with: they
 // are static (read-only) and their source is STATIC_BROKER_CONFIG when the
-// value differs from Apache Kafka's default, else DEFAULT_CONFIG. Other
+// value differs from Apache Kafka's default, else DEFAULT_CONFIG. Group
+// resources go to the group coordinator (group_configs.go). Other
 // resource types are INVALID_REQUEST, each on its own resource. A described
 // resource's error message is "", as Kafka's (never null). With ACLs a
 // topic needs TOPIC DESCRIBE_CONFIGS (TOPIC_AUTHORIZATION_FAILED), a broker
-// CLUSTER DESCRIBE_CONFIGS (CLUSTER_AUTHORIZATION_FAILED).
+// CLUSTER DESCRIBE_CONFIGS (CLUSTER_AUTHORIZATION_FAILED), a group GROUP
+// DESCRIBE_CONFIGS (GROUP_AUTHORIZATION_FAILED).
 func init() { register(kmsg.DescribeConfigs, 0, 4, (*Broker).handleDescribeConfigs) }
 
 func (b *Broker) handleDescribeConfigs(ctx context.Context, r *request) (kmsg.Response, error) {
@@ -47,6 +49,11 @@ func (b *Broker) handleDescribeConfigs(ctx context.Context, r *request) (kmsg.Re
 				break
 			}
 			entries, err = b.topicConfigEntries(ctx, rr.ResourceName)
+		case kmsg.ConfigResourceTypeGroupConfig:
+			if err = b.groupConfigsAuthorized(r, kmsg.ACLOperationDescribeConfigs, rr.ResourceName); err == nil {
+				resp.Resources = append(resp.Resources, b.describeGroupConfigs(ctx, req, rr))
+				continue
+			}
 		case kmsg.ConfigResourceTypeBroker:
 			if !b.authorizeCluster(r, kmsg.ACLOperationDescribeConfigs) {
 				err = kerr.ClusterAuthorizationFailed

@@ -16,8 +16,9 @@ import (
 // APPEND and SUBTRACT apply only to list-type keys (else INVALID_CONFIG,
 // with the coordinator's message). Each resource succeeds or fails on its
 // own: a bad one never poisons the others. Broker configs are static
-// (INVALID_REQUEST). With ACLs a topic needs TOPIC ALTER_CONFIGS, a broker
-// CLUSTER ALTER_CONFIGS.
+// (INVALID_REQUEST). Group configs (GROUP) go to the group coordinator
+// (group_configs.go). With ACLs a topic needs TOPIC ALTER_CONFIGS, a
+// broker CLUSTER ALTER_CONFIGS, a group GROUP ALTER_CONFIGS.
 func init() {
 	register(kmsg.IncrementalAlterConfigs, 0, 1, (*Broker).handleIncrementalAlterConfigs)
 }
@@ -36,6 +37,9 @@ func (b *Broker) handleIncrementalAlterConfigs(ctx context.Context, r *request) 
 			err = errDuplicateResource
 		} else if aerr := b.configsAuthorized(r, kmsg.ACLOperationAlterConfigs, rr.ResourceType, rr.ResourceName); aerr != nil {
 			err = aerr
+		} else if rr.ResourceType == kmsg.ConfigResourceTypeGroupConfig {
+			resp.Resources = append(resp.Resources, b.alterGroupConfigs(ctx, req, rr))
+			continue
 		} else {
 			err = b.incrementalAlterConfigs(ctx, rr, req.ValidateOnly)
 		}

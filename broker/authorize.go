@@ -170,6 +170,8 @@ func (b *Broker) configsAuthorized(r *request, op kmsg.ACLOperation, typ kmsg.Co
 		if !b.authorizeCluster(r, op) {
 			return kerr.ClusterAuthorizationFailed
 		}
+	case kmsg.ConfigResourceTypeGroupConfig:
+		return b.groupConfigsAuthorized(r, op, name)
 	}
 	return nil
 }

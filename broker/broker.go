@@ -105,6 +105,12 @@ type Options struct {
 	// and the poll bounds how long a lost announcement delays it.
 	// Default: 1s.
 	ACLRefreshInterval time.Duration
+	// ShareGroupsDisabled leaves the share group APIs (ShareGroupHeartbeat,
+	// ShareGroupDescribe) out of ApiVersions and closes the connection of
+	// a client that sends one anyway, as Kafka does for an API that is not
+	// enabled (--share-groups-enabled=false; Kafka's share.version
+	// feature). Default: false, served.
+	ShareGroupsDisabled bool
 	// Logger receives the broker's logs. Default: slog.Default().
 	Logger *slog.Logger
 	// Meter records the broker's metrics. Default: no metrics.
