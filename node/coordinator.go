@@ -113,7 +113,7 @@ func (n *Node) startCoordinator(copts coordinator.Options) error {
 			Coordinator: copts,
 			// Group state sits beside the coordinator's, under the data
 			// dir (where it was when groups lived with the broker).
-			Groups: groups.Options{Dir: filepath.Join(cfg.DataDir, "groups")},
+			Groups: embeddedGroups(cfg),
 			Logger: n.log,
 			Meters: n.metrics,
 		},
@@ -335,4 +335,12 @@ func (e embedded) CommitObject(ctx context.Context, req *coordapi.CommitRequest)
 		return resp, err
 	}
 	return e.Client.CommitObject(ctx, req)
+}
+
+// embeddedGroups is the embedded group coordinator's options: cfg.Groups,
+// in <DataDir>/groups.
+func embeddedGroups(cfg Config) groups.Options {
+	g := cfg.Groups
+	g.Dir = filepath.Join(cfg.DataDir, "groups")
+	return g
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/floe-io/floe/coordinator/ha"
 	"github.com/floe-io/floe/coordinator/rpc"
 	"github.com/floe-io/floe/coordinator/service"
+	"github.com/floe-io/floe/groups"
 	"github.com/floe-io/floe/ingest"
 	"github.com/floe-io/floe/kvindex"
 	"github.com/floe-io/floe/metrics"
@@ -153,6 +154,10 @@ type Config struct {
 	Ingest      ingest.Options
 	Cache       cache.Options
 	Coordinator coordinator.Options
+	// Groups configures the embedded group coordinator (the share group
+	// settings, --group-share-*); its Dir is <DataDir>/groups. Unused
+	// with NATSURL: the cluster's coordinator has its own.
+	Groups groups.Options
 	// Tracing exports traces of produce, fetch and /kv by OTLP
 	// (--otlp-endpoint, --trace-sample-ratio; package tracing). Default:
 	// off, and free.

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/broker"
+	"github.com/floe-io/floe/groups"
 	"github.com/floe-io/floe/internal/cli"
 	"github.com/floe-io/floe/internal/flagenv"
 	"github.com/floe-io/floe/node"
@@ -52,6 +53,7 @@ type flags struct {
 	kvRemoteRead                      *bool // --kv-remote-read-enabled
 	clientAuth, saslMechs, superUsers *string
 	reauthMs                          *int64
+	shareGroups                       *bool // --share-groups-enabled
 }
 
 // newFlagSet builds the broker's flags, each with its name and default:
@@ -133,6 +135,8 @@ func newFlagSet() (*flag.FlagSet, *flags) {
 	fs.StringVar(&f.cfg.NATSSecurity.TLS.CertFile, "nats-tls-cert", "", "client certificate (PEM) for NATS servers that verify clients")
 	fs.StringVar(&f.cfg.NATSSecurity.TLS.KeyFile, "nats-tls-key", "", "the key of --nats-tls-cert")
 	fs.StringVar(&f.cfg.S3.TLS.CAFile, "s3-ca-file", "", "CA bundle (PEM) to verify an https --s3-endpoint with (default: the system's roots)")
+	shareGroupFlags(fs, &f.cfg.Groups)
+	f.shareGroups = fs.Bool("share-groups-enabled", true, "serve share groups (KIP-932): ShareGroupHeartbeat and ShareGroupDescribe v1, as Kafka 4.4's share.version feature (=false: not advertised in ApiVersions, and a request for them closes the connection); ShareFetch and ShareAcknowledge are not served yet")
 	fs.BoolVar(&f.cfg.Broker.ACLsEnabled, "acls-enabled", false, "authorize every Kafka request with the ACLs stored in the coordinator (CreateAcls, kafka-acls.sh), as Kafka's authorizer with allow.everyone.if.no.acl.found=false; off: everything is allowed")
 	f.superUsers = fs.String("super-users", "", "comma-separated principals allowed everything when --acls-enabled, as Kafka's super.users (e.g. User:admin,User:ops)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -172,6 +176,13 @@ func parseFlags(args []string) (*flags, error) {
 		return nil, fmt.Errorf("--super-users: %w", err)
 	}
 	cfg.Broker.SuperUsers = users
+	cfg.Broker.ShareGroupsDisabled = !*f.shareGroups
+	if g := cfg.Groups; cfg.NATSURL == "" {
+		g.Dir = cfg.DataDir
+		if err := g.Validate(); err != nil {
+			return nil, err
+		}
+	}
 	if len(cfg.Broker.SuperUsers) > 0 && !cfg.Broker.ACLsEnabled {
 		cfg.Logger.Warn("--super-users has no effect without --acls-enabled")
 	}
@@ -261,4 +272,15 @@ func run(args []string) error {
 	}
 	cfg.Logger.Info("stopped")
 	return serveErr
+}
+
+// shareGroupFlags adds the share group settings of the embedded coordinator, with
+// Kafka 4.4's names (group.share.*) and defaults.
+func shareGroupFlags(fs *flag.FlagSet, o *groups.Options) {
+	fs.DurationVar(&o.ShareSessionTimeout, "group-share-session-timeout", 45*time.Second, "the embedded coordinator removes a share group member that sends no heartbeat for this long (group.share.session.timeout.ms)")
+	fs.DurationVar(&o.ShareHeartbeatInterval, "group-share-heartbeat-interval", 5*time.Second, "the embedded coordinator tells share group members to heartbeat this often (group.share.heartbeat.interval.ms); below --group-share-session-timeout")
+	fs.IntVar(&o.ShareMaxGroupSize, "group-share-max-size", 200, "the embedded coordinator takes at most this many members in a share group, 1 to 1000 (group.share.max.size)")
+	fs.DurationVar(&o.ShareRecordLockDuration, "group-share-record-lock-duration", 30*time.Second, "the embedded coordinator lets a share group member hold the records it acquired this long, 15s to 60s; the group config share.record.lock.duration.ms overrides it (group.share.record.lock.duration.ms)")
+	fs.IntVar(&o.ShareDeliveryCountLimit, "group-share-delivery-count-limit", 5, "the embedded coordinator delivers a record at most this many times before archiving it, 2 to 10 (group.share.delivery.count.limit)")
+	fs.IntVar(&o.SharePartitionMaxRecordLocks, "group-share-partition-max-record-locks", 2000, "the embedded coordinator keeps at most this many records in flight per share-partition, 100 to 10000 (group.share.partition.max.record.locks)")
 }

@@ -100,6 +100,7 @@ func newFlagSet() (*flag.FlagSet, *config) {
 	fs.DurationVar(&cfg.groups.InitialRebalanceDelay, "group-initial-rebalance-delay", 0, "how long the first rebalance of an empty group waits for more members (group.initial.rebalance.delay.ms)")
 	fs.DurationVar(&cfg.groups.MinSessionTimeout, "group-min-session-timeout", 6*time.Second, "shortest session timeout a member may ask for (group.min.session.timeout.ms)")
 	fs.DurationVar(&cfg.groups.MaxSessionTimeout, "group-max-session-timeout", 30*time.Minute, "longest session timeout a member may ask for (group.max.session.timeout.ms)")
+	shareGroupFlags(fs, &cfg.groups)
 	fs.DurationVar(&cfg.groups.OffsetRetention, "offsets-retention", 7*24*time.Hour, "how long an empty group's committed offsets are kept (offsets.retention.minutes)")
 	fs.DurationVar(&cfg.coord.ProducerIDExpiration, "producer-id-expiration", coordinator.DefaultProducerIDExpiration, "how long a producer's idempotence state in a partition is kept after its last batch there (producer.id.expiration.ms; negative: forever)")
 	fs.DurationVar(&cfg.coord.TransactionalIDExpiration, "transactional-id-expiration", coordinator.DefaultTransactionalIDExpiration, "how long a transactional id with no transaction open is kept after its last change (transactional.id.expiration.ms; negative: forever)")
@@ -367,4 +368,15 @@ func readiness(nc *nats.Conn, node *ha.Node, cluster string, store objectstore.S
 		checks = append(checks, probe.ObjectStore(store, prefix))
 	}
 	return probe.New(checks, probe.Options{})
+}
+
+// shareGroupFlags adds the share group settings of the group coordinator, with
+// Kafka 4.4's names (group.share.*) and defaults.
+func shareGroupFlags(fs *flag.FlagSet, o *groups.Options) {
+	fs.DurationVar(&o.ShareSessionTimeout, "group-share-session-timeout", 45*time.Second, "removes a share group member that sends no heartbeat for this long (group.share.session.timeout.ms)")
+	fs.DurationVar(&o.ShareHeartbeatInterval, "group-share-heartbeat-interval", 5*time.Second, "tells share group members to heartbeat this often (group.share.heartbeat.interval.ms); below --group-share-session-timeout")
+	fs.IntVar(&o.ShareMaxGroupSize, "group-share-max-size", 200, "takes at most this many members in a share group, 1 to 1000 (group.share.max.size)")
+	fs.DurationVar(&o.ShareRecordLockDuration, "group-share-record-lock-duration", 30*time.Second, "lets a share group member hold the records it acquired this long, 15s to 60s; the group config share.record.lock.duration.ms overrides it (group.share.record.lock.duration.ms)")
+	fs.IntVar(&o.ShareDeliveryCountLimit, "group-share-delivery-count-limit", 5, "delivers a record at most this many times before archiving it, 2 to 10 (group.share.delivery.count.limit)")
+	fs.IntVar(&o.SharePartitionMaxRecordLocks, "group-share-partition-max-record-locks", 2000, "keeps at most this many records in flight per share-partition, 100 to 10000 (group.share.partition.max.record.locks)")
 }
