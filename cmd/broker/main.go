@@ -136,7 +136,7 @@ func newFlagSet() (*flag.FlagSet, *flags) {
 	fs.StringVar(&f.cfg.NATSSecurity.TLS.KeyFile, "nats-tls-key", "", "the key of --nats-tls-cert")
 	fs.StringVar(&f.cfg.S3.TLS.CAFile, "s3-ca-file", "", "CA bundle (PEM) to verify an https --s3-endpoint with (default: the system's roots)")
 	shareGroupFlags(fs, &f.cfg.Groups)
-	f.shareGroups = fs.Bool("share-groups-enabled", true, "serve share groups (KIP-932): ShareGroupHeartbeat and ShareGroupDescribe v1, as Kafka 4.4's share.version feature (=false: not advertised in ApiVersions, and a request for them closes the connection); ShareFetch and ShareAcknowledge are not served yet")
+	f.shareGroups = fs.Bool("share-groups-enabled", false, "serve share groups (KIP-932): ShareGroupHeartbeat and ShareGroupDescribe v1, as Kafka 4.4's share.version feature (=false: not advertised in ApiVersions, and a request for them closes the connection); off by default while ShareFetch and ShareAcknowledge are not served, so that a share consumer is told at once that the broker has no share groups")
 	fs.BoolVar(&f.cfg.Broker.ACLsEnabled, "acls-enabled", false, "authorize every Kafka request with the ACLs stored in the coordinator (CreateAcls, kafka-acls.sh), as Kafka's authorizer with allow.everyone.if.no.acl.found=false; off: everything is allowed")
 	f.superUsers = fs.String("super-users", "", "comma-separated principals allowed everything when --acls-enabled, as Kafka's super.users (e.g. User:admin,User:ops)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
