@@ -54,6 +54,7 @@ type flags struct {
 	clientAuth, saslMechs, superUsers *string
 	reauthMs                          *int64
 	shareGroups                       *bool // --share-groups-enabled
+	memoryLimit                       int64 // --memory-limit
 }
 
 // newFlagSet builds the broker's flags, each with its name and default:
@@ -141,6 +142,7 @@ func newFlagSet() (*flag.FlagSet, *flags) {
 	f.superUsers = fs.String("super-users", "", "comma-separated principals allowed everything when --acls-enabled, as Kafka's super.users (e.g. User:admin,User:ops)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&f.drain, "drain-timeout", 30*time.Second, "how long a graceful stop may take")
+	fs.Int64Var(&f.memoryLimit, "memory-limit", 0, "soft memory limit of the Go runtime in bytes: it collects sooner as the heap nears it (0: the chunk cache, ingest buffer, tier job buffers and /kv batch cache plus 512 MiB, unless GOMEMLIMIT is set; negative: none)")
 	fs.StringVar(&f.cfg.Tracing.Endpoint, "otlp-endpoint", "", "OTLP/HTTP collector to export traces of produce, fetch and /kv to (http://host:4318, https://..., or host:port for plain http); empty: tracing off, at no cost")
 	fs.Float64Var(&f.cfg.Tracing.SampleRatio, "trace-sample-ratio", 1, "share of new traces sampled with --otlp-endpoint; a request with a trace context (a traceparent record or HTTP header) follows its parent's decision")
 	return fs, f
@@ -250,6 +252,7 @@ func run(args []string) error {
 		return err
 	}
 	cfg, drain := f.cfg, f.drain
+	setMemoryLimit(memoryLimit(f.memoryLimit, f, os.Getenv("GOMEMLIMIT")), cfg.Logger)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
