@@ -86,7 +86,7 @@ type consumer struct {
 	set       *readerSet
 	hist      *Histogram
 	c         *consumeCounters
-	errs      *errorCounts
+	errs      *ErrorCounts
 	warmupEnd time.Time
 }
 

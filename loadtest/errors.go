@@ -15,9 +15,11 @@ import (
 // with a new message must not grow it without limit.
 const maxErrorKinds = 64
 
-// errorCounts counts errors by kind ("produce: NOT_ENOUGH_REPLICAS",
-// "kv: http 500", ...).
-type errorCounts struct {
+// ErrorCounts counts errors by kind ("produce: NOT_ENOUGH_REPLICAS",
+// "kv: http 500", ...), at most maxErrorKinds of them (the rest as
+// "other"), for the reports of loadtest and of the fleet simulator. The
+// zero value is ready; it is safe for concurrent use.
+type ErrorCounts struct {
 	mu struct {
 		sync.Mutex
 		total int64
@@ -26,10 +28,10 @@ type errorCounts struct {
 }
 
 // add counts err under "<source>: <kind>".
-func (e *errorCounts) add(source string, err error) { e.addKind(source + ": " + errorKind(err)) }
+func (e *ErrorCounts) add(source string, err error) { e.AddKind(source + ": " + errorKind(err)) }
 
-// addKind counts one error of an already classified kind.
-func (e *errorCounts) addKind(kind string) {
+// AddKind counts one error of an already classified kind.
+func (e *ErrorCounts) AddKind(kind string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.mu.kinds == nil {
@@ -42,15 +44,15 @@ func (e *errorCounts) addKind(kind string) {
 	e.mu.total++
 }
 
-// total is the number of errors counted so far.
-func (e *errorCounts) total() int64 {
+// Total is the number of errors counted so far.
+func (e *ErrorCounts) Total() int64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.mu.total
 }
 
-// snapshot copies the counts.
-func (e *errorCounts) snapshot() map[string]int64 {
+// Snapshot copies the counts.
+func (e *ErrorCounts) Snapshot() map[string]int64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := make(map[string]int64, len(e.mu.kinds))

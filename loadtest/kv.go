@@ -30,11 +30,11 @@ type kvLooker struct {
 	lim       *rate.Limiter
 	hists     []*Histogram // one per worker
 	c         *kvCounters
-	errs      *errorCounts
+	errs      *ErrorCounts
 	warmupEnd time.Time
 }
 
-func newKVLooker(cfg *Config, errs *errorCounts, warmupEnd time.Time) *kvLooker {
+func newKVLooker(cfg *Config, errs *ErrorCounts, warmupEnd time.Time) *kvLooker {
 	k := &kvLooker{
 		cfg: cfg,
 		client: &http.Client{Transport: &http.Transport{
@@ -76,7 +76,7 @@ func (k *kvLooker) worker(ctx context.Context, hist *Histogram) {
 		case http.StatusNotFound:
 			k.c.misses.Add(1)
 		default:
-			k.errs.addKind(fmt.Sprintf("kv: http %d", status))
+			k.errs.AddKind(fmt.Sprintf("kv: http %d", status))
 			continue
 		}
 		k.c.lookups.Add(1)

@@ -86,7 +86,7 @@ type producer struct {
 	payload   *payload
 	hist      *Histogram
 	c         *produceCounters
-	errs      *errorCounts
+	errs      *ErrorCounts
 	warmupEnd time.Time
 }
 

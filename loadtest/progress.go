@@ -44,7 +44,7 @@ func (r *runner) startProgress(ctx context.Context) (stop func()) {
 					kvRate:    perSec(float64(kv-lastKV), dt),
 					p50:       lat.P50Ms,
 					p99:       lat.P99Ms,
-					errors:    r.errs.total(),
+					errors:    r.errs.Total(),
 					warmingUp: now.Before(r.warmupEnd),
 				})
 				last, lastProd, lastBytes, lastCons, lastKV = now, prod, bytes, cons, kv

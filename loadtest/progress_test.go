@@ -18,7 +18,7 @@ var producing = regexp.MustCompile(`produced +[1-9][0-9]* rec/s`)
 // since the last one: records acknowledged show as a produce rate.
 func TestProgressLines(t *testing.T) {
 	var out testkit.Buffer
-	r := &runner{cfg: &Config{Progress: time.Millisecond, ProgressTo: &out}, errs: &errorCounts{}, t0: time.Now()}
+	r := &runner{cfg: &Config{Progress: time.Millisecond, ProgressTo: &out}, errs: &ErrorCounts{}, t0: time.Now()}
 	stop := r.startProgress(context.Background())
 	r.pc.acked.Add(500)
 	testkit.CheckFor(t, 10*time.Second, time.Millisecond, func() error {

@@ -33,7 +33,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &runner{cfg: &cfg, log: cfg.Logger, errs: &errorCounts{}, http: &http.Client{}}
+	r := &runner{cfg: &cfg, log: cfg.Logger, errs: &ErrorCounts{}, http: &http.Client{}}
 	if r.log == nil {
 		r.log = slog.Default()
 	}
@@ -44,7 +44,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 type runner struct {
 	cfg  *Config
 	log  *slog.Logger
-	errs *errorCounts
+	errs *ErrorCounts
 	http *http.Client
 
 	adm        *kadm.Client
@@ -120,7 +120,7 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 		if err != nil {
 			r.log.Warn("final metrics scrape failed", "err", err)
 			r.errs.add("metrics", err)
-			rep.Errors, rep.ErrorsTotal = r.errs.snapshot(), r.errs.total()
+			rep.Errors, rep.ErrorsTotal = r.errs.Snapshot(), r.errs.Total()
 		} else {
 			rep.ObjectStore = objectStoreReport(before, after, rep.Produce.Bytes, rep.Consume.Bytes)
 		}
@@ -416,8 +416,8 @@ func (r *runner) report(end, kvEnd time.Time, caughtUp bool) *Report {
 			LingerMs: float64(cfg.Linger) / float64(time.Millisecond), MaxInflight: cfg.MaxInflight,
 			DurationSec: cfg.Duration.Seconds(), WarmupSec: cfg.Warmup.Seconds(), Records: cfg.Records,
 		},
-		Errors:      r.errs.snapshot(),
-		ErrorsTotal: r.errs.total(),
+		Errors:      r.errs.Snapshot(),
+		ErrorsTotal: r.errs.Total(),
 	}
 
 	pw := window(r.pc.lastAck.Load())

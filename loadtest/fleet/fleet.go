@@ -83,7 +83,7 @@ type runner struct {
 	g            struct {
 		heartbeats, offsetCommits, committedPartitions atomic.Int64
 	}
-	errs errorCounts
+	errs loadtest.ErrorCounts
 }
 
 // Run creates the topics (or checks those that exist), plays the fleet for
@@ -186,7 +186,7 @@ func Run(ctx context.Context, cfg Config, coords []Coordinator, groups GroupCoor
 	if p := cfg.Probe; p != nil {
 		r.probeAfter(context.WithoutCancel(ctx), rep, p, before, pre, logBefore, elapsed)
 	}
-	rep.Errors, rep.ErrorsTotal = r.errs.snapshot(), r.errs.total()
+	rep.Errors, rep.ErrorsTotal = r.errs.Snapshot(), r.errs.Total()
 	return rep, nil
 }
 
@@ -333,7 +333,7 @@ func (r *runner) broker(ctx context.Context, b int, pids []int64) {
 			err = fmt.Errorf("%d results for %d batches", len(resp.Results), len(req.Batches))
 		}
 		if err != nil {
-			r.errs.add("commit", err)
+			addError(&r.errs, "commit", err)
 		} else {
 			batches, records := o.apply(req, resp)
 			r.c.commits.Add(1)
@@ -428,7 +428,7 @@ func (o *objectMaker) apply(req *coordapi.CommitRequest, resp *coordapi.CommitRe
 	for i, res := range resp.Results {
 		b := &req.Batches[i]
 		if res.ErrorCode != 0 {
-			o.r.errs.addKind("commit batch: " + kerr.ErrorForCode(res.ErrorCode).Error())
+			o.r.errs.AddKind("commit batch: " + kerr.ErrorForCode(res.ErrorCode).Error())
 			continue
 		}
 		n := int64(b.LastOffsetDelta) + 1
@@ -467,7 +467,7 @@ func (r *runner) consumer(ctx context.Context, i int) {
 		case code == kerr.OffsetOutOfRange.Code:
 			pos[j] = res.HighWatermark
 		case code != 0:
-			r.errs.addKind("find batches: " + kerr.ErrorForCode(code).Error())
+			r.errs.AddKind("find batches: " + kerr.ErrorForCode(code).Error())
 		case len(res.Batches) > 0:
 			pos[j] = res.Batches[len(res.Batches)-1].LastOffset + 1
 		}
@@ -493,7 +493,7 @@ func (r *runner) consumer(ctx context.Context, i int) {
 			cancel()
 			if err != nil {
 				if !r.over(ctx) {
-					r.errs.add("find batches multi", err)
+					addError(&r.errs, "find batches multi", err)
 				}
 				continue
 			}
@@ -522,7 +522,7 @@ func (r *runner) consumer(ctx context.Context, i int) {
 				}
 				var ke *kerr.Error
 				if !errors.As(err, &ke) || ke != kerr.OffsetOutOfRange {
-					r.errs.add("find batches", err)
+					addError(&r.errs, "find batches", err)
 					continue
 				}
 				code = ke.Code
@@ -580,7 +580,7 @@ func (r *runner) group(ctx context.Context, i int) {
 		cancel()
 		if err != nil {
 			if !r.over(ctx) {
-				r.errs.add("heartbeat", err)
+				addError(&r.errs, "heartbeat", err)
 			}
 			return
 		}
@@ -589,7 +589,7 @@ func (r *runner) group(ctx context.Context, i int) {
 		}
 		r.g.heartbeats.Add(1)
 		if resp.ErrorCode != 0 {
-			r.errs.addKind("heartbeat: " + kerr.ErrorForCode(resp.ErrorCode).Error())
+			r.errs.AddKind("heartbeat: " + kerr.ErrorForCode(resp.ErrorCode).Error())
 			epoch, owned, ack = 0, nil, true // join again
 			return
 		}
@@ -629,7 +629,7 @@ func (r *runner) group(ctx context.Context, i int) {
 		cancel()
 		if err != nil {
 			if !r.over(ctx) {
-				r.errs.add("offset commit", err)
+				addError(&r.errs, "offset commit", err)
 			}
 			return
 		}
@@ -640,7 +640,7 @@ func (r *runner) group(ctx context.Context, i int) {
 		for _, t := range resp.Topics {
 			for _, p := range t.Partitions {
 				if p.ErrorCode != 0 {
-					r.errs.addKind("offset commit: " + kerr.ErrorForCode(p.ErrorCode).Error())
+					r.errs.AddKind("offset commit: " + kerr.ErrorForCode(p.ErrorCode).Error())
 				} else {
 					r.g.committedPartitions.Add(1)
 				}
@@ -668,9 +668,9 @@ func (r *runner) group(ctx context.Context, i int) {
 				leave.Group, leave.MemberID, leave.MemberEpoch = name, member, -1
 				lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.RequestTimeout)
 				if resp, err := r.groups.ConsumerGroupHeartbeat(lctx, client, leave); err != nil {
-					r.errs.add("leave group", err)
+					addError(&r.errs, "leave group", err)
 				} else if resp.ErrorCode != 0 {
-					r.errs.addKind("leave group: " + kerr.ErrorForCode(resp.ErrorCode).Error())
+					r.errs.AddKind("leave group: " + kerr.ErrorForCode(resp.ErrorCode).Error())
 				}
 				cancel()
 			}

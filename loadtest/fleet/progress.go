@@ -52,7 +52,7 @@ func (r *runner) startProgress(ctx context.Context) (stop func()) {
 				}
 				line := fmt.Sprintf("%6.1fs  commits %7.0f/s  coords %9.0f/s | commit p50 %.2fms p99 %.2fms | find p99 %.2fms | behind %v%s | errors %d%s",
 					now.Sub(r.t0).Seconds(), float64(commits-lastCommits)/dt, float64(batches-lastBatches)/dt,
-					lat.P50Ms, lat.P99Ms, find.P99Ms, lag.Round(time.Millisecond), coord, r.errs.total(), warm)
+					lat.P50Ms, lat.P99Ms, find.P99Ms, lag.Round(time.Millisecond), coord, r.errs.Total(), warm)
 				if w := r.cfg.ProgressTo; w != nil {
 					fmt.Fprintln(w, line)
 				} else {

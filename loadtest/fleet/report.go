@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -314,49 +313,9 @@ func (r *Report) WriteText(w io.Writer) error {
 
 func mib(n int64) float64 { return float64(n) / (1 << 20) }
 
-// maxErrorKinds bounds the error table.
-const maxErrorKinds = 64
-
-// errorCounts counts errors by kind.
-type errorCounts struct {
-	mu struct {
-		sync.Mutex
-		m     map[string]int64
-		total int64
-	}
-}
-
-// add counts err under "<call>: <kind>".
-func (e *errorCounts) add(call string, err error) { e.addKind(call + ": " + errorKind(err)) }
-
-// addKind counts one error of kind.
-func (e *errorCounts) addKind(kind string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.mu.m == nil {
-		e.mu.m = map[string]int64{}
-	}
-	if _, ok := e.mu.m[kind]; !ok && len(e.mu.m) >= maxErrorKinds {
-		kind = "other"
-	}
-	e.mu.m[kind]++
-	e.mu.total++
-}
-
-func (e *errorCounts) total() int64 {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.mu.total
-}
-
-func (e *errorCounts) snapshot() map[string]int64 {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := make(map[string]int64, len(e.mu.m))
-	for k, v := range e.mu.m {
-		out[k] = v
-	}
-	return out
+// addError counts err under "<call>: <kind>".
+func addError(e *loadtest.ErrorCounts, call string, err error) {
+	e.AddKind(call + ": " + errorKind(err))
 }
 
 // errorKind names an error briefly: its Kafka error, the rpc's class, or
