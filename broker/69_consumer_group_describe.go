@@ -2,9 +2,7 @@ package broker
 
 import (
 	"context"
-	"math"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -34,48 +32,23 @@ func (b *Broker) handleConsumerGroupDescribe(ctx context.Context, r *request) (k
 			resp.ThrottleMillis = gr.ThrottleMillis
 		}
 	}
-	k := 0
-	for i, g := range req.Groups {
-		if groupOK(ok, i) && k < len(answered) && answered[k].Group == g {
-			dg := answered[k]
-			k++
-			if dg.AuthorizedOperations != math.MinInt32 { // asked for
-				dg.AuthorizedOperations = b.groupAuthorizedOperations(r, g)
-			}
-			if !b.groupTopicsAuthorized(r, &dg) {
-				dg = kmsg.NewConsumerGroupDescribeResponseGroup()
-				dg.Group = g
-				dg.ErrorCode = kerr.TopicAuthorizationFailed.Code
-				dg.ErrorMessage = kmsg.StringPtr("The group has described topic(s) that the client is not authorized to describe.")
-			}
-			resp.Groups = append(resp.Groups, dg)
-			continue
-		}
-		dg := kmsg.NewConsumerGroupDescribeResponseGroup()
-		dg.Group = g
-		dg.ErrorCode = code
-		if !groupOK(ok, i) {
-			dg.ErrorCode = kerr.GroupAuthorizationFailed.Code
-		} else if code == 0 {
-			dg.ErrorCode = kerr.UnknownServerError.Code // not answered
-		}
-		resp.Groups = append(resp.Groups, dg)
-	}
+	resp.Groups = describedGroups(b, r, describedGroup[kmsg.ConsumerGroupDescribeResponseGroup]{
+		id:       func(g *kmsg.ConsumerGroupDescribeResponseGroup) string { return g.Group },
+		ops:      func(g *kmsg.ConsumerGroupDescribeResponseGroup) *int32 { return &g.AuthorizedOperations },
+		topicsOK: func(g *kmsg.ConsumerGroupDescribeResponseGroup) bool { return b.groupTopicsAuthorized(r, g) },
+		failed: func(group string, code int16, msg *string) kmsg.ConsumerGroupDescribeResponseGroup {
+			g := kmsg.NewConsumerGroupDescribeResponseGroup()
+			g.Group, g.ErrorCode, g.ErrorMessage = group, code, msg
+			return g
+		},
+	}, req.Groups, ok, answered, code)
 	return resp, nil
 }
 
 // groupTopicsAuthorized reports whether r's principal may DESCRIBE every
 // topic a described group's members subscribe to or are assigned.
 func (b *Broker) groupTopicsAuthorized(r *request, g *kmsg.ConsumerGroupDescribeResponseGroup) bool {
-	checked := map[string]bool{}
-	check := func(t string) bool {
-		if ok, seen := checked[t]; seen {
-			return ok
-		}
-		ok := b.authorizedTopic(r, kmsg.ACLOperationDescribe, t)
-		checked[t] = ok
-		return ok
-	}
+	check := b.topicDescribeCheck(r)
 	for _, m := range g.Members {
 		for _, t := range m.SubscribedTopics {
 			if !check(t) {

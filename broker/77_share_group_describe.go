@@ -2,9 +2,7 @@ package broker
 
 import (
 	"context"
-	"math"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -40,33 +38,16 @@ func (b *Broker) handleShareGroupDescribe(ctx context.Context, r *request) (kmsg
 			resp.ThrottleMillis = gr.ThrottleMillis
 		}
 	}
-	k := 0
-	for i, g := range req.GroupIDs {
-		if groupOK(ok, i) && k < len(answered) && answered[k].GroupID == g {
-			dg := answered[k]
-			k++
-			if dg.AuthorizedOperations != math.MinInt32 { // asked for
-				dg.AuthorizedOperations = b.groupAuthorizedOperations(r, g)
-			}
-			if !b.shareGroupTopicsAuthorized(r, &dg) {
-				dg = kmsg.NewShareGroupDescribeResponseGroup()
-				dg.GroupID = g
-				dg.ErrorCode = kerr.TopicAuthorizationFailed.Code
-				dg.ErrorMessage = kmsg.StringPtr("The group has described topic(s) that the client is not authorized to describe.")
-			}
-			resp.Groups = append(resp.Groups, dg)
-			continue
-		}
-		dg := kmsg.NewShareGroupDescribeResponseGroup()
-		dg.GroupID = g
-		dg.ErrorCode = code
-		if !groupOK(ok, i) {
-			dg.ErrorCode = kerr.GroupAuthorizationFailed.Code
-		} else if code == 0 {
-			dg.ErrorCode = kerr.UnknownServerError.Code // not answered
-		}
-		resp.Groups = append(resp.Groups, dg)
-	}
+	resp.Groups = describedGroups(b, r, describedGroup[kmsg.ShareGroupDescribeResponseGroup]{
+		id:       func(g *kmsg.ShareGroupDescribeResponseGroup) string { return g.GroupID },
+		ops:      func(g *kmsg.ShareGroupDescribeResponseGroup) *int32 { return &g.AuthorizedOperations },
+		topicsOK: func(g *kmsg.ShareGroupDescribeResponseGroup) bool { return b.shareGroupTopicsAuthorized(r, g) },
+		failed: func(group string, code int16, msg *string) kmsg.ShareGroupDescribeResponseGroup {
+			g := kmsg.NewShareGroupDescribeResponseGroup()
+			g.GroupID, g.ErrorCode, g.ErrorMessage = group, code, msg
+			return g
+		},
+	}, req.GroupIDs, ok, answered, code)
 	return resp, nil
 }
 
@@ -74,15 +55,7 @@ func (b *Broker) handleShareGroupDescribe(ctx context.Context, r *request) (kmsg
 // every topic a described share group's members subscribe to or are
 // assigned.
 func (b *Broker) shareGroupTopicsAuthorized(r *request, g *kmsg.ShareGroupDescribeResponseGroup) bool {
-	checked := map[string]bool{}
-	check := func(t string) bool {
-		if ok, seen := checked[t]; seen {
-			return ok
-		}
-		ok := b.authorizedTopic(r, kmsg.ACLOperationDescribe, t)
-		checked[t] = ok
-		return ok
-	}
+	check := b.topicDescribeCheck(r)
 	for _, m := range g.Members {
 		for _, t := range m.SubscribedTopicNames {
 			if !check(t) {
