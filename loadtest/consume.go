@@ -131,7 +131,7 @@ func (c *consumer) run(ctx context.Context) {
 		}
 		fetches.EachError(func(_ string, _ int32, err error) {
 			if ctx.Err() == nil || !(errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-				c.errs.add("consume", err)
+				c.errs.Add("consume", err)
 			}
 		})
 		now := time.Now()

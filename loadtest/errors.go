@@ -27,8 +27,8 @@ type ErrorCounts struct {
 	}
 }
 
-// add counts err under "<source>: <kind>".
-func (e *ErrorCounts) add(source string, err error) { e.AddKind(source + ": " + errorKind(err)) }
+// Add counts err under "<source>: <kind>" (ErrorKind).
+func (e *ErrorCounts) Add(source string, err error) { e.AddKind(source + ": " + ErrorKind(err)) }
 
 // AddKind counts one error of an already classified kind.
 func (e *ErrorCounts) AddKind(kind string) {
@@ -62,9 +62,10 @@ func (e *ErrorCounts) Snapshot() map[string]int64 {
 	return out
 }
 
-// errorKind names an error's kind briefly and with low cardinality: the
-// Kafka error code name, a client error, or a network failure class.
-func errorKind(err error) string {
+// ErrorKind names an error's kind briefly and with low cardinality: the
+// Kafka error code name, a client error, a network failure class, or the
+// error's first 80 characters.
+func ErrorKind(err error) string {
 	var ke *kerr.Error
 	var ne net.Error
 	switch {

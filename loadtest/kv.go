@@ -66,7 +66,7 @@ func (k *kvLooker) worker(ctx context.Context, hist *Histogram) {
 		elapsed := time.Since(start)
 		if err != nil {
 			if ctx.Err() == nil {
-				k.errs.add("kv", err)
+				k.errs.Add("kv", err)
 			}
 			continue
 		}

@@ -122,7 +122,7 @@ func (p *producer) promise(start time.Time, r *kgo.Record, err error) {
 			p.c.aborted.Add(1)
 			return
 		}
-		p.errs.add("produce", err)
+		p.errs.Add("produce", err)
 		return
 	}
 	now := time.Now()

@@ -119,7 +119,7 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 		cancel()
 		if err != nil {
 			r.log.Warn("final metrics scrape failed", "err", err)
-			r.errs.add("metrics", err)
+			r.errs.Add("metrics", err)
 			rep.Errors, rep.ErrorsTotal = r.errs.Snapshot(), r.errs.Total()
 		} else {
 			rep.ObjectStore = objectStoreReport(before, after, rep.Produce.Bytes, rep.Consume.Bytes)
@@ -351,7 +351,7 @@ func (r *runner) awaitCatchUp(ctx context.Context, deadline time.Time) bool {
 	}
 	if err != nil {
 		r.log.Warn("list end offsets for the drain failed", "err", err)
-		r.errs.add("drain", err)
+		r.errs.Add("drain", err)
 		return false
 	}
 	target := make(map[int32]int64)

@@ -108,6 +108,9 @@ func TestFleetAgainstCoordinator(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					if len(resp.Batches) == 0 {
+						t.Fatalf("%s/%d: no batch at offset %d, below the high watermark %d", name, p, off, st.HighWatermark)
+					}
 					for _, b := range resp.Batches {
 						batches++
 						objects[b.ObjectKey] = true

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordinator/rpc"
 	"github.com/floe-io/floe/loadtest"
@@ -313,24 +312,15 @@ func (r *Report) WriteText(w io.Writer) error {
 
 func mib(n int64) float64 { return float64(n) / (1 << 20) }
 
-// addError counts err under "<call>: <kind>".
+// addError counts err under "<call>: <kind>": the rpc's classes, else
+// loadtest.ErrorKind's.
 func addError(e *loadtest.ErrorCounts, call string, err error) {
-	e.AddKind(call + ": " + errorKind(err))
-}
-
-// errorKind names an error briefly: its Kafka error, the rpc's class, or
-// a deadline.
-func errorKind(err error) string {
-	var ke *kerr.Error
 	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		return "deadline exceeded"
 	case errors.Is(err, rpc.ErrUnavailable):
-		return "coordinator unavailable"
+		e.AddKind(call + ": coordinator unavailable")
 	case errors.Is(err, rpc.ErrInternal):
-		return "coordinator internal error"
-	case errors.As(err, &ke):
-		return ke.Message
+		e.AddKind(call + ": coordinator internal error")
+	default:
+		e.Add(call, err)
 	}
-	return err.Error()
 }
