@@ -254,3 +254,21 @@ func scrape(ctx context.Context, client *http.Client, u string) ([]sample, error
 	}
 	return samples, nil
 }
+
+// ScrapeSums scrapes a Prometheus text endpoint and sums each named
+// metric's samples over their labels; a name with no sample is absent from
+// the result. The fleet simulator reads the coordinator's state sizes with
+// it.
+func ScrapeSums(ctx context.Context, client *http.Client, url string, names ...string) (map[string]float64, error) {
+	samples, err := scrape(ctx, client, url)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, s := range samples {
+		if slices.Contains(names, s.name) {
+			out[s.name] += s.value
+		}
+	}
+	return out, nil
+}

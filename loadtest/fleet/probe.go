@@ -13,6 +13,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/floe-io/floe/loadtest"
 )
 
 // Probe observes the coordinator under load. Every field is optional: what
@@ -129,48 +131,13 @@ func JetStreamLog(nc *nats.Conn, cluster string) (func(context.Context) (LogStat
 
 // scrapeState reads the coordinator's state sizes from its /metrics.
 func scrapeState(ctx context.Context, url string) (StateStats, error) {
-	var st StateStats
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	const pebble, meta = "floe_coordinator_pebble_bytes", "floe_coordinator_metadata_bytes"
+	sums, err := loadtest.ScrapeSums(ctx, http.DefaultClient, url, pebble, meta)
 	if err != nil {
-		return st, fmt.Errorf("scrape %s: %w", url, err)
+		return StateStats{}, err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return st, fmt.Errorf("scrape %s: %w", url, err)
+	if len(sums) == 0 {
+		return StateStats{}, fmt.Errorf("scrape %s: no %s or %s", url, pebble, meta)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return st, fmt.Errorf("scrape %s: %s", url, resp.Status)
-	}
-	found := 0
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 2 {
-			continue
-		}
-		var dst *float64
-		switch name, _, _ := strings.Cut(f[0], "{"); name {
-		case "floe_coordinator_pebble_bytes":
-			dst = &st.PebbleBytes
-		case "floe_coordinator_metadata_bytes":
-			dst = &st.MetadataBytes
-		default:
-			continue
-		}
-		v, err := strconv.ParseFloat(f[len(f)-1], 64)
-		if err != nil {
-			return st, fmt.Errorf("scrape %s: %q: %w", url, sc.Text(), err)
-		}
-		*dst += v
-		found++
-	}
-	if err := sc.Err(); err != nil {
-		return st, fmt.Errorf("scrape %s: %w", url, err)
-	}
-	if found == 0 {
-		return st, fmt.Errorf("scrape %s: no floe_coordinator_pebble_bytes or floe_coordinator_metadata_bytes", url)
-	}
-	return st, nil
+	return StateStats{PebbleBytes: sums[pebble], MetadataBytes: sums[meta]}, nil
 }

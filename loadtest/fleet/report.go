@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/floe-io/floe/coordinator/rpc"
 	"github.com/floe-io/floe/loadtest"
 )
