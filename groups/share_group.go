@@ -61,7 +61,6 @@ type shareGroup struct {
 	writtenGroup   []byte
 	writtenState   []byte
 	dirty          map[string]struct{}
-	dirtyAll       bool
 	// partRows are share-partition rows to write with the next persist
 	// (partitions started since the last one).
 	partRows []share.Mutation

@@ -123,7 +123,7 @@ func (s *shareGroup) stateRecordLocked() shareStateRecord {
 // tries again.
 func (g *group) persistShareLocked() error {
 	s := g.mu.share
-	if s.epoch == s.persistedEpoch && !s.dirtyAll && len(s.dirty) == 0 && len(s.partRows) == 0 && s.writtenGroup != nil {
+	if s.epoch == s.persistedEpoch && len(s.dirty) == 0 && len(s.partRows) == 0 && s.writtenGroup != nil {
 		return nil
 	}
 	gr := groupRecord{protocolType: shareProtocolType, generation: s.epoch, share: true}
@@ -150,17 +150,11 @@ func (g *group) persistShareLocked() error {
 			writes = append(writes, write{m, v})
 		}
 	}
-	if s.dirtyAll {
-		for _, m := range s.members {
-			check(m)
-		}
-	}
 	for id := range s.dirty {
-		switch m := s.members[id]; {
-		case m == nil:
-			b.b.Delete(shareMemberKey(g.name, id), nil)
-		case !s.dirtyAll:
+		if m := s.members[id]; m != nil {
 			check(m)
+		} else {
+			b.b.Delete(shareMemberKey(g.name, id), nil)
 		}
 	}
 	for _, r := range s.partRows {
@@ -173,7 +167,7 @@ func (g *group) persistShareLocked() error {
 	for _, w := range writes {
 		w.m.written = w.v
 	}
-	s.persistedEpoch, s.dirtyAll, s.dirty, s.partRows = s.epoch, false, nil, nil
+	s.persistedEpoch, s.dirty, s.partRows = s.epoch, nil, nil
 	g.mu.persisted = true
 	return nil
 }

@@ -420,8 +420,8 @@ func TestShareRestart(t *testing.T) {
 			t.Fatalf("%s after restart: %s epoch %d", m.MemberID, errName(r.ErrorCode), r.MemberEpoch)
 		}
 	}
-	// A member that left before the restart stays gone; one that misses
-	// its session after it is removed, and its records released.
+	// A member that misses its session after the restart is removed, and
+	// its records released.
 	h.advance(46 * time.Second)
 	if d := h.shareDescribe("g"); len(d.Members) != 0 || d.GroupState != "Empty" {
 		t.Fatalf("after the sessions expired: %+v", d)
