@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -46,4 +47,19 @@ func unsupportedAPIVersions() *kmsg.ApiVersionsResponse {
 	k.ApiKey, k.MinVersion, k.MaxVersion = a.key, a.min, a.max
 	resp.ApiKeys = append(resp.ApiKeys, k)
 	return resp
+}
+
+// errAPIDisabled closes the connection of a client that sends a request
+// of an API this broker leaves out of ApiVersions (apiHidden), as Kafka
+// closes one whose API is not enabled.
+var errAPIDisabled = errors.New("the API is disabled on this broker")
+
+// shareAPIs are the share group APIs Options.ShareGroupsDisabled hides
+// (--share-groups-enabled=false).
+var shareAPIs = map[int16]bool{int16(kmsg.ShareGroupHeartbeat): true, int16(kmsg.ShareGroupDescribe): true}
+
+// apiHidden reports whether this broker leaves key out of ApiVersions and
+// refuses it when it comes anyway (conn.go, before any handler).
+func (b *Broker) apiHidden(key int16) bool {
+	return b.opts.ShareGroupsDisabled && shareAPIs[key]
 }

@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"errors"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -18,24 +17,7 @@ import (
 // Options.ShareGroupsDisabled hides it.
 func init() { register(kmsg.ShareGroupHeartbeat, 1, 1, (*Broker).handleShareGroupHeartbeat) }
 
-// errShareGroupsDisabled closes the connection of a client that sends a
-// share group request the broker does not advertise, as Kafka closes one
-// whose API is not enabled.
-var errShareGroupsDisabled = errors.New("broker: share groups are disabled (--share-groups-enabled=false)")
-
-// shareAPIs are the share group APIs Options.ShareGroupsDisabled hides.
-var shareAPIs = map[int16]bool{int16(kmsg.ShareGroupHeartbeat): true, int16(kmsg.ShareGroupDescribe): true}
-
-// apiHidden reports whether this broker leaves key out of ApiVersions and
-// refuses it.
-func (b *Broker) apiHidden(key int16) bool {
-	return b.opts.ShareGroupsDisabled && shareAPIs[key]
-}
-
 func (b *Broker) handleShareGroupHeartbeat(ctx context.Context, r *request) (kmsg.Response, error) {
-	if b.apiHidden(r.key) {
-		return nil, errShareGroupsDisabled
-	}
 	req := r.req.(*kmsg.ShareGroupHeartbeatRequest)
 	code := b.groupsError()
 	switch {

@@ -17,9 +17,6 @@ import (
 func init() { register(kmsg.ShareGroupDescribe, 1, 1, (*Broker).handleShareGroupDescribe) }
 
 func (b *Broker) handleShareGroupDescribe(ctx context.Context, r *request) (kmsg.Response, error) {
-	if b.apiHidden(r.key) {
-		return nil, errShareGroupsDisabled
-	}
 	req := r.req.(*kmsg.ShareGroupDescribeRequest)
 	allowed, ok := b.authorizedGroups(r, kmsg.ACLOperationDescribe, req.GroupIDs)
 	sub := *req

@@ -238,6 +238,11 @@ func (c *conn) readLoop() error {
 			}
 			return &protocolError{err}
 		}
+		if c.b.apiHidden(r.key) {
+			// As a key this broker does not serve: Kafka closes the
+			// connection of a client that sends a disabled API.
+			return &protocolError{fmt.Errorf("%s: %w", kmsg.NameForKey(r.key), errAPIDisabled)}
+		}
 		if !c.admitted(r.key, time.Now()) {
 			// Kafka closes such a connection without an answer.
 			return &protocolError{fmt.Errorf("%s before SASL authentication (or after its session expired)", kmsg.NameForKey(r.key))}

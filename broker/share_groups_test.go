@@ -1,9 +1,12 @@
 package broker
 
 import (
-	"context"
+	"errors"
+	"io"
+	"net"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -195,17 +198,35 @@ func TestShareGroupMembership(t *testing.T) {
 func TestShareGroupsDisabled(t *testing.T) {
 	c := newTestCoordinator(t)
 	createTopic(t, c, "t", 4, nil)
-	b := newTestBroker(t, Deps{Coordinator: c, Groups: groups.Direct(newTestGroups(t, c))}, func(o *Options) { o.ShareGroupsDisabled = true })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newTestBroker(t, Deps{Coordinator: c, Groups: groups.Direct(newTestGroups(t, c))}, func(o *Options) {
+		o.ShareGroupsDisabled = true
+		o.AdvertisedAddr = ln.Addr().String()
+	})
+	go func() { _ = b.Serve(ln) }()
 	resp := serveVersion[*kmsg.ApiVersionsResponse](t, b, kmsg.NewPtrApiVersionsRequest(), 3)
 	for _, k := range resp.ApiKeys {
 		if k.ApiKey == int16(kmsg.ShareGroupHeartbeat) || k.ApiKey == int16(kmsg.ShareGroupDescribe) {
 			t.Fatalf("%s advertised", kmsg.NameForKey(k.ApiKey))
 		}
 	}
+	// Sent anyway, over TCP: the connection closes with no answer.
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
 	req := shareHeartbeatReq("g", "m", 0, "t")
 	req.SetVersion(1)
-	if _, err := lookupAPI(int16(kmsg.ShareGroupHeartbeat)).fn(b, context.Background(), &request{key: int16(kmsg.ShareGroupHeartbeat), version: 1, req: req}); err == nil {
-		t.Fatal("a hidden API answered")
+	if _, err := nc.Write(kmsg.NewRequestFormatter(kmsg.FormatterClientID("hidden")).AppendRequest(nil, req, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := nc.Read(make([]byte, 4)); !errors.Is(err, io.EOF) {
+		t.Fatalf("a hidden API answered: read %d bytes, %v", n, err)
 	}
 	// Served by default.
 	b = newGroupsBroker(t)
