@@ -78,8 +78,8 @@ func NewUpload(ctx context.Context, s Putter, key string) (Upload, error) {
 // errUploadDone fails a Write or Commit after Commit or Abort.
 var errUploadDone = errors.New("objectstore: upload already committed or aborted")
 
-// bufferUpload holds the whole object and Puts it at Commit: Memory's
-// upload, and NewUpload's for a Store that cannot stream.
+// bufferUpload holds the whole object and Puts it at Commit: NewUpload's
+// for a Store that cannot stream (Memory among them).
 type bufferUpload struct {
 	s    Putter
 	key  string
@@ -111,15 +111,4 @@ func (u *bufferUpload) Abort(context.Context) error {
 	return nil
 }
 
-// NewUpload starts an upload of key held in memory until Commit stores it.
-func (m *Memory) NewUpload(ctx context.Context, key string) (Upload, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("upload %s: %w", key, err)
-	}
-	if err := CheckKey(key); err != nil {
-		return nil, fmt.Errorf("upload: %w", err)
-	}
-	return &bufferUpload{s: m, key: key}, nil
-}
 
-var _ Uploader = (*Memory)(nil)

@@ -641,7 +641,7 @@ type readRange struct {
 // still have written the object (a timeout after the write), the object is
 // deleted.
 func (c *Consolidator) build(ctx context.Context, job coordapi.TierJob, key string) (Info, error) {
-	if _, err := checkJob(job); err != nil {
+	if err := checkJob(job); err != nil {
 		return Info{}, err
 	}
 	ranges := planRanges(job.Batches, c.opts.MaxReadBytes)
@@ -730,32 +730,32 @@ func (c *Consolidator) abortUpload(ctx context.Context, job coordapi.TierJob, ke
 }
 
 // checkJob checks that job's batches are a gapless run over its range that a
-// segment can hold, each within its object, and returns their summed length.
-func checkJob(job coordapi.TierJob) (int64, error) {
+// segment can hold, each within its object.
+func checkJob(job coordapi.TierJob) error {
 	if len(job.Batches) == 0 {
-		return 0, fmt.Errorf("%w: no batches", ErrBadJob)
+		return fmt.Errorf("%w: no batches", ErrBadJob)
 	}
 	if first, last := job.Batches[0], job.Batches[len(job.Batches)-1]; first.BaseOffset != job.BaseOffset || last.LastOffset != job.LastOffset {
-		return 0, fmt.Errorf("%w: batches cover %d-%d, the job %d-%d", ErrBadJob, first.BaseOffset, last.LastOffset, job.BaseOffset, job.LastOffset)
+		return fmt.Errorf("%w: batches cover %d-%d, the job %d-%d", ErrBadJob, first.BaseOffset, last.LastOffset, job.BaseOffset, job.LastOffset)
 	}
 	var total int64
 	for i, bc := range job.Batches {
 		switch {
 		case bc.Segment:
-			return 0, fmt.Errorf("%w: batch %d is a segment, not a WAL batch", ErrBadJob, i)
+			return fmt.Errorf("%w: batch %d is a segment, not a WAL batch", ErrBadJob, i)
 		case bc.LastOffset < bc.BaseOffset:
-			return 0, fmt.Errorf("%w: batch %d has offsets %d-%d", ErrBadJob, i, bc.BaseOffset, bc.LastOffset)
+			return fmt.Errorf("%w: batch %d has offsets %d-%d", ErrBadJob, i, bc.BaseOffset, bc.LastOffset)
 		case i > 0 && bc.BaseOffset != job.Batches[i-1].LastOffset+1:
-			return 0, fmt.Errorf("%w: batch %d starts at %d, after %d", ErrBadJob, i, bc.BaseOffset, job.Batches[i-1].LastOffset)
+			return fmt.Errorf("%w: batch %d starts at %d, after %d", ErrBadJob, i, bc.BaseOffset, job.Batches[i-1].LastOffset)
 		case bc.ByteLength < record.HeaderSize || bc.ByteOffset < 0 || bc.ByteOffset > bc.ObjectSize-int64(bc.ByteLength):
-			return 0, fmt.Errorf("%w: batch %d at %d+%d is not within %s (%d bytes)", ErrBadJob, i, bc.ByteOffset, bc.ByteLength, bc.ObjectKey, bc.ObjectSize)
+			return fmt.Errorf("%w: batch %d at %d+%d is not within %s (%d bytes)", ErrBadJob, i, bc.ByteOffset, bc.ByteLength, bc.ObjectKey, bc.ObjectSize)
 		}
 		total += int64(bc.ByteLength)
 	}
 	if total > maxDataLength {
-		return 0, fmt.Errorf("%w: %d bytes of batches exceed a segment's %d", ErrBadJob, total, uint64(maxDataLength))
+		return fmt.Errorf("%w: %d bytes of batches exceed a segment's %d", ErrBadJob, total, uint64(maxDataLength))
 	}
-	return total, nil
+	return nil
 }
 
 // checkBatch checks that b, read at bc's coordinates, is the batch bc names:

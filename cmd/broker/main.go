@@ -252,7 +252,7 @@ func run(args []string) error {
 		return err
 	}
 	cfg, drain := f.cfg, f.drain
-	setMemoryLimit(memoryLimit(f.memoryLimit, f, os.Getenv("GOMEMLIMIT")), cfg.Logger)
+	setMemoryLimit(memoryLimit(f, os.Getenv("GOMEMLIMIT")), cfg.Logger)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

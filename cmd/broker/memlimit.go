@@ -15,20 +15,21 @@ const memoryHeadroom = 512 << 20
 // by default it lets the heap grow to twice what is live. The 20-minute
 // lifecycle soak held 862 MB live and 1.05 GB idle heap, 2.09 GB of RSS,
 // against the 1.5 GB its operator planned for (docs/benchmarks/
-// 2026-12-07-lifecycle-soak.md). flag: 0 picks it from what the broker
+// 2026-12-07-lifecycle-soak.md). --memory-limit 0 picks it from what the broker
 // bounds (the chunk cache, the ingest buffer, the tier jobs' buffers and
 // /kv's batch cache) plus memoryHeadroom; negative: none. A GOMEMLIMIT in
 // the environment wins over the automatic value (the runtime has read it),
 // not over an explicit flag. It returns the limit to set, 0 for none.
-func memoryLimit(flag int64, f *flags, gomemlimit string) int64 {
-	switch {
-	case flag < 0, flag == 0 && gomemlimit != "":
+func memoryLimit(f *flags, gomemlimit string) int64 {
+	switch limit := f.memoryLimit; {
+	case limit < 0, limit == 0 && gomemlimit != "":
 		return 0
-	case flag == 0:
+	case limit == 0:
 		return f.cfg.Cache.MaxBytes + f.cfg.Ingest.MaxBufferedBytes + f.cfg.Tier.JobBufferBytes +
 			max(f.cfg.KVBatchCacheBytes, 0) + memoryHeadroom
+	default:
+		return limit
 	}
-	return flag
 }
 
 // setMemoryLimit sets the runtime's soft memory limit to limit, if any.

@@ -22,7 +22,7 @@ func TestMemoryLimit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := memoryLimit(f.memoryLimit, f, tc.gomemlimit); got != tc.want {
+			if got := memoryLimit(f, tc.gomemlimit); got != tc.want {
 				t.Fatalf("memory limit %d, want %d", got, tc.want)
 			}
 		})
