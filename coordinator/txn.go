@@ -582,8 +582,8 @@ const defaultTxnCheckInterval = time.Second
 // producer.id.expiration.check.interval.ms (Options).
 const (
 	DefaultProducerIDExpiration      = 24 * time.Hour
-	DefaultTransactionalIDExpiration = 7 * 24 * time.Hour
-	DefaultExpirationCheckInterval   = 10 * time.Minute
+	DefaultTransactionalIDExpiration = txn.DefaultIDExpiration
+	DefaultExpirationCheckInterval   = txn.DefaultExpirationCheckInterval
 )
 
 // runTxns aborts the transactions that outlive their timeout and finishes

@@ -52,6 +52,13 @@ type Offsets interface {
 	CompleteTxnOffsets(ctx context.Context, group string, producerID int64, commit bool) error
 }
 
+// Kafka's defaults of transactional.id.expiration.ms and
+// producer.id.expiration.check.interval.ms (Options).
+const (
+	DefaultIDExpiration            = 7 * 24 * time.Hour
+	DefaultExpirationCheckInterval = 10 * time.Minute
+)
+
 // MaxTimeoutMs is Kafka's transaction.max.timeout.ms default: the longest
 // transaction timeout InitProducerId accepts.
 const MaxTimeoutMs = 900000
@@ -142,8 +149,8 @@ func New(opts Options) (*Coordinator, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	opts.IDExpiration = cmp.Or(opts.IDExpiration, 7*24*time.Hour)
-	opts.ExpirationCheckInterval = cmp.Or(opts.ExpirationCheckInterval, 10*time.Minute)
+	opts.IDExpiration = cmp.Or(opts.IDExpiration, DefaultIDExpiration)
+	opts.ExpirationCheckInterval = cmp.Or(opts.ExpirationCheckInterval, DefaultExpirationCheckInterval)
 	c := &Coordinator{opts: opts, log: opts.Logger, now: opts.Now, rows: opts.Rows, parts: opts.Partitions}
 	c.mu.byID = map[string]*state{}
 	c.mu.byPID = map[int64]*state{}
