@@ -281,6 +281,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	if p := r.Coordinator; p != nil {
 		fmt.Fprintf(&b, "coordinator  %.1f CPU s (%.2f cores), RSS %.0f MiB before topics, %.0f before load, %.0f at end (peak %.0f): %.0f B/partition, %.0f B/object\n",
 			p.CPUSec, p.Cores, mib(p.RSSBeforeTopics), mib(p.RSSBeforeLoad), mib(p.RSSEnd), mib(p.RSSPeak), p.RSSPerPartition, p.RSSPerObject)
+		if c.Objects > 0 && c.Batches > 0 {
+			// Over every commit of the load, as the CPU seconds are.
+			fmt.Fprintf(&b, "coordinator  %.0f CPU µs a commit, %.1f a coordinate (all %d commits)\n",
+				p.CPUSec*1e6/float64(c.Objects), p.CPUSec*1e6/float64(c.Batches), c.Objects)
+		}
 	}
 	if l := r.Log; l != nil {
 		fmt.Fprintf(&b, "log          %s: %.0f bytes and %.2f messages per commit\n", l.Stream, l.BytesPerCommit, l.MessagesPerCommit)
