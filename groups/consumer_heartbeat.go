@@ -206,13 +206,7 @@ func (g *group) consumerHeartbeatLocked(cl coordapi.ClientInfo, req *kmsg.Consum
 		changed = true
 	}
 	if req.SubscribedTopicNames != nil {
-		topics := make([]string, len(req.SubscribedTopicNames))
-		for i, t := range req.SubscribedTopicNames {
-			topics[i] = strings.Clone(t)
-		}
-		slices.Sort(topics)
-		topics = slices.Compact(topics)
-		if !slices.Equal(topics, m.topics) {
+		if topics := subscription(req.SubscribedTopicNames); !slices.Equal(topics, m.topics) {
 			m.topics = topics
 			changed = true
 		}
@@ -365,17 +359,12 @@ func (gs *Groups) ConsumerGroupDescribe(ctx context.Context, req *kmsg.ConsumerG
 func (gs *Groups) describeConsumer(name string, snap *topicSnapshot) kmsg.ConsumerGroupDescribeResponseGroup {
 	dg := kmsg.NewConsumerGroupDescribeResponseGroup()
 	dg.Group = name
-	if !gs.enter() {
-		dg.ErrorCode = kerr.NotCoordinator.Code
-		return dg
-	}
-	defer gs.leave()
-	g, _ := gs.lockGroup(name, false)
+	g, release, code, msg := gs.lockForDescribe(name)
 	if g == nil {
-		dg.ErrorCode, dg.ErrorMessage = kerr.GroupIDNotFound.Code, strPtr(fmt.Sprintf("Group %s not found.", name))
+		dg.ErrorCode, dg.ErrorMessage = code, msg
 		return dg
 	}
-	defer g.mu.Unlock()
+	defer release()
 	c := g.mu.consumer
 	if c == nil {
 		dg.ErrorCode, dg.ErrorMessage = kerr.GroupIDNotFound.Code, strPtr(fmt.Sprintf("Group %s is not a consumer group.", name))
@@ -386,10 +375,7 @@ func (gs *Groups) describeConsumer(name string, snap *topicSnapshot) kmsg.Consum
 		dm := kmsg.NewConsumerGroupDescribeResponseGroupMember()
 		dm.MemberID, dm.InstanceID, dm.RackID, dm.MemberEpoch = m.id, m.instanceID, m.rackID, m.epoch
 		dm.ClientID, dm.ClientHost = m.clientID, m.clientHost
-		dm.SubscribedTopics = slices.Clone(m.topics)
-		if dm.SubscribedTopics == nil {
-			dm.SubscribedTopics = []string{}
-		}
+		dm.SubscribedTopics = cloneNonNil(m.topics)
 		if m.regex != "" {
 			dm.SubscribedTopicRegex = strPtr(m.regex)
 		}

@@ -153,13 +153,7 @@ func (g *group) shareHeartbeatLocked(ctx context.Context, cl coordapi.ClientInfo
 	}
 	changed := false
 	if req.SubscribedTopicNames != nil {
-		topics := make([]string, len(req.SubscribedTopicNames))
-		for i, t := range req.SubscribedTopicNames {
-			topics[i] = strings.Clone(t)
-		}
-		slices.Sort(topics)
-		topics = slices.Compact(topics)
-		if !slices.Equal(topics, m.topics) {
+		if topics := subscription(req.SubscribedTopicNames); !slices.Equal(topics, m.topics) {
 			m.topics = topics
 			changed = true
 		}
@@ -367,17 +361,12 @@ func (gs *Groups) ShareGroupDescribe(ctx context.Context, req *kmsg.ShareGroupDe
 func (gs *Groups) describeShare(name string, snap *topicSnapshot) kmsg.ShareGroupDescribeResponseGroup {
 	dg := kmsg.NewShareGroupDescribeResponseGroup()
 	dg.GroupID = name
-	if !gs.enter() {
-		dg.ErrorCode = kerr.NotCoordinator.Code
-		return dg
-	}
-	defer gs.leave()
-	g, _ := gs.lockGroup(name, false)
+	g, release, code, msg := gs.lockForDescribe(name)
 	if g == nil {
-		dg.ErrorCode, dg.ErrorMessage = kerr.GroupIDNotFound.Code, strPtr(fmt.Sprintf("Group %s not found.", name))
+		dg.ErrorCode, dg.ErrorMessage = code, msg
 		return dg
 	}
-	defer g.mu.Unlock()
+	defer release()
 	s := g.mu.share
 	if s == nil {
 		dg.ErrorCode, dg.ErrorMessage = kerr.GroupIDNotFound.Code, strPtr(fmt.Sprintf("Group %s is not a share group.", name))
@@ -391,17 +380,11 @@ func (gs *Groups) describeShare(name string, snap *topicSnapshot) kmsg.ShareGrou
 		dm := kmsg.NewShareGroupDescribeResponseGroupMember()
 		dm.MemberID, dm.RackID, dm.MemberEpoch = m.id, m.rackID, m.epoch
 		dm.ClientID, dm.ClientHost = m.clientID, m.clientHost
-		dm.SubscribedTopicNames = slices.Clone(m.topics)
-		if dm.SubscribedTopicNames == nil {
-			dm.SubscribedTopicNames = []string{}
-		}
+		dm.SubscribedTopicNames = cloneNonNil(m.topics)
 		dm.Assignment.TopicPartitions = []kmsg.ShareGroupDescribeResponseGroupMemberAssignmentTopicPartition{}
-		for _, id := range m.assigned.sortedIDs() {
+		for _, tp := range m.assigned.describeAssignment(snap).TopicPartitions {
 			t := kmsg.NewShareGroupDescribeResponseGroupMemberAssignmentTopicPartition()
-			t.TopicID, t.Partitions = id, slices.Clone(m.assigned[id])
-			if snap != nil {
-				t.Topic = snap.byID[id]
-			}
+			t.TopicID, t.Topic, t.Partitions = tp.TopicID, tp.Topic, tp.Partitions
 			dm.Assignment.TopicPartitions = append(dm.Assignment.TopicPartitions, t)
 		}
 		dg.Members = append(dg.Members, dm)
