@@ -28,24 +28,18 @@ func (d *Dir) NewUpload(ctx context.Context, key string) (Upload, error) {
 	}
 	u := &dirUpload{d: d, ctx: ctx, key: key, path: p, dir: dir}
 	if d.w.direct() {
-		u.f, err = createTemp(dir, openDirectFlag)
-		if refused(err) {
+		u.f, err = openTemp(dir, openDirectFlag)
+		if u.direct = !errors.Is(err, errDirectRefused); !u.direct {
 			d.w.refuseDirect()
-		} else {
-			u.direct = true
 		}
 	}
 	if !u.direct {
-		u.f, err = createTemp(dir, 0)
+		u.f, err = openTemp(dir, 0)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("upload %s: %w", key, err)
 	}
 	u.tmp = u.f.Name()
-	if err := u.f.Chmod(0o644); err != nil { // as Put's files, whatever the umask
-		u.remove()
-		return nil, fmt.Errorf("upload %s: %w", key, err)
-	}
 	u.buf = alignedBuf(DirUploadBlockBytes)
 	return u, nil
 }

@@ -105,10 +105,7 @@ func (w *writer) writeTemp(dir string, data []byte) (string, error) {
 // writeTempWith writes data to a new temporary file in dir, opened with
 // extra flags, and fsyncs it if sync (Persist syncs its files together).
 func (w *writer) writeTempWith(dir string, data []byte, flags int, sync bool) (tmp string, err error) {
-	f, err := createTemp(dir, flags)
-	if refused(err) && flags != 0 {
-		return "", errDirectRefused
-	}
+	f, err := openTemp(dir, flags)
 	if err != nil {
 		return "", err
 	}
@@ -119,10 +116,6 @@ func (w *writer) writeTempWith(dir string, data []byte, flags int, sync bool) (t
 			_ = os.Remove(tmp)
 		}
 	}()
-	// 0644 whatever the umask, as objects always were.
-	if err := f.Chmod(0o644); err != nil {
-		return "", err
-	}
 	if flags != 0 {
 		err = w.writeDirect(f, data)
 	} else {
@@ -137,6 +130,25 @@ func (w *writer) writeTempWith(dir string, data []byte, flags int, sync bool) (t
 		}
 	}
 	return tmp, f.Close()
+}
+
+// openTemp creates a temporary file in dir opened with flags, 0644
+// whatever the umask, as objects always were; errDirectRefused when flags
+// ask for O_DIRECT and the file system refuses it.
+func openTemp(dir string, flags int) (*os.File, error) {
+	f, err := createTemp(dir, flags)
+	if refused(err) && flags != 0 {
+		return nil, errDirectRefused
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		_ = f.Close()
+		_ = os.Remove(f.Name())
+		return nil, err
+	}
+	return f, nil
 }
 
 // writeDirect writes data to f, opened with O_DIRECT and empty.

@@ -110,5 +110,3 @@ func (u *bufferUpload) Abort(context.Context) error {
 	u.done, u.buf = true, nil
 	return nil
 }
-
-
