@@ -661,9 +661,11 @@ func (c *Consolidator) build(ctx context.Context, job coordapi.TierJob, key stri
 	if err != nil {
 		return Info{}, fmt.Errorf("start upload of segment %s: %w", key, err)
 	}
-	committed := false
+	// Until Commit is tried, a failure aborts the upload; a failed Commit
+	// aborts it itself and deletes what it may have left.
+	committing := false
 	defer func() {
-		if !committed {
+		if !committing {
 			c.abortUpload(ctx, job, key, up)
 		}
 	}()
@@ -700,7 +702,7 @@ func (c *Consolidator) build(ctx context.Context, job coordapi.TierJob, key stri
 	if err != nil {
 		return Info{}, fmt.Errorf("finish segment: %w", err)
 	}
-	committed = true // a failed Commit is the caller's to clean up
+	committing = true
 	if err := up.Commit(ctx); err != nil {
 		c.abortUpload(ctx, job, key, up)
 		c.deleteObject(ctx, job, key)
