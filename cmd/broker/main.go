@@ -25,6 +25,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -180,7 +181,10 @@ func parseFlags(args []string) (*flags, error) {
 	cfg.Broker.SuperUsers = users
 	cfg.Broker.ShareGroupsDisabled = !*f.shareGroups
 	if g := cfg.Groups; cfg.NATSURL == "" {
-		g.Dir = cfg.DataDir
+		// The options the embedded group coordinator opens with (node's
+		// embeddedGroups), checked now: a bad --group-* flag is named at
+		// once, not after the embedded coordinator's start times out.
+		g.Dir = filepath.Join(cfg.DataDir, "groups")
 		if err := g.Validate(); err != nil {
 			return nil, err
 		}
