@@ -83,7 +83,7 @@ var groupConfigDefs = map[string]groupConfigDef{
 		synonym: "group.share.record.lock.duration.ms",
 		def:     func(o *Options) string { return strconv.FormatInt(o.ShareRecordLockDuration.Milliseconds(), 10) },
 		validate: func(name, v string) error {
-			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+			n, err := parseLockDurationMs(v)
 			switch {
 			case err != nil:
 				return fmt.Errorf("Invalid value %s for configuration %s: Not a number of type INT", v, name)
@@ -95,6 +95,12 @@ var groupConfigDefs = map[string]groupConfigDef{
 			return nil
 		},
 	},
+}
+
+// parseLockDurationMs reads a share.record.lock.duration.ms value, as its
+// validation and the share-partitions' configuration both do.
+func parseLockDurationMs(v string) (int64, error) {
+	return strconv.ParseInt(strings.TrimSpace(v), 10, 32)
 }
 
 // autoOffsetReset is a parsed share.auto.offset.reset.

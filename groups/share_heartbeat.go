@@ -235,8 +235,7 @@ func (gs *Groups) shareConfig(group string) share.Config {
 		DeliveryCountLimit: gs.opts.ShareDeliveryCountLimit,
 		LockDuration:       gs.opts.ShareRecordLockDuration,
 	}
-	var ms int64
-	if _, err := fmt.Sscan(gs.groupConfig(group, cfgShareRecordLockDuration), &ms); err == nil && ms > 0 {
+	if ms, err := parseLockDurationMs(gs.groupConfig(group, cfgShareRecordLockDuration)); err == nil && ms > 0 {
 		cfg.LockDuration = time.Duration(ms) * time.Millisecond
 	}
 	return cfg
