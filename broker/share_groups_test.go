@@ -202,12 +202,12 @@ func TestShareGroupsDisabled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := newTestBroker(t, Deps{Coordinator: c, Groups: groups.Direct(newTestGroups(t, c))}, func(o *Options) {
+	hidden := newTestBroker(t, Deps{Coordinator: c, Groups: groups.Direct(newTestGroups(t, c))}, func(o *Options) {
 		o.ShareGroupsDisabled = true
 		o.AdvertisedAddr = ln.Addr().String()
 	})
-	go func() { _ = b.Serve(ln) }()
-	resp := serveVersion[*kmsg.ApiVersionsResponse](t, b, kmsg.NewPtrApiVersionsRequest(), 3)
+	go func() { _ = hidden.Serve(ln) }()
+	resp := serveVersion[*kmsg.ApiVersionsResponse](t, hidden, kmsg.NewPtrApiVersionsRequest(), 3)
 	for _, k := range resp.ApiKeys {
 		if k.ApiKey == int16(kmsg.ShareGroupHeartbeat) || k.ApiKey == int16(kmsg.ShareGroupDescribe) {
 			t.Fatalf("%s advertised", kmsg.NameForKey(k.ApiKey))
@@ -229,7 +229,7 @@ func TestShareGroupsDisabled(t *testing.T) {
 		t.Fatalf("a hidden API answered: read %d bytes, %v", n, err)
 	}
 	// Served by default.
-	b = newGroupsBroker(t)
+	b := newGroupsBroker(t)
 	r := serveVersion[*kmsg.ShareGroupHeartbeatResponse](t, b, shareHeartbeatReq("g", "m", 0, "t"), 1)
 	if r.ErrorCode != 0 || len(partitionsOf(r.Assignment)) != 4 {
 		t.Fatalf("heartbeat: %+v", r)
