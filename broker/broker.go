@@ -106,11 +106,17 @@ type Options struct {
 	// Default: 1s.
 	ACLRefreshInterval time.Duration
 	// ShareGroupsDisabled leaves the share group APIs (ShareGroupHeartbeat,
-	// ShareGroupDescribe) out of ApiVersions and closes the connection of
-	// a client that sends one anyway, as Kafka does for an API that is not
-	// enabled (--share-groups-enabled=false; Kafka's share.version
-	// feature). Default: false, served.
+	// ShareGroupDescribe, ShareFetch, ShareAcknowledge) out of ApiVersions
+	// and closes the connection of a client that sends one anyway, as
+	// Kafka does for an API that is not enabled
+	// (--share-groups-enabled=false; Kafka's share.version feature).
+	// Default: false, served.
 	ShareGroupsDisabled bool
+	// MaxShareSessions is group.share.max.share.sessions: the share
+	// sessions this broker keeps at once; a ShareFetch opening one more is
+	// SHARE_SESSION_LIMIT_REACHED (--group-share-max-share-sessions).
+	// Default: 2000.
+	MaxShareSessions int
 	// Logger receives the broker's logs. Default: slog.Default().
 	Logger *slog.Logger
 	// Meter records the broker's metrics. Default: no metrics.
@@ -144,6 +150,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.ACLRefreshInterval <= 0 {
 		o.ACLRefreshInterval = defaultACLRefresh
+	}
+	if o.MaxShareSessions <= 0 {
+		o.MaxShareSessions = 2000
 	}
 }
 
@@ -193,6 +202,10 @@ type Broker struct {
 	// are then answered, so that the drain does not wait for them.
 	drained     context.Context
 	stopDrained context.CancelFunc
+	// shares are the share sessions (shares.go); shareReleases counts the
+	// releases of ended sessions still being made.
+	shares        shareSessions
+	shareReleases sync.WaitGroup
 
 	mu struct {
 		sync.Mutex
@@ -343,7 +356,7 @@ func (b *Broker) Close(ctx context.Context) error {
 		b.acls.close()
 	}
 	done := make(chan struct{})
-	go func() { b.wg.Wait(); close(done) }()
+	go func() { b.wg.Wait(); b.shareReleases.Wait(); close(done) }()
 	select {
 	case <-done:
 		return nil

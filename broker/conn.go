@@ -179,6 +179,7 @@ func (c *conn) serve() {
 	}
 	<-writeDone
 	c.close()
+	c.b.shareConnClosed(c)
 }
 
 // drain stops reading new requests; the connection closes once the

@@ -150,4 +150,12 @@ type GroupCoordinator interface {
 	// broker's share of a DescribeConfigs or IncrementalAlterConfigs.
 	DescribeGroupConfigs(ctx context.Context, req *kmsg.DescribeConfigsRequest) (*kmsg.DescribeConfigsResponse, error)
 	AlterGroupConfigs(ctx context.Context, req *kmsg.IncrementalAlterConfigsRequest) (*kmsg.IncrementalAlterConfigsResponse, error)
+	// ShareAcquire serves one ShareFetch or ShareAcknowledge of a share
+	// group member: its acknowledgements, then records acquired under a
+	// lock with their batch coordinates, waiting up to req.MaxWaitMs when
+	// there is nothing to acquire (share.go).
+	ShareAcquire(ctx context.Context, req ShareAcquireRequest) (ShareAcquireResponse, error)
+	// ShareRelease makes the records a member acquired through one broker
+	// available again.
+	ShareRelease(ctx context.Context, req ShareReleaseRequest) error
 }

@@ -85,3 +85,11 @@ func (l direct) DescribeGroupConfigs(ctx context.Context, req *kmsg.DescribeConf
 func (l direct) AlterGroupConfigs(ctx context.Context, req *kmsg.IncrementalAlterConfigsRequest) (*kmsg.IncrementalAlterConfigsResponse, error) {
 	return l.g.AlterGroupConfigs(ctx, req), nil
 }
+
+func (l direct) ShareAcquire(ctx context.Context, req coordapi.ShareAcquireRequest) (coordapi.ShareAcquireResponse, error) {
+	return l.g.ShareAcquire(ctx, req)
+}
+
+func (l direct) ShareRelease(ctx context.Context, req coordapi.ShareReleaseRequest) error {
+	return l.g.ShareRelease(ctx, req)
+}

@@ -61,6 +61,11 @@ type Groups struct {
 	done   chan struct{}
 	// stopTopics ends the topic notices (TopicSubscriber); a no-op without.
 	stopTopics func()
+	// shareWait holds the ShareAcquires waiting for records
+	// (share_fetch.go); stopCommits ends the commit notices that wake
+	// them (CommitSubscriber), a no-op without.
+	shareWait   shareWaiters
+	stopCommits func()
 }
 
 // Open opens (creating if needed) the committed offsets and group metadata
@@ -174,6 +179,10 @@ func Open(opts Options) (*Groups, error) {
 	if sub, ok := opts.Topics.(TopicSubscriber); ok {
 		gs.stopTopics = sub.SubscribeTopics(func([]coordapi.TopicNotice) { gs.dropTopics() })
 	}
+	gs.stopCommits = func() {}
+	if sub, ok := opts.Partitions.(CommitSubscriber); ok {
+		gs.stopCommits = sub.Subscribe(gs.shareWait.notify)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	gs.cancel = cancel
 	go gs.run(ctx)
@@ -194,6 +203,7 @@ func (gs *Groups) Close() error {
 	gs.closed = true
 	gs.closeMu.Unlock()
 	gs.stopTopics()
+	gs.stopCommits()
 	gs.cancel()
 	<-gs.done
 	for _, g := range gs.snapshot() {

@@ -135,9 +135,9 @@ func (s *shareGroup) isSubscribedLocked(topic string) bool {
 	return false
 }
 
-// nextDeadlineLocked is the earliest session deadline.
+// nextDeadlineLocked is the earliest session or record lock deadline.
 func (s *shareGroup) nextDeadlineLocked() time.Time {
-	var next time.Time
+	next := s.nextLockDeadlineLocked()
 	for _, m := range s.members {
 		if !m.session.IsZero() && (next.IsZero() || m.session.Before(next)) {
 			next = m.session

@@ -190,10 +190,14 @@ func (g *group) removeShareMemberLocked(m *shareMember, now time.Time) {
 	if len(s.members) == 0 {
 		s.emptySince = now
 	}
-	for _, ps := range s.parts {
-		for _, p := range ps {
-			if res := p.ReleaseMember(m.id, share.AnyBroker); len(res.Rows) > 0 {
+	for id, ps := range s.parts {
+		for n, p := range ps {
+			res := p.ReleaseMember(m.id, share.AnyBroker)
+			if len(res.Rows) > 0 {
 				s.partRows = append(s.partRows, res.Rows...)
+			}
+			if res.Wake {
+				g.gs.shareWait.wake(tp{id, n})
 			}
 		}
 	}
@@ -213,10 +217,11 @@ func (g *group) expireShareLocked(now time.Time) {
 		g.removeShareMemberLocked(m, now)
 		removed = true
 	}
-	if !removed {
+	locks := g.expireShareLocksLocked(now)
+	if !removed && !locks {
 		return
 	}
-	if !s.emptyLocked() && s.sigSnap != nil {
+	if removed && !s.emptyLocked() && s.sigSnap != nil {
 		s.computeTargetLocked(s.sigSnap)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		g.startSharePartitionsLocked(ctx)

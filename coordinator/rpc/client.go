@@ -50,6 +50,9 @@ func NewClient(nc *nats.Conn, cluster string, opts ClientOptions) *Client {
 	for op := range groupOps {
 		c.subjects[op] = Subject(cluster, op)
 	}
+	for op := range shareOps {
+		c.subjects[op] = Subject(cluster, op)
+	}
 	return c
 }
 

@@ -56,7 +56,9 @@ const (
 
 // heldOps are the ops that wait for a rebalance: they get their own
 // concurrency bound and may run up to maxGroupWait.
-var heldOps = map[string]bool{opJoinGroup: true, opSyncGroup: true}
+// A share_acquire may wait for records up to its MaxWaitMs: held, it
+// does not take a slot commits need either.
+var heldOps = map[string]bool{opJoinGroup: true, opSyncGroup: true, opShareAcquire: true}
 
 // groupCall serves one group op on gs: req is the decoded Kafka request, c
 // the Kafka client it came from.

@@ -261,6 +261,9 @@ func serveOps(ctx context.Context, nc *nats.Conn, cluster string, c *coordinator
 		for op, g := range groupOps {
 			ops[op] = handleGroupOp(g)
 		}
+		for op, h := range shareOps {
+			ops[op] = h
+		}
 	}
 	group := opts.QueueGroup
 	if group == "" {

@@ -426,6 +426,17 @@ func (p *Partition) Acquire(req AcquireRequest) Result {
 	return t.finish(res)
 }
 
+// NextOffset is the first offset Acquire would look at: the first
+// available record below end, else end.
+func (p *Partition) NextOffset() int64 {
+	for _, r := range p.ranges {
+		if r.State == Available {
+			return r.First
+		}
+	}
+	return p.end
+}
+
 // mergeAcquired joins adjacent runs with the same delivery count.
 func mergeAcquired(as []AcquiredRecords) []AcquiredRecords {
 	out := as[:0]

@@ -1,0 +1,273 @@
+package broker
+
+import (
+	"context"
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/coordapi"
+)
+
+// ShareFetch: v1-v2 (KIP-932; v2 adds ShareAcquireMode, KIP-1206, and
+// IsRenewAck with acknowledge type 4, KIP-1222). Share sessions are kept
+// per (group, member) on this broker (shares.go); the records come from
+// one ShareAcquire on the group coordinator, which applies the
+// acknowledgements and acquires records under a lock, waiting up to
+// MaxWaitMs when there are none; the bytes are read as Fetch reads them
+// (share_read.go). Any broker serves any partition: CurrentLeader is
+// -1/-1. With ACLs it needs GROUP READ (GROUP_AUTHORIZATION_FAILED) and
+// TOPIC READ on each topic (TOPIC_AUTHORIZATION_FAILED), as Kafka.
+// Options.ShareGroupsDisabled hides it.
+func init() { register(kmsg.ShareFetch, 1, 2, (*Broker).handleShareFetch) }
+
+// sharePart is one partition a share request names.
+type sharePart struct {
+	tp   topicPartition
+	acks []coordapi.ShareAckBatch
+	// code is the partition's failure before the coordinator is asked:
+	// unknown topic id or partition, or no TOPIC READ.
+	code int16
+}
+
+// shareTopics resolves the topic ids of a share request, each partition
+// with its acknowledgements (types per acks). A topic the principal may
+// not READ is TOPIC_AUTHORIZATION_FAILED; an unknown id UNKNOWN_TOPIC_ID,
+// an unknown partition UNKNOWN_TOPIC_OR_PARTITION.
+func (b *Broker) shareTopics(ctx context.Context, r *request, ids [][16]byte, parts func(i int) ([]int32, [][]coordapi.ShareAckBatch)) []sharePart {
+	var out []sharePart
+	for i, id := range ids {
+		var code int16
+		t, err := b.topics.byID(ctx, coordapi.TopicID(id))
+		switch {
+		case errors.Is(err, kerr.UnknownTopicOrPartition) || errors.Is(err, kerr.UnknownTopicID):
+			code = kerr.UnknownTopicID.Code
+		case err != nil:
+			code = errorCode(err)
+		case !b.authorizedTopic(r, kmsg.ACLOperationRead, t.Name):
+			code = kerr.TopicAuthorizationFailed.Code
+		}
+		ps, acks := parts(i)
+		for j, p := range ps {
+			sp := sharePart{tp: topicPartition{coordapi.TopicID(id), p}, acks: acks[j], code: code}
+			if code == 0 && (p < 0 || p >= t.Partitions) {
+				sp.code = kerr.UnknownTopicOrPartition.Code
+			}
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
+// shareAcquire asks the coordinator for the session's records and acks,
+// and reads the bytes of what was acquired. Partitions the coordinator
+// could not serve answer KAFKA_STORAGE_ERROR (retriable), as Fetch does.
+func (b *Broker) shareAcquire(ctx context.Context, areq coordapi.ShareAcquireRequest, read bool) (coordapi.ShareAcquireResponse, map[topicPartition]*shareRead) {
+	hctx, cancel := b.heldContext(ctx)
+	aresp, err := b.groups.ShareAcquire(hctx, areq)
+	cancel()
+	if err == nil && len(aresp.Partitions) != len(areq.Partitions) {
+		err = errors.New("the group coordinator answered another number of share-partitions")
+	}
+	if err != nil {
+		b.log.Debug("share acquire", "group", areq.Group, "err", err)
+		aresp = coordapi.ShareAcquireResponse{Partitions: make([]coordapi.ShareAcquired, len(areq.Partitions))}
+		for i, p := range areq.Partitions {
+			a := &aresp.Partitions[i]
+			a.Topic, a.Partition = p.Topic, p.Partition
+			a.ErrorCode = kerr.KafkaStorageError.Code
+			if len(p.Acks) > 0 {
+				a.AckErrorCode = kerr.KafkaStorageError.Code
+			}
+		}
+	}
+	reads := map[topicPartition]*shareRead{}
+	if read {
+		var list []*shareRead
+		for i := range aresp.Partitions {
+			a := &aresp.Partitions[i]
+			if len(a.Acquired) > 0 {
+				sr := &shareRead{tp: topicPartition{a.Topic, a.Partition}, acq: a}
+				reads[sr.tp] = sr
+				list = append(list, sr)
+			}
+		}
+		b.readShared(ctx, list)
+	}
+	return aresp, reads
+}
+
+func (b *Broker) handleShareFetch(ctx context.Context, r *request) (kmsg.Response, error) {
+	req := r.req.(*kmsg.ShareFetchRequest)
+	resp := req.ResponseKind().(*kmsg.ShareFetchResponse)
+	fail := func(code int16) (kmsg.Response, error) {
+		resp.ErrorCode = code
+		return resp, nil
+	}
+	if code := checkShareIDs(req.GroupID, req.MemberID); code != 0 {
+		return fail(code)
+	}
+	if code := b.groupsError(); code != 0 {
+		return fail(code)
+	}
+	key := shareSessionKey{*req.GroupID, *req.MemberID}
+	if !b.authorized(r, kmsg.ACLOperationRead, kmsg.ACLResourceTypeGroup, key.group) {
+		return fail(kerr.GroupAuthorizationFailed.Code)
+	}
+	epoch := req.ShareSessionEpoch
+	ids := make([][16]byte, len(req.Topics))
+	for i := range req.Topics {
+		ids[i] = req.Topics[i].TopicID
+	}
+	asked := b.shareTopics(ctx, r, ids, func(i int) ([]int32, [][]coordapi.ShareAckBatch) {
+		ps := req.Topics[i].Partitions
+		parts, acks := make([]int32, len(ps)), make([][]coordapi.ShareAckBatch, len(ps))
+		for j, p := range ps {
+			parts[j] = p.Partition
+			for _, ab := range p.AcknowledgementBatches {
+				acks[j] = append(acks[j], coordapi.ShareAckBatch{First: ab.FirstOffset, Last: ab.LastOffset, Types: ab.AcknowledgeTypes})
+			}
+		}
+		return parts, acks
+	})
+	hasAcks := false
+	for _, p := range asked {
+		if len(p.acks) > 0 {
+			hasAcks = true
+		} else if epoch == shareFinalEpoch {
+			// The final fetch only acknowledges: it adds no partition.
+			return fail(kerr.InvalidRequest.Code)
+		}
+	}
+	switch {
+	case epoch == shareInitialEpoch && hasAcks:
+		// A new session has acquired nothing to acknowledge.
+		return fail(kerr.InvalidRequest.Code)
+	case epoch == shareFinalEpoch && len(req.ForgottenTopicsData) > 0:
+		return fail(kerr.InvalidRequest.Code)
+	case req.IsRenewAck && (req.MaxRecords != 0 || req.MaxWaitMillis != 0):
+		// KafkaApis: a renewing fetch fetches nothing.
+		return fail(kerr.InvalidRequest.Code)
+	case epoch < shareFinalEpoch:
+		return fail(kerr.InvalidShareSessionEpoch.Code)
+	}
+	var valid []topicPartition
+	for _, p := range asked {
+		if p.code == 0 {
+			valid = append(valid, p.tp)
+		}
+	}
+	var forgotten []topicPartition
+	for _, f := range req.ForgottenTopicsData {
+		for _, p := range f.Partitions {
+			forgotten = append(forgotten, topicPartition{coordapi.TopicID(f.TopicID), p})
+		}
+	}
+	var sres shareSessionResult
+	if epoch == shareInitialEpoch {
+		sres = b.shares.open(key, valid, r.conn, b.opts.MaxShareSessions)
+	} else {
+		sres = b.shares.next(key, epoch, valid, forgotten, r.conn)
+	}
+	if epoch != shareFinalEpoch {
+		// A replaced session's and forgotten partitions' records go back
+		// now; a closing session's once its acknowledgements are applied.
+		b.releaseShares(key, sres.dropped)
+	}
+	if sres.code != 0 {
+		return fail(sres.code)
+	}
+
+	fetch := epoch != shareFinalEpoch && !req.IsRenewAck
+	areq := coordapi.ShareAcquireRequest{
+		Group: key.group, Member: key.member, Via: b.opts.NodeID, Renew: req.IsRenewAck,
+		MaxRecords: req.MaxRecords, BatchSize: req.BatchSize, Mode: req.ShareAcquireMode,
+		MaxBytes: req.MaxBytes, MaxWaitMs: req.MaxWaitMillis,
+	}
+	index := map[topicPartition]int{}
+	add := func(tp topicPartition) *coordapi.ShareAcquirePartition {
+		if i, ok := index[tp]; ok {
+			return &areq.Partitions[i]
+		}
+		index[tp] = len(areq.Partitions)
+		areq.Partitions = append(areq.Partitions, coordapi.ShareAcquirePartition{Topic: tp.id, Partition: tp.partition})
+		return &areq.Partitions[len(areq.Partitions)-1]
+	}
+	if fetch {
+		for _, tp := range sres.parts {
+			add(tp).Fetch = true
+		}
+	}
+	for _, p := range asked {
+		if p.code == 0 && len(p.acks) > 0 {
+			add(p.tp).Acks = p.acks
+		}
+	}
+	aresp, reads := b.shareAcquire(ctx, areq, fetch)
+	if epoch == shareFinalEpoch {
+		b.releaseShares(key, sres.dropped)
+	}
+	resp.AcquisitionLockTimeoutMillis = aresp.LockDurationMs
+
+	// The answer: every partition of a new session; else those with
+	// records, an error or an acknowledgement outcome, or new to the
+	// session; and the partitions that failed before the coordinator.
+	added := map[topicPartition]bool{}
+	for _, tp := range sres.added {
+		added[tp] = true
+	}
+	topicIdx := map[coordapi.TopicID]int{}
+	answer := func(tp topicPartition) *kmsg.ShareFetchResponseTopicPartition {
+		ti, ok := topicIdx[tp.id]
+		if !ok {
+			ti = len(resp.Topics)
+			topicIdx[tp.id] = ti
+			t := kmsg.NewShareFetchResponseTopic()
+			t.TopicID = tp.id
+			resp.Topics = append(resp.Topics, t)
+		}
+		p := kmsg.NewShareFetchResponseTopicPartition()
+		p.Partition = tp.partition
+		p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = -1, -1
+		p.Records = []byte{}
+		p.AcquiredRecords = []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{}
+		resp.Topics[ti].Partitions = append(resp.Topics[ti].Partitions, p)
+		return &resp.Topics[ti].Partitions[len(resp.Topics[ti].Partitions)-1]
+	}
+	for _, p := range asked {
+		if p.code != 0 {
+			sp := answer(p.tp)
+			sp.ErrorCode = p.code
+			if len(p.acks) > 0 {
+				sp.AcknowledgeErrorCode = p.code
+			}
+		}
+	}
+	for i := range aresp.Partitions {
+		a := &aresp.Partitions[i]
+		tp := topicPartition{a.Topic, a.Partition}
+		rd := reads[tp]
+		hasAck := len(areq.Partitions[i].Acks) > 0
+		if epoch != shareInitialEpoch && !added[tp] && a.ErrorCode == 0 && !hasAck && (rd == nil || rd.code == 0 && len(rd.records) == 0) {
+			continue
+		}
+		sp := answer(tp)
+		sp.ErrorCode, sp.AcknowledgeErrorCode = a.ErrorCode, a.AckErrorCode
+		if a.AckErrorMessage != "" {
+			sp.AcknowledgeErrorMessage = kmsg.StringPtr(a.AckErrorMessage)
+		}
+		switch {
+		case rd == nil:
+		case rd.code != 0:
+			sp.ErrorCode = rd.code
+		default:
+			sp.Records = rd.records
+			for _, ar := range a.Acquired {
+				sp.AcquiredRecords = append(sp.AcquiredRecords, kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{
+					FirstOffset: ar.First, LastOffset: ar.Last, DeliveryCount: ar.DeliveryCount})
+			}
+		}
+	}
+	return resp, nil
+}

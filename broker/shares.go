@@ -1,0 +1,214 @@
+package broker
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordapi"
+)
+
+// Share sessions (KIP-932): the broker's soft state of a share group
+// member's ShareFetches, per (group, member), as Kafka's ShareSessionCache.
+// Epoch 0 opens a session (dropping any old one) at epoch 1; epoch n must
+// match the session's and moves it to n+1; epoch -1 closes it. A session
+// lists the partitions the member fetches: ShareFetch's Topics add to
+// them, its ForgottenTopicsData remove them. The records themselves are
+// the group coordinator's (ShareAcquire); a session that ends (closed,
+// replaced, its connection dropped) gives back what its member acquired
+// through this broker with ShareRelease, off the answer path.
+
+// Share session epochs, as Kafka's ShareRequestMetadata.
+const (
+	shareInitialEpoch int32 = 0
+	shareFinalEpoch   int32 = -1
+)
+
+// maxShareMemberID bounds a member id: Kafka's are UUIDs (36 characters),
+// longer ones are INVALID_REQUEST.
+const maxShareMemberID = 36
+
+// shareReleaseTimeout bounds a ShareRelease made off the answer path.
+const shareReleaseTimeout = 10 * time.Second
+
+type shareSessionKey struct{ group, member string }
+
+// shareSession is one member's share session on this broker; the cache's
+// mutex guards it.
+type shareSession struct {
+	key   shareSessionKey
+	epoch int32 // the epoch the next request must carry
+	parts []topicPartition
+	conn  *conn
+}
+
+func (s *shareSession) has(tp topicPartition) bool {
+	for _, p := range s.parts {
+		if p == tp {
+			return true
+		}
+	}
+	return false
+}
+
+// shareSessions is the broker's share session cache.
+type shareSessions struct {
+	mu sync.Mutex
+	m  map[shareSessionKey]*shareSession
+}
+
+// nextShareEpoch is the epoch after e: it wraps to 1, never 0 or -1.
+func nextShareEpoch(e int32) int32 {
+	if e == 1<<31-1 {
+		return 1
+	}
+	return e + 1
+}
+
+// shareSessionResult is what a request did to its session.
+type shareSessionResult struct {
+	code int16
+	// parts are the session's partitions after the request; added those
+	// it brought; dropped those a closed, replaced or forgetting request
+	// left, whose records go back.
+	parts, added, dropped []topicPartition
+}
+
+// open starts key's session at epoch 1 with parts, replacing any old one
+// (whose partitions are dropped), unless the cache is full.
+func (c *shareSessions) open(key shareSessionKey, parts []topicPartition, cn *conn, limit int) shareSessionResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[shareSessionKey]*shareSession)
+	}
+	var res shareSessionResult
+	if old := c.m[key]; old != nil {
+		res.dropped = old.parts
+		delete(c.m, key)
+	}
+	if len(c.m) >= limit {
+		res.code = kerr.ShareSessionLimitReached.Code
+		return res
+	}
+	s := &shareSession{key: key, epoch: 1, conn: cn}
+	for _, p := range parts {
+		if !s.has(p) {
+			s.parts = append(s.parts, p)
+		}
+	}
+	c.m[key] = s
+	res.parts, res.added = s.parts, s.parts
+	return res
+}
+
+// next checks epoch against key's session and moves it on, adding add and
+// removing forget. At shareFinalEpoch the session is closed: its
+// partitions are all dropped.
+func (c *shareSessions) next(key shareSessionKey, epoch int32, add, forget []topicPartition, cn *conn) shareSessionResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.m[key]
+	switch {
+	case s == nil:
+		return shareSessionResult{code: kerr.ShareSessionNotFound.Code}
+	case epoch == shareFinalEpoch:
+		delete(c.m, key)
+		return shareSessionResult{parts: s.parts, dropped: s.parts}
+	case s.epoch != epoch:
+		return shareSessionResult{code: kerr.InvalidShareSessionEpoch.Code}
+	}
+	s.epoch = nextShareEpoch(s.epoch)
+	s.conn = cn
+	var res shareSessionResult
+	for _, p := range add {
+		if !s.has(p) {
+			s.parts = append(s.parts, p)
+			res.added = append(res.added, p)
+		}
+	}
+	if len(forget) > 0 {
+		kept := s.parts[:0:0]
+		for _, p := range s.parts {
+			drop := false
+			for _, f := range forget {
+				if p == f {
+					drop = true
+					break
+				}
+			}
+			if drop {
+				res.dropped = append(res.dropped, p)
+			} else {
+				kept = append(kept, p)
+			}
+		}
+		s.parts = kept
+	}
+	res.parts = s.parts
+	return res
+}
+
+// len is the number of sessions.
+func (c *shareSessions) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
+}
+
+// closeConn drops the sessions last used on cn and returns them.
+func (c *shareSessions) closeConn(cn *conn) []*shareSession {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*shareSession
+	for k, s := range c.m {
+		if s.conn == cn {
+			out = append(out, s)
+			delete(c.m, k)
+		}
+	}
+	return out
+}
+
+// releaseShares gives back what key's member acquired through this broker
+// on parts, off the answer path. A failed release leaves the records to
+// their lock's expiry.
+func (b *Broker) releaseShares(key shareSessionKey, parts []topicPartition) {
+	if len(parts) == 0 || b.groups == nil {
+		return
+	}
+	req := coordapi.ShareReleaseRequest{Group: key.group, Member: key.member, Via: b.opts.NodeID, Partitions: make([]coordapi.TopicPartition, len(parts))}
+	for i, p := range parts {
+		req.Partitions[i] = coordapi.TopicPartition{TopicID: p.id, Partition: p.partition}
+	}
+	b.shareReleases.Add(1)
+	go func() {
+		defer b.shareReleases.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), shareReleaseTimeout)
+		defer cancel()
+		if err := b.groups.ShareRelease(ctx, req); err != nil {
+			b.log.Warn("release a share session's records; they come back when their lock expires",
+				"group", key.group, "member_id", key.member, "err", err)
+		}
+	}()
+}
+
+// shareConnClosed ends the share sessions of a closed connection and gives
+// back their records, as Kafka's ClientConnectionDisconnectListener.
+func (b *Broker) shareConnClosed(cn *conn) {
+	for _, s := range b.shares.closeConn(cn) {
+		b.releaseShares(s.key, s.parts)
+	}
+}
+
+// checkShareIDs validates a share request's group and member ids as Kafka
+// does: null or empty ids, or a member id over 36 characters, are
+// INVALID_REQUEST.
+func checkShareIDs(group, member *string) int16 {
+	if group == nil || *group == "" || member == nil || *member == "" || len(*member) > maxShareMemberID {
+		return kerr.InvalidRequest.Code
+	}
+	return 0
+}
