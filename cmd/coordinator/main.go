@@ -116,6 +116,7 @@ func newFlagSet() (*flag.FlagSet, *config) {
 	fs.StringVar(&cfg.ha.ID, "coordinator-id", "", "this coordinator's id among the cluster's coordinators, the same across restarts (default: <hostname>:<absolute data dir>)")
 	fs.DurationVar(&cfg.ha.SnapshotInterval, "snapshot-interval", ha.DefaultSnapshotInterval, "how often the leader snapshots its state into the object store and trims the log below the oldest snapshot kept (needs --s3-bucket)")
 	fs.IntVar(&cfg.ha.SnapshotsKept, "snapshots-kept", ha.DefaultSnapshotsKept, "how many snapshots are kept")
+	fs.IntVar(&cfg.ha.InflightMessages, "log-inflight-messages", ha.DefaultInflightMessages, "how many log messages the leader has awaiting JetStream's acknowledgement before it merges the next commits into one message (-1: one message a commit)")
 	return fs, cfg
 }
 

@@ -266,7 +266,7 @@ func TestFencedLeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newWriter(js, names.stream, names.subject, nc.MaxPayload(), info.State.LastSeq, 99, time.Second, false)
+	w := newWriter(js, names.stream, names.subject, nc.MaxPayload(), info.State.LastSeq, 99, time.Second, false, 0)
 	defer w.close()
 	if _, err := w.append(kindLeader, []byte(`{"term":99,"id":"usurper"}`)); err != nil {
 		t.Fatal(err)

@@ -99,6 +99,15 @@ const trailQueue = 256
 // machine's noise is about as large); under load entries go out together.
 const trailDelay = time.Millisecond
 
+// batchHeaderLen is the header of a Pebble batch's Repr: its sequence
+// number (8 bytes) and its record count (4 bytes, little-endian), followed
+// by the records. Batches of one database are merged into one entry by
+// appending the later ones' records and summing the counts (mergeBatch).
+const batchHeaderLen = 12
+
+// DefaultInflightMessages is Options.InflightMessages' default.
+const DefaultInflightMessages = 2
+
 // writer is the leader's side of the log. It appends each batch as one
 // entry (split into parts when larger than a NATS message), every message
 // expecting the stream's last sequence to be the one before it, so that
@@ -114,6 +123,20 @@ const trailDelay = time.Millisecond
 // never got: the writer stops for good (Failed), and the replica is found
 // diverged when next opened (its position's term is not the log's) and
 // restored from a snapshot and the log.
+//
+// Under load, database batches are grouped: once inflight messages are
+// published and not yet acknowledged, the next batches are applied at once
+// as ever but wait, merged into one entry of their database (one Pebble
+// batch holding all their records, one message), for an acknowledgement to
+// bring the count below inflight; that message is then published. The
+// group's sequence is reserved when it opens, so every batch in it knows
+// its position (the group's); the gate's barrier covers it. A JetStream
+// append costs the servers about the same whatever its size up to a few
+// tens of KiB, so a leader under load appends far fewer messages than it
+// commits batches, at no cost at low load (nothing waits while fewer than
+// inflight messages are out). A batch of another database, one needing
+// parts, or one that would take the group past a message's size closes
+// the group: it is published first, whatever is in flight.
 //
 // In trail mode (Options.SyncState: a lone coordinator whose synced Pebble
 // is the durable copy), a batch is applied first, synced, and its messages
@@ -141,12 +164,30 @@ type writer struct {
 	queue   chan outgoing
 	pubDone chan struct{}
 
+	// inflight is how many messages may await their acknowledgement
+	// before batches are grouped; 0: never grouped.
+	inflight int
+	// grouping is set while a group is open, for collect to check without
+	// taking mu.
+	grouping atomic.Bool
+
 	mu struct {
 		sync.Mutex
-		last    uint64 // the sequence of the last message published (queued, in trail mode)
+		last    uint64 // the sequence of the last message published (queued, in trail mode), or reserved by the open group
+		sent    uint64 // the sequence of the last message handed to the stream
 		maxPart int
 		err     error
 		closing bool
+		// group is the open group of batches (see writer): kind is their
+		// database, seq the sequence reserved for its message, entry the
+		// merged batch. open is false when there is none.
+		group struct {
+			open    bool
+			kind    string
+			seq     uint64
+			entry   []byte
+			batches int
+		}
 	}
 	ack struct {
 		sync.Mutex
@@ -169,11 +210,13 @@ type writer struct {
 
 // newWriter returns a writer of term appending after sequence last, which
 // every entry up to has been applied; it runs until close. syncState makes
-// it sync every Pebble write and trail the log behind them (see writer).
-func newWriter(js jetstream.JetStream, stream, subject string, maxPayload int64, last, term uint64, timeout time.Duration, syncState bool) *writer {
+// it sync every Pebble write and trail the log behind them (see writer);
+// otherwise batches are grouped once inflight messages are unacknowledged
+// (0: never).
+func newWriter(js jetstream.JetStream, stream, subject string, maxPayload int64, last, term uint64, timeout time.Duration, syncState bool, inflight int) *writer {
 	w := &writer{js: js, stream: stream, subject: subject, term: term, termHdr: strconv.FormatUint(term, 10), timeout: timeout, sync: pebble.NoSync,
-		pending: make(chan pending, 1<<16), failed: make(chan struct{}), done: make(chan struct{})}
-	w.mu.last, w.mu.maxPart = last, int(maxPayload)-partOverhead
+		inflight: max(inflight, 0), pending: make(chan pending, 1<<16), failed: make(chan struct{}), done: make(chan struct{})}
+	w.mu.last, w.mu.sent, w.mu.maxPart = last, last, int(maxPayload)-partOverhead
 	w.published.Store(last)
 	w.ack.acked, w.ack.durable = last, last
 	w.ack.cond = sync.NewCond(&w.ack.Mutex)
@@ -303,6 +346,9 @@ func (w *writer) collect() {
 			w.ack.acked = p.seq
 			w.ack.cond.Broadcast()
 			w.ack.Unlock()
+			if w.grouping.Load() && !w.sendGroup(p.seq) {
+				return
+			}
 		case err := <-p.fut.Err():
 			w.fail(err)
 			return
@@ -313,6 +359,83 @@ func (w *writer) collect() {
 			return
 		}
 	}
+}
+
+// sendGroup publishes the open group, if any, once an acknowledgement up to
+// acked leaves room for it; it reports false once the writer has failed.
+func (w *writer) sendGroup(acked uint64) bool {
+	w.mu.Lock()
+	var err error
+	if w.mu.group.open && w.mu.err == nil && w.mu.sent-acked < uint64(w.inflight) {
+		err = w.publishGroupLocked()
+	}
+	w.mu.Unlock()
+	if err != nil {
+		w.fail(err)
+		return false
+	}
+	return true
+}
+
+// publishGroupLocked publishes the open group as one message, at the
+// sequence it reserved, and closes it. w.mu must be held.
+func (w *writer) publishGroupLocked() error {
+	g := &w.mu.group
+	f, err := w.publish(g.kind, g.entry, 0, 1, g.seq-1)
+	g.open = false
+	w.grouping.Store(false)
+	if err != nil {
+		return err
+	}
+	w.mu.sent = g.seq
+	w.pending <- pending{fut: f, seq: g.seq, sent: time.Now()}
+	return nil
+}
+
+// joinGroupLocked adds a database batch (entry, of kind, in one part) to
+// the open group, opening one when none is; it reports false, joining
+// nothing, when the batch must be published on its own: no group is open
+// and fewer than inflight messages await their acknowledgement. A group it
+// cannot join (another database, no room) is published first. The caller
+// holds w.mu and fills and applies the batch at the position returned.
+func (w *writer) joinGroupLocked(kind string, entry []byte, size int) (pos position, joined bool, err error) {
+	g := &w.mu.group
+	if g.open && (g.kind != kind || len(g.entry)+len(entry)-batchHeaderLen > size) {
+		if err := w.publishGroupLocked(); err != nil {
+			return position{}, false, err
+		}
+	}
+	if !g.open {
+		// Set before acked is read, as collect reads it after it sets
+		// acked: either this sees the acknowledgement that makes room,
+		// or collect sees the flag and publishes the group.
+		w.grouping.Store(true)
+	}
+	w.ack.Lock()
+	acked := w.ack.acked
+	w.ack.Unlock()
+	if !g.open {
+		if w.mu.sent-acked < uint64(w.inflight) {
+			w.grouping.Store(false)
+			return position{}, false, nil
+		}
+		g.open, g.kind, g.entry, g.batches = true, kind, g.entry[:0], 0
+		w.mu.last++
+		g.seq = w.mu.last
+	}
+	return position{g.seq, w.term, acked}, true, nil
+}
+
+// mergeBatch appends the records of the Pebble batch repr b to the merged
+// batch into (empty: b whole), summing the counts.
+func mergeBatch(into, b []byte) []byte {
+	if len(into) == 0 {
+		return append(into, b...)
+	}
+	n := binary.LittleEndian.Uint32(into[8:batchHeaderLen]) + binary.LittleEndian.Uint32(b[8:batchHeaderLen])
+	into = append(into, b[batchHeaderLen:]...)
+	binary.LittleEndian.PutUint32(into[8:batchHeaderLen], n)
+	return into
 }
 
 // fail records err as the writer's failure, once.
@@ -356,6 +479,17 @@ func (w *writer) start(kind string, entry []byte, fill, apply func(pos position)
 	}
 	size := w.mu.maxPart
 	n := parts(len(entry), size)
+	if !w.trail && w.inflight > 0 && (kind == dbCoordinator || kind == dbGroups) && n == 1 && len(entry) >= batchHeaderLen {
+		return w.startGrouped(kind, entry, size, fill, apply)
+	}
+	if !w.trail && w.mu.group.open {
+		// Whatever comes after the group goes to the log after it.
+		if err := w.publishGroupLocked(); err != nil {
+			w.mu.Unlock()
+			w.fail(err)
+			return nil, w.Err()
+		}
+	}
 	w.ack.Lock()
 	pos := position{w.mu.last + uint64(n), w.term, w.ack.acked}
 	w.ack.Unlock()
@@ -370,6 +504,7 @@ func (w *writer) start(kind string, entry []byte, fill, apply func(pos position)
 		f, err = w.publish(kind, part(entry, size, i), i, n, w.mu.last)
 		if err == nil {
 			w.mu.last++
+			w.mu.sent = w.mu.last
 			w.pending <- pending{fut: f, seq: w.mu.last, sent: time.Now()}
 		}
 	}
@@ -382,6 +517,49 @@ func (w *writer) start(kind string, entry []byte, fill, apply func(pos position)
 	w.mu.Unlock()
 	if err != nil {
 		// Parts already sent fail too: each expects its predecessor.
+		w.fail(err)
+		return nil, w.Err()
+	}
+	return func() error { return w.waitAcked(pos.seq) }, nil
+}
+
+// startGrouped is start for a database batch that may be grouped, entered
+// with w.mu held: it joins (or opens) the group, or, with room in flight
+// and no group open, publishes the batch as its own message.
+func (w *writer) startGrouped(kind string, entry []byte, size int, fill, apply func(pos position) error) (wait func() error, err error) {
+	pos, joined, err := w.joinGroupLocked(kind, entry, size)
+	if err == nil && !joined {
+		w.ack.Lock()
+		pos = position{w.mu.last + 1, w.term, w.ack.acked}
+		w.ack.Unlock()
+	}
+	if err == nil && fill != nil {
+		err = fill(pos)
+	}
+	if err == nil {
+		if joined {
+			g := &w.mu.group
+			g.entry = mergeBatch(g.entry, entry)
+			g.batches++
+		} else {
+			var f jetstream.PubAckFuture
+			if f, err = w.publish(kind, entry, 0, 1, w.mu.last); err == nil {
+				w.mu.last++
+				w.mu.sent = w.mu.last
+				w.pending <- pending{fut: f, seq: w.mu.last, sent: time.Now()}
+			}
+		}
+	}
+	// Before the apply: whatever a reply saw of the batch is covered by
+	// barrier (the group's sequence is reserved).
+	w.published.Store(w.mu.last)
+	if err == nil && apply != nil {
+		if err = apply(pos); err != nil {
+			err = fmt.Errorf("apply entry %d: %w", pos.seq, err)
+		}
+	}
+	w.mu.Unlock()
+	if err != nil {
 		w.fail(err)
 		return nil, w.Err()
 	}

@@ -76,6 +76,12 @@ type Options struct {
 	// the durability, at one fsync per write instead of JetStream's
 	// dearer one. Never with standbys: their appends would not be there.
 	SyncState bool
+	// InflightMessages is how many messages of the log the leader has
+	// awaiting the stream's acknowledgement before it groups the next
+	// batches into one message, published at the next acknowledgement (see
+	// the package doc). Negative: never grouped. Default:
+	// DefaultInflightMessages. Not used with SyncState.
+	InflightMessages int
 	// Logger receives the node's logs. Default: Service.Logger.
 	Logger *slog.Logger
 	// Meters, when set, records the node's metrics (meter
@@ -184,6 +190,9 @@ func Start(nc *nats.Conn, opts Options) (*Node, error) {
 	}
 	if opts.SnapshotsKept <= 0 {
 		opts.SnapshotsKept = DefaultSnapshotsKept
+	}
+	if opts.InflightMessages == 0 {
+		opts.InflightMessages = DefaultInflightMessages
 	}
 	if opts.Logger == nil {
 		opts.Logger = opts.Service.Logger
@@ -690,7 +699,7 @@ func (n *Node) lead(ctx context.Context, js jetstream.JetStream, stream jetstrea
 			cancel()
 		}
 	}()
-	w := newWriter(js, n.names.stream, n.names.subject, n.nc.MaxPayload(), last, l.term(), n.opts.LeaseTTL, n.opts.SyncState)
+	w := newWriter(js, n.names.stream, n.names.subject, n.nc.MaxPayload(), last, l.term(), n.opts.LeaseTTL, n.opts.SyncState, n.opts.InflightMessages)
 	defer w.close()
 	entry, _ := json.Marshal(leaderEntry{Term: l.term(), ID: n.opts.ID, Time: time.Now().UnixMilli(), Adopted: adopted})
 	if _, err := w.append(kindLeader, entry); err != nil {
