@@ -1,0 +1,102 @@
+// Package table turns a topic's records into an Apache Iceberg table
+// (issue 41, docs/design/iceberg-tables.md): Parquet data files written
+// with iceberg-go's writer (Arrow's Parquet), snapshots committed by a
+// compare-and-swap of the table's metadata pointer in a Catalog, and the
+// offsets each snapshot covers kept in its summary, so that a retried or
+// duplicated job never adds a row twice.
+//
+//	records of one partition, [From, To) ──▶ Tables.Commit
+//	    load current metadata (Catalog.Load → metadata JSON)
+//	    skip if the summary covers To; drop records below its offset
+//	    write Parquet data file(s) ──▶ manifest, manifest list (iceberg-go)
+//	    write metadata v(n+1) ──▶ Catalog.Swap(v(n) → v(n+1)), or lose and retry
+//
+// The package writes through FileIO, iceberg-go's file IO over a floe
+// objectstore.Store (S3, a directory, memory), so the broker's own S3
+// client, credentials and TLS are the only way to the bucket.
+//
+// # Table layout
+//
+// A table lives under <Root>/<Prefix>/<namespace...>/<name> (Prefix
+// defaults to "tables"), in Iceberg's standard layout, written only by
+// iceberg-go and this package:
+//
+//	<location>/metadata/00000-<uuid>.metadata.json   table metadata, one file per commit (format v2)
+//	<location>/metadata/snap-<id>-<n>-<uuid>.avro     manifest lists (iceberg-go)
+//	<location>/metadata/<uuid>-m<n>.avro              manifests (iceberg-go)
+//	<location>/data/<partition path>/<n>-<task>-<write uuid>-<n>.parquet   data files (iceberg-go, zstd)
+//
+// Nothing under a location is ever rewritten; the Catalog's pointer to the
+// current metadata file is the table's only mutable state.
+//
+// # Columns (table format version 1, property floe.table-version = 1)
+//
+// Every table has these columns. Iceberg reads columns by field id, so the
+// ids are part of the format and never change; typed value columns
+// (table.value.schema, a later version) take ids from 1000 on.
+//
+//	id  name       type                                       null
+//	--  ---------  -----------------------------------------  ----------------
+//	 1  partition  int                                        never
+//	 2  offset     long                                       never
+//	 3  timestamp  timestamptz (µs; Kafka's ms × 1000)        never
+//	 4  key        binary                                     null key
+//	 5  value      binary                                     null value (tombstone)
+//	 6  headers    list<7: struct<8: key string,              never (empty list)
+//	                              9: value binary>>           value: null value
+//
+// Headers are a list, not a map: Kafka headers are ordered and may repeat
+// a key. The default Iceberg partitioning is day(timestamp)
+// (ParsePartitioning; table.partitioning).
+//
+// # Snapshot summary (summary version 1)
+//
+// Every snapshot floe commits carries, besides Iceberg's own summary
+// fields:
+//
+//	floe.summary-version       "1"
+//	floe.next-offset.<p>       decimal offset, one per partition with a commit
+//
+// floe.next-offset.<p> = N says: every committed record of partition p
+// below N is in the table as of this snapshot, once, and none at or
+// above N. Each snapshot repeats every partition's value (the parent's,
+// with the committed partition's moved), so the current snapshot alone
+// answers "what is covered", even after older snapshots expire. Commit of
+// [From, To) for p therefore: skips when To ≤ N (a retry, or a duplicate
+// job); drops the records below N when From < N < To; fails with
+// ErrOffsetGap when From > N (records in between would be lost); and
+// accepts any From for a partition with no value yet (a table starts at
+// the log start, or where table.enabled was turned on). A range with no
+// records (markers, aborted records) still commits a snapshot with no
+// data files, moving N.
+//
+// A reader that does not know floe sees an ordinary append-only table;
+// the properties are visible to it (PyIceberg's snapshot summary, Spark's
+// snapshots metadata table).
+//
+// # Commit and failures
+//
+// Catalog.Swap is the commit point. Before it, the attempt's data files,
+// manifests and metadata file are written but unreferenced: a lost race
+// (ErrConflict, iceberg-go's ErrCommitFailed) deletes them and tries again
+// on the new current snapshot (at most Options.CommitAttempts times); a
+// crash leaves them as orphans, which orphan collection deletes once
+// older than a grace period (no snapshot references them). A Swap whose
+// outcome is unknown (the coordinator died mid-call) deletes nothing: the
+// next attempt reloads and skips if the range is covered.
+//
+// # Catalog
+//
+// Catalog is the pointer store: Load, Swap (compare-and-swap), List. The
+// coordinator will implement it in its own state, replicated like every
+// coordinator write, as the key family (coordinator/doc.go style):
+//
+//	family  key                                   value
+//	------  ------------------------------------  ----------------------------------
+//	table   'i' len(2) namespace len(2) name      version(1)=1, metadata location str,
+//	                                              previous metadata location str
+//
+// MemCatalog is the in-process implementation for tests. The Iceberg REST
+// catalog that engines connect to (/iceberg/v1/... on the broker's HTTP
+// listener) serves the same pointers.
+package table

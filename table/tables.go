@@ -1,0 +1,475 @@
+package table
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	itable "github.com/apache/iceberg-go/table"
+
+	"github.com/floe-io/floe/objectstore"
+)
+
+// Snapshot summary properties floe writes (doc.go, "Snapshot summary").
+const (
+	// SummaryVersion is the summary property holding the version of floe's
+	// summary properties: SummaryFormatVersion.
+	SummaryVersion = "floe.summary-version"
+	// SummaryFormatVersion is the version this package writes and reads.
+	SummaryFormatVersion = "1"
+	// SummaryNextOffsetPrefix starts the summary property of each
+	// partition the table has rows or coverage for:
+	// "floe.next-offset.<partition>" = the partition's covered end, the
+	// offset after the last one the table (as of this snapshot) holds
+	// every committed record below.
+	SummaryNextOffsetPrefix = "floe.next-offset."
+)
+
+// defaultCommitAttempts is how many times Commit tries when other
+// commits to the same table win the race.
+const defaultCommitAttempts = 8
+
+// Options configure Tables.
+type Options struct {
+	// Catalog holds the tables' metadata pointers. Required.
+	Catalog Catalog
+	// Store is where every table file goes. Required.
+	Store objectstore.Store
+	// Root is the URI of Store's empty key: "s3://<bucket>" or
+	// "file://<dir>" (FileIO). Required.
+	Root string
+	// Prefix is the key prefix under which tables live: a table's
+	// location is <Root>/<Prefix>/<namespace levels>/<name>. Default:
+	// "tables".
+	Prefix string
+	// CommitAttempts bounds Commit's tries against concurrent commits.
+	// Default: 8.
+	CommitAttempts int
+}
+
+// Validate reports every problem with o at once.
+func (o Options) Validate() error {
+	var errs []error
+	if o.Catalog == nil {
+		errs = append(errs, errors.New("table: Catalog is required"))
+	}
+	if o.Store == nil {
+		errs = append(errs, errors.New("table: Store is required"))
+	}
+	if o.Root == "" {
+		errs = append(errs, errors.New("table: Root is required"))
+	}
+	if o.CommitAttempts < 0 {
+		errs = append(errs, fmt.Errorf("table: CommitAttempts %d is negative", o.CommitAttempts))
+	}
+	return errors.Join(errs...)
+}
+
+// Tables writes topics' records to Iceberg tables: Parquet data files
+// through iceberg-go's writer, snapshots committed by a compare-and-swap
+// of the table's metadata pointer in a Catalog. Safe for concurrent use;
+// commits to one table serialize through the catalog.
+type Tables struct {
+	opts Options
+}
+
+// New returns Tables for opts.
+func New(opts Options) (*Tables, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = "tables"
+	}
+	if opts.CommitAttempts == 0 {
+		opts.CommitAttempts = defaultCommitAttempts
+	}
+	opts.Root = strings.TrimSuffix(opts.Root, "/")
+	return &Tables{opts: opts}, nil
+}
+
+// Location returns the location (URI) of table id's files.
+func (t *Tables) Location(id Ident) string {
+	return strings.Join(append([]string{t.opts.Root, strings.Trim(t.opts.Prefix, "/")}, append(slices.Clone(id.Namespace), id.Name)...), "/")
+}
+
+// Spec describes a table to create.
+type Spec struct {
+	// Partitioning is the table.partitioning value (ParsePartitioning).
+	// Default: "day(timestamp)".
+	Partitioning string
+	// Properties are extra Iceberg table properties.
+	Properties map[string]string
+}
+
+// Create creates table id with the always-present columns, unless it
+// exists. It reports whether it created it.
+func (t *Tables) Create(ctx context.Context, id Ident, spec Spec) (bool, error) {
+	if err := id.validate(); err != nil {
+		return false, err
+	}
+	if _, err := t.opts.Catalog.Load(ctx, id); err == nil {
+		return false, nil
+	} else if !errors.Is(err, ErrNoSuchTable) {
+		return false, fmt.Errorf("create %s: %w", id, err)
+	}
+	sc := Schema()
+	ps, err := ParsePartitioning(spec.Partitioning, sc)
+	if err != nil {
+		return false, err
+	}
+	props := iceberg.Properties{
+		itable.PropertyFormatVersion: "2",
+		"floe.table-version":         "1",
+	}
+	maps.Copy(props, spec.Properties)
+	loc := t.Location(id)
+	meta, err := itable.NewMetadata(sc, &ps, itable.UnsortedSortOrder, loc, props)
+	if err != nil {
+		return false, fmt.Errorf("create %s: metadata: %w", id, err)
+	}
+	fio := NewFileIO(ctx, t.opts.Store, t.opts.Root)
+	mloc, err := writeMetadata(fio, meta, 0)
+	if err != nil {
+		return false, fmt.Errorf("create %s: %w", id, err)
+	}
+	if err := t.opts.Catalog.Swap(ctx, id, "", mloc); err != nil {
+		_ = fio.Remove(mloc)
+		if errors.Is(err, ErrConflict) {
+			return false, nil // created meanwhile by someone else
+		}
+		return false, fmt.Errorf("create %s: %w", id, err)
+	}
+	return true, nil
+}
+
+// Load returns table id as iceberg-go sees it, for scans.
+func (t *Tables) Load(ctx context.Context, id Ident) (*itable.Table, error) {
+	return t.catalogIO(ctx).LoadTable(ctx, itable.Identifier(append(slices.Clone(id.Namespace), id.Name)))
+}
+
+// Covered returns each partition's covered end offset as of the table's
+// current snapshot (SummaryNextOffsetPrefix); a partition with no
+// commit yet is absent.
+func (t *Tables) Covered(ctx context.Context, id Ident) (map[int32]int64, error) {
+	tbl, err := t.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return coveredOffsets(tbl.CurrentSnapshot())
+}
+
+// Range is one partition's records over an offset range, the unit a table
+// job commits.
+type Range struct {
+	// Partition is the topic partition.
+	Partition int32
+	// From and To bound the offsets the range covers, [From, To): every
+	// committed record of the partition in it is in Records, in offset
+	// order. Offsets in it without a record (transaction markers, aborted
+	// or compacted-away records) are covered too.
+	From, To int64
+	// Records are the range's committed records.
+	Records []Record
+}
+
+// Result is what Commit did.
+type Result struct {
+	// Skipped is true when the table already covered the whole range: no
+	// snapshot was made.
+	Skipped bool
+	// Rows is how many rows the new snapshot added (records below the
+	// partition's covered offset are not added again).
+	Rows int
+	// SnapshotID is the new snapshot's id, or the current one's when
+	// Skipped.
+	SnapshotID int64
+	// Attempts is how many commits were tried (more than one after losing
+	// races to other commits).
+	Attempts int
+}
+
+// Commit adds r's records to table id as one snapshot whose summary moves
+// the partition's covered offset to r.To, exactly once: a range the
+// current snapshot covers is skipped, records below the covered offset
+// are dropped, and a range starting after it fails with ErrOffsetGap.
+// A lost race reloads the table and tries again; the data files of a lost
+// attempt are deleted (a crash leaves them to orphan collection:
+// CollectOrphans).
+func (t *Tables) Commit(ctx context.Context, id Ident, r Range) (Result, error) {
+	if r.To < r.From {
+		return Result{}, fmt.Errorf("commit %s partition %d: range [%d, %d) is inverted", id, r.Partition, r.From, r.To)
+	}
+	for i, rec := range r.Records {
+		if rec.Partition != r.Partition || rec.Offset < r.From || rec.Offset >= r.To ||
+			(i > 0 && rec.Offset <= r.Records[i-1].Offset) {
+			return Result{}, fmt.Errorf("commit %s partition %d: record %d (partition %d offset %d) out of range [%d, %d) or order",
+				id, r.Partition, i, rec.Partition, rec.Offset, r.From, r.To)
+		}
+	}
+	cio := t.catalogIO(ctx)
+	var res Result
+	for res.Attempts < t.opts.CommitAttempts {
+		res.Attempts++
+		done, err := t.commitOnce(ctx, cio, id, r, &res)
+		if err == nil && done {
+			return res, nil
+		}
+		if err != nil && !errors.Is(err, itable.ErrCommitFailed) {
+			return res, fmt.Errorf("commit %s partition %d [%d, %d): %w", id, r.Partition, r.From, r.To, err)
+		}
+		if ctx.Err() != nil {
+			return res, fmt.Errorf("commit %s partition %d: %w", id, r.Partition, context.Cause(ctx))
+		}
+	}
+	return res, fmt.Errorf("commit %s partition %d [%d, %d): %d attempts lost to concurrent commits: %w",
+		id, r.Partition, r.From, r.To, res.Attempts, ErrConflict)
+}
+
+func (t *Tables) commitOnce(ctx context.Context, cio *catalogIO, id Ident, r Range, res *Result) (bool, error) {
+	tbl, err := cio.LoadTable(ctx, itable.Identifier(append(slices.Clone(id.Namespace), id.Name)))
+	if err != nil {
+		return false, err
+	}
+	cur := tbl.CurrentSnapshot()
+	covered, err := coveredOffsets(cur)
+	if err != nil {
+		return false, err
+	}
+	recs := r.Records
+	if next, ok := covered[r.Partition]; ok {
+		if r.To <= next {
+			res.Skipped = true
+			res.SnapshotID = cur.SnapshotID
+			return true, nil
+		}
+		if r.From > next {
+			return false, fmt.Errorf("covered to %d: %w", next, ErrOffsetGap)
+		}
+		i, _ := slices.BinarySearchFunc(recs, next, func(rec Record, o int64) int { return cmpInt64(rec.Offset, o) })
+		recs = recs[i:]
+	}
+	covered[r.Partition] = r.To
+	props := iceberg.Properties{SummaryVersion: SummaryFormatVersion}
+	for p, o := range covered {
+		props[SummaryNextOffsetPrefix+strconv.Itoa(int(p))] = strconv.FormatInt(o, 10)
+	}
+	rec, err := arrowRecord(tbl.Schema(), recs)
+	if err != nil {
+		return false, err
+	}
+	defer rec.Release()
+	rdr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
+	if err != nil {
+		return false, fmt.Errorf("record reader: %w", err)
+	}
+	defer rdr.Release()
+
+	// The attempt's data files are written through a tracking IO, so that
+	// a lost race deletes them instead of leaving orphans.
+	tio := &trackingIO{FileIO: NewFileIO(ctx, t.opts.Store, t.opts.Root)}
+	wtbl := itable.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
+		func(context.Context) (icebergio.IO, error) { return tio, nil }, cio)
+	txn := wtbl.NewTransaction()
+	if err := txn.Append(ctx, rdr, props); err != nil {
+		tio.removeCreated()
+		return false, fmt.Errorf("append: %w", err)
+	}
+	ntbl, err := txn.Commit(ctx)
+	if err != nil {
+		if errors.Is(err, itable.ErrCommitFailed) {
+			tio.removeCreated() // nothing points at them
+		}
+		return false, fmt.Errorf("commit: %w", err)
+	}
+	res.Skipped = false
+	res.Rows = len(recs)
+	res.SnapshotID = ntbl.CurrentSnapshot().SnapshotID
+	return true, nil
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// coveredOffsets reads the per-partition covered offsets of snap's
+// summary (none for a nil snapshot: an empty table).
+func coveredOffsets(snap *itable.Snapshot) (map[int32]int64, error) {
+	out := make(map[int32]int64)
+	if snap == nil || snap.Summary == nil {
+		return out, nil
+	}
+	props := snap.Summary.Properties
+	if v, ok := props[SummaryVersion]; ok && v != SummaryFormatVersion {
+		return nil, fmt.Errorf("table: snapshot %d has floe summary version %q; this build reads %q",
+			snap.SnapshotID, v, SummaryFormatVersion)
+	}
+	for k, v := range props {
+		ps, ok := strings.CutPrefix(k, SummaryNextOffsetPrefix)
+		if !ok {
+			continue
+		}
+		p, err := strconv.ParseInt(ps, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("table: snapshot %d summary %q: bad partition: %w", snap.SnapshotID, k, err)
+		}
+		o, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("table: snapshot %d summary %q: bad offset: %w", snap.SnapshotID, k, err)
+		}
+		out[int32(p)] = o
+	}
+	return out, nil
+}
+
+// trackingIO remembers the files it created, to delete them after a lost
+// commit.
+type trackingIO struct {
+	*FileIO
+	mu      sync.Mutex
+	created []string
+}
+
+// Create implements iceberg-go's io.WriteFileIO.
+func (t *trackingIO) Create(name string) (icebergio.FileWriter, error) {
+	t.mu.Lock()
+	t.created = append(t.created, name)
+	t.mu.Unlock()
+	return t.FileIO.Create(name)
+}
+
+// WriteFile implements iceberg-go's io.WriteFileIO.
+func (t *trackingIO) WriteFile(name string, p []byte) error {
+	t.mu.Lock()
+	t.created = append(t.created, name)
+	t.mu.Unlock()
+	return t.FileIO.WriteFile(name, p)
+}
+
+func (t *trackingIO) removeCreated() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, n := range t.created {
+		_ = t.FileIO.Remove(n) // best effort: orphan collection gets the rest
+	}
+	t.created = nil
+}
+
+// catalogIO is iceberg-go's table.CatalogIO over a Catalog: LoadTable
+// reads the pointed-at metadata file, CommitTable checks the
+// requirements, writes the next metadata file and swaps the pointer.
+type catalogIO struct {
+	cat Catalog
+	fio *FileIO
+}
+
+func (t *Tables) catalogIO(ctx context.Context) *catalogIO {
+	return &catalogIO{cat: t.opts.Catalog, fio: NewFileIO(ctx, t.opts.Store, t.opts.Root)}
+}
+
+func identOf(ident itable.Identifier) Ident {
+	if len(ident) == 0 {
+		return Ident{}
+	}
+	return Ident{Namespace: slices.Clone(ident[:len(ident)-1]), Name: ident[len(ident)-1]}
+}
+
+func (c *catalogIO) fsF(context.Context) (icebergio.IO, error) { return c.fio, nil }
+
+// LoadTable implements iceberg-go's table.CatalogIO.
+func (c *catalogIO) LoadTable(ctx context.Context, ident itable.Identifier) (*itable.Table, error) {
+	loc, err := c.cat.Load(ctx, identOf(ident))
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := itable.NewFromLocation(ctx, ident, loc, c.fsF, c)
+	if err != nil {
+		return nil, fmt.Errorf("load %s from %s: %w", identOf(ident), loc, err)
+	}
+	return tbl, nil
+}
+
+// CommitTable implements iceberg-go's table.CatalogIO. A requirement that
+// no longer holds, or a pointer that moved, is itable.ErrCommitFailed.
+func (c *catalogIO) CommitTable(ctx context.Context, ident itable.Identifier, reqs []itable.Requirement, updates []itable.Update) (itable.Metadata, string, error) {
+	cur, err := c.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, r := range reqs {
+		if err := r.Validate(cur.Metadata()); err != nil {
+			return nil, "", fmt.Errorf("%w: %w", itable.ErrCommitFailed, err)
+		}
+	}
+	next, err := itable.UpdateTableMetadata(cur.Metadata(), updates, cur.MetadataLocation())
+	if err != nil {
+		return nil, "", fmt.Errorf("update metadata: %w", err)
+	}
+	loc, err := writeMetadata(c.fio, next, metadataVersion(cur.MetadataLocation())+1)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := c.cat.Swap(ctx, identOf(ident), cur.MetadataLocation(), loc); err != nil {
+		_ = c.fio.Remove(loc)
+		if errors.Is(err, ErrConflict) {
+			return nil, "", fmt.Errorf("%w: %w", itable.ErrCommitFailed, err)
+		}
+		// The swap's outcome is unknown (a coordinator that died
+		// mid-request): the file may be the table's current metadata.
+		return nil, "", fmt.Errorf("swap %s: %w", identOf(ident), err)
+	}
+	return next, loc, nil
+}
+
+// metadataVersion is the version number a metadata file's name starts
+// with ("00003-<uuid>.metadata.json"), or -1.
+func metadataVersion(loc string) int {
+	base := path.Base(loc)
+	i := strings.IndexByte(base, '-')
+	if i <= 0 {
+		return -1
+	}
+	v, err := strconv.Atoi(base[:i])
+	if err != nil {
+		return -1
+	}
+	return v
+}
+
+// writeMetadata writes meta as the table's metadata file of version v and
+// returns its location.
+func writeMetadata(fio *FileIO, meta itable.Metadata, v int) (string, error) {
+	lp, err := itable.LoadLocationProvider(meta.Location(), meta.Properties())
+	if err != nil {
+		return "", fmt.Errorf("location provider: %w", err)
+	}
+	loc, err := lp.NewTableMetadataFileLocation(v)
+	if err != nil {
+		return "", fmt.Errorf("metadata location: %w", err)
+	}
+	b, err := json.Marshal(meta)
+	if err != nil {
+		return "", fmt.Errorf("encode metadata: %w", err)
+	}
+	if err := fio.WriteFile(loc, b); err != nil {
+		return "", fmt.Errorf("write metadata: %w", err)
+	}
+	return loc, nil
+}
