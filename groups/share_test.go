@@ -23,10 +23,15 @@ type shareTopics struct {
 	states map[coordapi.TopicID]coordapi.PartitionState
 	// byTime answers ListOffset for any timestamp; -1 for none.
 	byTime int64
+	// batches are each topic's batches (every partition alike), and
+	// notify the commit notice subscriber (share_fetch_test.go).
+	batches map[coordapi.TopicID][]coordapi.BatchCoord
+	notify  func([]coordapi.CommitNotice)
 }
 
 func newShareTopics() *shareTopics {
-	return &shareTopics{fakeTopics: &fakeTopics{}, states: map[coordapi.TopicID]coordapi.PartitionState{}, byTime: -1}
+	return &shareTopics{fakeTopics: &fakeTopics{}, states: map[coordapi.TopicID]coordapi.PartitionState{}, byTime: -1,
+		batches: map[coordapi.TopicID][]coordapi.BatchCoord{}}
 }
 
 func (s *shareTopics) PartitionState(_ context.Context, id coordapi.TopicID, _ int32) (coordapi.PartitionState, error) {
