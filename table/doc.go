@@ -5,9 +5,9 @@
 // offsets each snapshot covers kept in its summary, so that a retried or
 // duplicated job never adds a row twice.
 //
-//	records of one partition, [From, To) ──▶ Tables.Commit
+//	a job's ranges, [From, To) of each partition ──▶ Tables.Commit
 //	    load current metadata (Catalog.Load → metadata JSON)
-//	    skip if the summary covers To; drop records below its offset
+//	    skip ranges the summary covers; drop records below each offset
 //	    write Parquet data file(s) ──▶ manifest, manifest list (iceberg-go)
 //	    write metadata v(n+1) ──▶ Catalog.Swap(v(n) → v(n+1)), or lose and retry
 //

@@ -438,3 +438,65 @@ func TestCommitConcurrent(t *testing.T) {
 	}
 	equalRecords(t, got, want)
 }
+
+// TestCommitRanges: a job's ranges of several partitions go in one
+// snapshot, each skipped, trimmed or added on its own; a gap in one
+// fails the whole commit and adds nothing.
+func TestCommitRanges(t *testing.T) {
+	rng := func(p int32, from, to int64) table.Range {
+		return table.Range{Partition: p, From: from, To: to, Records: records(p, from, to, 1)}
+	}
+	for _, tc := range []struct {
+		name    string
+		ranges  []table.Range
+		want    []table.RangeResult
+		skipped bool
+		wantErr error
+		rows    int // in the table afterwards
+	}{
+		{name: "new, covered and overlapping", rows: 30 + 10 + 10 + 20,
+			ranges: []table.Range{rng(0, 10, 20), rng(1, 0, 10), rng(2, 5, 20), rng(3, 0, 20)},
+			want:   []table.RangeResult{{Partition: 0, Rows: 10}, {Partition: 1, Skipped: true}, {Partition: 2, Rows: 10}, {Partition: 3, Rows: 20}}},
+		{name: "all covered", rows: 30, skipped: true,
+			ranges: []table.Range{rng(0, 0, 10), rng(1, 0, 10)},
+			want:   []table.RangeResult{{Partition: 0, Skipped: true}, {Partition: 1, Skipped: true}}},
+		{name: "a gap fails all", rows: 30, wantErr: table.ErrOffsetGap,
+			ranges: []table.Range{rng(3, 0, 10), rng(0, 11, 20)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			tb := newTables(t, objectstore.NewMemory(), "mem://floe", &table.MemCatalog{})
+			if _, err := tb.Create(ctx, topic, table.Spec{}); err != nil {
+				t.Fatal(err)
+			}
+			// Partitions 0, 1 and 2 are covered to 10.
+			if _, err := tb.Commit(ctx, topic, rng(0, 0, 10), rng(1, 0, 10), rng(2, 0, 10)); err != nil {
+				t.Fatal(err)
+			}
+			before, err := tb.Load(ctx, topic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := tb.Commit(ctx, topic, tc.ranges...)
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("err %v, want %v", err, tc.wantErr)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			} else if res.Skipped != tc.skipped || !slices.Equal(res.Ranges, tc.want) {
+				t.Fatalf("%+v, want skipped %v %+v", res, tc.skipped, tc.want)
+			}
+			after, err := tb.Load(ctx, topic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if made := after.CurrentSnapshot().SnapshotID != before.CurrentSnapshot().SnapshotID; made != (tc.wantErr == nil && !tc.skipped) {
+				t.Fatalf("new snapshot: %v", made)
+			}
+			if got := readAll(t, tb); len(got) != tc.rows {
+				t.Fatalf("%d rows, want %d", len(got), tc.rows)
+			}
+		})
+	}
+}

@@ -186,12 +186,15 @@ type Range struct {
 
 // Result is what Commit did.
 type Result struct {
-	// Skipped is true when the table already covered the whole range: no
+	// Skipped is true when the table already covered every range: no
 	// snapshot was made.
 	Skipped bool
-	// Rows is how many rows the new snapshot added (records below the
+	// Rows is how many rows the new snapshot added (records below a
 	// partition's covered offset are not added again).
 	Rows int
+	// Ranges says, per range in the order given, how many rows it added
+	// and whether the table already covered it.
+	Ranges []RangeResult
 	// SnapshotID is the new snapshot's id, or the current one's when
 	// Skipped.
 	SnapshotID int64
@@ -200,103 +203,139 @@ type Result struct {
 	Attempts int
 }
 
-// Commit adds r's records to table id as one snapshot whose summary moves
-// the partition's covered offset to r.To, exactly once: a range the
-// current snapshot covers is skipped, records below the covered offset
-// are dropped, and a range starting after it fails with ErrOffsetGap.
-// A lost race reloads the table and tries again; the data files of a lost
-// attempt are deleted (a crash leaves them to orphan collection:
-// CollectOrphans).
-func (t *Tables) Commit(ctx context.Context, id Ident, r Range) (Result, error) {
-	if r.To < r.From {
-		return Result{}, fmt.Errorf("commit %s partition %d: range [%d, %d) is inverted", id, r.Partition, r.From, r.To)
+// RangeResult is what Commit did with one range.
+type RangeResult struct {
+	Partition int32
+	Rows      int
+	Skipped   bool
+}
+
+// Commit adds the ranges' records to table id as one snapshot whose
+// summary moves each range's partition's covered offset to its To,
+// exactly once: a range the current snapshot covers is skipped, records
+// below a covered offset are dropped, and a range starting after its
+// partition's covered offset fails the commit with ErrOffsetGap. The
+// ranges must be of distinct partitions; a table job commits all of its
+// partitions in one snapshot. A lost race reloads the table and tries
+// again; the data files of a lost attempt are deleted (a crash leaves
+// them to orphan collection).
+func (t *Tables) Commit(ctx context.Context, id Ident, ranges ...Range) (Result, error) {
+	if len(ranges) == 0 {
+		return Result{}, fmt.Errorf("commit %s: no range", id)
 	}
-	for i, rec := range r.Records {
-		if rec.Partition != r.Partition || rec.Offset < r.From || rec.Offset >= r.To ||
-			(i > 0 && rec.Offset <= r.Records[i-1].Offset) {
-			return Result{}, fmt.Errorf("commit %s partition %d: record %d (partition %d offset %d) out of range [%d, %d) or order",
-				id, r.Partition, i, rec.Partition, rec.Offset, r.From, r.To)
+	seen := make(map[int32]bool, len(ranges))
+	for _, r := range ranges {
+		if seen[r.Partition] {
+			return Result{}, fmt.Errorf("commit %s: partition %d given twice", id, r.Partition)
+		}
+		seen[r.Partition] = true
+		if r.To < r.From {
+			return Result{}, fmt.Errorf("commit %s partition %d: range [%d, %d) is inverted", id, r.Partition, r.From, r.To)
+		}
+		for i, rec := range r.Records {
+			if rec.Partition != r.Partition || rec.Offset < r.From || rec.Offset >= r.To ||
+				(i > 0 && rec.Offset <= r.Records[i-1].Offset) {
+				return Result{}, fmt.Errorf("commit %s partition %d: record %d (partition %d offset %d) out of range [%d, %d) or order",
+					id, r.Partition, i, rec.Partition, rec.Offset, r.From, r.To)
+			}
 		}
 	}
 	cio := t.catalogIO(ctx)
 	var res Result
 	for res.Attempts < t.opts.CommitAttempts {
 		res.Attempts++
-		done, err := t.commitOnce(ctx, cio, id, r, &res)
-		if err == nil && done {
+		err := t.commitOnce(ctx, cio, id, ranges, &res)
+		if err == nil {
 			return res, nil
 		}
-		if err != nil && !errors.Is(err, itable.ErrCommitFailed) {
-			return res, fmt.Errorf("commit %s partition %d [%d, %d): %w", id, r.Partition, r.From, r.To, err)
+		if !errors.Is(err, itable.ErrCommitFailed) {
+			return res, fmt.Errorf("commit %s: %w", id, err)
 		}
 		if ctx.Err() != nil {
-			return res, fmt.Errorf("commit %s partition %d: %w", id, r.Partition, context.Cause(ctx))
+			return res, fmt.Errorf("commit %s: %w", id, context.Cause(ctx))
 		}
 	}
-	return res, fmt.Errorf("commit %s partition %d [%d, %d): %d attempts lost to concurrent commits: %w",
-		id, r.Partition, r.From, r.To, res.Attempts, ErrConflict)
+	return res, fmt.Errorf("commit %s: %d attempts lost to concurrent commits: %w", id, res.Attempts, ErrConflict)
 }
 
-func (t *Tables) commitOnce(ctx context.Context, cio *catalogIO, id Ident, r Range, res *Result) (bool, error) {
+func (t *Tables) commitOnce(ctx context.Context, cio *catalogIO, id Ident, ranges []Range, res *Result) error {
 	tbl, err := cio.LoadTable(ctx, itable.Identifier(append(slices.Clone(id.Namespace), id.Name)))
 	if err != nil {
-		return false, err
+		return err
 	}
 	cur := tbl.CurrentSnapshot()
 	covered, err := coveredOffsets(cur)
 	if err != nil {
-		return false, err
+		return err
 	}
-	recs := r.Records
-	if next, ok := covered[r.Partition]; ok {
-		if r.To <= next {
-			res.Skipped = true
+	res.Ranges = res.Ranges[:0]
+	res.Rows = 0
+	var recs []Record
+	moved := false
+	for _, r := range ranges {
+		rr := RangeResult{Partition: r.Partition}
+		prs := r.Records
+		if next, ok := covered[r.Partition]; ok {
+			if r.To <= next {
+				rr.Skipped = true
+				res.Ranges = append(res.Ranges, rr)
+				continue
+			}
+			if r.From > next {
+				return fmt.Errorf("partition %d range [%d, %d), covered to %d: %w", r.Partition, r.From, r.To, next, ErrOffsetGap)
+			}
+			i, _ := slices.BinarySearchFunc(prs, next, func(rec Record, o int64) int { return cmpInt64(rec.Offset, o) })
+			prs = prs[i:]
+		}
+		covered[r.Partition] = r.To
+		moved = true
+		rr.Rows = len(prs)
+		res.Rows += len(prs)
+		res.Ranges = append(res.Ranges, rr)
+		recs = append(recs, prs...)
+	}
+	if !moved {
+		res.Skipped = true
+		if cur != nil {
 			res.SnapshotID = cur.SnapshotID
-			return true, nil
 		}
-		if r.From > next {
-			return false, fmt.Errorf("covered to %d: %w", next, ErrOffsetGap)
-		}
-		i, _ := slices.BinarySearchFunc(recs, next, func(rec Record, o int64) int { return cmpInt64(rec.Offset, o) })
-		recs = recs[i:]
+		return nil
 	}
-	covered[r.Partition] = r.To
 	props := iceberg.Properties{SummaryVersion: SummaryFormatVersion}
 	for p, o := range covered {
 		props[SummaryNextOffsetPrefix+strconv.Itoa(int(p))] = strconv.FormatInt(o, 10)
 	}
 	rec, err := arrowRecord(tbl.Schema(), recs)
 	if err != nil {
-		return false, err
+		return err
 	}
 	defer rec.Release()
 	rdr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
 	if err != nil {
-		return false, fmt.Errorf("record reader: %w", err)
+		return fmt.Errorf("record reader: %w", err)
 	}
 	defer rdr.Release()
 
-	// The attempt's data files are written through a tracking IO, so that
-	// a lost race deletes them instead of leaving orphans.
+	// The attempt's files are written through a tracking IO, so that a
+	// lost race deletes them instead of leaving orphans.
 	tio := &trackingIO{FileIO: NewFileIO(ctx, t.opts.Store, t.opts.Root)}
 	wtbl := itable.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
 		func(context.Context) (icebergio.IO, error) { return tio, nil }, cio)
 	txn := wtbl.NewTransaction()
 	if err := txn.Append(ctx, rdr, props); err != nil {
 		tio.removeCreated()
-		return false, fmt.Errorf("append: %w", err)
+		return fmt.Errorf("append: %w", err)
 	}
 	ntbl, err := txn.Commit(ctx)
 	if err != nil {
 		if errors.Is(err, itable.ErrCommitFailed) {
 			tio.removeCreated() // nothing points at them
 		}
-		return false, fmt.Errorf("commit: %w", err)
+		return fmt.Errorf("commit: %w", err)
 	}
 	res.Skipped = false
-	res.Rows = len(recs)
 	res.SnapshotID = ntbl.CurrentSnapshot().SnapshotID
-	return true, nil
+	return nil
 }
 
 func cmpInt64(a, b int64) int {
