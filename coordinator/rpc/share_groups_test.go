@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordapi"
@@ -98,5 +99,81 @@ func TestShareGroupsOverNATS(t *testing.T) {
 	l, err := e.b.ListGroups(ctx, lg)
 	if err != nil || len(l.Groups) != 1 || l.Groups[0].GroupType != "share" {
 		t.Fatalf("list share groups: %v %+v", err, l)
+	}
+}
+
+// TestShareAcquireOverNATS: records committed to a share group's partition
+// are acquired through one broker's client with their batch coordinates,
+// acknowledged through another's (acks follow the member, not the
+// broker), released by broker, and a held acquire is woken by a commit.
+func TestShareAcquireOverNATS(t *testing.T) {
+	e := newGroupsEnv(t)
+	ctx := context.Background()
+	tp, err := e.coord.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "t", Partitions: 1, ReplicationFactor: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := func(key string, records int32) {
+		t.Helper()
+		if _, err := e.coord.CommitObject(ctx, &coordapi.CommitRequest{ObjectKey: key, ObjectSize: 100, BrokerID: 1, Batches: []coordapi.CommitBatch{
+			{TopicID: tp.ID, ByteLength: 100, LastOffsetDelta: records - 1, MaxTimestamp: 10, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit("wal/1", 5)
+	hb := kmsg.NewPtrShareGroupHeartbeatRequest()
+	hb.Version, hb.GroupID, hb.MemberID, hb.SubscribedTopicNames = 1, "sg", "m1", []string{"t"}
+	if r, err := e.a.ShareGroupHeartbeat(ctx, coordapi.ClientInfo{}, hb); err != nil || r.ErrorCode != 0 {
+		t.Fatalf("join: %v %+v", err, r)
+	}
+	// latest: the share-partition starts at 5.
+	commit("wal/2", 3)
+	req := coordapi.ShareAcquireRequest{Group: "sg", Member: "m1", Via: 1, MaxRecords: 100, MaxBytes: 1 << 20,
+		Partitions: []coordapi.ShareAcquirePartition{{Topic: tp.ID, Fetch: true}}}
+	resp, err := e.a.ShareAcquire(ctx, req)
+	if err != nil || resp.LockDurationMs != 30000 || len(resp.Partitions) != 1 {
+		t.Fatalf("acquire: %v %+v", err, resp)
+	}
+	p := resp.Partitions[0]
+	if len(p.Acquired) != 1 || p.Acquired[0] != (coordapi.ShareAcquiredRecords{First: 5, Last: 7, DeliveryCount: 1}) ||
+		len(p.Batches) != 1 || p.Batches[0].ObjectKey != "wal/2" || p.HighWatermark != 8 {
+		t.Fatalf("acquired %+v", p)
+	}
+	// Accept 5 through the other broker's client; release the rest by
+	// broker 1.
+	ack := coordapi.ShareAcquireRequest{Group: "sg", Member: "m1", Via: 2,
+		Partitions: []coordapi.ShareAcquirePartition{{Topic: tp.ID, Acks: []coordapi.ShareAckBatch{{First: 5, Last: 5, Types: []int8{1}}}}}}
+	if r, err := e.b.ShareAcquire(ctx, ack); err != nil || r.Partitions[0].AckErrorCode != 0 {
+		t.Fatalf("ack: %v %+v", err, r)
+	}
+	other := ack
+	other.Member, other.Partitions = "m2", []coordapi.ShareAcquirePartition{{Topic: tp.ID, Acks: []coordapi.ShareAckBatch{{First: 6, Last: 6, Types: []int8{1}}}}}
+	if r, err := e.b.ShareAcquire(ctx, other); err != nil || r.Partitions[0].AckErrorCode != kerr.InvalidRecordState.Code {
+		t.Fatalf("another member's ack: %v %+v", err, r)
+	}
+	if err := e.b.ShareRelease(ctx, coordapi.ShareReleaseRequest{Group: "sg", Member: "m1", Via: 1}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = e.a.ShareAcquire(ctx, req)
+	if err != nil || len(resp.Partitions[0].Acquired) != 1 || resp.Partitions[0].Acquired[0] != (coordapi.ShareAcquiredRecords{First: 6, Last: 7, DeliveryCount: 1}) {
+		t.Fatalf("after the release: %v %+v", err, resp)
+	}
+	// Nothing left: a held acquire, woken by the next commit.
+	held := req
+	held.MaxWaitMs = 20_000
+	done := make(chan coordapi.ShareAcquireResponse, 1)
+	go func() {
+		r, err := e.b.ShareAcquire(ctx, held)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- r
+	}()
+	// The commit may come before the acquire is held: it then acquires at
+	// once. Either way it answers 8-9 well before its max wait.
+	commit("wal/3", 2)
+	if r := <-done; len(r.Partitions) != 1 || len(r.Partitions[0].Acquired) != 1 || r.Partitions[0].Acquired[0].First != 8 {
+		t.Fatalf("held acquire: %+v", r)
 	}
 }
