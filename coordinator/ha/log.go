@@ -106,7 +106,7 @@ const trailDelay = time.Millisecond
 const batchHeaderLen = 12
 
 // DefaultInflightMessages is Options.InflightMessages' default.
-const DefaultInflightMessages = 2
+const DefaultInflightMessages = 1
 
 // writer is the leader's side of the log. It appends each batch as one
 // entry (split into parts when larger than a NATS message), every message
