@@ -65,6 +65,8 @@ type Catalog interface {
 	Swap(ctx context.Context, id Ident, prev, next string) error
 	// List returns the tables of a namespace, sorted by name.
 	List(ctx context.Context, namespace []string) ([]Ident, error)
+	// Namespaces returns every namespace that holds a table, sorted.
+	Namespaces(ctx context.Context) ([][]string, error)
 }
 
 // MemCatalog is a Catalog in memory. The zero value is ready to use.
@@ -131,5 +133,19 @@ func (c *MemCatalog) List(_ context.Context, namespace []string) ([]Ident, error
 		}
 	}
 	slices.SortFunc(out, func(a, b Ident) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// Namespaces implements Catalog.
+func (c *MemCatalog) Namespaces(_ context.Context) ([][]string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out [][]string
+	for _, e := range c.mu.ptr {
+		if !slices.ContainsFunc(out, func(ns []string) bool { return slices.Equal(ns, e.id.Namespace) }) {
+			out = append(out, slices.Clone(e.id.Namespace))
+		}
+	}
+	slices.SortFunc(out, slices.Compare[[]string])
 	return out, nil
 }

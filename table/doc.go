@@ -96,7 +96,14 @@
 //	table   'i' len(2) namespace len(2) name      version(1)=1, metadata location str,
 //	                                              previous metadata location str
 //
-// MemCatalog is the in-process implementation for tests. The Iceberg REST
-// catalog that engines connect to (/iceberg/v1/... on the broker's HTTP
-// listener) serves the same pointers.
+// MemCatalog is the in-process implementation for tests.
+//
+// # REST catalog
+//
+// NewRESTHandler serves the pointers to engines as the read-only subset of
+// the Iceberg REST catalog API they need (config, namespaces, list and load
+// tables) under RESTPrefix, /iceberg/v1/..., for the broker's HTTP
+// listener: PyIceberg's RestCatalog, Spark, Trino and DuckDB connect to
+// http://<broker>/iceberg. A load passes the metadata file's JSON through
+// unparsed; writes are refused (only floe's jobs commit).
 package table

@@ -6,6 +6,9 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"slices"
@@ -75,95 +78,184 @@ func unb64(t *testing.T, s *string) []byte {
 	return b
 }
 
-// TestReadersNobodyHereWrote writes a table and reads it with PyIceberg
-// and with DuckDB's iceberg extension, from its metadata file (no catalog
-// yet): every row once, values byte-equal, and (PyIceberg) the covered
-// offsets in the snapshot summary.
-func TestReadersNobodyHereWrote(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		open func(t *testing.T) (objectstore.Store, string, []string)
-	}{
-		{name: "dir", open: func(t *testing.T) (objectstore.Store, string, []string) {
-			d, err := objectstore.NewDir(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return d, "file://" + d.Root(), nil
-		}},
-		{name: "minio", open: func(t *testing.T) (objectstore.Store, string, []string) {
-			srv := miniotest.Start(t)
-			return srv.Store(t), "s3://" + srv.Bucket, []string{
-				"s3.endpoint=" + srv.Endpoint, "s3.access-key-id=" + srv.AccessKey,
-				"s3.secret-access-key=" + srv.SecretKey, "s3.region=" + srv.Region,
-				"s3.force-virtual-addressing=false",
-			}
-		}},
+// readerStore is a store the readers open the table's files in, with the
+// properties they need for it.
+type readerStore struct {
+	name string
+	open func(t *testing.T) (store objectstore.Store, root string, props map[string]string)
+}
+
+var readerStores = []readerStore{
+	{name: "dir", open: func(t *testing.T) (objectstore.Store, string, map[string]string) {
+		d, err := objectstore.NewDir(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d, "file://" + d.Root(), nil
+	}},
+	{name: "minio", open: func(t *testing.T) (objectstore.Store, string, map[string]string) {
+		srv := miniotest.Start(t)
+		return srv.Store(t), "s3://" + srv.Bucket, map[string]string{
+			"s3.endpoint": srv.Endpoint, "s3.access-key-id": srv.AccessKey,
+			"s3.secret-access-key": srv.SecretKey, "s3.region": srv.Region,
+			"s3.force-virtual-addressing": "false",
+		}
+	}},
+}
+
+// writeReadersTable writes the table the reader tests read and returns
+// its rows.
+func writeReadersTable(t *testing.T, tb *table.Tables) []table.Record {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := tb.Create(ctx, topic, table.Spec{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []table.Range{
+		{Partition: 0, From: 0, To: 40, Records: records(0, 0, 40, 1)},
+		{Partition: 2, From: 7, To: 31, Records: records(2, 7, 30, 3)},
 	} {
+		if _, err := tb.Commit(ctx, topic, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return append(records(0, 0, 40, 1), records(2, 7, 30, 3)...)
+}
+
+// readerOutput is what a reader script printed.
+type readerOutput struct {
+	rows       []table.Record
+	summary    map[string]string
+	namespaces []string
+	tables     []string
+}
+
+// runReader runs a reader script and parses its JSON lines.
+func runReader(t *testing.T, py string, args []string, props map[string]string) readerOutput {
+	t.Helper()
+	for k, v := range props {
+		args = append(args, k+"="+v)
+	}
+	cmd := exec.Command(py, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", args[0], err, stderr.String())
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	var res readerOutput
+	for sc.Scan() {
+		var r struct {
+			pyRow
+			Namespaces []string `json:"namespaces"`
+			Tables     []string `json:"tables"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("%v: %s", err, sc.Text())
+		}
+		switch {
+		case r.Summary != nil:
+			res.summary = r.Summary
+		case r.Namespaces != nil || r.Tables != nil:
+			res.namespaces, res.tables = r.Namespaces, r.Tables
+		default:
+			rec := table.Record{Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp,
+				Key: unb64(t, r.Key), Value: unb64(t, r.Value)}
+			for _, h := range r.Headers {
+				rec.Headers = append(rec.Headers, table.Header{Key: *h[0], Value: unb64(t, h[1])})
+			}
+			res.rows = append(res.rows, rec)
+		}
+	}
+	slices.SortFunc(res.rows, func(a, b table.Record) int {
+		if a.Partition != b.Partition {
+			return int(a.Partition - b.Partition)
+		}
+		return int(a.Offset - b.Offset)
+	})
+	return res
+}
+
+func checkSummary(t *testing.T, summary map[string]string) {
+	t.Helper()
+	if summary[table.SummaryNextOffsetPrefix+"0"] != "40" || summary[table.SummaryNextOffsetPrefix+"2"] != "31" ||
+		summary[table.SummaryVersion] != table.SummaryFormatVersion {
+		t.Fatalf("summary as the reader sees it: %v", summary)
+	}
+}
+
+// TestReadersNobodyHereWrote writes a table and reads it with PyIceberg
+// and with DuckDB's iceberg extension, from its metadata file: every row
+// once, values byte-equal, and (PyIceberg) the covered offsets in the
+// snapshot summary.
+func TestReadersNobodyHereWrote(t *testing.T) {
+	for _, st := range readerStores {
 		for _, rd := range readers {
-			t.Run(rd.name+"/"+tc.name, func(t *testing.T) {
+			t.Run(rd.name+"/"+st.name, func(t *testing.T) {
 				py := rd.python(t)
 				ctx := context.Background()
-				store, root, props := tc.open(t)
+				store, root, props := st.open(t)
 				tb := newTables(t, store, root, &table.MemCatalog{})
-				if _, err := tb.Create(ctx, topic, table.Spec{}); err != nil {
-					t.Fatal(err)
-				}
-				want := append(records(0, 0, 40, 1), records(2, 7, 30, 3)...)
-				for _, r := range []table.Range{
-					{Partition: 0, From: 0, To: 40, Records: records(0, 0, 40, 1)},
-					{Partition: 2, From: 7, To: 31, Records: records(2, 7, 30, 3)},
-				} {
-					if _, err := tb.Commit(ctx, topic, r); err != nil {
-						t.Fatal(err)
-					}
-				}
+				want := writeReadersTable(t, tb)
 				tbl, err := tb.Load(ctx, topic)
 				if err != nil {
 					t.Fatal(err)
 				}
-				cmd := exec.Command(py, append([]string{rd.script, tbl.MetadataLocation()}, props...)...)
-				var stderr bytes.Buffer
-				cmd.Stderr = &stderr
-				out, err := cmd.Output()
-				if err != nil {
-					t.Fatalf("%s: %v\n%s", rd.name, err, stderr.String())
-				}
-				sc := bufio.NewScanner(bytes.NewReader(out))
-				sc.Buffer(nil, 1<<20)
-				var got []table.Record
-				var summary map[string]string
-				for sc.Scan() {
-					var r pyRow
-					if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-						t.Fatalf("%v: %s", err, sc.Text())
-					}
-					if r.Summary != nil {
-						summary = r.Summary
-						continue
-					}
-					rec := table.Record{Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp,
-						Key: unb64(t, r.Key), Value: unb64(t, r.Value)}
-					for _, h := range r.Headers {
-						rec.Headers = append(rec.Headers, table.Header{Key: *h[0], Value: unb64(t, h[1])})
-					}
-					got = append(got, rec)
-				}
-				slices.SortFunc(got, func(a, b table.Record) int {
-					if a.Partition != b.Partition {
-						return int(a.Partition - b.Partition)
-					}
-					return int(a.Offset - b.Offset)
-				})
-				equalRecords(t, got, want)
-				if rd.summary && (summary[table.SummaryNextOffsetPrefix+"0"] != "40" || summary[table.SummaryNextOffsetPrefix+"2"] != "31" ||
-					summary[table.SummaryVersion] != table.SummaryFormatVersion) {
-					t.Fatalf("summary as %s sees it: %v", rd.name, summary)
-				}
 				if !strings.HasPrefix(tbl.MetadataLocation(), root+"/tables/floe/orders/metadata/") {
 					t.Fatalf("metadata at %s", tbl.MetadataLocation())
 				}
+				out := runReader(t, py, []string{rd.script, tbl.MetadataLocation()}, props)
+				equalRecords(t, out.rows, want)
+				if rd.summary {
+					checkSummary(t, out.summary)
+				}
 			})
 		}
+	}
+}
+
+// TestPyIcebergRESTCatalog: PyIceberg connects to the REST catalog
+// handler (an httptest server on 127.0.0.1), lists the namespace and its
+// tables, loads the table and reads every row. The S3 endpoint comes from
+// the catalog's config; the credentials are the reader's own.
+func TestPyIcebergRESTCatalog(t *testing.T) {
+	for _, st := range readerStores {
+		t.Run(st.name, func(t *testing.T) {
+			py := readers[0].python(t)
+			store, root, props := st.open(t)
+			cat := &table.MemCatalog{}
+			tb := newTables(t, store, root, cat)
+			want := writeReadersTable(t, tb)
+			if _, err := tb.Create(context.Background(), table.Ident{Namespace: []string{"floe"}, Name: "hidden"}, table.Spec{}); err != nil {
+				t.Fatal(err)
+			}
+			defaults := map[string]string{}
+			creds := map[string]string{}
+			for k, v := range props {
+				if k == "s3.access-key-id" || k == "s3.secret-access-key" {
+					creds[k] = v
+				} else {
+					defaults[k] = v
+				}
+			}
+			srv := httptest.NewServer(table.NewRESTHandler(cat, store, root, table.RESTOptions{
+				Defaults: defaults,
+				Authorize: func(_ *http.Request, id table.Ident, _ bool) error {
+					if id.Name == "hidden" {
+						return errors.New("no DESCRIBE on topic hidden")
+					}
+					return nil
+				},
+			}))
+			t.Cleanup(srv.Close)
+			out := runReader(t, py, []string{readers[0].script, "--rest", srv.URL + table.RESTPrefix, "floe.orders"}, creds)
+			if !slices.Equal(out.namespaces, []string{"floe"}) || !slices.Equal(out.tables, []string{"floe.orders"}) {
+				t.Fatalf("catalog lists namespaces %v tables %v", out.namespaces, out.tables)
+			}
+			equalRecords(t, out.rows, want)
+			checkSummary(t, out.summary)
+		})
 	}
 }

@@ -1,6 +1,11 @@
 """Reads a floe table with PyIceberg and prints its rows as JSON lines.
 
 Usage: pyiceberg_read.py METADATA_LOCATION [PROPERTY=VALUE ...]
+       pyiceberg_read.py --rest CATALOG_URI NAMESPACE.TABLE [PROPERTY=VALUE ...]
+
+The first form opens the table from its metadata file (StaticTable); the
+second through a REST catalog (floe's /iceberg), after printing what the
+catalog lists as a {"namespaces": [...], "tables": [...]} line.
 
 The properties are PyIceberg FileIO properties (s3.endpoint, s3.access-key-id,
 ...). Each row is printed as one JSON object: partition, offset, timestamp
@@ -14,6 +19,7 @@ import json
 import sys
 
 import pyarrow as pa
+from pyiceberg.catalog import load_catalog
 from pyiceberg.table import StaticTable
 
 
@@ -22,9 +28,19 @@ def b64(v):
 
 
 def main():
-    loc = sys.argv[1]
-    props = dict(a.split("=", 1) for a in sys.argv[2:])
-    tbl = StaticTable.from_metadata(loc, properties=props)
+    if sys.argv[1] == "--rest":
+        uri, ident = sys.argv[2], sys.argv[3]
+        props = dict(a.split("=", 1) for a in sys.argv[4:])
+        cat = load_catalog("floe", type="rest", uri=uri, **props)
+        ns = ident.rsplit(".", 1)[0]
+        print(json.dumps({
+            "namespaces": [".".join(n) for n in cat.list_namespaces()],
+            "tables": [".".join(t) for t in cat.list_tables(ns)],
+        }))
+        tbl = cat.load_table(ident)
+    else:
+        props = dict(a.split("=", 1) for a in sys.argv[2:])
+        tbl = StaticTable.from_metadata(sys.argv[1], properties=props)
     snap = tbl.current_snapshot()
     print(json.dumps({"summary": dict(snap.summary.additional_properties) if snap else {}}))
     at = tbl.scan().to_arrow()
