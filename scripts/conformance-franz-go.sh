@@ -14,7 +14,8 @@
 #   RUN               -run regexp (default: every kgo test that talks to a broker,
 #                     but those in EXCLUDE)
 #   EXCLUDE           tests left out of the default set, space-separated
-#                     (default: none)
+#                     (default: TestShareGroupOffsetsAdmin, which needs the share
+#                     group admin APIs, not served yet: issue 42's milestone 4)
 #   KGO_TEST_RECORDS  records per produce/consume test (default 50000; kgo's own default is 500000)
 #   TIMEOUT           go test -timeout (default 10m); tests still running then are FAIL
 #   KGO_LOG_LEVEL     kgo client logs in the test log: none, info, debug (default none)
@@ -39,7 +40,7 @@ fi
 # test helpers (adm, newTestClient, tmpTopic, tmpGroup, getSeedBrokers).
 excluded=()
 if [ -z "${RUN:-}" ]; then
-  read -r -a excluded <<<"${EXCLUDE-}"
+  read -r -a excluded <<<"${EXCLUDE-TestShareGroupOffsetsAdmin}"
   tests="$(awk '
     /^func Test[A-Za-z0-9_]*\(/ { name = $2; sub(/\(.*/, "", name) }
     /adm\(\)|newTestClient|tmpTopic|tmpGroup|getSeedBrokers/ {
@@ -56,7 +57,9 @@ printf 'kgo:kgo-secret\n' >"$work/users"
 FLOE_INSTANCE=-scram start_floe --sasl-mechanisms SCRAM-SHA-256,SCRAM-SHA-512 --sasl-users-file "$work/users"
 scram_bootstrap="$bootstrap"
 
-start_floe --auto-create-topics
+# Share groups on: kgo's share tests run once ShareFetch and
+# ShareAcknowledge v2 are advertised.
+start_floe --auto-create-topics --share-groups-enabled
 
 echo "franz-go $kgo_version kgo integration tests against floe at $bootstrap (SCRAM at $scram_bootstrap)" >&2
 status=0
