@@ -199,8 +199,15 @@ func (b *Broker) handleShareFetch(ctx context.Context, r *request) (kmsg.Respons
 			add(tp).Fetch = true
 		}
 	}
+	renewRefused := map[topicPartition]bool{}
 	for _, p := range asked {
-		if p.code == 0 && len(p.acks) > 0 {
+		switch {
+		case p.code != 0 || len(p.acks) == 0:
+		case !req.IsRenewAck && hasRenew(p.acks):
+			// A renewal goes alone, with IsRenewAck (KafkaApis): the
+			// partition's acknowledgements fail, none applied.
+			renewRefused[p.tp] = true
+		default:
 			add(p.tp).Acks = p.acks
 		}
 	}
@@ -244,16 +251,21 @@ func (b *Broker) handleShareFetch(ctx context.Context, r *request) (kmsg.Respons
 			}
 		}
 	}
+	answered := map[topicPartition]bool{}
 	for i := range aresp.Partitions {
 		a := &aresp.Partitions[i]
 		tp := topicPartition{a.Topic, a.Partition}
 		rd := reads[tp]
-		hasAck := len(areq.Partitions[i].Acks) > 0
+		hasAck := len(areq.Partitions[i].Acks) > 0 || renewRefused[tp]
 		if epoch != shareInitialEpoch && !added[tp] && a.ErrorCode == 0 && !hasAck && (rd == nil || rd.code == 0 && len(rd.records) == 0) {
 			continue
 		}
+		answered[tp] = true
 		sp := answer(tp)
 		sp.ErrorCode, sp.AcknowledgeErrorCode = a.ErrorCode, a.AckErrorCode
+		if renewRefused[tp] {
+			sp.AcknowledgeErrorCode = kerr.InvalidRequest.Code
+		}
 		if a.AckErrorMessage != "" {
 			sp.AcknowledgeErrorMessage = kmsg.StringPtr(a.AckErrorMessage)
 		}
@@ -269,5 +281,23 @@ func (b *Broker) handleShareFetch(ctx context.Context, r *request) (kmsg.Respons
 			}
 		}
 	}
+	for tp := range renewRefused {
+		if !answered[tp] { // not in the session (a final fetch)
+			sp := answer(tp)
+			sp.AcknowledgeErrorCode = kerr.InvalidRequest.Code
+		}
+	}
 	return resp, nil
+}
+
+// hasRenew reports whether acks renew any record (type 4, KIP-1222).
+func hasRenew(acks []coordapi.ShareAckBatch) bool {
+	for _, a := range acks {
+		for _, t := range a.Types {
+			if t == 4 {
+				return true
+			}
+		}
+	}
+	return false
 }

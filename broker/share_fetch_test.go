@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -341,5 +343,99 @@ func TestShareFetchSessions(t *testing.T) {
 	})
 	if again[0].FirstOffset != held+2 || again[0].DeliveryCount != 1 {
 		t.Fatalf("after the connection dropped: %+v", again)
+	}
+}
+
+// shareFetchReq is a ShareFetch v2 of group sg by member at epoch for
+// partition 0 of topic, with acks.
+func shareFetchReq(member string, epoch int32, topic [16]byte, acks ...kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch) *kmsg.ShareFetchRequest {
+	req := kmsg.NewPtrShareFetchRequest()
+	req.Version = 2
+	req.GroupID, req.MemberID = kmsg.StringPtr("sg"), kmsg.StringPtr(member)
+	req.ShareSessionEpoch, req.MaxBytes, req.MaxRecords, req.BatchSize = epoch, 1<<20, 10, 10
+	rt := kmsg.NewShareFetchRequestTopic()
+	rt.TopicID = topic
+	rp := kmsg.NewShareFetchRequestTopicPartition()
+	rp.AcknowledgementBatches = acks
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return req
+}
+
+// TestShareFetchErrors: the requests Kafka refuses, with its codes, and
+// the session cache's limit.
+func TestShareFetchErrors(t *testing.T) {
+	e := newACLEnv(t, func(o *Options) { o.ACLsEnabled = false; o.MaxShareSessions = 1 })
+	e.topic("sf", 1, nil)
+	cl := e.client("c")
+	id := e.topicID("sf")
+	renewAck := kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch{FirstOffset: 0, LastOffset: 0, AcknowledgeTypes: []int8{4}}
+	for _, c := range []struct {
+		name string
+		req  func() *kmsg.ShareFetchRequest
+		want *kerr.Error
+	}{
+		{"null group", func() *kmsg.ShareFetchRequest { r := shareFetchReq("m", 0, id); r.GroupID = nil; return r }, kerr.InvalidRequest},
+		{"empty member", func() *kmsg.ShareFetchRequest { return shareFetchReq("", 0, id) }, kerr.InvalidRequest},
+		{"member id over 36 characters", func() *kmsg.ShareFetchRequest { return shareFetchReq(strings.Repeat("m", 37), 0, id) }, kerr.InvalidRequest},
+		{"epoch -2", func() *kmsg.ShareFetchRequest { return shareFetchReq("m", -2, id) }, kerr.InvalidShareSessionEpoch},
+		{"renew with records to fetch", func() *kmsg.ShareFetchRequest {
+			r := shareFetchReq("m", 1, id, renewAck)
+			r.IsRenewAck = true
+			return r
+		}, kerr.InvalidRequest},
+		{"final fetch forgetting", func() *kmsg.ShareFetchRequest {
+			r := shareFetchReq("m", -1, id, renewAck)
+			r.ForgottenTopicsData = []kmsg.ShareFetchRequestForgottenTopicsData{{TopicID: id, Partitions: []int32{0}}}
+			return r
+		}, kerr.InvalidRequest},
+		{"final fetch adding a partition", func() *kmsg.ShareFetchRequest { return shareFetchReq("m", -1, id) }, kerr.InvalidRequest},
+		{"no session", func() *kmsg.ShareFetchRequest { return shareFetchReq("m", 3, id) }, kerr.ShareSessionNotFound},
+		{"first session", func() *kmsg.ShareFetchRequest { return shareFetchReq("m", 0, id) }, nil},
+		{"a second session past the limit", func() *kmsg.ShareFetchRequest { return shareFetchReq("m2", 0, id) }, kerr.ShareSessionLimitReached},
+		{"the first member's new session replaces its old one", func() *kmsg.ShareFetchRequest { return shareFetchReq("m", 0, id) }, nil},
+	} {
+		wantCode(t, c.name, send[*kmsg.ShareFetchResponse](t, cl, c.req()).ErrorCode, c.want)
+	}
+	// A renewal piggybacked on a fetch fails the partition's acks.
+	r := send[*kmsg.ShareFetchResponse](t, cl, shareFetchReq("m", 1, id, renewAck))
+	wantCode(t, "renew on a fetch", r.ErrorCode, nil)
+	if len(r.Topics) != 1 || r.Topics[0].Partitions[0].AcknowledgeErrorCode != kerr.InvalidRequest.Code {
+		t.Fatalf("renew on a fetch: %+v", r)
+	}
+	// An unknown topic id is the partition's UNKNOWN_TOPIC_ID.
+	r = send[*kmsg.ShareFetchResponse](t, cl, shareFetchReq("m", 2, [16]byte{1}))
+	if len(r.Topics) != 1 || r.Topics[0].Partitions[0].ErrorCode != kerr.UnknownTopicID.Code {
+		t.Fatalf("unknown topic: %+v", r)
+	}
+	// ShareAcknowledge's own: epoch 0, and no session.
+	sack := kmsg.NewPtrShareAcknowledgeRequest()
+	sack.Version, sack.GroupID, sack.MemberID = 2, kmsg.StringPtr("sg"), kmsg.StringPtr("m")
+	wantCode(t, "ShareAcknowledge at epoch 0", send[*kmsg.ShareAcknowledgeResponse](t, cl, sack).ErrorCode, kerr.InvalidShareSessionEpoch)
+	sack.MemberID, sack.ShareSessionEpoch = kmsg.StringPtr("m3"), 1
+	wantCode(t, "ShareAcknowledge without a session", send[*kmsg.ShareAcknowledgeResponse](t, cl, sack).ErrorCode, kerr.ShareSessionNotFound)
+}
+
+// TestACLShareFetch: ShareFetch and ShareAcknowledge need GROUP READ
+// (else GROUP_AUTHORIZATION_FAILED) and TOPIC READ on each topic (else the
+// partition's TOPIC_AUTHORIZATION_FAILED), as Kafka.
+func TestACLShareFetch(t *testing.T) {
+	e := newACLEnv(t)
+	e.topic("t", 1, nil)
+	id := e.topicID("t")
+	alice := e.client("alice")
+	sack := kmsg.NewPtrShareAcknowledgeRequest()
+	sack.Version, sack.GroupID, sack.MemberID, sack.ShareSessionEpoch = 2, kmsg.StringPtr("sg"), kmsg.StringPtr("m"), 1
+	wantCode(t, "fetch without GROUP READ", send[*kmsg.ShareFetchResponse](t, alice, shareFetchReq("m", 0, id)).ErrorCode, kerr.GroupAuthorizationFailed)
+	wantCode(t, "acknowledge without GROUP READ", send[*kmsg.ShareAcknowledgeResponse](t, alice, sack).ErrorCode, kerr.GroupAuthorizationFailed)
+	e.grant(kadm.NewACLs().Groups("sg").Allow("User:alice").Operations(kadm.OpRead))
+	r := send[*kmsg.ShareFetchResponse](t, alice, shareFetchReq("m", 0, id))
+	if r.ErrorCode != 0 || len(r.Topics) != 1 || r.Topics[0].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("fetch without TOPIC READ: %+v", r)
+	}
+	e.grant(kadm.NewACLs().Topics("t").Allow("User:alice").Operations(kadm.OpRead))
+	r = send[*kmsg.ShareFetchResponse](t, alice, shareFetchReq("m", 0, id))
+	if r.ErrorCode != 0 || len(r.Topics) != 1 || r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("fetch: %+v", r)
 	}
 }

@@ -193,8 +193,8 @@ func TestShareGroupMembership(t *testing.T) {
 	wantCode(t, "classic join on a share group", send[*kmsg.JoinGroupResponse](t, cls[1], join).ErrorCode, kerr.InconsistentGroupProtocol)
 }
 
-// TestShareGroupsDisabled: with ShareGroupsDisabled the share APIs are not
-// advertised, and a request sent anyway closes the connection.
+// TestShareGroupsDisabled: with ShareGroupsDisabled the share APIs (76-79)
+// are not advertised, and a request sent anyway closes the connection.
 func TestShareGroupsDisabled(t *testing.T) {
 	c := newTestCoordinator(t)
 	createTopic(t, c, "t", 4, nil)
@@ -209,7 +209,7 @@ func TestShareGroupsDisabled(t *testing.T) {
 	go func() { _ = hidden.Serve(ln) }()
 	resp := serveVersion[*kmsg.ApiVersionsResponse](t, hidden, kmsg.NewPtrApiVersionsRequest(), 3)
 	for _, k := range resp.ApiKeys {
-		if k.ApiKey == int16(kmsg.ShareGroupHeartbeat) || k.ApiKey == int16(kmsg.ShareGroupDescribe) {
+		if shareAPIs[k.ApiKey] {
 			t.Fatalf("%s advertised", kmsg.NameForKey(k.ApiKey))
 		}
 	}
@@ -228,8 +228,15 @@ func TestShareGroupsDisabled(t *testing.T) {
 	if n, err := nc.Read(make([]byte, 4)); !errors.Is(err, io.EOF) {
 		t.Fatalf("a hidden API answered: read %d bytes, %v", n, err)
 	}
-	// Served by default.
+	// Served by default: ShareFetch and ShareAcknowledge at v1-v2.
 	b := newGroupsBroker(t)
+	av := serveVersion[*kmsg.ApiVersionsResponse](t, b, kmsg.NewPtrApiVersionsRequest(), 3)
+	for _, key := range []kmsg.Key{kmsg.ShareFetch, kmsg.ShareAcknowledge} {
+		i := slices.IndexFunc(av.ApiKeys, func(k kmsg.ApiVersionsResponseApiKey) bool { return k.ApiKey == int16(key) })
+		if i < 0 || av.ApiKeys[i].MinVersion != 1 || av.ApiKeys[i].MaxVersion != 2 {
+			t.Fatalf("%s not advertised at v1-v2: %+v", kmsg.NameForKey(int16(key)), av.ApiKeys)
+		}
+	}
 	r := serveVersion[*kmsg.ShareGroupHeartbeatResponse](t, b, shareHeartbeatReq("g", "m", 0, "t"), 1)
 	if r.ErrorCode != 0 || len(partitionsOf(r.Assignment)) != 4 {
 		t.Fatalf("heartbeat: %+v", r)
