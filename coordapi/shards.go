@@ -1,0 +1,37 @@
+package coordapi
+
+import (
+	"encoding/binary"
+	"hash/fnv"
+)
+
+// ShardOf returns the coordinator shard, of shards, that owns a partition:
+// Lamping and Veach's jump consistent hash ("A Fast, Minimal Memory,
+// Consistent Hash Algorithm", 2014) of the FNV-1a hash of the topic id and
+// the partition (big-endian). Every broker and coordinator computes it
+// from the shard count alone, with no table to distribute; growing the
+// count from n to n+1 moves about 1/(n+1) of the partitions, all of them
+// to the new shard. The mapping is part of the cluster's durable layout:
+// it must never change for a given (topic, partition, shards).
+func ShardOf(id TopicID, partition int32, shards int) int {
+	if shards <= 1 {
+		return 0
+	}
+	h := fnv.New64a()
+	_, _ = h.Write(id[:])
+	var p [4]byte
+	binary.BigEndian.PutUint32(p[:], uint32(partition))
+	_, _ = h.Write(p[:])
+	return jump(h.Sum64(), shards)
+}
+
+// jump is the jump consistent hash of key into buckets buckets.
+func jump(key uint64, buckets int) int {
+	b, j := int64(-1), int64(0)
+	for j < int64(buckets) {
+		b = j
+		key = key*2862933555777941757 + 1
+		j = int64(float64(b+1) * (float64(int64(1)<<31) / float64((key>>33)+1)))
+	}
+	return int(b)
+}
