@@ -99,6 +99,20 @@
 // Options.Partitions; its head goes in the heartbeat's write. A member
 // removed has its acquired records released in the write that removes it.
 //
+// ShareAcquire (share_fetch.go) serves each ShareFetch and
+// ShareAcknowledge in one call, under the group's mutex: the
+// acknowledgements, all or nothing per partition, then records acquired
+// from the first available offset up to the high watermark (the last
+// stable offset under share.isolation.level read_committed), their batches
+// found in-process (Options.Partitions' FindBatches), then the call's rows
+// in one batch through the log before it answers. With nothing to acquire
+// it waits, without the mutex, for a commit notice (Options.Partitions'
+// Subscribe), a release or an expiry, up to its max wait. Record locks
+// expire on the group scheduler (share_sched.go): a share group's next
+// deadline includes its earliest lock deadline, re-armed at Open from the
+// stored ones. ShareRelease gives back what a member took through one
+// broker, when its share session there ends.
+//
 // Group configs (group_configs.go) are stored per group id, before the
 // group exists too: share.auto.offset.reset, share.isolation.level and
 // share.record.lock.duration.ms, checked as Kafka's GroupConfig.
