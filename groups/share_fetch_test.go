@@ -141,11 +141,15 @@ func TestShareAcquire(t *testing.T) {
 	}
 	for _, s := range []step{
 		{name: "batch mode rounds up to whole batches",
-			do:     func() coordapi.ShareAcquired { return h.acquire(acquireReq("m1", 1, tid, 4, coordapi.ShareAcquireBatchOptimized)) },
+			do: func() coordapi.ShareAcquired {
+				return h.acquire(acquireReq("m1", 1, tid, 4, coordapi.ShareAcquireBatchOptimized))
+			},
 			answer: "0-5(1) batches 0-2 3-5",
 			ranges: fmt.Sprintf("[0-5 acquired(1) m1@1 until %d]", now+lock)},
 		{name: "record mode cuts a batch",
-			do:     func() coordapi.ShareAcquired { return h.acquire(acquireReq("m2", 2, tid, 2, coordapi.ShareAcquireRecordLimit)) },
+			do: func() coordapi.ShareAcquired {
+				return h.acquire(acquireReq("m2", 2, tid, 2, coordapi.ShareAcquireRecordLimit))
+			},
 			answer: "6-7(1) batches 6-9"},
 		{name: "accept and release",
 			do: func() coordapi.ShareAcquired {
