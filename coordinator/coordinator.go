@@ -247,6 +247,9 @@ type Coordinator struct {
 		aborted map[partKey][]coordapi.AbortedTxn
 	}
 
+	// follow serializes the follows of an owner's topics (follow.go).
+	follow sync.Mutex
+
 	// pids allocates producer ids and bumps their epochs (InitProducerID).
 	pids struct {
 		sync.Mutex

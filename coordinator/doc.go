@@ -136,6 +136,8 @@
 //
 // Locks are taken in this order, never the reverse:
 //
+//	follow (FollowTopics, FollowTopicID: a shard's follows of shard 0's
+//	        topics, one at a time; the calls it makes take the rest)
 //	closeMu (read: every public call; write: Close)
 //	  commit (serializes mutations: commits, topic admin, DeleteRecords,
 //	          ExpireProducers; guards producer state, what partitions

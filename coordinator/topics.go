@@ -72,6 +72,12 @@ func (t *topicState) toTopic() coordapi.Topic {
 // InvalidTopicException, TopicAlreadyExists, InvalidPartitions,
 // InvalidReplicationFactor, InvalidConfig.
 func (c *Coordinator) CreateTopic(ctx context.Context, req coordapi.CreateTopicRequest) (coordapi.Topic, error) {
+	return c.createTopic(ctx, req, coordapi.TopicID{})
+}
+
+// createTopic is CreateTopic, under id when it is not zero (a shard's copy
+// of a topic shard 0 created: follow.go).
+func (c *Coordinator) createTopic(ctx context.Context, req coordapi.CreateTopicRequest, id coordapi.TopicID) (coordapi.Topic, error) {
 	if err := c.enter(ctx); err != nil {
 		return coordapi.Topic{}, err
 	}
@@ -131,7 +137,12 @@ func (c *Coordinator) CreateTopic(ctx context.Context, req coordapi.CreateTopicR
 	if req.ValidateOnly {
 		return t.toTopic(), nil
 	}
-	t.id = newTopicID()
+	t.id = id
+	if id == (coordapi.TopicID{}) {
+		t.id = newTopicID()
+	} else if _, taken := c.mu.topicsByID[id]; taken {
+		return wrap(coordapi.Errorf(kerr.TopicAlreadyExists, "Topic id %s already exists.", id))
+	}
 
 	b := c.db.NewBatch()
 	defer b.Close()

@@ -1,0 +1,152 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordapi"
+)
+
+// FollowTopic makes this coordinator's copy of a topic that another
+// coordinator owns match it: shard i > 0 of a sharded cluster keeps a copy
+// of every topic of shard 0, the owner of topic metadata, to check commits
+// and plan its partitions' tiers with (docs/design/coordinator-shards.md).
+// It creates the topic under the owner's id, grows its partitions to the
+// owner's count, and sets the owner's explicit configs, each through the
+// method an admin request would take (so a config that turns the key
+// index on starts its rebuild as usual). A topic of the same name under
+// another id (deleted and created again at the owner) is deleted first.
+// It reports whether anything changed. Callers that read the owner should
+// use FollowTopics or FollowTopicID, which serialize the reads and the
+// follows. Views are not copied: their data is
+// their base topic's.
+func (c *Coordinator) FollowTopic(ctx context.Context, want coordapi.Topic) (changed bool, err error) {
+	if want.View != nil {
+		return false, nil
+	}
+	wrap := func(err error) (bool, error) { return changed, fmt.Errorf("follow topic %q (%s): %w", want.Name, want.ID, err) }
+	cur, err := c.Topic(ctx, want.Name)
+	switch {
+	case errors.Is(err, kerr.UnknownTopicOrPartition):
+	case err != nil:
+		return wrap(err)
+	case cur.ID != want.ID:
+		if _, err := c.DeleteTopicByID(ctx, cur.ID); err != nil {
+			return wrap(fmt.Errorf("delete the copy under the old id %s: %w", cur.ID, err))
+		}
+		changed = true
+	default:
+		return c.followExisting(ctx, cur, want)
+	}
+	if _, err := c.createTopic(ctx, coordapi.CreateTopicRequest{Name: want.Name, Partitions: want.Partitions,
+		ReplicationFactor: -1, Configs: want.Configs}, want.ID); err != nil {
+		return wrap(err)
+	}
+	return true, nil
+}
+
+// followExisting brings the copy cur of a topic to want, the owner's.
+func (c *Coordinator) followExisting(ctx context.Context, cur, want coordapi.Topic) (changed bool, err error) {
+	switch {
+	case want.Partitions < cur.Partitions:
+		return false, fmt.Errorf("follow topic %q: the owner has %d partitions, this copy %d: partitions are never removed",
+			want.Name, want.Partitions, cur.Partitions)
+	case want.Partitions > cur.Partitions:
+		if err := c.CreatePartitions(ctx, want.Name, want.Partitions, false); err != nil {
+			return false, fmt.Errorf("follow topic %q: %w", want.Name, err)
+		}
+		changed = true
+	}
+	if !maps.Equal(cur.Configs, want.Configs) {
+		ops := make([]coordapi.ConfigOp, 0, len(want.Configs))
+		for name, v := range want.Configs {
+			ops = append(ops, coordapi.ConfigOp{Name: name, Op: coordapi.OpSet, Value: &v})
+		}
+		// Not incremental: the owner's explicit set replaces the copy's.
+		if err := c.AlterTopicConfigs(ctx, want.Name, ops, false, false); err != nil {
+			return changed, fmt.Errorf("follow topic %q: %w", want.Name, err)
+		}
+		changed = true
+	}
+	return changed, nil
+}
+
+// TopicOwner is what a shard's copy of the topic metadata reads from the
+// coordinator that owns it (shard 0).
+type TopicOwner interface {
+	Topics(ctx context.Context) ([]coordapi.Topic, error)
+	TopicByID(ctx context.Context, id coordapi.TopicID) (coordapi.Topic, error)
+}
+
+// FollowTopics makes this coordinator's topics the owner's: it lists the
+// owner's topics, follows each (FollowTopic) and deletes the topics the
+// owner no longer has. It returns how many topics it changed, created or
+// deleted; on an error it goes on with the others and returns the errors
+// joined.
+//
+// Follows are serialized, and each reads the owner inside: a listing
+// taken before a topic was created cannot delete the copy a later follow
+// made of it (with its partitions' batches).
+func (c *Coordinator) FollowTopics(ctx context.Context, owner TopicOwner) (changed int, err error) {
+	c.follow.Lock()
+	defer c.follow.Unlock()
+	topics, err := owner.Topics(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("follow topics: list the owner's: %w", err)
+	}
+	var errs []error
+	want := make(map[coordapi.TopicID]bool, len(topics))
+	for _, t := range topics {
+		want[t.ID] = true
+		ch, err := c.FollowTopic(ctx, t)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if ch {
+			changed++
+		}
+	}
+	mine, err := c.Topics(ctx)
+	if err != nil {
+		return changed, errors.Join(append(errs, err)...)
+	}
+	for _, t := range mine {
+		if want[t.ID] {
+			continue
+		}
+		if _, err := c.DeleteTopicByID(ctx, t.ID); err != nil && !errors.Is(err, kerr.UnknownTopicID) {
+			errs = append(errs, fmt.Errorf("follow topics: delete %q: %w", t.Name, err))
+			continue
+		}
+		changed++
+	}
+	return changed, errors.Join(errs...)
+}
+
+// FollowTopicID follows one topic of the owner, by id: a commit naming a
+// topic this copy does not know yet (its creation's notice still on the
+// way) asks the owner for it before refusing the batch. It reports whether
+// the topic is known here afterwards; a topic the owner does not have is
+// deleted here too.
+func (c *Coordinator) FollowTopicID(ctx context.Context, owner TopicOwner, id coordapi.TopicID) (known bool, err error) {
+	c.follow.Lock()
+	defer c.follow.Unlock()
+	t, err := owner.TopicByID(ctx, id)
+	switch {
+	case errors.Is(err, kerr.UnknownTopicID):
+		if _, err := c.DeleteTopicByID(ctx, id); err != nil && !errors.Is(err, kerr.UnknownTopicID) {
+			return false, fmt.Errorf("follow topic %s: delete: %w", id, err)
+		}
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("follow topic %s: ask the owner: %w", id, err)
+	}
+	if _, err := c.FollowTopic(ctx, t); err != nil {
+		return false, err
+	}
+	return true, nil
+}

@@ -1,0 +1,89 @@
+package coordinator
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/floe-io/floe/coordapi"
+)
+
+// TestFollowTopics keeps a shard's copy of the topic metadata level with
+// its owner through creates, config changes, new partitions, deletes and a
+// topic deleted and created again under its name, with a commit to the
+// copy in between: each follow changes what differs, and nothing else.
+func TestFollowTopics(t *testing.T) {
+	ctx := context.Background()
+	owner, shard := newEnv(t), newEnv(t)
+	topics := func(e *testEnv) []coordapi.Topic {
+		t.Helper()
+		ts, err := e.c.Topics(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ts
+	}
+	follow := func(step string, wantChanged int) {
+		t.Helper()
+		n, err := shard.c.FollowTopics(ctx, owner.c)
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		if n != wantChanged {
+			t.Fatalf("%s: %d topics changed, want %d", step, n, wantChanged)
+		}
+		if got, want := topics(shard), topics(owner); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: the copy has\n%+v\nthe owner\n%+v", step, got, want)
+		}
+	}
+
+	a := owner.topic("a", 3, map[string]string{"retention.ms": "60000"})
+	owner.topic("b", 1, nil)
+	follow("first", 2)
+	follow("again", 0)
+	if rs := shard.commit("wal/1", plain(a.ID, 2, 9)); rs[0].ErrorCode != 0 || rs[0].BaseOffset != 0 {
+		t.Fatalf("commit to the copy: %+v", rs[0])
+	}
+
+	if err := owner.c.AlterTopicConfigs(ctx, "a", []coordapi.ConfigOp{{Name: "retention.ms", Op: coordapi.OpDelete},
+		{Name: "cleanup.policy", Op: coordapi.OpSet, Value: ptr("compact")}}, true, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := owner.c.CreatePartitions(ctx, "a", 5, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := owner.c.DeleteTopic(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	owner.topic("c", 2, nil)
+	follow("altered, grown, deleted, created", 3)
+	if st := shard.state(a.ID, 2); st.HighWatermark != 10 {
+		t.Fatalf("the copy's partition lost its batches: %+v", st)
+	}
+
+	// Deleted and created again at the owner: the copy under the old id
+	// goes, with its batches; the new one starts empty.
+	if _, err := owner.c.DeleteTopic(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	a2 := owner.topic("a", 1, nil)
+	follow("recreated", 1)
+	if st := shard.state(a2.ID, 0); st.HighWatermark != 0 {
+		t.Fatalf("the new topic's copy: %+v", st)
+	}
+
+	// One topic by id, as a commit naming an unknown topic asks.
+	d := owner.topic("d", 1, nil)
+	if known, err := shard.c.FollowTopicID(ctx, owner.c, d.ID); err != nil || !known {
+		t.Fatalf("follow d by id: known %v, %v", known, err)
+	}
+	if _, err := shard.c.TopicByID(ctx, d.ID); err != nil {
+		t.Fatalf("d after its follow: %v", err)
+	}
+	if known, err := shard.c.FollowTopicID(ctx, owner.c, coordapi.TopicID{1, 2, 3}); err != nil || known {
+		t.Fatalf("follow an id the owner does not have: known %v, %v", known, err)
+	}
+	follow("level", 0)
+}
+
+func ptr[T any](v T) *T { return &v }
