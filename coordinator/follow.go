@@ -28,7 +28,9 @@ func (c *Coordinator) FollowTopic(ctx context.Context, want coordapi.Topic) (cha
 	if want.View != nil {
 		return false, nil
 	}
-	wrap := func(err error) (bool, error) { return changed, fmt.Errorf("follow topic %q (%s): %w", want.Name, want.ID, err) }
+	wrap := func(err error) (bool, error) {
+		return changed, fmt.Errorf("follow topic %q (%s): %w", want.Name, want.ID, err)
+	}
 	cur, err := c.Topic(ctx, want.Name)
 	switch {
 	case errors.Is(err, kerr.UnknownTopicOrPartition):
