@@ -1,151 +1,23 @@
 package table
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"slices"
-	"strings"
-	"sync"
+
+	"github.com/floe-io/floe/table/catalog"
 )
 
-// Sentinel errors of the package, checked with errors.Is.
+// Ident names a table (catalog.Ident), so that users of Tables need one
+// import.
+type Ident = catalog.Ident
+
+// Catalog holds the tables' metadata pointers (catalog.Catalog).
+type Catalog = catalog.Catalog
+
+// Sentinel errors of the package, checked with errors.Is. A lost swap
+// wraps catalog.ErrConflict, a missing table catalog.ErrNoSuchTable.
 var (
-	// ErrNoSuchTable is returned (wrapped) when a catalog holds no pointer
-	// for a table.
-	ErrNoSuchTable = errors.New("table: no such table")
-	// ErrConflict is returned (wrapped) by Catalog.Swap when the table's
-	// pointer is no longer the one the caller read: another commit won.
-	ErrConflict = errors.New("table: metadata pointer changed (commit conflict)")
 	// ErrOffsetGap is returned (wrapped) by Tables.Commit when a range
 	// starts after the partition's covered offset: the records in between
 	// would never reach the table.
 	ErrOffsetGap = errors.New("table: range starts after the partition's covered offset")
 )
-
-// Ident names a table: a namespace (one or more levels) and a name, as
-// Iceberg does. A topic's table is Ident{Namespace: {ns}, Name: topic}.
-type Ident struct {
-	Namespace []string
-	Name      string
-}
-
-// String joins the levels and the name with dots, Iceberg's notation.
-func (id Ident) String() string {
-	return strings.Join(append(slices.Clone(id.Namespace), id.Name), ".")
-}
-
-func (id Ident) validate() error {
-	if id.Name == "" || len(id.Namespace) == 0 {
-		return fmt.Errorf("table: identifier %q needs a namespace and a name", id.String())
-	}
-	for _, l := range id.Namespace {
-		if l == "" {
-			return fmt.Errorf("table: identifier %q has an empty namespace level", id.String())
-		}
-	}
-	return nil
-}
-
-// Catalog holds, per table, the location of its current metadata file:
-// Iceberg's one mutable thing. Everything else (metadata JSON, manifest
-// lists, manifests, Parquet data files) is written once under the table's
-// location and never changed, so a compare-and-swap of this pointer is a
-// commit. The coordinator implements Catalog over its own state (the 'i'
-// key family in doc.go); MemCatalog is the in-process one for tests.
-// Implementations are safe for concurrent use.
-type Catalog interface {
-	// Load returns the table's current metadata location, or an error
-	// wrapping ErrNoSuchTable.
-	Load(ctx context.Context, id Ident) (string, error)
-	// Swap replaces the table's pointer with next if it is still prev.
-	// prev "" creates the table (and fails with ErrConflict if it
-	// exists); next "" drops it. A lost race is an error wrapping
-	// ErrConflict, and changes nothing.
-	Swap(ctx context.Context, id Ident, prev, next string) error
-	// List returns the tables of a namespace, sorted by name.
-	List(ctx context.Context, namespace []string) ([]Ident, error)
-	// Namespaces returns every namespace that holds a table, sorted.
-	Namespaces(ctx context.Context) ([][]string, error)
-}
-
-// MemCatalog is a Catalog in memory. The zero value is ready to use.
-type MemCatalog struct {
-	mu struct {
-		sync.Mutex
-		ptr map[string]memEntry
-	}
-}
-
-type memEntry struct {
-	id  Ident
-	loc string
-}
-
-var _ Catalog = (*MemCatalog)(nil)
-
-func catalogKey(id Ident) string {
-	return strings.Join(append(slices.Clone(id.Namespace), id.Name), "\x00")
-}
-
-// Load implements Catalog.
-func (c *MemCatalog) Load(_ context.Context, id Ident) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.mu.ptr[catalogKey(id)]
-	if !ok {
-		return "", fmt.Errorf("load %s: %w", id, ErrNoSuchTable)
-	}
-	return e.loc, nil
-}
-
-// Swap implements Catalog.
-func (c *MemCatalog) Swap(_ context.Context, id Ident, prev, next string) error {
-	if err := id.validate(); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	k := catalogKey(id)
-	cur, ok := c.mu.ptr[k]
-	if cur.loc != prev || ok != (prev != "") {
-		return fmt.Errorf("swap %s from %q: current %q: %w", id, prev, cur.loc, ErrConflict)
-	}
-	if next == "" {
-		delete(c.mu.ptr, k)
-		return nil
-	}
-	if c.mu.ptr == nil {
-		c.mu.ptr = make(map[string]memEntry)
-	}
-	c.mu.ptr[k] = memEntry{id: id, loc: next}
-	return nil
-}
-
-// List implements Catalog.
-func (c *MemCatalog) List(_ context.Context, namespace []string) ([]Ident, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []Ident
-	for _, e := range c.mu.ptr {
-		if slices.Equal(e.id.Namespace, namespace) {
-			out = append(out, e.id)
-		}
-	}
-	slices.SortFunc(out, func(a, b Ident) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
-}
-
-// Namespaces implements Catalog.
-func (c *MemCatalog) Namespaces(_ context.Context) ([][]string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out [][]string
-	for _, e := range c.mu.ptr {
-		if !slices.ContainsFunc(out, func(ns []string) bool { return slices.Equal(ns, e.id.Namespace) }) {
-			out = append(out, slices.Clone(e.id.Namespace))
-		}
-	}
-	slices.SortFunc(out, slices.Compare[[]string])
-	return out, nil
-}

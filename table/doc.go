@@ -87,8 +87,8 @@
 //
 // # Catalog
 //
-// Catalog is the pointer store: Load, Swap (compare-and-swap), List. The
-// coordinator will implement it in its own state, replicated like every
+// Catalog (package catalog) is the pointer store: Load, Swap
+// (compare-and-swap), List, Namespaces. The coordinator will implement it in its own state, replicated like every
 // coordinator write, as the key family (coordinator/doc.go style):
 //
 //	family  key                                   value
@@ -96,14 +96,16 @@
 //	table   'i' len(2) namespace len(2) name      version(1)=1, metadata location str,
 //	                                              previous metadata location str
 //
-// MemCatalog is the in-process implementation for tests.
+// catalog.MemCatalog is the in-process implementation for tests.
 //
 // # REST catalog
 //
-// NewRESTHandler serves the pointers to engines as the read-only subset of
+// catalog.NewRESTHandler serves the pointers to engines as the read-only subset of
 // the Iceberg REST catalog API they need (config, namespaces, list and load
 // tables) under RESTPrefix, /iceberg/v1/..., for the broker's HTTP
 // listener: PyIceberg's RestCatalog, Spark, Trino and DuckDB connect to
 // http://<broker>/iceberg. A load passes the metadata file's JSON through
-// unparsed; writes are refused (only floe's jobs commit).
+// unparsed; writes are refused (only floe's jobs commit). Package catalog
+// imports no Iceberg or Arrow library: a broker can serve the catalog
+// without linking this package.
 package table

@@ -18,6 +18,7 @@ import (
 	"github.com/floe-io/floe/internal/testkit/miniotest"
 	"github.com/floe-io/floe/objectstore"
 	"github.com/floe-io/floe/table"
+	"github.com/floe-io/floe/table/catalog"
 )
 
 // reader is an Iceberg reader nobody here wrote, run as a Python script
@@ -197,7 +198,7 @@ func TestReadersNobodyHereWrote(t *testing.T) {
 				py := rd.python(t)
 				ctx := context.Background()
 				store, root, props := st.open(t)
-				tb := newTables(t, store, root, &table.MemCatalog{})
+				tb := newTables(t, store, root, &catalog.MemCatalog{})
 				want := writeReadersTable(t, tb)
 				tbl, err := tb.Load(ctx, topic)
 				if err != nil {
@@ -225,7 +226,7 @@ func TestPyIcebergRESTCatalog(t *testing.T) {
 		t.Run(st.name, func(t *testing.T) {
 			py := readers[0].python(t)
 			store, root, props := st.open(t)
-			cat := &table.MemCatalog{}
+			cat := &catalog.MemCatalog{}
 			tb := newTables(t, store, root, cat)
 			want := writeReadersTable(t, tb)
 			if _, err := tb.Create(context.Background(), table.Ident{Namespace: []string{"floe"}, Name: "hidden"}, table.Spec{}); err != nil {
@@ -240,7 +241,7 @@ func TestPyIcebergRESTCatalog(t *testing.T) {
 					defaults[k] = v
 				}
 			}
-			srv := httptest.NewServer(table.NewRESTHandler(cat, store, root, table.RESTOptions{
+			srv := httptest.NewServer(catalog.NewRESTHandler(cat, store, root, catalog.RESTOptions{
 				Defaults: defaults,
 				Authorize: func(_ *http.Request, id table.Ident, _ bool) error {
 					if id.Name == "hidden" {
@@ -250,7 +251,7 @@ func TestPyIcebergRESTCatalog(t *testing.T) {
 				},
 			}))
 			t.Cleanup(srv.Close)
-			out := runReader(t, py, []string{readers[0].script, "--rest", srv.URL + table.RESTPrefix, "floe.orders"}, creds)
+			out := runReader(t, py, []string{readers[0].script, "--rest", srv.URL + catalog.RESTPrefix, "floe.orders"}, creds)
 			if !slices.Equal(out.namespaces, []string{"floe"}) || !slices.Equal(out.tables, []string{"floe.orders"}) {
 				t.Fatalf("catalog lists namespaces %v tables %v", out.namespaces, out.tables)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/floe-io/floe/internal/testkit/miniotest"
 	"github.com/floe-io/floe/objectstore"
 	"github.com/floe-io/floe/table"
+	"github.com/floe-io/floe/table/catalog"
 )
 
 var topic = table.Ident{Namespace: []string{"floe"}, Name: "orders"}
@@ -176,7 +177,7 @@ func TestCommitReadBack(t *testing.T) {
 				}
 				ctx := context.Background()
 				store, root := be.open(t)
-				tb := newTables(t, store, root, &table.MemCatalog{})
+				tb := newTables(t, store, root, &catalog.MemCatalog{})
 				if created, err := tb.Create(ctx, topic, table.Spec{Partitioning: part}); err != nil || !created {
 					t.Fatalf("create: %v %v", created, err)
 				}
@@ -271,7 +272,7 @@ func TestCommitExactlyOnce(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			tb := newTables(t, objectstore.NewMemory(), "mem://floe", &table.MemCatalog{})
+			tb := newTables(t, objectstore.NewMemory(), "mem://floe", &catalog.MemCatalog{})
 			if _, err := tb.Create(ctx, topic, table.Spec{}); err != nil {
 				t.Fatal(err)
 			}
@@ -350,7 +351,7 @@ func TestCommitLosesRace(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			store := objectstore.NewMemory()
-			mem := &table.MemCatalog{}
+			mem := &catalog.MemCatalog{}
 			winner := newTables(t, store, "mem://floe", mem)
 			rc := &racingCatalog{Catalog: mem, n: 1}
 			rc.commit = func() error { _, err := winner.Commit(ctx, topic, tc.winner); return err }
@@ -408,7 +409,7 @@ func TestCommitLosesRace(t *testing.T) {
 // time; every record lands exactly once.
 func TestCommitConcurrent(t *testing.T) {
 	ctx := context.Background()
-	tb := newTables(t, objectstore.NewMemory(), "mem://floe", &table.MemCatalog{})
+	tb := newTables(t, objectstore.NewMemory(), "mem://floe", &catalog.MemCatalog{})
 	if _, err := tb.Create(ctx, topic, table.Spec{}); err != nil {
 		t.Fatal(err)
 	}
@@ -465,7 +466,7 @@ func TestCommitRanges(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			tb := newTables(t, objectstore.NewMemory(), "mem://floe", &table.MemCatalog{})
+			tb := newTables(t, objectstore.NewMemory(), "mem://floe", &catalog.MemCatalog{})
 			if _, err := tb.Create(ctx, topic, table.Spec{}); err != nil {
 				t.Fatal(err)
 			}

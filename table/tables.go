@@ -19,6 +19,7 @@ import (
 	itable "github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/objectstore"
+	"github.com/floe-io/floe/table/catalog"
 )
 
 // Snapshot summary properties floe writes (doc.go, "Snapshot summary").
@@ -116,12 +117,12 @@ type Spec struct {
 // Create creates table id with the always-present columns, unless it
 // exists. It reports whether it created it.
 func (t *Tables) Create(ctx context.Context, id Ident, spec Spec) (bool, error) {
-	if err := id.validate(); err != nil {
+	if err := id.Validate(); err != nil {
 		return false, err
 	}
 	if _, err := t.opts.Catalog.Load(ctx, id); err == nil {
 		return false, nil
-	} else if !errors.Is(err, ErrNoSuchTable) {
+	} else if !errors.Is(err, catalog.ErrNoSuchTable) {
 		return false, fmt.Errorf("create %s: %w", id, err)
 	}
 	sc := Schema()
@@ -146,7 +147,7 @@ func (t *Tables) Create(ctx context.Context, id Ident, spec Spec) (bool, error) 
 	}
 	if err := t.opts.Catalog.Swap(ctx, id, "", mloc); err != nil {
 		_ = fio.Remove(mloc)
-		if errors.Is(err, ErrConflict) {
+		if errors.Is(err, catalog.ErrConflict) {
 			return false, nil // created meanwhile by someone else
 		}
 		return false, fmt.Errorf("create %s: %w", id, err)
@@ -255,7 +256,7 @@ func (t *Tables) Commit(ctx context.Context, id Ident, ranges ...Range) (Result,
 			return res, fmt.Errorf("commit %s: %w", id, context.Cause(ctx))
 		}
 	}
-	return res, fmt.Errorf("commit %s: %d attempts lost to concurrent commits: %w", id, res.Attempts, ErrConflict)
+	return res, fmt.Errorf("commit %s: %d attempts lost to concurrent commits: %w", id, res.Attempts, catalog.ErrConflict)
 }
 
 func (t *Tables) commitOnce(ctx context.Context, cio *catalogIO, id Ident, ranges []Range, res *Result) error {
@@ -467,7 +468,7 @@ func (c *catalogIO) CommitTable(ctx context.Context, ident itable.Identifier, re
 	}
 	if err := c.cat.Swap(ctx, identOf(ident), cur.MetadataLocation(), loc); err != nil {
 		_ = c.fio.Remove(loc)
-		if errors.Is(err, ErrConflict) {
+		if errors.Is(err, catalog.ErrConflict) {
 			return nil, "", fmt.Errorf("%w: %w", itable.ErrCommitFailed, err)
 		}
 		// The swap's outcome is unknown (a coordinator that died

@@ -1,4 +1,4 @@
-package table
+package catalog
 
 import (
 	"context"
@@ -44,11 +44,13 @@ const RESTPrefix = "/iceberg"
 // levels are joined by the unit separator (0x1F), as the REST spec says.
 // Every other path and method, writes included, is an error in the REST
 // spec's form: only floe's jobs commit.
+// The metadata files are read from store, whose empty key root stands for
+// (as table.FileIO's root does).
 func NewRESTHandler(cat Catalog, store objectstore.Store, root string, opts RESTOptions) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	h := &restHandler{cat: cat, fio: func(ctx context.Context) *FileIO { return NewFileIO(ctx, store, root) }, opts: opts}
+	h := &restHandler{cat: cat, store: store, root: strings.TrimSuffix(root, "/"), opts: opts}
 	mux := http.NewServeMux()
 	p := RESTPrefix + "/v1"
 	mux.HandleFunc("GET "+p+"/config", h.config)
@@ -69,9 +71,22 @@ func NewRESTHandler(cat Catalog, store objectstore.Store, root string, opts REST
 }
 
 type restHandler struct {
-	cat  Catalog
-	fio  func(context.Context) *FileIO
-	opts RESTOptions
+	cat   Catalog
+	store objectstore.Store
+	root  string // the URI of the store's empty key
+	opts  RESTOptions
+}
+
+// read reads the file loc, a URI under h.root.
+func (h *restHandler) read(ctx context.Context, loc string) ([]byte, error) {
+	k, ok := strings.CutPrefix(loc, h.root+"/")
+	if !ok {
+		return nil, fmt.Errorf("%s is not under the store root %s", loc, h.root)
+	}
+	if err := objectstore.CheckKey(k); err != nil {
+		return nil, fmt.Errorf("%s: %w", loc, err)
+	}
+	return h.store.GetRange(ctx, k, 0, -1)
 }
 
 // restError writes the REST spec's ErrorModel.
@@ -91,7 +106,7 @@ func restJSON(w http.ResponseWriter, r *http.Request, v any) {
 }
 
 func (h *restHandler) internal(w http.ResponseWriter, r *http.Request, err error) {
-	h.opts.Logger.Warn("table: rest catalog", "method", r.Method, "path", r.URL.Path, "err", err)
+	h.opts.Logger.Warn("catalog: rest", "method", r.Method, "path", r.URL.Path, "err", err)
 	restError(w, http.StatusInternalServerError, "InternalServerError", err.Error())
 }
 
@@ -197,7 +212,7 @@ func (h *restHandler) load(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	meta, err := h.fio(r.Context()).ReadFile(loc)
+	meta, err := h.read(r.Context(), loc)
 	if err != nil {
 		h.internal(w, r, fmt.Errorf("read metadata of %s: %w", id, err))
 		return

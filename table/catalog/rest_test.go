@@ -1,4 +1,4 @@
-package table_test
+package catalog_test
 
 import (
 	"context"
@@ -12,16 +12,22 @@ import (
 
 	"github.com/floe-io/floe/objectstore"
 	"github.com/floe-io/floe/table"
+	"github.com/floe-io/floe/table/catalog"
 )
+
+var topic = catalog.Ident{Namespace: []string{"floe"}, Name: "orders"}
 
 // TestRESTHandler checks each route of the read-only REST catalog, its
 // errors in the spec's form, and that Authorize hides and forbids.
 func TestRESTHandler(t *testing.T) {
 	ctx := context.Background()
 	store := objectstore.NewMemory()
-	cat := &table.MemCatalog{}
-	tb := newTables(t, store, "mem://floe", cat)
-	for _, id := range []table.Ident{topic, {Namespace: []string{"floe"}, Name: "secret"}, {Namespace: []string{"a", "b"}, Name: "c"}} {
+	cat := &catalog.MemCatalog{}
+	tb, err := table.New(table.Options{Catalog: cat, Store: store, Root: "mem://floe"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []catalog.Ident{topic, {Namespace: []string{"floe"}, Name: "secret"}, {Namespace: []string{"a", "b"}, Name: "c"}} {
 		if _, err := tb.Create(ctx, id, table.Spec{}); err != nil {
 			t.Fatal(err)
 		}
@@ -30,9 +36,9 @@ func TestRESTHandler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(table.NewRESTHandler(cat, store, "mem://floe", table.RESTOptions{
+	srv := httptest.NewServer(catalog.NewRESTHandler(cat, store, "mem://floe", catalog.RESTOptions{
 		Defaults: map[string]string{"s3.region": "us-east-1"},
-		Authorize: func(_ *http.Request, id table.Ident, load bool) error {
+		Authorize: func(_ *http.Request, id catalog.Ident, load bool) error {
 			if id.Name == "secret" {
 				return errors.New("denied")
 			}
