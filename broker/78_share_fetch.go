@@ -64,6 +64,9 @@ func (b *Broker) shareTopics(ctx context.Context, r *request, ids [][16]byte, pa
 // and reads the bytes of what was acquired. Partitions the coordinator
 // could not serve answer KAFKA_STORAGE_ERROR (retriable), as Fetch does.
 func (b *Broker) shareAcquire(ctx context.Context, areq coordapi.ShareAcquireRequest, read bool) (coordapi.ShareAcquireResponse, map[topicPartition]*shareRead) {
+	// A release of the member's records still in flight here comes first:
+	// it must not give back what this call acquires.
+	b.shares.waitReleases(ctx, shareSessionKey{areq.Group, areq.Member})
 	hctx, cancel := b.heldContext(ctx)
 	aresp, err := b.groups.ShareAcquire(hctx, areq)
 	cancel()

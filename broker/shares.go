@@ -57,6 +57,52 @@ func (s *shareSession) has(tp topicPartition) bool {
 type shareSessions struct {
 	mu sync.Mutex
 	m  map[shareSessionKey]*shareSession
+	// releasing are the releases in flight, by member: a member's next
+	// acquisition through this broker waits for them, so that a release
+	// of an ended session never gives back what a newer one acquired.
+	releasing map[shareSessionKey][]chan struct{}
+}
+
+// startRelease notes a release of key's records in flight; done ends it.
+func (c *shareSessions) startRelease(key shareSessionKey) (done func()) {
+	ch := make(chan struct{})
+	c.mu.Lock()
+	if c.releasing == nil {
+		c.releasing = make(map[shareSessionKey][]chan struct{})
+	}
+	c.releasing[key] = append(c.releasing[key], ch)
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		rs := c.releasing[key]
+		for i, r := range rs {
+			if r == ch {
+				rs = append(rs[:i:i], rs[i+1:]...)
+				break
+			}
+		}
+		if len(rs) == 0 {
+			delete(c.releasing, key)
+		} else {
+			c.releasing[key] = rs
+		}
+		c.mu.Unlock()
+		close(ch)
+	}
+}
+
+// waitReleases waits for the releases of key's records in flight, or ctx.
+func (c *shareSessions) waitReleases(ctx context.Context, key shareSessionKey) {
+	c.mu.Lock()
+	rs := append([]chan struct{}(nil), c.releasing[key]...)
+	c.mu.Unlock()
+	for _, r := range rs {
+		select {
+		case <-r:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // nextShareEpoch is the epoch after e: it wraps to 1, never 0 or -1.
@@ -173,8 +219,9 @@ func (c *shareSessions) closeConn(cn *conn) []*shareSession {
 }
 
 // releaseShares gives back what key's member acquired through this broker
-// on parts, off the answer path. A failed release leaves the records to
-// their lock's expiry.
+// on parts, off the answer path; the member's next acquisition here waits
+// for it (shareSessions.waitReleases). A failed release leaves the records
+// to their lock's expiry.
 func (b *Broker) releaseShares(key shareSessionKey, parts []topicPartition) {
 	if len(parts) == 0 || b.groups == nil {
 		return
@@ -183,9 +230,11 @@ func (b *Broker) releaseShares(key shareSessionKey, parts []topicPartition) {
 	for i, p := range parts {
 		req.Partitions[i] = coordapi.TopicPartition{TopicID: p.id, Partition: p.partition}
 	}
+	done := b.shares.startRelease(key)
 	b.shareReleases.Add(1)
 	go func() {
 		defer b.shareReleases.Done()
+		defer done()
 		ctx, cancel := context.WithTimeout(context.Background(), shareReleaseTimeout)
 		defer cancel()
 		if err := b.groups.ShareRelease(ctx, req); err != nil {
