@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -497,6 +498,82 @@ func TestCommitRanges(t *testing.T) {
 			}
 			if got := readAll(t, tb); len(got) != tc.rows {
 				t.Fatalf("%d rows, want %d", len(got), tc.rows)
+			}
+		})
+	}
+}
+
+// lostCatalog fails every swap as a coordinator that died mid-call does:
+// not a conflict, outcome unknown, and (here) nothing changed.
+type lostCatalog struct{ table.Catalog }
+
+func (lostCatalog) Swap(context.Context, table.Ident, string, string) error {
+	return errors.New("coordinator: connection lost")
+}
+
+// TestCollectOrphans: a commit that dies before its swap leaves its files
+// unreferenced and the rows invisible; orphan collection deletes those
+// files once older than the grace period, and only those.
+func TestCollectOrphans(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		olderThan time.Duration
+		collected bool
+	}{
+		{name: "past the grace period", olderThan: 0, collected: true},
+		{name: "within the grace period", olderThan: time.Hour, collected: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			store := objectstore.NewMemory()
+			mem := &catalog.MemCatalog{}
+			tb := newTables(t, store, "mem://floe", mem)
+			if _, err := tb.Create(ctx, topic, table.Spec{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tb.Commit(ctx, topic, table.Range{Partition: 0, From: 0, To: 10, Records: records(0, 0, 10, 1)}); err != nil {
+				t.Fatal(err)
+			}
+			before, err := store.List(ctx, "tables/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			dying := newTables(t, store, "mem://floe", lostCatalog{mem})
+			if _, err := dying.Commit(ctx, topic, table.Range{Partition: 0, From: 10, To: 20, Records: records(0, 10, 20, 1)}); err == nil {
+				t.Fatal("commit through a lost coordinator succeeded")
+			}
+			left, err := store.List(ctx, "tables/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(left) <= len(before) {
+				t.Fatalf("the dead commit left no files (%d before, %d after)", len(before), len(left))
+			}
+			if got := readAll(t, tb); len(got) != 10 {
+				t.Fatalf("%d rows visible, want 10", len(got))
+			}
+			deleted, err := tb.CollectOrphans(ctx, topic, tc.olderThan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after, err := store.List(ctx, "tables/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := left
+			if tc.collected {
+				want = before
+			}
+			if !slices.Equal(after, want) {
+				t.Fatalf("after collection (deleted %v):\n got %v\nwant %v", deleted, after, want)
+			}
+			if len(deleted) != len(left)-len(after) {
+				t.Fatalf("reported %d deleted, %d went", len(deleted), len(left)-len(after))
+			}
+			equalRecords(t, readAll(t, tb), records(0, 0, 10, 1))
+			// The range is committed after all, once: nothing covered it.
+			if res, err := tb.Commit(ctx, topic, table.Range{Partition: 0, From: 10, To: 20, Records: records(0, 10, 20, 1)}); err != nil || res.Rows != 10 {
+				t.Fatalf("retry: %+v, %v", res, err)
 			}
 		})
 	}

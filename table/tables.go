@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -219,7 +220,7 @@ type RangeResult struct {
 // ranges must be of distinct partitions; a table job commits all of its
 // partitions in one snapshot. A lost race reloads the table and tries
 // again; the data files of a lost attempt are deleted (a crash leaves
-// them to orphan collection).
+// them to CollectOrphans).
 func (t *Tables) Commit(ctx context.Context, id Ident, ranges ...Range) (Result, error) {
 	if len(ranges) == 0 {
 		return Result{}, fmt.Errorf("commit %s: no range", id)
@@ -512,4 +513,24 @@ func writeMetadata(fio *FileIO, meta itable.Metadata, v int) (string, error) {
 		return "", fmt.Errorf("write metadata: %w", err)
 	}
 	return loc, nil
+}
+
+// CollectOrphans deletes the files under table id's location that no
+// metadata file of the table references (iceberg-go's DeleteOrphanFiles:
+// the current metadata, its metadata log, manifest lists, manifests and
+// data files) and that are older than olderThan: what a job that died
+// between writing and committing left. olderThan must exceed the longest
+// time a commit can take from its first write to its swap (the tier job
+// lease), or an in-flight commit's files could go. It returns the deleted
+// files' locations.
+func (t *Tables) CollectOrphans(ctx context.Context, id Ident, olderThan time.Duration) ([]string, error) {
+	tbl, err := t.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	res, err := tbl.DeleteOrphanFiles(ctx, itable.WithFilesOlderThan(olderThan))
+	if err != nil {
+		return res.DeletedFiles, fmt.Errorf("collect orphans of %s: %w", id, err)
+	}
+	return res.DeletedFiles, nil
 }
