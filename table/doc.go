@@ -11,6 +11,8 @@
 //	    write Parquet data file(s) ──▶ manifest, manifest list (iceberg-go)
 //	    write metadata v(n+1) ──▶ Catalog.Swap(v(n) → v(n+1)), or lose and retry
 //
+// Decode turns a range's Kafka batches into Records with the
+// read_committed rule (markers and aborted transactions give no row).
 // The package writes through FileIO, iceberg-go's file IO over a floe
 // objectstore.Store (S3, a directory, memory), so the broker's own S3
 // client, credentials and TLS are the only way to the bucket.
