@@ -1,0 +1,337 @@
+// Package shards is the broker's side of a sharded coordinator
+// (docs/design/coordinator-shards.md): a Router that serves the batch
+// coordinator's API (coordapi.Coordinator) over N coordinator shards,
+// sending each call about a partition to the shard that owns it
+// (coordapi.ShardOf), splitting the calls that span partitions, and
+// everything cluster-wide (topics, producer ids, transactions, users,
+// ACLs, the broker registry) to shard 0. It depends on the API only: a
+// shard is any coordapi.Coordinator, the rpc client of a remote shard or
+// an in-process coordinator in tests.
+//
+// What is not routed yet (milestone 2 of the design): a transaction may
+// only name partitions on shard 0; AddPartitionsToTxn answers
+// INVALID_TXN_STATE for the others.
+package shards
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordapi"
+)
+
+// Router is a coordapi.Coordinator over shards. Methods it does not define
+// are shard 0's, through the embedded Coordinator: cluster-wide state lives
+// there (TestRouterRoutesEveryMethod lists which methods are which, so that
+// a method added to the API is classified, not silently sent to shard 0).
+type Router struct {
+	coordapi.Coordinator // shard 0
+	shards               []coordapi.Coordinator
+	// next spreads tier job claims over the shards.
+	next atomic.Uint32
+}
+
+// New returns a router over shards, shard i at index i. With one shard it
+// routes everything to it, as a coordinator without shards.
+func New(shards []coordapi.Coordinator) (*Router, error) {
+	if len(shards) == 0 {
+		return nil, errors.New("shards: no shard")
+	}
+	return &Router{Coordinator: shards[0], shards: shards}, nil
+}
+
+// Shards returns the number of shards.
+func (r *Router) Shards() int { return len(r.shards) }
+
+// of returns the shard that owns a partition.
+func (r *Router) of(id coordapi.TopicID, partition int32) coordapi.Coordinator {
+	return r.shards[coordapi.ShardOf(id, partition, len(r.shards))]
+}
+
+// CommitObject commits an object's batches on the shards that own their
+// partitions: one sub-commit a shard, sent at once, each atomic on its
+// shard, the results put back in request order. A shard that fails fails
+// only its own batches, with the code the broker would answer for a failed
+// commit (the error's retriable Kafka code, REQUEST_TIMED_OUT, or
+// KAFKA_STORAGE_ERROR), as Kafka answers each partition of a Produce from
+// its own leader; the others stand, so that a batch committed is never
+// answered as failed (a producer without idempotence would write it
+// twice). A request whose shape is wrong (which a correct broker never
+// sends) is therefore refused batch by batch, by the shards its bad
+// batches go to, not as a whole as one coordinator refuses it.
+func (r *Router) CommitObject(ctx context.Context, req *coordapi.CommitRequest) (*coordapi.CommitResponse, error) {
+	n := len(r.shards)
+	if n == 1 {
+		return r.shards[0].CommitObject(ctx, req)
+	}
+	if req.Inline != nil {
+		return nil, coordapi.Errorf(kerr.InvalidRequest, "inline objects are not committed to a sharded coordinator")
+	}
+	idx := make([][]int, n) // idx[s]: the request's batches shard s owns
+	touched := 0
+	for i := range req.Batches {
+		s := coordapi.ShardOf(req.Batches[i].TopicID, req.Batches[i].Partition, n)
+		if idx[s] == nil {
+			touched++
+		}
+		idx[s] = append(idx[s], i)
+	}
+	if touched == 1 {
+		for s := range idx {
+			if idx[s] != nil {
+				return r.shards[s].CommitObject(ctx, req)
+			}
+		}
+	}
+	resp := &coordapi.CommitResponse{Results: make([]coordapi.BatchResult, len(req.Batches))}
+	var wg sync.WaitGroup
+	for s, batches := range idx {
+		if batches == nil {
+			continue
+		}
+		sub := *req
+		sub.Batches = make([]coordapi.CommitBatch, len(batches))
+		for j, i := range batches {
+			sub.Batches[j] = req.Batches[i]
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := r.shards[s].CommitObject(ctx, &sub)
+			if err == nil && len(got.Results) != len(batches) {
+				err = fmt.Errorf("shard %d answered %d results for %d batches", s, len(got.Results), len(batches))
+			}
+			if err != nil {
+				code := failedCode(err)
+				for _, i := range batches {
+					resp.Results[i] = coordapi.BatchResult{ErrorCode: code, BaseOffset: -1, LogAppendTime: -1, LogStartOffset: -1}
+				}
+				return
+			}
+			for j, i := range batches {
+				resp.Results[i] = got.Results[j]
+			}
+		}()
+	}
+	wg.Wait()
+	return resp, nil
+}
+
+// failedCode is the code the batches of a failed sub-commit are answered
+// with: what the broker answers a failed commit (ingest's commit).
+func failedCode(err error) int16 {
+	var ke *kerr.Error
+	switch {
+	case errors.As(err, &ke) && ke.Retriable:
+		return ke.Code
+	case errors.Is(err, context.DeadlineExceeded):
+		return kerr.RequestTimedOut.Code
+	default:
+		return kerr.KafkaStorageError.Code
+	}
+}
+
+// FindBatches asks the partition's shard.
+func (r *Router) FindBatches(ctx context.Context, req coordapi.FindBatchesRequest) (coordapi.FindBatchesResponse, error) {
+	return r.of(req.TopicID, req.Partition).FindBatches(ctx, req)
+}
+
+// FindBatchesMulti splits the requests by shard, asks the shards at once,
+// and answers in request order. Any shard's error is the call's: per the
+// API, an error means no partition was answered.
+func (r *Router) FindBatchesMulti(ctx context.Context, reqs []coordapi.FindBatchesRequest) ([]coordapi.FindBatchesResult, error) {
+	n := len(r.shards)
+	if n == 1 {
+		return r.shards[0].FindBatchesMulti(ctx, reqs)
+	}
+	idx := make([][]int, n)
+	for i := range reqs {
+		s := coordapi.ShardOf(reqs[i].TopicID, reqs[i].Partition, n)
+		idx[s] = append(idx[s], i)
+	}
+	out := make([]coordapi.FindBatchesResult, len(reqs))
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for s, is := range idx {
+		if is == nil {
+			continue
+		}
+		sub := make([]coordapi.FindBatchesRequest, len(is))
+		for j, i := range is {
+			sub[j] = reqs[i]
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := r.shards[s].FindBatchesMulti(ctx, sub)
+			if err == nil && len(got) != len(is) {
+				err = fmt.Errorf("shard %d answered %d results for %d partitions", s, len(got), len(is))
+			}
+			if err != nil {
+				errs[s] = fmt.Errorf("shard %d: %w", s, err)
+				return
+			}
+			for j, i := range is {
+				out[i] = got[j]
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// PartitionState asks the partition's shard.
+func (r *Router) PartitionState(ctx context.Context, id coordapi.TopicID, partition int32) (coordapi.PartitionState, error) {
+	return r.of(id, partition).PartitionState(ctx, id, partition)
+}
+
+// ListOffset asks the partition's shard.
+func (r *Router) ListOffset(ctx context.Context, id coordapi.TopicID, partition int32, timestamp int64) (offset, ts int64, err error) {
+	return r.of(id, partition).ListOffset(ctx, id, partition, timestamp)
+}
+
+// DeleteRecords asks the partition's shard.
+func (r *Router) DeleteRecords(ctx context.Context, id coordapi.TopicID, partition int32, offset int64) (int64, error) {
+	return r.of(id, partition).DeleteRecords(ctx, id, partition, offset)
+}
+
+// DescribeProducers asks the partition's shard: idempotence state is kept
+// with the partition.
+func (r *Router) DescribeProducers(ctx context.Context, id coordapi.TopicID, partition int32) ([]coordapi.ProducerDescription, error) {
+	return r.of(id, partition).DescribeProducers(ctx, id, partition)
+}
+
+// AddPartitionsToTxn sends the transaction to shard 0, the transaction
+// coordinator's, when every partition is shard 0's; the partitions of other
+// shards are answered INVALID_TXN_STATE until transactions span shards
+// (the design's milestone 2), and the others then
+// OPERATION_NOT_ATTEMPTED, as Kafka answers the rest of a request one of
+// whose partitions failed.
+func (r *Router) AddPartitionsToTxn(ctx context.Context, req coordapi.AddPartitionsRequest) ([]int16, error) {
+	n := len(r.shards)
+	codes := make([]int16, len(req.Partitions))
+	refused := false
+	for i, tp := range req.Partitions {
+		if coordapi.ShardOf(tp.TopicID, tp.Partition, n) != 0 {
+			codes[i], refused = kerr.InvalidTxnState.Code, true
+		}
+	}
+	if !refused {
+		return r.shards[0].AddPartitionsToTxn(ctx, req)
+	}
+	for i := range codes {
+		if codes[i] == 0 {
+			codes[i] = kerr.OperationNotAttempted.Code
+		}
+	}
+	return codes, nil
+}
+
+// Subscribe subscribes to every shard's commit notices.
+func (r *Router) Subscribe(fn func([]coordapi.CommitNotice)) (cancel func()) {
+	cancels := make([]func(), len(r.shards))
+	for s, sh := range r.shards {
+		cancels[s] = sh.Subscribe(fn)
+	}
+	return func() {
+		for _, c := range cancels {
+			c()
+		}
+	}
+}
+
+// KvLookup asks the partition's shard.
+func (r *Router) KvLookup(ctx context.Context, id coordapi.TopicID, partition int32, key []byte) (offset, hwm int64, found bool, err error) {
+	return r.of(id, partition).KvLookup(ctx, id, partition, key)
+}
+
+// KvReady reports a topic's key index ready once every shard's part of it
+// is.
+func (r *Router) KvReady(ctx context.Context, id coordapi.TopicID) (bool, error) {
+	for s, sh := range r.shards {
+		ok, err := sh.KvReady(ctx, id)
+		if err != nil {
+			return false, fmt.Errorf("shard %d: %w", s, err)
+		}
+		if !ok {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// KvGet asks the partition's shard.
+func (r *Router) KvGet(ctx context.Context, req coordapi.KvGetRequest) (coordapi.KvGetResult, error) {
+	return r.of(req.TopicID, req.Partition).KvGet(ctx, req)
+}
+
+// KvLatestOffsets asks the partition's shard.
+func (r *Router) KvLatestOffsets(ctx context.Context, req coordapi.KvOffsetsRequest) ([]int64, error) {
+	return r.of(req.TopicID, req.Partition).KvLatestOffsets(ctx, req)
+}
+
+// FindKeyBatches asks the partition's shard.
+func (r *Router) FindKeyBatches(ctx context.Context, req coordapi.FindKeyBatchesRequest) (coordapi.FindKeyBatchesResponse, error) {
+	return r.of(req.TopicID, req.Partition).FindKeyBatches(ctx, req)
+}
+
+// ClaimTierJob asks the shards in turn, from a different one each call,
+// for a job; the job's id is the shard's times the shard count plus the
+// shard, so that AbandonTierJob, which has only the id, finds its shard.
+func (r *Router) ClaimTierJob(ctx context.Context, req coordapi.ClaimTierJobRequest) (coordapi.TierJob, bool, error) {
+	n := len(r.shards)
+	if n == 1 {
+		return r.shards[0].ClaimTierJob(ctx, req)
+	}
+	first := int(r.next.Add(1)) % n
+	var errs []error
+	for k := range n {
+		s := (first + k) % n
+		job, ok, err := r.shards[s].ClaimTierJob(ctx, req)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("shard %d: %w", s, err))
+			continue
+		}
+		if ok {
+			job.ID = job.ID*uint64(n) + uint64(s)
+			return job, true, nil
+		}
+	}
+	return coordapi.TierJob{}, false, errors.Join(errs...)
+}
+
+// jobShard splits a routed job id into its shard and the shard's id.
+func (r *Router) jobShard(id uint64) (int, uint64) {
+	n := uint64(len(r.shards))
+	return int(id % n), id / n
+}
+
+// CompleteTierJob reports the job to the shard that gave it.
+func (r *Router) CompleteTierJob(ctx context.Context, req coordapi.CompleteTierJobRequest) error {
+	if len(r.shards) == 1 {
+		return r.shards[0].CompleteTierJob(ctx, req)
+	}
+	s, id := r.jobShard(req.JobID)
+	if want := coordapi.ShardOf(req.TopicID, req.Partition, len(r.shards)); s != want {
+		return coordapi.Errorf(kerr.InvalidRequest, "tier job %d is shard %d's, its partition %s/%d shard %d's", req.JobID, s, req.TopicID, req.Partition, want)
+	}
+	req.JobID = id
+	return r.shards[s].CompleteTierJob(ctx, req)
+}
+
+// AbandonTierJob gives the job back to the shard that gave it.
+func (r *Router) AbandonTierJob(ctx context.Context, jobID uint64, reason string) error {
+	if len(r.shards) == 1 {
+		return r.shards[0].AbandonTierJob(ctx, jobID, reason)
+	}
+	s, id := r.jobShard(jobID)
+	return r.shards[s].AbandonTierJob(ctx, id, reason)
+}

@@ -1,0 +1,369 @@
+package shards
+
+import (
+	"context"
+	"fmt"
+	"errors"
+	"reflect"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/internal/testkit"
+)
+
+// TestRouterRoutesEveryMethod classifies every method of the API: routed
+// (defined by Router) or cluster-wide (shard 0's, through the embedded
+// Coordinator). A method added to coordapi.Coordinator fails this test
+// until it is put in one list, so that nothing about a partition goes to
+// shard 0 unnoticed.
+func TestRouterRoutesEveryMethod(t *testing.T) {
+	routed := []string{
+		"AbandonTierJob", "AddPartitionsToTxn", "ClaimTierJob", "CommitObject", "CompleteTierJob",
+		"DeleteRecords", "DescribeProducers", "FindBatches", "FindBatchesMulti", "FindKeyBatches",
+		"KvGet", "KvLatestOffsets", "KvLookup", "KvReady", "ListOffset", "PartitionState", "Subscribe",
+	}
+	clusterWide := []string{
+		// Topics: shard 0 owns them; the other shards follow
+		// (coordinator.FollowTopics).
+		"AlterTopicConfigs", "CreatePartitions", "CreateTopic", "DeleteTopic", "DeleteTopicByID",
+		"SubscribeTopics", "Topic", "TopicByID", "Topics",
+		// Producer ids and the transaction coordinator.
+		"AddOffsetsToTxn", "DescribeTransactions", "EndTxn", "InitProducerID", "ListTransactions",
+		// Users, ACLs and the broker registry.
+		"AlterUserScramCredentials", "DescribeUserScramCredentials", "UserScramCredential",
+		"CreateACLs", "DeleteACLs", "DescribeACLs", "ACLVersion", "SubscribeACLs",
+		"DeregisterBroker", "ListBrokers", "RegisterBroker",
+	}
+	api := reflect.TypeFor[coordapi.Coordinator]()
+	var all []string
+	for i := range api.NumMethod() {
+		all = append(all, api.Method(i).Name)
+	}
+	listed := append(slices.Clone(routed), clusterWide...)
+	sort.Strings(all)
+	sort.Strings(listed)
+	for _, m := range all {
+		if !slices.Contains(listed, m) {
+			t.Errorf("coordapi.Coordinator.%s is neither routed nor cluster-wide here", m)
+		}
+	}
+	for _, m := range listed {
+		if !slices.Contains(all, m) {
+			t.Errorf("%s is listed but not in coordapi.Coordinator (%v)", m, all)
+		}
+	}
+	// The routed ones are Router's own (the embedded shard 0 would answer
+	// any it forgot to define), the cluster-wide ones promoted from it.
+	// A promoted method is a compiler-generated wrapper, with no file of
+	// its own.
+	own := func(m string) (string, bool) {
+		meth, ok := reflect.TypeFor[*Router]().MethodByName(m)
+		if !ok {
+			t.Fatalf("Router has no %s", m)
+		}
+		pc := meth.Func.Pointer()
+		file, _ := runtime.FuncForPC(pc).FileLine(pc)
+		return file, strings.HasSuffix(file, "router.go")
+	}
+	for _, m := range routed {
+		if file, ok := own(m); !ok {
+			t.Errorf("Router.%s is not Router's own (its code is in %s): it would go to shard 0", m, file)
+		}
+	}
+	for _, m := range clusterWide {
+		if file, ok := own(m); ok {
+			t.Errorf("Router.%s is defined in %s: list it as routed", m, file)
+		}
+	}
+}
+
+// openShards opens n coordinators, shard 0 owning the topic metadata.
+func openShards(t *testing.T, n int) []*coordinator.Coordinator {
+	t.Helper()
+	cs := make([]*coordinator.Coordinator, n)
+	for i := range cs {
+		c, err := coordinator.Open(coordinator.Options{Dir: t.TempDir(), Logger: testkit.Logger(), TierInterval: -1, TxnCheckInterval: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		cs[i] = c
+	}
+	return cs
+}
+
+func router(t *testing.T, cs []*coordinator.Coordinator) *Router {
+	t.Helper()
+	shards := make([]coordapi.Coordinator, len(cs))
+	for i, c := range cs {
+		shards[i] = c
+	}
+	r, err := New(shards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// follow has every shard but 0 take shard 0's topics.
+func follow(t *testing.T, cs []*coordinator.Coordinator) {
+	t.Helper()
+	for _, c := range cs[1:] {
+		if _, err := c.FollowTopics(context.Background(), cs[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestRouterCommitsAndFinds commits objects whose batches span every
+// partition of a topic over 3 shards: each partition gets consecutive
+// offsets on its own shard and nowhere else, FindBatches and
+// FindBatchesMulti answer from the owners, and a subscriber hears every
+// shard's notices.
+func TestRouterCommitsAndFinds(t *testing.T) {
+	ctx := context.Background()
+	cs := openShards(t, 3)
+	r := router(t, cs)
+	const partitions, objects = 8, 12
+	tp, err := r.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "t", Partitions: partitions, ReplicationFactor: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	follow(t, cs)
+	owners := map[int]bool{}
+	for p := range int32(partitions) {
+		owners[coordapi.ShardOf(tp.ID, p, 3)] = true
+	}
+	if len(owners) != 3 {
+		t.Fatalf("the topic's %d partitions are on shards %v: the test wants all 3", partitions, owners)
+	}
+
+	var mu sync.Mutex
+	heard := map[int32]int64{}
+	cancel := r.Subscribe(func(ns []coordapi.CommitNotice) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, n := range ns {
+			heard[n.Partition] = max(heard[n.Partition], n.HighWatermark)
+		}
+	})
+	defer cancel()
+
+	for o := range objects {
+		req := &coordapi.CommitRequest{ObjectKey: fmt.Sprintf("wal/%d", o), ObjectSize: partitions * 100}
+		for p := range int32(partitions) {
+			req.Batches = append(req.Batches, coordapi.CommitBatch{TopicID: tp.ID, Partition: p, ByteOffset: int64(p) * 100,
+				ByteLength: 100, LastOffsetDelta: 9, MaxTimestamp: 1, ProducerID: -1})
+		}
+		resp, err := r.CommitObject(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p, res := range resp.Results {
+			if res.ErrorCode != 0 || res.BaseOffset != int64(o)*10 {
+				t.Fatalf("object %d partition %d: %+v, want base offset %d", o, p, res, o*10)
+			}
+		}
+	}
+
+	var multi []coordapi.FindBatchesRequest
+	for p := range int32(partitions) {
+		req := coordapi.FindBatchesRequest{TopicID: tp.ID, Partition: p, MaxBytes: 1 << 20}
+		multi = append(multi, req)
+		got, err := r.FindBatches(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.HighWatermark != objects*10 || len(got.Batches) != objects || got.Batches[3].ObjectKey != "wal/3" {
+			t.Fatalf("partition %d: high watermark %d, %d batches (%+v)", p, got.HighWatermark, len(got.Batches), got.Batches)
+		}
+		owner := coordapi.ShardOf(tp.ID, p, 3)
+		for s, c := range cs {
+			st, err := c.PartitionState(ctx, tp.ID, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := map[bool]int64{true: objects * 10, false: 0}[s == owner]; st.HighWatermark != want {
+				t.Fatalf("partition %d on shard %d (its owner %d): high watermark %d, want %d", p, s, owner, st.HighWatermark, want)
+			}
+		}
+	}
+	res, err := r.FindBatchesMulti(ctx, multi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, got := range res {
+		if got.ErrorCode != 0 || got.HighWatermark != objects*10 || len(got.Batches) != objects {
+			t.Fatalf("multi, partition %d: %+v", p, got)
+		}
+	}
+	testkit.CheckFor(t, 10*time.Second, 5*time.Millisecond, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		for p := range int32(partitions) {
+			if heard[p] != objects*10 {
+				return fmt.Errorf("notices heard: %v", heard)
+			}
+		}
+		return nil
+	})
+}
+
+// TestRouterShardDown: with one shard closed, a commit spanning shards
+// commits the others' batches and fails only that shard's, with a code a
+// producer retries or reports; finds on its partitions fail.
+func TestRouterShardDown(t *testing.T) {
+	ctx := context.Background()
+	cs := openShards(t, 2)
+	r := router(t, cs)
+	tp, err := r.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "t", Partitions: 4, ReplicationFactor: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	follow(t, cs)
+	if err := cs[1].Close(); err != nil {
+		t.Fatal(err)
+	}
+	req := &coordapi.CommitRequest{ObjectKey: "wal/x", ObjectSize: 400}
+	for p := range int32(4) {
+		req.Batches = append(req.Batches, coordapi.CommitBatch{TopicID: tp.ID, Partition: p, ByteOffset: int64(p) * 100,
+			ByteLength: 100, LastOffsetDelta: 0, MaxTimestamp: 1, ProducerID: -1})
+	}
+	resp, err := r.CommitObject(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := 0
+	for p, res := range resp.Results {
+		switch coordapi.ShardOf(tp.ID, int32(p), 2) {
+		case 0:
+			if res.ErrorCode != 0 || res.BaseOffset != 0 {
+				t.Fatalf("partition %d on the live shard: %+v", p, res)
+			}
+		case 1:
+			down++
+			if res.ErrorCode != kerr.KafkaStorageError.Code || res.BaseOffset != -1 {
+				t.Fatalf("partition %d on the closed shard: %+v", p, res)
+			}
+			if _, err := r.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: tp.ID, Partition: int32(p)}); err == nil {
+				t.Fatalf("partition %d: a find on the closed shard answered", p)
+			}
+		}
+	}
+	if down == 0 {
+		t.Fatal("no partition of the topic is on shard 1: the test checks nothing")
+	}
+}
+
+// jobShard is a shard that hands out one tier job and records what it is
+// told about jobs; the rest of its API is not called.
+type jobShard struct {
+	coordapi.Coordinator
+	job       coordapi.TierJob
+	has       bool
+	completed []uint64
+	abandoned []uint64
+	added     int
+}
+
+func (j *jobShard) ClaimTierJob(context.Context, coordapi.ClaimTierJobRequest) (coordapi.TierJob, bool, error) {
+	ok := j.has
+	j.has = false
+	return j.job, ok, nil
+}
+
+func (j *jobShard) CompleteTierJob(_ context.Context, req coordapi.CompleteTierJobRequest) error {
+	j.completed = append(j.completed, req.JobID)
+	return nil
+}
+
+func (j *jobShard) AbandonTierJob(_ context.Context, id uint64, _ string) error {
+	j.abandoned = append(j.abandoned, id)
+	return nil
+}
+
+func (j *jobShard) AddPartitionsToTxn(_ context.Context, req coordapi.AddPartitionsRequest) ([]int16, error) {
+	j.added++
+	return make([]int16, len(req.Partitions)), nil
+}
+
+// partitionOn returns a partition of id that shard s of n owns.
+func partitionOn(t *testing.T, id coordapi.TopicID, s, n int) int32 {
+	t.Helper()
+	for p := range int32(1000) {
+		if coordapi.ShardOf(id, p, n) == s {
+			return p
+		}
+	}
+	t.Fatalf("no partition of %s on shard %d of %d", id, s, n)
+	return -1
+}
+
+// TestRouterTierJobIDs: a job's id names its shard, so that completing or
+// abandoning it (by id alone) reaches the shard that gave it, with that
+// shard's own id; a completion naming another shard's partition is
+// refused.
+func TestRouterTierJobIDs(t *testing.T) {
+	ctx := context.Background()
+	id := coordapi.TopicID{9}
+	shards := []*jobShard{{}, {}, {}}
+	p := partitionOn(t, id, 2, 3)
+	shards[2].job, shards[2].has = coordapi.TierJob{ID: 7, TopicID: id, Partition: p}, true
+	r, err := New([]coordapi.Coordinator{shards[0], shards[1], shards[2]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, ok, err := r.ClaimTierJob(ctx, coordapi.ClaimTierJobRequest{BrokerID: 1})
+	if err != nil || !ok || job.ID != 7*3+2 {
+		t.Fatalf("claim: %+v %v %v", job, ok, err)
+	}
+	if _, ok, err := r.ClaimTierJob(ctx, coordapi.ClaimTierJobRequest{BrokerID: 1}); ok || err != nil {
+		t.Fatalf("a second claim: %v %v", ok, err)
+	}
+	if err := r.CompleteTierJob(ctx, coordapi.CompleteTierJobRequest{JobID: job.ID, TopicID: id, Partition: p}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AbandonTierJob(ctx, job.ID, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(shards[2].completed, []uint64{7}) || !slices.Equal(shards[2].abandoned, []uint64{7}) {
+		t.Fatalf("shard 2 completed %v, abandoned %v", shards[2].completed, shards[2].abandoned)
+	}
+	other := partitionOn(t, id, 0, 3)
+	err = r.CompleteTierJob(ctx, coordapi.CompleteTierJobRequest{JobID: job.ID, TopicID: id, Partition: other})
+	if !errors.Is(err, kerr.InvalidRequest) {
+		t.Fatalf("completing a job for another shard's partition: %v", err)
+	}
+}
+
+// TestRouterTransactionsOnShardZero: a transaction on shard 0's
+// partitions goes to its coordinator; one naming another shard's is
+// refused partition by partition until transactions span shards.
+func TestRouterTransactionsOnShardZero(t *testing.T) {
+	ctx := context.Background()
+	id := coordapi.TopicID{4}
+	shards := []*jobShard{{}, {}}
+	r, err := New([]coordapi.Coordinator{shards[0], shards[1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	on0, on1 := partitionOn(t, id, 0, 2), partitionOn(t, id, 1, 2)
+	codes, err := r.AddPartitionsToTxn(ctx, coordapi.AddPartitionsRequest{Partitions: []coordapi.TopicPartition{{TopicID: id, Partition: on0}}})
+	if err != nil || !slices.Equal(codes, []int16{0}) || shards[0].added != 1 {
+		t.Fatalf("shard 0's partition: %v %v (added %d)", codes, err, shards[0].added)
+	}
+	codes, err = r.AddPartitionsToTxn(ctx, coordapi.AddPartitionsRequest{Partitions: []coordapi.TopicPartition{{TopicID: id, Partition: on0}, {TopicID: id, Partition: on1}}})
+	want := []int16{kerr.OperationNotAttempted.Code, kerr.InvalidTxnState.Code}
+	if err != nil || !slices.Equal(codes, want) || shards[0].added != 1 || shards[1].added != 0 {
+		t.Fatalf("a partition of shard 1: %v %v, want %v (added %d, %d)", codes, err, want, shards[0].added, shards[1].added)
+	}
+}
