@@ -2,8 +2,8 @@ package shards
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"reflect"
 	"runtime"
 	"slices"
