@@ -54,7 +54,7 @@ elif [ -z "$against" ]; then
   FLOE_INSTANCE=-sasl start_floe --sasl-mechanisms SCRAM-SHA-512,PLAIN --sasl-users-file "$work/users" \
     --acls-enabled --super-users User:admin
   sasl_bootstrap="$bootstrap"
-  start_floe
+  start_floe --share-groups-enabled # the share-* checks
   echo "kafka-clients conformance against floe at $bootstrap (SASL and ACLs at $sasl_bootstrap)" >&2
 else
   bootstrap="$against"

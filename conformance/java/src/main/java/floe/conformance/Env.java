@@ -19,6 +19,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.KafkaFuture;
@@ -112,6 +113,17 @@ final class Env implements AutoCloseable {
         return register(new KafkaConsumer<>(props, new StringDeserializer(), values));
     }
 
+    /** A share group consumer (KIP-932), closed by close(). */
+    KafkaShareConsumer<String, String> shareConsumer(Map<String, Object> overrides) {
+        Map<String, Object> props = new HashMap<>();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        props.put(ConsumerConfig.CLIENT_ID_CONFIG, "conformance-" + checkName);
+        props.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
+        props.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 20_000);
+        props.putAll(overrides);
+        return register(new KafkaShareConsumer<>(props, new StringDeserializer(), new StringDeserializer()));
+    }
+
     /** Closes a client now (as a consumer leaving its group), not at close(). */
     void closeNow(AutoCloseable client) throws Exception {
         clients.remove(client);
@@ -160,6 +172,8 @@ final class Env implements AutoCloseable {
     private static void closeClient(AutoCloseable client) throws Exception {
         if (client instanceof KafkaConsumer<?, ?> consumer) {
             consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(CLOSE_TIMEOUT));
+        } else if (client instanceof KafkaShareConsumer<?, ?> consumer) {
+            consumer.close(CLOSE_TIMEOUT);
         } else if (client instanceof KafkaProducer<?, ?> producer) {
             producer.close(CLOSE_TIMEOUT);
         } else {

@@ -36,6 +36,7 @@ public final class Main {
         all.addAll(OffsetChecks.all());
         all.addAll(TxnChecks.all());
         all.addAll(StreamsChecks.all());
+        all.addAll(ShareChecks.all());
         if (!"1".equals(System.getenv("CONFORMANCE_KAFKA"))) {
             all.addAll(ViewChecks.all()); // floe's own features
         }
