@@ -90,15 +90,10 @@
 // # Catalog
 //
 // Catalog (package catalog) is the pointer store: Load, Swap
-// (compare-and-swap), List, Namespaces. The coordinator will implement it in its own state, replicated like every
-// coordinator write, as the key family (coordinator/doc.go style):
-//
-//	family  key                                   value
-//	------  ------------------------------------  ----------------------------------
-//	table   'i' len(2) namespace len(2) name      version(1)=1, metadata location str,
-//	                                              previous metadata location str
-//
-// catalog.MemCatalog is the in-process implementation for tests.
+// (compare-and-swap), List, Namespaces. Package coordinator/tables
+// implements it in the coordinator's replicated state (its doc draws the
+// key family); catalog.MemCatalog is the in-process implementation for
+// tests. Both pass catalog/catalogtest's contract.
 //
 // # REST catalog
 //

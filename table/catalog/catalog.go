@@ -54,9 +54,10 @@ func (id Ident) Validate() error {
 // Iceberg's one mutable thing. Everything else (metadata JSON, manifest
 // lists, manifests, Parquet data files) is written once under the table's
 // location and never changed, so a compare-and-swap of this pointer is a
-// commit. The coordinator implements Catalog over its own state (the 'i'
-// key family in package table's doc); MemCatalog is the in-process one for tests.
-// Implementations are safe for concurrent use.
+// commit. The coordinator implements Catalog over its own state (package
+// coordinator/tables); MemCatalog is the in-process one for tests. Every
+// implementation passes package catalogtest's contract and is safe for
+// concurrent use.
 type Catalog interface {
 	// Load returns the table's current metadata location, or an error
 	// wrapping ErrNoSuchTable.
