@@ -439,3 +439,73 @@ func TestACLShareFetch(t *testing.T) {
 		t.Fatalf("fetch: %+v", r)
 	}
 }
+
+// TestShareFetchIncremental: a session's later fetches answer only the
+// partitions with records, an error, an acknowledgement outcome, or new to
+// the session; forgetting a partition gives its records back.
+func TestShareFetchIncremental(t *testing.T) {
+	e := newACLEnv(t, func(o *Options) { o.ACLsEnabled = false })
+	e.topic("si", 2, nil)
+	cl := e.client("c")
+	setShareReset(t, cl, "sg")
+	id := e.topicID("si")
+	for _, m := range []string{"m1", "m2"} {
+		wantCode(t, m+" joins", send[*kmsg.ShareGroupHeartbeatResponse](t, cl, shareHeartbeatReq("sg", m, 0, "si")).ErrorCode, nil)
+	}
+	fetch := func(member string, epoch int32, parts []int32, forget []int32) *kmsg.ShareFetchResponse {
+		t.Helper()
+		req := shareFetchReq(member, epoch, id)
+		req.Topics[0].Partitions = nil
+		for _, p := range parts {
+			rp := kmsg.NewShareFetchRequestTopicPartition()
+			rp.Partition = p
+			req.Topics[0].Partitions = append(req.Topics[0].Partitions, rp)
+		}
+		if forget != nil {
+			req.ForgottenTopicsData = []kmsg.ShareFetchRequestForgottenTopicsData{{TopicID: id, Partitions: forget}}
+		}
+		r := send[*kmsg.ShareFetchResponse](t, cl, req)
+		wantCode(t, "share fetch", r.ErrorCode, nil)
+		return r
+	}
+	answered := func(r *kmsg.ShareFetchResponse) map[int32]int {
+		out := map[int32]int{}
+		for _, tp := range r.Topics {
+			for _, p := range tp.Partitions {
+				out[p.Partition] = len(p.AcquiredRecords)
+			}
+		}
+		return out
+	}
+	// The first fetch answers both partitions, with nothing yet.
+	if got := answered(fetch("m1", 0, []int32{0, 1}, nil)); len(got) != 2 {
+		t.Fatalf("full fetch answered %v", got)
+	}
+	if err := e.client("p", kgo.DefaultProduceTopic("si"), kgo.RecordPartitioner(kgo.ManualPartitioner())).ProduceSync(t.Context(),
+		&kgo.Record{Value: []byte("x"), Partition: 0}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	// Only partition 0 has records: partition 1 is left out.
+	var got map[int32]int
+	epoch := int32(1)
+	checkFor(t, 5*time.Second, func() bool {
+		got = answered(fetch("m1", epoch, nil, nil))
+		epoch++
+		return got[0] > 0
+	})
+	if len(got) != 1 {
+		t.Fatalf("incremental fetch answered %v, want partition 0 only", got)
+	}
+	if got := answered(fetch("m1", epoch, nil, nil)); len(got) != 0 {
+		t.Fatalf("a fetch with nothing new answered %v", got)
+	}
+	epoch++
+	// Forgetting partition 0 gives its record back: m2 takes it.
+	if got := answered(fetch("m1", epoch, nil, []int32{0})); len(got) != 0 {
+		t.Fatalf("forgetting answered %v", got)
+	}
+	checkFor(t, 5*time.Second, func() bool {
+		r := fetch("m2", 0, []int32{0}, nil)
+		return answered(r)[0] == 1 && r.Topics[0].Partitions[0].AcquiredRecords[0].DeliveryCount == 1
+	})
+}
