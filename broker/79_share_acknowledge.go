@@ -60,16 +60,19 @@ func (b *Broker) handleShareAcknowledge(ctx context.Context, r *request) (kmsg.R
 	}
 	areq := coordapi.ShareAcquireRequest{Group: key.group, Member: key.member, Via: b.opts.NodeID, Renew: req.IsRenewAck}
 	var idx []int // asked index of each areq partition
-	for i, p := range asked {
-		if p.code == 0 {
-			areq.Partitions = append(areq.Partitions, coordapi.ShareAcquirePartition{Topic: p.tp.id, Partition: p.tp.partition, Acks: p.acks})
-			idx = append(idx, i)
-		}
-	}
 	codes := make([]int16, len(asked))
 	msgs := make([]string, len(asked))
 	for i, p := range asked {
 		codes[i] = p.code
+		switch {
+		case p.code != 0:
+		case !req.IsRenewAck && hasRenew(p.acks):
+			// Renewals come with IsRenewAck, as ShareFetch's.
+			codes[i] = kerr.InvalidRequest.Code
+		default:
+			areq.Partitions = append(areq.Partitions, coordapi.ShareAcquirePartition{Topic: p.tp.id, Partition: p.tp.partition, Acks: p.acks})
+			idx = append(idx, i)
+		}
 	}
 	var lock int32
 	if len(areq.Partitions) > 0 {
