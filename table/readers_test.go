@@ -28,15 +28,13 @@ type reader struct {
 	env     string // names the interpreter that has the reader
 	imports string // what the interpreter must import
 	script  string
-	install string
 	summary bool // the script prints the snapshot summary first
 }
 
 var readers = []reader{
 	{name: "pyiceberg", env: "FLOE_PYTHON", imports: "pyiceberg, pyarrow", script: "testdata/pyiceberg_read.py",
-		install: "python3 -m venv /tmp/pyice && /tmp/pyice/bin/pip install 'pyiceberg[pyarrow]'", summary: true},
-	{name: "duckdb", env: "FLOE_DUCKDB_PYTHON", imports: "duckdb, duckdb_ext", script: "testdata/duckdb_read.py",
-		install: "python3 -m venv /tmp/duckice && /tmp/duckice/bin/pip install duckdb==1.4.4 duckdb-ext-iceberg==1.4.4.20260205 duckdb-ext-avro==1.4.4.20260205 duckdb-ext-httpfs==1.4.4.20260205"},
+		summary: true},
+	{name: "duckdb", env: "FLOE_DUCKDB_PYTHON", imports: "duckdb, duckdb_ext", script: "testdata/duckdb_read.py"},
 }
 
 // python returns the interpreter for rd: $<rd.env>, else python3. Without
@@ -48,8 +46,9 @@ func (rd reader) python(t *testing.T) string {
 		py = "python3"
 	}
 	if out, err := exec.Command(py, "-c", "import "+rd.imports).CombinedOutput(); err != nil {
-		t.Skipf("no %s for %s (%v: %s); install it with `%s` and set %s to that venv's python",
-			rd.name, py, err, bytes.TrimSpace(out), rd.install, rd.env)
+		t.Skipf("no %s for %s (%v: %s); install both readers with "+
+			"`eval \"$(./scripts/table-readers-venv.sh)\"`, which sets %s",
+			rd.name, py, err, bytes.TrimSpace(out), rd.env)
 	}
 	return py
 }
