@@ -334,3 +334,24 @@ func TestShareAcquireHeld(t *testing.T) {
 		t.Fatalf("ack of another's record: %s", errName(a.AckErrorCode))
 	}
 }
+
+// TestShareRenew: a renewal (ack type 4, IsRenewAck) restarts the lock of
+// the records it names, and moves them to the renewing broker; the
+// records left alone expire on their first deadline.
+func TestShareRenew(t *testing.T) {
+	h, _, tid := shareFetchHarness(t)
+	if a := h.acquire(acquireReq("m1", 1, tid, 100, 0)); acquired(a) != "0-9(1) batches 0-2 3-5 6-9" {
+		t.Fatalf("acquire: %s", acquired(a))
+	}
+	h.advance(20 * time.Second)
+	renew := acquireReq("m1", 2, tid, 0, 0, ackOf(0, 2, 4))
+	renew.Renew = true
+	if a := h.acquire(renew); a.AckErrorCode != 0 || len(a.Acquired) != 0 {
+		t.Fatalf("renew: %s %s", errName(a.AckErrorCode), acquired(a))
+	}
+	h.advance(20 * time.Second)
+	renewed := msOf(h.clk.Now()) + (10 * time.Second).Milliseconds()
+	if got, want := rangesOf(h.sharePart("g", tid, 0)), fmt.Sprintf("[0-2 acquired(1) m1@2 until %d 3-9 available(1)]", renewed); got != want {
+		t.Fatalf("after 40 s: %s, want %s", got, want)
+	}
+}
