@@ -43,6 +43,10 @@ import (
 // (CommitBatch.Keys) are written to the key index in the same Pebble batch
 // that assigns its offsets, so the index never runs ahead of the log.
 func (c *Coordinator) CommitObject(ctx context.Context, req *coordapi.CommitRequest) (*coordapi.CommitResponse, error) {
+	if c.opts.TopicOwner != nil {
+		// Before entering: a follow enters the calls it makes.
+		c.followUnknown(ctx, req)
+	}
 	resp, notices, err := c.commitObject(ctx, req)
 	if err != nil {
 		return nil, err
@@ -174,6 +178,11 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 			continue
 		case cb.Partition < 0 || int(cb.Partition) >= len(t.parts):
 			resp.Results[i].ErrorCode = codeUnknownTopicOrPartition
+			continue
+		case !c.owns(cb.TopicID, cb.Partition):
+			// Another shard's: a broker that routes by another shard
+			// count than the cluster's (coordinator/shards).
+			resp.Results[i].ErrorCode = codeNotLeader
 			continue
 		case t.kvIndexed && len(cb.Keys) == 0 && !cb.Control:
 			// Every batch of an indexed (so compacted, so keyed) topic has

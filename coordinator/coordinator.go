@@ -115,6 +115,23 @@ type Options struct {
 	// that lives in memory (tests of other packages), an errorfs wrapper to
 	// inject write failures. Default: the OS filesystem.
 	FS vfs.FS
+
+	// Shards is how many coordinator shards the cluster's partitions are
+	// spread over, and Shard which of them this one is
+	// (docs/design/coordinator-shards.md): a partition is this shard's
+	// when coordapi.ShardOf says so, and a call about another shard's
+	// partition is answered NOT_LEADER_OR_FOLLOWER, never from a state
+	// this shard does not keep. Default: 1 shard, this one (0).
+	Shards, Shard int
+	// TopicOwner, on shards other than 0, is shard 0: the coordinator
+	// keeps a copy of its topics (follow.go), taken at Open, at each of
+	// its topic notices and every FollowInterval, and asked for a topic a
+	// commit names before that commit is refused. Default: none (this
+	// coordinator owns its topics).
+	TopicOwner TopicOwner
+	// FollowInterval is how often the topics of TopicOwner are followed
+	// whole, notices aside (they can be lost). Default: 10s.
+	FollowInterval time.Duration
 }
 
 // Validate reports every invalid option at once, each named by the flag
@@ -138,6 +155,12 @@ func (o *Options) Validate() error {
 	}
 	if o.TierJobLease < 0 {
 		errs = append(errs, fmt.Errorf("coordinator: --tier-job-lease (Options.TierJobLease) %s is negative", o.TierJobLease))
+	}
+	if o.Shards < 0 || o.Shard < 0 || o.Shard >= max(o.Shards, 1) {
+		errs = append(errs, fmt.Errorf("coordinator: --shard (Options.Shard) %d is not a shard of --shards (Options.Shards) %d", o.Shard, o.Shards))
+	}
+	if o.Shard > 0 && o.TopicOwner == nil {
+		errs = append(errs, fmt.Errorf("coordinator: shard %d needs shard 0 to follow the topics of (Options.TopicOwner)", o.Shard))
 	}
 	if o.WALRetentionBytes < -1 {
 		errs = append(errs, fmt.Errorf("coordinator: --wal-retention-bytes (Options.WALRetentionBytes) %d is below -1", o.WALRetentionBytes))
@@ -208,6 +231,8 @@ type Coordinator struct {
 	markerPrefix string
 	// stopTxn stops the transaction timeout loop.
 	stopTxn func()
+	// stopFollow stops the follows of TopicOwner's topics (follow.go).
+	stopFollow func()
 
 	commit struct {
 		sync.Mutex
@@ -394,6 +419,7 @@ func Open(opts Options) (*Coordinator, error) {
 	opts.ProducerIDExpiration = cmp.Or(opts.ProducerIDExpiration, DefaultProducerIDExpiration)
 	opts.TransactionalIDExpiration = cmp.Or(opts.TransactionalIDExpiration, DefaultTransactionalIDExpiration)
 	opts.ExpirationCheckInterval = cmp.Or(opts.ExpirationCheckInterval, DefaultExpirationCheckInterval)
+	opts.FollowInterval = cmp.Or(opts.FollowInterval, defaultFollowInterval)
 	c := &Coordinator{opts: opts, log: opts.Logger, now: opts.Now, markers: opts.Markers, markerPrefix: opts.GCPrefix}
 	c.brokers = brokers.New(opts.BrokerTTL, opts.Now, opts.Logger)
 	c.initTier()
@@ -470,6 +496,9 @@ func Open(opts Options) (*Coordinator, error) {
 			c.runTxns(ctx, opts.TxnCheckInterval)
 		}()
 	}
+	if opts.TopicOwner != nil {
+		c.startFollowing()
+	}
 	if opts.TierInterval > 0 {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
@@ -499,6 +528,10 @@ func (c *Coordinator) Close() error {
 	if c.stopTxn != nil {
 		c.stopTxn()
 		c.stopTxn = nil
+	}
+	if c.stopFollow != nil {
+		c.stopFollow() // before closeMu: a follow calls in
+		c.stopFollow = nil
 	}
 	// The index builds stop before closeMu too: a build calls FindBatches,
 	// which waits for closeMu, and RebuildKVIndex waits for its build.

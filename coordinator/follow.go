@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -78,10 +80,78 @@ func (c *Coordinator) followExisting(ctx context.Context, cur, want coordapi.Top
 }
 
 // TopicOwner is what a shard's copy of the topic metadata reads from the
-// coordinator that owns it (shard 0).
+// coordinator that owns it (shard 0): *rpc.Client, or a *Coordinator.
 type TopicOwner interface {
 	Topics(ctx context.Context) ([]coordapi.Topic, error)
 	TopicByID(ctx context.Context, id coordapi.TopicID) (coordapi.Topic, error)
+	SubscribeTopics(fn func([]coordapi.TopicNotice)) (cancel func())
+}
+
+// defaultFollowInterval is Options.FollowInterval's default.
+const defaultFollowInterval = 10 * time.Second
+
+// followTimeout bounds one follow of the owner's topics.
+const followTimeout = 30 * time.Second
+
+// startFollowing follows the owner's topics now, at each of its topic
+// notices and every FollowInterval, until Close.
+func (c *Coordinator) startFollowing() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	wake := make(chan struct{}, 1)
+	unsubscribe := c.opts.TopicOwner.SubscribeTopics(func([]coordapi.TopicNotice) {
+		select {
+		case wake <- struct{}{}:
+		default: // a follow is due already: it reads every topic
+		}
+	})
+	c.stopFollow = func() { cancel(); <-done; unsubscribe() }
+	go func() {
+		defer close(done)
+		t := time.NewTicker(c.opts.FollowInterval)
+		defer t.Stop()
+		for {
+			fctx, fcancel := context.WithTimeout(ctx, followTimeout)
+			n, err := c.FollowTopics(fctx, c.opts.TopicOwner)
+			fcancel()
+			switch {
+			case ctx.Err() != nil:
+				return
+			case err != nil:
+				c.log.Warn("follow shard 0's topics", "shard", c.opts.Shard, "changed", n, "err", err)
+			case n > 0:
+				c.log.Info("followed shard 0's topics", "shard", c.opts.Shard, "changed", n)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			case <-wake:
+			}
+		}
+	}()
+}
+
+// followUnknown follows, before a commit, each topic it names that this
+// copy does not know (its creation's notice still on the way), so that a
+// produce right after a CreateTopics is not refused. Errors are logged:
+// the commit then refuses the topic's batches as unknown, and the
+// producer retries.
+func (c *Coordinator) followUnknown(ctx context.Context, req *coordapi.CommitRequest) {
+	var unknown []coordapi.TopicID
+	c.mu.RLock()
+	for i := range req.Batches {
+		id := req.Batches[i].TopicID
+		if c.mu.topicsByID[id] == nil && !slices.Contains(unknown, id) {
+			unknown = append(unknown, id)
+		}
+	}
+	c.mu.RUnlock()
+	for _, id := range unknown {
+		if _, err := c.FollowTopicID(ctx, c.opts.TopicOwner, id); err != nil {
+			c.log.Warn("follow a topic a commit names", "topic_id", id, "err", err)
+		}
+	}
 }
 
 // FollowTopics makes this coordinator's topics the owner's: it lists the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/floe-io/floe/coordapi"
 )
@@ -87,3 +88,37 @@ func TestFollowTopics(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// lateOwner is an owner whose listing and notices never show a topic:
+// only a lookup by id finds it, as when a commit comes before the notice
+// of its topic's creation and before the next follow.
+type lateOwner struct{ *Coordinator }
+
+func (lateOwner) Topics(context.Context) ([]coordapi.Topic, error) { return nil, nil }
+func (lateOwner) SubscribeTopics(func([]coordapi.TopicNotice)) (cancel func()) {
+	return func() {}
+}
+
+// TestCommitFollowsUnknownTopic: a shard that has not heard of a topic
+// asks its owner for it when a commit names it, and commits.
+func TestCommitFollowsUnknownTopic(t *testing.T) {
+	owner := newEnv(t)
+	shard := newEnv(t, func(o *Options) {
+		o.Shards, o.Shard = 2, 1
+		o.TopicOwner, o.FollowInterval = lateOwner{owner.c}, time.Hour
+	})
+	tp := owner.topic("late", 8, nil)
+	var p int32
+	for coordapi.ShardOf(tp.ID, p, 2) != 1 {
+		p++
+	}
+	if rs := shard.commit("wal/1", plain(tp.ID, p, 4)); rs[0].ErrorCode != 0 || rs[0].BaseOffset != 0 {
+		t.Fatalf("commit naming a topic the shard had not heard of: %+v", rs[0])
+	}
+	if got, err := shard.c.TopicByID(context.Background(), tp.ID); err != nil || got.Partitions != 8 {
+		t.Fatalf("the shard's copy: %+v, %v", got, err)
+	}
+	if rs := shard.commit("wal/2", plain(coordapi.TopicID{7}, 0, 0)); rs[0].ErrorCode != codeUnknownTopicID {
+		t.Fatalf("commit naming a topic nobody has: %+v", rs[0])
+	}
+}

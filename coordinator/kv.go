@@ -309,6 +309,9 @@ func (s logSource) HighWatermark(ctx context.Context, id [16]byte, partition int
 		return 0, err
 	}
 	defer s.c.commit.Unlock()
+	if !s.c.owns(coordapi.TopicID(id), partition) {
+		return 0, nil // another shard's: nothing of it is here to index
+	}
 	s.c.mu.RLock()
 	defer s.c.mu.RUnlock()
 	_, st, err := s.c.partitionLocked(coordapi.TopicID(id), partition)

@@ -86,12 +86,18 @@ func TestRouterRoutesEveryMethod(t *testing.T) {
 	}
 }
 
-// openShards opens n coordinators, shard 0 owning the topic metadata.
+// openShards opens n coordinator shards, shard 0 owning the topic
+// metadata and the others following it.
 func openShards(t *testing.T, n int) []*coordinator.Coordinator {
 	t.Helper()
 	cs := make([]*coordinator.Coordinator, n)
 	for i := range cs {
-		c, err := coordinator.Open(coordinator.Options{Dir: t.TempDir(), Logger: testkit.Logger(), TierInterval: -1, TxnCheckInterval: -1})
+		opts := coordinator.Options{Dir: t.TempDir(), Logger: testkit.Logger(), TierInterval: -1, TxnCheckInterval: -1,
+			Shards: n, Shard: i}
+		if i > 0 {
+			opts.TopicOwner = cs[0]
+		}
+		c, err := coordinator.Open(opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,16 +120,6 @@ func router(t *testing.T, cs []*coordinator.Coordinator) *Router {
 	return r
 }
 
-// follow has every shard but 0 take shard 0's topics.
-func follow(t *testing.T, cs []*coordinator.Coordinator) {
-	t.Helper()
-	for _, c := range cs[1:] {
-		if _, err := c.FollowTopics(context.Background(), cs[0]); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // TestRouterCommitsAndFinds commits objects whose batches span every
 // partition of a topic over 3 shards: each partition gets consecutive
 // offsets on its own shard and nowhere else, FindBatches and
@@ -138,7 +134,8 @@ func TestRouterCommitsAndFinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	follow(t, cs)
+	// No wait for the shards to follow: a commit naming a topic a shard
+	// has not heard of yet asks shard 0 for it.
 	owners := map[int]bool{}
 	for p := range int32(partitions) {
 		owners[coordapi.ShardOf(tp.ID, p, 3)] = true
@@ -189,11 +186,11 @@ func TestRouterCommitsAndFinds(t *testing.T) {
 		owner := coordapi.ShardOf(tp.ID, p, 3)
 		for s, c := range cs {
 			st, err := c.PartitionState(ctx, tp.ID, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := map[bool]int64{true: objects * 10, false: 0}[s == owner]; st.HighWatermark != want {
-				t.Fatalf("partition %d on shard %d (its owner %d): high watermark %d, want %d", p, s, owner, st.HighWatermark, want)
+			switch {
+			case s == owner && (err != nil || st.HighWatermark != objects*10):
+				t.Fatalf("partition %d on its owner, shard %d: %+v, %v", p, s, st, err)
+			case s != owner && !errors.Is(err, kerr.NotLeaderForPartition):
+				t.Fatalf("partition %d (shard %d's) on shard %d: %+v, %v", p, owner, s, st, err)
 			}
 		}
 	}
@@ -229,7 +226,6 @@ func TestRouterShardDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	follow(t, cs)
 	if err := cs[1].Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -261,6 +257,34 @@ func TestRouterShardDown(t *testing.T) {
 	}
 	if down == 0 {
 		t.Fatal("no partition of the topic is on shard 1: the test checks nothing")
+	}
+}
+
+// TestShardRefusesOthersPartitions: a shard asked about a partition of
+// another shard (a broker routing by another shard count) answers
+// NOT_LEADER_OR_FOLLOWER, for commits and for reads, and never from the
+// empty state it keeps of it.
+func TestShardRefusesOthersPartitions(t *testing.T) {
+	ctx := context.Background()
+	cs := openShards(t, 2)
+	tp, err := cs[0].CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "t", Partitions: 8, ReplicationFactor: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := partitionOn(t, tp.ID, 0, 2)
+	resp, err := cs[1].CommitObject(ctx, &coordapi.CommitRequest{ObjectKey: "wal/x", ObjectSize: 100,
+		Batches: []coordapi.CommitBatch{{TopicID: tp.ID, Partition: p, ByteLength: 100, MaxTimestamp: 1, ProducerID: -1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Results[0].ErrorCode != kerr.NotLeaderForPartition.Code {
+		t.Fatalf("shard 1 committed shard 0's partition: %+v", resp.Results[0])
+	}
+	if _, err := cs[1].FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: tp.ID, Partition: p}); !errors.Is(err, kerr.NotLeaderForPartition) {
+		t.Fatalf("shard 1 answered a find of shard 0's partition: %v", err)
+	}
+	if _, err := cs[1].PartitionState(ctx, tp.ID, p); !errors.Is(err, kerr.NotLeaderForPartition) {
+		t.Fatalf("shard 1 answered the state of shard 0's partition: %v", err)
 	}
 }
 
