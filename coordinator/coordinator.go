@@ -159,9 +159,6 @@ func (o *Options) Validate() error {
 	if o.Shards < 0 || o.Shard < 0 || o.Shard >= max(o.Shards, 1) {
 		errs = append(errs, fmt.Errorf("coordinator: --shard (Options.Shard) %d is not a shard of --shards (Options.Shards) %d", o.Shard, o.Shards))
 	}
-	if o.Shard > 0 && o.TopicOwner == nil {
-		errs = append(errs, fmt.Errorf("coordinator: shard %d needs shard 0 to follow the topics of (Options.TopicOwner)", o.Shard))
-	}
 	if o.WALRetentionBytes < -1 {
 		errs = append(errs, fmt.Errorf("coordinator: --wal-retention-bytes (Options.WALRetentionBytes) %d is below -1", o.WALRetentionBytes))
 	}
@@ -401,6 +398,9 @@ const maxPartitions = 1 << 20
 func Open(opts Options) (*Coordinator, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
+	}
+	if opts.Shard > 0 && opts.TopicOwner == nil {
+		return nil, fmt.Errorf("coordinator: shard %d needs shard 0 to follow the topics of (Options.TopicOwner)", opts.Shard)
 	}
 	// Unset (zero) options take their defaults.
 	opts.DefaultPartitions = cmp.Or(opts.DefaultPartitions, 1)

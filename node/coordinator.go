@@ -17,6 +17,7 @@ import (
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/coordinator/ha"
 	"github.com/floe-io/floe/coordinator/rpc"
+	"github.com/floe-io/floe/coordinator/shards"
 	"github.com/floe-io/floe/coordinator/service"
 	"github.com/floe-io/floe/groups"
 )
@@ -58,8 +59,20 @@ func (n *Node) startCoordinator(copts coordinator.Options) error {
 		}
 		n.nc = nc
 		n.client = rpc.NewClient(nc, cfg.Cluster, rpc.ClientOptions{Timeout: cfg.CoordinatorTimeout, Logger: n.log})
-		n.log.Info("using the cluster's coordinator", "nats_url", cfg.NATSURL, "cluster", cfg.Cluster)
+		if cfg.CoordinatorShards > 1 {
+			all := []coordapi.Coordinator{n.client}
+			for i := 1; i < cfg.CoordinatorShards; i++ {
+				all = append(all, rpc.NewClient(nc, rpc.ShardCluster(cfg.Cluster, i), rpc.ClientOptions{Timeout: cfg.CoordinatorTimeout, Logger: n.log}))
+			}
+			if n.shards, err = shards.New(all); err != nil {
+				return err
+			}
+		}
+		n.log.Info("using the cluster's coordinator", "nats_url", cfg.NATSURL, "cluster", cfg.Cluster, "shards", max(cfg.CoordinatorShards, 1))
 		return nil
+	}
+	if cfg.CoordinatorShards > 1 {
+		return fmt.Errorf("--coordinator-shards %d: the embedded coordinator has one shard (shards need a cluster's coordinators, --nats-url)", cfg.CoordinatorShards)
 	}
 
 	sopts := &server.Options{
@@ -149,9 +162,18 @@ func (n *Node) startCoordinator(copts coordinator.Options) error {
 // Every other call still goes over NATS, as a cluster broker's do.
 func (n *Node) brokerCoordinator() coordapi.Coordinator {
 	if n.ha == nil {
-		return n.client
+		return n.partitionsCoordinator()
 	}
 	return embedded{Client: n.client, local: n.ha}
+}
+
+// partitionsCoordinator is the coordinator of calls about partitions: the
+// router over the shards, or the client of the only one.
+func (n *Node) partitionsCoordinator() coordapi.Coordinator {
+	if n.shards != nil {
+		return n.shards
+	}
+	return n.client
 }
 
 // embedded is the NATS client with KvGet and CommitObject answered by the

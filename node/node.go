@@ -29,6 +29,7 @@ import (
 	"github.com/floe-io/floe/coordinator/ha"
 	"github.com/floe-io/floe/coordinator/rpc"
 	"github.com/floe-io/floe/coordinator/service"
+	"github.com/floe-io/floe/coordinator/shards"
 	"github.com/floe-io/floe/groups"
 	"github.com/floe-io/floe/ingest"
 	"github.com/floe-io/floe/kvindex"
@@ -126,6 +127,11 @@ type Config struct {
 	// CoordinatorTimeout bounds every coordinator request
 	// (--coordinator-timeout). Default: 5s.
 	CoordinatorTimeout time.Duration
+	// CoordinatorShards is how many shards the cluster's coordinator has
+	// (--coordinator-shards, its coordinators' --shards): the broker
+	// sends each partition's calls to its shard (coordinator/shards).
+	// Only with NATSURL. Default: 1.
+	CoordinatorShards int
 	// HeartbeatInterval is how often the broker renews its registration
 	// with the coordinator. Default: 2s.
 	HeartbeatInterval time.Duration
@@ -174,7 +180,10 @@ type Node struct {
 	store objectstore.Store
 	// coord is the embedded coordinator (nil with Config.NATSURL); the
 	// broker and ingest use it only through client.
-	client     *rpc.Client
+	client *rpc.Client
+	// shards routes the calls about partitions over the coordinator's
+	// shards, client being shard 0 (nil: one shard, client alone).
+	shards     *shards.Router
 	nc         *nats.Conn // client's connection
 	natsServer *server.Server
 	srvConn    *nats.Conn // the embedded coordinator's connection
@@ -616,13 +625,13 @@ func (n *Node) startTier(nodeID int32, ownDir bool) error {
 	}
 	topts.Meter = n.metrics.Meter("floe/tiered")
 	if topts.KeyIndex == nil {
-		topts.KeyIndex = n.client // compaction jobs of indexed topics ask it
+		topts.KeyIndex = n.partitionsCoordinator() // compaction jobs of indexed topics ask it
 	}
 	var wal tiered.WALReader = n.cache
 	if ownDir {
 		wal = storeRanges{n.store}
 	}
-	cons, err := tiered.NewConsolidator(n.client, wal, n.store, topts)
+	cons, err := tiered.NewConsolidator(n.partitionsCoordinator(), wal, n.store, topts)
 	if err != nil {
 		return fmt.Errorf("start consolidation: %w", err)
 	}

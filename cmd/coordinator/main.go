@@ -116,6 +116,8 @@ func newFlagSet() (*flag.FlagSet, *config) {
 	fs.StringVar(&cfg.ha.ID, "coordinator-id", "", "this coordinator's id among the cluster's coordinators, the same across restarts (default: <hostname>:<absolute data dir>)")
 	fs.DurationVar(&cfg.ha.SnapshotInterval, "snapshot-interval", ha.DefaultSnapshotInterval, "how often the leader snapshots its state into the object store and trims the log below the oldest snapshot kept (needs --s3-bucket)")
 	fs.IntVar(&cfg.ha.SnapshotsKept, "snapshots-kept", ha.DefaultSnapshotsKept, "how many snapshots are kept")
+	fs.IntVar(&cfg.coord.Shards, "shards", 1, "how many coordinator shards the cluster's partitions are spread over (docs/design/coordinator-shards.md); every coordinator and broker (--coordinator-shards) of the cluster must say the same")
+	fs.IntVar(&cfg.coord.Shard, "shard", 0, "which shard, 0 to --shards - 1, this coordinator serves (and stands by for): shard 0 keeps topics, producer ids, transactions, groups, users and ACLs, the others follow its topics")
 	fs.IntVar(&cfg.ha.InflightMessages, "log-inflight-messages", ha.DefaultInflightMessages, "how many log messages the leader has awaiting JetStream's acknowledgement before it merges the next commits into one message (-1: one message a commit)")
 	return fs, cfg
 }
@@ -202,9 +204,21 @@ func run(args []string) error {
 		return err
 	}
 	defer nc.Close()
-	cfg.ha.Cluster, cfg.ha.Addr = cfg.cluster, cfg.httpAddr
+	cluster := rpc.ShardCluster(cfg.cluster, cfg.coord.Shard)
+	if cfg.coord.Shard > 0 {
+		// Shard 0's topics, followed (coordinator.Options.TopicOwner).
+		cfg.coord.TopicOwner = rpc.NewClient(nc, cfg.cluster, rpc.ClientOptions{Logger: log})
+	}
+	if cfg.coord.Shards > 1 && cfg.coord.GCStore != nil {
+		// Each shard knows only its own partitions' objects: collecting
+		// them needs every shard's view (the design's milestone 1, not
+		// built), or one shard would delete objects another still reads.
+		log.Warn("garbage collection is off with --shards above 1: objects are kept", "shards", cfg.coord.Shards)
+		cfg.coord.GCStore = nil
+	}
+	cfg.ha.Cluster, cfg.ha.Addr = cluster, cfg.httpAddr
 	cfg.ha.Service = service.Options{
-		Cluster: cfg.cluster, Coordinator: cfg.coord, Groups: cfg.groups, Logger: log, Meters: mp,
+		Cluster: cluster, Coordinator: cfg.coord, Groups: cfg.groups, Logger: log, Meters: mp,
 	}
 	node, err := ha.Start(nc, cfg.ha)
 	if err != nil {
@@ -216,7 +230,7 @@ func run(args []string) error {
 		}
 	}()
 
-	ready := readiness(nc, node, cfg.cluster, store, cfg.coord.GCPrefix, log)
+	ready := readiness(nc, node, cluster, store, cfg.coord.GCPrefix, log)
 
 	httpErr := make(chan error, 1)
 	if cfg.httpAddr != "-" {
@@ -242,7 +256,7 @@ func run(args []string) error {
 		log.Info("http listening", "addr", ln.Addr().String())
 	}
 	log.Info("floe coordinator started", "data_dir", cfg.coord.Dir, "nats_url", nc.ConnectedUrlRedacted(),
-		"cluster", cfg.cluster, "gc_grace", cfg.coord.GCGrace, "id", cfg.ha.ID, "replicas", cfg.ha.Replicas, "lease_ttl", cfg.ha.LeaseTTL)
+		"cluster", cfg.cluster, "shard", cfg.coord.Shard, "shards", cfg.coord.Shards, "gc_grace", cfg.coord.GCGrace, "id", cfg.ha.ID, "replicas", cfg.ha.Replicas, "lease_ttl", cfg.ha.LeaseTTL)
 	select {
 	case <-ctx.Done():
 		log.Info("stopping")

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -84,6 +85,18 @@ func CheckCluster(name string) error {
 		return fmt.Errorf("rpc: cluster name %q is not one NATS subject token", name)
 	}
 	return nil
+}
+
+// ShardCluster returns the name shard of a sharded coordinator serves
+// under (docs/design/coordinator-shards.md): cluster itself for shard 0,
+// so that a cluster of one shard is named as before shards, and
+// "<cluster>_shard<shard>" for the others; its subjects, log stream and
+// lease are named from it as a cluster's are.
+func ShardCluster(cluster string, shard int) string {
+	if shard == 0 {
+		return cluster
+	}
+	return cluster + "_shard" + strconv.Itoa(shard)
 }
 
 // Subject returns the request subject of op in cluster.
