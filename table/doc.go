@@ -100,7 +100,7 @@
 // catalog.NewRESTHandler serves the pointers to engines as the read-only subset of
 // the Iceberg REST catalog API they need (config, namespaces, list and load
 // tables) under RESTPrefix, /iceberg/v1/..., for the broker's HTTP
-// listener: PyIceberg's RestCatalog, Spark, Trino and DuckDB connect to
+// listener: PyIceberg's RestCatalog and DuckDB (tested), Spark and Trino connect to
 // http://<broker>/iceberg. A load passes the metadata file's JSON through
 // unparsed; writes are refused (only floe's jobs commit). Package catalog
 // imports no Iceberg or Arrow library: a broker can serve the catalog

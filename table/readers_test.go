@@ -216,46 +216,50 @@ func TestReadersNobodyHereWrote(t *testing.T) {
 	}
 }
 
-// TestPyIcebergRESTCatalog: PyIceberg connects to the REST catalog
-// handler (an httptest server on 127.0.0.1), lists the namespace and its
-// tables, loads the table and reads every row. The S3 endpoint comes from
-// the catalog's config; the credentials are the reader's own.
-func TestPyIcebergRESTCatalog(t *testing.T) {
+// TestRESTCatalogReaders: PyIceberg and DuckDB connect to the REST
+// catalog handler (an httptest server on 127.0.0.1), list the namespace
+// and its tables, load the table and read every row. The S3 endpoint comes
+// from the catalog's config; the credentials are the reader's own.
+func TestRESTCatalogReaders(t *testing.T) {
 	for _, st := range readerStores {
-		t.Run(st.name, func(t *testing.T) {
-			py := readers[0].python(t)
-			store, root, props := st.open(t)
-			cat := &catalog.MemCatalog{}
-			tb := newTables(t, store, root, cat)
-			want := writeReadersTable(t, tb)
-			if _, err := tb.Create(context.Background(), table.Ident{Namespace: []string{"floe"}, Name: "hidden"}, table.Spec{}); err != nil {
-				t.Fatal(err)
-			}
-			defaults := map[string]string{}
-			creds := map[string]string{}
-			for k, v := range props {
-				if k == "s3.access-key-id" || k == "s3.secret-access-key" {
-					creds[k] = v
-				} else {
-					defaults[k] = v
+		for _, rd := range readers {
+			t.Run(rd.name+"/"+st.name, func(t *testing.T) {
+				py := rd.python(t)
+				store, root, props := st.open(t)
+				cat := &catalog.MemCatalog{}
+				tb := newTables(t, store, root, cat)
+				want := writeReadersTable(t, tb)
+				if _, err := tb.Create(context.Background(), table.Ident{Namespace: []string{"floe"}, Name: "hidden"}, table.Spec{}); err != nil {
+					t.Fatal(err)
 				}
-			}
-			srv := httptest.NewServer(catalog.NewRESTHandler(cat, store, root, catalog.RESTOptions{
-				Defaults: defaults,
-				Authorize: func(_ *http.Request, id table.Ident, _ bool) error {
-					if id.Name == "hidden" {
-						return errors.New("no DESCRIBE on topic hidden")
+				defaults := map[string]string{}
+				creds := map[string]string{}
+				for k, v := range props {
+					if k == "s3.access-key-id" || k == "s3.secret-access-key" || rd.name == "duckdb" {
+						creds[k] = v
+					} else {
+						defaults[k] = v
 					}
-					return nil
-				},
-			}))
-			t.Cleanup(srv.Close)
-			out := runReader(t, py, []string{readers[0].script, "--rest", srv.URL + catalog.RESTPrefix, "floe.orders"}, creds)
-			if !slices.Equal(out.namespaces, []string{"floe"}) || !slices.Equal(out.tables, []string{"floe.orders"}) {
-				t.Fatalf("catalog lists namespaces %v tables %v", out.namespaces, out.tables)
-			}
-			equalRecords(t, out.rows, want)
-			checkSummary(t, out.summary)
-		})
+				}
+				srv := httptest.NewServer(catalog.NewRESTHandler(cat, store, root, catalog.RESTOptions{
+					Defaults: defaults,
+					Authorize: func(_ *http.Request, id table.Ident, _ bool) error {
+						if id.Name == "hidden" {
+							return errors.New("no DESCRIBE on topic hidden")
+						}
+						return nil
+					},
+				}))
+				t.Cleanup(srv.Close)
+				out := runReader(t, py, []string{rd.script, "--rest", srv.URL + catalog.RESTPrefix, "floe.orders"}, creds)
+				if !slices.Equal(out.namespaces, []string{"floe"}) || !slices.Equal(out.tables, []string{"floe.orders"}) {
+					t.Fatalf("catalog lists namespaces %v tables %v", out.namespaces, out.tables)
+				}
+				equalRecords(t, out.rows, want)
+				if rd.summary {
+					checkSummary(t, out.summary)
+				}
+			})
+		}
 	}
 }

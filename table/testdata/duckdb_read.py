@@ -1,6 +1,11 @@
 """Reads a floe table with DuckDB's iceberg extension and prints its rows as JSON lines.
 
 Usage: duckdb_read.py METADATA_LOCATION [PROPERTY=VALUE ...]
+       duckdb_read.py --rest CATALOG_URI NAMESPACE.TABLE [PROPERTY=VALUE ...]
+
+The first form scans the table's metadata file (iceberg_scan); the second
+attaches the REST catalog (floe's /iceberg) and lists its tables first, as
+pyiceberg_read.py does.
 
 The properties are PyIceberg-style S3 properties (s3.endpoint,
 s3.access-key-id, s3.secret-access-key, s3.region), turned into a DuckDB S3
@@ -27,8 +32,13 @@ def b64(v):
 
 
 def main():
-    loc = sys.argv[1]
-    props = dict(a.split("=", 1) for a in sys.argv[2:])
+    rest = sys.argv[1] == "--rest"
+    if rest:
+        uri, ident = sys.argv[2], sys.argv[3]
+        props = dict(a.split("=", 1) for a in sys.argv[4:])
+    else:
+        loc = sys.argv[1]
+        props = dict(a.split("=", 1) for a in sys.argv[2:])
     con = duckdb.connect()
     root = os.path.join(list(duckdb_ext.__path__)[0], "extensions", "v" + duckdb.__version__)
     for ext in ("avro", "httpfs", "iceberg"):
@@ -43,9 +53,20 @@ def main():
             [props["s3.access-key-id"], props["s3.secret-access-key"], props.get("s3.region", "us-east-1"),
              ep.netloc, ep.scheme == "https"],
         )
-    rows = con.execute(
-        'SELECT "partition", "offset", epoch_ms("timestamp"), "key", "value", "headers" FROM iceberg_scan(?)', [loc]
-    ).fetchall()
+    cols = '"partition", "offset", epoch_ms("timestamp"), "key", "value", "headers"'
+    if rest:
+        con.execute("ATTACH 'floe' AS floe_cat (TYPE iceberg, ENDPOINT ?, AUTHORIZATION_TYPE 'none')", [uri])
+        tables = con.execute(
+            "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = 'floe_cat' ORDER BY 1, 2"
+        ).fetchall()
+        print(json.dumps({
+            "namespaces": sorted({s for s, _ in tables}),
+            "tables": ["%s.%s" % t for t in tables],
+        }))
+        ns, name = ident.rsplit(".", 1)
+        rows = con.execute('SELECT %s FROM floe_cat."%s"."%s"' % (cols, ns, name)).fetchall()
+    else:
+        rows = con.execute("SELECT %s FROM iceberg_scan(?)" % cols, [loc]).fetchall()
     for p, o, ts, k, v, hs in rows:
         print(json.dumps({
             "partition": p,
