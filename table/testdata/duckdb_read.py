@@ -13,7 +13,7 @@ secret. The extensions come from the duckdb-ext-iceberg, duckdb-ext-avro and
 duckdb-ext-httpfs packages (PyPI), loaded by path: DuckDB's own INSTALL
 downloads from a host this machine cannot reach. Rows are printed as
 pyiceberg_read.py prints them, without the summary line.
-table_test.go's TestReadersNobodyHereWrote runs it.
+readers_test.go's TestReadersNobodyHereWrote and TestRESTCatalogReaders run it.
 """
 
 import base64

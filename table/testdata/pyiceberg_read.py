@@ -11,7 +11,8 @@ The properties are PyIceberg FileIO properties (s3.endpoint, s3.access-key-id,
 ...). Each row is printed as one JSON object: partition, offset, timestamp
 (ms), key and value (base64, null for null), headers ([key, base64 value or
 null] pairs). The table's current snapshot summary comes first, as a
-{"summary": {...}} line. table_test.go's TestPyIcebergReads runs it.
+{"summary": {...}} line. readers_test.go's TestReadersNobodyHereWrote and
+TestRESTCatalogReaders run it.
 """
 
 import base64
