@@ -1,0 +1,139 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/rpc"
+	"github.com/floe-io/floe/internal/testkit"
+	"github.com/floe-io/floe/internal/testkit/floetest"
+	"github.com/floe-io/floe/internal/testkit/natstest"
+)
+
+// TestShardedCoordinator runs a cluster whose coordinator is two shards,
+// each a process of its own (--shards 2, --shard 1), and two brokers that
+// route by them (--coordinator-shards 2), on MinIO: a topic created
+// through broker 1 is followed by shard 1, records produced through
+// broker 1 to its 8 partitions are read back whole and in order through
+// broker 2, by franz-go and by kcat, and a consumer group commits its
+// offsets; each partition's batches are on its own shard only.
+func TestShardedCoordinator(t *testing.T) {
+	kcatBinary(t)
+	c := floetest.RunClusterWith(t, 0, floetest.ClusterOptions{
+		CoordinatorArgs: []string{"--shards", "2"},
+		BrokerArgs:      []string{"--coordinator-shards", "2"},
+	})
+	shard1 := floetest.StartCoordinator(t, c.Env, "--nats-url", c.NATS.ClientURL(), "--cluster", floetest.ClusterName,
+		"--data-dir", t.TempDir(), "--shards", "2", "--shard", "1", "--s3-bucket", c.MinIO.Bucket,
+		"--s3-endpoint", c.MinIO.Endpoint, "--s3-region", c.MinIO.Region, "--s3-path-style")
+	testkit.CheckFor(t, 30*time.Second, 10*time.Millisecond, func() error {
+		h, err := (&floetest.HACoordinator{ID: "shard1", Proc: shard1}).Health()
+		if err != nil {
+			return err
+		}
+		if h.Role != "leader" {
+			return fmt.Errorf("shard 1 /healthz: %s, waiting for it to lead", h)
+		}
+		return nil
+	})
+	c.AddBroker(1)
+	c.AddBroker(2)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const topic, partitions, perPartition = "sharded", 8, 250
+	prod := pinnedClient(t, c.Brokers[0].KafkaAddr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	adm := kadm.NewClient(prod)
+	if _, err := adm.CreateTopic(ctx, partitions, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	var recs []*kgo.Record
+	for seq := range partitions * perPartition {
+		recs = append(recs, clusterRecord(topic, 0, seq, partitions))
+	}
+	if err := prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	where := readBack(t, ctx, c.Brokers[1].KafkaAddr, topic, partitions)
+	if len(where) != partitions*perPartition {
+		t.Fatalf("read back %d records, want %d", len(where), partitions*perPartition)
+	}
+	for id, at := range where {
+		if len(at) != 1 {
+			t.Fatalf("record %v at %v", id, at)
+		}
+	}
+	stdout, stderr := runKcat(t, time.Minute, "", "-C", "-b", c.Brokers[1].KafkaAddr, "-t", topic, "-e", "-f", "%p %o\n")
+	if n := strings.Count(stdout, "\n"); n != partitions*perPartition {
+		t.Fatalf("kcat read %d records, want %d; stderr:\n%s", n, partitions*perPartition, lastBytes(stderr, 2048))
+	}
+	checkKcatStderr(t, stderr)
+
+	// A consumer group (shard 0's) through broker 2.
+	group := pinnedClient(t, c.Brokers[1].KafkaAddr, kgo.ConsumerGroup("sharded-group"), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit())
+	for n := 0; n < partitions*perPartition; {
+		fs := group.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("the group read %d of %d records", n, partitions*perPartition)
+		}
+		fs.EachError(func(_ string, p int32, err error) {
+			if !kerr.IsRetriable(err) {
+				t.Fatalf("group fetch %d: %v", p, err)
+			}
+		})
+		n += len(fs.Records())
+	}
+	if err := group.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatal(err)
+	}
+	committed, err := adm.FetchOffsets(ctx, "sharded-group")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range int32(partitions) {
+		if o, ok := committed.Lookup(topic, p); !ok || o.At != perPartition {
+			t.Fatalf("group offset of partition %d: %+v (%v), want %d", p, o, ok, perPartition)
+		}
+	}
+
+	// Each partition lives on its shard, and only there.
+	topics, err := adm.ListTopics(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := coordapi.TopicID(topics[topic].ID)
+	nc := natstest.Connect(t, c.NATS)
+	clients := []*rpc.Client{
+		rpc.NewClient(nc, floetest.ClusterName, rpc.ClientOptions{Timeout: 5 * time.Second}),
+		rpc.NewClient(nc, rpc.ShardCluster(floetest.ClusterName, 1), rpc.ClientOptions{Timeout: 5 * time.Second}),
+	}
+	onShard := [2]int{}
+	for p := range int32(partitions) {
+		owner := coordapi.ShardOf(id, p, 2)
+		onShard[owner]++
+		for s, cl := range clients {
+			st, err := cl.PartitionState(ctx, id, p)
+			switch {
+			case s == owner && (err != nil || st.HighWatermark != perPartition):
+				t.Fatalf("partition %d on its shard %d: %+v, %v", p, s, st, err)
+			case s != owner && !errors.Is(err, kerr.NotLeaderForPartition):
+				t.Fatalf("partition %d (shard %d's) on shard %d: %+v, %v", p, owner, s, st, err)
+			}
+		}
+	}
+	if onShard[0] == 0 || onShard[1] == 0 {
+		t.Fatalf("the topic's partitions are all on one shard (%v): the test checks no routing", onShard)
+	}
+	t.Logf("partitions on shards 0 and 1: %v", onShard)
+}
