@@ -149,8 +149,9 @@ func (b *Broker) handleShareFetch(ctx context.Context, r *request) (kmsg.Respons
 		return fail(kerr.InvalidRequest.Code)
 	case epoch == shareFinalEpoch && len(req.ForgottenTopicsData) > 0:
 		return fail(kerr.InvalidRequest.Code)
-	case req.IsRenewAck && (req.MaxRecords != 0 || req.MaxWaitMillis != 0):
-		// KafkaApis: a renewing fetch fetches nothing.
+	case req.IsRenewAck && (req.MaxRecords != 0 || req.MaxWaitMillis != 0 || req.MaxBytes != 0 || req.MinBytes != 0 || !allAck(asked)):
+		// KafkaApis (KIP-1222): a renewing fetch fetches nothing, and
+		// every partition it names acknowledges.
 		return fail(kerr.InvalidRequest.Code)
 	case epoch < shareFinalEpoch:
 		return fail(kerr.InvalidShareSessionEpoch.Code)
@@ -291,6 +292,16 @@ func (b *Broker) handleShareFetch(ctx context.Context, r *request) (kmsg.Respons
 		}
 	}
 	return resp, nil
+}
+
+// allAck reports whether every partition asked acknowledges something.
+func allAck(asked []sharePart) bool {
+	for _, p := range asked {
+		if len(p.acks) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // hasRenew reports whether acks renew any record (type 4, KIP-1222).

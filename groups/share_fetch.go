@@ -355,11 +355,27 @@ func (g *group) shareAcquirePartitionLocked(ctx context.Context, part *share.Par
 	for _, a := range res.Acquired {
 		out.Acquired = append(out.Acquired, coordapi.ShareAcquiredRecords{First: a.First, Last: a.Last, DeliveryCount: a.DeliveryCount})
 	}
+	if req.Mode == coordapi.ShareAcquireBatchOptimized && req.BatchSize > 0 {
+		out.Acquired = splitAcquired(out.Acquired, int64(req.BatchSize))
+	}
 	out.Batches = batchesHolding(found.Batches, res.Acquired)
 	if readCommitted {
 		out.Aborted = found.Aborted
 	}
 	return res.Acquired, out
+}
+
+// splitAcquired cuts the acquired runs into runs of at most size records:
+// ShareFetch's BatchSize, the acquisition batches the client acknowledges
+// by (KIP-1206's batch_optimized mode).
+func splitAcquired(as []coordapi.ShareAcquiredRecords, size int64) []coordapi.ShareAcquiredRecords {
+	var out []coordapi.ShareAcquiredRecords
+	for _, a := range as {
+		for first := a.First; first <= a.Last; first += size {
+			out = append(out, coordapi.ShareAcquiredRecords{First: first, Last: min(first+size-1, a.Last), DeliveryCount: a.DeliveryCount})
+		}
+	}
+	return out
 }
 
 // batchesHolding returns the batches that hold some of the acquired

@@ -140,11 +140,11 @@ func TestShareAcquire(t *testing.T) {
 		ranges  string // after the step; "" skips
 	}
 	for _, s := range []step{
-		{name: "batch mode rounds up to whole batches",
+		{name: "batch mode rounds up to whole batches, answered in runs of BatchSize",
 			do: func() coordapi.ShareAcquired {
 				return h.acquire(acquireReq("m1", 1, tid, 4, coordapi.ShareAcquireBatchOptimized))
 			},
-			answer: "0-5(1) batches 0-2 3-5",
+			answer: "0-3(1) 4-5(1) batches 0-2 3-5", // split at BatchSize 4
 			ranges: fmt.Sprintf("[0-5 acquired(1) m1@1 until %d]", now+lock)},
 		{name: "record mode cuts a batch",
 			do: func() coordapi.ShareAcquired {
