@@ -233,12 +233,14 @@ type storeWriter struct {
 	io     *FileIO
 	up     objectstore.Upload
 	name   string
+	n      int64 // bytes written
 	failed bool
 	done   bool
 }
 
 func (w *storeWriter) Write(p []byte) (int, error) {
 	n, err := w.up.Write(p)
+	w.n += int64(n)
 	if err != nil {
 		w.failed = true
 		return n, pathErr("write", w.name, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	itable "github.com/apache/iceberg-go/table"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/floe-io/floe/objectstore"
 	"github.com/floe-io/floe/table/catalog"
@@ -58,6 +59,9 @@ type Options struct {
 	// CommitAttempts bounds Commit's tries against concurrent commits.
 	// Default: 8.
 	CommitAttempts int
+	// Meter makes the writer's metrics (floe.table.*). Default: nil, no
+	// metrics.
+	Meter metric.Meter
 }
 
 // Validate reports every problem with o at once.
@@ -83,7 +87,8 @@ func (o Options) Validate() error {
 // of the table's metadata pointer in a Catalog. Safe for concurrent use;
 // commits to one table serialize through the catalog.
 type Tables struct {
-	opts Options
+	opts    Options
+	metrics *tableMetrics
 }
 
 // New returns Tables for opts.
@@ -98,7 +103,7 @@ func New(opts Options) (*Tables, error) {
 		opts.CommitAttempts = defaultCommitAttempts
 	}
 	opts.Root = strings.TrimSuffix(opts.Root, "/")
-	return &Tables{opts: opts}, nil
+	return &Tables{opts: opts, metrics: newTableMetrics(opts.Meter)}, nil
 }
 
 // Location returns the location (URI) of table id's files.
@@ -207,9 +212,12 @@ type Result struct {
 
 // RangeResult is what Commit did with one range.
 type RangeResult struct {
+	// Partition is the range's partition.
 	Partition int32
-	Rows      int
-	Skipped   bool
+	// Rows is how many of its records the snapshot added.
+	Rows int
+	// Skipped is true when the table already covered the range.
+	Skipped bool
 }
 
 // Commit adds the ranges' records to table id as one snapshot whose
@@ -242,33 +250,45 @@ func (t *Tables) Commit(ctx context.Context, id Ident, ranges ...Range) (Result,
 			}
 		}
 	}
+	start := time.Now()
 	cio := t.catalogIO(ctx)
 	var res Result
 	for res.Attempts < t.opts.CommitAttempts {
 		res.Attempts++
-		err := t.commitOnce(ctx, cio, id, ranges, &res)
+		dataBytes, err := t.commitOnce(ctx, cio, id, ranges, &res)
 		if err == nil {
+			result := resultCommitted
+			if res.Skipped {
+				result = resultSkipped
+			}
+			t.metrics.done(ctx, id, result, start, res.Rows, dataBytes)
 			return res, nil
 		}
 		if !errors.Is(err, itable.ErrCommitFailed) {
+			t.metrics.done(ctx, id, resultError, start, 0, 0)
 			return res, fmt.Errorf("commit %s: %w", id, err)
 		}
+		t.metrics.attempt(ctx, id, resultConflict)
 		if ctx.Err() != nil {
+			t.metrics.done(ctx, id, resultError, start, 0, 0)
 			return res, fmt.Errorf("commit %s: %w", id, context.Cause(ctx))
 		}
 	}
+	t.metrics.done(ctx, id, resultError, start, 0, 0)
 	return res, fmt.Errorf("commit %s: %d attempts lost to concurrent commits: %w", id, res.Attempts, catalog.ErrConflict)
 }
 
-func (t *Tables) commitOnce(ctx context.Context, cio *catalogIO, id Ident, ranges []Range, res *Result) error {
+// commitOnce makes one attempt; it returns the bytes of the data files it
+// committed.
+func (t *Tables) commitOnce(ctx context.Context, cio *catalogIO, id Ident, ranges []Range, res *Result) (int64, error) {
 	tbl, err := cio.LoadTable(ctx, itable.Identifier(append(slices.Clone(id.Namespace), id.Name)))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	cur := tbl.CurrentSnapshot()
 	covered, err := coveredOffsets(cur)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	res.Ranges = res.Ranges[:0]
 	res.Rows = 0
@@ -284,7 +304,7 @@ func (t *Tables) commitOnce(ctx context.Context, cio *catalogIO, id Ident, range
 				continue
 			}
 			if r.From > next {
-				return fmt.Errorf("partition %d range [%d, %d), covered to %d: %w", r.Partition, r.From, r.To, next, ErrOffsetGap)
+				return 0, fmt.Errorf("partition %d range [%d, %d), covered to %d: %w", r.Partition, r.From, r.To, next, ErrOffsetGap)
 			}
 			i, _ := slices.BinarySearchFunc(prs, next, func(rec Record, o int64) int { return cmpInt64(rec.Offset, o) })
 			prs = prs[i:]
@@ -301,7 +321,7 @@ func (t *Tables) commitOnce(ctx context.Context, cio *catalogIO, id Ident, range
 		if cur != nil {
 			res.SnapshotID = cur.SnapshotID
 		}
-		return nil
+		return 0, nil
 	}
 	props := iceberg.Properties{SummaryVersion: SummaryFormatVersion}
 	for p, o := range covered {
@@ -309,12 +329,12 @@ func (t *Tables) commitOnce(ctx context.Context, cio *catalogIO, id Ident, range
 	}
 	rec, err := arrowRecord(tbl.Schema(), recs)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer rec.Release()
 	rdr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
 	if err != nil {
-		return fmt.Errorf("record reader: %w", err)
+		return 0, fmt.Errorf("record reader: %w", err)
 	}
 	defer rdr.Release()
 
@@ -326,18 +346,18 @@ func (t *Tables) commitOnce(ctx context.Context, cio *catalogIO, id Ident, range
 	txn := wtbl.NewTransaction()
 	if err := txn.Append(ctx, rdr, props); err != nil {
 		tio.removeCreated()
-		return fmt.Errorf("append: %w", err)
+		return 0, fmt.Errorf("append: %w", err)
 	}
 	ntbl, err := txn.Commit(ctx)
 	if err != nil {
 		if errors.Is(err, itable.ErrCommitFailed) {
 			tio.removeCreated() // nothing points at them
 		}
-		return fmt.Errorf("commit: %w", err)
+		return 0, fmt.Errorf("commit: %w", err)
 	}
 	res.Skipped = false
 	res.SnapshotID = ntbl.CurrentSnapshot().SnapshotID
-	return nil
+	return tio.dataBytes(), nil
 }
 
 func cmpInt64(a, b int64) int {
@@ -386,14 +406,30 @@ type trackingIO struct {
 	*FileIO
 	mu      sync.Mutex
 	created []string
+	writers []*storeWriter // of data files, for their sizes
+}
+
+// dataBytes is the size of the Parquet data files written.
+func (t *trackingIO) dataBytes() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var n int64
+	for _, w := range t.writers {
+		n += w.n
+	}
+	return n
 }
 
 // Create implements iceberg-go's io.WriteFileIO.
 func (t *trackingIO) Create(name string) (icebergio.FileWriter, error) {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.created = append(t.created, name)
-	t.mu.Unlock()
-	return t.FileIO.Create(name)
+	w, err := t.FileIO.Create(name)
+	if sw, ok := w.(*storeWriter); ok && err == nil && strings.HasSuffix(name, ".parquet") {
+		t.writers = append(t.writers, sw)
+	}
+	return w, err
 }
 
 // WriteFile implements iceberg-go's io.WriteFileIO.
