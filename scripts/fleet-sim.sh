@@ -10,6 +10,8 @@
 #   BROKERS=256 PARTITIONS=100000 TOPICS=100 RATE=1300 BATCHES=600 ./scripts/fleet-sim.sh   # the 10 GiB/s cluster
 #   REPLICAS=1 ./scripts/fleet-sim.sh                        # an R1 log, for comparison
 #   PROFILE=20 ./scripts/fleet-sim.sh                        # and a 20 s CPU profile of the leader after the warmup
+#   SHARDS=4 ./scripts/fleet-sim.sh                          # a coordinator of 4 shards, one process each (--shards, --shard)
+#   SHARDS=4 CPUS="0 1 0 1" ./scripts/fleet-sim.sh           # shard i pinned to CPU ${CPUS[i]} (taskset)
 #
 # Sizes: BROKERS (8), PARTITIONS (1000), TOPICS (10), RATE objects/s (100),
 # BATCHES per object (10), CONSUMERS (8), CONSUMER_PARTITIONS (32),
@@ -20,7 +22,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 gobin="${FLOE_GOBIN:-$HOME/.cache/floe-gobin}"
-REPLICAS="${REPLICAS:-3}"
+REPLICAS="${REPLICAS:-3}" SHARDS="${SHARDS:-1}"
+read -r -a cpus <<< "${CPUS:-}"
 BROKERS="${BROKERS:-8}" PARTITIONS="${PARTITIONS:-1000}" TOPICS="${TOPICS:-10}"
 RATE="${RATE:-100}" BATCHES="${BATCHES:-10}"
 CONSUMERS="${CONSUMERS:-8}" CONSUMER_PARTITIONS="${CONSUMER_PARTITIONS:-32}" CONSUMER_GROUPS="${CONSUMER_GROUPS:-4}"
@@ -35,7 +38,7 @@ cleanup() {
   local i
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill "${pids[i]}" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  if [ -z "${OUT:-}" ]; then rm -rf "$work"; else rm -rf "$work/nats-"* "$work/coordinator"; fi
+  if [ -z "${OUT:-}" ]; then rm -rf "$work"; else rm -rf "$work/nats-"* "$work/coordinator"*; fi
 }
 trap cleanup EXIT
 
@@ -68,14 +71,25 @@ for i in 0 1 2; do
 done
 for i in 0 1 2; do wait_http "http://127.0.0.1:${monitor[i]}/healthz?js-enabled-only=true"; done
 
-http_port=$(free_port)
-"$out/coordinator" --coordinator-id fleet-coordinator --data-dir "$work/coordinator" --nats-url "$nats_urls" \
-  --replicas "$REPLICAS" --http-addr "127.0.0.1:$http_port" --pprof --consolidation-enabled=false \
-  ${coordinator_flags[@]+"${coordinator_flags[@]}"} >"$out/coordinator.log" 2>&1 &
-coordinator_pid=$!
-pids+=($coordinator_pid)
-wait_http "http://127.0.0.1:$http_port/healthz" leader
-echo "NATS $nats_urls; coordinator pid $coordinator_pid leads an R$REPLICAS log, http://127.0.0.1:$http_port" >&2
+# One coordinator process a shard, shard 0 first (the others follow its
+# topics); shard i's logs in coordinator-$i.log (shard 0's in
+# coordinator.log).
+shard_pids=() shard_http=()
+for ((s = 0; s < SHARDS; s++)); do
+  port=$(free_port)
+  pin=()
+  if [ ${#cpus[@]} -gt 0 ]; then pin=(taskset -c "${cpus[s % ${#cpus[@]}]}"); fi
+  log="$out/coordinator.log"; [ "$s" = 0 ] || log="$out/coordinator-$s.log"
+  ${pin[@]+"${pin[@]}"} "$out/coordinator" --coordinator-id "fleet-coordinator-$s" --data-dir "$work/coordinator-$s" --nats-url "$nats_urls" \
+    --replicas "$REPLICAS" --http-addr "127.0.0.1:$port" --pprof --consolidation-enabled=false --shards "$SHARDS" --shard "$s" \
+    ${coordinator_flags[@]+"${coordinator_flags[@]}"} >"$log" 2>&1 &
+  shard_pids+=($!) shard_http+=("$port")
+  pids+=($!)
+  wait_http "http://127.0.0.1:$port/healthz" leader
+done
+coordinator_pid=${shard_pids[0]} http_port=${shard_http[0]}
+others=$(IFS=,; echo "${shard_pids[*]:1}")
+echo "NATS $nats_urls; coordinator pids ${shard_pids[*]} lead $SHARDS shard(s), R$REPLICAS logs, http://127.0.0.1:$http_port (shard 0)" >&2
 
 if [ "$PROFILE" != 0 ]; then
   # After the warmup and the topics' creation (a few seconds at 100,000
@@ -91,6 +105,7 @@ status=0
   --objects-per-second "$RATE" --batches-per-object "$BATCHES" --consumers "$CONSUMERS" \
   --consumer-partitions "$CONSUMER_PARTITIONS" --groups "$CONSUMER_GROUPS" --duration "$DURATION" --warmup "$WARMUP" \
   --coordinator-pid "$coordinator_pid" --coordinator-metrics-url "http://127.0.0.1:$http_port/metrics" \
+  --shards "$SHARDS" --shard-pids "$others" \
   --report "$out/report.json" ${fleetsim_flags[@]+"${fleetsim_flags[@]}"} || status=$?
 if [ "$PROFILE" != 0 ]; then wait "${pids[-1]}" 2>/dev/null || true; fi
 # The leader's heap after the load: what its memory per partition and per
@@ -99,6 +114,7 @@ curl -sf -o "$out/heap.pprof" "http://127.0.0.1:$http_port/debug/pprof/heap" || 
 # The other processes' CPU (10 ms ticks), since their start: on one machine
 # they share its cores with the coordinator.
 cpu_s() { awk '{ split($0, a, ") "); split(a[2], f, " "); printf "%.1f", (f[12] + f[13]) / 100 }' "/proc/$1/stat"; }
-echo "CPU seconds since start: nats-server $(cpu_s "${pids[0]}") $(cpu_s "${pids[1]}") $(cpu_s "${pids[2]}"), coordinator $(cpu_s "$coordinator_pid")" >&2
+coords=""; for p in "${shard_pids[@]}"; do coords="$coords $(cpu_s "$p")"; done
+echo "CPU seconds since start: nats-server $(cpu_s "${pids[0]}") $(cpu_s "${pids[1]}") $(cpu_s "${pids[2]}"), coordinator (by shard)$coords" >&2
 echo "report: $out/report.json" >&2
 exit "$status"

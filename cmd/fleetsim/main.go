@@ -22,11 +22,15 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/rpc"
+	"github.com/floe-io/floe/coordinator/shards"
 	"github.com/floe-io/floe/loadtest"
 	"github.com/floe-io/floe/loadtest/fleet"
 )
@@ -65,6 +69,8 @@ func run() int {
 	fs.DurationVar(&cfg.Progress, "progress", cfg.Progress, "progress line interval (0: off)")
 	fs.Int64Var(&cfg.Seed, "seed", 0, "seed of the random choices (0: from the clock)")
 	pid := fs.Int("coordinator-pid", 0, "the leading coordinator's pid, for its CPU and RSS from /proc")
+	shardCount := fs.Int("shards", 1, "the coordinator's shards (its --shards): commits and finds go to each partition's shard (coordinator/shards)")
+	shardPIDs := fs.String("shard-pids", "", "the pids of the leaders of shards 1 and up, comma-separated: their CPU and RSS are added to --coordinator-pid's")
 	metricsURL := fs.String("coordinator-metrics-url", "", "the leading coordinator's /metrics, read once at the end for its state's size")
 	report := fs.String("report", "", "also write the report as JSON to this file")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
@@ -124,10 +130,35 @@ func run() int {
 		if first == nil {
 			first, firstConn = c, nc
 		}
-		coords = append(coords, c)
+		if *shardCount <= 1 {
+			coords = append(coords, c)
+			continue
+		}
+		all := []coordapi.Coordinator{c}
+		for s := 1; s < *shardCount; s++ {
+			all = append(all, rpc.NewClient(nc, rpc.ShardCluster(*cluster, s), rpc.ClientOptions{Timeout: cfg.RequestTimeout, Logger: log}))
+		}
+		r, err := shards.New(all)
+		if err != nil {
+			log.Error("shards", "err", err)
+			return 2
+		}
+		coords = append(coords, r)
 	}
 	probe := &fleet.Probe{PID: *pid, MetricsURL: *metricsURL}
-	if l, err := fleet.JetStreamLog(firstConn, *cluster); err != nil {
+	for _, f := range strings.FieldsFunc(*shardPIDs, func(r rune) bool { return r == ',' }) {
+		p, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "fleetsim: --shard-pids: %v\n", err)
+			return 2
+		}
+		probe.ShardPIDs = append(probe.ShardPIDs, p)
+	}
+	clusters := []string{*cluster}
+	for s := 1; s < *shardCount; s++ {
+		clusters = append(clusters, rpc.ShardCluster(*cluster, s))
+	}
+	if l, err := fleet.JetStreamLog(firstConn, clusters...); err != nil {
 		log.Warn("no log stats", "err", err)
 	} else {
 		probe.Log = l

@@ -117,7 +117,7 @@ func Run(ctx context.Context, cfg Config, coords []Coordinator, groups GroupCoor
 
 	var before ProcessStats
 	if p := cfg.Probe; p != nil && p.PID > 0 {
-		st, err := process(p.PID)
+		st, err := p.coordinator()
 		if err != nil {
 			return nil, err
 		}
@@ -144,7 +144,7 @@ func Run(ctx context.Context, cfg Config, coords []Coordinator, groups GroupCoor
 	var logBefore LogStats
 	if p := cfg.Probe; p != nil {
 		if p.PID > 0 {
-			if pre, err = process(p.PID); err != nil {
+			if pre, err = p.coordinator(); err != nil {
 				return nil, err
 			}
 		}

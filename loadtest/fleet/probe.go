@@ -23,6 +23,10 @@ type Probe struct {
 	// PID is the leading coordinator's process: its CPU time and RSS are
 	// read from /proc (Linux).
 	PID int
+	// ShardPIDs are the leaders of the other shards of a sharded
+	// coordinator: their CPU time and RSS are added to PID's, so that the
+	// report's coordinator figures are all the shards'.
+	ShardPIDs []int
 	// MetricsURL is the leading coordinator's /metrics, read at the end
 	// for its state's size (floe_coordinator_pebble_bytes,
 	// floe_coordinator_metadata_bytes). It lists every partition's gauges,
@@ -57,6 +61,22 @@ type StateStats struct {
 // clockTicks is Linux's USER_HZ, the unit of /proc/PID/stat's times: 100
 // on every architecture Go runs Linux on.
 const clockTicks = 100
+
+// coordinator reads the coordinator's processes (the leader of every
+// shard), summed.
+func (p *Probe) coordinator() (ProcessStats, error) {
+	var sum ProcessStats
+	for _, pid := range append([]int{p.PID}, p.ShardPIDs...) {
+		st, err := process(pid)
+		if err != nil {
+			return sum, err
+		}
+		sum.CPU += st.CPU
+		sum.RSS += st.RSS
+		sum.PeakRSS += st.PeakRSS
+	}
+	return sum, nil
+}
 
 // process reads pid's CPU time and memory from /proc.
 func process(pid int) (ProcessStats, error) {
@@ -108,24 +128,33 @@ func process(pid int) (ProcessStats, error) {
 	return st, sc.Err()
 }
 
-// JetStreamLog returns a Probe.Log reading the stream of cluster's
-// coordinator log (<cluster>_coordlog, package coordinator/ha) on nc.
-func JetStreamLog(nc *nats.Conn, cluster string) (func(context.Context) (LogStats, error), error) {
+// JetStreamLog returns a Probe.Log reading the streams of the coordinator
+// logs (<cluster>_coordlog, package coordinator/ha) of clusters (a sharded
+// coordinator's shards) on nc, summed.
+func JetStreamLog(nc *nats.Conn, clusters ...string) (func(context.Context) (LogStats, error), error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	name := cluster + "_coordlog"
 	return func(ctx context.Context) (LogStats, error) {
-		s, err := js.Stream(ctx, name)
-		if err != nil {
-			return LogStats{}, fmt.Errorf("stream %s: %w", name, err)
+		var sum LogStats
+		var names []string
+		for _, cluster := range clusters {
+			name := cluster + "_coordlog"
+			s, err := js.Stream(ctx, name)
+			if err != nil {
+				return LogStats{}, fmt.Errorf("stream %s: %w", name, err)
+			}
+			info, err := s.Info(ctx)
+			if err != nil {
+				return LogStats{}, fmt.Errorf("stream %s info: %w", name, err)
+			}
+			names = append(names, name)
+			sum.Bytes += info.State.Bytes
+			sum.Messages += info.State.Msgs
 		}
-		info, err := s.Info(ctx)
-		if err != nil {
-			return LogStats{}, fmt.Errorf("stream %s info: %w", name, err)
-		}
-		return LogStats{Stream: name, Bytes: info.State.Bytes, Messages: info.State.Msgs}, nil
+		sum.Stream = strings.Join(names, "+")
+		return sum, nil
 	}, nil
 }
 

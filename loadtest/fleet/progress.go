@@ -69,7 +69,7 @@ func (r *runner) startProgress(ctx context.Context) (stop func()) {
 // it.
 func (r *runner) processNow() (ProcessStats, error) {
 	if p := r.cfg.Probe; p != nil && p.PID > 0 {
-		return process(p.PID)
+		return p.coordinator()
 	}
 	return ProcessStats{}, fmt.Errorf("no coordinator pid")
 }

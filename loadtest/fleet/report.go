@@ -198,7 +198,7 @@ func (r *runner) fill(rep *Report) {
 // probeAfter adds what the probe observes after the load.
 func (r *runner) probeAfter(ctx context.Context, rep *Report, p *Probe, beforeTopics, beforeLoad ProcessStats, logBefore LogStats, elapsed time.Duration) {
 	if p.PID > 0 {
-		if st, err := process(p.PID); err != nil {
+		if st, err := p.coordinator(); err != nil {
 			r.log.Warn("no coordinator process stats", "err", err)
 		} else {
 			cpu := st.CPU - beforeLoad.CPU
