@@ -109,7 +109,9 @@ func (w *shareWaiters) notify(ns []coordapi.CommitNotice) {
 // record lock window. Everything the call changed is written in one batch
 // before it answers. When nothing could be acquired and no acknowledgement
 // failed, it waits up to MaxWaitMs for records to be committed, released
-// or to expire, and tries again. A partition whose share-partition was
+// or to expire, and tries again; it gives up, acquiring nothing, once a
+// ShareRelease of the member through req.Via came meanwhile (the broker's
+// session ended, and nobody would deliver the records). A partition whose share-partition was
 // never started (no member was ever assigned it) acquires nothing; an
 // acknowledgement there is INVALID_RECORD_STATE.
 //
@@ -118,7 +120,8 @@ func (w *shareWaiters) notify(ns []coordapi.CommitNotice) {
 // been applied but not answered, and records acquired but not handed out
 // come back when their lock expires.
 func (gs *Groups) ShareAcquire(ctx context.Context, req coordapi.ShareAcquireRequest) (coordapi.ShareAcquireResponse, error) {
-	resp, got, err := gs.shareAcquireOnce(ctx, &req, true)
+	var gen uint64
+	resp, got, err := gs.shareAcquireOnce(ctx, &req, true, &gen)
 	if err != nil || got || req.MaxWaitMs <= 0 || req.Renew {
 		return resp, err
 	}
@@ -144,7 +147,10 @@ func (gs *Groups) ShareAcquire(ctx context.Context, req coordapi.ShareAcquireReq
 	for {
 		// Registered before looking again, so that no wake slips between
 		// the look and the wait.
-		again, got, err := gs.shareAcquireOnce(ctx, &req, false)
+		again, got, err := gs.shareAcquireOnce(ctx, &req, false, &gen)
+		if errors.Is(err, errShareReleased) {
+			return resp, nil // the broker gave up on this call
+		}
 		if err != nil {
 			return resp, err
 		}
@@ -169,10 +175,18 @@ func (gs *Groups) ShareAcquire(ctx context.Context, req coordapi.ShareAcquireReq
 	}
 }
 
+// errShareReleased ends a held ShareAcquire whose member's records were
+// released through its broker since it began: the broker's session ended
+// (a closed connection, a new session), and nobody would deliver what it
+// acquired.
+var errShareReleased = errors.New("groups: the member's records were released through its broker")
+
 // shareAcquireOnce is one pass of ShareAcquire: the acknowledgements when
 // withAcks, then the acquisition. got reports that some partition acquired
-// records or failed.
-func (gs *Groups) shareAcquireOnce(ctx context.Context, req *coordapi.ShareAcquireRequest, withAcks bool) (resp coordapi.ShareAcquireResponse, got bool, err error) {
+// records or failed. The first pass (withAcks) notes in gen how many
+// releases of the member through req.Via were made; a later pass after
+// another one acquires nothing and returns errShareReleased.
+func (gs *Groups) shareAcquireOnce(ctx context.Context, req *coordapi.ShareAcquireRequest, withAcks bool, gen *uint64) (resp coordapi.ShareAcquireResponse, got bool, err error) {
 	if !gs.enter() {
 		return resp, false, ErrClosed
 	}
@@ -201,6 +215,11 @@ func (gs *Groups) shareAcquireOnce(ctx context.Context, req *coordapi.ShareAcqui
 	}
 	defer g.mu.Unlock()
 	s := g.mu.share
+	if n := s.releases[releaseKey(req.Member, req.Via)]; withAcks {
+		*gen = n
+	} else if n != *gen {
+		return resp, false, errShareReleased
+	}
 	nowMs := msOf(gs.now())
 	var woken []tp
 	note := func(t tp, res share.Result) {
@@ -449,6 +468,10 @@ func (gs *Groups) ShareRelease(ctx context.Context, req coordapi.ShareReleaseReq
 	if s == nil {
 		return nil
 	}
+	if s.releases == nil {
+		s.releases = make(map[string]uint64)
+	}
+	s.releases[releaseKey(req.Member, req.Via)]++
 	var woken []tp
 	release := func(t tp, p *share.Partition) {
 		res := p.ReleaseMember(req.Member, req.Via)

@@ -282,7 +282,8 @@ func (h *harness) waitHeld(tid topicID, n int) {
 
 // TestShareAcquireHeld: with nothing to acquire, a ShareAcquire waits
 // until records are committed, released or expire, and answers empty at
-// its max wait.
+// its max wait, or when its member's records were released through its
+// broker meanwhile.
 func TestShareAcquireHeld(t *testing.T) {
 	h, st, tid := shareFetchHarness(t)
 	if a := h.acquire(acquireReq("m1", 1, tid, 100, 0)); acquired(a) != "0-9(1) batches 0-2 3-5 6-9" {
@@ -320,6 +321,22 @@ func TestShareAcquireHeld(t *testing.T) {
 			t.Fatalf("woken by %s: %s, want %s", c.name, acquired(a), c.want)
 		}
 		h.waitHeld(tid, 0)
+	}
+	// A release of the member's records through its broker (its session
+	// there ended) makes a held acquire of that member and broker give up:
+	// woken by the next commit, it acquires nothing, and the records stay
+	// available.
+	ch := held(acquireReq("m2", 2, tid, 100, 0))
+	if err := h.gs.ShareRelease(context.Background(), coordapi.ShareReleaseRequest{Group: "g", Member: "m2", Via: 2, Partitions: []coordapi.TopicPartition{}}); err != nil {
+		t.Fatal(err)
+	}
+	st.commit(tid, 1)
+	if a := <-ch; len(a.Acquired) != 0 {
+		t.Fatalf("a held acquire after its broker released the member's records: %s", acquired(a))
+	}
+	h.waitHeld(tid, 0)
+	if a := h.acquire(acquireReq("m1", 1, tid, 100, 0)); acquired(a) != "12-12(1) batches 12-12" {
+		t.Fatalf("the record committed meanwhile: %s", acquired(a))
 	}
 	// Nothing comes: answered empty at the max wait.
 	req := acquireReq("m1", 1, tid, 100, 0)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -64,6 +65,16 @@ type shareGroup struct {
 	// partRows are share-partition rows to write with the next persist
 	// (partitions started since the last one).
 	partRows []share.Mutation
+	// releases counts the ShareReleases of each member through each
+	// broker (releaseKey): a held ShareAcquire of that member and broker
+	// that began before one gives up instead of acquiring records nobody
+	// would deliver (share_fetch.go). Dropped with the member.
+	releases map[string]uint64
+}
+
+// releaseKey names a member's records acquired through one broker.
+func releaseKey(member string, via int32) string {
+	return fmt.Sprintf("%s\x00%d", member, via)
 }
 
 // shareMember is a share group member. There is no revocation: a member

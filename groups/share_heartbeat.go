@@ -186,6 +186,11 @@ func (g *group) removeShareMemberLocked(m *shareMember, now time.Time) {
 	s := g.mu.share
 	delete(s.members, m.id)
 	s.markLocked(m.id)
+	for k := range s.releases {
+		if strings.HasPrefix(k, m.id+"\x00") {
+			delete(s.releases, k)
+		}
+	}
 	s.epoch++
 	if len(s.members) == 0 {
 		s.emptySince = now
