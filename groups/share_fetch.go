@@ -147,6 +147,9 @@ func (gs *Groups) ShareAcquire(ctx context.Context, req coordapi.ShareAcquireReq
 	for {
 		// Registered before looking again, so that no wake slips between
 		// the look and the wait.
+		if ctx.Err() != nil {
+			return resp, nil // the caller left: acquire nothing for it
+		}
 		again, got, err := gs.shareAcquireOnce(ctx, &req, false, &gen)
 		if errors.Is(err, errShareReleased) {
 			return resp, nil // the broker gave up on this call
