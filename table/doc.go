@@ -34,8 +34,7 @@
 // # Columns (table format version 1, property floe.table-version = 1)
 //
 // Every table has these columns. Iceberg reads columns by field id, so the
-// ids are part of the format and never change; typed value columns
-// (table.value.schema, a later version) take ids from 1000 on.
+// ids are part of the format and never change.
 //
 //	id  name       type                                       null
 //	--  ---------  -----------------------------------------  ----------------
@@ -50,6 +49,24 @@
 // Headers are a list, not a map: Kafka headers are ordered and may repeat
 // a key. The default Iceberg partitioning is day(timestamp)
 // (ParsePartitioning; table.partitioning).
+//
+// A table with a value schema (table.value.schema=json, Spec.ValueSchema;
+// the JSON Schema is kept in the table property
+// floe.value-schema.definition) also has, after these:
+//
+//	id     name      type                                 null
+//	-----  --------  -----------------------------------  ------------------------------
+//	10     _error    string                               the value gave typed columns
+//	1000+  <prop>    from the property's JSON type        absent, null, or _error set
+//	       (ValueColumns: string, long, double, boolean, timestamptz, date, struct, list)
+//
+// one column per top-level property, in name order at creation, a name
+// that clashes with a fixed column prefixed "value_". A value that is not
+// a JSON object of those types (or lacks a required property) keeps its
+// raw columns, nulls in the typed ones, and the reason in _error: no
+// record is dropped. EvolveValueSchema adds the new top-level properties
+// of a changed schema as columns (ids Iceberg assigns after the last);
+// columns are never removed or retyped.
 //
 // # Snapshot summary (summary version 1)
 //

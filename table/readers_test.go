@@ -61,6 +61,9 @@ type pyRow struct {
 	Key       *string           `json:"key"`
 	Value     *string           `json:"value"`
 	Headers   [][2]*string      `json:"headers"`
+	// Typed are the other columns (typed value columns, _error), each
+	// JSON-encoded.
+	Typed map[string]string `json:"typed"`
 }
 
 func unb64(t *testing.T, s *string) []byte {
@@ -125,6 +128,7 @@ func writeReadersTable(t *testing.T, tb *table.Tables) []table.Record {
 // readerOutput is what a reader script printed.
 type readerOutput struct {
 	rows       []table.Record
+	typed      map[int64]map[string]string // by offset
 	summary    map[string]string
 	namespaces []string
 	tables     []string
@@ -167,6 +171,10 @@ func runReader(t *testing.T, py string, args []string, props map[string]string) 
 				rec.Headers = append(rec.Headers, table.Header{Key: *h[0], Value: unb64(t, h[1])})
 			}
 			res.rows = append(res.rows, rec)
+			if res.typed == nil {
+				res.typed = map[int64]map[string]string{}
+			}
+			res.typed[r.Offset] = r.Typed
 		}
 	}
 	slices.SortFunc(res.rows, func(a, b table.Record) int {
@@ -261,5 +269,57 @@ func TestRESTCatalogReaders(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestReadersValueSchema: both readers read a table with typed value
+// columns whose schema evolved mid-stream: old rows read null in the new
+// column, new rows their value, and a value that did not parse its raw
+// bytes and _error.
+func TestReadersValueSchema(t *testing.T) {
+	for _, rd := range readers {
+		t.Run(rd.name, func(t *testing.T) {
+			py := rd.python(t)
+			ctx := context.Background()
+			store, root, props := readerStores[0].open(t)
+			tb := newTables(t, store, root, &catalog.MemCatalog{})
+			if _, err := tb.Create(ctx, topic, table.Spec{ValueSchema: `{"type": "object", "properties": {"id": {"type": "integer"}}}`}); err != nil {
+				t.Fatal(err)
+			}
+			recs := []table.Record{
+				{Offset: 0, Timestamp: 1_765_000_000_000, Value: []byte(`{"id": 1}`)},
+				{Offset: 1, Timestamp: 1_765_000_000_000, Value: []byte(`nope`)},
+			}
+			if _, err := tb.Commit(ctx, topic, table.Range{From: 0, To: 2, Records: recs}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tb.EvolveValueSchema(ctx, topic, `{"type": "object", "properties": {"id": {"type": "integer"}, "extra": {"type": "string"}}}`); err != nil {
+				t.Fatal(err)
+			}
+			recs = append(recs, table.Record{Offset: 2, Timestamp: 1_765_000_000_000, Value: []byte(`{"id": 2, "extra": "new"}`)})
+			if _, err := tb.Commit(ctx, topic, table.Range{From: 2, To: 3, Records: recs[2:]}); err != nil {
+				t.Fatal(err)
+			}
+			tbl, err := tb.Load(ctx, topic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := runReader(t, py, []string{rd.script, tbl.MetadataLocation()}, props)
+			equalRecords(t, out.rows, recs)
+			for off, want := range map[int64]map[string]string{
+				0: {"id": "1", "extra": "null", "_error": "null"},
+				1: {"id": "null", "extra": "null"},
+				2: {"id": "2", "extra": `"new"`, "_error": "null"},
+			} {
+				for col, v := range want {
+					if got := out.typed[off][col]; got != v {
+						t.Errorf("offset %d %s = %s, want %s (row %v)", off, col, got, v, out.typed[off])
+					}
+				}
+			}
+			if !strings.Contains(out.typed[1]["_error"], "not a JSON object") {
+				t.Errorf("offset 1 _error = %s", out.typed[1]["_error"])
+			}
+		})
 	}
 }

@@ -51,23 +51,40 @@ const (
 // Schema returns the Iceberg schema of a topic's table without typed
 // value columns.
 func Schema() *iceberg.Schema {
+	return iceberg.NewSchema(0, fixedFields()...)
+}
+
+// ValueSchema returns the Iceberg schema of a table with a JSON value
+// schema: the fixed columns, _error, then ValueColumns(definition).
+func ValueSchema(definition string) (*iceberg.Schema, error) {
+	cols, err := ValueColumns(definition)
+	if err != nil {
+		return nil, err
+	}
+	fields := append(fixedFields(),
+		iceberg.NestedField{ID: fieldError, Name: errorColumn, Type: iceberg.PrimitiveTypes.String,
+			Doc: "why the value gave no typed columns (not JSON, or not the schema); null when it did"})
+	return iceberg.NewSchema(0, append(fields, cols...)...), nil
+}
+
+func fixedFields() []iceberg.NestedField {
 	header := &iceberg.StructType{FieldList: []iceberg.NestedField{
 		{ID: fieldHeaderKey, Name: "key", Type: iceberg.PrimitiveTypes.String, Required: true},
 		{ID: fieldHeaderValue, Name: "value", Type: iceberg.PrimitiveTypes.Binary},
 	}}
-	return iceberg.NewSchema(0,
-		iceberg.NestedField{ID: fieldPartition, Name: "partition", Type: iceberg.PrimitiveTypes.Int32, Required: true,
+	return []iceberg.NestedField{
+		{ID: fieldPartition, Name: "partition", Type: iceberg.PrimitiveTypes.Int32, Required: true,
 			Doc: "Kafka partition"},
-		iceberg.NestedField{ID: fieldOffset, Name: "offset", Type: iceberg.PrimitiveTypes.Int64, Required: true,
+		{ID: fieldOffset, Name: "offset", Type: iceberg.PrimitiveTypes.Int64, Required: true,
 			Doc: "Kafka offset in the partition"},
-		iceberg.NestedField{ID: fieldTimestamp, Name: "timestamp", Type: iceberg.PrimitiveTypes.TimestampTz, Required: true,
+		{ID: fieldTimestamp, Name: "timestamp", Type: iceberg.PrimitiveTypes.TimestampTz, Required: true,
 			Doc: "record timestamp (CreateTime or LogAppendTime), millisecond precision"},
-		iceberg.NestedField{ID: fieldKey, Name: "key", Type: iceberg.PrimitiveTypes.Binary, Doc: "record key; null for a null key"},
-		iceberg.NestedField{ID: fieldValue, Name: "value", Type: iceberg.PrimitiveTypes.Binary, Doc: "record value; null for a null value"},
-		iceberg.NestedField{ID: fieldHeaders, Name: "headers", Required: true,
+		{ID: fieldKey, Name: "key", Type: iceberg.PrimitiveTypes.Binary, Doc: "record key; null for a null key"},
+		{ID: fieldValue, Name: "value", Type: iceberg.PrimitiveTypes.Binary, Doc: "record value; null for a null value"},
+		{ID: fieldHeaders, Name: "headers", Required: true,
 			Type: &iceberg.ListType{ElementID: fieldHeaderElem, Element: header, ElementRequired: true},
 			Doc:  "record headers in order, duplicates kept"},
-	)
+	}
 }
 
 // ParsePartitioning returns the partition spec for a table.partitioning
@@ -113,14 +130,31 @@ func ParsePartitioning(s string, sc *iceberg.Schema) (iceberg.PartitionSpec, err
 }
 
 // arrowRecord builds one Arrow record batch of recs in the table schema
-// sc's Arrow form. The caller releases it.
-func arrowRecord(sc *iceberg.Schema, recs []Record) (arrow.RecordBatch, error) {
+// sc's Arrow form; required are the value schema's required properties
+// when sc has typed value columns. The caller releases it.
+func arrowRecord(sc *iceberg.Schema, recs []Record, required []string) (arrow.RecordBatch, error) {
 	asc, err := itable.SchemaToArrowSchema(sc, nil, true, false)
 	if err != nil {
 		return nil, fmt.Errorf("table: arrow schema: %w", err)
 	}
 	b := array.NewRecordBuilder(memory.DefaultAllocator, asc)
 	defer b.Release()
+	var jc *jsonColumns
+	if _, ok := sc.FindFieldByName(errorColumn); ok {
+		jc = &jsonColumns{required: required}
+		for i, f := range sc.Fields() {
+			switch {
+			case f.ID == fieldError:
+				jc.errB = b.Field(i).(*array.StringBuilder)
+			case i >= 6:
+				jc.fields = append(jc.fields, f)
+				jc.builders = append(jc.builders, b.Field(i))
+			}
+		}
+		if jc.errB == nil {
+			return nil, fmt.Errorf("table: schema has %s but not as field %d", errorColumn, fieldError)
+		}
+	}
 	part := b.Field(0).(*array.Int32Builder)
 	off := b.Field(1).(*array.Int64Builder)
 	ts := b.Field(2).(*array.TimestampBuilder)
@@ -149,6 +183,9 @@ func arrowRecord(sc *iceberg.Schema, recs []Record) (arrow.RecordBatch, error) {
 			hdr.Append(true)
 			hkey.Append(h.Key)
 			appendBinary(hval, h.Value)
+		}
+		if jc != nil {
+			jc.appendRecord(r.Value)
 		}
 	}
 	return b.NewRecordBatch(), nil

@@ -39,6 +39,10 @@ const (
 	SummaryNextOffsetPrefix = "floe.next-offset."
 )
 
+// PropValueSchema is the table property holding the JSON Schema the typed
+// value columns come from (Spec.ValueSchema).
+const PropValueSchema = "floe.value-schema.definition"
+
 // defaultCommitAttempts is how many times Commit tries when other
 // commits to the same table win the race.
 const defaultCommitAttempts = 8
@@ -116,6 +120,11 @@ type Spec struct {
 	// Partitioning is the table.partitioning value (ParsePartitioning).
 	// Default: "day(timestamp)".
 	Partitioning string
+	// ValueSchema is a JSON Schema (table.value.schema=json, its
+	// table.value.schema.definition): the value's properties become typed
+	// columns, and _error says why a value gave none (ValueSchema).
+	// Default: "", no typed columns.
+	ValueSchema string
 	// Properties are extra Iceberg table properties.
 	Properties map[string]string
 }
@@ -132,6 +141,12 @@ func (t *Tables) Create(ctx context.Context, id Ident, spec Spec) (bool, error) 
 		return false, fmt.Errorf("create %s: %w", id, err)
 	}
 	sc := Schema()
+	if spec.ValueSchema != "" {
+		var err error
+		if sc, err = ValueSchema(spec.ValueSchema); err != nil {
+			return false, err
+		}
+	}
 	ps, err := ParsePartitioning(spec.Partitioning, sc)
 	if err != nil {
 		return false, err
@@ -139,6 +154,9 @@ func (t *Tables) Create(ctx context.Context, id Ident, spec Spec) (bool, error) 
 	props := iceberg.Properties{
 		itable.PropertyFormatVersion: "2",
 		"floe.table-version":         "1",
+	}
+	if spec.ValueSchema != "" {
+		props[PropValueSchema] = spec.ValueSchema
 	}
 	maps.Copy(props, spec.Properties)
 	loc := t.Location(id)
@@ -327,7 +345,7 @@ func (t *Tables) commitOnce(ctx context.Context, cio *catalogIO, id Ident, range
 	for p, o := range covered {
 		props[SummaryNextOffsetPrefix+strconv.Itoa(int(p))] = strconv.FormatInt(o, 10)
 	}
-	rec, err := arrowRecord(tbl.Schema(), recs)
+	rec, err := arrowRecord(tbl.Schema(), recs, requiredProps(tbl.Properties()[PropValueSchema]))
 	if err != nil {
 		return 0, err
 	}
@@ -569,4 +587,54 @@ func (t *Tables) CollectOrphans(ctx context.Context, id Ident, olderThan time.Du
 		return res.DeletedFiles, fmt.Errorf("collect orphans of %s: %w", id, err)
 	}
 	return res.DeletedFiles, nil
+}
+
+// EvolveValueSchema moves table id's typed value columns to a new JSON
+// Schema (a changed table.value.schema.definition): each top-level
+// property the table has no column for is added as an optional column
+// (Iceberg assigns its ids), so rows written before read null in it; the
+// table property PropValueSchema takes the new definition. Columns are
+// never removed or retyped (a property that disappears keeps its column,
+// null from then on). It reports whether it added a column.
+func (t *Tables) EvolveValueSchema(ctx context.Context, id Ident, definition string) (bool, error) {
+	cols, err := ValueColumns(definition)
+	if err != nil {
+		return false, err
+	}
+	cio := t.catalogIO(ctx)
+	for attempt := 0; attempt < t.opts.CommitAttempts; attempt++ {
+		tbl, err := cio.LoadTable(ctx, itable.Identifier(append(slices.Clone(id.Namespace), id.Name)))
+		if err != nil {
+			return false, err
+		}
+		if _, ok := tbl.Schema().FindFieldByName(errorColumn); !ok {
+			return false, fmt.Errorf("evolve %s: the table has no value schema", id)
+		}
+		txn := tbl.NewTransaction()
+		us := txn.UpdateSchema(true, false)
+		added := false
+		for _, c := range cols {
+			if _, ok := tbl.Schema().FindFieldByName(c.Name); ok {
+				continue
+			}
+			us = us.AddColumn([]string{c.Name}, c.Type, c.Doc, false, nil)
+			added = true
+		}
+		if added {
+			if err := us.Commit(); err != nil {
+				return false, fmt.Errorf("evolve %s: %w", id, err)
+			}
+		}
+		if err := txn.SetProperties(iceberg.Properties{PropValueSchema: definition}); err != nil {
+			return false, fmt.Errorf("evolve %s: %w", id, err)
+		}
+		if _, err := txn.Commit(ctx); err != nil {
+			if errors.Is(err, itable.ErrCommitFailed) {
+				continue
+			}
+			return false, fmt.Errorf("evolve %s: %w", id, err)
+		}
+		return added, nil
+	}
+	return false, fmt.Errorf("evolve %s: attempts lost to concurrent commits: %w", id, catalog.ErrConflict)
 }

@@ -27,6 +27,11 @@ import duckdb
 import duckdb_ext
 
 
+# The fixed columns; any other (typed value columns, _error) is printed in
+# "typed", each value JSON-encoded (str() for what JSON lacks).
+FIXED = ("partition", "offset", "timestamp", "key", "value", "headers")
+
+
 def b64(v):
     return None if v is None else base64.b64encode(bytes(v)).decode()
 
@@ -53,7 +58,7 @@ def main():
             [props["s3.access-key-id"], props["s3.secret-access-key"], props.get("s3.region", "us-east-1"),
              ep.netloc, ep.scheme == "https"],
         )
-    cols = '"partition", "offset", epoch_ms("timestamp"), "key", "value", "headers"'
+    cols = 'epoch_ms("timestamp") AS __floe_ms, * EXCLUDE ("timestamp")'
     if rest:
         con.execute("ATTACH 'floe' AS floe_cat (TYPE iceberg, ENDPOINT ?, AUTHORIZATION_TYPE 'none')", [uri])
         tables = con.execute(
@@ -64,17 +69,21 @@ def main():
             "tables": ["%s.%s" % t for t in tables],
         }))
         ns, name = ident.rsplit(".", 1)
-        rows = con.execute('SELECT %s FROM floe_cat."%s"."%s"' % (cols, ns, name)).fetchall()
+        cur = con.execute('SELECT %s FROM floe_cat."%s"."%s"' % (cols, ns, name))
     else:
-        rows = con.execute("SELECT %s FROM iceberg_scan(?)" % cols, [loc]).fetchall()
-    for p, o, ts, k, v, hs in rows:
+        cur = con.execute("SELECT %s FROM iceberg_scan(?)" % cols, [loc])
+    names = [d[0] for d in cur.description]
+    for values in cur.fetchall():
+        row = dict(zip(names, values))
         print(json.dumps({
-            "partition": p,
-            "offset": o,
-            "timestamp": ts,
-            "key": b64(k),
-            "value": b64(v),
-            "headers": [[h["key"], b64(h["value"])] for h in hs],
+            "typed": {n: json.dumps(x, default=str, sort_keys=True)
+                      for n, x in row.items() if n not in FIXED and n != "__floe_ms"},
+            "partition": row["partition"],
+            "offset": row["offset"],
+            "timestamp": row["__floe_ms"],
+            "key": b64(row["key"]),
+            "value": b64(row["value"]),
+            "headers": [[h["key"], b64(h["value"])] for h in row["headers"]],
         }))
 
 

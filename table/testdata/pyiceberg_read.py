@@ -24,6 +24,11 @@ from pyiceberg.catalog import load_catalog
 from pyiceberg.table import StaticTable
 
 
+# The fixed columns; any other (typed value columns, _error) is printed in
+# "typed", each value JSON-encoded (str() for what JSON lacks).
+FIXED = ("partition", "offset", "timestamp", "key", "value", "headers")
+
+
 def b64(v):
     return None if v is None else base64.b64encode(v).decode()
 
@@ -47,7 +52,9 @@ def main():
     at = tbl.scan().to_arrow()
     ts = at.column("timestamp").cast(pa.int64()).to_pylist()
     for i, row in enumerate(at.drop_columns(["timestamp"]).to_pylist()):
+        typed = {k: v for k, v in row.items() if k not in FIXED}
         print(json.dumps({
+            "typed": {k: json.dumps(v, default=str, sort_keys=True) for k, v in typed.items()},
             "partition": row["partition"],
             "offset": row["offset"],
             "timestamp": ts[i] // 1000,
