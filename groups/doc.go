@@ -108,10 +108,10 @@
 // in one batch through the log before it answers. With nothing to acquire
 // it waits, without the mutex, for a commit notice (Options.Partitions'
 // Subscribe), a release or an expiry, up to its max wait. Record locks
-// expire on the group scheduler (share_sched.go): a share group's next
-// deadline includes its earliest lock deadline, re-armed at Open from the
-// stored ones. ShareRelease gives back what a member took through one
-// broker, when its share session there ends.
+// expire on their own heap (share_sched.go), one entry per share-partition
+// at its earliest lock deadline, re-armed at Open from the stored ones.
+// ShareRelease gives back what a member took through one broker, when its
+// share session there ends.
 //
 // Group configs (group_configs.go) are stored per group id, before the
 // group exists too: share.auto.offset.reset, share.isolation.level and

@@ -45,6 +45,7 @@ type Groups struct {
 	}
 
 	sched      scheduler
+	locks      lockScheduler // share record locks (share_sched.go)
 	topicCache topicCache
 
 	// cfg holds the group configs by group (group_configs.go); its mutex

@@ -88,25 +88,32 @@ func (g *group) nextDeadlineLocked() time.Time {
 	return next
 }
 
-// expire runs every deadline that has passed and returns the next one
-// (zero when none).
+// expire runs every deadline that has passed, the groups' and the share
+// record locks', and returns the next one (zero when none).
 func (gs *Groups) expire() time.Time {
 	if !gs.enter() {
 		return time.Time{}
 	}
 	defer gs.leave()
 	now := gs.now()
+	nextLock := gs.expireLocks(now)
+	earlier := func(t time.Time) time.Time {
+		if nextLock.IsZero() || (!t.IsZero() && t.Before(nextLock)) {
+			return t
+		}
+		return nextLock
+	}
 	s := &gs.sched
 	for {
 		s.mu.Lock()
 		if len(s.mu.h) == 0 {
 			s.mu.Unlock()
-			return time.Time{}
+			return earlier(time.Time{})
 		}
 		if s.mu.h[0].at.After(now) {
 			next := s.mu.h[0].at
 			s.mu.Unlock()
-			return next
+			return earlier(next)
 		}
 		e := heap.Pop(&s.mu.h).(deadlineEntry)
 		s.mu.Unlock()

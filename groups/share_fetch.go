@@ -283,7 +283,12 @@ func (gs *Groups) shareAcquireOnce(ctx context.Context, req *coordapi.ShareAcqui
 			return resp, false, &coordapi.KafkaError{Code: kerr.CoordinatorNotAvailable, Message: "the share group state could not be written"}
 		}
 	}
-	g.wakeAtLocked(s.nextDeadlineLocked())
+	for _, pp := range req.Partitions {
+		t := tp{topicID(pp.Topic), pp.Partition}
+		if p := s.parts[t.id][t.p]; p != nil {
+			g.armLocksLocked(t, p)
+		}
+	}
 	if len(woken) > 0 {
 		gs.shareWait.wake(woken...)
 	}

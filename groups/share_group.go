@@ -70,6 +70,9 @@ type shareGroup struct {
 	// that began before one gives up instead of acquiring records nobody
 	// would deliver (share_fetch.go). Dropped with the member.
 	releases map[string]uint64
+	// lockAt is each share-partition's scheduled lock deadline (ms), the
+	// one live entry of the lock scheduler (share_sched.go).
+	lockAt map[tp]int64
 }
 
 // releaseKey names a member's records acquired through one broker.
@@ -146,9 +149,10 @@ func (s *shareGroup) isSubscribedLocked(topic string) bool {
 	return false
 }
 
-// nextDeadlineLocked is the earliest session or record lock deadline.
+// nextDeadlineLocked is the earliest session deadline (record locks
+// have their own scheduler, share_sched.go).
 func (s *shareGroup) nextDeadlineLocked() time.Time {
-	next := s.nextLockDeadlineLocked()
+	var next time.Time
 	for _, m := range s.members {
 		if !m.session.IsZero() && (next.IsZero() || m.session.Before(next)) {
 			next = m.session

@@ -222,11 +222,10 @@ func (g *group) expireShareLocked(now time.Time) {
 		g.removeShareMemberLocked(m, now)
 		removed = true
 	}
-	locks := g.expireShareLocksLocked(now)
-	if !removed && !locks {
+	if !removed {
 		return
 	}
-	if removed && !s.emptyLocked() && s.sigSnap != nil {
+	if !s.emptyLocked() && s.sigSnap != nil {
 		s.computeTargetLocked(s.sigSnap)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		g.startSharePartitionsLocked(ctx)

@@ -1,66 +1,147 @@
 package groups
 
 import (
+	"container/heap"
+	"sync"
 	"time"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/groups/share"
 )
 
-// Record locks expire on the group scheduler (sched.go): a share group's
-// next deadline is the earlier of its members' sessions and its
-// share-partitions' lock deadlines, so each group has one entry in the
-// heap at its earliest deadline, re-armed after every acquisition and at
-// Open (restoreShareLocked), where locks that ran out while the
-// coordinator was down expire at once. Deadlines are absolute milliseconds
-// on the coordinator's clock, as they are stored.
-
-// nextLockDeadlineLocked is the earliest lock deadline of the group's
-// acquired records; zero when none are acquired.
-func (s *shareGroup) nextLockDeadlineLocked() time.Time {
-	var next int64
-	found := false
-	for _, ps := range s.parts {
-		for _, p := range ps {
-			if d, ok := p.NextDeadline(); ok && (!found || d < next) {
-				next, found = d, true
-			}
-		}
+// lockScheduler orders share-partitions by their earliest record lock
+// deadline, as scheduler (sched.go) orders groups by theirs: one live
+// entry per share-partition, the one whose deadline shareGroup.lockAt
+// records; other entries are stale and skipped. An entry is pushed when a
+// call leaves a share-partition with an earlier deadline than the one
+// scheduled (an acquisition), and at Open for every share-partition with
+// acquired records, whose stored deadlines may have passed while the
+// coordinator was down: they expire at once. A renewal or an
+// acknowledgement that moves the earliest deadline later leaves the entry
+// be: it runs, finds nothing due, and schedules the next. Deadlines are
+// absolute milliseconds on the coordinator's clock, as stored.
+//
+// Lock order: group.mu, then lockScheduler.mu.
+type lockScheduler struct {
+	mu struct {
+		sync.Mutex
+		h lockHeap
 	}
-	if !found {
-		return time.Time{}
-	}
-	return time.UnixMilli(next)
 }
 
-// expireShareLocksLocked makes the records whose lock expired by now
-// available again, or archived once their delivery count reached the
-// limit, queues the rows for the group's next write and wakes the held
-// acquires of those partitions. It reports whether anything changed.
-func (g *group) expireShareLocksLocked(now time.Time) bool {
+type lockEntry struct {
+	atMs int64
+	g    *group
+	t    tp
+}
+
+type lockHeap []lockEntry
+
+func (h lockHeap) Len() int           { return len(h) }
+func (h lockHeap) Less(i, j int) bool { return h[i].atMs < h[j].atMs }
+func (h lockHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *lockHeap) Push(x any)        { *h = append(*h, x.(lockEntry)) }
+func (h *lockHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = lockEntry{}
+	*h = old[:len(old)-1]
+	return e
+}
+
+// armLocksLocked schedules share-partition t (p) at its earliest lock
+// deadline, unless one as early is scheduled already (g.mu held).
+func (g *group) armLocksLocked(t tp, p *share.Partition) {
+	d, ok := p.NextDeadline()
+	if !ok {
+		return
+	}
 	s := g.mu.share
-	nowMs := msOf(now)
-	var woken []tp
-	changed := false
-	for id, ps := range s.parts {
-		for n, p := range ps {
-			if d, ok := p.NextDeadline(); !ok || d > nowMs {
-				continue
-			}
-			res := p.ExpireLocks(nowMs)
-			if res.Stats.Expired > 0 {
-				g.gs.log.Debug("share record locks expired", "group", g.name, "topic_id", coordapi.TopicID(id), "partition", n, "records", res.Stats.Expired, "archived", res.Stats.ArchivedLimit)
-			}
-			if len(res.Rows) > 0 {
-				s.partRows = append(s.partRows, res.Rows...)
-				changed = true
-			}
-			if res.Wake {
-				woken = append(woken, tp{id, n})
-			}
+	if cur, has := s.lockAt[t]; has && cur <= d {
+		return
+	}
+	if s.lockAt == nil {
+		s.lockAt = make(map[tp]int64)
+	}
+	s.lockAt[t] = d
+	ls := &g.gs.locks
+	ls.mu.Lock()
+	heap.Push(&ls.mu.h, lockEntry{atMs: d, g: g, t: t})
+	first := ls.mu.h[0].atMs == d
+	ls.mu.Unlock()
+	if first {
+		select {
+		case g.gs.sched.wake <- struct{}{}:
+		default:
 		}
 	}
-	if len(woken) > 0 {
-		g.gs.shareWait.wake(woken...)
+}
+
+// armAllLocksLocked schedules every share-partition of the group with
+// acquired records (at Open).
+func (g *group) armAllLocksLocked() {
+	for id, ps := range g.mu.share.parts {
+		for n, p := range ps {
+			g.armLocksLocked(tp{id, n}, p)
+		}
 	}
-	return changed
+}
+
+// expireLocks runs the lock deadlines that passed by now: the records
+// whose lock expired become available again, or archived once their
+// delivery count reached the limit, in one write per share-partition, and
+// the held acquires of those partitions wake. It returns the next
+// deadline (zero when none).
+func (gs *Groups) expireLocks(now time.Time) time.Time {
+	nowMs := msOf(now)
+	ls := &gs.locks
+	for {
+		ls.mu.Lock()
+		if len(ls.mu.h) == 0 {
+			ls.mu.Unlock()
+			return time.Time{}
+		}
+		if ls.mu.h[0].atMs > nowMs {
+			next := time.UnixMilli(ls.mu.h[0].atMs)
+			ls.mu.Unlock()
+			return next
+		}
+		e := heap.Pop(&ls.mu.h).(lockEntry)
+		ls.mu.Unlock()
+
+		g := e.g
+		g.mu.Lock()
+		s := g.mu.share
+		if g.mu.dead || s == nil || s.lockAt[e.t] != e.atMs {
+			g.mu.Unlock()
+			continue // stale
+		}
+		delete(s.lockAt, e.t)
+		if p := s.parts[e.t.id][e.t.p]; p != nil {
+			g.expireShareLocksLocked(e.t, p, nowMs)
+			g.armLocksLocked(e.t, p)
+		}
+		g.mu.Unlock()
+	}
+}
+
+// expireShareLocksLocked expires p's locks due at nowMs and writes the
+// rows at once.
+func (g *group) expireShareLocksLocked(t tp, p *share.Partition, nowMs int64) {
+	res := p.ExpireLocks(nowMs)
+	if res.Stats.Expired > 0 {
+		g.gs.log.Debug("share record locks expired", "group", g.name, "topic_id", coordapi.TopicID(t.id), "partition", t.p,
+			"records", res.Stats.Expired, "archived", res.Stats.ArchivedLimit)
+	}
+	if len(res.Rows) > 0 {
+		s := g.mu.share
+		s.partRows = append(s.partRows, res.Rows...)
+		if err := g.persistShareLocked(); err != nil {
+			// Kept queued for the group's next write.
+			g.gs.log.Error("persist expired share record locks", "group", g.name, "err", err)
+		}
+	}
+	if res.Wake {
+		g.gs.shareWait.wake(t)
+	}
 }

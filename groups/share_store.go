@@ -305,6 +305,7 @@ func (g *group) restoreShareLocked(ls *loadedShare, now time.Time) error {
 		s.parts[t][id.Partition] = p
 	}
 	g.wakeAtLocked(s.nextDeadlineLocked())
+	g.armAllLocksLocked()
 	return nil
 }
 
