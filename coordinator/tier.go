@@ -192,7 +192,7 @@ func (c *Coordinator) TierTick(ctx context.Context) error {
 	return c.planCompactions(ctx)
 }
 
-// partitionsSnapshot lists every partition with its topic's settings, by
+// partitionsSnapshot lists every partition of this shard with its topic's settings, by
 // topic name and partition.
 func (c *Coordinator) partitionsSnapshot() []partRef {
 	c.mu.RLock()
@@ -200,6 +200,9 @@ func (c *Coordinator) partitionsSnapshot() []partRef {
 	for _, t := range c.mu.topicsByID {
 		s := c.settingsLocked(t)
 		for p := range t.parts {
+			if !c.owns(t.id, int32(p)) {
+				continue // another shard's: nothing of it is here
+			}
 			out = append(out, partRef{t: t, partition: int32(p), settings: s})
 		}
 	}
