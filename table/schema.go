@@ -3,6 +3,7 @@ package table
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -129,14 +130,84 @@ func ParsePartitioning(s string, sc *iceberg.Schema) (iceberg.PartitionSpec, err
 	return spec, nil
 }
 
-// arrowRecord builds one Arrow record batch of recs in the table schema
-// sc's Arrow form; required are the value schema's required properties
-// when sc has typed value columns. The caller releases it.
-func arrowRecord(sc *iceberg.Schema, recs []Record, required []string) (arrow.RecordBatch, error) {
+// Batch bounds of recordReader: a batch ends after batchRows records or
+// once its keys, values and headers pass batchBytes.
+const (
+	batchRows  = 8192
+	batchBytes = 8 << 20
+)
+
+// recordReader hands iceberg-go's writer the records as Arrow record
+// batches of the table schema, built one at a time as it asks, so that a
+// commit holds its records and one batch, not a second copy of them all.
+type recordReader struct {
+	refs     atomic.Int64
+	sc       *iceberg.Schema
+	asc      *arrow.Schema
+	recs     []Record
+	required []string
+	cur      arrow.RecordBatch
+	err      error
+}
+
+var _ array.RecordReader = (*recordReader)(nil)
+
+// newRecordReader returns a reader of recs in table schema sc; required
+// are the value schema's required properties when sc has typed value
+// columns. The caller releases it.
+func newRecordReader(sc *iceberg.Schema, recs []Record, required []string) (*recordReader, error) {
 	asc, err := itable.SchemaToArrowSchema(sc, nil, true, false)
 	if err != nil {
 		return nil, fmt.Errorf("table: arrow schema: %w", err)
 	}
+	r := &recordReader{sc: sc, asc: asc, recs: recs, required: required}
+	r.refs.Store(1)
+	return r, nil
+}
+
+func (r *recordReader) Retain() { r.refs.Add(1) }
+
+func (r *recordReader) Release() {
+	if r.refs.Add(-1) == 0 && r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+}
+
+func (r *recordReader) Schema() *arrow.Schema { return r.asc }
+
+func (r *recordReader) Next() bool {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	if len(r.recs) == 0 || r.err != nil {
+		return false
+	}
+	n, size := 0, 0
+	for n < len(r.recs) && n < batchRows && size < batchBytes {
+		rec := &r.recs[n]
+		size += len(rec.Key) + len(rec.Value)
+		for _, h := range rec.Headers {
+			size += len(h.Key) + len(h.Value)
+		}
+		n++
+	}
+	r.cur, r.err = buildBatch(r.sc, r.asc, r.recs[:n], r.required)
+	r.recs = r.recs[n:]
+	return r.err == nil
+}
+
+func (r *recordReader) RecordBatch() arrow.RecordBatch { return r.cur }
+
+// Record is RecordBatch (array.RecordReader's deprecated name).
+func (r *recordReader) Record() arrow.RecordBatch { return r.cur }
+
+func (r *recordReader) Err() error { return r.err }
+
+// buildBatch builds one Arrow record batch of recs in the table schema sc
+// (asc its Arrow form). The caller releases it.
+func buildBatch(sc *iceberg.Schema, asc *arrow.Schema, recs []Record, required []string) (arrow.RecordBatch, error) {
 	b := array.NewRecordBuilder(memory.DefaultAllocator, asc)
 	defer b.Release()
 	var jc *jsonColumns

@@ -578,3 +578,19 @@ func TestCollectOrphans(t *testing.T) {
 		})
 	}
 }
+
+// TestCommitManyBatches: a range larger than one Arrow batch (8192 rows)
+// is written batch by batch and reads back whole, in one snapshot.
+func TestCommitManyBatches(t *testing.T) {
+	ctx := context.Background()
+	tb := newTables(t, objectstore.NewMemory(), "mem://floe", &catalog.MemCatalog{})
+	if _, err := tb.Create(ctx, topic, table.Spec{Partitioning: "none"}); err != nil {
+		t.Fatal(err)
+	}
+	recs := records(0, 0, 20_000, 1)
+	res, err := tb.Commit(ctx, topic, table.Range{From: 0, To: 20_000, Records: recs})
+	if err != nil || res.Rows != 20_000 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	equalRecords(t, readAll(t, tb), recs)
+}

@@ -13,8 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	itable "github.com/apache/iceberg-go/table"
@@ -345,14 +343,9 @@ func (t *Tables) commitOnce(ctx context.Context, cio *catalogIO, id Ident, range
 	for p, o := range covered {
 		props[SummaryNextOffsetPrefix+strconv.Itoa(int(p))] = strconv.FormatInt(o, 10)
 	}
-	rec, err := arrowRecord(tbl.Schema(), recs, requiredProps(tbl.Properties()[PropValueSchema]))
+	rdr, err := newRecordReader(tbl.Schema(), recs, requiredProps(tbl.Properties()[PropValueSchema]))
 	if err != nil {
 		return 0, err
-	}
-	defer rec.Release()
-	rdr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
-	if err != nil {
-		return 0, fmt.Errorf("record reader: %w", err)
 	}
 	defer rdr.Release()
 
