@@ -69,9 +69,19 @@ func (b *Broker) shareAcquire(ctx context.Context, areq coordapi.ShareAcquireReq
 	b.shares.waitReleases(ctx, shareSessionKey{areq.Group, areq.Member})
 	hctx, cancel := b.heldContext(ctx)
 	aresp, err := b.groups.ShareAcquire(hctx, areq)
+	drained := hctx.Err() != nil && ctx.Err() == nil
 	cancel()
 	if err == nil && len(aresp.Partitions) != len(areq.Partitions) {
 		err = errors.New("the group coordinator answered another number of share-partitions")
+	}
+	if err != nil && drained && len(areq.Partitions) > 0 && !hasAnyAcks(areq) {
+		// The broker is draining: a held fetch answers empty, as Fetch
+		// does, rather than with errors.
+		aresp = coordapi.ShareAcquireResponse{Partitions: make([]coordapi.ShareAcquired, len(areq.Partitions))}
+		for i, p := range areq.Partitions {
+			aresp.Partitions[i].Topic, aresp.Partitions[i].Partition = p.Topic, p.Partition
+		}
+		return aresp, map[topicPartition]*shareRead{}
 	}
 	if err != nil {
 		b.log.Debug("share acquire", "group", areq.Group, "err", err)
@@ -292,6 +302,16 @@ func (b *Broker) handleShareFetch(ctx context.Context, r *request) (kmsg.Respons
 		}
 	}
 	return resp, nil
+}
+
+// hasAnyAcks reports whether areq acknowledges anything.
+func hasAnyAcks(areq coordapi.ShareAcquireRequest) bool {
+	for _, p := range areq.Partitions {
+		if len(p.Acks) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // allAck reports whether every partition asked acknowledges something.
