@@ -28,8 +28,11 @@
 // (consolidation jobs, see messages.go); and, when the server is given a group
 // coordinator (ServerOptions.Groups), the group ops join_group, sync_group,
 // heartbeat, leave_group, offset_commit, offset_fetch, offset_delete,
-// txn_offset_commit, describe_groups, list_groups, delete_groups, consumer_group_heartbeat and
-// consumer_group_describe.
+// txn_offset_commit, describe_groups, list_groups, delete_groups, consumer_group_heartbeat,
+// consumer_group_describe, share_group_heartbeat, share_group_describe,
+// describe_group_configs and alter_group_configs, and the share ops
+// share_acquire (one ShareFetch or ShareAcknowledge, held up to its max
+// wait like join_group) and share_release (see share.go).
 //
 // # Encoding
 //
