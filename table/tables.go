@@ -631,3 +631,32 @@ func (t *Tables) EvolveValueSchema(ctx context.Context, id Ident, definition str
 	}
 	return false, fmt.Errorf("evolve %s: attempts lost to concurrent commits: %w", id, catalog.ErrConflict)
 }
+
+// ExpireSnapshots drops table id's snapshots older than olderThan, but
+// always keeps the retainLast newest (at least 1), and deletes the files
+// only they referenced (iceberg-go's ExpireSnapshots). Exactly-once does
+// not need old snapshots: the current one's summary carries every
+// partition's covered offset. It returns how many snapshots went.
+func (t *Tables) ExpireSnapshots(ctx context.Context, id Ident, olderThan time.Duration, retainLast int) (int, error) {
+	cio := t.catalogIO(ctx)
+	for attempt := 0; attempt < t.opts.CommitAttempts; attempt++ {
+		tbl, err := cio.LoadTable(ctx, itable.Identifier(append(slices.Clone(id.Namespace), id.Name)))
+		if err != nil {
+			return 0, err
+		}
+		before := len(tbl.Metadata().Snapshots())
+		txn := tbl.NewTransaction()
+		if err := txn.ExpireSnapshots(itable.WithOlderThan(olderThan), itable.WithRetainLast(max(retainLast, 1))); err != nil {
+			return 0, fmt.Errorf("expire snapshots of %s: %w", id, err)
+		}
+		ntbl, err := txn.Commit(ctx)
+		if errors.Is(err, itable.ErrCommitFailed) {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("expire snapshots of %s: %w", id, err)
+		}
+		return before - len(ntbl.Metadata().Snapshots()), nil
+	}
+	return 0, fmt.Errorf("expire snapshots of %s: attempts lost to concurrent commits: %w", id, catalog.ErrConflict)
+}
