@@ -19,9 +19,9 @@
 //
 // # Table layout
 //
-// A table lives under <Root>/<Prefix>/<namespace...>/<name> (Prefix
-// defaults to "tables"), in Iceberg's standard layout, written only by
-// iceberg-go and this package:
+// A table lives under <Root>/<Prefix>/<namespace...>/<name>-<topic id>
+// (Tables.Location; Prefix defaults to "tables"), in Iceberg's standard
+// layout, written only by iceberg-go and this package:
 //
 //	<location>/metadata/00000-<uuid>.metadata.json   table metadata, one file per commit (format v2)
 //	<location>/metadata/snap-<id>-<n>-<uuid>.avro     manifest lists (iceberg-go)

@@ -653,3 +653,54 @@ func TestExpireSnapshots(t *testing.T) {
 		})
 	}
 }
+
+// TestTopicRecreated: a topic deleted and created again under its name
+// gets a table at a location of its own (its topic id in it), with no
+// covered offsets of the old topic, and collecting its orphans leaves the
+// old table's files alone.
+func TestTopicRecreated(t *testing.T) {
+	ctx := context.Background()
+	store := objectstore.NewMemory()
+	mem := &catalog.MemCatalog{}
+	tb := newTables(t, store, "mem://floe", mem)
+	if _, err := tb.Create(ctx, topic, table.Spec{TopicID: "0a0a"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.Commit(ctx, topic, table.Range{From: 0, To: 10, Records: records(0, 0, 10, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	old, err := tb.Load(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.Location() != "mem://floe/tables/floe/orders-0a0a" || old.Properties()[table.PropTopicID] != "0a0a" {
+		t.Fatalf("location %s, properties %v", old.Location(), old.Properties())
+	}
+	// The old table is moved aside (renamed), and the name taken again.
+	aside := table.Ident{Namespace: topic.Namespace, Name: "orders__0a0a"}
+	if err := mem.Swap(ctx, aside, "", old.MetadataLocation()); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.Swap(ctx, topic, old.MetadataLocation(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.Create(ctx, topic, table.Spec{TopicID: "0b0b"}); err != nil {
+		t.Fatal(err)
+	}
+	if cov, err := tb.Covered(ctx, topic); err != nil || len(cov) != 0 {
+		t.Fatalf("new table covers %v (%v)", cov, err)
+	}
+	if res, err := tb.Commit(ctx, topic, table.Range{From: 0, To: 5, Records: records(0, 0, 5, 1)}); err != nil || res.Rows != 5 {
+		t.Fatalf("new topic's first records: %+v, %v", res, err)
+	}
+	if deleted, err := tb.CollectOrphans(ctx, topic, 0); err != nil || len(deleted) != 0 {
+		t.Fatalf("collected %v, %v", deleted, err)
+	}
+	oldFiles, err := store.List(ctx, "tables/floe/orders-0a0a/")
+	if err != nil || len(oldFiles) == 0 {
+		t.Fatalf("old table's files: %d, %v", len(oldFiles), err)
+	}
+	if got := readAll(t, tb); len(got) != 5 {
+		t.Fatalf("new table has %d rows", len(got))
+	}
+}

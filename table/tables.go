@@ -37,9 +37,15 @@ const (
 	SummaryNextOffsetPrefix = "floe.next-offset."
 )
 
-// PropValueSchema is the table property holding the JSON Schema the typed
-// value columns come from (Spec.ValueSchema).
-const PropValueSchema = "floe.value-schema.definition"
+// Table properties floe sets.
+const (
+	// PropValueSchema holds the JSON Schema the typed value columns come
+	// from (Spec.ValueSchema).
+	PropValueSchema = "floe.value-schema.definition"
+	// PropTopicID holds the id of the topic the table is of
+	// (Spec.TopicID): a table belongs to a topic id, not a name.
+	PropTopicID = "floe.topic-id"
+)
 
 // defaultCommitAttempts is how many times Commit tries when other
 // commits to the same table win the race.
@@ -108,9 +114,18 @@ func New(opts Options) (*Tables, error) {
 	return &Tables{opts: opts, metrics: newTableMetrics(opts.Meter)}, nil
 }
 
-// Location returns the location (URI) of table id's files.
-func (t *Tables) Location(id Ident) string {
-	return strings.Join(append([]string{t.opts.Root, strings.Trim(t.opts.Prefix, "/")}, append(slices.Clone(id.Namespace), id.Name)...), "/")
+// Location returns the location (URI) of the files of table id created
+// for topic id topicID ("" for none): <Root>/<Prefix>/<namespace
+// levels>/<name>[-<topicID>]. With the topic id, a topic deleted and
+// created again under its name gets a table whose files never share a
+// prefix with the old table's, so neither's orphan collection can take
+// the other's files.
+func (t *Tables) Location(id Ident, topicID string) string {
+	name := id.Name
+	if topicID != "" {
+		name += "-" + topicID
+	}
+	return strings.Join(append([]string{t.opts.Root, strings.Trim(t.opts.Prefix, "/")}, append(slices.Clone(id.Namespace), name)...), "/")
 }
 
 // Spec describes a table to create.
@@ -123,6 +138,10 @@ type Spec struct {
 	// columns, and _error says why a value gave none (ValueSchema).
 	// Default: "", no typed columns.
 	ValueSchema string
+	// TopicID is the id of the topic the table is of (hex), kept as the
+	// table property PropTopicID and in its location (Location). Default:
+	// "", none (tests).
+	TopicID string
 	// Properties are extra Iceberg table properties.
 	Properties map[string]string
 }
@@ -156,8 +175,11 @@ func (t *Tables) Create(ctx context.Context, id Ident, spec Spec) (bool, error) 
 	if spec.ValueSchema != "" {
 		props[PropValueSchema] = spec.ValueSchema
 	}
+	if spec.TopicID != "" {
+		props[PropTopicID] = spec.TopicID
+	}
 	maps.Copy(props, spec.Properties)
-	loc := t.Location(id)
+	loc := t.Location(id, spec.TopicID)
 	meta, err := itable.NewMetadata(sc, &ps, itable.UnsortedSortOrder, loc, props)
 	if err != nil {
 		return false, fmt.Errorf("create %s: metadata: %w", id, err)
