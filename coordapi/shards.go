@@ -35,3 +35,16 @@ func jump(key uint64, buckets int) int {
 	}
 	return int(b)
 }
+
+// ObjectState is what one coordinator shard knows of an object, for the
+// collection across shards (docs/design/coordinator-shards.md): shard 0
+// deletes an object only when no shard has it live, nor garbage for less
+// than the grace.
+type ObjectState struct {
+	// Known says the shard has a row for the object: some of its
+	// partitions' batches were committed in it.
+	Known bool
+	// GarbageSinceMs is when the last of the shard's batches in the
+	// object stopped being referenced; 0 while some still is (live).
+	GarbageSinceMs int64
+}

@@ -132,6 +132,12 @@ type Options struct {
 	// FollowInterval is how often the topics of TopicOwner are followed
 	// whole, notices aside (they can be lost). Default: 10s.
 	FollowInterval time.Duration
+	// ObjectPeers, on shard 0 of a sharded coordinator, are the other
+	// shards: its collector (GCStore) deletes an object only when none of
+	// them has it live or garbage for less than GCGrace, and has those
+	// that know it forget it first (gc_shards.go). The other shards run
+	// no collector. Default: none.
+	ObjectPeers []ObjectPeer
 }
 
 // Validate reports every invalid option at once, each named by the flag

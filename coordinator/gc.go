@@ -71,6 +71,11 @@ func (c *Coordinator) CollectGarbage(ctx context.Context, store GCStore, prefix 
 		}
 	}
 	c.mu.RUnlock()
+	if len(c.opts.ObjectPeers) > 0 {
+		if orphans, garbage, err = c.peersFilter(ctx, orphans, garbage, nowMs); err != nil {
+			return st, err
+		}
+	}
 
 	for _, o := range orphans {
 		if err := store.Delete(ctx, o.Key); err != nil {

@@ -29,11 +29,11 @@ import (
 func TestShardedCoordinator(t *testing.T) {
 	kcatBinary(t)
 	c := floetest.RunClusterWith(t, 0, floetest.ClusterOptions{
-		CoordinatorArgs: []string{"--shards", "2"},
+		CoordinatorArgs: []string{"--shards", "2", "--gc-grace", "2s"},
 		BrokerArgs:      []string{"--coordinator-shards", "2"},
 	})
 	shard1 := floetest.StartCoordinator(t, c.Env, "--nats-url", c.NATS.ClientURL(), "--cluster", floetest.ClusterName,
-		"--data-dir", t.TempDir(), "--shards", "2", "--shard", "1", "--s3-bucket", c.MinIO.Bucket,
+		"--data-dir", t.TempDir(), "--shards", "2", "--shard", "1", "--gc-grace", "2s", "--s3-bucket", c.MinIO.Bucket,
 		"--s3-endpoint", c.MinIO.Endpoint, "--s3-region", c.MinIO.Region, "--s3-path-style")
 	testkit.CheckFor(t, 30*time.Second, 10*time.Millisecond, func() error {
 		h, err := (&floetest.HACoordinator{ID: "shard1", Proc: shard1}).Health()
@@ -136,4 +136,63 @@ func TestShardedCoordinator(t *testing.T) {
 		t.Fatalf("the topic's partitions are all on one shard (%v): the test checks no routing", onShard)
 	}
 	t.Logf("partitions on shards 0 and 1: %v", onShard)
+
+	// Collection across shards: the WAL objects hold batches of both
+	// shards' partitions. While any is live they stay; once every
+	// record is deleted, shard 0 deletes them (a grace of 2s), having
+	// asked shard 1.
+	store := c.MinIO.Store(t)
+	walObjects := func() int {
+		listed, err := store.List(ctx, "wal/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(listed)
+	}
+	before := walObjects()
+	if before == 0 {
+		t.Fatal("no WAL object in the bucket")
+	}
+	// Shard 0's partitions' records first: the objects are still live on
+	// shard 1, past the grace.
+	del := func(shard int) {
+		t.Helper()
+		offs := kadm.Offsets{}
+		for p := range int32(partitions) {
+			if coordapi.ShardOf(id, p, 2) == shard {
+				offs.Add(kadm.Offset{Topic: topic, Partition: p, At: perPartition})
+			}
+		}
+		resp, err := adm.DeleteRecords(ctx, offs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := resp.Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	del(0)
+	// A witness, uploaded after the objects became garbage on shard 0 and
+	// never committed: the round that deletes it considered them too,
+	// their grace over as well, and kept them for shard 1.
+	if err := store.Put(ctx, "wal/witness", []byte("orphan")); err != nil {
+		t.Fatal(err)
+	}
+	testkit.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error {
+		listed, err := store.List(ctx, "wal/witness")
+		if err != nil || len(listed) > 0 {
+			return fmt.Errorf("the witness is still there (%v)", err)
+		}
+		return nil
+	})
+	if n := walObjects(); n != before {
+		t.Fatalf("%d WAL objects left of %d while shard 1 still reads them all", n, before)
+	}
+	del(1)
+	testkit.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error {
+		if n := walObjects(); n > 0 {
+			return fmt.Errorf("%d of %d WAL objects left after every record was deleted", n, before)
+		}
+		return nil
+	})
 }

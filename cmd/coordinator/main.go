@@ -117,7 +117,7 @@ func newFlagSet() (*flag.FlagSet, *config) {
 	fs.DurationVar(&cfg.ha.SnapshotInterval, "snapshot-interval", ha.DefaultSnapshotInterval, "how often the leader snapshots its state into the object store and trims the log below the oldest snapshot kept (needs --s3-bucket)")
 	fs.IntVar(&cfg.ha.SnapshotsKept, "snapshots-kept", ha.DefaultSnapshotsKept, "how many snapshots are kept")
 	fs.IntVar(&cfg.coord.Shards, "shards", 1, "how many coordinator shards the cluster's partitions are spread over (docs/design/coordinator-shards.md); every coordinator and broker (--coordinator-shards) of the cluster must say the same")
-	fs.IntVar(&cfg.coord.Shard, "shard", 0, "which shard, 0 to --shards - 1, this coordinator serves (and stands by for): shard 0 keeps topics, producer ids, transactions, groups, users and ACLs, the others follow its topics")
+	fs.IntVar(&cfg.coord.Shard, "shard", 0, "which shard, 0 to --shards - 1, this coordinator serves (and stands by for): shard 0 keeps topics, producer ids, transactions, groups, users and ACLs and collects garbage for all, the others follow its topics")
 	fs.IntVar(&cfg.ha.InflightMessages, "log-inflight-messages", ha.DefaultInflightMessages, "how many log messages the leader has awaiting JetStream's acknowledgement before it merges the next commits into one message (-1: one message a commit)")
 	return fs, cfg
 }
@@ -209,12 +209,18 @@ func run(args []string) error {
 		// Shard 0's topics, followed (coordinator.Options.TopicOwner).
 		cfg.coord.TopicOwner = rpc.NewClient(nc, cfg.cluster, rpc.ClientOptions{Logger: log})
 	}
-	if cfg.coord.Shards > 1 && cfg.coord.GCStore != nil {
-		// Each shard knows only its own partitions' objects: collecting
-		// them needs every shard's view (the design's milestone 1, not
-		// built), or one shard would delete objects another still reads.
-		log.Warn("garbage collection is off with --shards above 1: objects are kept", "shards", cfg.coord.Shards)
-		cfg.coord.GCStore = nil
+	if cfg.coord.Shards > 1 {
+		// Each shard knows only its own partitions' objects: shard 0
+		// collects for all, asking the others before it deletes
+		// (coordinator.Options.ObjectPeers); the others collect nothing.
+		if cfg.coord.Shard == 0 {
+			for i := 1; i < cfg.coord.Shards; i++ {
+				cfg.coord.ObjectPeers = append(cfg.coord.ObjectPeers,
+					rpc.NewClient(nc, rpc.ShardCluster(cfg.cluster, i), rpc.ClientOptions{Logger: log}))
+			}
+		} else {
+			cfg.coord.GCStore = nil
+		}
 	}
 	cfg.ha.Cluster, cfg.ha.Addr = cluster, cfg.httpAddr
 	cfg.ha.Service = service.Options{

@@ -119,6 +119,7 @@ var responseCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encInitProducerIDResp, decInitProducerIDResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encCommitResp, decCommitResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encBrokerList, decBrokerList) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encObjectStates, decObjectStates) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encKvLookupResp, decKvLookupResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encKvGetResp, decKvGetResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encBool, decBool) },
@@ -246,6 +247,9 @@ func FuzzDecodeReply(f *testing.F) {
 			Principal: "User:*", Host: "10.0.0.1", Operation: kmsg.ACLOperationAll, Permission: kmsg.ACLPermissionTypeDeny}}}})
 	})
 	seed(f, func(e *encoder) { encACLNotice(e, 7) })
+	seed(f, func(e *encoder) {
+		encObjectStates(e, []coordapi.ObjectState{{}, {Known: true}, {Known: true, GarbageSinceMs: 1_700_000_000_000}})
+	})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, check := range responseCodecs {
 			check(t, data)

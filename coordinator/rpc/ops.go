@@ -70,6 +70,12 @@ const (
 	opDeleteACLs   = "delete_acls"
 	opDescribeACLs = "describe_acls"
 	opACLVersion   = "acl_version"
+	// The ops between the shards of a sharded coordinator (shards.go):
+	// shard 0's collector asks the other shards what they know of the
+	// objects it is about to delete, and has them drop their garbage
+	// rows of those it deletes.
+	opObjectStates  = "object_states"
+	opForgetObjects = "forget_objects"
 )
 
 // Reply statuses.

@@ -102,7 +102,9 @@ var handlers = map[string]handler{
 		off, hwm, found, err := c.KvLookup(ctx, r.ID, r.Partition, r.Key)
 		return kvLookupResp{Offset: off, HighWatermark: hwm, Found: found}, err
 	}, encKvLookupResp),
-	opKvReady: unary(decID, (*coordinator.Coordinator).KvReady, encBool),
+	opKvReady:       unary(decID, (*coordinator.Coordinator).KvReady, encBool),
+	opObjectStates:  unary(decStrings, (*coordinator.Coordinator).ObjectStates, encObjectStates),
+	opForgetObjects: unary(decStrings, forgetObjects, encInt64),
 	opPing: func(s *Server, _ context.Context, _ *decoder, e *encoder) error {
 		e.str(s.instance)
 		return nil

@@ -1,0 +1,160 @@
+package coordinator
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/objectstore"
+)
+
+// ObjectPeer is another shard of a sharded coordinator, as shard 0's
+// collector asks it about the objects it is about to delete
+// (docs/design/coordinator-shards.md): *rpc.Client, or a *Coordinator.
+type ObjectPeer interface {
+	// ObjectStates answers, for each key, what the shard knows of it.
+	ObjectStates(ctx context.Context, keys []string) ([]coordapi.ObjectState, error)
+	// ForgetObjects drops the shard's rows of the keys that are garbage
+	// there (never a live one), before the objects are deleted.
+	ForgetObjects(ctx context.Context, keys []string) (int, error)
+}
+
+// peerBatch bounds the keys of one ObjectStates or ForgetObjects call.
+const peerBatch = 1000
+
+// ObjectStates answers what this shard knows of each object key: unknown,
+// live (some batch of its partitions is in it), or garbage since when.
+func (c *Coordinator) ObjectStates(ctx context.Context, keys []string) ([]coordapi.ObjectState, error) {
+	if err := c.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer c.leave()
+	out := make([]coordapi.ObjectState, len(keys))
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for i, k := range keys {
+		num, ok := c.mu.objectsByKey[k]
+		if !ok {
+			continue
+		}
+		o := c.mu.objects[num]
+		out[i].Known = true
+		if o.state == ObjectGarbage && o.live == 0 {
+			out[i].GarbageSinceMs = max(o.garbageSinceMs, 1)
+		}
+	}
+	return out, nil
+}
+
+// ForgetObjects drops this shard's rows of the objects among keys that are
+// garbage here, and returns how many it dropped. Shard 0's collector calls
+// it before it deletes them; a live object is never dropped.
+func (c *Coordinator) ForgetObjects(ctx context.Context, keys []string) (int, error) {
+	if err := c.enter(ctx); err != nil {
+		return 0, err
+	}
+	defer c.leave()
+	n := 0
+	for _, k := range keys {
+		c.mu.RLock()
+		num, ok := c.mu.objectsByKey[k]
+		c.mu.RUnlock()
+		if !ok {
+			continue
+		}
+		removed, err := c.removeGarbageRecord(num)
+		if err != nil {
+			return n, err
+		}
+		if removed {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// peersAllow keeps, of the keys this shard would delete, those no peer has
+// live or garbage for less than the grace, and has the peers that know
+// them as garbage forget them. Any peer's failure fails the round: nothing
+// is deleted on a partial view.
+func (c *Coordinator) peersAllow(ctx context.Context, keys []string, nowMs int64) ([]string, error) {
+	if len(c.opts.ObjectPeers) == 0 || len(keys) == 0 {
+		return keys, nil
+	}
+	graceMs := c.opts.GCGrace.Milliseconds()
+	ok := make([]bool, len(keys))
+	for i := range ok {
+		ok[i] = true
+	}
+	known := make([][]string, len(c.opts.ObjectPeers)) // per peer: the keys it knows as garbage
+	for p, peer := range c.opts.ObjectPeers {
+		for from := 0; from < len(keys); from += peerBatch {
+			part := keys[from:min(from+peerBatch, len(keys))]
+			states, err := peer.ObjectStates(ctx, part)
+			if err == nil && len(states) != len(part) {
+				err = fmt.Errorf("%d states for %d keys", len(states), len(part))
+			}
+			if err != nil {
+				return nil, fmt.Errorf("gc: ask shard %d about %d objects: %w", p+1, len(part), err)
+			}
+			for j, st := range states {
+				switch {
+				case !st.Known:
+				case st.GarbageSinceMs == 0 || nowMs-st.GarbageSinceMs < graceMs:
+					ok[from+j] = false
+				default:
+					known[p] = append(known[p], part[j])
+				}
+			}
+		}
+	}
+	var out []string
+	for i, k := range keys {
+		if ok[i] {
+			out = append(out, k)
+		}
+	}
+	allowed := make(map[string]bool, len(out))
+	for _, k := range out {
+		allowed[k] = true
+	}
+	for p, peer := range c.opts.ObjectPeers {
+		var forget []string
+		for _, k := range known[p] {
+			if allowed[k] {
+				forget = append(forget, k)
+			}
+		}
+		for from := 0; from < len(forget); from += peerBatch {
+			if _, err := peer.ForgetObjects(ctx, forget[from:min(from+peerBatch, len(forget))]); err != nil {
+				return nil, fmt.Errorf("gc: shard %d forgets %d objects: %w", p+1, len(forget), err)
+			}
+		}
+	}
+	return out, nil
+}
+
+// peersFilter keeps the orphans and garbage objects of a collection that
+// the other shards allow to delete (peersAllow).
+func (c *Coordinator) peersFilter(ctx context.Context, orphans []objectstore.ObjectInfo, garbage []*objectState, nowMs int64) (
+	[]objectstore.ObjectInfo, []*objectState, error) {
+	keys := make([]string, 0, len(orphans)+len(garbage))
+	for _, o := range orphans {
+		keys = append(keys, o.Key)
+	}
+	for _, o := range garbage {
+		keys = append(keys, o.key)
+	}
+	allowed, err := c.peersAllow(ctx, keys, nowMs)
+	if err != nil {
+		return nil, nil, err
+	}
+	ok := make(map[string]bool, len(allowed))
+	for _, k := range allowed {
+		ok[k] = true
+	}
+	orphans = slices.DeleteFunc(orphans, func(o objectstore.ObjectInfo) bool { return !ok[o.Key] })
+	garbage = slices.DeleteFunc(garbage, func(o *objectState) bool { return !ok[o.key] })
+	return orphans, garbage, nil
+}

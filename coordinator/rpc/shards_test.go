@@ -1,0 +1,53 @@
+package rpc_test
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator"
+)
+
+// TestObjectStatesOverNATS asks a served shard what it knows of objects
+// and has it forget its garbage ones, as shard 0's collector does over
+// NATS: a live object is never forgotten.
+func TestObjectStatesOverNATS(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	var peer coordinator.ObjectPeer = e.client // the client is a collector's peer
+	tp, err := e.client.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "t", Partitions: 1, ReplicationFactor: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := func(key string) {
+		if _, err := e.client.CommitObject(ctx, &coordapi.CommitRequest{ObjectKey: key, ObjectSize: 100,
+			Batches: []coordapi.CommitBatch{{TopicID: tp.ID, ByteLength: 100, MaxTimestamp: 1, ProducerID: -1}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit("wal/gone")
+	commit("wal/live")
+	if _, err := e.client.DeleteRecords(ctx, tp.ID, 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"wal/gone", "wal/live", "wal/never"}
+	states, err := peer.ObjectStates(ctx, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(states) != 3 || !states[0].Known || states[0].GarbageSinceMs == 0 || !states[1].Known || states[1].GarbageSinceMs != 0 || states[2].Known {
+		t.Fatalf("states %+v: want garbage, live, unknown", states)
+	}
+	n, err := peer.ForgetObjects(ctx, keys)
+	if err != nil || n != 1 {
+		t.Fatalf("forgot %d objects (%v), want the garbage one", n, err)
+	}
+	states, err = peer.ObjectStates(ctx, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []coordapi.ObjectState{{}, {Known: true}, {}}; !reflect.DeepEqual(states, want) {
+		t.Fatalf("after the forget: %+v, want %+v", states, want)
+	}
+}
