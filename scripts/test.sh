@@ -7,7 +7,8 @@
 # dependencies go to a cached local repository, FLOE_M2, the first time).
 # Then the other clients' conformance checks: sarama (Go); confluent-kafka,
 # kafka-python and aiokafka (a cached virtualenv); kafkajs (packages cached;
-# Node.js and npm with apt-get when missing). Extra arguments go to go test and leave the
+# Node.js and npm with apt-get when missing). PyIceberg and DuckDB, table/'s
+# readers, go to a cached virtualenv. Extra arguments go to go test and leave the
 # conformance runs out. CI runs exactly this (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,6 +49,15 @@ if [ "$java_subset" = yes ] && { ! python3 -c 'import venv, ensurepip' >/dev/nul
   if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
   $sudo apt-get update
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y python3-venv nodejs npm
+fi
+
+# The Iceberg readers nobody here wrote (PyIceberg, DuckDB's iceberg
+# extension) that table/'s tests read floe's tables with: a cached
+# virtualenv; with it named, those tests fail rather than skip.
+if python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  eval "$(./scripts/table-readers-venv.sh)"
+else
+  echo "no python3 venv: table/'s reader tests will skip (apt-get install python3-venv)" >&2
 fi
 
 go vet ./...
