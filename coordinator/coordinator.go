@@ -17,6 +17,7 @@ import (
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/acls"
 	"github.com/floe-io/floe/coordinator/brokers"
+	"github.com/floe-io/floe/coordinator/tables"
 	"github.com/floe-io/floe/coordinator/txn"
 	"github.com/floe-io/floe/coordinator/users"
 	"github.com/floe-io/floe/kvindex"
@@ -227,6 +228,8 @@ type Coordinator struct {
 	// ACL bindings (package acls), in family 'a'.
 	users *users.Store
 	acls  *acls.Store
+	// tables is the Iceberg catalog (package tables), in family 'l'.
+	tables *tables.Catalog
 	// txn is the transaction coordinator (package txn), which keeps its
 	// rows in db; markers is where its markers go, under markerPrefix.
 	txn          *txn.Coordinator
@@ -596,6 +599,9 @@ func (c *Coordinator) load() (err error) {
 		return err
 	}
 	if c.users, err = users.Open(familyRows{c, prefixUser}, c.log); err != nil {
+		return err
+	}
+	if c.tables, err = tables.New(familyRows{c, prefixTable}); err != nil {
 		return err
 	}
 	defer func() {

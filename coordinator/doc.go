@@ -75,6 +75,9 @@
 //	                 principal str host str                     permission(1), name str, principal str,
 //	                 operation(1) permission(1)                 host str: one ACL binding (package acls; rt,
 //	                                                            pattern, operation, permission: kmsg's codes)
+//	table          'l' n(uvarint) n × level str, name str       version 1: metadata location str, previous
+//	                                                            location str: an Iceberg table's pointer
+//	                                                            (package tables; shard 0 only)
 //	base's view    'w' base-topic-id(16) view-topic-id(16)      format 1, nothing else: finds a base
 //	                                                            topic's views when it is deleted (views.go)
 //	staged object  's' object key                               the object's bytes: an inline object
@@ -116,13 +119,17 @@
 //
 // # Cluster-wide parts
 //
-// Three parts keep cluster-wide state in this database through a key
+// Four parts keep cluster-wide state in this database through a key
 // family lent to them (rows.go), each a package of its own that draws its
 // rows: the transaction coordinator (package txn, family 'x'), the SCRAM
-// users (package users, 'u') and the ACL bindings (package acls, 'a' and
-// "macl-version"). Every write of theirs is one synced batch through the
-// log, like the coordinator's own; they take none of its locks but those
-// their interfaces take (txnPartitions).
+// users (package users, 'u'), the ACL bindings (package acls, 'a' and
+// "macl-version") and the Iceberg tables' metadata pointers (package
+// tables, 'l'; docs/design/iceberg-tables.md), which a sharded
+// coordinator keeps on shard 0 like topics. The table family is new
+// and needs no migration: a build without it never reads its rows. Every
+// write of theirs is one synced batch through the log, like the
+// coordinator's own; they take none of its locks but those their
+// interfaces take (txnPartitions).
 //
 // # Broker registry
 //
@@ -148,7 +155,7 @@
 //	pids (producer id allocation; taken under closeMu only)
 //	subs (subscriber lists: commits, topics; taken alone)
 //	the broker registry's lock (package brokers; taken alone)
-//	users.Store's and acls.Store's locks (taken alone)
+//	users.Store's, acls.Store's and tables.Catalog's locks (taken alone)
 //	the transaction coordinator's locks (package txn: a transactional id's
 //	  steps hold its lock while they call its Rows and txnPartitions, which
 //	  take closeMu's holders' locks: commit and mu) before commit and mu,
