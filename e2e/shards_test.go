@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,27 @@ import (
 	"github.com/floe-io/floe/internal/testkit/natstest"
 )
 
+// startShard starts shard of a cluster of shards coordinator shards, on
+// dir, and waits until it leads.
+func startShard(t *testing.T, c *floetest.Cluster, shard, shards int, dir string, args ...string) *floetest.Process {
+	t.Helper()
+	all := []string{"--nats-url", c.NATS.ClientURL(), "--cluster", floetest.ClusterName,
+		"--data-dir", dir, "--shards", strconv.Itoa(shards), "--shard", strconv.Itoa(shard), "--s3-bucket", c.MinIO.Bucket,
+		"--s3-endpoint", c.MinIO.Endpoint, "--s3-region", c.MinIO.Region, "--s3-path-style"}
+	p := floetest.StartCoordinator(t, c.Env, append(all, args...)...)
+	testkit.CheckFor(t, 30*time.Second, 10*time.Millisecond, func() error {
+		h, err := (&floetest.HACoordinator{ID: "shard" + strconv.Itoa(shard), Proc: p}).Health()
+		if err != nil {
+			return err
+		}
+		if h.Role != "leader" {
+			return fmt.Errorf("shard %d /healthz: %s, waiting for it to lead", shard, h)
+		}
+		return nil
+	})
+	return p
+}
+
 // TestShardedCoordinator runs a cluster whose coordinator is two shards,
 // each a process of its own (--shards 2, --shard 1), and two brokers that
 // route by them (--coordinator-shards 2), on MinIO: a topic created
@@ -32,19 +54,7 @@ func TestShardedCoordinator(t *testing.T) {
 		CoordinatorArgs: []string{"--shards", "2", "--gc-grace", "2s"},
 		BrokerArgs:      []string{"--coordinator-shards", "2"},
 	})
-	shard1 := floetest.StartCoordinator(t, c.Env, "--nats-url", c.NATS.ClientURL(), "--cluster", floetest.ClusterName,
-		"--data-dir", t.TempDir(), "--shards", "2", "--shard", "1", "--gc-grace", "2s", "--s3-bucket", c.MinIO.Bucket,
-		"--s3-endpoint", c.MinIO.Endpoint, "--s3-region", c.MinIO.Region, "--s3-path-style")
-	testkit.CheckFor(t, 30*time.Second, 10*time.Millisecond, func() error {
-		h, err := (&floetest.HACoordinator{ID: "shard1", Proc: shard1}).Health()
-		if err != nil {
-			return err
-		}
-		if h.Role != "leader" {
-			return fmt.Errorf("shard 1 /healthz: %s, waiting for it to lead", h)
-		}
-		return nil
-	})
+	startShard(t, c, 1, 2, t.TempDir(), "--gc-grace", "2s")
 	c.AddBroker(1)
 	c.AddBroker(2)
 
@@ -195,4 +205,79 @@ func TestShardedCoordinator(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestShardedCrashShardLeader kills (SIGKILL) shard 1's only coordinator
+// in the middle of an idempotent producer's load over 8 partitions of two
+// shards. While it is down, shard 0's partitions go on being acknowledged
+// (a shard's failure stops only its own partitions), shard 1's are
+// retried; restarted on the same --data-dir, shard 1 has every batch it
+// acknowledged, and the producer ends with every record in the log
+// exactly once, where acknowledged, with no gaps.
+func TestShardedCrashShardLeader(t *testing.T) {
+	c := floetest.RunClusterWith(t, 0, floetest.ClusterOptions{
+		CoordinatorArgs: []string{"--shards", "2"},
+		BrokerArgs:      []string{"--coordinator-shards", "2"},
+	})
+	dir := t.TempDir()
+	shard1 := startShard(t, c, 1, 2, dir)
+	b1 := c.AddBroker(1)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a bound: the producer stops on its own
+	defer cancel()
+
+	const topic, partitions = "sharded-crash", 8
+	raw := pinnedClient(t, b1.KafkaAddr)
+	adm := kadm.NewClient(raw)
+	if _, err := adm.CreateTopic(ctx, partitions, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	topics, err := adm.ListTopics(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := coordapi.TopicID(topics[topic].ID)
+	onShard0 := map[int32]bool{}
+	for p := range int32(partitions) {
+		onShard0[p] = coordapi.ShardOf(id, p, 2) == 0
+	}
+	cl := pinnedClient(t, b1.KafkaAddr, crashProducerOpts(60*time.Second)...)
+	stop := make(chan struct{})
+	p := startSeqProducer(ctx, cl, topic, 1, partitions, 20000, stop)
+	p.waitAcks(t, 1000, 20*time.Second)
+	acked := func(shard0 bool) int {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		n := 0
+		for _, at := range p.mu.acked {
+			if onShard0[at.partition] == shard0 {
+				n++
+			}
+		}
+		return n
+	}
+
+	shard1.Kill()
+	before := acked(true)
+	testkit.CheckFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+		if n := acked(true); n < before+500 {
+			return fmt.Errorf("shard 0's partitions: %d acknowledgements since shard 1 died, want 500", n-before)
+		}
+		return nil
+	})
+	startShard(t, c, 1, 2, dir)
+	p.waitAcks(t, p.ackCount()+1000, 60*time.Second)
+	close(stop)
+	sent, ackedAll, failed := p.wait(t)
+	t.Logf("producer: %d sent, %d acknowledged, %d failed; shard 0's partitions took %d acknowledgements while shard 1 was down",
+		sent, ackedAll, failed, acked(true)-before)
+	if failed > 0 {
+		t.Errorf("%d records failed (delivery timeout 60s): %v", failed, p.firstFailures(5))
+	}
+	where := readBack(t, ctx, b1.KafkaAddr, topic, partitions)
+	if unacked := checkExactlyOnce(t, where, p); unacked != 0 {
+		t.Errorf("%d records in the log were not acknowledged", unacked)
+	}
+	if len(where) != sent {
+		t.Errorf("%d distinct records in the log, %d sent", len(where), sent)
+	}
 }
