@@ -184,11 +184,11 @@ func (b *Broker) handleShareFetch(ctx context.Context, r *request) (kmsg.Respons
 	} else {
 		sres = b.shares.next(key, epoch, valid, forgotten, r.conn)
 	}
-	if epoch != shareFinalEpoch {
-		// A replaced session's and forgotten partitions' records go back
-		// now; a closing session's once its acknowledgements are applied.
-		b.releaseShares(key, sres.dropped)
-	}
+	// A replaced session's records and those of forgotten partitions stay
+	// the member's until it acknowledges them or their lock expires, as in
+	// Kafka (SharePartitionManager.newContext only updates the session):
+	// the client may hold them still. A closing session's go back once its
+	// acknowledgements are applied.
 	if sres.code != 0 {
 		return fail(sres.code)
 	}

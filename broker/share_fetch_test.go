@@ -194,11 +194,12 @@ func testShareConsumersKgo(t *testing.T, partitions, maxRecords int32) {
 // TCP) and checks the share session rules: a first fetch at epoch 0 gets
 // records; the same epoch again is INVALID_SHARE_SESSION_EPOCH; epoch 1
 // acknowledges; an unknown member's epoch 1 is SHARE_SESSION_NOT_FOUND;
-// acks at epoch 0 and ShareAcknowledge at epoch 0 are refused; released
-// records come back with a higher delivery count; an ack of a record not
-// held is INVALID_RECORD_STATE; closing with epoch -1 applies the acks and
-// releases the rest, and a dropped connection releases its session's
-// records.
+// acks at epoch 0 and ShareAcknowledge at epoch 0 are refused; a session
+// replaced at epoch 0 leaves its records the member's, to acknowledge in
+// the new one; released records come back with a higher delivery count;
+// an ack of a record not held is INVALID_RECORD_STATE; closing with epoch
+// -1 applies the acks and releases the rest, and a dropped connection
+// releases its session's records.
 func TestShareFetchSessions(t *testing.T) {
 	e := newACLEnv(t, func(o *Options) { o.ACLsEnabled = false })
 	e.topic("sf", 1, nil)
@@ -259,26 +260,20 @@ func TestShareFetchSessions(t *testing.T) {
 	if len(r.Topics[0].Partitions[0].Records) == 0 {
 		t.Fatal("first fetch: no record bytes")
 	}
-	last := acquired(r)[0].LastOffset
-	wantCode(t, "epoch 0 again is a new session, not an error", fetch(cl, "m1", 0, 0).ErrorCode, nil) // releases 0..last
+	wantCode(t, "epoch 0 again is a new session, not an error", fetch(cl, "m1", 0, 0).ErrorCode, nil)
 	wantCode(t, "stale epoch", fetch(cl, "m1", 2, 5).ErrorCode, kerr.InvalidShareSessionEpoch)
 	wantCode(t, "no session", fetch(cl, "m2", 1, 5).ErrorCode, kerr.ShareSessionNotFound)
 
-	// The replaced session's records were released (count back to 0), so
-	// they come again with count 1 once the release is made.
-	var got []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord
+	// The replaced session's records stay m1's (as in Kafka: the client
+	// may hold them still): the new session gets the next ones.
 	epoch := int32(1)
-	checkFor(t, 5*time.Second, func() bool {
-		got = acquired(fetch(cl, "m1", epoch, int32(last+1)))
-		epoch++
-		return len(got) > 0
-	})
-	if got[0].FirstOffset != 0 || got[0].DeliveryCount != 1 {
+	if got := acquired(fetch(cl, "m1", epoch, 5)); len(got) != 1 || got[0].FirstOffset != 5 || got[0].LastOffset != 9 {
 		t.Fatalf("after the session was replaced: %+v", got)
 	}
-	held := got[len(got)-1].LastOffset
-	// Release 0, accept 1..held: 0 comes back with count 2.
-	r = fetch(cl, "m1", epoch, 1, ack(0, 0, 2), ack(1, held, 1))
+	epoch++
+	// m1 acknowledges the old session's records in the new one: release
+	// 0, accept 1-4; 0 comes back with count 2.
+	r = fetch(cl, "m1", epoch, 1, ack(0, 0, 2), ack(1, 4, 1))
 	epoch++
 	wantCode(t, "ack", ackCode(r), nil)
 	if got := acquired(r); len(got) != 1 || got[0].FirstOffset != 0 || got[0].LastOffset != 0 || got[0].DeliveryCount != 2 {
@@ -312,14 +307,10 @@ func TestShareFetchSessions(t *testing.T) {
 		t.Fatalf("ShareAcknowledge: %+v", a)
 	}
 
-	// Take the rest, then close the session with epoch -1 accepting the
-	// first of them: the others come back, through a new session.
-	got = acquired(fetch(cl, "m1", epoch, 100))
-	epoch++
-	if len(got) == 0 || got[0].FirstOffset != held+1 || got[len(got)-1].LastOffset != 9 {
-		t.Fatalf("the rest: %+v", got)
-	}
-	wantCode(t, "close", sack(-1, held+1, held+1, 1).ErrorCode, nil)
+	// Close the session with epoch -1 accepting 5: 6-9 come back (count
+	// back to 0, as Kafka's releaseAcquiredRecords), through a new
+	// session.
+	wantCode(t, "close", sack(-1, 5, 5, 1).ErrorCode, nil)
 	var again []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord
 	cl2 := e.client("c2")
 	epoch = 0
@@ -328,7 +319,7 @@ func TestShareFetchSessions(t *testing.T) {
 		epoch++
 		return len(again) > 0
 	})
-	if again[0].FirstOffset != held+2 || again[len(again)-1].LastOffset != 9 || again[0].DeliveryCount != 1 {
+	if again[0].FirstOffset != 6 || again[len(again)-1].LastOffset != 9 || again[0].DeliveryCount != 1 {
 		t.Fatalf("after close: %+v", again)
 	}
 
@@ -341,7 +332,7 @@ func TestShareFetchSessions(t *testing.T) {
 		epoch++
 		return len(again) > 0
 	})
-	if again[0].FirstOffset != held+2 || again[0].DeliveryCount != 1 {
+	if again[0].FirstOffset != 6 || again[0].DeliveryCount != 1 {
 		t.Fatalf("after the connection dropped: %+v", again)
 	}
 }
@@ -442,7 +433,7 @@ func TestACLShareFetch(t *testing.T) {
 
 // TestShareFetchIncremental: a session's later fetches answer only the
 // partitions with records, an error, an acknowledgement outcome, or new to
-// the session; forgetting a partition gives its records back.
+// the session; forgetting a partition leaves its records the member's.
 func TestShareFetchIncremental(t *testing.T) {
 	e := newACLEnv(t, func(o *Options) { o.ACLsEnabled = false })
 	e.topic("si", 2, nil)
@@ -500,12 +491,20 @@ func TestShareFetchIncremental(t *testing.T) {
 		t.Fatalf("a fetch with nothing new answered %v", got)
 	}
 	epoch++
-	// Forgetting partition 0 gives its record back: m2 takes it.
+	// Forgetting partition 0 leaves its record m1's, as in Kafka: m2 gets
+	// nothing, and m1 still accepts it.
 	if got := answered(fetch("m1", epoch, nil, []int32{0})); len(got) != 0 {
 		t.Fatalf("forgetting answered %v", got)
 	}
-	checkFor(t, 5*time.Second, func() bool {
-		r := fetch("m2", 0, []int32{0}, nil)
-		return answered(r)[0] == 1 && r.Topics[0].Partitions[0].AcquiredRecords[0].DeliveryCount == 1
-	})
+	epoch++
+	if got := answered(fetch("m2", 0, []int32{0}, nil)); got[0] != 0 {
+		t.Fatalf("m2 acquired a record m1 holds: %v", got)
+	}
+	sack := kmsg.NewPtrShareAcknowledgeRequest()
+	sack.Version, sack.GroupID, sack.MemberID, sack.ShareSessionEpoch = 2, kmsg.StringPtr("sg"), kmsg.StringPtr("m1"), epoch
+	sack.Topics = []kmsg.ShareAcknowledgeRequestTopic{{TopicID: id, Partitions: []kmsg.ShareAcknowledgeRequestTopicPartition{{
+		Partition: 0, AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{{FirstOffset: 0, LastOffset: 0, AcknowledgeTypes: []int8{1}}}}}}}
+	if a := send[*kmsg.ShareAcknowledgeResponse](t, cl, sack); a.ErrorCode != 0 || a.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("m1 accepts the forgotten partition's record: %+v", a)
+	}
 }

@@ -16,9 +16,13 @@ import (
 // match the session's and moves it to n+1; epoch -1 closes it. A session
 // lists the partitions the member fetches: ShareFetch's Topics add to
 // them, its ForgottenTopicsData remove them. The records themselves are
-// the group coordinator's (ShareAcquire); a session that ends (closed,
-// replaced, its connection dropped) gives back what its member acquired
-// through this broker with ShareRelease, off the answer path.
+// the group coordinator's (ShareAcquire); a session that is closed (epoch
+// -1) or whose connection dropped gives back what its member acquired
+// through this broker with ShareRelease, off the answer path, as Kafka's
+// releaseSession and ClientConnectionDisconnectListener do. A session
+// replaced at epoch 0, or a forgotten partition, gives back nothing, as in
+// Kafka: the member may hold those records still, and acknowledges them
+// later (or their lock expires).
 
 // Share session epochs, as Kafka's ShareRequestMetadata.
 const (
@@ -118,7 +122,7 @@ type shareSessionResult struct {
 	code int16
 	// parts are the session's partitions after the request; added those
 	// it brought; dropped those a closed, replaced or forgetting request
-	// left, whose records go back.
+	// left (only a closed session's records go back).
 	parts, added, dropped []topicPartition
 }
 
