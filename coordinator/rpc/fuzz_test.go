@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/table/catalog"
 )
 
 // Decoders read bytes from the network: whatever they are given, they
@@ -73,6 +74,8 @@ var requestCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encACLFilters, decACLFilters) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encDescribeACLsReq, decDescribeACLsReq) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encFindKeyBatchesReq, decFindKeyBatchesReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encIdent, decIdent) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encTableSwapReq, decTableSwapReq) },
 	fuzzGroupReq,
 }
 
@@ -130,6 +133,9 @@ var responseCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encUvarint, decUvarint) },
 	func(t *testing.T, b []byte) { _, _ = decACLNotice(b) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encFindKeyBatchesResp, decFindKeyBatchesResp) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encTableResp, decTableResp) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encIdents, decIdents) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encNamespaces, decNamespaces) },
 	func(t *testing.T, b []byte) {
 		d := decoder{b: b}
 		_ = decError(&d, "op")
@@ -196,6 +202,10 @@ func FuzzDecodeRequest(f *testing.F) {
 	seed(f, func(e *encoder) {
 		encACLFilters(e, []coordapi.ACLFilter{coordapi.ACLFilterAll, {ResourceName: strp("t"), Host: strp("*")}})
 	})
+	seed(f, func(e *encoder) {
+		encTableSwapReq(e, tableSwapReq{ID: catalog.Ident{Namespace: []string{"floe", "eu"}, Name: "orders"},
+			Prev: "s3://b/tables/floe/orders/metadata/00001.metadata.json", Next: "s3://b/tables/floe/orders/metadata/00002.metadata.json"})
+	})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, check := range requestCodecs {
 			check(t, data)
@@ -250,6 +260,12 @@ func FuzzDecodeReply(f *testing.F) {
 	seed(f, func(e *encoder) {
 		encObjectStates(e, []coordapi.ObjectState{{}, {Known: true}, {Known: true, GarbageSinceMs: 1_700_000_000_000}})
 	})
+	seed(f, func(e *encoder) { encTableResp(e, tableResp{Location: "s3://b/m.json"}) })
+	seed(f, func(e *encoder) { encTableResp(e, tableResp{Outcome: tableConflict, Message: "current s3://b/n.json"}) })
+	seed(f, func(e *encoder) {
+		encIdents(e, []catalog.Ident{{Namespace: []string{"floe"}, Name: "a"}, {Namespace: []string{"floe"}, Name: "b"}})
+	})
+	seed(f, func(e *encoder) { encNamespaces(e, [][]string{{"floe"}, {"lake", "eu"}}) })
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, check := range responseCodecs {
 			check(t, data)

@@ -76,6 +76,12 @@ const (
 	// rows of those it deletes.
 	opObjectStates  = "object_states"
 	opForgetObjects = "forget_objects"
+	// The table catalog ops (tables.go): brokers load, swap and list the
+	// Iceberg tables' metadata pointers, kept by shard 0.
+	opTableLoad       = "table_load"
+	opTableSwap       = "table_swap"
+	opTableList       = "table_list"
+	opTableNamespaces = "table_namespaces"
 )
 
 // Reply statuses.

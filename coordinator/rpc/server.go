@@ -105,6 +105,11 @@ var handlers = map[string]handler{
 	opKvReady:       unary(decID, (*coordinator.Coordinator).KvReady, encBool),
 	opObjectStates:  unary(decStrings, (*coordinator.Coordinator).ObjectStates, encObjectStates),
 	opForgetObjects: unary(decStrings, forgetObjects, encInt64),
+	// The table catalog (tables.go).
+	opTableLoad:       unary(decIdent, tableLoad, encTableResp),
+	opTableSwap:       unary(decTableSwapReq, tableSwap, encTableResp),
+	opTableList:       unary(decStrings, tableList, encIdents),
+	opTableNamespaces: unary(decEmpty, tableNamespaces, encNamespaces),
 	opPing: func(s *Server, _ context.Context, _ *decoder, e *encoder) error {
 		e.str(s.instance)
 		return nil

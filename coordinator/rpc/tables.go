@@ -1,0 +1,209 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/table/catalog"
+)
+
+// The table catalog ops (docs/design/iceberg-tables.md): brokers load,
+// swap and list the Iceberg tables' metadata pointers, which shard 0
+// keeps. An identifier is n (uvarint), n × level (str), name (str).
+//
+//	table_load        request: ident               reply: outcome(1), location str, message str
+//	table_swap        request: ident, prev, next   reply: outcome(1), message str
+//	table_list        request: n × level str       reply: n × ident
+//	table_namespaces  request: empty               reply: n, n × (m, m × level str)
+//
+// outcome is 0 (done), 1 (no such table) or 2 (conflict: the pointer was
+// not prev); the message is the coordinator's text of the last two,
+// which the client wraps around catalog.ErrNoSuchTable or
+// catalog.ErrConflict. Any other failure is an error reply.
+
+// Table op outcomes.
+const (
+	tableOK         = 0
+	tableNoSuch     = 1
+	tableConflict   = 2
+	maxTableOutcome = tableConflict
+)
+
+func encIdent(e *encoder, id catalog.Ident) {
+	encStrings(e, id.Namespace)
+	e.str(id.Name)
+}
+
+func decIdent(d *decoder) catalog.Ident {
+	return catalog.Ident{Namespace: decStrings(d), Name: d.str()}
+}
+
+type tableSwapReq struct {
+	ID         catalog.Ident
+	Prev, Next string
+}
+
+func encTableSwapReq(e *encoder, r tableSwapReq) {
+	encIdent(e, r.ID)
+	e.str(r.Prev)
+	e.str(r.Next)
+}
+
+func decTableSwapReq(d *decoder) tableSwapReq {
+	return tableSwapReq{ID: decIdent(d), Prev: d.str(), Next: d.str()}
+}
+
+// tableResp is the reply of table_load (Location) and table_swap.
+type tableResp struct {
+	Outcome  byte
+	Location string
+	Message  string
+}
+
+func encTableResp(e *encoder, r tableResp) {
+	e.byte(r.Outcome)
+	e.str(r.Location)
+	e.str(r.Message)
+}
+
+func decTableResp(d *decoder) tableResp {
+	r := tableResp{Outcome: d.byte(), Location: d.str(), Message: d.str()}
+	if r.Outcome > maxTableOutcome {
+		d.fail("table outcome %d", r.Outcome)
+	}
+	return r
+}
+
+func encIdents(e *encoder, ids []catalog.Ident) {
+	e.uvarint(uint64(len(ids)))
+	for _, id := range ids {
+		encIdent(e, id)
+	}
+}
+
+func decIdents(d *decoder) []catalog.Ident {
+	n := d.count(2)
+	if n == 0 {
+		return nil
+	}
+	out := make([]catalog.Ident, n)
+	for i := range out {
+		out[i] = decIdent(d)
+	}
+	return out
+}
+
+func encNamespaces(e *encoder, nss [][]string) {
+	e.uvarint(uint64(len(nss)))
+	for _, ns := range nss {
+		encStrings(e, ns)
+	}
+}
+
+func decNamespaces(d *decoder) [][]string {
+	n := d.count(1)
+	if n == 0 {
+		return nil
+	}
+	out := make([][]string, n)
+	for i := range out {
+		out[i] = decStrings(d)
+	}
+	return out
+}
+
+// tableOutcome turns the catalog's two expected failures into an outcome
+// and passes any other error on; an invalid identifier is the caller's
+// INVALID_REQUEST.
+func tableOutcome(err error) (tableResp, error) {
+	switch {
+	case err == nil:
+		return tableResp{}, nil
+	case errors.Is(err, catalog.ErrNoSuchTable):
+		return tableResp{Outcome: tableNoSuch, Message: err.Error()}, nil
+	case errors.Is(err, catalog.ErrConflict):
+		return tableResp{Outcome: tableConflict, Message: err.Error()}, nil
+	}
+	return tableResp{}, err
+}
+
+func invalidIdent(id catalog.Ident) error {
+	if err := id.Validate(); err != nil {
+		return &coordapi.KafkaError{Code: kerr.InvalidRequest, Message: err.Error()}
+	}
+	return nil
+}
+
+func tableLoad(c *coordinator.Coordinator, ctx context.Context, id catalog.Ident) (tableResp, error) {
+	if err := invalidIdent(id); err != nil {
+		return tableResp{}, err
+	}
+	loc, err := c.TableLoad(ctx, id)
+	r, err := tableOutcome(err)
+	r.Location = loc
+	return r, err
+}
+
+func tableSwap(c *coordinator.Coordinator, ctx context.Context, r tableSwapReq) (tableResp, error) {
+	if err := invalidIdent(r.ID); err != nil {
+		return tableResp{}, err
+	}
+	return tableOutcome(c.TableSwap(ctx, r.ID, r.Prev, r.Next))
+}
+
+func tableList(c *coordinator.Coordinator, ctx context.Context, ns []string) ([]catalog.Ident, error) {
+	return c.TableList(ctx, ns)
+}
+
+func tableNamespaces(c *coordinator.Coordinator, ctx context.Context, _ empty) ([][]string, error) {
+	return c.TableNamespaces(ctx)
+}
+
+// TableCatalog returns the coordinator's Iceberg catalog as a
+// catalog.Catalog over this client: every call is a request to the
+// coordinator of the client's cluster (shard 0, which keeps the tables'
+// pointers). A request that gets no answer fails with ErrUnavailable:
+// a swap's outcome is then unknown, and the caller reloads.
+func (c *Client) TableCatalog() catalog.Catalog { return tableCatalog{c} }
+
+type tableCatalog struct{ c *Client }
+
+func (t tableCatalog) Load(ctx context.Context, id catalog.Ident) (string, error) {
+	r, err := call(t.c, ctx, opTableLoad, func(e *encoder) { encIdent(e, id) }, decTableResp)
+	if err != nil {
+		return "", err
+	}
+	return r.Location, r.err(opTableLoad)
+}
+
+func (t tableCatalog) Swap(ctx context.Context, id catalog.Ident, prev, next string) error {
+	r, err := call(t.c, ctx, opTableSwap, func(e *encoder) { encTableSwapReq(e, tableSwapReq{ID: id, Prev: prev, Next: next}) }, decTableResp)
+	if err != nil {
+		return err
+	}
+	return r.err(opTableSwap)
+}
+
+func (t tableCatalog) List(ctx context.Context, namespace []string) ([]catalog.Ident, error) {
+	return call(t.c, ctx, opTableList, func(e *encoder) { encStrings(e, namespace) }, decIdents)
+}
+
+func (t tableCatalog) Namespaces(ctx context.Context) ([][]string, error) {
+	return call(t.c, ctx, opTableNamespaces, func(*encoder) {}, decNamespaces)
+}
+
+// err rebuilds the catalog's sentinel of an outcome.
+func (r tableResp) err(op string) error {
+	switch r.Outcome {
+	case tableNoSuch:
+		return fmt.Errorf("coordinator %s: %s: %w", op, r.Message, catalog.ErrNoSuchTable)
+	case tableConflict:
+		return fmt.Errorf("coordinator %s: %s: %w", op, r.Message, catalog.ErrConflict)
+	}
+	return nil
+}
