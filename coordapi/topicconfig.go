@@ -123,11 +123,12 @@ const (
 const maxLongString = "9223372036854775807"
 
 // TopicConfigDefs lists every topic config floe accepts, sorted by name:
-// Apache Kafka 3.x's topic configs plus floe's kv.index.enabled. Configs that
+// Apache Kafka 3.x's topic configs plus floe's own (kv.index.enabled,
+// hierarchical.enabled, the table configs of tableconfig.go). Configs that
 // steer Kafka's local log (segments, flushing, replication) are accepted and
 // reported so that tools and Terraform providers work, but a diskless log
 // has no use for them.
-var TopicConfigDefs = sortedDefs([]ConfigDef{
+var TopicConfigDefs = sortedDefs(append([]ConfigDef{
 	{Name: ConfigCleanupPolicy, Enforced: true, Default: "delete", Type: ConfigTypeList, BrokerSynonym: "log.cleanup.policy",
 		Doc:      "A list of \"delete\" (discard old data by retention.ms / retention.bytes) and \"compact\" (keep the latest value per key).",
 		Validate: listOf("compact", "delete")},
@@ -234,7 +235,7 @@ var TopicConfigDefs = sortedDefs([]ConfigDef{
 		Validate: atLeast(1)},
 	{Name: "unclean.leader.election.enable", Default: "false", Type: ConfigTypeBoolean, BrokerSynonym: "unclean.leader.election.enable",
 		Doc: "Accepted for compatibility: floe has no leaders to elect."},
-})
+}, tableConfigDefs...))
 
 func sortedDefs(defs []ConfigDef) []ConfigDef {
 	sort.Slice(defs, func(i, j int) bool { return defs[i].Name < defs[j].Name })
@@ -332,6 +333,9 @@ func ValidateTopicConfigs(configs map[string]string, kvBefore, kvCluster bool) (
 			return nil, Errorf(kerr.InvalidConfig, "Invalid value %d for configuration %s: Value must not be -1 as %s value is set as %d, or more than it",
 				local, pair[0], pair[1], total)
 		}
+	}
+	if err := validateTableConfigs(get); err != nil {
+		return nil, err
 	}
 	if strings.EqualFold(get(ConfigKVIndexEnabled), "true") {
 		if !slices.Contains(SplitConfigList(get(ConfigCleanupPolicy)), "compact") {
