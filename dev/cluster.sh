@@ -20,6 +20,13 @@
 # s3latency) puts cmd/s3-latency-proxy between MinIO and the coordinators
 # and brokers, so that the cluster sees real S3's latency. BROKER_FLAGS adds
 # flags to every broker.
+#
+# SHARDS=3 dev/cluster.sh up starts a coordinator of 3 shards
+# (docs/design/coordinator-shards.md): coordinator-1 and -2 serve shard 0
+# as above, and each shard i above 0 has two more, coordinator-s<i>-1 and
+# -2 (HTTP +60+2i and +61+2i), one leading and one standing by; the brokers
+# route by it. The count is kept with the cluster's state: a later up
+# without SHARDS starts the same count, and another count is refused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
@@ -45,11 +52,16 @@ s3_endpoint="http://127.0.0.1:$minio_port"
 if [ -n "${S3_PROFILE:-}" ]; then s3_endpoint="http://127.0.0.1:$proxy_port"; fi
 s3=(--s3-bucket floe --s3-endpoint "$s3_endpoint" --s3-path-style --s3-region us-east-1)
 read -r -a broker_flags <<< "${BROKER_FLAGS:-}"
+saved_shards=$(cat "$dir/shards" 2>/dev/null || true)
+shards="${SHARDS:-${saved_shards:-1}}"
+shard_http() { echo $((base + 60 + 2 * $1 + $2 - 1)); } # shard i > 0, coordinator j (1 or 2)
 
 # Every process, in start order; down stops them in reverse. nats and
 # coordinator are the names of the earlier one-NATS, one-coordinator layout,
 # stopped by down if they still run.
-names=(minio s3-proxy nats-1 nats-2 nats-3 coordinator-1 coordinator-2 broker-1 broker-2 broker-3)
+names=(minio s3-proxy nats-1 nats-2 nats-3 coordinator-1 coordinator-2)
+for ((sh = 1; sh < shards; sh++)); do names+=("coordinator-s$sh-1" "coordinator-s$sh-2"); done
+names+=(broker-1 broker-2 broker-3)
 
 running() { [ -f "$dir/$1.pid" ] && kill -0 "$(cat "$dir/$1.pid")" 2>/dev/null; }
 
@@ -73,16 +85,18 @@ wait_http() {
 # "standby leader=...", "starting"), or nothing when it does not answer.
 coord_role() { curl -s --max-time 2 "http://127.0.0.1:$(coord_http "$1")/healthz" 2>/dev/null || true; }
 
-# wait_leader waits until one of the coordinators says it leads.
+# wait_leader waits until one of the coordinators of shard $1 (default 0)
+# says it leads.
 wait_leader() {
-  local i
+  local i sh=${1:-0} port
   for _ in $(seq 1 600); do
     for i in 1 2; do
-      case "$(coord_role "$i")" in leader*) return 0 ;; esac
+      if [ "$sh" = 0 ]; then port=$(coord_http "$i"); else port=$(shard_http "$sh" "$i"); fi
+      case "$(curl -s --max-time 2 "http://127.0.0.1:$port/healthz" 2>/dev/null || true)" in leader*) return 0 ;; esac
     done
     sleep 0.1
   done
-  echo "timed out waiting for a coordinator to lead (logs in $dir)" >&2
+  echo "timed out waiting for a coordinator of shard $sh to lead (logs in $dir)" >&2
   return 1
 }
 
@@ -125,6 +139,13 @@ status() {
     role=$(coord_role "$i")
     echo "coordinator-$i: http://127.0.0.1:$(coord_http "$i")  ${role:-not answering}"
   done
+  local sh
+  for ((sh = 1; sh < shards; sh++)); do
+    for i in 1 2; do
+      role=$(curl -s --max-time 2 "http://127.0.0.1:$(shard_http "$sh" "$i")/healthz" 2>/dev/null || true)
+      echo "coordinator-s$sh-$i (shard $sh): http://127.0.0.1:$(shard_http "$sh" "$i")  ${role:-not answering}"
+    done
+  done
   echo "bootstrap servers: 127.0.0.1:$(kafka_port 1),127.0.0.1:$(kafka_port 2),127.0.0.1:$(kafka_port 3)"
   echo "broker HTTP (/kv, /metrics, /healthz): http://127.0.0.1:$(http_port 1) http://127.0.0.1:$(http_port 2) http://127.0.0.1:$(http_port 3)"
   echo "NATS: $nats_urls (monitoring http://127.0.0.1:$(monitor_port 1) .. $(monitor_port 3))"
@@ -138,7 +159,13 @@ up() {
     echo "run dev/cluster.sh down && rm -rf $dir to start the 3-node cluster afresh" >&2
     exit 1
   fi
+  if [ -n "$saved_shards" ] && [ "$shards" != "$saved_shards" ]; then
+    echo "$dir holds a cluster of $saved_shards coordinator shard(s); SHARDS=$shards would move partitions," >&2
+    echo "which needs a handover floe does not have yet: run dev/cluster.sh down && rm -rf $dir to start afresh" >&2
+    exit 1
+  fi
   mkdir -p "$dir"
+  echo "$shards" >"$dir/shards"
   install_tools
   MINIO_ROOT_USER=floe MINIO_ROOT_PASSWORD=floe-secret start minio "$gobin/minio" server --quiet \
     --address "127.0.0.1:$minio_port" --console-address "127.0.0.1:$console_port" "$dir/minio"
@@ -160,11 +187,21 @@ up() {
   done
   for i in 1 2; do
     start "coordinator-$i" "$dir/bin/coordinator" --coordinator-id "coordinator-$i" --data-dir "$dir/coordinator-$i" \
-      --nats-url "$nats_urls" --replicas 3 --http-addr "127.0.0.1:$(coord_http "$i")" --kv-index-enabled "${s3[@]}"
+      --nats-url "$nats_urls" --replicas 3 --http-addr "127.0.0.1:$(coord_http "$i")" --kv-index-enabled \
+      --shards "$shards" "${s3[@]}"
   done
-  wait_leader
+  wait_leader 0
+  local sh
+  for ((sh = 1; sh < shards; sh++)); do
+    for i in 1 2; do
+      start "coordinator-s$sh-$i" "$dir/bin/coordinator" --coordinator-id "coordinator-s$sh-$i" \
+        --data-dir "$dir/coordinator-s$sh-$i" --nats-url "$nats_urls" --replicas 3 \
+        --http-addr "127.0.0.1:$(shard_http "$sh" "$i")" --kv-index-enabled --shards "$shards" --shard "$sh" "${s3[@]}"
+    done
+    wait_leader "$sh"
+  done
   for i in 1 2 3; do
-    start "broker-$i" "$dir/bin/broker" --node-id "$i" --nats-url "$nats_urls" \
+    start "broker-$i" "$dir/bin/broker" --node-id "$i" --nats-url "$nats_urls" --coordinator-shards "$shards" \
       --data-dir "$dir/broker-$i" --kafka-addr "127.0.0.1:$(kafka_port "$i")" --http-addr "127.0.0.1:$(http_port "$i")" \
       --kv-index-enabled --s3-create-bucket "${s3[@]}" ${broker_flags[@]+"${broker_flags[@]}"}
     wait_http "http://127.0.0.1:$(http_port "$i")/healthz"
