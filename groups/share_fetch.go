@@ -111,9 +111,9 @@ func (w *shareWaiters) notify(ns []coordapi.CommitNotice) {
 // failed, it waits up to MaxWaitMs for records to be committed, released
 // or to expire, and tries again; it gives up, acquiring nothing, once a
 // ShareRelease of the member through req.Via came meanwhile (the broker's
-// session ended, and nobody would deliver the records). A partition whose share-partition was
-// never started (no member was ever assigned it) acquires nothing; an
-// acknowledgement there is INVALID_RECORD_STATE.
+// session ended, and nobody would deliver the records). A partition whose
+// share-partition was never started (no member was ever assigned it)
+// acquires nothing; an acknowledgement there is INVALID_RECORD_STATE.
 //
 // An error means the call could not be answered (the coordinator is
 // closed or could not write its state); acknowledgements may then have
@@ -180,7 +180,7 @@ func (gs *Groups) ShareAcquire(ctx context.Context, req coordapi.ShareAcquireReq
 
 // errShareReleased ends a held ShareAcquire whose member's records were
 // released through its broker since it began: the broker's session ended
-// (a closed connection, a new session), and nobody would deliver what it
+// (closed, or its connection dropped), and nobody would deliver what it
 // acquired.
 var errShareReleased = errors.New("groups: the member's records were released through its broker")
 

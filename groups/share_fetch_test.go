@@ -323,7 +323,7 @@ func TestShareAcquireHeld(t *testing.T) {
 		h.waitHeld(tid, 0)
 	}
 	// A release of the member's records through its broker (its session
-	// there ended) makes a held acquire of that member and broker give up:
+	// there closed) makes a held acquire of that member and broker give up:
 	// woken by the next commit, it acquires nothing, and the records stay
 	// available.
 	ch := held(acquireReq("m2", 2, tid, 100, 0))
