@@ -35,6 +35,7 @@ import (
 	"github.com/floe-io/floe/kvindex"
 	"github.com/floe-io/floe/metrics"
 	"github.com/floe-io/floe/objectstore"
+	"github.com/floe-io/floe/table/catalog"
 	"github.com/floe-io/floe/tiered"
 	"github.com/floe-io/floe/tlsconfig"
 	"github.com/floe-io/floe/tracing"
@@ -104,6 +105,13 @@ type Config struct {
 	// quota is per client address. Default: 0, no quota.
 	KVQuotaRPS   float64
 	KVQuotaBurst int
+	// TableNamespace is the Iceberg namespace of every topic's table
+	// (--table-namespace). Default: "floe".
+	TableNamespace string
+	// TableRESTDisabled stops serving the read-only Iceberg REST catalog
+	// at /iceberg/v1 on the HTTP listener (--table-rest-enabled=false).
+	// Default: false, served (iceberg.go).
+	TableRESTDisabled bool
 	// Store, when set, is used instead of the configured object store
 	// (tests inject fault wrappers here).
 	Store objectstore.Store
@@ -518,6 +526,9 @@ func (n *Node) httpHandler() http.Handler {
 		kv = tracedHTTP(kv, n.tracer, "GET /kv")
 	}
 	mux.Handle("/kv/", kv)
+	if !n.cfg.TableRESTDisabled {
+		mux.Handle(catalog.RESTPrefix+"/", n.icebergHandler(n.metrics.Meter("floe/iceberg")))
+	}
 	n.registerPprof(mux)
 	return mux
 }
