@@ -207,6 +207,72 @@ func TestShardedCoordinator(t *testing.T) {
 	})
 }
 
+// TestShardedFailover kills (SIGKILL) the leader of shard 1, which has a
+// standby, in the middle of an idempotent producer's load: the standby
+// takes shard 1's lease and log over (its own, not shard 0's), shard 0
+// is untouched, and every record ends in the log exactly once, where
+// acknowledged.
+func TestShardedFailover(t *testing.T) {
+	c := floetest.RunClusterWith(t, 0, floetest.ClusterOptions{
+		CoordinatorArgs: []string{"--shards", "2"},
+		BrokerArgs:      []string{"--coordinator-shards", "2"},
+	})
+	leader := startShard(t, c, 1, 2, t.TempDir(), "--coordinator-id", "s1-a", "--lease-ttl", "1s")
+	standbyDir := t.TempDir()
+	standby := floetest.StartCoordinator(t, c.Env, "--nats-url", c.NATS.ClientURL(), "--cluster", floetest.ClusterName,
+		"--data-dir", standbyDir, "--shards", "2", "--shard", "1", "--coordinator-id", "s1-b", "--lease-ttl", "1s",
+		"--s3-bucket", c.MinIO.Bucket, "--s3-endpoint", c.MinIO.Endpoint, "--s3-region", c.MinIO.Region, "--s3-path-style")
+	health := func(p *floetest.Process) floetest.Health {
+		h, _ := (&floetest.HACoordinator{ID: "shard1", Proc: p}).Health()
+		return h
+	}
+	testkit.CheckFor(t, 30*time.Second, 10*time.Millisecond, func() error {
+		if h := health(standby); h.Role != "standby" {
+			return fmt.Errorf("shard 1's second coordinator: %s, waiting for it to stand by", h)
+		}
+		return nil
+	})
+	b1 := c.AddBroker(1)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	const topic, partitions = "sharded-failover", 8
+	if _, err := kadm.NewClient(pinnedClient(t, b1.KafkaAddr)).CreateTopic(ctx, partitions, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	cl := pinnedClient(t, b1.KafkaAddr, crashProducerOpts(60*time.Second)...)
+	stop := make(chan struct{})
+	p := startSeqProducer(ctx, cl, topic, 1, partitions, 20000, stop)
+	p.waitAcks(t, 1000, 20*time.Second)
+	leader.Kill()
+	killed := time.Now()
+	testkit.CheckFor(t, 30*time.Second, 10*time.Millisecond, func() error {
+		if h := health(standby); h.Role != "leader" {
+			return fmt.Errorf("shard 1's standby: %s, waiting for it to lead", h)
+		}
+		return nil
+	})
+	took := time.Since(killed)
+	p.waitAcks(t, p.ackCount()+2000, 60*time.Second)
+	close(stop)
+	sent, acked, failed := p.wait(t)
+	t.Logf("shard 1's standby led %s after its leader was killed; producer: %d sent, %d acknowledged, %d failed",
+		took.Round(time.Millisecond), sent, acked, failed)
+	if failed > 0 {
+		t.Errorf("%d records failed (delivery timeout 60s): %v", failed, p.firstFailures(5))
+	}
+	where := readBack(t, ctx, b1.KafkaAddr, topic, partitions)
+	if unacked := checkExactlyOnce(t, where, p); unacked != 0 {
+		t.Errorf("%d records in the log were not acknowledged", unacked)
+	}
+	if len(where) != sent {
+		t.Errorf("%d distinct records in the log, %d sent", len(where), sent)
+	}
+	if h, err := (&floetest.HACoordinator{ID: "coordinator", Proc: c.Coord}).Health(); err != nil || h.Role != "leader" {
+		t.Errorf("shard 0's coordinator after shard 1's failover: %s, %v", h, err)
+	}
+}
+
 // TestShardedCrashShardLeader kills (SIGKILL) shard 1's only coordinator
 // in the middle of an idempotent producer's load over 8 partitions of two
 // shards. While it is down, shard 0's partitions go on being acknowledged
