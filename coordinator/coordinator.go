@@ -729,12 +729,13 @@ func (c *Coordinator) load() (err error) {
 // loads the counters.
 func (c *Coordinator) loadMeta() error {
 	v, closer, err := c.db.Get(keyFormatVersion)
+	fresh := false
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
 		if err := c.set(keyFormatVersion, encodeUint64(formatVersion)); err != nil {
 			return fmt.Errorf("coordinator: write format version: %w", err)
 		}
-		c.loadedFormat = formatVersion
+		c.loadedFormat, fresh = formatVersion, true
 	case err != nil:
 		return fmt.Errorf("coordinator: read format version: %w", err)
 	default:
@@ -775,6 +776,44 @@ func (c *Coordinator) loadMeta() error {
 		return err
 	}
 	c.commit.nextObject = obj
+	return c.checkShardLayout(fresh, read)
+}
+
+// checkShardLayout records which shard of how many this state is, at its
+// first open, and refuses to open it as another: its partitions were
+// placed by that count (coordapi.ShardOf), and another would put some of
+// them on shards that do not hold their batches (a handover that moves
+// them is not built yet). A state from before shards is shard 0 of 1.
+func (c *Coordinator) checkShardLayout(fresh bool, read func(key []byte, what string) (uint64, error)) error {
+	want := [2]uint64{uint64(max(c.opts.Shards, 1)), uint64(c.opts.Shard)}
+	shards, err := read(keyShards, "shard count")
+	if err != nil {
+		return err
+	}
+	shard, err := read(keyShard, "shard")
+	if err != nil {
+		return err
+	}
+	have := [2]uint64{shards, shard}
+	if shards == 0 { // never written
+		if !fresh && want != [2]uint64{1, 0} {
+			return fmt.Errorf("coordinator: this state is of a coordinator without shards; --shards %d --shard %d would move partitions "+
+				"that hold batches to other shards, which needs a handover floe does not have yet", want[0], want[1])
+		}
+		have = want
+		b := c.db.NewBatch()
+		defer b.Close()
+		_ = b.Set(keyShards, encodeUint64(want[0]), nil)
+		_ = b.Set(keyShard, encodeUint64(want[1]), nil)
+		if err := c.write(b, pebble.Sync); err != nil {
+			return fmt.Errorf("coordinator: write the shard layout: %w", err)
+		}
+	}
+	if have != want {
+		return fmt.Errorf("coordinator: this state is shard %d of %d, not shard %d of %d (--shard, --shards): "+
+			"changing the count would move partitions that hold batches, which needs a handover floe does not have yet",
+			have[1], have[0], want[1], want[0])
+	}
 	return nil
 }
 

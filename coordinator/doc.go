@@ -44,6 +44,8 @@
 //	                 "mnext-producer-id"                          next producer id to hand out
 //	                 "mnext-object"                               next object number
 //	                 "macl-version"                               ACL change counter (package acls)
+//	                 "mshards", "mshard"                          the shard count and which shard this state
+//	                                                            is (follow.go), written at the first open
 //	topic name     'n' name                                     topic id (16 bytes)
 //	topic          't' topic-id(16)                             name str, partitions, created ms,
 //	                                                            n configs, n × (name str, value str)

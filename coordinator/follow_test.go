@@ -122,3 +122,45 @@ func TestCommitFollowsUnknownTopic(t *testing.T) {
 		t.Fatalf("commit naming a topic nobody has: %+v", rs[0])
 	}
 }
+
+// TestShardLayoutKept: a state opened as one shard of a count is refused
+// as any other (its partitions were placed by that count), and a state
+// from before shards is shard 0 of 1.
+func TestShardLayoutKept(t *testing.T) {
+	owner := newEnv(t)
+	for _, tc := range []struct {
+		name       string
+		first      [2]int // shards, shard at the first open
+		then       [2]int
+		refused    bool
+		needsOwner bool
+	}{
+		{"same layout", [2]int{3, 1}, [2]int{3, 1}, false, true},
+		{"another count", [2]int{3, 1}, [2]int{4, 1}, true, true},
+		{"another shard", [2]int{3, 1}, [2]int{3, 2}, true, true},
+		{"no shards, then shards", [2]int{0, 0}, [2]int{2, 0}, true, false},
+		{"no shards, then one shard", [2]int{0, 0}, [2]int{1, 0}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(o *Options) {
+				o.Shards, o.Shard = tc.first[0], tc.first[1]
+				if tc.needsOwner {
+					o.TopicOwner, o.FollowInterval = lateOwner{owner.c}, time.Hour
+				}
+			})
+			if err := e.c.Close(); err != nil {
+				t.Fatal(err)
+			}
+			e.c = nil
+			opts := e.opts
+			opts.Shards, opts.Shard = tc.then[0], tc.then[1]
+			c, err := Open(opts)
+			if err == nil {
+				e.c = c
+			}
+			if refused := err != nil; refused != tc.refused {
+				t.Fatalf("opened as shard %d of %d after shard %d of %d: %v", tc.then[1], tc.then[0], tc.first[1], tc.first[0], err)
+			}
+		})
+	}
+}

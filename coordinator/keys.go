@@ -28,6 +28,11 @@ var (
 	keyFormatVersion  = []byte("mformat")
 	keyNextProducerID = []byte("mnext-producer-id")
 	keyNextObject     = []byte("mnext-object")
+	// keyShards and keyShard are the shard count and the shard this state
+	// is (Options.Shards, Shard), written at its first open and checked
+	// at every later one (checkShardLayout).
+	keyShards = []byte("mshards")
+	keyShard  = []byte("mshard")
 )
 
 // formatVersion is the on-disk format this package writes: 3 adds segment
