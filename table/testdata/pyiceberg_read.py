@@ -8,7 +8,8 @@ second through a REST catalog (floe's /iceberg), after printing what the
 catalog lists as a {"namespaces": [...], "tables": [...]} line.
 
 The properties are PyIceberg FileIO properties (s3.endpoint, s3.access-key-id,
-...). Each row is printed as one JSON object: partition, offset, timestamp
+...), and with --rest catalog properties: auth, as JSON, for floe's HTTP Basic
+(node/iceberg_test.go). Each row is printed as one JSON object: partition, offset, timestamp
 (ms), key and value (base64, null for null), headers ([key, base64 value or
 null] pairs). The table's current snapshot summary comes first, as a
 {"summary": {...}} line. readers_test.go's TestReadersNobodyHereWrote and
@@ -37,6 +38,10 @@ def main():
     if sys.argv[1] == "--rest":
         uri, ident = sys.argv[2], sys.argv[3]
         props = dict(a.split("=", 1) for a in sys.argv[4:])
+        if "auth" in props:
+            # PyIceberg's auth manager config is a mapping, given as JSON:
+            # auth={"type": "basic", "basic": {"username": ..., "password": ...}}
+            props["auth"] = json.loads(props["auth"])
         cat = load_catalog("floe", type="rest", uri=uri, **props)
         ns = ident.rsplit(".", 1)[0]
         print(json.dumps({
