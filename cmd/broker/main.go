@@ -52,6 +52,7 @@ type flags struct {
 	nodeID, numPartitions, maxRequest *int
 	zoneSharing, consolidation        *bool
 	kvRemoteRead                      *bool // --kv-remote-read-enabled
+	tableREST                         *bool // --table-rest-enabled
 	clientAuth, saslMechs, superUsers *string
 	reauthMs                          *int64
 	shareGroups                       *bool // --share-groups-enabled
@@ -116,6 +117,8 @@ func newFlagSet() (*flag.FlagSet, *flags) {
 	fs.IntVar(&f.cfg.Tier.DedupeBufferBytes, "compaction-dedupe-buffer-bytes", tiered.DefaultDedupeBufferBytes, "the key map a compaction pass builds on a topic without the key index (Kafka's log.cleaner.dedupe.buffer.size; 24 bytes a key, several passes when full); one pass at a time per broker")
 	f.kvRemoteRead = fs.Bool("kv-remote-read-enabled", true, "let /kv read records that live only in segment objects, after --wal-retention (=false: such lookups answer 404, error code 40405). On by default, unlike the key-index RFC's remote-read gate: both of floe's tiers are objects in the same store, read through the same chunk cache")
 	fs.Int64Var(&f.cfg.KVBatchCacheBytes, "kv-batch-cache-bytes", 64<<20, "bytes of compressed batches /kv keeps decoded (negative: none)")
+	fs.StringVar(&f.cfg.TableNamespace, "table-namespace", node.DefaultTableNamespace, "the Iceberg namespace of every table.enabled topic's table")
+	f.tableREST = fs.Bool("table-rest-enabled", true, "serve the tables' read-only Iceberg REST catalog at /iceberg/v1 on the HTTP listener, behind its authentication and the topics' ACLs (DESCRIBE lists a table, READ loads it)")
 	fs.StringVar(&f.cfg.NATSURL, "nats-url", "", "NATS server of a cluster whose coordinator runs as cmd/coordinator; empty: embed NATS and the coordinator")
 	fs.StringVar(&f.cfg.NATSListen, "nats-listen", "", "host:port for the embedded NATS server to listen on, so other brokers can share its coordinator (default: in-process only)")
 	fs.StringVar(&f.cfg.Cluster, "cluster", "floe", "cluster name: the prefix of its NATS subjects")
@@ -202,6 +205,7 @@ func parseFlags(args []string) (*flags, error) {
 	cfg.TierJobsDisabled = !*f.consolidation
 	cfg.ZoneCacheSharingDisabled = !*f.zoneSharing
 	cfg.KVRemoteReadDisabled = !*f.kvRemoteRead
+	cfg.TableRESTDisabled = !*f.tableREST
 	cfg.Coordinator.ConsolidationDisabled = !*f.consolidation
 	switch *f.clientAuth {
 	case "required":
