@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/rpc"
@@ -346,4 +348,99 @@ func TestShardedCrashShardLeader(t *testing.T) {
 	if len(where) != sent {
 		t.Errorf("%d distinct records in the log, %d sent", len(where), sent)
 	}
+}
+
+// TestShardedShareGroup: share consumers (franz-go's) on a two-shard
+// cluster read every record of a topic whose partitions are on both
+// shards: shard 0's group coordinator acquires through the router, so
+// shard 1's partitions are served too.
+func TestShardedShareGroup(t *testing.T) {
+	c := floetest.RunClusterWith(t, 0, floetest.ClusterOptions{
+		CoordinatorArgs: []string{"--shards", "2"},
+		BrokerArgs:      []string{"--coordinator-shards", "2", "--share-groups-enabled"},
+	})
+	startShard(t, c, 1, 2, t.TempDir())
+	b1 := c.AddBroker(1)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const topic, partitions, records = "sharded-share", 8, 800
+	prod := pinnedClient(t, b1.KafkaAddr, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	if _, err := kadm.NewClient(prod).CreateTopic(ctx, partitions, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	alter := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "sharded-share"
+	cfg := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	cfg.Name, cfg.Value = "share.auto.offset.reset", kmsg.StringPtr("earliest")
+	res.Configs = append(res.Configs, cfg)
+	alter.Resources = append(alter.Resources, res)
+	ar, err := alter.RequestWith(ctx, prod)
+	if err != nil || ar.Resources[0].ErrorCode != 0 {
+		t.Fatalf("share.auto.offset.reset: %v, %+v", err, ar)
+	}
+	var recs []*kgo.Record
+	for i := range records {
+		recs = append(recs, &kgo.Record{Topic: topic, Value: []byte(strconv.Itoa(i))})
+	}
+	if err := prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	var mu sync.Mutex
+	seen := map[[2]int64]int{} // (partition, offset) → deliveries
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 2 {
+		cl := pinnedClient(t, b1.KafkaAddr, kgo.ShareGroup("sharded-share"), kgo.ConsumeTopics(topic), kgo.FetchMaxWait(500*time.Millisecond))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				case <-ctx.Done():
+					return
+				default:
+				}
+				pctx, pcancel := context.WithTimeout(ctx, time.Second)
+				fs := cl.PollFetches(pctx)
+				pcancel()
+				fs.EachError(func(topic string, p int32, err error) {
+					if !errors.Is(err, context.DeadlineExceeded) {
+						t.Logf("share consumer %d: %s/%d: %v", i, topic, p, err)
+					}
+				})
+				mu.Lock()
+				for _, r := range fs.Records() {
+					seen[[2]int64{int64(r.Partition), r.Offset}]++
+					r.Ack(kgo.AckAccept)
+				}
+				if len(seen) == records {
+					select {
+					case <-done:
+					default:
+						close(done)
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != records {
+		t.Fatalf("the share consumers read %d distinct records of %d", len(seen), records)
+	}
+	byPartition := map[int64]int{}
+	for k := range seen {
+		byPartition[k[0]]++
+	}
+	t.Logf("records by partition: %v", byPartition)
 }

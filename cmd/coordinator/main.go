@@ -34,6 +34,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/coordinator/ha"
 	"github.com/floe-io/floe/coordinator/rpc"
@@ -205,6 +206,7 @@ func run(args []string) error {
 	}
 	defer nc.Close()
 	cluster := rpc.ShardCluster(cfg.cluster, cfg.coord.Shard)
+	var shardPeers []coordapi.Coordinator // shard 0's view of the others
 	if cfg.coord.Shard > 0 {
 		// Shard 0's topics, followed (coordinator.Options.TopicOwner).
 		cfg.coord.TopicOwner = rpc.NewClient(nc, cfg.cluster, rpc.ClientOptions{Logger: log})
@@ -215,8 +217,9 @@ func run(args []string) error {
 		// (coordinator.Options.ObjectPeers); the others collect nothing.
 		if cfg.coord.Shard == 0 {
 			for i := 1; i < cfg.coord.Shards; i++ {
-				cfg.coord.ObjectPeers = append(cfg.coord.ObjectPeers,
-					rpc.NewClient(nc, rpc.ShardCluster(cfg.cluster, i), rpc.ClientOptions{Logger: log}))
+				peer := rpc.NewClient(nc, rpc.ShardCluster(cfg.cluster, i), rpc.ClientOptions{Logger: log})
+				cfg.coord.ObjectPeers = append(cfg.coord.ObjectPeers, peer)
+				shardPeers = append(shardPeers, peer)
 			}
 		} else {
 			cfg.coord.GCStore = nil
@@ -224,7 +227,7 @@ func run(args []string) error {
 	}
 	cfg.ha.Cluster, cfg.ha.Addr = cluster, cfg.httpAddr
 	cfg.ha.Service = service.Options{
-		Cluster: cluster, Coordinator: cfg.coord, Groups: cfg.groups, Logger: log, Meters: mp,
+		Cluster: cluster, Coordinator: cfg.coord, Groups: cfg.groups, Logger: log, Meters: mp, ShardPeers: shardPeers,
 	}
 	node, err := ha.Start(nc, cfg.ha)
 	if err != nil {

@@ -21,8 +21,10 @@ import (
 	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/coordinator/rpc"
+	"github.com/floe-io/floe/coordinator/shards"
 	"github.com/floe-io/floe/groups"
 )
 
@@ -60,6 +62,11 @@ type Options struct {
 	// QueueGroup is the NATS queue group of the service's subscriptions
 	// (rpc.ServerOptions.QueueGroup).
 	QueueGroup string
+	// ShardPeers, on shard 0 of a sharded coordinator, are shards 1 and up
+	// (their rpc clients): the group coordinator reads partitions through a
+	// router over them and this shard (coordinator/shards), so that share
+	// groups acquire records of every shard's partitions. Default: none.
+	ShardPeers []coordapi.Coordinator
 }
 
 // Service is a running coordinator service.
@@ -107,7 +114,14 @@ func Start(nc *nats.Conn, opts Options) (_ *Service, err error) {
 		return nil, fmt.Errorf("open coordinator: %w", err)
 	}
 	gopts.Topics = s.coord
-	gopts.Partitions = s.coord // where share-partitions start
+	gopts.Partitions = s.coord // where share-partitions start, and their batches
+	if len(opts.ShardPeers) > 0 {
+		r, err := shards.New(append([]coordapi.Coordinator{s.coord}, opts.ShardPeers...))
+		if err != nil {
+			return nil, err
+		}
+		gopts.Partitions = r
+	}
 	if gopts.VerifyTxn == nil {
 		gopts.VerifyTxn = s.coord.VerifyTxnOffsetCommit
 	}
