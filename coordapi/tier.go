@@ -10,6 +10,10 @@ const (
 	TierJobConsolidate TierJobKind = iota
 	// TierJobCompact rewrites a compacted topic's segments (Compact).
 	TierJobCompact
+	// TierJobTable writes a table.enabled topic's committed records to
+	// its Iceberg table (Table; docs/design/iceberg-tables.md). Only
+	// brokers that claim with ClaimTierJobRequest.Tables get one.
+	TierJobTable
 )
 
 // TierJob is a job the coordinator assigned to one broker. A consolidation
@@ -40,9 +44,64 @@ type TierJob struct {
 	// object: BaseOffset of the first is BaseOffset, LastOffset of the last
 	// LastOffset, with no gaps. Empty for a compaction job.
 	Batches []BatchCoord
-	// Kind is the job's kind; Compact is set for TierJobCompact.
+	// Kind is the job's kind; Compact is set for TierJobCompact, Table
+	// for TierJobTable (whose Partition is -1 and BaseOffset and
+	// LastOffset 0: its ranges say what it covers).
 	Kind    TierJobKind
 	Compact *CompactJob
+	Table   *TableJob
+}
+
+// TableJob writes a table.enabled topic's records to its Iceberg table
+// <namespace>.<TopicName>: one job per topic at a time (per coordinator
+// shard, of the partitions it owns), a range per partition with new
+// records, all committed as one snapshot (table.Tables.Commit). Ranges
+// read segments only and never reach the last stable offset, so no open
+// transaction is in them.
+type TableJob struct {
+	// TopicName names the table. The TierJob's TopicID is its
+	// floe.topic-id.
+	TopicName string
+	// Partitioning is the topic's table.partitioning, ValueSchema its
+	// table.value.schema.definition when table.value.schema is json, else
+	// empty: how the table is created, or evolved.
+	Partitioning, ValueSchema string
+	// Ranges are in partition order, at most one per partition.
+	Ranges []TableRange
+}
+
+// TableRange is one partition's records [From, To) for a table job.
+type TableRange struct {
+	Partition int32
+	// From is the coordinator's copy of the partition's covered offset
+	// (the table snapshot's floe.next-offset, or the log start): a job
+	// re-reads the snapshot and skips what it already covers.
+	From, To int64
+	// Segments hold [From, To), in offset order, as FindBatches answers
+	// them (Segment set): the first holds From, the last To-1.
+	Segments []BatchCoord
+	// Aborted are the aborted transactions with records in the range:
+	// their records are not written.
+	Aborted []AbortedTxn
+}
+
+// TableResult is what a table job reports with CompleteTierJob.
+type TableResult struct {
+	// SnapshotID is the snapshot the job committed (0: it committed
+	// none, every range already covered).
+	SnapshotID int64
+	// Covered are the partitions' covered offsets as of that snapshot,
+	// the job's ranges' at least.
+	Covered []TableCovered
+	// Rows counts the rows the job added.
+	Rows int64
+}
+
+// TableCovered is a partition's covered offset: the table holds every
+// committed record of it below Next.
+type TableCovered struct {
+	Partition int32
+	Next      int64
 }
 
 // CompactJob is a compaction pass over one partition of a compacted topic
@@ -129,6 +188,9 @@ type CompactResult struct {
 type ClaimTierJobRequest struct {
 	// BrokerID is the claiming broker's node id, for logs and metrics.
 	BrokerID int32
+	// Tables says the broker runs table jobs (TierJobTable): it links
+	// the table writer and knows where tables go.
+	Tables bool
 }
 
 // CompleteTierJobRequest reports the segment object a job wrote. The
@@ -148,6 +210,9 @@ type CompleteTierJobRequest struct {
 	// fields of one object above are then unused, and LastOffset is that of
 	// the last input segment replaced.
 	Compacted *CompactResult
+	// Table is set for a table job (Partition -1); the fields of one
+	// object above are then unused.
+	Table *TableResult
 }
 
 // KvOffsetsRequest asks the key index for the latest offsets of keys in

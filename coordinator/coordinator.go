@@ -79,6 +79,10 @@ type Options struct {
 	// ConsolidationDisabled stops planning consolidation jobs; retention
 	// still runs. Default: false.
 	ConsolidationDisabled bool
+	// TableInterval is how often a table.enabled topic's table job may
+	// be planned: how often its table gets a snapshot (table lag against
+	// snapshot count). Default: 1m.
+	TableInterval time.Duration
 
 	// TxnCheckInterval is how often transactions past their timeout are
 	// aborted and prepared ones completed. Negative: never in the
@@ -424,6 +428,7 @@ func Open(opts Options) (*Coordinator, error) {
 	opts.WALRetention = cmp.Or(opts.WALRetention, defaultWALRetention)
 	opts.WALRetentionBytes = cmp.Or(opts.WALRetentionBytes, -1)
 	opts.TierInterval = cmp.Or(opts.TierInterval, defaultTierInterval)
+	opts.TableInterval = cmp.Or(opts.TableInterval, defaultTableInterval)
 	opts.TierJobLease = max(min(cmp.Or(opts.TierJobLease, defaultTierJobLease), opts.GCGrace/2), time.Millisecond)
 	opts.ProducerIDExpiration = cmp.Or(opts.ProducerIDExpiration, DefaultProducerIDExpiration)
 	opts.TransactionalIDExpiration = cmp.Or(opts.TransactionalIDExpiration, DefaultTransactionalIDExpiration)

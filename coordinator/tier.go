@@ -106,6 +106,9 @@ type tierState struct {
 	// compaction is the planner's last view of each compacted partition.
 	compaction   map[partKey]CompactionState
 	compactStats CompactionStats
+	// tables is the table planner's memory of each table topic
+	// (tabletier.go).
+	tables map[coordapi.TopicID]*tableState
 }
 
 // dueJob is a partition due for a job of one kind.
@@ -189,7 +192,10 @@ func (c *Coordinator) TierTick(ctx context.Context) error {
 	if err := c.planJobs(ctx); err != nil {
 		return err
 	}
-	return c.planCompactions(ctx)
+	if err := c.planCompactions(ctx); err != nil {
+		return err
+	}
+	return c.planTables(ctx)
 }
 
 // partitionsSnapshot lists every partition of this shard with its topic's settings, by
@@ -316,8 +322,15 @@ func (c *Coordinator) ClaimTierJob(ctx context.Context, req coordapi.ClaimTierJo
 			c.tier.Unlock()
 			return coordapi.TierJob{}, false, nil
 		}
-		d := c.tier.due[0]
-		c.tier.due = c.tier.due[1:]
+		// A table job goes to a broker that runs them (the first due job
+		// it can take); the others stay queued.
+		i := slices.IndexFunc(c.tier.due, func(d dueJob) bool { return d.kind != coordapi.TierJobTable || req.Tables })
+		if i < 0 {
+			c.tier.Unlock()
+			return coordapi.TierJob{}, false, nil
+		}
+		d := c.tier.due[i]
+		c.tier.due = slices.Delete(c.tier.due, i, i+1)
 		delete(c.tier.queued, d)
 		pk := d.pk
 		busy := c.tier.active[pk] != nil
@@ -326,8 +339,11 @@ func (c *Coordinator) ClaimTierJob(ctx context.Context, req coordapi.ClaimTierJo
 			continue
 		}
 		build := c.buildJob
-		if d.kind == coordapi.TierJobCompact {
+		switch d.kind {
+		case coordapi.TierJobCompact:
 			build = c.buildCompactJob
+		case coordapi.TierJobTable:
+			build = c.buildTableJob
 		}
 		job, ok, err := build(pk, nowMs)
 		if err != nil {
@@ -516,7 +532,7 @@ func (c *Coordinator) CompleteTierJob(ctx context.Context, req coordapi.Complete
 	if req.Compacted != nil && len(req.Compacted.Segments) > 0 {
 		key = req.Compacted.Segments[0].ObjectKey
 	}
-	if num, ok := c.mu.objectsByKey[key]; ok && c.mu.objects[num].state == ObjectLive {
+	if num, ok := c.mu.objectsByKey[key]; ok && req.Table == nil && c.mu.objects[num].state == ObjectLive {
 		// Already swapped in (segment keys are unique per attempt): a
 		// completion answered once and asked again. Refusing it would
 		// make the broker delete a segment a row names.
@@ -545,6 +561,9 @@ func (c *Coordinator) CompleteTierJob(ctx context.Context, req coordapi.Complete
 		c.tier.stats.JobsRefused++
 		c.tier.Unlock()
 		return refusef(format, args...)
+	}
+	if req.Table != nil || job.Kind == coordapi.TierJobTable {
+		return c.completeTable(req, job, refuse)
 	}
 	if req.Compacted != nil || job.Kind == coordapi.TierJobCompact {
 		if req.Compacted == nil {

@@ -320,7 +320,8 @@ func (r *Router) CompleteTierJob(ctx context.Context, req coordapi.CompleteTierJ
 		return r.shards[0].CompleteTierJob(ctx, req)
 	}
 	s, id := r.jobShard(req.JobID)
-	if want := coordapi.ShardOf(req.TopicID, req.Partition, len(r.shards)); s != want {
+	// A table job (Partition -1) covers the partitions of its shard.
+	if want := coordapi.ShardOf(req.TopicID, req.Partition, len(r.shards)); s != want && req.Table == nil {
 		return coordapi.Errorf(kerr.InvalidRequest, "tier job %d is shard %d's, its partition %s/%d shard %d's", req.JobID, s, req.TopicID, req.Partition, want)
 	}
 	req.JobID = id

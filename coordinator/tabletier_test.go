@@ -1,0 +1,211 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordapi"
+)
+
+// consolidateAll claims and completes every due consolidation job as a
+// broker without table jobs would, and fails on a table job.
+func (e *testEnv) consolidateAll(seg *int) {
+	e.t.Helper()
+	ctx := context.Background()
+	for {
+		job, ok, err := e.c.ClaimTierJob(ctx, coordapi.ClaimTierJobRequest{BrokerID: 7})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if !ok {
+			return
+		}
+		if job.Kind != coordapi.TierJobConsolidate {
+			e.t.Fatalf("a broker without table jobs claimed a job of kind %d", job.Kind)
+		}
+		var n int64
+		for _, b := range job.Batches {
+			n += int64(b.ByteLength)
+		}
+		*seg++
+		if err := e.c.CompleteTierJob(ctx, coordapi.CompleteTierJobRequest{JobID: job.ID, TopicID: job.TopicID, Partition: job.Partition,
+			BaseOffset: job.BaseOffset, LastOffset: job.LastOffset, ObjectKey: "seg" + string(rune('a'+*seg)), ObjectSize: n + 1000, DataLength: n}); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+}
+
+// claimTable claims as a broker that runs table jobs; ok false when no
+// job is due.
+func (e *testEnv) claimTable() (coordapi.TierJob, bool) {
+	e.t.Helper()
+	job, ok, err := e.c.ClaimTierJob(context.Background(), coordapi.ClaimTierJobRequest{BrokerID: 8, Tables: true})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return job, ok
+}
+
+func completeTable(e *testEnv, job coordapi.TierJob, covered ...coordapi.TableCovered) error {
+	return e.c.CompleteTierJob(context.Background(), coordapi.CompleteTierJobRequest{JobID: job.ID, TopicID: job.TopicID, Partition: job.Partition,
+		Table: &coordapi.TableResult{SnapshotID: 1, Covered: covered}})
+}
+
+// rangesOf formats a table job's ranges as partition:from-to/segments.
+func rangesOf(job coordapi.TierJob) []string {
+	var out []string
+	for _, r := range job.Table.Ranges {
+		s := ""
+		for _, sg := range r.Segments {
+			s += "," + sg.ObjectKey
+		}
+		out = append(out, string(rune('0'+r.Partition))+":"+itoa(r.From)+"-"+itoa(r.To)+s)
+	}
+	return out
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestTableJobPlanning: a table.enabled topic gets one table job for its
+// partitions' records in segments, from the covered offsets on, only
+// claimed by brokers that run table jobs, at most once per TableInterval,
+// planned again when its lease ends; a report short of its ranges is
+// refused; a topic without the config never gets one.
+func TestTableJobPlanning(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.TierInterval = -1; o.TableInterval = 5 * time.Minute })
+	ctx := context.Background()
+	// retention.ms=-1: the batches' timestamps are from 1970.
+	tp := e.topic("orders", 2, map[string]string{coordapi.ConfigTableEnabled: "true", coordapi.ConfigTablePartitioning: "hour(timestamp)", "retention.ms": "-1"})
+	other := e.topic("plain", 1, map[string]string{"retention.ms": "-1"})
+	e.commit("w1", plain(tp.ID, 0, 2), plain(tp.ID, 0, 1), plain(tp.ID, 1, 4), plain(other.ID, 0, 3))
+	tick := func(d time.Duration) {
+		t.Helper()
+		e.clock.Advance(d)
+		if err := e.c.TierTick(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var seg int
+	tick(21 * time.Minute) // past the WAL retention: consolidation first
+	e.consolidateAll(&seg) // a broker without table jobs never gets a table job
+	if seg != 3 {
+		t.Fatalf("%d consolidation jobs, want 3", seg)
+	}
+	tick(0)
+	e.consolidateAll(&seg)
+	job, ok := e.claimTable()
+	if !ok || job.Kind != coordapi.TierJobTable || job.Partition != -1 || job.TopicID != tp.ID || job.Table == nil {
+		t.Fatalf("table job: ok %v %+v", ok, job)
+	}
+	if job.Table.TopicName != "orders" || job.Table.Partitioning != "hour(timestamp)" || job.Table.ValueSchema != "" {
+		t.Fatalf("table job's table: %+v", job.Table)
+	}
+	if got := rangesOf(job); len(got) != 2 || got[0] != "0:0-5"+got[0][5:] || got[1][:5] != "1:0-5" {
+		t.Fatalf("ranges %v", got)
+	}
+	for _, r := range job.Table.Ranges {
+		if len(r.Segments) == 0 || r.Segments[0].BaseOffset > r.From || r.Segments[len(r.Segments)-1].LastOffset != r.To-1 || !r.Segments[0].Segment {
+			t.Fatalf("range %+v: its segments do not hold it", r)
+		}
+	}
+	if _, ok := e.claimTable(); ok {
+		t.Fatal("a second job while the first runs")
+	}
+	if err := completeTable(e, job, coordapi.TableCovered{Partition: 0, Next: 4}, coordapi.TableCovered{Partition: 1, Next: 5}); !errors.Is(err, kerr.StaleBrokerEpoch) {
+		t.Fatalf("a report short of a range: %v", err)
+	}
+
+	// Planned again (the refusal dropped the job), but only after the
+	// interval.
+	tick(time.Minute)
+	if _, ok := e.claimTable(); ok {
+		t.Fatal("a table job within the interval")
+	}
+	tick(5 * time.Minute)
+	job, ok = e.claimTable()
+	if !ok {
+		t.Fatal("no table job after the interval")
+	}
+	if err := completeTable(e, job, coordapi.TableCovered{Partition: 0, Next: 5}, coordapi.TableCovered{Partition: 1, Next: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if cov := e.c.TableCovered(tp.ID); cov[0] != 5 || cov[1] != 5 {
+		t.Fatalf("covered %v", cov)
+	}
+	// Nothing new: no job, however long.
+	tick(10 * time.Minute)
+	if job, ok := e.claimTable(); ok {
+		t.Fatalf("a job with nothing new: %+v", job)
+	}
+
+	// New records reach the table once consolidated, from the covered
+	// offset; a job whose lease ends is planned again.
+	e.commit("w2", plain(tp.ID, 1, 2))
+	tick(21 * time.Minute)
+	e.consolidateAll(&seg)
+	tick(0)
+	job, ok = e.claimTable()
+	if got := rangesOf(job); !ok || len(got) != 1 || got[0][:5] != "1:5-8" {
+		t.Fatalf("after new records: ok %v, ranges %v", ok, got)
+	}
+	tick(3 * time.Minute) // past the lease
+	if err := completeTable(e, job, coordapi.TableCovered{Partition: 1, Next: 8}); err == nil {
+		t.Fatal("a completion after the lease was accepted")
+	}
+	tick(5 * time.Minute)
+	if job2, ok := e.claimTable(); !ok || job2.ID == job.ID || rangesOf(job2)[0][:5] != "1:5-8" {
+		t.Fatalf("the job again after its lease: ok %v %+v", ok, job2)
+	}
+	// A topic without the config never gets a table job.
+	if _, ok := e.c.TableCovered(other.ID)[0]; ok {
+		t.Fatal("the plain topic has a covered offset")
+	}
+}
+
+// TestTableJobTransactions: a table job never reaches the last stable
+// offset (an open transaction's first offset), and carries the aborted
+// transactions of its range, as a compaction job does.
+func TestTableJobTransactions(t *testing.T) {
+	e, _ := txnEnv(t)
+	ctx := context.Background()
+	tp := e.topic("orders", 1, map[string]string{coordapi.ConfigTableEnabled: "true", "retention.ms": "-1"})
+	p0 := coordapi.TopicPartition{TopicID: tp.ID, Partition: 0}
+	aborted := e.initTxn("aborted", 60000)
+	e.addParts("aborted", aborted, p0)
+	e.commit("w1", txnBatch("aborted", tp.ID, 0, 4, aborted.ProducerID, 0, 0)) // 0-4
+	if err := e.endTxn("aborted", aborted, false); err != nil {                // marker at 5
+		t.Fatal(err)
+	}
+	e.commit("w2", plain(tp.ID, 0, 1)) // 6-7
+	open := e.initTxn("open", 60000)
+	e.addParts("open", open, p0)
+	e.commit("w3", txnBatch("open", tp.ID, 0, 1, open.ProducerID, 0, 0)) // 8-9, open
+	if st := e.state(tp.ID, 0); st.LastStableOffset != 8 || st.HighWatermark != 10 {
+		t.Fatalf("state %+v", st)
+	}
+	e.clock.Advance(21 * time.Minute)
+	if err := e.c.TierTick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var seg int
+	e.consolidateAll(&seg)
+	if err := e.c.TierTick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	job, ok := e.claimTable()
+	if !ok || len(job.Table.Ranges) != 1 {
+		t.Fatalf("table job: ok %v %+v", ok, job.Table)
+	}
+	r := job.Table.Ranges[0]
+	if r.From != 0 || r.To != 8 {
+		t.Fatalf("range %d-%d, want 0-8: never past the last stable offset", r.From, r.To)
+	}
+	if len(r.Aborted) != 1 || r.Aborted[0].ProducerID != aborted.ProducerID || r.Aborted[0].FirstOffset != 0 {
+		t.Fatalf("aborted transactions %+v", r.Aborted)
+	}
+}
