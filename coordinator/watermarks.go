@@ -33,7 +33,8 @@ func (c *Coordinator) HighWatermarks(ctx context.Context, qs []WatermarkQuery) e
 		q := &qs[i]
 		t := c.mu.topicsByName[q.Topic]
 		q.Found = t != nil && q.Partition >= 0 && int(q.Partition) < len(t.parts) &&
-			(q.TopicID == coordapi.TopicID{} || q.TopicID == t.id)
+			(q.TopicID == coordapi.TopicID{} || q.TopicID == t.id) &&
+			c.owns(t.id, q.Partition) // another shard's: not the empty copy's 0
 		if q.Found {
 			q.HWM = t.parts[q.Partition].hwm
 		}
