@@ -506,10 +506,19 @@ func decKvGetResp(d *decoder) coordapi.KvGetResult {
 // reply encodes them, dirty offset, key index (bool), now ms, delete
 // retention ms, segment bytes, and the producer last offsets (count,
 // then each as a delta from the previous, the first from 0).
-func encClaimTierJobReq(e *encoder, r coordapi.ClaimTierJobRequest) { e.varint(int64(r.BrokerID)) }
+// claim_tier_job request: broker id, then tables (bool; absent from
+// brokers of earlier builds, which run no table jobs).
+func encClaimTierJobReq(e *encoder, r coordapi.ClaimTierJobRequest) {
+	e.varint(int64(r.BrokerID))
+	e.bool(r.Tables)
+}
 
 func decClaimTierJobReq(d *decoder) coordapi.ClaimTierJobRequest {
-	return coordapi.ClaimTierJobRequest{BrokerID: d.int32()}
+	r := coordapi.ClaimTierJobRequest{BrokerID: d.int32()}
+	if d.left() > 0 {
+		r.Tables = d.bool()
+	}
+	return r
 }
 
 // claimTierJobResp is ClaimTierJob's two results.
@@ -533,6 +542,10 @@ func encClaimTierJobResp(e *encoder, r claimTierJobResp) {
 	e.bool(j.LogAppendTime)
 	encFindBatchesResp(e, coordapi.FindBatchesResponse{Batches: j.Batches})
 	e.byte(byte(j.Kind))
+	if j.Kind == coordapi.TierJobTable {
+		encTableJob(e, j.Table) // tables.go
+		return
+	}
 	if j.Kind != coordapi.TierJobCompact {
 		return
 	}
@@ -580,6 +593,8 @@ func decClaimTierJobResp(d *decoder) claimTierJobResp {
 		}
 		cj.Aborted = decAborted(d)
 		j.Compact = cj
+	case coordapi.TierJobTable:
+		j.Table = decTableJob(d)
 	default:
 		d.fail("unknown tier job kind %d", j.Kind)
 	}
@@ -592,7 +607,9 @@ func decClaimTierJobResp(d *decoder) claimTierJobResp {
 // tombstone horizon ms, bytes in, bytes out, records in, records out, and
 // its segments (count, then each: object key, object size, data length,
 // base offset, last offset - base offset, batches, max timestamp, max
-// timestamp offset, max timestamp last). Reply: empty.
+// timestamp offset, max timestamp last), then table (bool; absent from
+// brokers of earlier builds) and, when set, the TableResult (tables.go).
+// Reply: empty.
 func encCompleteTierJobReq(e *encoder, r coordapi.CompleteTierJobRequest) {
 	e.uvarint(r.JobID)
 	e.id(r.TopicID)
@@ -623,6 +640,10 @@ func encCompleteTierJobReq(e *encoder, r coordapi.CompleteTierJobRequest) {
 			e.varint(sg.MaxTimestampLast)
 		}
 	}
+	e.bool(r.Table != nil)
+	if r.Table != nil {
+		encTableResult(e, r.Table)
+	}
 }
 
 func decCompleteTierJobReq(d *decoder) coordapi.CompleteTierJobRequest {
@@ -631,9 +652,16 @@ func decCompleteTierJobReq(d *decoder) coordapi.CompleteTierJobRequest {
 	r.ObjectKey = d.str()
 	r.ObjectSize = d.varint()
 	r.DataLength = d.varint()
-	if !d.bool() {
-		return r
+	if d.bool() {
+		r.Compacted = decCompactResult(d)
 	}
+	if d.left() > 0 && d.bool() {
+		r.Table = decTableResult(d)
+	}
+	return r
+}
+
+func decCompactResult(d *decoder) *coordapi.CompactResult {
 	c := &coordapi.CompactResult{CleanedThrough: d.varint(), TombstoneHorizonMs: d.varint(),
 		BytesIn: d.varint(), BytesOut: d.varint(), RecordsIn: d.varint(), RecordsOut: d.varint()}
 	if n := d.count(9); n > 0 { // a segment: a string and eight varints, a byte each at least
@@ -646,8 +674,7 @@ func decCompleteTierJobReq(d *decoder) coordapi.CompleteTierJobRequest {
 			c.Segments[i] = sg
 		}
 	}
-	r.Compacted = c
-	return r
+	return c
 }
 
 // kv_latest_offsets request: topic id, partition, key count, then each

@@ -207,3 +207,62 @@ func (r tableResp) err(op string) error {
 	}
 	return nil
 }
+
+// A table job in a claim_tier_job reply (kind TierJobTable): topic name,
+// partitioning, value schema (str each), n ranges, each partition, from,
+// to - from (varints), its segments (as find_batches answers them) and
+// aborted transactions.
+func encTableJob(e *encoder, tj *coordapi.TableJob) {
+	if tj == nil {
+		tj = &coordapi.TableJob{}
+	}
+	e.str(tj.TopicName)
+	e.str(tj.Partitioning)
+	e.str(tj.ValueSchema)
+	e.uvarint(uint64(len(tj.Ranges)))
+	for _, r := range tj.Ranges {
+		e.varint(int64(r.Partition))
+		e.varint(r.From)
+		e.varint(r.To - r.From)
+		encFindBatchesResp(e, coordapi.FindBatchesResponse{Batches: r.Segments})
+		encAborted(e, r.Aborted)
+	}
+}
+
+func decTableJob(d *decoder) *coordapi.TableJob {
+	tj := &coordapi.TableJob{TopicName: d.str(), Partitioning: d.str(), ValueSchema: d.str()}
+	if n := d.count(5); n > 0 {
+		tj.Ranges = make([]coordapi.TableRange, n)
+		for i := range tj.Ranges {
+			r := coordapi.TableRange{Partition: d.int32(), From: d.varint()}
+			r.To = r.From + d.varint()
+			r.Segments = decFindBatchesResp(d).Batches
+			r.Aborted = decAborted(d)
+			tj.Ranges[i] = r
+		}
+	}
+	return tj
+}
+
+// A table job's report in complete_tier_job: snapshot id, rows
+// (varints), n covered offsets, each partition and next (varints).
+func encTableResult(e *encoder, r *coordapi.TableResult) {
+	e.varint(r.SnapshotID)
+	e.varint(r.Rows)
+	e.uvarint(uint64(len(r.Covered)))
+	for _, c := range r.Covered {
+		e.varint(int64(c.Partition))
+		e.varint(c.Next)
+	}
+}
+
+func decTableResult(d *decoder) *coordapi.TableResult {
+	r := &coordapi.TableResult{SnapshotID: d.varint(), Rows: d.varint()}
+	if n := d.count(2); n > 0 {
+		r.Covered = make([]coordapi.TableCovered, n)
+		for i := range r.Covered {
+			r.Covered[i] = coordapi.TableCovered{Partition: d.int32(), Next: d.varint()}
+		}
+	}
+	return r
+}
