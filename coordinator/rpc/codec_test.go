@@ -26,6 +26,14 @@ func strp(s string) *string { return &s }
 // every strict prefix of the encoding fails to decode (and does not panic).
 func roundTrip[T any](t *testing.T, v T, enc func(*encoder, T), dec func(*decoder) T) {
 	t.Helper()
+	roundTripTail(t, v, enc, dec, 0)
+}
+
+// roundTripTail is roundTrip for a message whose last tail bytes are a
+// field later builds appended: a prefix without them decodes (as a
+// message of an earlier build), any shorter one does not.
+func roundTripTail[T any](t *testing.T, v T, enc func(*encoder, T), dec func(*decoder) T, tail int) {
+	t.Helper()
 	var e encoder
 	enc(&e, v)
 	d := decoder{b: e.b}
@@ -39,7 +47,7 @@ func roundTrip[T any](t *testing.T, v T, enc func(*encoder, T), dec func(*decode
 	if !reflect.DeepEqual(got, v) {
 		t.Fatalf("round trip:\n got %+v\nwant %+v", got, v)
 	}
-	for i := range len(e.b) {
+	for i := range len(e.b) - tail {
 		d := decoder{b: e.b[:i]}
 		dec(&d)
 		if d.err == nil && len(e.b) > 0 {
@@ -131,7 +139,8 @@ func TestRoundTrip(t *testing.T) {
 			}, encFindBatchesResp, decFindBatchesResp)
 		}},
 		{"claim tier job request", func(t *testing.T) {
-			roundTrip(t, coordapi.ClaimTierJobRequest{BrokerID: 3}, encClaimTierJobReq, decClaimTierJobReq)
+			roundTripTail(t, coordapi.ClaimTierJobRequest{BrokerID: 3}, encClaimTierJobReq, decClaimTierJobReq, 1)
+			roundTripTail(t, coordapi.ClaimTierJobRequest{BrokerID: 3, Tables: true}, encClaimTierJobReq, decClaimTierJobReq, 1)
 		}},
 		{"claim tier job response", func(t *testing.T) {
 			roundTrip(t, claimTierJobResp{OK: true, Job: coordapi.TierJob{
@@ -188,13 +197,21 @@ func TestRoundTrip(t *testing.T) {
 			roundTrip(t, []int64{-1, 0, 1 << 50}, encOffsets, decOffsets)
 		}},
 		{"complete tier job request", func(t *testing.T) {
-			roundTrip(t, coordapi.CompleteTierJobRequest{JobID: 1 << 63, TopicID: idB, Partition: 1, BaseOffset: 5, LastOffset: 1 << 40,
-				ObjectKey: "tiered/y.seg", ObjectSize: 1 << 27, DataLength: 1<<27 - 500}, encCompleteTierJobReq, decCompleteTierJobReq)
-			roundTrip(t, coordapi.CompleteTierJobRequest{JobID: 4, TopicID: idA, Partition: 0, BaseOffset: 0, LastOffset: 99,
+			// The last byte says there is no table result (absent from
+			// brokers of earlier builds).
+			roundTripTail(t, coordapi.CompleteTierJobRequest{JobID: 1 << 63, TopicID: idB, Partition: 1, BaseOffset: 5, LastOffset: 1 << 40,
+				ObjectKey: "tiered/y.seg", ObjectSize: 1 << 27, DataLength: 1<<27 - 500}, encCompleteTierJobReq, decCompleteTierJobReq, 1)
+			table := coordapi.CompleteTierJobRequest{JobID: 9, TopicID: idA, Partition: -1,
+				Table: &coordapi.TableResult{SnapshotID: 1 << 62, Rows: 5, Covered: []coordapi.TableCovered{{Partition: 0, Next: 1 << 40}, {Partition: 7}}}}
+			var with, without encoder
+			encCompleteTierJobReq(&with, table)
+			encCompleteTierJobReq(&without, coordapi.CompleteTierJobRequest{JobID: 9, TopicID: idA, Partition: -1})
+			roundTripTail(t, table, encCompleteTierJobReq, decCompleteTierJobReq, len(with.b)-len(without.b)+1)
+			roundTripTail(t, coordapi.CompleteTierJobRequest{JobID: 4, TopicID: idA, Partition: 0, BaseOffset: 0, LastOffset: 99,
 				Compacted: &coordapi.CompactResult{CleanedThrough: 80, TombstoneHorizonMs: -1, BytesIn: 1400, BytesOut: 300, RecordsIn: 100, RecordsOut: 7,
 					Segments: []coordapi.CompactedSegment{{ObjectKey: "tiered/c.seg", ObjectSize: 400, DataLength: 300, BaseOffset: 0, LastOffset: 99,
 						Batches: 4, MaxTimestamp: 77, MaxTimestampOffset: 98, MaxTimestampLast: 98}}},
-			}, encCompleteTierJobReq, decCompleteTierJobReq)
+			}, encCompleteTierJobReq, decCompleteTierJobReq, 1)
 		}},
 		{"abandon tier job request", func(t *testing.T) {
 			roundTrip(t, abandonTierJobReq{JobID: 42, Reason: "read failed"}, encAbandonTierJobReq, decAbandonTierJobReq)
