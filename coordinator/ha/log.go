@@ -499,15 +499,34 @@ func (w *writer) start(kind string, entry []byte, fill, apply func(pos position)
 	if w.trail {
 		return w.startTrailing(kind, entry, pos, size, err, apply)
 	}
-	for i := 0; i < n && err == nil; i++ {
-		var f jetstream.PubAckFuture
-		f, err = w.publish(kind, part(entry, size, i), i, n, w.mu.last)
-		if err == nil {
-			w.mu.last++
-			w.mu.sent = w.mu.last
-			w.pending <- pending{fut: f, seq: w.mu.last, sent: time.Now()}
-		}
+	if err == nil {
+		err = w.publishLocked(kind, entry, size, n)
 	}
+	return w.applyAndUnlock(pos, err, apply)
+}
+
+// publishLocked publishes entry's n parts of size after the last message
+// published. w.mu must be held.
+func (w *writer) publishLocked(kind string, entry []byte, size, n int) error {
+	for i := range n {
+		f, err := w.publish(kind, part(entry, size, i), i, n, w.mu.last)
+		if err != nil {
+			return err
+		}
+		w.mu.last++
+		w.mu.sent = w.mu.last
+		w.pending <- pending{fut: f, seq: w.mu.last, sent: time.Now()}
+	}
+	return nil
+}
+
+// applyAndUnlock ends a start entered with w.mu held, its entry published
+// or grouped at pos (err: it was not): it records what was published, so
+// that whatever a reply saw of the entry is covered by barrier, applies
+// the entry, releases w.mu, and returns the entry's wait. An error fails
+// the writer: parts already sent fail too, as each expects its
+// predecessor.
+func (w *writer) applyAndUnlock(pos position, err error, apply func(position) error) (wait func() error, _ error) {
 	w.published.Store(w.mu.last)
 	if err == nil && apply != nil {
 		if err = apply(pos); err != nil {
@@ -516,7 +535,6 @@ func (w *writer) start(kind string, entry []byte, fill, apply func(pos position)
 	}
 	w.mu.Unlock()
 	if err != nil {
-		// Parts already sent fail too: each expects its predecessor.
 		w.fail(err)
 		return nil, w.Err()
 	}
@@ -536,34 +554,17 @@ func (w *writer) startGrouped(kind string, entry []byte, size int, fill, apply f
 	if err == nil && fill != nil {
 		err = fill(pos)
 	}
-	if err == nil {
-		if joined {
-			g := &w.mu.group
-			g.entry = mergeBatch(g.entry, entry)
-			g.batches++
-		} else {
-			var f jetstream.PubAckFuture
-			if f, err = w.publish(kind, entry, 0, 1, w.mu.last); err == nil {
-				w.mu.last++
-				w.mu.sent = w.mu.last
-				w.pending <- pending{fut: f, seq: w.mu.last, sent: time.Now()}
-			}
-		}
+	switch {
+	case err != nil:
+	case joined:
+		g := &w.mu.group
+		g.entry = mergeBatch(g.entry, entry)
+		g.batches++
+	default:
+		err = w.publishLocked(kind, entry, size, 1)
 	}
-	// Before the apply: whatever a reply saw of the batch is covered by
-	// barrier (the group's sequence is reserved).
-	w.published.Store(w.mu.last)
-	if err == nil && apply != nil {
-		if err = apply(pos); err != nil {
-			err = fmt.Errorf("apply entry %d: %w", pos.seq, err)
-		}
-	}
-	w.mu.Unlock()
-	if err != nil {
-		w.fail(err)
-		return nil, w.Err()
-	}
-	return func() error { return w.waitAcked(pos.seq) }, nil
+	// The group's sequence is reserved: published covers it.
+	return w.applyAndUnlock(pos, err, apply)
 }
 
 // startTrailing is start in trail mode, entered with w.mu held and err
