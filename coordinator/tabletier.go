@@ -23,8 +23,10 @@ import (
 // Table job defaults and bounds.
 const (
 	defaultTableInterval = time.Minute
-	// maxTableJobBytes bounds the segment bytes one table job reads.
-	maxTableJobBytes = 1 << 30
+	// maxTableJobBytes bounds the segment bytes one table job reads: the
+	// broker holds its decoded records until the commit (a job that
+	// streams them to its data files is later work).
+	maxTableJobBytes = 64 << 20
 	// maxTableJobSegments bounds its segments, so that its claim reply
 	// stays well within a NATS message.
 	maxTableJobSegments = 4096

@@ -638,6 +638,13 @@ func (n *Node) startTier(nodeID int32, ownDir bool) error {
 	if topts.KeyIndex == nil {
 		topts.KeyIndex = n.partitionsCoordinator() // compaction jobs of indexed topics ask it
 	}
+	if topts.Tables == nil {
+		runner, err := n.tableRunner() // tables.go: nil without the table writer
+		if err != nil {
+			return err
+		}
+		topts.Tables = runner
+	}
 	var wal tiered.WALReader = n.cache
 	if ownDir {
 		wal = storeRanges{n.store}

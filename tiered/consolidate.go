@@ -164,6 +164,9 @@ type ConsolidatorOptions struct {
 	// first such job and kept for the next. Default: 32 MiB; at least 48
 	// bytes (two slots) when set.
 	DedupeBufferBytes int
+	// Tables runs table jobs (TierJobTable, tablejob.go): with it set the
+	// broker claims them too. Default: nil, no table jobs.
+	Tables TableJobRunner
 	// Logger receives job outcomes and errors. Default: discard.
 	Logger *slog.Logger
 	// Meter registers floe.tiered.jobs (by outcome), floe.tiered.job.bytes and
@@ -465,7 +468,7 @@ func (c *Consolidator) logRunError(err error, failures int) {
 // deleted where that is safe). A completed job is ran true, err nil.
 func (c *Consolidator) RunOnce(ctx context.Context) (ran bool, err error) {
 	start := c.opts.Now()
-	job, ok, err := c.jobs.ClaimTierJob(ctx, coordapi.ClaimTierJobRequest{BrokerID: c.opts.BrokerID})
+	job, ok, err := c.jobs.ClaimTierJob(ctx, coordapi.ClaimTierJobRequest{BrokerID: c.opts.BrokerID, Tables: c.opts.Tables != nil})
 	if err != nil {
 		return false, fmt.Errorf("tiered: claim tier job: %w", err)
 	}
@@ -495,6 +498,13 @@ func (c *Consolidator) RunOnce(ctx context.Context) (ran bool, err error) {
 			c.m.compactRecordsIn.Add(ctx, res.RecordsIn)
 			c.m.compactRecordsOut.Add(ctx, res.RecordsOut)
 		}
+	case coordapi.TierJobTable:
+		if c.opts.Tables == nil {
+			outcome, err = outcomeFailed, fmt.Errorf("%w: a table job for a broker without table jobs", ErrBadJob)
+			c.abandon(ctx, job, err)
+			break
+		}
+		outcome, _, err = c.runTableJob(ctx, job, start)
 	default:
 		outcome, err = outcomeFailed, fmt.Errorf("%w: unknown job kind %d", ErrBadJob, job.Kind)
 		c.abandon(ctx, job, err)

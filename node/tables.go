@@ -1,0 +1,104 @@
+//go:build !notables
+
+package node
+
+import (
+	"context"
+	"fmt"
+	"path"
+
+	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/record"
+	"github.com/floe-io/floe/table"
+	"github.com/floe-io/floe/tiered"
+)
+
+// tableRunner runs table jobs with package table (the Iceberg writer,
+// +38 MB of the binary; the notables build tag leaves it out, and the
+// broker then claims no table job). Tables go under <prefix>/tables of
+// the node's store, as <namespace>.<topic>, and their pointers into the
+// coordinator's catalog.
+func (n *Node) tableRunner() (tiered.TableJobRunner, error) {
+	tb, err := table.New(table.Options{
+		Catalog: n.client.TableCatalog(),
+		Store:   n.store,
+		Root:    n.TableRoot(),
+		Prefix:  path.Join(coordapi.CleanPrefix(n.cfg.S3Prefix), "tables"),
+		Meter:   n.metrics.Meter("floe/table"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("table writer: %w", err)
+	}
+	return &tableJobs{tb: tb, namespace: n.tableNamespace()}, nil
+}
+
+type tableJobs struct {
+	tb        *table.Tables
+	namespace string
+}
+
+// RunTableJob implements tiered.TableJobRunner: it creates the table on
+// its first job, adds the value schema's new properties as columns, reads
+// and decodes each range's segments (read_committed: no markers, no
+// aborted records), and commits the ranges as one snapshot.
+func (j *tableJobs) RunTableJob(ctx context.Context, job coordapi.TierJob, read tiered.SegmentBatches) (coordapi.TableResult, error) {
+	tj := job.Table
+	id := table.Ident{Namespace: []string{j.namespace}, Name: tj.TopicName}
+	if _, err := j.tb.Create(ctx, id, table.Spec{Partitioning: tj.Partitioning, ValueSchema: tj.ValueSchema, TopicID: job.TopicID.String()}); err != nil {
+		return coordapi.TableResult{}, fmt.Errorf("create table %s: %w", id, err)
+	}
+	if tj.ValueSchema != "" {
+		if _, err := j.tb.EvolveValueSchema(ctx, id, tj.ValueSchema); err != nil {
+			return coordapi.TableResult{}, fmt.Errorf("evolve table %s: %w", id, err)
+		}
+	}
+	covered, err := j.tb.Covered(ctx, id)
+	if err != nil {
+		return coordapi.TableResult{}, fmt.Errorf("covered offsets of %s: %w", id, err)
+	}
+	var ranges []table.Range
+	for _, r := range tj.Ranges {
+		tr := table.Range{Partition: r.Partition, From: r.From, To: r.To}
+		from := r.From
+		if c, ok := covered[r.Partition]; ok {
+			from = max(from, c)
+		}
+		for _, seg := range r.Segments {
+			if from >= r.To || seg.LastOffset < from {
+				continue // covered already: not read again
+			}
+			err := read(ctx, seg, func(b []byte) error {
+				h, err := record.ParseHeader(b)
+				if err != nil || h.BaseOffset+int64(h.LastOffsetDelta) < from || h.BaseOffset >= r.To {
+					return err // a batch wholly outside [from, To): skipped
+				}
+				n := len(tr.Records)
+				if tr.Records, _, err = table.Decode(tr.Records, r.Partition, b, r.Aborted); err != nil {
+					return err
+				}
+				// Keep [r.From, r.To) only: the segments may hold more.
+				kept := tr.Records[:n]
+				for _, rec := range tr.Records[n:] {
+					if rec.Offset >= r.From && rec.Offset < r.To {
+						kept = append(kept, rec)
+					}
+				}
+				tr.Records = kept
+				return nil
+			})
+			if err != nil {
+				return coordapi.TableResult{}, fmt.Errorf("read %s/%d segment %s: %w", tj.TopicName, r.Partition, seg.ObjectKey, err)
+			}
+		}
+		ranges = append(ranges, tr)
+	}
+	res, err := j.tb.Commit(ctx, id, ranges...)
+	if err != nil {
+		return coordapi.TableResult{}, err
+	}
+	out := coordapi.TableResult{SnapshotID: res.SnapshotID, Rows: int64(res.Rows)}
+	for _, r := range tj.Ranges {
+		out.Covered = append(out.Covered, coordapi.TableCovered{Partition: r.Partition, Next: max(r.To, covered[r.Partition])})
+	}
+	return out, nil
+}

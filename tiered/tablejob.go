@@ -1,0 +1,123 @@
+package tiered
+
+// Table jobs, the broker's side of a table job (issue 41,
+// docs/design/iceberg-tables.md):
+//
+//	ClaimTierJob (Tables: the broker runs them) ─> Kind TierJobTable
+//	  ─> TableJobRunner.RunTableJob: each range's segments, read in windows of whole
+//	     checked batches ─> decode (read_committed) ─> one Iceberg snapshot (package table)
+//	  ─> CompleteTierJob (Partition -1, Table: the covered offsets) ─> done
+//	failure: AbandonTierJob; the table's snapshot summary keeps a retried job exactly once,
+//	and files of a commit that died are the table maintenance's orphans
+//
+// The writer sits behind TableJobRunner so that this package does not link
+// the Iceberg and Parquet libraries (the node adapts package table to it).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/record"
+)
+
+// SegmentBatches calls fn with each whole batch of segment seg's data part
+// in offset order, each checked (header, length, CRC, offsets within the
+// segment's). The batch aliases bytes the reader may share: fn must not
+// modify it or keep it past its return.
+type SegmentBatches func(ctx context.Context, seg coordapi.BatchCoord, fn func(batch []byte) error) error
+
+// TableJobRunner writes a table job's records to its table. The node
+// implements it over package table.
+type TableJobRunner interface {
+	// RunTableJob commits job (Kind TierJobTable, Table set) to its
+	// table, reading each range's segments with read, and returns what
+	// the job reports. It is exactly once by the table's own covered
+	// offsets: a range the table covers adds nothing.
+	RunTableJob(ctx context.Context, job coordapi.TierJob, read SegmentBatches) (coordapi.TableResult, error)
+}
+
+// checkTableJob checks what runTableJob relies on: ranges of distinct
+// partitions, each with segments that hold it.
+func checkTableJob(job coordapi.TierJob) error {
+	tj := job.Table
+	if tj == nil || tj.TopicName == "" || len(tj.Ranges) == 0 {
+		return fmt.Errorf("%w: table job without a table or ranges", ErrBadJob)
+	}
+	seen := map[int32]bool{}
+	for _, r := range tj.Ranges {
+		switch {
+		case seen[r.Partition]:
+			return fmt.Errorf("%w: partition %d twice", ErrBadJob, r.Partition)
+		case r.From >= r.To || len(r.Segments) == 0:
+			return fmt.Errorf("%w: partition %d range %d-%d with %d segments", ErrBadJob, r.Partition, r.From, r.To, len(r.Segments))
+		case r.Segments[0].BaseOffset > r.From || r.Segments[len(r.Segments)-1].LastOffset < r.To-1:
+			return fmt.Errorf("%w: partition %d's segments %d-%d do not hold %d-%d", ErrBadJob, r.Partition,
+				r.Segments[0].BaseOffset, r.Segments[len(r.Segments)-1].LastOffset, r.From, r.To-1)
+		}
+		seen[r.Partition] = true
+		for i, sg := range r.Segments {
+			if !sg.Segment || sg.ObjectKey == "" || (i > 0 && sg.BaseOffset != r.Segments[i-1].LastOffset+1) {
+				return fmt.Errorf("%w: partition %d segment %d (%q %d-%d) is not the next segment", ErrBadJob, r.Partition, i, sg.ObjectKey, sg.BaseOffset, sg.LastOffset)
+			}
+		}
+	}
+	return nil
+}
+
+// runTableJob runs table job job, claimed at start, through the table
+// runner and reports it.
+func (c *Consolidator) runTableJob(ctx context.Context, job coordapi.TierJob, start time.Time) (outcome int, res coordapi.TableResult, err error) {
+	if err := checkTableJob(job); err != nil {
+		c.abandon(ctx, job, err)
+		return outcomeFailed, res, err
+	}
+	jctx, cancel, err := c.leaseContext(ctx, job, start)
+	if err != nil {
+		c.abandon(ctx, job, err)
+		return outcomeFailed, res, err
+	}
+	defer cancel()
+	// The job's reads: one window at a time.
+	window := max(c.opts.MaxReadBytes, record.HeaderSize)
+	reserved, err := c.budget.acquire(jctx, window)
+	if err != nil {
+		err = fmt.Errorf("wait for job buffers: %w", err)
+		c.abandon(ctx, job, err)
+		return outcomeFailed, res, err
+	}
+	defer c.budget.release(reserved)
+	r := &compactRun{c: c, job: job, window: window, reserved: reserved}
+	read := func(ctx context.Context, seg coordapi.BatchCoord, fn func([]byte) error) error {
+		return r.scanSegment(ctx, seg, func(batches []segBatch) error {
+			for _, sb := range batches {
+				if err := fn(sb.b); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if res, err = c.opts.Tables.RunTableJob(jctx, job, read); err != nil {
+		c.abandon(ctx, job, err)
+		return outcomeFailed, res, err
+	}
+	err = c.jobs.CompleteTierJob(jctx, coordapi.CompleteTierJobRequest{JobID: job.ID, TopicID: job.TopicID, Partition: job.Partition, Table: &res})
+	switch {
+	case err == nil:
+		c.log.Info("tiered: table job completed", "job", job.ID, "topic", job.Table.TopicName, "ranges", len(job.Table.Ranges),
+			"snapshot", res.SnapshotID, "rows", res.Rows, "elapsed", c.opts.Now().Sub(start))
+		return outcomeCompleted, res, nil
+	case errors.Is(err, kerr.StaleBrokerEpoch):
+		// Refused (a lease that ended): the snapshot stands, and the
+		// next job skips what it covers.
+		return outcomeRefused, res, fmt.Errorf("complete: refused as stale: %w", err)
+	default:
+		c.abandon(ctx, job, err)
+		return outcomeFailed, res, fmt.Errorf("complete: %w", err)
+	}
+}
