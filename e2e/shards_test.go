@@ -254,22 +254,8 @@ func TestShardedFailover(t *testing.T) {
 		}
 		return nil
 	})
-	took := time.Since(killed)
-	p.waitAcks(t, p.ackCount()+2000, 60*time.Second)
-	close(stop)
-	sent, acked, failed := p.wait(t)
-	t.Logf("shard 1's standby led %s after its leader was killed; producer: %d sent, %d acknowledged, %d failed",
-		took.Round(time.Millisecond), sent, acked, failed)
-	if failed > 0 {
-		t.Errorf("%d records failed (delivery timeout 60s): %v", failed, p.firstFailures(5))
-	}
-	where := readBack(t, ctx, b1.KafkaAddr, topic, partitions)
-	if unacked := checkExactlyOnce(t, where, p); unacked != 0 {
-		t.Errorf("%d records in the log were not acknowledged", unacked)
-	}
-	if len(where) != sent {
-		t.Errorf("%d distinct records in the log, %d sent", len(where), sent)
-	}
+	t.Logf("shard 1's standby led %s after its leader was killed", time.Since(killed).Round(time.Millisecond))
+	finishExactlyOnce(t, ctx, p, stop, b1.KafkaAddr, topic, partitions, 2000)
 	if h, err := (&floetest.HACoordinator{ID: "coordinator", Proc: c.Coord}).Health(); err != nil || h.Role != "leader" {
 		t.Errorf("shard 0's coordinator after shard 1's failover: %s, %v", h, err)
 	}
@@ -332,16 +318,24 @@ func TestShardedCrashShardLeader(t *testing.T) {
 		}
 		return nil
 	})
+	t.Logf("shard 0's partitions took %d acknowledgements while shard 1 was down", acked(true)-before)
 	startShard(t, c, 1, 2, dir)
-	p.waitAcks(t, p.ackCount()+1000, 60*time.Second)
+	finishExactlyOnce(t, ctx, p, stop, b1.KafkaAddr, topic, partitions, 1000)
+}
+
+// finishExactlyOnce lets p have more acknowledgements, stops it, and
+// checks that every record it sent is in topic exactly once, where
+// acknowledged, read back through addr.
+func finishExactlyOnce(t *testing.T, ctx context.Context, p *seqProducer, stop chan struct{}, addr, topic string, partitions int32, more int) {
+	t.Helper()
+	p.waitAcks(t, p.ackCount()+more, 60*time.Second)
 	close(stop)
-	sent, ackedAll, failed := p.wait(t)
-	t.Logf("producer: %d sent, %d acknowledged, %d failed; shard 0's partitions took %d acknowledgements while shard 1 was down",
-		sent, ackedAll, failed, acked(true)-before)
+	sent, acked, failed := p.wait(t)
+	t.Logf("producer: %d sent, %d acknowledged, %d failed", sent, acked, failed)
 	if failed > 0 {
 		t.Errorf("%d records failed (delivery timeout 60s): %v", failed, p.firstFailures(5))
 	}
-	where := readBack(t, ctx, b1.KafkaAddr, topic, partitions)
+	where := readBack(t, ctx, addr, topic, partitions)
 	if unacked := checkExactlyOnce(t, where, p); unacked != 0 {
 		t.Errorf("%d records in the log were not acknowledged", unacked)
 	}
