@@ -129,44 +129,14 @@ func TestIcebergCatalogThroughNode(t *testing.T) {
 
 	t.Run("pyiceberg", func(t *testing.T) {
 		py := tableReader(t)
-		cmd := exec.CommandContext(ctx, py, "../table/testdata/pyiceberg_read.py", "--rest", "http://"+n.HTTPAddr()+catalog.RESTPrefix,
-			"floe.orders", `auth={"type":"basic","basic":{"username":"alice","password":"alice-secret"}}`)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("pyiceberg: %v\n%s", err, stderr.String())
-		}
-		var got []table.Record
-		var listed []string
-		sc := bufio.NewScanner(bytes.NewReader(out))
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			var row struct {
-				Tables    []string          `json:"tables"`
-				Summary   map[string]string `json:"summary"`
-				Partition int32             `json:"partition"`
-				Offset    int64             `json:"offset"`
-				Value     []byte            `json:"value"` // base64
-			}
-			if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
-				t.Fatalf("%v: %s", err, sc.Text())
-			}
-			switch {
-			case row.Tables != nil:
-				listed = row.Tables
-			case row.Summary != nil:
-				if row.Summary[table.SummaryNextOffsetPrefix+"0"] != "25" || row.Summary[table.SummaryNextOffsetPrefix+"1"] != "25" {
-					t.Errorf("summary %v", row.Summary)
-				}
-			default:
-				got = append(got, table.Record{Partition: row.Partition, Offset: row.Offset, Value: row.Value})
-			}
-		}
+		got, listed, summary := pyRead(t, ctx, py, n.HTTPAddr(), "floe.orders",
+			`auth={"type":"basic","basic":{"username":"alice","password":"alice-secret"}}`)
 		if !slices.Equal(listed, []string{"floe.orders"}) {
 			t.Errorf("alice's listing: %v", listed)
 		}
-		slices.SortFunc(got, func(a, b table.Record) int { return int(a.Offset-b.Offset)*2 + int(a.Partition-b.Partition) })
+		if summary[table.SummaryNextOffsetPrefix+"0"] != "25" || summary[table.SummaryNextOffsetPrefix+"1"] != "25" {
+			t.Errorf("summary %v", summary)
+		}
 		if len(got) != len(want) {
 			t.Fatalf("read %d rows, want %d", len(got), len(want))
 		}
@@ -176,6 +146,57 @@ func TestIcebergCatalogThroughNode(t *testing.T) {
 			}
 		}
 	})
+}
+
+// pyRead reads table ident with PyIceberg through the node's REST
+// catalog: its rows (partition, offset, key, value, headers) sorted by
+// offset then partition, the tables the catalog lists in its namespace,
+// and the current snapshot's summary.
+func pyRead(t *testing.T, ctx context.Context, py, httpAddr, ident string, props ...string) (rows []table.Record, listed []string, summary map[string]string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, py, append([]string{"../table/testdata/pyiceberg_read.py", "--rest", "http://" + httpAddr + catalog.RESTPrefix,
+		ident}, props...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("pyiceberg: %v\n%s", err, stderr.String())
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var row struct {
+			Tables    []string          `json:"tables"`
+			Summary   map[string]string `json:"summary"`
+			Partition int32             `json:"partition"`
+			Offset    int64             `json:"offset"`
+			Key       []byte            `json:"key"`   // base64
+			Value     []byte            `json:"value"` // base64
+			Headers   [][2]*string      `json:"headers"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
+			t.Fatalf("%v: %s", err, sc.Text())
+		}
+		switch {
+		case row.Tables != nil:
+			listed = row.Tables
+		case row.Summary != nil:
+			summary = row.Summary
+		default:
+			r := table.Record{Partition: row.Partition, Offset: row.Offset, Key: row.Key, Value: row.Value}
+			for _, h := range row.Headers {
+				r.Headers = append(r.Headers, table.Header{Key: *h[0]})
+			}
+			rows = append(rows, r)
+		}
+	}
+	slices.SortFunc(rows, func(a, b table.Record) int {
+		if a.Offset != b.Offset {
+			return int(a.Offset - b.Offset)
+		}
+		return int(a.Partition - b.Partition)
+	})
+	return rows, listed, summary
 }
 
 // tableReader returns the Python that has PyIceberg: $FLOE_PYTHON, else

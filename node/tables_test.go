@@ -1,0 +1,147 @@
+package node_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/internal/testkit"
+	"github.com/floe-io/floe/internal/testkit/floetest"
+	"github.com/floe-io/floe/node"
+	"github.com/floe-io/floe/table"
+	"github.com/floe-io/floe/tiered"
+)
+
+// TestTableJobThroughNode: a table.enabled topic on the embedded default
+// becomes an Iceberg table once its records are consolidated: keyed
+// records with headers, committed transactions' records in, an aborted
+// transaction's out, every (partition, offset) once, read by PyIceberg
+// through the node's REST catalog; a topic without the config gets no
+// table.
+func TestTableJobThroughNode(t *testing.T) {
+	n := floetest.StartNode(t, node.Config{
+		Coordinator: coordinator.Options{TierInterval: 100 * time.Millisecond, TableInterval: 200 * time.Millisecond},
+		Tier:        tiered.ConsolidatorOptions{PollInterval: 50 * time.Millisecond},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	adm := kadm.NewClient(pinned(t, n.KafkaAddr()))
+	for _, tc := range []struct {
+		topic   string
+		configs map[string]*string
+	}{
+		{"orders", map[string]*string{"table.enabled": kadm.StringPtr("true"), "local.retention.ms": kadm.StringPtr("100"), "retention.ms": kadm.StringPtr("-1")}},
+		{"plain", map[string]*string{"local.retention.ms": kadm.StringPtr("100"), "retention.ms": kadm.StringPtr("-1")}},
+	} {
+		if _, err := adm.CreateTopic(ctx, 3, -1, tc.configs, tc.topic); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl := pinned(t, n.KafkaAddr(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	txn := pinned(t, n.KafkaAddr(), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionalID("table-txn"))
+	type key struct {
+		p int32
+		o int64
+	}
+	want := map[key]*kgo.Record{}
+	produce := func(c *kgo.Client, recs ...*kgo.Record) {
+		t.Helper()
+		res := c.ProduceSync(ctx, recs...)
+		if err := res.FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Record.Topic == "orders" {
+				want[key{r.Record.Partition, r.Record.Offset}] = r.Record
+			}
+		}
+	}
+	for i := range 120 {
+		r := &kgo.Record{Topic: "orders", Partition: int32(i % 3), Key: fmt.Appendf(nil, "k%d", i%7), Value: fmt.Appendf(nil, `{"n":%d}`, i)}
+		if i%4 == 0 {
+			r.Headers = []kgo.RecordHeader{{Key: "h", Value: []byte("v")}}
+		}
+		produce(cl, r, &kgo.Record{Topic: "plain", Partition: int32(i % 3), Value: []byte("x")})
+	}
+	// An aborted transaction, then a committed one.
+	for _, commit := range []bool{false, true} {
+		if err := txn.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		var recs []*kgo.Record
+		for p := range int32(3) {
+			recs = append(recs, &kgo.Record{Topic: "orders", Partition: p, Value: fmt.Appendf(nil, "txn commit=%v", commit)})
+		}
+		res := txn.ProduceSync(ctx, recs...)
+		if err := res.FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		if err := txn.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+		if commit {
+			for _, r := range res {
+				want[key{r.Record.Partition, r.Record.Offset}] = r.Record
+			}
+		}
+	}
+	produce(cl, &kgo.Record{Topic: "orders", Partition: 0, Value: []byte("after the transactions")})
+
+	// Wait until the table covers every partition's high watermark.
+	tb, err := table.New(table.Options{Catalog: n.CoordinatorClient().TableCatalog(), Store: n.Store(), Root: n.TableRoot(), Prefix: "tables"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends, err := adm.ListEndOffsets(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := table.Ident{Namespace: []string{node.DefaultTableNamespace}, Name: "orders"}
+	testkit.CheckFor(t, time.Minute, 100*time.Millisecond, func() error {
+		covered, err := tb.Covered(ctx, id)
+		if err != nil {
+			return err
+		}
+		var lag error
+		ends.Each(func(o kadm.ListedOffset) {
+			if covered[o.Partition] != o.Offset {
+				lag = fmt.Errorf("partition %d covered to %d of %d", o.Partition, covered[o.Partition], o.Offset)
+			}
+		})
+		return lag
+	})
+
+	py := tableReader(t)
+	rows, listed, summary := pyRead(t, ctx, py, n.HTTPAddr(), "floe.orders")
+	if len(listed) != 1 || listed[0] != "floe.orders" {
+		t.Errorf("the catalog lists %v: a table for a topic without table.enabled?", listed)
+	}
+	ends.Each(func(o kadm.ListedOffset) {
+		if got := summary[table.SummaryNextOffsetPrefix+fmt.Sprint(o.Partition)]; got != fmt.Sprint(o.Offset) {
+			t.Errorf("the snapshot PyIceberg read covers partition %d to %s, want %d", o.Partition, got, o.Offset)
+		}
+	})
+	seen := map[key]bool{}
+	for _, r := range rows {
+		k := key{r.Partition, r.Offset}
+		w := want[k]
+		switch {
+		case seen[k]:
+			t.Fatalf("partition %d offset %d twice", k.p, k.o)
+		case w == nil:
+			t.Fatalf("partition %d offset %d (%q) was never committed", k.p, k.o, r.Value)
+		case !bytes.Equal(r.Value, w.Value) || !bytes.Equal(r.Key, w.Key) || len(r.Headers) != len(w.Headers):
+			t.Fatalf("partition %d offset %d: %q %q %d headers, want %q %q %d", k.p, k.o, r.Key, r.Value, len(r.Headers), w.Key, w.Value, len(w.Headers))
+		}
+		seen[k] = true
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want the %d committed records", len(rows), len(want))
+	}
+}
