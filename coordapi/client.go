@@ -150,6 +150,13 @@ type GroupCoordinator interface {
 	// broker's share of a DescribeConfigs or IncrementalAlterConfigs.
 	DescribeGroupConfigs(ctx context.Context, req *kmsg.DescribeConfigsRequest) (*kmsg.DescribeConfigsResponse, error)
 	AlterGroupConfigs(ctx context.Context, req *kmsg.IncrementalAlterConfigsRequest) (*kmsg.IncrementalAlterConfigsResponse, error)
+	// DescribeShareGroupOffsets, AlterShareGroupOffsets and
+	// DeleteShareGroupOffsets serve the share groups' offsets admin APIs
+	// (KIP-932): start offsets and lag; an Empty group's start offsets
+	// moved or its share state of a topic dropped.
+	DescribeShareGroupOffsets(ctx context.Context, req *kmsg.DescribeShareGroupOffsetsRequest) (*kmsg.DescribeShareGroupOffsetsResponse, error)
+	AlterShareGroupOffsets(ctx context.Context, req *kmsg.AlterShareGroupOffsetsRequest) (*kmsg.AlterShareGroupOffsetsResponse, error)
+	DeleteShareGroupOffsets(ctx context.Context, req *kmsg.DeleteShareGroupOffsetsRequest) (*kmsg.DeleteShareGroupOffsetsResponse, error)
 	// ShareAcquire serves one ShareFetch or ShareAcknowledge of a share
 	// group member: its acknowledgements, then records acquired under a
 	// lock with their batch coordinates, waiting up to req.MaxWaitMs when

@@ -93,3 +93,15 @@ func (l direct) ShareAcquire(ctx context.Context, req coordapi.ShareAcquireReque
 func (l direct) ShareRelease(ctx context.Context, req coordapi.ShareReleaseRequest) error {
 	return l.g.ShareRelease(ctx, req)
 }
+
+func (l direct) DescribeShareGroupOffsets(ctx context.Context, req *kmsg.DescribeShareGroupOffsetsRequest) (*kmsg.DescribeShareGroupOffsetsResponse, error) {
+	return l.g.DescribeShareGroupOffsets(ctx, req), nil
+}
+
+func (l direct) AlterShareGroupOffsets(ctx context.Context, req *kmsg.AlterShareGroupOffsetsRequest) (*kmsg.AlterShareGroupOffsetsResponse, error) {
+	return l.g.AlterShareGroupOffsets(ctx, req), nil
+}
+
+func (l direct) DeleteShareGroupOffsets(ctx context.Context, req *kmsg.DeleteShareGroupOffsetsRequest) (*kmsg.DeleteShareGroupOffsetsResponse, error) {
+	return l.g.DeleteShareGroupOffsets(ctx, req), nil
+}

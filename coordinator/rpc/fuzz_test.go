@@ -196,6 +196,25 @@ func FuzzDecodeRequest(f *testing.F) {
 		})
 	}
 	seed(f, func(e *encoder) {
+		req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+		req.Version = 1
+		req.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: "sg"}, {GroupID: "sg2",
+			Topics: []kmsg.DescribeShareGroupOffsetsRequestGroupTopic{{Topic: "t", Partitions: []int32{0, 2}}}}}
+		encGroupReq(e, coordapi.ClientInfo{}, req)
+	})
+	seed(f, func(e *encoder) {
+		req := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+		req.GroupID = "sg"
+		req.Topics = []kmsg.AlterShareGroupOffsetsRequestTopic{{Topic: "t", Partitions: []kmsg.AlterShareGroupOffsetsRequestTopicPartition{{Partition: 1, StartOffset: 8}}}}
+		encGroupReq(e, coordapi.ClientInfo{}, req)
+	})
+	seed(f, func(e *encoder) {
+		req := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+		req.GroupID = "sg"
+		req.Topics = []kmsg.DeleteShareGroupOffsetsRequestTopic{{Topic: "t"}}
+		encGroupReq(e, coordapi.ClientInfo{}, req)
+	})
+	seed(f, func(e *encoder) {
 		encACLBindings(e, []coordapi.ACLBinding{{ResourceType: kmsg.ACLResourceTypeTopic, ResourceName: "t", PatternType: kmsg.ACLResourcePatternTypeLiteral,
 			Principal: "User:a", Host: "*", Operation: kmsg.ACLOperationRead, Permission: kmsg.ACLPermissionTypeAllow}})
 	})

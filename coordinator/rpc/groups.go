@@ -33,6 +33,10 @@ const (
 	opConsumerGroupDescribe  = "consumer_group_describe"
 	opShareGroupHeartbeat    = "share_group_heartbeat"
 	opShareGroupDescribe     = "share_group_describe"
+	// The share groups' offsets admin APIs.
+	opDescribeShareGroupOffsets = "describe_share_group_offsets"
+	opAlterShareGroupOffsets    = "alter_share_group_offsets"
+	opDeleteShareGroupOffsets   = "delete_share_group_offsets"
 	// The group configs (ConfigResource GROUP): the GROUP resources of a
 	// DescribeConfigs or IncrementalAlterConfigs request.
 	opDescribeGroupConfigs = "describe_group_configs"
@@ -103,9 +107,12 @@ var groupOps = map[string]groupOp{
 	opShareGroupHeartbeat: {kmsg.ShareGroupHeartbeat, func(gs *groups.Groups, ctx context.Context, c coordapi.ClientInfo, req kmsg.Request) (kmsg.Response, error) {
 		return gs.ShareGroupHeartbeat(ctx, c, req.(*kmsg.ShareGroupHeartbeatRequest)), nil
 	}},
-	opShareGroupDescribe:   {kmsg.ShareGroupDescribe, plain((*groups.Groups).ShareGroupDescribe)},
-	opDescribeGroupConfigs: {kmsg.DescribeConfigs, plain((*groups.Groups).DescribeGroupConfigs)},
-	opAlterGroupConfigs:    {kmsg.IncrementalAlterConfigs, plain((*groups.Groups).AlterGroupConfigs)},
+	opShareGroupDescribe:        {kmsg.ShareGroupDescribe, plain((*groups.Groups).ShareGroupDescribe)},
+	opDescribeGroupConfigs:      {kmsg.DescribeConfigs, plain((*groups.Groups).DescribeGroupConfigs)},
+	opAlterGroupConfigs:         {kmsg.IncrementalAlterConfigs, plain((*groups.Groups).AlterGroupConfigs)},
+	opDescribeShareGroupOffsets: {kmsg.DescribeShareGroupOffsets, plain((*groups.Groups).DescribeShareGroupOffsets)},
+	opAlterShareGroupOffsets:    {kmsg.AlterShareGroupOffsets, plain((*groups.Groups).AlterShareGroupOffsets)},
+	opDeleteShareGroupOffsets:   {kmsg.DeleteShareGroupOffsets, plain((*groups.Groups).DeleteShareGroupOffsets)},
 }
 
 // encGroupReq writes a group request: the Kafka request version, the
@@ -407,4 +414,19 @@ func (g *GroupClient) DescribeGroupConfigs(ctx context.Context, req *kmsg.Descri
 // req.
 func (g *GroupClient) AlterGroupConfigs(ctx context.Context, req *kmsg.IncrementalAlterConfigsRequest) (*kmsg.IncrementalAlterConfigsResponse, error) {
 	return groupRequest[*kmsg.IncrementalAlterConfigsResponse](g, ctx, opAlterGroupConfigs, 0, coordapi.ClientInfo{}, req)
+}
+
+// DescribeShareGroupOffsets describes share groups' start offsets and lag.
+func (g *GroupClient) DescribeShareGroupOffsets(ctx context.Context, req *kmsg.DescribeShareGroupOffsetsRequest) (*kmsg.DescribeShareGroupOffsetsResponse, error) {
+	return groupRequest[*kmsg.DescribeShareGroupOffsetsResponse](g, ctx, opDescribeShareGroupOffsets, 0, coordapi.ClientInfo{}, req)
+}
+
+// AlterShareGroupOffsets moves an Empty share group's start offsets.
+func (g *GroupClient) AlterShareGroupOffsets(ctx context.Context, req *kmsg.AlterShareGroupOffsetsRequest) (*kmsg.AlterShareGroupOffsetsResponse, error) {
+	return groupRequest[*kmsg.AlterShareGroupOffsetsResponse](g, ctx, opAlterShareGroupOffsets, 0, coordapi.ClientInfo{}, req)
+}
+
+// DeleteShareGroupOffsets drops an Empty share group's state of topics.
+func (g *GroupClient) DeleteShareGroupOffsets(ctx context.Context, req *kmsg.DeleteShareGroupOffsetsRequest) (*kmsg.DeleteShareGroupOffsetsResponse, error) {
+	return groupRequest[*kmsg.DeleteShareGroupOffsetsResponse](g, ctx, opDeleteShareGroupOffsets, 0, coordapi.ClientInfo{}, req)
 }

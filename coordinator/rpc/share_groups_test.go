@@ -177,3 +177,47 @@ func TestShareAcquireOverNATS(t *testing.T) {
 		t.Fatalf("held acquire: %+v", r)
 	}
 }
+
+// TestShareOffsetsOverNATS: the share-group offsets admin ops travel at
+// their Kafka versions: an alter through one broker's client creates the
+// group's state, a describe through another reads it back with its lag,
+// and a delete drops it.
+func TestShareOffsetsOverNATS(t *testing.T) {
+	e := newGroupsEnv(t)
+	ctx := context.Background()
+	tp, err := e.coord.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "t", Partitions: 1, ReplicationFactor: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.coord.CommitObject(ctx, &coordapi.CommitRequest{ObjectKey: "wal/1", ObjectSize: 100, BrokerID: 1, Batches: []coordapi.CommitBatch{
+		{TopicID: tp.ID, ByteLength: 100, LastOffsetDelta: 9, MaxTimestamp: 10, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	alter := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+	alter.GroupID = "sg"
+	alter.Topics = []kmsg.AlterShareGroupOffsetsRequestTopic{{Topic: "t", Partitions: []kmsg.AlterShareGroupOffsetsRequestTopicPartition{{Partition: 0, StartOffset: 4}}}}
+	ar, err := e.a.AlterShareGroupOffsets(ctx, alter)
+	if err != nil || ar.ErrorCode != 0 || len(ar.Topics) != 1 || ar.Topics[0].TopicID != tp.ID || ar.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("alter: %v %+v", err, ar)
+	}
+	for _, v := range []int16{0, 1} {
+		describe := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+		describe.Version = v
+		describe.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: "sg"}}
+		dr, err := e.b.DescribeShareGroupOffsets(ctx, describe)
+		if err != nil || len(dr.Groups) != 1 || len(dr.Groups[0].Topics) != 1 || len(dr.Groups[0].Topics[0].Partitions) != 1 {
+			t.Fatalf("describe v%d: %v %+v", v, err, dr)
+		}
+		wantLag := map[int16]int64{0: -1, 1: 6}[v] // v0 carries no lag
+		if p := dr.Groups[0].Topics[0].Partitions[0]; p.StartOffset != 4 || p.LeaderEpoch != 0 || p.Lag != wantLag {
+			t.Fatalf("described v%d: %+v", v, p)
+		}
+	}
+	del := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+	del.GroupID, del.Topics = "sg", []kmsg.DeleteShareGroupOffsetsRequestTopic{{Topic: "t"}, {Topic: "nope"}}
+	dl, err := e.client.Groups().DeleteShareGroupOffsets(ctx, del)
+	if err != nil || dl.ErrorCode != 0 || len(dl.Topics) != 2 || dl.Topics[0].ErrorCode != 0 || dl.Topics[1].ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("delete: %v %+v", err, dl)
+	}
+}
