@@ -34,21 +34,21 @@ func IsTableEnabled(configs map[string]string) bool {
 // tableConfigDefs are the table configs' definitions, part of
 // TopicConfigDefs.
 var tableConfigDefs = []ConfigDef{
-	{Name: ConfigTableEnabled, Default: "false", Type: ConfigTypeBoolean,
+	{Name: ConfigTableEnabled, Enforced: true, Default: "false", Type: ConfigTypeBoolean,
 		Doc: "floe: also write the topic's committed records to an Iceberg table <namespace>.<topic>, served by the REST catalog at /iceberg/v1 on the HTTP listener. Turning it off stops the table jobs and keeps the table."},
-	{Name: ConfigTableFormat, Default: "iceberg", Type: ConfigTypeString,
+	{Name: ConfigTableFormat, Enforced: true, Default: "iceberg", Type: ConfigTypeString,
 		Doc:      "floe: the table format of a table.enabled topic; iceberg is the only one.",
 		Validate: oneOf("iceberg")},
-	{Name: ConfigTablePartitioning, Default: "day(timestamp)", Type: ConfigTypeString,
+	{Name: ConfigTablePartitioning, Enforced: true, Default: "day(timestamp)", Type: ConfigTypeString,
 		Doc:      "floe: the table's Iceberg partitioning: comma-separated transforms of columns, such as day(timestamp), hour(timestamp), identity(partition) or bucket[16](key); none for an unpartitioned table.",
 		Validate: validPartitioning},
 	{Name: ConfigTableRetentionMs, Default: "-1", Type: ConfigTypeLong,
-		Doc:      "floe: how long the table keeps rows (by their record timestamp); -1 keeps them forever, whatever the topic's retention.",
+		Doc:      "floe: how long the table keeps rows (by their record timestamp); -1 keeps them forever, whatever the topic's retention. Accepted, not yet applied (the table maintenance job).",
 		Validate: atLeast(-1)},
-	{Name: ConfigTableValueSchema, Default: "none", Type: ConfigTypeString,
+	{Name: ConfigTableValueSchema, Enforced: true, Default: "none", Type: ConfigTypeString,
 		Doc:      "floe: none keeps the value in the table's binary value column only; json also makes the top-level properties of table.value.schema.definition typed columns (values that do not parse keep their raw columns and an _error).",
 		Validate: oneOf("none", "json")},
-	{Name: ConfigTableValueSchemaDefinition, Default: "", Type: ConfigTypeString,
+	{Name: ConfigTableValueSchemaDefinition, Enforced: true, Default: "", Type: ConfigTypeString,
 		Doc:      "floe: the JSON Schema of the values when table.value.schema is json: an object whose properties have types string (format date-time or date), integer, number, boolean, object or array.",
 		Validate: validValueSchema},
 }
