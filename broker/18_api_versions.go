@@ -57,7 +57,8 @@ var errAPIDisabled = errors.New("the API is disabled on this broker")
 // shareAPIs are the share group APIs Options.ShareGroupsDisabled hides
 // (--share-groups-enabled=false).
 var shareAPIs = map[int16]bool{int16(kmsg.ShareGroupHeartbeat): true, int16(kmsg.ShareGroupDescribe): true,
-	int16(kmsg.ShareFetch): true, int16(kmsg.ShareAcknowledge): true}
+	int16(kmsg.ShareFetch): true, int16(kmsg.ShareAcknowledge): true,
+	int16(kmsg.DescribeShareGroupOffsets): true, int16(kmsg.AlterShareGroupOffsets): true, int16(kmsg.DeleteShareGroupOffsets): true}
 
 // apiHidden reports whether this broker leaves key out of ApiVersions and
 // refuses it when it comes anyway (conn.go, before any handler).

@@ -106,7 +106,9 @@ type Options struct {
 	// Default: 1s.
 	ACLRefreshInterval time.Duration
 	// ShareGroupsDisabled leaves the share group APIs (ShareGroupHeartbeat,
-	// ShareGroupDescribe, ShareFetch, ShareAcknowledge) out of ApiVersions
+	// ShareGroupDescribe, ShareFetch, ShareAcknowledge, and the share group
+	// offsets admin APIs Describe-, Alter- and DeleteShareGroupOffsets) out
+	// of ApiVersions
 	// and closes the connection of a client that sends one anyway, as
 	// Kafka does for an API that is not enabled
 	// (--share-groups-enabled=false; Kafka's share.version feature).

@@ -193,7 +193,7 @@ func TestShareGroupMembership(t *testing.T) {
 	wantCode(t, "classic join on a share group", send[*kmsg.JoinGroupResponse](t, cls[1], join).ErrorCode, kerr.InconsistentGroupProtocol)
 }
 
-// TestShareGroupsDisabled: with ShareGroupsDisabled the share APIs (76-79)
+// TestShareGroupsDisabled: with ShareGroupsDisabled the share APIs (76-79, 90-92)
 // are not advertised, and a request sent anyway closes the connection.
 func TestShareGroupsDisabled(t *testing.T) {
 	c := newTestCoordinator(t)
