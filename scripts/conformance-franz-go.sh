@@ -14,8 +14,7 @@
 #   RUN               -run regexp (default: every kgo test that talks to a broker,
 #                     but those in EXCLUDE)
 #   EXCLUDE           tests left out of the default set, space-separated
-#                     (default: TestShareGroupOffsetsAdmin, which needs the share
-#                     group admin APIs, not served yet: issue 42's milestone 4)
+#                     (default: none)
 #   KGO_TEST_RECORDS  records per produce/consume test (default 50000; kgo's own default is 500000)
 #   TIMEOUT           go test -timeout (default 10m); tests still running then are FAIL
 #   KGO_LOG_LEVEL     kgo client logs in the test log: none, info, debug (default none)
@@ -40,7 +39,7 @@ fi
 # test helpers (adm, newTestClient, tmpTopic, tmpGroup, getSeedBrokers).
 excluded=()
 if [ -z "${RUN:-}" ]; then
-  read -r -a excluded <<<"${EXCLUDE-TestShareGroupOffsetsAdmin}"
+  read -r -a excluded <<<"${EXCLUDE-}"
   tests="$(awk '
     /^func Test[A-Za-z0-9_]*\(/ { name = $2; sub(/\(.*/, "", name) }
     /adm\(\)|newTestClient|tmpTopic|tmpGroup|getSeedBrokers/ {
