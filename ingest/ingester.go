@@ -20,6 +20,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -152,6 +153,8 @@ type Ingester struct {
 	cache WriteThrough
 	log   *slog.Logger
 	now   func() time.Time
+	// committed counts the bytes of the objects committed (Committed).
+	committed atomic.Int64
 	// commitReady wakes the commit loop (capacity 1).
 	commitReady chan struct{}
 	// nextCommit is the commit loop's next commit's context, made ahead
@@ -632,8 +635,13 @@ func (in *Ingester) commitObject(ctx context.Context, o *object) (took time.Dura
 		ow := o.owners[i]
 		ow.p.results[ow.idx] = r
 	}
+	in.committed.Add(int64(len(o.buf)))
 	return took, true
 }
+
+// Committed returns the bytes of the objects committed so far: what the
+// tier jobs' pace follows (tiered.ConsolidatorOptions.Ingested).
+func (in *Ingester) Committed() int64 { return in.committed.Load() }
 
 func (in *Ingester) failAll(o *object, err *kerr.Error) {
 	for _, p := range o.pendings {

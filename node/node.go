@@ -635,6 +635,9 @@ func (n *Node) startTier(nodeID int32, ownDir bool) error {
 		}
 	}
 	topts.Meter = n.metrics.Meter("floe/tiered")
+	if topts.Ingested == nil && n.ingest != nil {
+		topts.Ingested = n.ingest.Committed // the jobs' pace keeps up with this broker's ingest
+	}
 	if topts.KeyIndex == nil {
 		topts.KeyIndex = n.partitionsCoordinator() // compaction jobs of indexed topics ask it
 	}

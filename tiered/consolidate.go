@@ -146,8 +146,14 @@ type ConsolidatorOptions struct {
 	// spread their work instead of taking the device and the cores from
 	// produce and fetch in bursts. Consolidation reads and writes each
 	// byte once: it keeps up with an ingest rate of up to about half of
-	// this (less what compaction takes). Default: 0, unpaced.
+	// this (less what compaction takes), and with Ingested the pace rises
+	// with the ingest. Default: 0, unpaced.
 	IOBytesPerSecond int64
+	// Ingested, when set, returns the bytes this broker has ingested so
+	// far (a counter): the pace of IOBytesPerSecond rises to 2.5 times the
+	// ingest rate when that is more, so that consolidation keeps up with
+	// any sustained ingest (ioThrottle.follow), and falls back with it.
+	Ingested func() int64
 	// IndexIntervalBytes is the segments' offset index interval
 	// (Options.IndexIntervalBytes). Default: 4096.
 	IndexIntervalBytes int
@@ -395,6 +401,13 @@ func (c *Consolidator) Run(ctx context.Context) {
 		n = defaultConcurrency
 	}
 	var wg sync.WaitGroup
+	if c.io != nil && c.opts.Ingested != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.followIngest(ctx)
+		}()
+	}
 	for range n {
 		wg.Add(1)
 		go func() {
@@ -403,6 +416,21 @@ func (c *Consolidator) Run(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+}
+
+// followIngest samples the broker's ingest every second and sets the I/O
+// pace from it (ioThrottle.follow), until ctx ends.
+func (c *Consolidator) followIngest(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		c.io.follow(c.opts.Ingested(), c.opts.Now())
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // defaultConcurrency is ConsolidatorOptions.Concurrency's default.

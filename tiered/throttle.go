@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"time"
 
 	"golang.org/x/time/rate"
 
@@ -20,16 +21,57 @@ const throttleBurst = 1 << 20
 // log.cleaner.io.max.bytes.per.second paces its cleaner: a shared token
 // bucket every job waits on before each read and each write of an upload.
 // A nil *ioThrottle does not pace.
+//
+// The pace follows the broker's ingest (ConsolidatorOptions.Ingested):
+// consolidation reads and writes every byte ingested once, so a fixed pace
+// below twice the ingest rate would let the WAL grow without end. follow
+// raises the limit to ingestFactor times the ingest rate (an average over
+// about ingestWindow) when that is more than the configured pace, and
+// brings it back down as the ingest falls.
 type ioThrottle struct {
-	lim *rate.Limiter
+	lim  *rate.Limiter
+	base float64 // the configured bytes per second
+	// rate is the ingest rate's moving average, bytes per second; last
+	// and lastAt the sample it was updated from. Only follow touches them.
+	rate   float64
+	last   int64
+	lastAt time.Time
 }
+
+// ingestFactor is how many times the ingest rate the tier jobs may move:
+// a byte read and a byte written for each byte ingested, and a quarter
+// more to catch up on a backlog.
+const ingestFactor = 2.5
+
+// ingestWindow is about how long the ingest rate's average looks back.
+const ingestWindow = 10 * time.Second
 
 // newIOThrottle returns a throttle of bytesPerSecond, nil for none (0).
 func newIOThrottle(bytesPerSecond int64) *ioThrottle {
 	if bytesPerSecond <= 0 {
 		return nil
 	}
-	return &ioThrottle{lim: rate.NewLimiter(rate.Limit(bytesPerSecond), int(min(bytesPerSecond, throttleBurst)))}
+	return &ioThrottle{lim: rate.NewLimiter(rate.Limit(bytesPerSecond), int(min(bytesPerSecond, throttleBurst))),
+		base: float64(bytesPerSecond)}
+}
+
+// follow takes a sample of the bytes ingested so far (a counter) at now,
+// and sets the limit to the larger of the configured pace and ingestFactor
+// times the ingest rate's moving average. It returns the limit set.
+func (t *ioThrottle) follow(ingested int64, now time.Time) float64 {
+	if t.lastAt.IsZero() || ingested < t.last || !now.After(t.lastAt) {
+		t.last, t.lastAt = ingested, now // the first sample, or a counter reset
+		return float64(t.lim.Limit())
+	}
+	dt := now.Sub(t.lastAt)
+	r := float64(ingested-t.last) / dt.Seconds()
+	// An exponential moving average with the window's time constant.
+	a := min(1, dt.Seconds()/ingestWindow.Seconds())
+	t.rate += a * (r - t.rate)
+	t.last, t.lastAt = ingested, now
+	limit := max(t.base, ingestFactor*t.rate)
+	t.lim.SetLimitAt(now, rate.Limit(limit))
+	return limit
 }
 
 // wait waits until n more bytes may move, or ctx ends.

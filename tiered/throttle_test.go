@@ -60,3 +60,46 @@ func TestIOThrottleWait(t *testing.T) {
 		t.Errorf("wait with a cancelled context: %v", err)
 	}
 }
+
+// TestThrottleFollowsIngest: the pace stays at the configured one while
+// the broker ingests less than it can consolidate, rises to 2.5 times a
+// sustained ingest above that, and falls back when the ingest stops; a
+// counter that goes back (a restart) changes nothing.
+func TestThrottleFollowsIngest(t *testing.T) {
+	const mib = 1 << 20
+	th := newIOThrottle(96 * mib)
+	now := time.Unix(1_000_000, 0)
+	var ingested int64
+	step := func(perSecond int64, seconds int) float64 {
+		t.Helper()
+		var limit float64
+		for range seconds {
+			ingested += perSecond
+			now = now.Add(time.Second)
+			limit = th.follow(ingested, now)
+			if got := float64(th.lim.Limit()); got != limit {
+				t.Fatalf("follow returned %.0f, the limiter has %.0f", limit, got)
+			}
+		}
+		return limit
+	}
+	th.follow(0, now)
+	for _, tc := range []struct {
+		name      string
+		perSecond int64
+		seconds   int
+		min, max  float64 // the limit after, bytes per second
+	}{
+		{"ingest below half the pace", 20 * mib, 60, 96 * mib, 96 * mib},
+		{"sustained ingest above it", 80 * mib, 60, 195 * mib, 200 * mib},
+		{"ingest stopped", 0, 60, 96 * mib, 96 * mib},
+	} {
+		if got := step(tc.perSecond, tc.seconds); got < tc.min || got > tc.max {
+			t.Fatalf("%s: limit %.1f MiB/s, want %.1f to %.1f", tc.name, got/mib, tc.min/mib, tc.max/mib)
+		}
+	}
+	ingested = 0 // a restarted counter
+	if got := th.follow(ingested, now.Add(time.Second)); got != 96*mib {
+		t.Fatalf("after a counter reset: %.1f MiB/s", got/mib)
+	}
+}
