@@ -17,8 +17,8 @@ import (
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/coordinator/ha"
 	"github.com/floe-io/floe/coordinator/rpc"
-	"github.com/floe-io/floe/coordinator/shards"
 	"github.com/floe-io/floe/coordinator/service"
+	"github.com/floe-io/floe/coordinator/shards"
 	"github.com/floe-io/floe/groups"
 )
 
