@@ -4,12 +4,15 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"path"
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/record"
 	"github.com/floe-io/floe/table"
+	"github.com/floe-io/floe/table/catalog"
 	"github.com/floe-io/floe/tiered"
 )
 
@@ -29,12 +32,42 @@ func (n *Node) tableRunner() (tiered.TableJobRunner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("table writer: %w", err)
 	}
-	return &tableJobs{tb: tb, namespace: n.tableNamespace()}, nil
+	return &tableJobs{tb: tb, cat: n.client.TableCatalog(), namespace: n.tableNamespace(), log: n.log}, nil
 }
 
 type tableJobs struct {
 	tb        *table.Tables
+	cat       catalog.Catalog
 	namespace string
+	log       *slog.Logger
+}
+
+// moveAside renames id's table to <name>__<topic id> when it belongs to
+// another topic id than topicID (a topic deleted and created again under
+// its name): its covered offsets are the old topic's and would make the
+// new one's records look covered. Its files stay where they are (their
+// location has the old topic id in it).
+func (j *tableJobs) moveAside(ctx context.Context, id table.Ident, topicID string) error {
+	tbl, err := j.tb.Load(ctx, id)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("load table %s: %w", id, err)
+	}
+	old := tbl.Properties()[table.PropTopicID]
+	if old == "" || old == topicID {
+		return nil
+	}
+	aside := table.Ident{Namespace: id.Namespace, Name: id.Name + "__" + old}
+	loc := tbl.MetadataLocation()
+	if err := j.cat.Swap(ctx, aside, "", loc); err != nil && !errors.Is(err, catalog.ErrConflict) {
+		return fmt.Errorf("move table %s aside to %s: %w", id, aside, err)
+	}
+	if err := j.cat.Swap(ctx, id, loc, ""); err != nil && !errors.Is(err, catalog.ErrConflict) {
+		return fmt.Errorf("move table %s aside to %s: %w", id, aside, err)
+	}
+	j.log.Info("table of a deleted topic moved aside", "table", id.String(), "to", aside.String(), "old_topic_id", old, "topic_id", topicID)
+	return nil
 }
 
 // RunTableJob implements tiered.TableJobRunner: it creates the table on
@@ -44,6 +77,9 @@ type tableJobs struct {
 func (j *tableJobs) RunTableJob(ctx context.Context, job coordapi.TierJob, read tiered.SegmentBatches) (coordapi.TableResult, error) {
 	tj := job.Table
 	id := table.Ident{Namespace: []string{j.namespace}, Name: tj.TopicName}
+	if err := j.moveAside(ctx, id, job.TopicID.String()); err != nil {
+		return coordapi.TableResult{}, err
+	}
 	if _, err := j.tb.Create(ctx, id, table.Spec{Partitioning: tj.Partitioning, ValueSchema: tj.ValueSchema, TopicID: job.TopicID.String()}); err != nil {
 		return coordapi.TableResult{}, fmt.Errorf("create table %s: %w", id, err)
 	}
@@ -62,6 +98,16 @@ func (j *tableJobs) RunTableJob(ctx context.Context, job coordapi.TierJob, read 
 		from := r.From
 		if c, ok := covered[r.Partition]; ok {
 			from = max(from, c)
+			if c < r.From {
+				// The log start moved past what the table covers
+				// (DeleteRecords, or retention: the table hold is not
+				// built yet): those records are gone, and the range
+				// covers them without rows rather than failing every
+				// job with a gap.
+				j.log.Warn("table job: records deleted before the table took them", "table", id.String(),
+					"partition", r.Partition, "from", c, "to", r.From)
+				tr.From = c
+			}
 		}
 		for _, seg := range r.Segments {
 			if from >= r.To || seg.LastOffset < from {

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/internal/testkit/floetest"
@@ -143,5 +144,67 @@ func TestTableJobThroughNode(t *testing.T) {
 	}
 	if len(rows) != len(want) {
 		t.Fatalf("%d rows, want the %d committed records", len(rows), len(want))
+	}
+}
+
+// TestTableOfRecreatedTopic: a topic deleted and created again under its
+// name gets a table of its own: the old one is moved aside as
+// <topic>__<old topic id>, keeping its rows, and the new one holds only
+// the new topic's records, from offset 0.
+func TestTableOfRecreatedTopic(t *testing.T) {
+	n := floetest.StartNode(t, node.Config{
+		Coordinator: coordinator.Options{TierInterval: 100 * time.Millisecond, TableInterval: 100 * time.Millisecond},
+		Tier:        tiered.ConsolidatorOptions{PollInterval: 50 * time.Millisecond},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	adm := kadm.NewClient(pinned(t, n.KafkaAddr()))
+	cl := pinned(t, n.KafkaAddr())
+	tb, err := table.New(table.Options{Catalog: n.CoordinatorClient().TableCatalog(), Store: n.Store(), Root: n.TableRoot(), Prefix: "tables"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	configs := map[string]*string{"table.enabled": kadm.StringPtr("true"), "local.retention.ms": kadm.StringPtr("100"), "retention.ms": kadm.StringPtr("-1")}
+	round := func(id table.Ident, records int) kadm.CreateTopicResponse {
+		t.Helper()
+		created, err := adm.CreateTopic(ctx, 1, -1, configs, "orders")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range records {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: fmt.Appendf(nil, "v%d", i)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		testkit.CheckFor(t, time.Minute, 50*time.Millisecond, func() error {
+			covered, err := tb.Covered(ctx, id)
+			if err == nil && covered[0] != int64(records) {
+				err = fmt.Errorf("covered %v, want %d", covered, records)
+			}
+			return err
+		})
+		return created
+	}
+	orders := table.Ident{Namespace: []string{node.DefaultTableNamespace}, Name: "orders"}
+	first := round(orders, 7)
+	if _, err := adm.DeleteTopic(ctx, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	testkit.CheckFor(t, 10*time.Second, 20*time.Millisecond, func() error {
+		td, err := adm.ListTopics(ctx, "orders")
+		if err == nil && td.Has("orders") {
+			err = fmt.Errorf("orders still listed")
+		}
+		return err
+	})
+	round(orders, 3) // waits for the new table to cover the new topic's 3 records, not the old 7
+	aside := table.Ident{Namespace: orders.Namespace, Name: "orders__" + coordapi.TopicID(first.ID).String()}
+	cov, err := tb.Covered(ctx, aside)
+	if err != nil || cov[0] != 7 {
+		t.Fatalf("the old table moved aside: covered %v, %v", cov, err)
+	}
+	ids, err := n.CoordinatorClient().TableCatalog().List(ctx, orders.Namespace)
+	if err != nil || len(ids) != 2 {
+		t.Fatalf("tables %v, %v", ids, err)
 	}
 }
