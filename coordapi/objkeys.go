@@ -2,6 +2,7 @@ package coordapi
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -16,6 +17,11 @@ import (
 //	                          to 20 digits so keys sort by offset; unique
 //	                          is the writing job's, so a retried job never
 //	                          overwrites an object another row names
+//	<prefix>/coordinator/snapshots/<seq>/...
+//	                          the coordinator's snapshots (package
+//	                          coordinator/ha); shard i > 0 of a sharded
+//	                          coordinator keeps its own under
+//	                          coordinator/shard-<i>/snapshots/
 //
 // A prefix is a key's leading segments: "floe", "floe/" and "/floe/" are
 // the same prefix, so that a trailing '/' given by a user does not make an
@@ -53,6 +59,18 @@ func SnapshotPrefix(prefix string) string {
 		return p + "/" + snapshotDir
 	}
 	return snapshotDir
+}
+
+// ShardSnapshotPrefix returns the key prefix of the snapshots of
+// coordinator shard shard (above 0) under prefix:
+// "<prefix>/coordinator/shard-<shard>/snapshots/". Shard 0 keeps
+// SnapshotPrefix's, as a coordinator without shards does.
+func ShardSnapshotPrefix(prefix string, shard int) string {
+	dir := "coordinator/shard-" + strconv.Itoa(shard) + "/snapshots/"
+	if p := CleanPrefix(prefix); p != "" {
+		return p + "/" + dir
+	}
+	return dir
 }
 
 // LegacySnapshotPrefix returns where coordinators before SnapshotPrefix

@@ -226,7 +226,7 @@ func run(args []string) error {
 			cfg.coord.GCStore = nil
 		}
 	}
-	cfg.ha.Cluster, cfg.ha.Addr = cluster, cfg.httpAddr
+	cfg.ha.Cluster, cfg.ha.Addr, cfg.ha.Shard = cluster, cfg.httpAddr, cfg.coord.Shard
 	cfg.ha.Service = service.Options{
 		Cluster: cluster, Coordinator: cfg.coord, Groups: cfg.groups, Logger: log, Meters: mp, ShardPeers: shardPeers,
 	}

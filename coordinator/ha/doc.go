@@ -127,9 +127,13 @@
 //	    {"format": 1, "seq", "term", "created_ms",
 //	     "files": [{"db", "name", "size", "crc32c"}]}
 //
-// seq is the smaller of the two checkpoints' positions. It then appends a
-// snapshot entry, deletes all but the newest Options.SnapshotsKept
-// snapshots, and purges the stream below the oldest kept one. A replica
+// seq is the smaller of the two checkpoints' positions; the manifest is
+// uploaded only once the log has the larger (a grouped batch is applied
+// before it is published). It then appends a snapshot entry, deletes all
+// but the newest Options.SnapshotsKept snapshots, and purges the stream
+// below the oldest kept one (never past the stream's end). Shard i > 0 of
+// a sharded coordinator (Options.Shard) keeps its snapshots under
+// <prefix>/coordinator/shard-<i>/snapshots/: each shard has its own log. A replica
 // that is empty, or whose position the stream no longer holds, restores
 // the newest snapshot and applies the log from there. (<prefix>/ is absent
 // without a prefix: coordapi.SnapshotPrefix. Builds before it wrote

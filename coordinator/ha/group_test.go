@@ -18,6 +18,7 @@ import (
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/coordinator/service"
 	"github.com/floe-io/floe/internal/testkit/natstest"
+	"github.com/floe-io/floe/objectstore"
 )
 
 // TestMergeBatch merges Pebble batches as the writer groups them: the
@@ -188,5 +189,77 @@ func TestGroupedCommits(t *testing.T) {
 	}
 	if got := find(waitLeader(t, b)); !reflect.DeepEqual(got, want) {
 		t.Fatalf("after failover the batches differ:\n got %v\nwant %v", got, want)
+	}
+}
+
+// TestShardsKeepTheirSnapshots runs two logs, shard 0's and shard 1's,
+// sharing one snapshot store as a sharded coordinator's do: each keeps
+// its snapshots under its own prefix, trims only its own log, and goes on
+// leading; a snapshot of one never stands for the other.
+func TestShardsKeepTheirSnapshots(t *testing.T) {
+	srvs := []*server.Server{natstest.Start(t)}
+	root := t.TempDir()
+	store, err := objectstore.NewDir(filepath.Join(root, "objects"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := startNode(t, connect(t, natstest.URLs(srvs)), "a", filepath.Join(root, "a"), 1, store)
+	ca := waitLeader(t, a)
+	s1, err := Start(connect(t, natstest.URLs(srvs)), Options{
+		ID: "s1", LeaseTTL: time.Second, SnapshotInterval: -1, Snapshots: store, Shard: 1,
+		Service: service.Options{Cluster: "hatest_shard1", Coordinator: coordinator.Options{Dir: filepath.Join(root, "s1"), TierInterval: -1, TxnCheckInterval: -1}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s1.Close()
+	cs := waitLeader(t, s1)
+	commitN(t, ca, "t", 200) // shard 0's log runs far ahead of shard 1's
+	commitN(t, cs, "t", 5)
+	js, err := jetstream.New(connect(t, natstest.URLs(srvs)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := func(n *Node, c *coordinator.Coordinator, cluster string) {
+		t.Helper()
+		stream, err := js.Stream(context.Background(), namesOf(cluster).stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 3 { // past SnapshotsKept (2): the log is trimmed
+			commitN(t, c, "t", 1)
+			if err := n.snapshot(context.Background(), writerOf(t, n), stream, 1, map[string]checkpointer{
+				"coordinator": c, "groups": n.Service().Groups()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	snap(a, ca, "hatest")
+	snap(s1, cs, "hatest_shard1")
+	for _, tc := range []struct {
+		prefix, cluster string
+		n               *Node
+	}{{coordapi.SnapshotPrefix(""), "hatest", a}, {coordapi.ShardSnapshotPrefix("", 1), "hatest_shard1", s1}} {
+		m, err := tc.n.snapshots().latest(context.Background())
+		if err != nil || m == nil {
+			t.Fatalf("latest snapshot under %s: %v, %v", tc.prefix, m, err)
+		}
+		stream, err := js.Stream(context.Background(), namesOf(tc.cluster).stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := stream.Info(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Seq > info.State.LastSeq || info.State.FirstSeq > m.Seq+1 {
+			t.Fatalf("the snapshot under %s is at %d; its log holds %d to %d", tc.prefix, m.Seq, info.State.FirstSeq, info.State.LastSeq)
+		}
+	}
+	// Shard 1 still leads and commits: its log was trimmed below its own
+	// snapshots, not shard 0's.
+	hwm := commitN(t, cs, "t", 3)
+	if got := highWatermark(t, cs, "t"); got != hwm || s1.Status().Role != RoleLeader {
+		t.Fatalf("shard 1 after the snapshots: high watermark %d (want %d), %+v", got, hwm, s1.Status())
 	}
 }

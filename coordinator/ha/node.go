@@ -64,6 +64,10 @@ type Options struct {
 	Snapshots SnapshotStore
 	// SnapshotPrefix is the object key prefix (--s3-prefix).
 	SnapshotPrefix string
+	// Shard is the coordinator shard this node serves (--shard): shards
+	// other than 0 keep their snapshots apart, under
+	// coordapi.ShardSnapshotPrefix, as each has its own log. Default: 0.
+	Shard int
 	// Service is the coordinator service the leader runs: its
 	// Coordinator.Dir and Groups.Dir hold the replica. Its Log and Gate
 	// options are set by the node.
@@ -532,6 +536,9 @@ const maxUnackedCheck = 1 << 16
 
 // snapshots returns the node's snapshot store view.
 func (n *Node) snapshots() snapshots {
+	if n.opts.Shard > 0 {
+		return snapshots{store: n.opts.Snapshots, prefix: coordapi.ShardSnapshotPrefix(n.opts.SnapshotPrefix, n.opts.Shard)}
+	}
 	return snapshots{store: n.opts.Snapshots, prefix: coordapi.SnapshotPrefix(n.opts.SnapshotPrefix),
 		legacy: coordapi.LegacySnapshotPrefix(n.opts.SnapshotPrefix)}
 }
@@ -831,7 +838,7 @@ func (n *Node) snapshotsOrNil(ctx context.Context) (*manifest, error) {
 // trims the log below the oldest kept.
 func (n *Node) snapshot(ctx context.Context, w *writer, stream jetstream.Stream, term uint64, dbs map[string]checkpointer) error {
 	start := time.Now()
-	m, err := n.snapshots().take(ctx, tempDir(n.opts.Service.Coordinator.Dir), term, dbs)
+	m, err := n.snapshots().take(ctx, tempDir(n.opts.Service.Coordinator.Dir), term, dbs, w.waitAcked)
 	if err != nil {
 		return err
 	}
@@ -845,6 +852,15 @@ func (n *Node) snapshot(ctx context.Context, w *writer, stream jetstream.Stream,
 		return err
 	}
 	if oldest > 0 {
+		// Never past the log's end: a purge there empties the stream
+		// (a snapshot of another log in the store would ask for it).
+		info, err := stream.Info(ctx)
+		if err != nil {
+			return fmt.Errorf("ha: trim the log: %w", err)
+		}
+		if oldest > info.State.LastSeq {
+			return fmt.Errorf("ha: the oldest snapshot kept, at %d, is past this log's end, %d: is the store shared with another log?", oldest, info.State.LastSeq)
+		}
 		if err := stream.Purge(ctx, jetstream.WithPurgeSequence(oldest+1)); err != nil {
 			return fmt.Errorf("ha: trim the log below %d: %w", oldest+1, err)
 		}

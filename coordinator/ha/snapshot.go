@@ -149,8 +149,12 @@ type checkpointer interface {
 }
 
 // take checkpoints both databases into a temporary directory under tmp,
-// uploads them and then their manifest. It returns the manifest.
-func (s snapshots) take(ctx context.Context, tmp string, term uint64, dbs map[string]checkpointer) (*manifest, error) {
+// uploads them and then their manifest. It returns the manifest. durable
+// is called with the highest position the checkpoints hold before the
+// manifest is uploaded: a leader applies before the log has an entry (a
+// grouped batch waits for an acknowledgement to be published), and no
+// snapshot may hold an entry the log might never get.
+func (s snapshots) take(ctx context.Context, tmp string, term uint64, dbs map[string]checkpointer, durable func(seq uint64) error) (*manifest, error) {
 	dir, err := os.MkdirTemp(tmp, "snapshot-")
 	if err != nil {
 		return nil, fmt.Errorf("ha: snapshot: %w", err)
@@ -158,6 +162,7 @@ func (s snapshots) take(ctx context.Context, tmp string, term uint64, dbs map[st
 	defer os.RemoveAll(dir)
 	m := &manifest{Format: snapshotFormat, Term: term, Created: time.Now().UnixMilli()}
 	first := true
+	var highest uint64
 	for _, name := range []string{"coordinator", "groups"} {
 		cdir := filepath.Join(dir, name)
 		if err := dbs[name].Checkpoint(cdir); err != nil {
@@ -171,6 +176,7 @@ func (s snapshots) take(ctx context.Context, tmp string, term uint64, dbs map[st
 		if first || seq < m.Seq {
 			m.Seq, first = seq, false
 		}
+		highest = max(highest, seq)
 	}
 	// One file in memory at a time: a state's SSTs can be large.
 	var files []manifestFile
@@ -198,6 +204,11 @@ func (s snapshots) take(ctx context.Context, tmp string, term uint64, dbs map[st
 		}
 	}
 	m.Files = files
+	if durable != nil {
+		if err := durable(highest); err != nil {
+			return nil, fmt.Errorf("ha: snapshot: the log does not have entry %d: %w", highest, err)
+		}
+	}
 	mb, _ := json.Marshal(m)
 	if err := s.store.Put(ctx, base+"manifest.json", mb); err != nil {
 		return nil, fmt.Errorf("ha: upload snapshot manifest: %w", err)
