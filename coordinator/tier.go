@@ -146,8 +146,15 @@ func (c *Coordinator) initTier() {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	// Job ids of different coordinator runs never meet: a completion of a
-	// job from before a restart is refused as unknown.
-	c.tier.nextID = binary.BigEndian.Uint64(b[:])>>1 + 1
+	// job from before a restart is refused as unknown. With shards they
+	// stay below 2^63 / Shards, room for a run's jobs included, so that
+	// the brokers' router can fold the shard into them
+	// (coordinator/shards: id × Shards + shard) without overflow.
+	limit := uint64(1) << 63
+	if c.opts.Shards > 1 {
+		limit /= uint64(c.opts.Shards)
+	}
+	c.tier.nextID = binary.BigEndian.Uint64(b[:])%(limit/2) + 1
 }
 
 // TierStats returns the tiering counters.

@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -301,6 +302,13 @@ func (r *Router) ClaimTierJob(ctx context.Context, req coordapi.ClaimTierJobRequ
 			continue
 		}
 		if ok {
+			if job.ID > (math.MaxUint64-uint64(s))/uint64(n) {
+				// A shard whose ids are not bounded for the count
+				// (coordinator.initTier): give the job back.
+				_ = r.shards[s].AbandonTierJob(ctx, job.ID, "job id too large to route")
+				errs = append(errs, fmt.Errorf("shard %d: tier job id %d does not fit %d shards", s, job.ID, n))
+				continue
+			}
 			job.ID = job.ID*uint64(n) + uint64(s)
 			return job, true, nil
 		}

@@ -341,13 +341,16 @@ func TestRouterTierJobIDs(t *testing.T) {
 	id := coordapi.TopicID{9}
 	shards := []*jobShard{{}, {}, {}}
 	p := partitionOn(t, id, 2, 3)
-	shards[2].job, shards[2].has = coordapi.TierJob{ID: 7, TopicID: id, Partition: p}, true
+	// The largest id a shard of 3 hands out (coordinator.initTier: below
+	// 2^63 / 3): folded with its shard, it still fits.
+	const big = uint64(1)<<63/3 - 1
+	shards[2].job, shards[2].has = coordapi.TierJob{ID: big, TopicID: id, Partition: p}, true
 	r, err := New([]coordapi.Coordinator{shards[0], shards[1], shards[2]})
 	if err != nil {
 		t.Fatal(err)
 	}
 	job, ok, err := r.ClaimTierJob(ctx, coordapi.ClaimTierJobRequest{BrokerID: 1})
-	if err != nil || !ok || job.ID != 7*3+2 {
+	if err != nil || !ok || job.ID != big*3+2 {
 		t.Fatalf("claim: %+v %v %v", job, ok, err)
 	}
 	if _, ok, err := r.ClaimTierJob(ctx, coordapi.ClaimTierJobRequest{BrokerID: 1}); ok || err != nil {
@@ -359,7 +362,7 @@ func TestRouterTierJobIDs(t *testing.T) {
 	if err := r.AbandonTierJob(ctx, job.ID, "test"); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(shards[2].completed, []uint64{7}) || !slices.Equal(shards[2].abandoned, []uint64{7}) {
+	if !slices.Equal(shards[2].completed, []uint64{big}) || !slices.Equal(shards[2].abandoned, []uint64{big}) {
 		t.Fatalf("shard 2 completed %v, abandoned %v", shards[2].completed, shards[2].abandoned)
 	}
 	other := partitionOn(t, id, 0, 3)
@@ -389,5 +392,25 @@ func TestRouterTransactionsOnShardZero(t *testing.T) {
 	want := []int16{kerr.OperationNotAttempted.Code, kerr.InvalidTxnState.Code}
 	if err != nil || !slices.Equal(codes, want) || shards[0].added != 1 || shards[1].added != 0 {
 		t.Fatalf("a partition of shard 1: %v %v, want %v (added %d, %d)", codes, err, want, shards[0].added, shards[1].added)
+	}
+}
+
+// TestRouterRefusesUnroutableJobID: a job whose id cannot carry its shard
+// (a shard not bounding its ids for the count) is given back, not handed
+// to a broker under an id that would reach another job.
+func TestRouterRefusesUnroutableJobID(t *testing.T) {
+	shards := []*jobShard{{}, {}, {}}
+	shards[1].job, shards[1].has = coordapi.TierJob{ID: uint64(1) << 63, TopicID: coordapi.TopicID{9}}, true
+	r, err := New([]coordapi.Coordinator{shards[0], shards[1], shards[2]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 { // every shard asked once, whichever the router starts at
+		if _, ok, _ := r.ClaimTierJob(context.Background(), coordapi.ClaimTierJobRequest{BrokerID: 1}); ok {
+			t.Fatal("an unroutable job was handed out")
+		}
+	}
+	if !slices.Equal(shards[1].abandoned, []uint64{1 << 63}) {
+		t.Fatalf("shard 1's abandoned jobs: %v", shards[1].abandoned)
 	}
 }
