@@ -143,8 +143,10 @@ func (r *Router) FindBatches(ctx context.Context, req coordapi.FindBatchesReques
 }
 
 // FindBatchesMulti splits the requests by shard, asks the shards at once,
-// and answers in request order. Any shard's error is the call's: per the
-// API, an error means no partition was answered.
+// and answers in request order. A shard that fails fails only its own
+// partitions, each with the code a failed commit gets (failedCode), so
+// that one shard's failover does not fail every fetch; the call fails, as
+// the API says (no partition answered), only when every shard asked did.
 func (r *Router) FindBatchesMulti(ctx context.Context, reqs []coordapi.FindBatchesRequest) ([]coordapi.FindBatchesResult, error) {
 	n := len(r.shards)
 	if n == 1 {
@@ -183,8 +185,23 @@ func (r *Router) FindBatchesMulti(ctx context.Context, reqs []coordapi.FindBatch
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	failed, asked := 0, 0
+	for s, is := range idx {
+		if is == nil {
+			continue
+		}
+		asked++
+		if errs[s] == nil {
+			continue
+		}
+		failed++
+		code := failedCode(errs[s])
+		for _, i := range is {
+			out[i] = coordapi.FindBatchesResult{ErrorCode: code}
+		}
+	}
+	if failed == asked && failed > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return out, nil
 }

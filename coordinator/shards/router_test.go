@@ -258,6 +258,22 @@ func TestRouterShardDown(t *testing.T) {
 	if down == 0 {
 		t.Fatal("no partition of the topic is on shard 1: the test checks nothing")
 	}
+	// A multi-partition find answers the live shard's partitions and
+	// fails only the closed shard's.
+	var reqs []coordapi.FindBatchesRequest
+	for p := range int32(4) {
+		reqs = append(reqs, coordapi.FindBatchesRequest{TopicID: tp.ID, Partition: p, MaxBytes: 1 << 20})
+	}
+	res, err := r.FindBatchesMulti(ctx, reqs)
+	if err != nil {
+		t.Fatalf("a multi-partition find with one shard down: %v", err)
+	}
+	for p, got := range res {
+		live := coordapi.ShardOf(tp.ID, int32(p), 2) == 0
+		if live && (got.ErrorCode != 0 || got.HighWatermark != 1) || !live && got.ErrorCode != kerr.KafkaStorageError.Code {
+			t.Fatalf("partition %d (on the live shard: %v): %+v", p, live, got)
+		}
+	}
 }
 
 // TestShardRefusesOthersPartitions: a shard asked about a partition of
