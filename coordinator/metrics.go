@@ -17,7 +17,8 @@ import (
 // their bytes by state, the live brokers and the Pebble state's size; and
 // the tier counters (TierStats); and for compacted partitions the
 // planner's view (CompactionStates) with the compaction counters
-// (CompactionStats). Unregister the returned registration before Close.
+// (CompactionStats); and each table topic's lag (floe.table.lag.offsets).
+// Unregister the returned registration before Close.
 func (c *Coordinator) RegisterMetrics(m metric.Meter) (metric.Registration, error) {
 	gauge := func(name, unit, desc string) (metric.Int64ObservableGauge, error) {
 		g, err := m.Int64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
@@ -140,11 +141,18 @@ func (c *Coordinator) RegisterMetrics(m metric.Meter) (metric.Registration, erro
 	}
 	dirIn := metric.WithAttributes(attribute.String("direction", "in"))
 	dirOut := metric.WithAttributes(attribute.String("direction", "out"))
+	tableLag, err := gauge("floe.table.lag.offsets", "{offset}", "Each table.enabled topic's offsets not in its Iceberg table yet: the high watermarks less the covered offsets, summed over its partitions (of this shard).")
+	if err != nil {
+		return nil, err
+	}
 	return m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		if err := c.enter(ctx); err != nil {
 			return nil // closed: nothing to report
 		}
 		defer c.leave()
+		for name, lag := range c.tableLags() {
+			o.ObserveInt64(tableLag, lag, metric.WithAttributes(attribute.String("topic", name)))
+		}
 		type objStat struct{ n, bytes int64 }
 		byState := map[ObjectState]objStat{}
 		type lagged struct {
@@ -229,5 +237,5 @@ func (c *Coordinator) RegisterMetrics(m metric.Meter) (metric.Registration, erro
 		o.ObserveInt64(compRecords, cst.RecordsOut, dirOut)
 		return nil
 	}, hwm, logStart, topics, objects, objectBytes, brokers, walBytes, segBytes, segments, walStart, lag, metaBytes, partMeta, pebbleBytes,
-		jobs, consolidated, retDeletions, retBytes, cleanBytes, dirtyBytes, dirtyRatio, compactLag, lastCleaned, passes, compBytes, compRecords)
+		jobs, consolidated, retDeletions, retBytes, cleanBytes, dirtyBytes, dirtyRatio, compactLag, lastCleaned, passes, compBytes, compRecords, tableLag)
 }

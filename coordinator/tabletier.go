@@ -256,3 +256,43 @@ func (c *Coordinator) TableCovered(id coordapi.TopicID) map[int32]int64 {
 	}
 	return out
 }
+
+// tableLags returns each table topic's lag on this shard, by topic name:
+// the offsets its partitions hold past their table's covered offsets
+// (the high watermark less the planner's copy, or the log start before
+// the first job of this run reports one).
+func (c *Coordinator) tableLags() map[string]int64 {
+	type part struct {
+		id        coordapi.TopicID
+		name      string
+		partition int32
+		logStart  int64
+		hwm       int64
+	}
+	var parts []part
+	c.mu.RLock()
+	for id, t := range c.mu.topicsByID {
+		if !coordapi.IsTableEnabled(t.configs) {
+			continue
+		}
+		for p := range t.parts {
+			if c.owns(id, int32(p)) {
+				parts = append(parts, part{id, t.name, int32(p), t.parts[p].logStart, t.parts[p].hwm})
+			}
+		}
+	}
+	c.mu.RUnlock()
+	out := map[string]int64{}
+	c.tier.Lock()
+	defer c.tier.Unlock()
+	for _, p := range parts {
+		covered := p.logStart
+		if ts := c.tier.tables[p.id]; ts != nil {
+			if cov, ok := ts.covered[p.partition]; ok {
+				covered = max(covered, cov)
+			}
+		}
+		out[p.name] += max(p.hwm-covered, 0)
+	}
+	return out
+}

@@ -137,6 +137,9 @@ func TestTableJobPlanning(t *testing.T) {
 	if cov := e.c.TableCovered(tp.ID); cov[0] != 5 || cov[1] != 5 {
 		t.Fatalf("covered %v", cov)
 	}
+	if lags := e.c.tableLags(); lags["orders"] != 0 || len(lags) != 1 {
+		t.Fatalf("table lags %v, want orders 0 and no other topic", lags)
+	}
 	// Nothing new: no job, however long.
 	tick(10 * time.Minute)
 	if job, ok := e.claimTable(); ok {
@@ -146,6 +149,9 @@ func TestTableJobPlanning(t *testing.T) {
 	// New records reach the table once consolidated, from the covered
 	// offset; a job whose lease ends is planned again.
 	e.commit("w2", plain(tp.ID, 1, 2))
+	if lags := e.c.tableLags(); lags["orders"] != 3 {
+		t.Fatalf("table lags %v, want orders 3", lags)
+	}
 	tick(21 * time.Minute)
 	e.consolidateAll(&seg)
 	tick(0)

@@ -118,6 +118,14 @@ func TestTableJobThroughNode(t *testing.T) {
 		return lag
 	})
 
+	testkit.CheckFor(t, 10*time.Second, 50*time.Millisecond, func() error {
+		lag, err := floetest.Metric(n.HTTPAddr(), "floe_table_lag_offsets", `topic="orders"`)
+		if err == nil && lag != 0 {
+			err = fmt.Errorf("table lag %v", lag)
+		}
+		return err
+	})
+
 	py := tableReader(t)
 	rows, listed, summary := pyRead(t, ctx, py, n.HTTPAddr(), "floe.orders")
 	if len(listed) != 1 || listed[0] != "floe.orders" {
