@@ -10,15 +10,29 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.admin.ListGroupsOptions;
+import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
+import org.apache.kafka.clients.admin.ShareGroupDescription;
+import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.GroupState;
+import org.apache.kafka.common.GroupType;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.GroupNotEmptyException;
 
 /** Share groups (KIP-932): KafkaShareConsumer reading together and acknowledging. */
 final class ShareChecks {
@@ -30,7 +44,8 @@ final class ShareChecks {
     static List<Check> all() {
         return List.of(
                 new Check("share-cooperative", ShareChecks::cooperative),
-                new Check("share-explicit-ack", ShareChecks::explicitAck));
+                new Check("share-explicit-ack", ShareChecks::explicitAck),
+                new Check("share-admin", ShareChecks::admin));
     }
 
     /** Sets share.auto.offset.reset=earliest on group, as a group config (GROUP resource). */
@@ -141,5 +156,120 @@ final class ShareChecks {
                 throw new CheckFailed("offset " + r.offset() + " delivered again with count " + deliveryCount(r));
             }
         }
+    }
+
+    /**
+     * The share group admin side (what kafka-share-groups.sh uses): a share
+     * consumer reads and accepts 10 records; listGroups(share) and
+     * describeShareGroups show the group Stable with its member;
+     * listShareGroupOffsets answers lag 0 (start offset 10 on floe; Kafka
+     * may still answer 0, its SPSO moving later); altering
+     * and deleting offsets fail with GroupNotEmptyException while the member
+     * is in. Once it leaves (Empty), alterShareGroupOffsets moves the start
+     * offset to 3 (lag 7), deleteShareGroupOffsets drops the partition's
+     * state, and deleteShareGroups removes the group.
+     */
+    static void admin(Env env) throws Exception {
+        String topic = env.createTopic("share-admin", 1);
+        TopicPartition tp = new TopicPartition(topic, 0);
+        Records.produce(env, env.producer(Map.of()), topic, 1, 10);
+        String group = env.name("share-admin");
+        earliest(env, group);
+        KafkaShareConsumer<String, String> consumer = env.shareConsumer(Map.of(ConsumerConfig.GROUP_ID_CONFIG, group));
+        consumer.subscribe(List.of(topic));
+        Set<Long> read = new HashSet<>();
+        while (read.size() < 10) {
+            env.deadline.check("waiting for 10 records, got " + read.size());
+            for (ConsumerRecord<String, String> r : consumer.poll(env.deadline.atMost(POLL))) {
+                read.add(r.offset());
+            }
+        }
+        consumer.commitSync(env.deadline.remaining()); // accepts them (implicit mode)
+
+        Admin admin = env.admin();
+        GroupListing listed = awaitListed(env, group, l -> l.groupState().equals(java.util.Optional.of(GroupState.STABLE)));
+        expectEqual(java.util.Optional.of(GroupType.SHARE), listed.type(), "listed group type");
+        ShareGroupDescription d = env.await(admin.describeShareGroups(List.of(group)).describedGroups().get(group), "DescribeShareGroups " + group);
+        expectEqual(GroupState.STABLE, d.groupState(), "described group state");
+        expectEqual(1, d.members().size(), "described members");
+        expectEqual(Set.of(tp), d.members().iterator().next().assignment().topicPartitions(), "member assignment");
+        // Lag 0; the start offset is 10 on floe, which moves it past the
+        // accepted records at once, and may still be 0 on Kafka, which
+        // counts them as delivered (KIP-1226) and moves it later.
+        awaitOffsets(env, group, null, tp, 0, 10, 0);
+
+        expectNonEmpty(env, admin.alterShareGroupOffsets(group, Map.of(tp, 3L)).all(), "AlterShareGroupOffsets with a member");
+        expectNonEmpty(env, admin.deleteShareGroupOffsets(group, Set.of(topic)).all(), "DeleteShareGroupOffsets with a member");
+
+        env.closeNow(consumer);
+        awaitListed(env, group, l -> l.groupState().equals(java.util.Optional.of(GroupState.EMPTY)));
+        env.await(admin.alterShareGroupOffsets(group, Map.of(tp, 3L)).all(), "AlterShareGroupOffsets " + group);
+        awaitOffsets(env, group, List.of(tp), tp, 3, 3, 7);
+        env.await(admin.deleteShareGroupOffsets(group, Set.of(topic)).all(), "DeleteShareGroupOffsets " + group);
+        while (true) {
+            env.deadline.check("waiting for the deleted offsets to be gone");
+            Map<TopicPartition, SharePartitionOffsetInfo> offsets = env.await(
+                    admin.listShareGroupOffsets(Map.of(group, new ListShareGroupOffsetsSpec())).partitionsToOffsetInfo(group),
+                    "ListShareGroupOffsets " + group);
+            if (offsets.get(tp) == null) {
+                break;
+            }
+            Thread.sleep(100);
+        }
+        env.await(admin.deleteShareGroups(List.of(group)).all(), "DeleteShareGroups " + group);
+        boolean gone = env.await(admin.listGroups(ListGroupsOptions.forShareGroups()).all(), "ListGroups share").stream()
+                .noneMatch(l -> l.groupId().equals(group));
+        expect(gone, "group " + group + " still listed after DeleteShareGroups");
+    }
+
+    /** Waits until listGroups(share) lists group as ok wants it, and returns its listing. */
+    private static GroupListing awaitListed(Env env, String group, Predicate<GroupListing> ok) throws Exception {
+        GroupListing last = null;
+        while (true) {
+            env.deadline.check("waiting for share group " + group + " to be listed as expected, last " + last);
+            for (GroupListing l : env.await(env.admin().listGroups(ListGroupsOptions.forShareGroups()).all(), "ListGroups share")) {
+                if (l.groupId().equals(group)) {
+                    last = l;
+                }
+            }
+            if (last != null && ok.test(last)) {
+                return last;
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    /**
+     * Waits until listShareGroupOffsets (of partitions, or every one when
+     * null) answers tp's lag, with a start offset in [minStart, maxStart].
+     */
+    private static void awaitOffsets(Env env, String group, List<TopicPartition> partitions, TopicPartition tp,
+            long minStart, long maxStart, long lag) throws Exception {
+        ListShareGroupOffsetsSpec spec = new ListShareGroupOffsetsSpec();
+        if (partitions != null) {
+            spec.topicPartitions(partitions);
+        }
+        SharePartitionOffsetInfo last = null;
+        while (true) {
+            env.deadline.check("waiting for " + tp + " at start offset " + minStart + "-" + maxStart + " lag " + lag + ", last " + last);
+            last = env.await(env.admin().listShareGroupOffsets(Map.of(group, spec)).partitionsToOffsetInfo(group),
+                    "ListShareGroupOffsets " + group).get(tp);
+            if (last != null && last.startOffset() >= minStart && last.startOffset() <= maxStart
+                    && last.lag().equals(java.util.Optional.of(lag))) {
+                return;
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    /** Expects future to fail with GroupNotEmptyException (NON_EMPTY_GROUP). */
+    private static void expectNonEmpty(Env env, KafkaFuture<Void> future, String what) throws Exception {
+        try {
+            future.get(Math.max(env.deadline.remainingMillis(), 1), TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            expect(e.getCause() instanceof GroupNotEmptyException, what + ": " + Main.describe(e.getCause()) + ", want GroupNotEmptyException");
+            return;
+        }
+        throw new CheckFailed(what + " succeeded, want GroupNotEmptyException");
     }
 }
