@@ -10,9 +10,9 @@
 //	                                                 previous metadata location str
 //
 // str is a uvarint length and the bytes (internal/valenc). The family byte
-// 'l' is the batch coordinator's to reserve in its key table
-// (coordinator/keys.go) when it lends the family; the rows here never
-// include it. Later versions add the table's topic id and the covered
+// 'l' is the batch coordinator's, which lends the family
+// (coordinator/tables.go, drawn in coordinator/doc.go); the rows here
+// never include it. Later versions add the table's topic id and the covered
 // offsets the planner keeps (the design's planning copy of the snapshot
 // summary); a version-1 row stays readable.
 //
