@@ -296,3 +296,23 @@ func (c *Coordinator) tableLags() map[string]int64 {
 	}
 	return out
 }
+
+// tableHold returns how far retention may move a table topic's partition's
+// log start: to the table's covered offset, so that retention never
+// deletes records its table has not taken (the design's table hold). ok
+// is false for a topic without a table. Before this run of the
+// coordinator learns the covered offset from a job's completion, the hold
+// is -1: nothing is deleted. c.commit is held; c.tier is taken.
+func (c *Coordinator) tableHold(t *topicState, partition int32) (hold int64, ok bool) {
+	if !coordapi.IsTableEnabled(t.configs) {
+		return 0, false
+	}
+	c.tier.Lock()
+	defer c.tier.Unlock()
+	if ts := c.tier.tables[t.id]; ts != nil {
+		if cov, known := ts.covered[partition]; known {
+			return cov, true
+		}
+	}
+	return -1, true
+}

@@ -215,3 +215,42 @@ func TestTableJobTransactions(t *testing.T) {
 		t.Fatalf("aborted transactions %+v", r.Aborted)
 	}
 }
+
+// TestTableHold: retention never moves a table topic's log start past
+// what its table took: nothing before the first job reports, then up to
+// its covered offset; a topic without a table is not held.
+func TestTableHold(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.TierInterval = -1 })
+	ctx := context.Background()
+	// retention.ms=1000: the batches' timestamps (1970) are long past it.
+	tp := e.topic("orders", 1, map[string]string{coordapi.ConfigTableEnabled: "true", "retention.ms": "1000"})
+	other := e.topic("plain", 1, map[string]string{"retention.ms": "1000"})
+	e.commit("w1", plain(tp.ID, 0, 2), plain(tp.ID, 0, 1), plain(other.ID, 0, 4))
+	tick := func() {
+		t.Helper()
+		if err := e.c.TierTick(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tick()
+	if st := e.state(other.ID, 0); st.LogStartOffset != 5 {
+		t.Fatalf("the topic without a table: log start %d, want 5", st.LogStartOffset)
+	}
+	for _, step := range []struct {
+		covered, wantStart int64
+	}{
+		{-1, 0}, // no job has reported: nothing deleted
+		{3, 3},
+		{5, 5},
+	} {
+		if step.covered >= 0 {
+			e.c.tier.Lock()
+			e.c.tableStateLocked(tp.ID).covered[0] = step.covered
+			e.c.tier.Unlock()
+		}
+		tick()
+		if st := e.state(tp.ID, 0); st.LogStartOffset != step.wantStart {
+			t.Fatalf("covered %d: log start %d, want %d", step.covered, st.LogStartOffset, step.wantStart)
+		}
+	}
+}

@@ -755,6 +755,9 @@ func (c *Coordinator) retainPartition(pr partRef, nowMs int64) error {
 		return fmt.Errorf("retention of %s/%d: %w", t.name, pr.partition, err)
 	}
 	cut = min(cut, st.hwm)
+	if hold, ok := c.tableHold(t, pr.partition); ok {
+		cut = min(cut, hold) // never past what the topic's table took (tabletier.go)
+	}
 	if cut <= st.logStart {
 		return nil
 	}
