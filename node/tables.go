@@ -100,10 +100,10 @@ func (j *tableJobs) RunTableJob(ctx context.Context, job coordapi.TierJob, read 
 			from = max(from, c)
 			if c < r.From {
 				// The log start moved past what the table covers
-				// (DeleteRecords, or retention: the table hold is not
-				// built yet): those records are gone, and the range
-				// covers them without rows rather than failing every
-				// job with a gap.
+				// (DeleteRecords, which the table hold does not stop):
+				// those records are gone, and the range covers them
+				// without rows rather than failing every job with a
+				// gap.
 				j.log.Warn("table job: records deleted before the table took them", "table", id.String(),
 					"partition", r.Partition, "from", c, "to", r.From)
 				tr.From = c
