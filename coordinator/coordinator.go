@@ -170,6 +170,11 @@ func (o *Options) Validate() error {
 	if o.Shards < 0 || o.Shard < 0 || o.Shard >= max(o.Shards, 1) {
 		errs = append(errs, fmt.Errorf("coordinator: --shard (Options.Shard) %d is not a shard of --shards (Options.Shards) %d", o.Shard, o.Shards))
 	}
+	if o.Shards > 1 && o.GCStore != nil && (o.Shard != 0 || len(o.ObjectPeers) != o.Shards-1) {
+		// A collector that knows one shard's objects deletes the others'.
+		errs = append(errs, fmt.Errorf("coordinator: with %d shards only shard 0 collects garbage (Options.GCStore), asking the %d others (Options.ObjectPeers); shard %d has %d peers",
+			o.Shards, o.Shards-1, o.Shard, len(o.ObjectPeers)))
+	}
 	if o.WALRetentionBytes < -1 {
 		errs = append(errs, fmt.Errorf("coordinator: --wal-retention-bytes (Options.WALRetentionBytes) %d is below -1", o.WALRetentionBytes))
 	}

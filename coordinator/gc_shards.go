@@ -16,8 +16,9 @@ type ObjectPeer interface {
 	// ObjectStates answers, for each key, what the shard knows of it.
 	ObjectStates(ctx context.Context, keys []string) ([]coordapi.ObjectState, error)
 	// ForgetObjects drops the shard's rows of the keys that are garbage
-	// there (never a live one), before the objects are deleted.
-	ForgetObjects(ctx context.Context, keys []string) (int, error)
+	// there, before the objects are deleted, and returns the keys it kept
+	// because they are live there (revived since they were asked about).
+	ForgetObjects(ctx context.Context, keys []string) (kept []string, err error)
 }
 
 // peerBatch bounds the keys of one ObjectStates or ForgetObjects call.
@@ -48,14 +49,14 @@ func (c *Coordinator) ObjectStates(ctx context.Context, keys []string) ([]coorda
 }
 
 // ForgetObjects drops this shard's rows of the objects among keys that are
-// garbage here, and returns how many it dropped. Shard 0's collector calls
-// it before it deletes them; a live object is never dropped.
-func (c *Coordinator) ForgetObjects(ctx context.Context, keys []string) (int, error) {
+// garbage here, and returns the keys it kept because they are live here.
+// Shard 0's collector calls it before it deletes them, and deletes none it
+// kept: a live object is never dropped.
+func (c *Coordinator) ForgetObjects(ctx context.Context, keys []string) (kept []string, err error) {
 	if err := c.enter(ctx); err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer c.leave()
-	n := 0
 	for _, k := range keys {
 		c.mu.RLock()
 		num, ok := c.mu.objectsByKey[k]
@@ -65,13 +66,13 @@ func (c *Coordinator) ForgetObjects(ctx context.Context, keys []string) (int, er
 		}
 		removed, err := c.removeGarbageRecord(num)
 		if err != nil {
-			return n, err
+			return kept, err
 		}
-		if removed {
-			n++
+		if !removed {
+			kept = append(kept, k)
 		}
 	}
-	return n, nil
+	return kept, nil
 }
 
 // peersAllow keeps, of the keys this shard would delete, those no peer has
@@ -127,12 +128,16 @@ func (c *Coordinator) peersAllow(ctx context.Context, keys []string, nowMs int64
 			}
 		}
 		for from := 0; from < len(forget); from += peerBatch {
-			if _, err := peer.ForgetObjects(ctx, forget[from:min(from+peerBatch, len(forget))]); err != nil {
+			kept, err := peer.ForgetObjects(ctx, forget[from:min(from+peerBatch, len(forget))])
+			if err != nil {
 				return nil, fmt.Errorf("gc: shard %d forgets %d objects: %w", p+1, len(forget), err)
+			}
+			for _, k := range kept {
+				allowed[k] = false // revived there meanwhile
 			}
 		}
 	}
-	return out, nil
+	return slices.DeleteFunc(out, func(k string) bool { return !allowed[k] }), nil
 }
 
 // peersFilter keeps the orphans and garbage objects of a collection that

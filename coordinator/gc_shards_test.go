@@ -128,6 +128,43 @@ func (p peerOf) ObjectStates(ctx context.Context, keys []string) ([]coordapi.Obj
 	return p().ObjectStates(ctx, keys)
 }
 
-func (p peerOf) ForgetObjects(ctx context.Context, keys []string) (int, error) {
+func (p peerOf) ForgetObjects(ctx context.Context, keys []string) ([]string, error) {
 	return p().ForgetObjects(ctx, keys)
+}
+
+// revivedPeer is a shard that answers every object garbage since long ago
+// but keeps them all when asked to forget them: a retried commit revived
+// them between the two calls.
+type revivedPeer struct{}
+
+func (revivedPeer) ObjectStates(_ context.Context, keys []string) ([]coordapi.ObjectState, error) {
+	out := make([]coordapi.ObjectState, len(keys))
+	for i := range out {
+		out[i] = coordapi.ObjectState{Known: true, GarbageSinceMs: 1}
+	}
+	return out, nil
+}
+
+func (revivedPeer) ForgetObjects(_ context.Context, keys []string) ([]string, error) { return keys, nil }
+
+// TestCollectKeepsRevived: an object a shard keeps when asked to forget it
+// (live there again) is not deleted.
+func TestCollectKeepsRevived(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, func(o *Options) {
+		o.GCGrace, o.Shards, o.Shard, o.ObjectPeers = time.Minute, 2, 0, []ObjectPeer{revivedPeer{}}
+	})
+	e.clock.Advance(time.Since(e.clock.Now()))
+	store := objectstore.NewMemory()
+	if err := store.Put(ctx, "wal/revived", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(2 * time.Minute)
+	st, err := e.c.CollectGarbage(ctx, store, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if objs, _ := store.List(ctx, "wal/"); len(objs) != 1 || st.Orphans != 0 {
+		t.Fatalf("collected %+v, the store holds %v: the revived object went", st, objs)
+	}
 }

@@ -104,7 +104,7 @@ var handlers = map[string]handler{
 	}, encKvLookupResp),
 	opKvReady:       unary(decID, (*coordinator.Coordinator).KvReady, encBool),
 	opObjectStates:  unary(decStrings, (*coordinator.Coordinator).ObjectStates, encObjectStates),
-	opForgetObjects: unary(decStrings, forgetObjects, encInt64),
+	opForgetObjects: unary(decStrings, (*coordinator.Coordinator).ForgetObjects, encStrings),
 	// The table catalog (tables.go).
 	opTableLoad:       unary(decIdent, tableLoad, encTableResp),
 	opTableSwap:       unary(decTableSwapReq, tableSwap, encTableResp),

@@ -5,11 +5,11 @@ import (
 	"fmt"
 
 	"github.com/floe-io/floe/coordapi"
-	"github.com/floe-io/floe/coordinator"
 )
 
 // object_states request: n, n × key (str). Reply: n, n × (known (bool),
-// garbage since ms (varint)).
+// garbage since ms (varint)). forget_objects request: the same keys; reply:
+// the keys kept (live), n, n × key (str).
 func encObjectStates(e *encoder, states []coordapi.ObjectState) {
 	e.uvarint(uint64(len(states)))
 	for _, s := range states {
@@ -31,12 +31,6 @@ func decObjectStates(d *decoder) []coordapi.ObjectState {
 	return out
 }
 
-// forgetObjects serves forget_objects.
-func forgetObjects(c *coordinator.Coordinator, ctx context.Context, keys []string) (int64, error) {
-	n, err := c.ForgetObjects(ctx, keys)
-	return int64(n), err
-}
-
 // ObjectStates asks the shard what it knows of each object; see
 // coordinator.Coordinator.ObjectStates. Client implements
 // coordinator.ObjectPeer.
@@ -48,9 +42,8 @@ func (c *Client) ObjectStates(ctx context.Context, keys []string) ([]coordapi.Ob
 	return out, err
 }
 
-// ForgetObjects has the shard drop its garbage rows of keys; see
-// coordinator.Coordinator.ForgetObjects.
-func (c *Client) ForgetObjects(ctx context.Context, keys []string) (int, error) {
-	n, err := call(c, ctx, opForgetObjects, func(e *encoder) { encStrings(e, keys) }, decInt64)
-	return int(n), err
+// ForgetObjects has the shard drop its garbage rows of keys, and returns
+// the keys it kept, live there; see coordinator.Coordinator.ForgetObjects.
+func (c *Client) ForgetObjects(ctx context.Context, keys []string) ([]string, error) {
+	return call(c, ctx, opForgetObjects, func(e *encoder) { encStrings(e, keys) }, decStrings)
 }
