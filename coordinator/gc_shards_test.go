@@ -145,7 +145,9 @@ func (revivedPeer) ObjectStates(_ context.Context, keys []string) ([]coordapi.Ob
 	return out, nil
 }
 
-func (revivedPeer) ForgetObjects(_ context.Context, keys []string) ([]string, error) { return keys, nil }
+func (revivedPeer) ForgetObjects(_ context.Context, keys []string) ([]string, error) {
+	return keys, nil
+}
 
 // TestCollectKeepsRevived: an object a shard keeps when asked to forget it
 // (live there again) is not deleted.
