@@ -20,7 +20,9 @@ import (
 // It creates the topic under the owner's id, grows its partitions to the
 // owner's count, and sets the owner's explicit configs, each through the
 // method an admin request would take (so a config that turns the key
-// index on starts its rebuild as usual). A topic of the same name under
+// index on starts its rebuild as usual), but with the owner's configs as
+// they are: validated there, by its options and build, not refused here
+// by this shard's. A topic of the same name under
 // another id (deleted and created again at the owner) is deleted first.
 // It reports whether anything changed. Callers that read the owner should
 // use FollowTopics or FollowTopicID, which serialize the reads and the
@@ -71,7 +73,7 @@ func (c *Coordinator) followExisting(ctx context.Context, cur, want coordapi.Top
 			ops = append(ops, coordapi.ConfigOp{Name: name, Op: coordapi.OpSet, Value: &v})
 		}
 		// Not incremental: the owner's explicit set replaces the copy's.
-		if err := c.AlterTopicConfigs(ctx, want.Name, ops, false, false); err != nil {
+		if err := c.alterTopicConfigs(ctx, want.Name, ops, false, false, true); err != nil {
 			return changed, fmt.Errorf("follow topic %q: %w", want.Name, err)
 		}
 		changed = true
@@ -133,16 +135,19 @@ func (c *Coordinator) startFollowing() {
 }
 
 // followUnknown follows, before a commit, each topic it names that this
-// copy does not know (its creation's notice still on the way), so that a
-// produce right after a CreateTopics is not refused. Errors are logged:
+// copy does not know, or whose partition it does not have yet (the
+// notice of its creation still on the way), so that a produce right after
+// a CreateTopics or a CreatePartitions is not refused. Errors are logged:
 // the commit then refuses the topic's batches as unknown, and the
 // producer retries.
 func (c *Coordinator) followUnknown(ctx context.Context, req *coordapi.CommitRequest) {
 	var unknown []coordapi.TopicID
 	c.mu.RLock()
 	for i := range req.Batches {
-		id := req.Batches[i].TopicID
-		if c.mu.topicsByID[id] == nil && !slices.Contains(unknown, id) {
+		id, p := req.Batches[i].TopicID, req.Batches[i].Partition
+		// Unknown, or a partition beyond the copy's (created at the owner
+		// since).
+		if t := c.mu.topicsByID[id]; (t == nil || int(p) >= len(t.parts)) && !slices.Contains(unknown, id) {
 			unknown = append(unknown, id)
 		}
 	}

@@ -164,3 +164,51 @@ func TestShardLayoutKept(t *testing.T) {
 		})
 	}
 }
+
+// TestCommitFollowsNewPartitions: a commit to a partition the owner added
+// since the shard's copy was taken follows the topic first.
+func TestCommitFollowsNewPartitions(t *testing.T) {
+	owner := newEnv(t)
+	shard := newEnv(t, func(o *Options) {
+		o.Shards, o.Shard = 2, 1
+		o.TopicOwner, o.FollowInterval = lateOwner{owner.c}, time.Hour
+	})
+	tp := owner.topic("grows", 1, nil)
+	if _, err := shard.c.FollowTopicID(context.Background(), lateOwner{owner.c}, tp.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := owner.c.CreatePartitions(context.Background(), "grows", 16, false); err != nil {
+		t.Fatal(err)
+	}
+	p := int32(1)
+	for coordapi.ShardOf(tp.ID, p, 2) != 1 {
+		p++
+	}
+	if rs := shard.commit("wal/1", plain(tp.ID, p, 0)); rs[0].ErrorCode != 0 {
+		t.Fatalf("commit to partition %d, added at the owner since the copy: %+v", p, rs[0])
+	}
+}
+
+// TestFollowTrustsOwnerConfigs: a shard copies a topic whose configs its
+// own options would refuse (the key index, enabled on shard 0 only): they
+// were validated where the topic was made.
+func TestFollowTrustsOwnerConfigs(t *testing.T) {
+	ctx := context.Background()
+	owner := newEnv(t, func(o *Options) { o.KVIndexEnabled = true })
+	shard := newEnv(t) // without --kv-index-enabled
+	configs := map[string]string{"cleanup.policy": "compact", "kv.index.enabled": "true"}
+	owner.topic("indexed", 2, configs)
+	if _, err := shard.c.FollowTopics(ctx, owner.c); err != nil {
+		t.Fatal(err)
+	}
+	got, err := shard.c.Topic(ctx, "indexed")
+	if err != nil || !reflect.DeepEqual(got.Configs, configs) {
+		t.Fatalf("the copy: %+v, %v", got, err)
+	}
+	if err := owner.c.AlterTopicConfigs(ctx, "indexed", []coordapi.ConfigOp{{Name: "retention.ms", Op: coordapi.OpSet, Value: ptr("1000")}}, true, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := shard.c.FollowTopics(ctx, owner.c); err != nil {
+		t.Fatalf("follow a config change: %v", err)
+	}
+}

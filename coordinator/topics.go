@@ -119,6 +119,14 @@ func (c *Coordinator) createTopic(ctx context.Context, req coordapi.CreateTopicR
 			"Replication factor: %d larger than available brokers: 3 (object storage keeps the copies; use -1, 1, 2 or 3).", rf))
 	}
 	configs, err := coordapi.ValidateTopicConfigs(req.Configs, false, c.opts.KVIndexEnabled)
+	if id != (coordapi.TopicID{}) {
+		// A copy of shard 0's topic: its configs were validated there,
+		// by its options and build (follow.go).
+		configs, err = maps.Clone(req.Configs), nil
+		if configs == nil {
+			configs = map[string]string{}
+		}
+	}
 	if err != nil {
 		return wrap(err)
 	}
@@ -337,6 +345,12 @@ func (c *Coordinator) CreatePartitions(ctx context.Context, name string, count i
 // UnknownTopicOrPartition; InvalidConfig for unknown names and bad values;
 // InvalidRequest for duplicate names, null values and unknown op codes.
 func (c *Coordinator) AlterTopicConfigs(ctx context.Context, name string, ops []coordapi.ConfigOp, incremental bool, validateOnly bool) error {
+	return c.alterTopicConfigs(ctx, name, ops, incremental, validateOnly, false)
+}
+
+// alterTopicConfigs is AlterTopicConfigs; a follow (follow.go) sets
+// owned, and takes shard 0's configs as they are, validated there.
+func (c *Coordinator) alterTopicConfigs(ctx context.Context, name string, ops []coordapi.ConfigOp, incremental, validateOnly, owned bool) error {
 	if err := c.enter(ctx); err != nil {
 		return err
 	}
@@ -355,7 +369,9 @@ func (c *Coordinator) AlterTopicConfigs(ctx context.Context, name string, ops []
 		return wrap(err)
 	}
 	kvBefore := strings.EqualFold(t.toTopic().Config(coordapi.ConfigKVIndexEnabled), "true")
-	next, err = coordapi.ValidateTopicConfigs(next, kvBefore, c.opts.KVIndexEnabled)
+	if !owned {
+		next, err = coordapi.ValidateTopicConfigs(next, kvBefore, c.opts.KVIndexEnabled)
+	}
 	if err != nil {
 		return wrap(err)
 	}
