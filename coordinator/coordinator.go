@@ -287,8 +287,10 @@ type Coordinator struct {
 		aborted map[partKey][]coordapi.AbortedTxn
 	}
 
-	// follow serializes the follows of an owner's topics (follow.go).
-	follow sync.Mutex
+	// follow serializes the follows of an owner's topics (follow.go): a
+	// semaphore of one, so that a commit waiting behind a follow gives up
+	// with its context.
+	follow chan struct{}
 
 	// pids allocates producer ids and bumps their epochs (InitProducerID).
 	pids struct {
@@ -441,6 +443,7 @@ func Open(opts Options) (*Coordinator, error) {
 	opts.FollowInterval = cmp.Or(opts.FollowInterval, defaultFollowInterval)
 	c := &Coordinator{opts: opts, log: opts.Logger, now: opts.Now, markers: opts.Markers, markerPrefix: opts.GCPrefix}
 	c.brokers = brokers.New(opts.BrokerTTL, opts.Now, opts.Logger)
+	c.follow = make(chan struct{}, 1)
 	c.initTier()
 	cache := pebble.NewCache(pebbleCacheSize)
 	defer cache.Unref()

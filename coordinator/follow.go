@@ -89,6 +89,18 @@ type TopicOwner interface {
 	SubscribeTopics(fn func([]coordapi.TopicNotice)) (cancel func())
 }
 
+// lockFollow takes the follows' semaphore, or gives up when ctx ends.
+func (c *Coordinator) lockFollow(ctx context.Context) error {
+	select {
+	case c.follow <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("follow shard 0's topics: %w", ctx.Err())
+	}
+}
+
+func (c *Coordinator) unlockFollow() { <-c.follow }
+
 // defaultFollowInterval is Options.FollowInterval's default.
 const defaultFollowInterval = 10 * time.Second
 
@@ -169,8 +181,10 @@ func (c *Coordinator) followUnknown(ctx context.Context, req *coordapi.CommitReq
 // taken before a topic was created cannot delete the copy a later follow
 // made of it (with its partitions' batches).
 func (c *Coordinator) FollowTopics(ctx context.Context, owner TopicOwner) (changed int, err error) {
-	c.follow.Lock()
-	defer c.follow.Unlock()
+	if err := c.lockFollow(ctx); err != nil {
+		return 0, err
+	}
+	defer c.unlockFollow()
 	topics, err := owner.Topics(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("follow topics: list the owner's: %w", err)
@@ -210,8 +224,10 @@ func (c *Coordinator) FollowTopics(ctx context.Context, owner TopicOwner) (chang
 // the topic is known here afterwards; a topic the owner does not have is
 // deleted here too.
 func (c *Coordinator) FollowTopicID(ctx context.Context, owner TopicOwner, id coordapi.TopicID) (known bool, err error) {
-	c.follow.Lock()
-	defer c.follow.Unlock()
+	if err := c.lockFollow(ctx); err != nil {
+		return false, err
+	}
+	defer c.unlockFollow()
 	t, err := owner.TopicByID(ctx, id)
 	switch {
 	case errors.Is(err, kerr.UnknownTopicID):
