@@ -120,7 +120,7 @@ func newFlagSet() (*flag.FlagSet, *config) {
 	fs.IntVar(&cfg.ha.SnapshotsKept, "snapshots-kept", ha.DefaultSnapshotsKept, "how many snapshots are kept")
 	fs.IntVar(&cfg.coord.Shards, "shards", 1, "how many coordinator shards the cluster's partitions are spread over (docs/design/coordinator-shards.md); every coordinator and broker (--coordinator-shards) of the cluster must say the same")
 	fs.IntVar(&cfg.coord.Shard, "shard", 0, "which shard, 0 to --shards - 1, this coordinator serves (and stands by for): shard 0 keeps topics, producer ids, transactions, groups, users and ACLs and collects garbage for all, the others follow its topics")
-	fs.IntVar(&cfg.ha.InflightMessages, "log-inflight-messages", ha.DefaultInflightMessages, "how many log messages the leader has awaiting JetStream's acknowledgement before it merges the next commits into one message (-1: one message a commit)")
+	fs.IntVar(&cfg.ha.InflightMessages, "log-inflight-messages", ha.DefaultInflightMessages, "how many log messages the leader has awaiting JetStream's acknowledgement before it merges the next commits into one message (-1: one message a commit; 0: the default)")
 	return fs, cfg
 }
 

@@ -113,9 +113,11 @@ const DefaultInflightMessages = 1
 // expecting the stream's last sequence to be the one before it, so that
 // appends of a deposed leader fail once another has appended.
 //
-// The batch is applied to Pebble as it is published, in the same critical
-// section, so that Pebble on the leader goes through the same states in the
-// same order as on every standby, and appends are pipelined: many are in
+// The batch is applied to Pebble as it is published (or joins the open
+// group), in the same critical section, so that Pebble on the leader goes
+// through the states of every standby in the same order (a standby applies
+// a group at once: the leader's states between a group's batches are its
+// own), and appends are pipelined: many are in
 // flight on one connection while the next commits are made. Nothing may be
 // answered before the log has it, so every reply waits on barrier (the
 // rpc server's gate), and every write on the acknowledgement of its own
