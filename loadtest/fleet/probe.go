@@ -25,7 +25,8 @@ type Probe struct {
 	PID int
 	// ShardPIDs are the leaders of the other shards of a sharded
 	// coordinator: their CPU time and RSS are added to PID's, so that the
-	// report's coordinator figures are all the shards'.
+	// report's coordinator figures are all the shards' (its peak RSS is
+	// then the sum of each process's peak, an upper bound of the total's).
 	ShardPIDs []int
 	// MetricsURL is the leading coordinator's /metrics, read at the end
 	// for its state's size (floe_coordinator_pebble_bytes,
