@@ -23,20 +23,24 @@ import (
 )
 
 // TestTopicAsIcebergTable (issue 41) runs a coordinator process and two
-// brokers on MinIO: records produced to a table.enabled topic (keyed, some
-// with headers, JSON values, an aborted transaction and a committed one
-// among them) become an Iceberg table once consolidated, while broker 1
-// is killed (-9) after the table's first snapshot and records keep
-// coming through broker 2. Two readers nobody here wrote, PyIceberg and
-// DuckDB's iceberg extension, read it through broker 2's REST catalog:
-// every committed record once, byte-equal, the aborted ones absent.
+// brokers on MinIO: 100,000 records produced to a table.enabled topic
+// (keyed, some with headers, JSON values, an aborted transaction and a
+// committed one among them) become an Iceberg table once consolidated,
+// while broker 1 is killed (-9) after the table's first snapshot and
+// records keep coming through broker 2, and the coordinator is killed
+// (-9) and started again on its state. Two readers nobody here wrote,
+// PyIceberg and DuckDB's iceberg extension, read it through broker 2's
+// REST catalog: every committed record once, byte-equal, the aborted
+// ones absent.
 func TestTopicAsIcebergTable(t *testing.T) {
 	py := os.Getenv("FLOE_PYTHON")
 	if py == "" {
 		t.Skip("no FLOE_PYTHON with PyIceberg: eval \"$(./scripts/table-readers-venv.sh)\"")
 	}
 	c := floetest.RunClusterWith(t, 2, floetest.ClusterOptions{
-		CoordinatorArgs: []string{"--tier-interval", "200ms", "--table-interval", "1s"},
+		// A short lease: the job of the broker killed is planned again
+		// once it ends.
+		CoordinatorArgs: []string{"--tier-interval", "200ms", "--table-interval", "1s", "--tier-job-lease", "10s"},
 		BrokerArgs:      []string{"--tier-poll-interval", "100ms"},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -95,9 +99,9 @@ func TestTopicAsIcebergTable(t *testing.T) {
 		}
 	}
 	b1, b2 := pinnedClient(t, c.Brokers[0].KafkaAddr), pinnedClient(t, c.Brokers[1].KafkaAddr)
-	produce(b1, 0, 2000)
+	produce(b1, 0, 40000)
 	txn(c.Brokers[0].KafkaAddr, false)
-	produce(b2, 2000, 2000)
+	produce(b2, 40000, 40000)
 	txn(c.Brokers[1].KafkaAddr, true)
 
 	// The table's pointer, through the coordinator's catalog over NATS.
@@ -124,11 +128,21 @@ func TestTopicAsIcebergTable(t *testing.T) {
 		}
 	}
 	testkit.CheckFor(t, time.Minute, 200*time.Millisecond, func() error {
-		_, err := tb.Covered(ctx, id)
+		covered, err := tb.Covered(ctx, id)
+		if err == nil && len(covered) == 0 {
+			err = fmt.Errorf("no snapshot yet")
+		}
 		return err // the first snapshot
 	})
 	c.Brokers[0].Kill() // whatever it was running: its job is planned again
-	produce(b2, 4000, 1000)
+	produce(b2, 80000, 15000)
+	// The coordinator killed with table jobs planned or running, and
+	// started again on its state: it forgets the jobs and its copy of the
+	// covered offsets, and the next job starts at the log start and skips
+	// what the table's snapshot covers.
+	c.Coord.Kill()
+	c.StartCoordinator()
+	produce(b2, 95000, 5000)
 	ends, err := adm.ListEndOffsets(ctx, topic)
 	if err != nil {
 		t.Fatal(err)
