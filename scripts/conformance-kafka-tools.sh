@@ -15,6 +15,8 @@
 #   kafka-get-offsets       org.apache.kafka.tools.GetOffsetShell
 #   kafka-dump-log          org.apache.kafka.tools.DumpLogSegments
 #   kafka-transactions      org.apache.kafka.tools.TransactionsCommand
+#   kafka-share-groups      org.apache.kafka.tools.consumer.group.ShareGroupCommand
+#   kafka-console-share-consumer  org.apache.kafka.tools.consumer.ConsoleShareConsumer
 #
 # kafka-dump-log reads segment objects (tiered/doc.go): the broker started here
 # consolidates a local.retention.ms=1 topic within seconds (--tier-interval
@@ -61,7 +63,7 @@ maven_classpath conformance/kafka-tools
 
 data=""
 if [ -z "$against" ]; then
-  start_floe --tier-interval 200ms --tier-poll-interval 100ms
+  start_floe --tier-interval 200ms --tier-poll-interval 100ms --share-groups-enabled
   data="$work/data"
   echo "Kafka's tools against floe at $bootstrap" >&2
 else
@@ -92,6 +94,8 @@ CONFIGS=org.apache.kafka.tools.ConfigCommand
 OFFSETS=org.apache.kafka.tools.GetOffsetShell
 DUMP=org.apache.kafka.tools.DumpLogSegments
 TXNS=org.apache.kafka.tools.TransactionsCommand
+SHARECMD=org.apache.kafka.tools.consumer.group.ShareGroupCommand
+SHARECONSUMER=org.apache.kafka.tools.consumer.ConsoleShareConsumer
 B=(--bootstrap-server "$bootstrap")
 
 suffix="$$-$RANDOM"
@@ -571,6 +575,100 @@ elif run transactions-producers $TXNS "${B[@]}" describe-producers --topic "$txn
   pass transactions-describe-producers
 else
   fail transactions-describe-producers "want the console producer's state: $(why transactions-producers)"
+fi
+
+# --- kafka-share-groups ------------------------------------------------------
+
+# A share group (KIP-932) reads 10 records of a 1-partition topic through
+# kafka-console-share-consumer (share.auto.offset.reset=earliest, a group
+# config), then kafka-share-groups lists, describes, resets, deletes.
+share_topic="tools-share-$suffix"
+share_group="tools-share-group-$suffix"
+SG=(--group "$share_group")
+seq 1 10 >"$work/share-produced.txt"
+if ! run share-topic $TOPICS "${B[@]}" --create --topic "$share_topic" --partitions 1 --replication-factor 1 ||
+  ! run share-produce $PRODUCER "${B[@]}" --topic "$share_topic" --producer-property acks=all <"$work/share-produced.txt" ||
+  ! run share-config $CONFIGS "${B[@]}" --alter --entity-type groups --entity-name "$share_group" --add-config share.auto.offset.reset=earliest; then
+  fail share-groups-setup "$(why share-config)"
+elif ! run share-consume $SHARECONSUMER "${B[@]}" --topic "$share_topic" "${SG[@]}" --max-messages 10 --timeout-ms 20000 ||
+  ! cmp -s <(sort -n "$work/share-produced.txt") <(sort -n "$work/share-consume.out"); then
+  fail share-groups-setup "want the 10 records through kafka-console-share-consumer, got $(wc -l <"$work/share-consume.out") lines: $(why share-consume)"
+else
+  if run share-list $SHARECMD "${B[@]}" --list && grep -qx "$share_group" "$work/share-list.out"; then
+    pass share-groups-list
+  else
+    fail share-groups-list "$share_group not listed: $(why share-list)"
+  fi
+
+  # share_row NAME: "START-OFFSET LAG" of partition 0 in a --describe table.
+  share_row() { awk -v g="$share_group" -v t="$share_topic" '$1 == g && $2 == t && $3 == 0 { print $4, $5 }' "$work/$1.out"; }
+  # Every record accepted: lag 0 (start offset 10; Apache Kafka may still
+  # show 0, moving it later).
+  if run share-describe $SHARECMD "${B[@]}" --describe "${SG[@]}" &&
+    grep -q "START-OFFSET  LAG" "$work/share-describe.out" &&
+    { [ "$(share_row share-describe)" = "10 0" ] || [ "$(share_row share-describe)" = "0 0" ]; }; then
+    pass share-groups-describe
+  else
+    fail share-groups-describe "want partition 0 at START-OFFSET 10, LAG 0 (got \"$(share_row share-describe)\"): $(why share-describe)"
+  fi
+
+  # --members while a consumer is in: one member, assigned partition 0.
+  # (timeout passes the TERM below on to the JVM, which leaves the group.)
+  timeout "${CHECK_TIMEOUT:-60}" java -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$classpath" $SHARECONSUMER \
+    "${B[@]}" --topic "$share_topic" "${SG[@]}" --timeout-ms 60000 >"$work/share-member.out" 2>"$work/share-member.err" &
+  member_pid=$!
+  members_ok=0
+  for _ in $(seq 1 40); do
+    if run share-members $SHARECMD "${B[@]}" --describe "${SG[@]}" --members &&
+      awk -v g="$share_group" -v t="$share_topic" '$1 == g && $NF == t ":0" && $(NF-1) == 1 { ok = 1 } END { exit !ok }' "$work/share-members.out"; then
+      members_ok=1
+      break
+    fi
+    sleep 0.5
+  done
+  if [ "$members_ok" = 1 ]; then
+    pass share-groups-describe-members
+  else
+    fail share-groups-describe-members "want a member assigned $share_topic:0: $(why share-members)"
+  fi
+  kill -TERM "$member_pid" 2>/dev/null || true
+  wait "$member_pid" 2>/dev/null || true
+  empty=0
+  for _ in $(seq 1 40); do
+    if run share-state $SHARECMD "${B[@]}" --describe "${SG[@]}" --state &&
+      grep -q "^$share_group .* Empty  *0$" "$work/share-state.out"; then
+      empty=1
+      break
+    fi
+    sleep 0.5
+  done
+  [ "$empty" = 1 ] || fail share-groups-state "the group is not Empty after its consumer left: $(why share-state)"
+
+  if run share-reset $SHARECMD "${B[@]}" --reset-offsets --to-earliest "${SG[@]}" --topic "$share_topic" --execute &&
+    awk -v g="$share_group" -v t="$share_topic" '$1 == g && $2 == t && $3 == 0 && $4 == 0 { ok = 1 } END { exit !ok }' "$work/share-reset.out" &&
+    run share-describe-reset $SHARECMD "${B[@]}" --describe "${SG[@]}" &&
+    [ "$(share_row share-describe-reset)" = "0 10" ]; then
+    pass share-groups-reset-execute
+  else
+    fail share-groups-reset-execute "want NEW-OFFSET 0, then START-OFFSET 0 and LAG 10 (got \"$(share_row share-describe-reset 2>/dev/null)\"): $(why share-reset)"
+  fi
+
+  if run share-delete-offsets $SHARECMD "${B[@]}" --delete-offsets "${SG[@]}" --topic "$share_topic" &&
+    grep -q "^$share_topic  *Successful" "$work/share-delete-offsets.out" &&
+    run share-describe-deleted $SHARECMD "${B[@]}" --describe "${SG[@]}" &&
+    [ -z "$(share_row share-describe-deleted)" ]; then
+    pass share-groups-delete-offsets
+  else
+    fail share-groups-delete-offsets "want $share_topic Successful, then no offsets: $(why share-delete-offsets) / $(why share-describe-deleted)"
+  fi
+
+  if run share-delete $SHARECMD "${B[@]}" --delete "${SG[@]}" &&
+    grep -q "Deletion of requested share groups ('$share_group') was successful." "$work/share-delete.out" &&
+    run share-list-deleted $SHARECMD "${B[@]}" --list && ! grep -qx "$share_group" "$work/share-list-deleted.out"; then
+    pass share-groups-delete
+  else
+    fail share-groups-delete "$(why share-delete)"
+  fi
 fi
 
 echo "$passed passed, $failed failed"
