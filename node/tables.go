@@ -9,6 +9,9 @@ import (
 	"log/slog"
 	"path"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/record"
 	"github.com/floe-io/floe/table"
@@ -32,7 +35,12 @@ func (n *Node) tableRunner() (tiered.TableJobRunner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("table writer: %w", err)
 	}
-	return &tableJobs{tb: tb, cat: n.client.TableCatalog(), namespace: n.tableNamespace(), log: n.log}, nil
+	skipped, err := n.metrics.Meter("floe/table").Int64Counter("floe.table.records.skipped", metric.WithUnit("{record}"),
+		metric.WithDescription("Records table jobs did not write, by reason: aborted (an aborted transaction's), deleted (offsets DeleteRecords removed before a job took them)."))
+	if err != nil {
+		return nil, fmt.Errorf("table metrics: %w", err)
+	}
+	return &tableJobs{tb: tb, cat: n.client.TableCatalog(), namespace: n.tableNamespace(), log: n.log, skipped: skipped}, nil
 }
 
 type tableJobs struct {
@@ -40,7 +48,13 @@ type tableJobs struct {
 	cat       catalog.Catalog
 	namespace string
 	log       *slog.Logger
+	skipped   metric.Int64Counter
 }
+
+var (
+	skippedAborted = metric.WithAttributes(attribute.String("reason", "aborted"))
+	skippedDeleted = metric.WithAttributes(attribute.String("reason", "deleted"))
+)
 
 // moveAside renames id's table to <name>__<topic id> when it belongs to
 // another topic id than topicID (a topic deleted and created again under
@@ -107,6 +121,7 @@ func (j *tableJobs) RunTableJob(ctx context.Context, job coordapi.TierJob, read 
 				j.log.Warn("table job: records deleted before the table took them", "table", id.String(),
 					"partition", r.Partition, "from", c, "to", r.From)
 				tr.From = c
+				j.skipped.Add(ctx, r.From-c, skippedDeleted)
 			}
 		}
 		for _, seg := range r.Segments {
@@ -119,8 +134,12 @@ func (j *tableJobs) RunTableJob(ctx context.Context, job coordapi.TierJob, read 
 					return err // a batch wholly outside [from, To): skipped
 				}
 				n := len(tr.Records)
-				if tr.Records, _, err = table.Decode(tr.Records, r.Partition, b, r.Aborted); err != nil {
+				var dropped int
+				if tr.Records, dropped, err = table.Decode(tr.Records, r.Partition, b, r.Aborted); err != nil {
 					return err
+				}
+				if dropped > 0 {
+					j.skipped.Add(ctx, int64(dropped), skippedAborted)
 				}
 				// Keep [r.From, r.To) only: the segments may hold more.
 				kept := tr.Records[:n]

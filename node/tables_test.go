@@ -118,6 +118,11 @@ func TestTableJobThroughNode(t *testing.T) {
 		return lag
 	})
 
+	// The aborted transaction's 3 records (one a partition) were not
+	// written: at least 3 (a job run again counts them again).
+	if skipped, err := floetest.Metric(n.HTTPAddr(), "floe_table_records_skipped_total", `reason="aborted"`); err != nil || skipped < 3 {
+		t.Errorf("floe_table_records_skipped_total{reason=aborted} = %v, %v; want at least 3", skipped, err)
+	}
 	testkit.CheckFor(t, 10*time.Second, 50*time.Millisecond, func() error {
 		lag, err := floetest.Metric(n.HTTPAddr(), "floe_table_lag_offsets", `topic="orders"`)
 		if err == nil && lag != 0 {
