@@ -108,9 +108,8 @@ type Options struct {
 	// ShareGroupsDisabled leaves the share group APIs (ShareGroupHeartbeat,
 	// ShareGroupDescribe, ShareFetch, ShareAcknowledge, and the share group
 	// offsets admin APIs Describe-, Alter- and DeleteShareGroupOffsets) out
-	// of ApiVersions
-	// and closes the connection of a client that sends one anyway, as
-	// Kafka does for an API that is not enabled
+	// of ApiVersions and closes the connection of a client that sends one
+	// anyway, as Kafka does for an API that is not enabled
 	// (--share-groups-enabled=false; Kafka's share.version feature).
 	// Default: false, served.
 	ShareGroupsDisabled bool
