@@ -388,6 +388,38 @@ func TestRouterTierJobIDs(t *testing.T) {
 	}
 }
 
+// TestRouterTableJob: a table job (Partition -1, of every partition its
+// shard owns) is completed on the shard that gave it, whichever shard
+// partition -1 would hash to.
+func TestRouterTableJob(t *testing.T) {
+	ctx := context.Background()
+	id := coordapi.TopicID{9}
+	shards := []*jobShard{{}, {}, {}}
+	for s := range shards {
+		if coordapi.ShardOf(id, -1, len(shards)) == s {
+			continue
+		}
+		shards[s].job, shards[s].has = coordapi.TierJob{ID: 7, TopicID: id, Partition: -1, Kind: coordapi.TierJobTable}, true
+		r, err := New([]coordapi.Coordinator{shards[0], shards[1], shards[2]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		job, ok, err := r.ClaimTierJob(ctx, coordapi.ClaimTierJobRequest{BrokerID: 1, Tables: true})
+		if err != nil || !ok {
+			t.Fatalf("claim: %v %v", ok, err)
+		}
+		if err := r.CompleteTierJob(ctx, coordapi.CompleteTierJobRequest{JobID: job.ID, TopicID: id, Partition: -1,
+			Table: &coordapi.TableResult{}}); err != nil {
+			t.Fatalf("table job of shard %d: %v", s, err)
+		}
+		if !slices.Equal(shards[s].completed, []uint64{7}) {
+			t.Fatalf("shard %d completed %v", s, shards[s].completed)
+		}
+		return
+	}
+	t.Fatal("every shard is partition -1's")
+}
+
 // TestRouterTransactionsOnShardZero: a transaction on shard 0's
 // partitions goes to its coordinator; one naming another shard's is
 // refused partition by partition until transactions span shards.
