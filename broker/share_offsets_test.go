@@ -97,6 +97,8 @@ func TestShareGroupOffsetsAPIs(t *testing.T) {
 func TestACLShareGroupOffsets(t *testing.T) {
 	e := newACLEnv(t)
 	e.topic("t", 1, nil)
+	// The group has state of t, made by the super user.
+	wantCode(t, "alter as the super user", send[*kmsg.AlterShareGroupOffsetsResponse](t, e.client(aclAdmin), alterShareOffsetsReq("sg", "t", 0, 0)).ErrorCode, nil)
 	alice := e.client("alice")
 	describe := func(topics map[string][]int32) kmsg.DescribeShareGroupOffsetsResponseGroup {
 		return send[*kmsg.DescribeShareGroupOffsetsResponse](t, alice, describeShareOffsetsReq("sg", topics)).Groups[0]
