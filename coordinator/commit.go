@@ -47,6 +47,9 @@ func (c *Coordinator) CommitObject(ctx context.Context, req *coordapi.CommitRequ
 		// Before entering: a follow enters the calls it makes.
 		c.followUnknown(ctx, req)
 	}
+	if c.opts.TxnOwner != nil {
+		c.followTxnViews(ctx, req)
+	}
 	resp, notices, err := c.commitObject(ctx, req)
 	if err != nil {
 		return nil, err
@@ -398,6 +401,16 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 			c.checkpointedLocked(pk)
 		} else {
 			c.logLocked(pk).runs++
+		}
+	}
+	if c.opts.TxnOwner != nil {
+		// A marker ends its producer's transaction here: the view of it
+		// is stale, and so is any fetched before the marker.
+		for _, op := range txnOps {
+			if op.control {
+				delete(c.commit.txnViews, op.pid)
+				c.commit.markers[op.pid]++
+			}
 		}
 	}
 	if accepted == 0 {

@@ -137,6 +137,15 @@ type Options struct {
 	// FollowInterval is how often the topics of TopicOwner are followed
 	// whole, notices aside (they can be lost). Default: 10s.
 	FollowInterval time.Duration
+	// TxnOwner, on shards other than 0, is shard 0's transaction
+	// coordinator: a transactional batch of a producer this shard has no
+	// current view of is checked against the view it asks for
+	// (follow_txn.go). Default: none.
+	TxnOwner TxnOwner
+	// ShardPeers, on shard 0 of a sharded coordinator, are the other
+	// shards, index i-1 for shard i: transaction markers of their
+	// partitions are committed there (WriteTxnMarkers). Default: none.
+	ShardPeers []MarkerPeer
 	// ObjectPeers, on shard 0 of a sharded coordinator, are the other
 	// shards: its collector (GCStore) deletes an object only when none of
 	// them has it live or garbage for less than GCGrace, and has those
@@ -267,6 +276,10 @@ type Coordinator struct {
 		// each open transaction in each partition, by producer id
 		// (txn.go), written with mu held too, so readable under mu.
 		txnViews map[int64]*txnView
+		// markers counts, on a shard following shard 0's transactions
+		// (Options.TxnOwner), the markers committed for each producer id:
+		// a view fetched across one is stale (followTxnViews).
+		markers  map[int64]uint64
 		openTxns map[partKey]map[int64]int64
 		// txnKeys are transactional batches' keys held for the key index
 		// until their transactions end, by partition and producer id.

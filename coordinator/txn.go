@@ -121,6 +121,7 @@ func (c *Coordinator) SetTxnOffsets(o TxnOffsets) { c.txn.SetOffsets(o) }
 // It runs before c is shared.
 func (c *Coordinator) loadTxns() error {
 	c.commit.txnViews = map[int64]*txnView{}
+	c.commit.markers = map[int64]uint64{}
 	c.commit.openTxns = map[partKey]map[int64]int64{}
 	c.mu.aborted = map[partKey][]coordapi.AbortedTxn{}
 	var err error

@@ -45,7 +45,11 @@ func markerBatch(pid int64, epoch int16, commit bool, nowMs int64) ([]byte, erro
 // partition, put in the object store and committed like a broker's (each
 // marker gets its offset, and closes its partition's open transaction). A
 // partition whose topic was deleted meanwhile gets none
-// (txn.Partitions).
+// (txn.Partitions). On a sharded coordinator (shard 0) the markers of
+// another shard's partitions are committed on it, through ShardPeers: the
+// transaction is decided in this shard's log first (PrepareCommit or
+// PrepareAbort), so a shard that fails has them written again when EndTxn
+// is retried, Kafka's two phases.
 func (p txnPartitions) WriteTxnMarkers(ctx context.Context, pid int64, epoch int16, parts []coordapi.TopicPartition, commit bool) error {
 	c := p.c
 	if c.markers == nil {
@@ -75,21 +79,45 @@ func (p txnPartitions) WriteTxnMarkers(ctx context.Context, pid int64, epoch int
 	if err := c.markers.Put(ctx, key, data); err != nil {
 		return fmt.Errorf("put %s: %w", key, err)
 	}
-	c.commit.Lock()
-	resp, notices, wait, err := c.commitObjectLocked(&coordapi.CommitRequest{ObjectKey: key, ObjectSize: int64(len(data)), BrokerID: -1, Batches: batches})
-	c.commit.Unlock()
-	if err == nil {
-		err = wait()
+	// One object; on a sharded coordinator each shard commits the markers
+	// of its own partitions (Options.ShardPeers), this one first.
+	byShard := make([][]coordapi.CommitBatch, max(c.opts.Shards, 1))
+	for _, b := range batches {
+		s := coordapi.ShardOf(b.TopicID, b.Partition, c.opts.Shards)
+		byShard[s] = append(byShard[s], b)
 	}
-	if err != nil {
-		return fmt.Errorf("commit %s: %w", key, err)
-	}
-	c.notify(notices)
-	for i, r := range resp.Results {
-		switch r.ErrorCode {
-		case 0, kerr.UnknownTopicID.Code, kerr.UnknownTopicOrPartition.Code:
-		default:
-			return fmt.Errorf("marker of partition %d: %w", batches[i].Partition, kerr.ErrorForCode(r.ErrorCode))
+	for s, bs := range byShard {
+		if len(bs) == 0 {
+			continue
+		}
+		req := &coordapi.CommitRequest{ObjectKey: key, ObjectSize: int64(len(data)), BrokerID: -1, Batches: bs}
+		var resp *coordapi.CommitResponse
+		if s == c.opts.Shard {
+			var notices []coordapi.CommitNotice
+			var wait func() error
+			c.commit.Lock()
+			resp, notices, wait, err = c.commitObjectLocked(req)
+			c.commit.Unlock()
+			if err == nil {
+				err = wait()
+			}
+			if err == nil {
+				c.notify(notices)
+			}
+		} else if s-1 < len(c.opts.ShardPeers) {
+			resp, err = c.opts.ShardPeers[s-1].CommitObject(ctx, req)
+		} else {
+			err = fmt.Errorf("shard %d has no peer to commit its markers on", s)
+		}
+		if err != nil {
+			return fmt.Errorf("commit %s (shard %d): %w", key, s, err)
+		}
+		for i, r := range resp.Results {
+			switch r.ErrorCode {
+			case 0, kerr.UnknownTopicID.Code, kerr.UnknownTopicOrPartition.Code:
+			default:
+				return fmt.Errorf("marker of partition %d: %w", bs[i].Partition, kerr.ErrorForCode(r.ErrorCode))
+			}
 		}
 	}
 	return nil

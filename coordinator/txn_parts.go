@@ -31,7 +31,8 @@ func (p txnPartitions) CheckPartitions(parts []coordapi.TopicPartition) []int16 
 	p.c.mu.RLock()
 	defer p.c.mu.RUnlock()
 	for i, tp := range parts {
-		if _, _, err := p.c.partitionLocked(tp.TopicID, tp.Partition); err != nil {
+		// Whichever shard owns it: shard 0 has every topic.
+		if t := p.c.mu.topicsByID[tp.TopicID]; t == nil || tp.Partition < 0 || int(tp.Partition) >= len(t.parts) {
 			codes[i] = kerr.UnknownTopicOrPartition.Code
 		}
 	}
@@ -45,6 +46,16 @@ func (p txnPartitions) SetTxnView(pid int64, v *coordapi.TxnView) {
 	c.commit.Lock()
 	defer c.commit.Unlock()
 	if v == nil {
+		c.setTxnViewLocked(pid, coordapi.TxnView{}, false)
+		return
+	}
+	c.setTxnViewLocked(pid, *v, true)
+}
+
+// setTxnViewLocked installs producer pid's view, or forgets it (!ok).
+// c.commit must be held.
+func (c *Coordinator) setTxnViewLocked(pid int64, v coordapi.TxnView, ok bool) {
+	if !ok {
 		delete(c.commit.txnViews, pid)
 		return
 	}

@@ -209,8 +209,10 @@ func run(args []string) error {
 	cluster := rpc.ShardCluster(cfg.cluster, cfg.coord.Shard)
 	var shardPeers []coordapi.Coordinator // shard 0's view of the others
 	if cfg.coord.Shard > 0 {
-		// Shard 0's topics, followed (coordinator.Options.TopicOwner).
-		cfg.coord.TopicOwner = rpc.NewClient(nc, cfg.cluster, rpc.ClientOptions{Logger: log})
+		// Shard 0's topics, followed (coordinator.Options.TopicOwner), and
+		// its transactions' views (TxnOwner).
+		owner := rpc.NewClient(nc, cfg.cluster, rpc.ClientOptions{Logger: log})
+		cfg.coord.TopicOwner, cfg.coord.TxnOwner = owner, owner
 	}
 	if cfg.coord.Shards > 1 {
 		// Each shard knows only its own partitions' objects: shard 0
@@ -220,6 +222,7 @@ func run(args []string) error {
 			for i := 1; i < cfg.coord.Shards; i++ {
 				peer := rpc.NewClient(nc, rpc.ShardCluster(cfg.cluster, i), rpc.ClientOptions{Logger: log})
 				cfg.coord.ObjectPeers = append(cfg.coord.ObjectPeers, peer)
+				cfg.coord.ShardPeers = append(cfg.coord.ShardPeers, peer) // transaction markers
 				shardPeers = append(shardPeers, peer)
 			}
 		} else {

@@ -123,6 +123,7 @@ var responseCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encCommitResp, decCommitResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encBrokerList, decBrokerList) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encObjectStates, decObjectStates) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encTxnViewResp, decTxnViewResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encKvLookupResp, decKvLookupResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encKvGetResp, decKvGetResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encBool, decBool) },
@@ -283,6 +284,10 @@ func FuzzDecodeReply(f *testing.F) {
 	seed(f, func(e *encoder) { encACLNotice(e, 7) })
 	seed(f, func(e *encoder) {
 		encObjectStates(e, []coordapi.ObjectState{{}, {Known: true}, {Known: true, GarbageSinceMs: 1_700_000_000_000}})
+	})
+	seed(f, func(e *encoder) {
+		encTxnViewResp(e, txnViewResp{Found: true, View: coordapi.TxnView{TransactionalID: "tx", Epoch: 3, Ongoing: true,
+			Partitions: []coordapi.TopicPartition{{TopicID: idA, Partition: 2}}}})
 	})
 	seed(f, func(e *encoder) {
 		encClaimTierJobResp(e, claimTierJobResp{OK: true, Job: coordapi.TierJob{ID: 5, TopicID: idA, Partition: -1, Kind: coordapi.TierJobTable,

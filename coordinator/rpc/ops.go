@@ -76,6 +76,9 @@ const (
 	// rows of those it deletes.
 	opObjectStates  = "object_states"
 	opForgetObjects = "forget_objects"
+	// opTxnView answers a producer's transaction view, for the shards
+	// that take its transactional batches.
+	opTxnView = "txn_view"
 	// The table catalog ops (tables.go): brokers load, swap and list the
 	// Iceberg tables' metadata pointers, kept by shard 0.
 	opTableLoad       = "table_load"

@@ -105,6 +105,7 @@ var handlers = map[string]handler{
 	opKvReady:       unary(decID, (*coordinator.Coordinator).KvReady, encBool),
 	opObjectStates:  unary(decStrings, (*coordinator.Coordinator).ObjectStates, encObjectStates),
 	opForgetObjects: unary(decStrings, (*coordinator.Coordinator).ForgetObjects, encStrings),
+	opTxnView:       unary(decInt64, txnView, encTxnViewResp),
 	// The table catalog (tables.go).
 	opTableLoad:       unary(decIdent, tableLoad, encTableResp),
 	opTableSwap:       unary(decTableSwapReq, tableSwap, encTableResp),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator"
 )
 
 // object_states request: n, n × key (str). Reply: n, n × (known (bool),
@@ -46,4 +47,59 @@ func (c *Client) ObjectStates(ctx context.Context, keys []string) ([]coordapi.Ob
 // the keys it kept, live there; see coordinator.Coordinator.ForgetObjects.
 func (c *Client) ForgetObjects(ctx context.Context, keys []string) ([]string, error) {
 	return call(c, ctx, opForgetObjects, func(e *encoder) { encStrings(e, keys) }, decStrings)
+}
+
+// txnViewResp is txn_view's reply: producer id's view, when found.
+type txnViewResp struct {
+	View  coordapi.TxnView
+	Found bool
+}
+
+// txn_view request: producer id (varint). Reply: found (bool), then the
+// transactional id (str), epoch (varint), ongoing (bool), n, n × (topic id
+// (16), partition (varint)).
+func encTxnViewResp(e *encoder, r txnViewResp) {
+	e.bool(r.Found)
+	if !r.Found {
+		return
+	}
+	e.str(r.View.TransactionalID)
+	e.varint(int64(r.View.Epoch))
+	e.bool(r.View.Ongoing)
+	e.uvarint(uint64(len(r.View.Partitions)))
+	for _, tp := range r.View.Partitions {
+		e.id(tp.TopicID)
+		e.varint(int64(tp.Partition))
+	}
+}
+
+func decTxnViewResp(d *decoder) txnViewResp {
+	var r txnViewResp
+	if r.Found = d.bool(); !r.Found {
+		return r
+	}
+	r.View.TransactionalID = d.str()
+	r.View.Epoch = int16(d.varint())
+	r.View.Ongoing = d.bool()
+	n := d.count(17)
+	if n > 0 {
+		r.View.Partitions = make([]coordapi.TopicPartition, n)
+		for i := range r.View.Partitions {
+			r.View.Partitions[i] = coordapi.TopicPartition{TopicID: d.id(), Partition: int32(d.varint())}
+		}
+	}
+	return r
+}
+
+// txnView serves txn_view.
+func txnView(c *coordinator.Coordinator, ctx context.Context, pid int64) (txnViewResp, error) {
+	v, ok, err := c.TxnView(ctx, pid)
+	return txnViewResp{View: v, Found: ok}, err
+}
+
+// TxnView asks shard 0 for producer id pid's transaction view; see
+// coordinator.Coordinator.TxnView. Client implements coordinator.TxnOwner.
+func (c *Client) TxnView(ctx context.Context, pid int64) (coordapi.TxnView, bool, error) {
+	r, err := call(c, ctx, opTxnView, func(e *encoder) { e.varint(pid) }, decTxnViewResp)
+	return r.View, r.Found, err
 }

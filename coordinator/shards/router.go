@@ -8,9 +8,9 @@
 // shard is any coordapi.Coordinator, the rpc client of a remote shard or
 // an in-process coordinator in tests.
 //
-// What is not routed yet (milestone 2 of the design): a transaction may
-// only name partitions on shard 0; AddPartitionsToTxn answers
-// INVALID_TXN_STATE for the others.
+// Transactions are shard 0's (its transaction coordinator): it writes
+// their markers on the shards that own their partitions, which ask it for
+// a producer's view before they take its transactional batches.
 package shards
 
 import (
@@ -225,32 +225,6 @@ func (r *Router) DeleteRecords(ctx context.Context, id coordapi.TopicID, partiti
 // with the partition.
 func (r *Router) DescribeProducers(ctx context.Context, id coordapi.TopicID, partition int32) ([]coordapi.ProducerDescription, error) {
 	return r.of(id, partition).DescribeProducers(ctx, id, partition)
-}
-
-// AddPartitionsToTxn sends the transaction to shard 0, the transaction
-// coordinator's, when every partition is shard 0's; the partitions of other
-// shards are answered INVALID_TXN_STATE until transactions span shards
-// (the design's milestone 2), and the others then
-// OPERATION_NOT_ATTEMPTED, as Kafka answers the rest of a request one of
-// whose partitions failed.
-func (r *Router) AddPartitionsToTxn(ctx context.Context, req coordapi.AddPartitionsRequest) ([]int16, error) {
-	n := len(r.shards)
-	codes := make([]int16, len(req.Partitions))
-	refused := false
-	for i, tp := range req.Partitions {
-		if coordapi.ShardOf(tp.TopicID, tp.Partition, n) != 0 {
-			codes[i], refused = kerr.InvalidTxnState.Code, true
-		}
-	}
-	if !refused {
-		return r.shards[0].AddPartitionsToTxn(ctx, req)
-	}
-	for i := range codes {
-		if codes[i] == 0 {
-			codes[i] = kerr.OperationNotAttempted.Code
-		}
-	}
-	return codes, nil
 }
 
 // Subscribe subscribes to every shard's commit notices.

@@ -27,7 +27,7 @@ import (
 // shard 0 unnoticed.
 func TestRouterRoutesEveryMethod(t *testing.T) {
 	routed := []string{
-		"AbandonTierJob", "AddPartitionsToTxn", "ClaimTierJob", "CommitObject", "CompleteTierJob",
+		"AbandonTierJob", "ClaimTierJob", "CommitObject", "CompleteTierJob",
 		"DeleteRecords", "DescribeProducers", "FindBatches", "FindBatchesMulti", "FindKeyBatches",
 		"KvGet", "KvLatestOffsets", "KvLookup", "KvReady", "ListOffset", "PartitionState", "Subscribe",
 	}
@@ -37,7 +37,7 @@ func TestRouterRoutesEveryMethod(t *testing.T) {
 		"AlterTopicConfigs", "CreatePartitions", "CreateTopic", "DeleteTopic", "DeleteTopicByID",
 		"SubscribeTopics", "Topic", "TopicByID", "Topics",
 		// Producer ids and the transaction coordinator.
-		"AddOffsetsToTxn", "DescribeTransactions", "EndTxn", "InitProducerID", "ListTransactions",
+		"AddOffsetsToTxn", "AddPartitionsToTxn", "DescribeTransactions", "EndTxn", "InitProducerID", "ListTransactions",
 		// Users, ACLs and the broker registry.
 		"AlterUserScramCredentials", "DescribeUserScramCredentials", "UserScramCredential",
 		"CreateACLs", "DeleteACLs", "DescribeACLs", "ACLVersion", "SubscribeACLs",
@@ -312,7 +312,6 @@ type jobShard struct {
 	has       bool
 	completed []uint64
 	abandoned []uint64
-	added     int
 }
 
 func (j *jobShard) ClaimTierJob(context.Context, coordapi.ClaimTierJobRequest) (coordapi.TierJob, bool, error) {
@@ -329,11 +328,6 @@ func (j *jobShard) CompleteTierJob(_ context.Context, req coordapi.CompleteTierJ
 func (j *jobShard) AbandonTierJob(_ context.Context, id uint64, _ string) error {
 	j.abandoned = append(j.abandoned, id)
 	return nil
-}
-
-func (j *jobShard) AddPartitionsToTxn(_ context.Context, req coordapi.AddPartitionsRequest) ([]int16, error) {
-	j.added++
-	return make([]int16, len(req.Partitions)), nil
 }
 
 // partitionOn returns a partition of id that shard s of n owns.
@@ -418,29 +412,6 @@ func TestRouterTableJob(t *testing.T) {
 		return
 	}
 	t.Fatal("every shard is partition -1's")
-}
-
-// TestRouterTransactionsOnShardZero: a transaction on shard 0's
-// partitions goes to its coordinator; one naming another shard's is
-// refused partition by partition until transactions span shards.
-func TestRouterTransactionsOnShardZero(t *testing.T) {
-	ctx := context.Background()
-	id := coordapi.TopicID{4}
-	shards := []*jobShard{{}, {}}
-	r, err := New([]coordapi.Coordinator{shards[0], shards[1]})
-	if err != nil {
-		t.Fatal(err)
-	}
-	on0, on1 := partitionOn(t, id, 0, 2), partitionOn(t, id, 1, 2)
-	codes, err := r.AddPartitionsToTxn(ctx, coordapi.AddPartitionsRequest{Partitions: []coordapi.TopicPartition{{TopicID: id, Partition: on0}}})
-	if err != nil || !slices.Equal(codes, []int16{0}) || shards[0].added != 1 {
-		t.Fatalf("shard 0's partition: %v %v (added %d)", codes, err, shards[0].added)
-	}
-	codes, err = r.AddPartitionsToTxn(ctx, coordapi.AddPartitionsRequest{Partitions: []coordapi.TopicPartition{{TopicID: id, Partition: on0}, {TopicID: id, Partition: on1}}})
-	want := []int16{kerr.OperationNotAttempted.Code, kerr.InvalidTxnState.Code}
-	if err != nil || !slices.Equal(codes, want) || shards[0].added != 1 || shards[1].added != 0 {
-		t.Fatalf("a partition of shard 1: %v %v, want %v (added %d, %d)", codes, err, want, shards[0].added, shards[1].added)
-	}
 }
 
 // TestRouterRefusesUnroutableJobID: a job whose id cannot carry its shard

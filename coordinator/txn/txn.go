@@ -116,6 +116,7 @@ type view struct {
 	epoch   int16
 	ongoing bool
 	groups  []string
+	parts   []coordapi.TopicPartition
 }
 
 // state is one transactional id's state. mu serializes the transaction's
@@ -187,8 +188,23 @@ func (c *Coordinator) installView(t *state) {
 		TransactionalID: t.id, Epoch: t.epoch, Ongoing: t.state == coordapi.TxnOngoing, Partitions: slices.Clone(t.parts),
 	})
 	c.views.Lock()
-	c.views.m[t.pid] = view{id: t.id, epoch: t.epoch, ongoing: t.state == coordapi.TxnOngoing, groups: slices.Clone(t.groups)}
+	c.views.m[t.pid] = view{id: t.id, epoch: t.epoch, ongoing: t.state == coordapi.TxnOngoing, groups: slices.Clone(t.groups),
+		parts: slices.Clone(t.parts)}
 	c.views.Unlock()
+}
+
+// View returns producer id pid's view, what the partitions check its
+// transactional batches against (Partitions.SetTxnView gives them the
+// same), and false when pid writes nothing: the shards of a sharded
+// coordinator other than this one's ask for it (coordinator.TxnOwner).
+func (c *Coordinator) View(pid int64) (coordapi.TxnView, bool) {
+	c.views.Lock()
+	defer c.views.Unlock()
+	v, ok := c.views.m[pid]
+	if !ok {
+		return coordapi.TxnView{}, false
+	}
+	return coordapi.TxnView{TransactionalID: v.id, Epoch: v.epoch, Ongoing: v.ongoing, Partitions: slices.Clone(v.parts)}, true
 }
 
 // dropView forgets producer id pid's view: it writes nothing more.
