@@ -154,6 +154,29 @@ func TestIcebergCatalogThroughNode(t *testing.T) {
 // and the current snapshot's summary.
 func pyRead(t *testing.T, ctx context.Context, py, httpAddr, ident string, props ...string) (rows []table.Record, listed []string, summary map[string]string) {
 	t.Helper()
+	out := pyReadTable(t, ctx, py, httpAddr, ident, props...)
+	for _, r := range out.rows {
+		rows = append(rows, r.Record)
+	}
+	return rows, out.listed, out.summary
+}
+
+// pyRow is a row PyIceberg read: the fixed columns, and the others
+// (typed value columns, _error) JSON-encoded by name.
+type pyRow struct {
+	table.Record
+	typed map[string]string
+}
+
+type pyTable struct {
+	rows    []pyRow
+	listed  []string
+	summary map[string]string
+}
+
+// pyReadTable is pyRead with the typed columns.
+func pyReadTable(t *testing.T, ctx context.Context, py, httpAddr, ident string, props ...string) pyTable {
+	t.Helper()
 	cmd := exec.CommandContext(ctx, py, append([]string{"../table/testdata/pyiceberg_read.py", "--rest", "http://" + httpAddr + catalog.RESTPrefix,
 		ident}, props...)...)
 	var stderr bytes.Buffer
@@ -162,6 +185,7 @@ func pyRead(t *testing.T, ctx context.Context, py, httpAddr, ident string, props
 	if err != nil {
 		t.Fatalf("pyiceberg: %v\n%s", err, stderr.String())
 	}
+	var res pyTable
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -173,30 +197,31 @@ func pyRead(t *testing.T, ctx context.Context, py, httpAddr, ident string, props
 			Key       []byte            `json:"key"`   // base64
 			Value     []byte            `json:"value"` // base64
 			Headers   [][2]*string      `json:"headers"`
+			Typed     map[string]string `json:"typed"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
 			t.Fatalf("%v: %s", err, sc.Text())
 		}
 		switch {
 		case row.Tables != nil:
-			listed = row.Tables
+			res.listed = row.Tables
 		case row.Summary != nil:
-			summary = row.Summary
+			res.summary = row.Summary
 		default:
 			r := table.Record{Partition: row.Partition, Offset: row.Offset, Key: row.Key, Value: row.Value}
 			for _, h := range row.Headers {
 				r.Headers = append(r.Headers, table.Header{Key: *h[0]})
 			}
-			rows = append(rows, r)
+			res.rows = append(res.rows, pyRow{Record: r, typed: row.Typed})
 		}
 	}
-	slices.SortFunc(rows, func(a, b table.Record) int {
+	slices.SortFunc(res.rows, func(a, b pyRow) int {
 		if a.Offset != b.Offset {
 			return int(a.Offset - b.Offset)
 		}
 		return int(a.Partition - b.Partition)
 	})
-	return rows, listed, summary
+	return res
 }
 
 // tableReader returns the Python that has PyIceberg: $FLOE_PYTHON, else

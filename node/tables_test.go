@@ -221,3 +221,74 @@ func TestTableOfRecreatedTopic(t *testing.T) {
 		t.Fatalf("tables %v, %v", ids, err)
 	}
 }
+
+// TestTableValueSchemaEvolves: a table.value.schema=json topic's table
+// has a typed column per property of its JSON Schema; a property added
+// to the definition with AlterConfigs mid-stream becomes a column of the
+// next job's snapshot, null in the rows before it, and a value that does
+// not parse keeps its raw columns with an _error.
+func TestTableValueSchemaEvolves(t *testing.T) {
+	py := tableReader(t)
+	n := floetest.StartNode(t, node.Config{
+		Coordinator: coordinator.Options{TierInterval: 100 * time.Millisecond, TableInterval: 100 * time.Millisecond},
+		Tier:        tiered.ConsolidatorOptions{PollInterval: 50 * time.Millisecond},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	adm := kadm.NewClient(pinned(t, n.KafkaAddr()))
+	cl := pinned(t, n.KafkaAddr())
+	tb, err := table.New(table.Options{Catalog: n.CoordinatorClient().TableCatalog(), Store: n.Store(), Root: n.TableRoot(), Prefix: "tables"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := table.Ident{Namespace: []string{node.DefaultTableNamespace}, Name: "users"}
+	v1 := `{"type":"object","properties":{"id":{"type":"integer"}}}`
+	v2 := `{"type":"object","properties":{"id":{"type":"integer"},"name":{"type":"string"}}}`
+	if _, err := adm.CreateTopic(ctx, 1, -1, map[string]*string{"table.enabled": kadm.StringPtr("true"), "table.value.schema": kadm.StringPtr("json"),
+		"table.value.schema.definition": kadm.StringPtr(v1), "local.retention.ms": kadm.StringPtr("100"), "retention.ms": kadm.StringPtr("-1")}, "users"); err != nil {
+		t.Fatal(err)
+	}
+	covers := func(to int64) {
+		t.Helper()
+		testkit.CheckFor(t, time.Minute, 50*time.Millisecond, func() error {
+			covered, err := tb.Covered(ctx, id)
+			if err == nil && covered[0] != to {
+				err = fmt.Errorf("covered %v, want %d", covered, to)
+			}
+			return err
+		})
+	}
+	produce := func(values ...string) {
+		t.Helper()
+		for _, v := range values {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "users", Value: []byte(v)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	produce(`{"id":1}`, `{"id":2,"name":"early"}`, `not json`)
+	covers(3)
+	if _, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "table.value.schema.definition", Value: kadm.StringPtr(v2)}}, "users"); err != nil {
+		t.Fatal(err)
+	}
+	produce(`{"id":3,"name":"later"}`)
+	covers(4)
+
+	rows := pyReadTable(t, ctx, py, n.HTTPAddr(), "floe.users").rows
+	want := []struct{ id, name, errSet string }{
+		{"1", "null", "no"}, {"2", "null", "no"}, {"null", "null", "yes"}, {"3", `"later"`, "no"},
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want %d", len(rows), len(want))
+	}
+	for i, w := range want {
+		typed := rows[i].typed
+		errSet := "no"
+		if typed["_error"] != "null" && typed["_error"] != "" {
+			errSet = "yes"
+		}
+		if typed["id"] != w.id || typed["name"] != w.name || errSet != w.errSet {
+			t.Errorf("offset %d: typed %v, want id %s name %s error %s", rows[i].Offset, typed, w.id, w.name, w.errSet)
+		}
+	}
+}
