@@ -173,6 +173,7 @@ func (c *Client) TableCatalog() catalog.Catalog { return tableCatalog{c} }
 
 type tableCatalog struct{ c *Client }
 
+// Load implements catalog.Catalog over table_load.
 func (t tableCatalog) Load(ctx context.Context, id catalog.Ident) (string, error) {
 	r, err := call(t.c, ctx, opTableLoad, func(e *encoder) { encIdent(e, id) }, decTableResp)
 	if err != nil {
@@ -181,6 +182,7 @@ func (t tableCatalog) Load(ctx context.Context, id catalog.Ident) (string, error
 	return r.Location, r.err(opTableLoad)
 }
 
+// Swap implements catalog.Catalog over table_swap.
 func (t tableCatalog) Swap(ctx context.Context, id catalog.Ident, prev, next string) error {
 	r, err := call(t.c, ctx, opTableSwap, func(e *encoder) { encTableSwapReq(e, tableSwapReq{ID: id, Prev: prev, Next: next}) }, decTableResp)
 	if err != nil {
@@ -189,10 +191,12 @@ func (t tableCatalog) Swap(ctx context.Context, id catalog.Ident, prev, next str
 	return r.err(opTableSwap)
 }
 
+// List implements catalog.Catalog over table_list.
 func (t tableCatalog) List(ctx context.Context, namespace []string) ([]catalog.Ident, error) {
 	return call(t.c, ctx, opTableList, func(e *encoder) { encStrings(e, namespace) }, decIdents)
 }
 
+// Namespaces implements catalog.Catalog over table_namespaces.
 func (t tableCatalog) Namespaces(ctx context.Context) ([][]string, error) {
 	return call(t.c, ctx, opTableNamespaces, func(*encoder) {}, decNamespaces)
 }
