@@ -8,7 +8,8 @@
 // the read side (the batches of a segment from an offset, or from a timestamp,
 // through the chunk cache, each segment's indexes loaded once). The
 // Consolidator also runs compaction jobs, which rewrite a compacted topic's
-// segments (Compaction, below).
+// segments (Compaction, below), and, given a TableJobRunner, table jobs, which
+// write a table.enabled topic's segments to its Iceberg table (tablejob.go).
 //
 // # Segment object
 //
