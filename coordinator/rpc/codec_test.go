@@ -70,6 +70,12 @@ func TestRoundTrip(t *testing.T) {
 				MaxTimestamp: math.MinInt64, ProducerID: math.MaxInt64, ProducerEpoch: math.MaxInt16, BaseSequence: 0},
 			{TopicID: idA, Partition: -1, ByteOffset: -5, ByteLength: -1, LastOffsetDelta: -1, MaxTimestamp: math.MaxInt64,
 				ProducerID: math.MinInt64, ProducerEpoch: math.MinInt16, BaseSequence: math.MinInt32},
+			// A transactional batch and the markers shard 0 sends a shard.
+			{TopicID: idB, Partition: 1, ByteLength: 10, ProducerID: 9, ProducerEpoch: 1, Transactional: true, TransactionalID: "etl"},
+			{TopicID: idB, Partition: 1, ByteLength: 10, ProducerID: 9, ProducerEpoch: 1, BaseSequence: -1,
+				Transactional: true, Control: true, Commit: true},
+			{TopicID: idB, Partition: 2, ByteLength: 10, ProducerID: 9, ProducerEpoch: 1, BaseSequence: -1,
+				Transactional: true, Control: true},
 		},
 	}
 	cases := []struct {

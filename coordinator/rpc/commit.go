@@ -14,9 +14,21 @@ import (
 //	n topic ids × (id(16)),
 //	n batches × (topic index, partition, byte offset - previous batch end,
 //	             byte length, last offset delta, max timestamp - previous,
-//	             producer id, producer epoch, base sequence, transactional
-//	             (and, when set, the transactional id str),
+//	             producer id, producer epoch, base sequence, flags
+//	             (and, when transactional, the transactional id str),
 //	             n keys × (key bytes, offset delta, tombstone bool))
+//
+// flags is a byte: 1 transactional, 2 control (a transaction marker), 4
+// the marker commits. Brokers send 0 or 1, as the bool it was before
+// markers went between a sharded coordinator's shards; a build that reads
+// a bool refuses the other values, and only shards of one build send them.
+
+// A commit batch's flags.
+const (
+	flagTransactional byte = 1 << iota
+	flagControl
+	flagCommit
+)
 
 // minCommitBatchSize is the smallest encoded batch: eleven one-byte fields.
 const minCommitBatchSize = 11
@@ -60,7 +72,17 @@ func encCommitBatch(e *encoder, b *coordapi.CommitBatch, topic uint64, end, ts i
 	e.varint(b.ProducerID)
 	e.varint(int64(b.ProducerEpoch))
 	e.varint(int64(b.BaseSequence))
-	e.bool(b.Transactional)
+	var flags byte
+	if b.Transactional {
+		flags |= flagTransactional
+	}
+	if b.Control {
+		flags |= flagControl
+	}
+	if b.Commit {
+		flags |= flagCommit
+	}
+	e.b = append(e.b, flags)
 	if b.Transactional {
 		e.str(b.TransactionalID)
 	}
@@ -102,7 +124,13 @@ func decCommitReq(d *decoder) *coordapi.CommitRequest {
 		b.ProducerID = d.varint()
 		b.ProducerEpoch = d.int16()
 		b.BaseSequence = d.int32()
-		if b.Transactional = d.bool(); b.Transactional {
+		flags := d.byte()
+		if flags&^(flagTransactional|flagControl|flagCommit) != 0 {
+			d.fail("batch %d flags %#x", i, flags)
+			break
+		}
+		b.Transactional, b.Control, b.Commit = flags&flagTransactional != 0, flags&flagControl != 0, flags&flagCommit != 0
+		if b.Transactional {
 			b.TransactionalID = d.str()
 		}
 		if nk := d.count(3); nk > 0 {

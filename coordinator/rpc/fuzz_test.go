@@ -157,6 +157,12 @@ func FuzzDecodeRequest(f *testing.F) {
 				Keys: []coordapi.KeyEntry{{Key: []byte("k"), Tombstone: true}}},
 		}})
 	})
+	seed(f, func(e *encoder) { // a transactional batch and a commit marker
+		encCommitReq(e, &coordapi.CommitRequest{ObjectKey: "wal/txn-1", ObjectSize: 200, BrokerID: -1, Batches: []coordapi.CommitBatch{
+			{TopicID: idA, ByteLength: 100, ProducerID: 7, Transactional: true, TransactionalID: "tx"},
+			{TopicID: idA, ByteOffset: 100, ByteLength: 100, ProducerID: 7, BaseSequence: -1, Transactional: true, Control: true, Commit: true},
+		}})
+	})
 	seed(f, func(e *encoder) {
 		encBrokerInfo(e, coordapi.BrokerInfo{NodeID: 1, Host: "h", Port: 9092, Rack: "a", InternalAddr: "h:8080"})
 	})
