@@ -96,3 +96,34 @@ func TestTableConfigDefaults(t *testing.T) {
 		t.Error("IsTableEnabled")
 	}
 }
+
+// FuzzTableConfigs: the table configs come from Kafka clients (CreateTopics,
+// AlterConfigs): whatever their values, validation must not panic, and what
+// it accepts validates again unchanged.
+//
+//	go test ./coordapi -run '^$' -fuzz FuzzTableConfigs -fuzztime 1m
+func FuzzTableConfigs(f *testing.F) {
+	for _, tc := range tableConfigCases {
+		f.Add(tc.Configs[ConfigTablePartitioning], tc.Configs[ConfigTableValueSchema], tc.Configs[ConfigTableValueSchemaDefinition])
+	}
+	f.Add("bucket[16](key), identity(n)", "json", `{"type":"object","properties":{"n":{"type":"array","items":{"type":"object","properties":{"x":{"type":"number"}}}}}}`)
+	f.Fuzz(func(t *testing.T, partitioning, schema, definition string) {
+		cfg := map[string]string{ConfigTableEnabled: "true"}
+		for k, v := range map[string]string{ConfigTablePartitioning: partitioning, ConfigTableValueSchema: schema, ConfigTableValueSchemaDefinition: definition} {
+			if v != "" {
+				cfg[k] = v
+			}
+		}
+		out, err := ValidateTopicConfigs(cfg, false, false)
+		if err != nil {
+			if !errors.Is(err, kerr.InvalidConfig) {
+				t.Fatalf("%v: error %v is not INVALID_CONFIG", cfg, err)
+			}
+			return
+		}
+		again, err := ValidateTopicConfigs(out, false, false)
+		if err != nil || len(again) != len(out) {
+			t.Fatalf("%v validated to %v, which validates to %v, %v", cfg, out, again, err)
+		}
+	})
+}
