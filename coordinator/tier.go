@@ -724,11 +724,25 @@ func (c *Coordinator) retainPartition(pr partRef, nowMs int64) error {
 		// lock every tier interval (11.7% of a leader, fleet-sim).
 		return nil
 	}
+	// A table topic's table hold (tabletier.go): nothing at or past it
+	// may go, so the scan stops there, and a partition held at its log
+	// start is not scanned at all.
+	upTo := st.hwm
+	hold, held := c.tableHold(t, pr.partition)
+	if held {
+		if hold <= st.logStart {
+			return nil
+		}
+		upTo = min(upTo, hold)
+	}
 	cut, remaining := st.logStart, st.bytes
 	first := true // the first row: what the next pass checks first
 	err = c.scanRows(batchKey(t.id, pr.partition, st.logStart), batchKey(t.id, pr.partition, st.hwm), func(_, _ []byte, object uint64, bc coordapi.BatchCoord) error {
 		if bc.LastOffset < st.logStart {
 			return nil
+		}
+		if bc.BaseOffset >= upTo {
+			return errStopScan // held for the table
 		}
 		ts := bc.MaxTimestamp
 		if o := c.mu.objects[object]; ts < 0 && o != nil {
@@ -754,10 +768,7 @@ func (c *Coordinator) retainPartition(pr partRef, nowMs int64) error {
 	if err != nil {
 		return fmt.Errorf("retention of %s/%d: %w", t.name, pr.partition, err)
 	}
-	cut = min(cut, st.hwm)
-	if hold, ok := c.tableHold(t, pr.partition); ok {
-		cut = min(cut, hold) // never past what the topic's table took (tabletier.go)
-	}
+	cut = min(cut, upTo) // never past what the topic's table took
 	if cut <= st.logStart {
 		return nil
 	}
