@@ -518,3 +518,122 @@ func TestShardedTransactions(t *testing.T) {
 	}
 	t.Logf("%d transactions (%d committed records) over 8 partitions on two shards, read back once each", txns, len(committed))
 }
+
+// TestShardedTransactionsShardFailover kills (SIGKILL) the leader of shard
+// 1, which has a standby, in the middle of a run of transactions spanning
+// both shards: every transaction is atomic (all its records visible to
+// read_committed, or none), each one known committed is read whole and
+// once, each known aborted not at all, and no partition is left with an
+// open transaction (its last stable offset reaches its end).
+func TestShardedTransactionsShardFailover(t *testing.T) {
+	c := floetest.RunClusterWith(t, 0, floetest.ClusterOptions{
+		CoordinatorArgs: []string{"--shards", "2"},
+		BrokerArgs:      []string{"--coordinator-shards", "2"},
+	})
+	leader := startShard(t, c, 1, 2, t.TempDir(), "--coordinator-id", "s1-a", "--lease-ttl", "1s")
+	floetest.StartCoordinator(t, c.Env, "--nats-url", c.NATS.ClientURL(), "--cluster", floetest.ClusterName,
+		"--data-dir", t.TempDir(), "--shards", "2", "--shard", "1", "--coordinator-id", "s1-b", "--lease-ttl", "1s",
+		"--s3-bucket", c.MinIO.Bucket, "--s3-endpoint", c.MinIO.Endpoint, "--s3-region", c.MinIO.Region, "--s3-path-style")
+	b1 := c.AddBroker(1)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	const topic, partitions, perTxn, txns = "sharded-txn-kill", 8, 16, 40
+	adm := kadm.NewClient(pinnedClient(t, b1.KafkaAddr))
+	if _, err := adm.CreateTopic(ctx, partitions, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	prod := pinnedClient(t, b1.KafkaAddr, kgo.TransactionalID("sharded-kill"), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.TransactionTimeout(10*time.Second))
+	outcome := map[int]string{} // committed, aborted, or unknown
+	killed := false
+	for n := range txns {
+		if err := prod.BeginTransaction(); err != nil {
+			t.Fatalf("begin %d: %v", n, err)
+		}
+		var recs []*kgo.Record
+		for i := range perTxn {
+			recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(i % partitions), Value: fmt.Appendf(nil, "%d/%d", n, i)})
+		}
+		commit := n%4 != 3 && prod.ProduceSync(ctx, recs...).FirstErr() == nil
+		if n == txns/3 {
+			// Its records are in both shards, its markers not yet.
+			leader.Kill()
+			killed = true
+		}
+		err := prod.EndTransaction(ctx, kgo.TransactionEndTry(commit))
+		switch {
+		case err == nil && commit:
+			outcome[n] = "committed"
+		case err == nil:
+			outcome[n] = "aborted"
+		default:
+			outcome[n] = "unknown"
+			t.Logf("transaction %d (commit %v): %v", n, commit, err)
+			// The client's state after a failed end: abort what is left.
+			if aerr := prod.AbortBufferedRecords(ctx); aerr != nil {
+				t.Logf("abort buffered: %v", aerr)
+			}
+			_ = prod.EndTransaction(ctx, kgo.TryAbort)
+		}
+	}
+	if !killed {
+		t.Fatal("the leader was never killed")
+	}
+
+	end := endOffsets(t, ctx, adm, topic, 30*time.Second)
+	testkit.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error {
+		stable, err := adm.ListCommittedOffsets(ctx, topic)
+		if err != nil {
+			return err
+		}
+		for p, e := range end {
+			if o, ok := stable.Lookup(topic, p); !ok || o.Offset != e {
+				return fmt.Errorf("partition %d: last stable offset %+v, end %d", p, o, e)
+			}
+		}
+		return nil
+	})
+	cons := pinnedClient(t, b1.KafkaAddr, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	seen := map[string]int{}
+	read := map[int32]int64{}
+	for done := false; !done; {
+		fs := cons.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read up to %v of %v", read, end)
+		}
+		for _, r := range fs.Records() {
+			seen[string(r.Value)]++
+		}
+		fs.EachPartition(func(p kgo.FetchTopicPartition) {
+			if p.HighWatermark > 0 {
+				read[p.Partition] = p.HighWatermark
+			}
+		})
+		done = true
+		for p, e := range end {
+			if read[p] < e {
+				done = false
+			}
+		}
+	}
+	counts := map[string]int{}
+	for n, o := range outcome {
+		got := 0
+		for i := range perTxn {
+			k := fmt.Sprintf("%d/%d", n, i)
+			if seen[k] > 1 {
+				t.Fatalf("record %s read %d times", k, seen[k])
+			}
+			got += seen[k]
+		}
+		counts[o]++
+		switch {
+		case got != 0 && got != perTxn:
+			t.Fatalf("transaction %d (%s): %d of its %d records visible", n, o, got, perTxn)
+		case o == "committed" && got != perTxn, o == "aborted" && got != 0:
+			t.Fatalf("transaction %d %s but %d of its records visible", n, o, got)
+		}
+	}
+	t.Logf("transactions: %v", counts)
+}

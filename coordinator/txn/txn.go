@@ -571,7 +571,10 @@ func (c *Coordinator) completeLocked(ctx context.Context, t *state) error {
 	commit := t.state == coordapi.TxnPrepareCommit
 	if !t.markersDone && len(t.parts) > 0 {
 		if err := c.parts.WriteTxnMarkers(ctx, t.pid, t.epoch, t.parts, commit); err != nil {
-			return fmt.Errorf("transaction %q: markers: %w", t.id, err)
+			// Decided (Prepare*, durable): the client retries EndTxn,
+			// which writes the markers again, as Kafka answers a retry
+			// while a transaction is being completed.
+			return coordapi.Errorf(kerr.ConcurrentTransactions, "Transaction of %q is being completed (its markers: %v)", t.id, err)
 		}
 		t.markersDone = true
 	}
