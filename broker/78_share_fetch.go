@@ -118,15 +118,9 @@ func (b *Broker) handleShareFetch(ctx context.Context, r *request) (kmsg.Respons
 		resp.ErrorCode = code
 		return resp, nil
 	}
-	if code := checkShareIDs(req.GroupID, req.MemberID); code != 0 {
+	key, code := b.shareSessionOf(r, req.GroupID, req.MemberID)
+	if code != 0 {
 		return fail(code)
-	}
-	if code := b.groupsError(); code != 0 {
-		return fail(code)
-	}
-	key := shareSessionKey{*req.GroupID, *req.MemberID}
-	if !b.authorized(r, kmsg.ACLOperationRead, kmsg.ACLResourceTypeGroup, key.group) {
-		return fail(kerr.GroupAuthorizationFailed.Code)
 	}
 	epoch := req.ShareSessionEpoch
 	ids := make([][16]byte, len(req.Topics))

@@ -45,15 +45,8 @@ func (b *Broker) handleAlterShareGroupOffsets(ctx context.Context, r *request) (
 		return fail(code), nil
 	}
 	sub := *req
-	sub.Topics = nil
 	var denied []kmsg.AlterShareGroupOffsetsResponseTopic
-	for _, t := range req.Topics {
-		if b.authorizedTopic(r, kmsg.ACLOperationRead, t.Topic) {
-			sub.Topics = append(sub.Topics, t)
-		} else {
-			denied = append(denied, topicAnswer(t, kerr.TopicAuthorizationFailed.Code))
-		}
-	}
+	sub.Topics, denied = splitReadable(b, r, req.Topics, func(t kmsg.AlterShareGroupOffsetsRequestTopic) string { return t.Topic }, topicAnswer)
 	gr, err := b.groups.AlterShareGroupOffsets(ctx, &sub)
 	if err != nil {
 		return fail(b.groupsFailed("AlterShareGroupOffsets", err)), nil

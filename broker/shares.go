@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordapi"
 )
@@ -264,4 +265,36 @@ func checkShareIDs(group, member *string) int16 {
 		return kerr.InvalidRequest.Code
 	}
 	return 0
+}
+
+// shareSessionOf checks what ShareFetch and ShareAcknowledge check first,
+// in Kafka's order: the group and member ids, the group coordinator, and
+// GROUP READ; it returns the request's session key, or the code to answer
+// the whole request with.
+func (b *Broker) shareSessionOf(r *request, group, member *string) (shareSessionKey, int16) {
+	if code := checkShareIDs(group, member); code != 0 {
+		return shareSessionKey{}, code
+	}
+	if code := b.groupsError(); code != 0 {
+		return shareSessionKey{}, code
+	}
+	key := shareSessionKey{*group, *member}
+	if !b.authorized(r, kmsg.ACLOperationRead, kmsg.ACLResourceTypeGroup, key.group) {
+		return shareSessionKey{}, kerr.GroupAuthorizationFailed.Code
+	}
+	return key, 0
+}
+
+// splitReadable splits topics into those the request may READ and the
+// answers of the others (TOPIC_AUTHORIZATION_FAILED), made by deny: what
+// AlterShareGroupOffsets and DeleteShareGroupOffsets ask of each topic.
+func splitReadable[T, A any](b *Broker, r *request, topics []T, name func(T) string, deny func(T, int16) A) (allowed []T, denied []A) {
+	for _, t := range topics {
+		if b.authorizedTopic(r, kmsg.ACLOperationRead, name(t)) {
+			allowed = append(allowed, t)
+		} else {
+			denied = append(denied, deny(t, kerr.TopicAuthorizationFailed.Code))
+		}
+	}
+	return allowed, denied
 }
