@@ -158,8 +158,14 @@ func validValueSchema(v string) error {
 	return s.check("")
 }
 
-func (s *valueSchema) typeName() (string, error) {
-	switch t := s.Type.(type) {
+func (s *valueSchema) typeName() (string, error) { return SchemaTypeName(s.Type) }
+
+// SchemaTypeName reads a JSON Schema "type" of table.value.schema.definition
+// without "null": a name, or a list of one name and "null" (a nullable
+// column). package table's writer reads the schema with it too, so that
+// what this accepts is what it writes.
+func SchemaTypeName(typ any) (string, error) {
+	switch t := typ.(type) {
 	case string:
 		return t, nil
 	case []any:
@@ -176,7 +182,7 @@ func (s *valueSchema) typeName() (string, error) {
 	case nil:
 		return "", errors.New("no type")
 	}
-	return "", fmt.Errorf("type %v is not a name", s.Type)
+	return "", fmt.Errorf("type %v is not a name", typ)
 }
 
 // check checks s's type and what it holds; at names where s is.

@@ -13,6 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // fieldError is the field id of the _error column, which a table with a
@@ -40,26 +42,7 @@ type jsonSchema struct {
 }
 
 // typeName is the schema's type without "null".
-func (s *jsonSchema) typeName() (string, error) {
-	switch t := s.Type.(type) {
-	case string:
-		return t, nil
-	case []any:
-		var names []string
-		for _, n := range t {
-			if n, ok := n.(string); ok && n != "null" {
-				names = append(names, n)
-			}
-		}
-		if len(names) == 1 {
-			return names[0], nil
-		}
-		return "", fmt.Errorf("type %v: one type besides null is supported", t)
-	case nil:
-		return "", errors.New("a property without a type")
-	}
-	return "", fmt.Errorf("type %v is not a name", s.Type)
-}
+func (s *jsonSchema) typeName() (string, error) { return coordapi.SchemaTypeName(s.Type) }
 
 // ValueColumns returns the typed columns a JSON Schema (the
 // table.value.schema.definition of a table.value.schema=json topic) gives:
