@@ -150,7 +150,7 @@ type ConsolidatorOptions struct {
 	// with the ingest. Default: 0, unpaced.
 	IOBytesPerSecond int64
 	// Ingested, when set, returns the bytes this broker has ingested so
-	// far (a counter): the pace of IOBytesPerSecond rises to 2.5 times the
+	// far (a counter): the pace of IOBytesPerSecond rises to twice the
 	// ingest rate when that is more, so that consolidation keeps up with
 	// any sustained ingest (ioThrottle.follow), and falls back with it.
 	Ingested func() int64
