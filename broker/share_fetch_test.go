@@ -13,6 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/internal/testkit"
 )
 
 // setShareReset sets share.auto.offset.reset of group to earliest through
@@ -44,17 +46,16 @@ func produceN(t *testing.T, cl *kgo.Client, topic string, n int) {
 	}
 }
 
-// checkFor polls fn every 10ms until it reports true, failing the test
+// checkFor waits until fn reports true (testkit.CheckFor), failing the test
 // after timeout.
 func checkFor(t *testing.T, timeout time.Duration, fn func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !fn() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %s", timeout)
+	testkit.CheckFor(t, timeout, 10*time.Millisecond, func() error {
+		if !fn() {
+			return fmt.Errorf("condition not met within %s", timeout)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // topicID is topic's id, from the broker's metadata.

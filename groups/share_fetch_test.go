@@ -10,6 +10,7 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/groups/share"
+	"github.com/floe-io/floe/internal/testkit"
 )
 
 // The fake batch coordinator behind share fetches: each partition's
@@ -265,19 +266,15 @@ func TestShareAcquireErrors(t *testing.T) {
 // waitHeld waits until n ShareAcquires are held on tid's partition 0.
 func (h *harness) waitHeld(tid topicID, n int) {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.CheckFor(h.t, 10*time.Second, time.Millisecond, func() error {
 		h.gs.shareWait.mu.Lock()
 		got := len(h.gs.shareWait.m[tp{tid, 0}])
 		h.gs.shareWait.mu.Unlock()
-		if got == n {
-			return
+		if got != n {
+			return fmt.Errorf("%d held share acquires, want %d", got, n)
 		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("%d held share acquires, want %d", got, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // TestShareAcquireHeld: with nothing to acquire, a ShareAcquire waits
