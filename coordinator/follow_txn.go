@@ -48,6 +48,9 @@ func (c *Coordinator) followTxnViews(ctx context.Context, req *coordapi.CommitRe
 		pid     int64
 		markers uint64
 	}
+	if !slices.ContainsFunc(req.Batches, func(cb coordapi.CommitBatch) bool { return cb.Transactional && !cb.Control }) {
+		return // most commits: no transactional batch, no lock taken
+	}
 	var asks []ask
 	c.commit.Lock()
 	for i := range req.Batches {
