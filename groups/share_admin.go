@@ -213,6 +213,28 @@ func (gs *Groups) lockShareForAdmin(name string, create bool) (g *group, created
 	return g, created, converted, nil, ""
 }
 
+// beginShareAdmin starts Alter or DeleteShareGroupOffsets (api): it reads
+// the topics, enters the coordinator and locks the group
+// (lockShareForAdmin); done unlocks and leaves. A nil group comes with the
+// code to answer the whole request with.
+func (gs *Groups) beginShareAdmin(ctx context.Context, api, name string, create bool) (
+	snap *topicSnapshot, g *group, created, converted bool, done func(), code *kerr.Error, msg string) {
+	snap, err := gs.topics(ctx)
+	if err != nil {
+		gs.log.Warn("list topics for "+api, "group", name, "err", err)
+		return nil, nil, false, false, nil, kerr.CoordinatorNotAvailable, ""
+	}
+	if !gs.enter() {
+		return nil, nil, false, false, nil, kerr.NotCoordinator, ""
+	}
+	g, created, converted, code, msg = gs.lockShareForAdmin(name, create)
+	if g == nil {
+		gs.leave()
+		return nil, nil, false, false, nil, code, msg
+	}
+	return snap, g, created, converted, func() { g.mu.Unlock(); gs.leave() }, nil, ""
+}
+
 // AlterShareGroupOffsets serves AlterShareGroupOffsets (v0): each named
 // partition of an Empty share group starts over at its StartOffset, its
 // ranges forgotten and its state epoch bumped, or is started there if it
@@ -240,20 +262,11 @@ func (gs *Groups) AlterShareGroupOffsets(ctx context.Context, req *kmsg.AlterSha
 		answer(code.Code, nilIfEmpty(msg))
 		return resp
 	}
-	snap, terr := gs.topics(ctx)
-	if terr != nil {
-		gs.log.Warn("list topics for AlterShareGroupOffsets", "group", req.GroupID, "err", terr)
-		return fail(kerr.CoordinatorNotAvailable, "")
-	}
-	if !gs.enter() {
-		return fail(kerr.NotCoordinator, "")
-	}
-	defer gs.leave()
-	g, created, converted, code, msg := gs.lockShareForAdmin(req.GroupID, true)
+	snap, g, created, converted, done, code, msg := gs.beginShareAdmin(ctx, "AlterShareGroupOffsets", req.GroupID, true)
 	if g == nil {
 		return fail(code, msg)
 	}
-	defer g.mu.Unlock()
+	defer done()
 	answer(0, nil)
 	s := g.mu.share
 	cfg := gs.shareConfig(g.name)
@@ -333,20 +346,11 @@ func (gs *Groups) DeleteShareGroupOffsets(ctx context.Context, req *kmsg.DeleteS
 		answer(code.Code, nilIfEmpty(msg))
 		return resp
 	}
-	snap, terr := gs.topics(ctx)
-	if terr != nil {
-		gs.log.Warn("list topics for DeleteShareGroupOffsets", "group", req.GroupID, "err", terr)
-		return fail(kerr.CoordinatorNotAvailable, "")
-	}
-	if !gs.enter() {
-		return fail(kerr.NotCoordinator, "")
-	}
-	defer gs.leave()
-	g, _, _, code, msg := gs.lockShareForAdmin(req.GroupID, false)
+	snap, g, _, _, done, code, msg := gs.beginShareAdmin(ctx, "DeleteShareGroupOffsets", req.GroupID, false)
 	if g == nil {
 		return fail(code, msg)
 	}
-	defer g.mu.Unlock()
+	defer done()
 	answer(0, nil)
 	s := g.mu.share
 	deleted := 0
