@@ -184,11 +184,10 @@ type writer struct {
 		// database, seq the sequence reserved for its message, entry the
 		// merged batch. open is false when there is none.
 		group struct {
-			open    bool
-			kind    string
-			seq     uint64
-			entry   []byte
-			batches int
+			open  bool
+			kind  string
+			seq   uint64
+			entry []byte
 		}
 	}
 	ack struct {
@@ -421,7 +420,7 @@ func (w *writer) joinGroupLocked(kind string, entry []byte, size int) (pos posit
 			w.grouping.Store(false)
 			return position{}, false, nil
 		}
-		g.open, g.kind, g.entry, g.batches = true, kind, g.entry[:0], 0
+		g.open, g.kind, g.entry = true, kind, g.entry[:0]
 		w.mu.last++
 		g.seq = w.mu.last
 	}
@@ -561,7 +560,6 @@ func (w *writer) startGrouped(kind string, entry []byte, size int, fill, apply f
 	case joined:
 		g := &w.mu.group
 		g.entry = mergeBatch(g.entry, entry)
-		g.batches++
 	default:
 		err = w.publishLocked(kind, entry, size, 1)
 	}

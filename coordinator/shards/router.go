@@ -46,9 +46,6 @@ func New(shards []coordapi.Coordinator) (*Router, error) {
 	return &Router{Coordinator: shards[0], shards: shards}, nil
 }
 
-// Shards returns the number of shards.
-func (r *Router) Shards() int { return len(r.shards) }
-
 // of returns the shard that owns a partition.
 func (r *Router) of(id coordapi.TopicID, partition int32) coordapi.Coordinator {
 	return r.shards[coordapi.ShardOf(id, partition, len(r.shards))]
