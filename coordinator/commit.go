@@ -409,7 +409,10 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 		for _, op := range txnOps {
 			if op.control {
 				delete(c.commit.txnViews, op.pid)
-				c.commit.markers[op.pid]++
+				c.commit.markerGen++
+				if c.commit.fetching > 0 {
+					c.commit.markers[op.pid] = c.commit.markerGen
+				}
 			}
 		}
 	}

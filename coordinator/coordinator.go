@@ -276,11 +276,16 @@ type Coordinator struct {
 		// each open transaction in each partition, by producer id
 		// (txn.go), written with mu held too, so readable under mu.
 		txnViews map[int64]*txnView
-		// markers counts, on a shard following shard 0's transactions
-		// (Options.TxnOwner), the markers committed for each producer id:
-		// a view fetched across one is stale (followTxnViews).
-		markers  map[int64]uint64
-		openTxns map[partKey]map[int64]int64
+		// markers is, on a shard following shard 0's transactions
+		// (Options.TxnOwner), the generation (markerGen) of each producer
+		// id's last marker committed while a view was being fetched: a
+		// view fetched across one is stale (followTxnViews). It is
+		// emptied whenever no fetch is in flight (fetching), so it holds
+		// only the producers of the markers of the last moments.
+		markers   map[int64]uint64
+		markerGen uint64
+		fetching  int
+		openTxns  map[partKey]map[int64]int64
 		// txnKeys are transactional batches' keys held for the key index
 		// until their transactions end, by partition and producer id.
 		txnKeys map[partKey]map[int64][]kvApply

@@ -44,18 +44,14 @@ func (c *Coordinator) TxnView(ctx context.Context, pid int64) (coordapi.TxnView,
 // are logged: the batch is then checked against what is here, and refused
 // if that is nothing.
 func (c *Coordinator) followTxnViews(ctx context.Context, req *coordapi.CommitRequest) {
-	type ask struct {
-		pid     int64
-		markers uint64
-	}
 	if !slices.ContainsFunc(req.Batches, func(cb coordapi.CommitBatch) bool { return cb.Transactional && !cb.Control }) {
 		return // most commits: no transactional batch, no lock taken
 	}
-	var asks []ask
+	var asks []int64
 	c.commit.Lock()
 	for i := range req.Batches {
 		cb := &req.Batches[i]
-		if !cb.Transactional || cb.Control || slices.ContainsFunc(asks, func(a ask) bool { return a.pid == cb.ProducerID }) {
+		if !cb.Transactional || cb.Control || slices.Contains(asks, cb.ProducerID) {
 			continue
 		}
 		v := c.commit.txnViews[cb.ProducerID]
@@ -64,18 +60,31 @@ func (c *Coordinator) followTxnViews(ctx context.Context, req *coordapi.CommitRe
 				continue
 			}
 		}
-		asks = append(asks, ask{cb.ProducerID, c.commit.markers[cb.ProducerID]})
+		asks = append(asks, cb.ProducerID)
 	}
+	if len(asks) == 0 {
+		c.commit.Unlock()
+		return
+	}
+	gen := c.commit.markerGen
+	c.commit.fetching++
 	c.commit.Unlock()
-	for _, a := range asks {
-		v, ok, err := c.opts.TxnOwner.TxnView(ctx, a.pid)
+	defer func() {
+		c.commit.Lock()
+		if c.commit.fetching--; c.commit.fetching == 0 {
+			clear(c.commit.markers) // no fetch left to compare against
+		}
+		c.commit.Unlock()
+	}()
+	for _, pid := range asks {
+		v, ok, err := c.opts.TxnOwner.TxnView(ctx, pid)
 		if err != nil {
-			c.log.Warn("ask shard 0 for a producer's transaction", "producer_id", a.pid, "err", err)
+			c.log.Warn("ask shard 0 for a producer's transaction", "producer_id", pid, "err", err)
 			continue
 		}
 		c.commit.Lock()
-		if c.commit.markers[a.pid] == a.markers {
-			c.setTxnViewLocked(a.pid, v, ok)
+		if c.commit.markers[pid] <= gen { // no marker of pid since the fetch began
+			c.setTxnViewLocked(pid, v, ok)
 		}
 		c.commit.Unlock()
 	}
