@@ -221,6 +221,10 @@ type Stats struct {
 	// ArchivedLogStart counts offsets not yet completed that the log start
 	// passed.
 	ArchivedLogStart int64
+	// ArchivedAborted counts acquired offsets of aborted transactions that
+	// the broker archived under read_committed (the internal "archive
+	// aborted" acknowledgement), for the outcome archived_aborted.
+	ArchivedAborted int64
 }
 
 // Result is what an operation answers and the rows it changed.
