@@ -66,6 +66,9 @@ func (c *Coordinator) commitObject(ctx context.Context, req *coordapi.CommitRequ
 	if err := validateCommitRequest(req); err != nil {
 		return nil, nil, fmt.Errorf("commit object %q: %w", req.ObjectKey, err)
 	}
+	if err := c.checkObjectAge(req); err != nil {
+		return nil, nil, fmt.Errorf("commit object %q: %w", req.ObjectKey, err)
+	}
 	if req.Inline != nil {
 		if err := c.stageInline(ctx, req); err != nil {
 			return nil, nil, fmt.Errorf("commit object %q: %w", req.ObjectKey, err)

@@ -152,6 +152,18 @@ type Options struct {
 	// that know it forget it first (gc_shards.go). The other shards run
 	// no collector. Default: none.
 	ObjectPeers []ObjectPeer
+	// MaxObjectAge refuses the commit of a WAL object whose key's UUIDv7
+	// time is older than this on the coordinator's clock, with
+	// REQUEST_TIMED_OUT (retriable: the producer sends the records again,
+	// in a new object). A commit that late could otherwise name an object
+	// the collector already took as an orphan: it deletes unknown WAL
+	// objects once their store time is GCGrace old, so refusing them at
+	// half of it leaves the other half for clock skew between brokers,
+	// the store and this coordinator (objectage.go). Keys that are not
+	// UUIDv7 are not checked. Default: GCGrace/2 when this coordinator
+	// collects garbage (GCStore) or is one of several shards, which shard
+	// 0 collects for; else never. Negative: never.
+	MaxObjectAge time.Duration
 }
 
 // Validate reports every invalid option at once, each named by the flag
@@ -183,6 +195,10 @@ func (o *Options) Validate() error {
 		// A collector that knows one shard's objects deletes the others'.
 		errs = append(errs, fmt.Errorf("coordinator: with %d shards only shard 0 collects garbage (Options.GCStore), asking the %d others (Options.ObjectPeers); shard %d has %d peers",
 			o.Shards, o.Shards-1, o.Shard, len(o.ObjectPeers)))
+	}
+	if o.MaxObjectAge > 0 && o.GCGrace > 0 && o.MaxObjectAge > o.GCGrace {
+		// An object that old may have been collected already.
+		errs = append(errs, fmt.Errorf("coordinator: --max-object-age (Options.MaxObjectAge) %s is above --gc-grace (Options.GCGrace) %s", o.MaxObjectAge, o.GCGrace))
 	}
 	if o.WALRetentionBytes < -1 {
 		errs = append(errs, fmt.Errorf("coordinator: --wal-retention-bytes (Options.WALRetentionBytes) %d is below -1", o.WALRetentionBytes))
@@ -454,6 +470,9 @@ func Open(opts Options) (*Coordinator, error) {
 	opts.WALRetentionBytes = cmp.Or(opts.WALRetentionBytes, -1)
 	opts.TierInterval = cmp.Or(opts.TierInterval, defaultTierInterval)
 	opts.TableInterval = cmp.Or(opts.TableInterval, defaultTableInterval)
+	if opts.MaxObjectAge == 0 && (opts.GCStore != nil || opts.Shards > 1) {
+		opts.MaxObjectAge = opts.GCGrace / 2
+	}
 	opts.TierJobLease = max(min(cmp.Or(opts.TierJobLease, defaultTierJobLease), opts.GCGrace/2), time.Millisecond)
 	opts.ProducerIDExpiration = cmp.Or(opts.ProducerIDExpiration, DefaultProducerIDExpiration)
 	opts.TransactionalIDExpiration = cmp.Or(opts.TransactionalIDExpiration, DefaultTransactionalIDExpiration)

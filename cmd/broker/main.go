@@ -109,6 +109,7 @@ func newFlagSet() (*flag.FlagSet, *flags) {
 	fs.Int64Var(&f.cfg.Coordinator.WALRetentionBytes, "wal-retention-bytes", -1, "the most WAL bytes a partition keeps before its oldest batches are consolidated, -1 for no limit (the default of local.retention.bytes)")
 	fs.DurationVar(&f.cfg.Coordinator.TierInterval, "tier-interval", 10*time.Second, "how often the embedded coordinator plans consolidation jobs and enforces retention.ms and retention.bytes")
 	fs.DurationVar(&f.cfg.Coordinator.TierJobLease, "tier-job-lease", 2*time.Minute, "how long a broker has to complete a consolidation job (kept below half of --gc-grace)")
+	fs.DurationVar(&f.cfg.Coordinator.MaxObjectAge, "max-object-age", 0, "the oldest WAL object (by its key's UUIDv7 time) the embedded coordinator accepts a commit of, so that the collector never took it as an orphan; 0: half of --gc-grace; negative: no limit")
 	f.consolidation = fs.Bool("consolidation-enabled", true, "run the consolidation jobs the coordinator assigns (=false: this broker runs none, and the embedded coordinator plans none)")
 	fs.DurationVar(&f.cfg.Tier.PollInterval, "tier-poll-interval", 5*time.Second, "how often an idle broker asks the coordinator for a consolidation job")
 	fs.IntVar(&f.cfg.Tier.Concurrency, "tier-job-concurrency", 4, "consolidation jobs a broker runs at once (each streams its segment to the store, within --tier-job-buffer-bytes)")
