@@ -48,3 +48,14 @@ type ObjectState struct {
 	// object stopped being referenced; 0 while some still is (live).
 	GarbageSinceMs int64
 }
+
+// ClusterInfo is what a coordinator shard says of the cluster's layout
+// (the cluster_info call): brokers learn from it how many shards to route
+// over, instead of each being told (--coordinator-shards).
+type ClusterInfo struct {
+	// Shards is the cluster's shard count (its coordinators' --shards),
+	// at least 1.
+	Shards int
+	// Shard is the answering shard's index.
+	Shard int
+}

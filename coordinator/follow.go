@@ -243,3 +243,13 @@ func (c *Coordinator) FollowTopicID(ctx context.Context, owner TopicOwner, id co
 	}
 	return true, nil
 }
+
+// ClusterInfo answers the cluster's layout as this shard keeps it: the
+// shard count and its own index (1 and 0 without shards).
+func (c *Coordinator) ClusterInfo(ctx context.Context) (coordapi.ClusterInfo, error) {
+	if err := c.enter(ctx); err != nil {
+		return coordapi.ClusterInfo{}, err
+	}
+	defer c.leave()
+	return coordapi.ClusterInfo{Shards: max(c.opts.Shards, 1), Shard: c.opts.Shard}, nil
+}

@@ -11,10 +11,15 @@ import (
 // answers a cheap request (ListBrokers), this broker is in its answer, the
 // broker registry ("registered", so that every broker's Metadata names
 // it), and the object store answers a HEAD. One ListBrokers a round
-// settles the first two. /healthz, by contrast, says only that the process serves
-// HTTP.
+// settles the first two. A broker of a cluster's coordinator (--nats-url)
+// is also ready only while it routes over as many coordinator shards
+// (--coordinator-shards) as the cluster has (its cluster_info answer): a
+// broker told another count would send partitions' calls to shards that
+// do not own them, which refuse them (NOT_LEADER_OR_FOLLOWER), and
+// /readyz says why. /healthz, by contrast, says only that the process
+// serves HTTP.
 func (n *Node) readiness() *probe.Readiness {
-	return probe.New([]probe.Check{
+	checks := []probe.Check{
 		{Name: "coordinator", Then: "registered", Run: func(ctx context.Context) error {
 			brokers, err := n.client.ListBrokers(ctx)
 			if err != nil {
@@ -29,5 +34,22 @@ func (n *Node) readiness() *probe.Readiness {
 			return &probe.ThenFailed{Err: fmt.Errorf("broker %d is not in the coordinator's broker registry", id)}
 		}},
 		probe.ObjectStore(n.store, n.cfg.S3Prefix),
-	}, probe.Options{})
+	}
+	if n.cfg.NATSURL != "" {
+		checks = append(checks, probe.Check{Name: "shards", Run: n.checkShards})
+	}
+	return probe.New(checks, probe.Options{})
+}
+
+// checkShards compares the shard count this broker routes over with the
+// cluster's.
+func (n *Node) checkShards(ctx context.Context) error {
+	ci, err := n.client.ClusterInfo(ctx)
+	if err != nil {
+		return fmt.Errorf("cluster_info: %w", err)
+	}
+	if routes := max(n.cfg.CoordinatorShards, 1); ci.Shards != routes {
+		return fmt.Errorf("this broker routes over %d coordinator shards (--coordinator-shards) but the cluster's coordinators have %d (--shards)", routes, ci.Shards)
+	}
+	return nil
 }

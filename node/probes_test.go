@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/floe-io/floe/broker"
 	"github.com/floe-io/floe/internal/probe"
 	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/internal/testkit/floetest"
@@ -26,6 +27,9 @@ func TestProbes(t *testing.T) {
 		start  func(t *testing.T) *node.Node
 		ready  bool
 		failed []string // the checks that fail
+		// cluster: the node uses a cluster's coordinator (--nats-url),
+		// so /readyz also checks its shard count.
+		cluster bool
 	}{
 		{
 			name:  "healthy",
@@ -60,7 +64,23 @@ func TestProbes(t *testing.T) {
 				ns := natstest.Start(t)
 				return floetest.StartNode(t, node.Config{NATSURL: ns.ClientURL(), CoordinatorTimeout: 300 * time.Millisecond})
 			},
-			failed: []string{"coordinator", "registered"},
+			failed:  []string{"coordinator", "registered", "shards"},
+			cluster: true,
+		},
+		{
+			name:    "cluster broker",
+			start:   func(t *testing.T) *node.Node { return clusterBroker(t, 0) },
+			ready:   true,
+			cluster: true,
+		},
+		{
+			// Told the cluster's coordinator has 3 shards when it has
+			// one: its partitions' calls would go to shards that do not
+			// exist.
+			name:    "cluster broker told another shard count",
+			start:   func(t *testing.T) *node.Node { return clusterBroker(t, 3) },
+			failed:  []string{"shards"},
+			cluster: true,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -69,6 +89,9 @@ func TestProbes(t *testing.T) {
 				t.Fatalf("/healthz: %d %q", code, body)
 			}
 			want := map[string]bool{"coordinator": true, "registered": true, "object_store": true}
+			if tc.cluster {
+				want["shards"] = true
+			}
 			for _, name := range tc.failed {
 				want[name] = false
 			}
@@ -99,6 +122,16 @@ func TestProbes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// clusterBroker starts a node on the coordinator of another, embedded one
+// (whose NATS listens), as brokers use cmd/coordinator, routing over
+// shards coordinator shards (--coordinator-shards).
+func clusterBroker(t *testing.T, shards int) *node.Node {
+	t.Helper()
+	n1 := floetest.StartNode(t, node.Config{NATSListen: "127.0.0.1:0", Cluster: "probetest"})
+	return floetest.StartNode(t, node.Config{Store: n1.Store(), NATSURL: n1.NATSURL(), Cluster: "probetest",
+		CoordinatorShards: shards, Broker: broker.Options{NodeID: 2}})
 }
 
 func httpGet(t *testing.T, n *node.Node, path string) (int, string) {

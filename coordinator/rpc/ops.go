@@ -79,6 +79,9 @@ const (
 	// opTxnView answers a producer's transaction view, for the shards
 	// that take its transactional batches.
 	opTxnView = "txn_view"
+	// opClusterInfo answers the cluster's layout (its shard count), which
+	// brokers route by.
+	opClusterInfo = "cluster_info"
 	// The table catalog ops (tables.go): brokers load, swap and list the
 	// Iceberg tables' metadata pointers, kept by shard 0.
 	opTableLoad       = "table_load"

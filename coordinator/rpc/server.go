@@ -106,6 +106,9 @@ var handlers = map[string]handler{
 	opObjectStates:  unary(decStrings, (*coordinator.Coordinator).ObjectStates, encObjectStates),
 	opForgetObjects: unary(decStrings, (*coordinator.Coordinator).ForgetObjects, encStrings),
 	opTxnView:       unary(decInt64, txnView, encTxnViewResp),
+	opClusterInfo: unary(decEmpty, func(c *coordinator.Coordinator, ctx context.Context, _ empty) (coordapi.ClusterInfo, error) {
+		return c.ClusterInfo(ctx)
+	}, encClusterInfo),
 	// The table catalog (tables.go).
 	opTableLoad:       unary(decIdent, tableLoad, encTableResp),
 	opTableSwap:       unary(decTableSwapReq, tableSwap, encTableResp),

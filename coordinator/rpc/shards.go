@@ -103,3 +103,24 @@ func (c *Client) TxnView(ctx context.Context, pid int64) (coordapi.TxnView, bool
 	r, err := call(c, ctx, opTxnView, func(e *encoder) { e.varint(pid) }, decTxnViewResp)
 	return r.View, r.Found, err
 }
+
+// cluster_info request: empty. Reply: shards (uvarint), shard (uvarint).
+func encClusterInfo(e *encoder, ci coordapi.ClusterInfo) {
+	e.uvarint(uint64(ci.Shards))
+	e.uvarint(uint64(ci.Shard))
+}
+
+func decClusterInfo(d *decoder) coordapi.ClusterInfo {
+	return coordapi.ClusterInfo{Shards: int(d.uvarint()), Shard: int(d.uvarint())}
+}
+
+// ClusterInfo asks the coordinator for the cluster's layout; see
+// coordinator.Coordinator.ClusterInfo. A coordinator too old to know the
+// op answers an error, as for any unknown op.
+func (c *Client) ClusterInfo(ctx context.Context) (coordapi.ClusterInfo, error) {
+	ci, err := call(c, ctx, opClusterInfo, func(e *encoder) { encEmpty(e, empty{}) }, decClusterInfo)
+	if err == nil && (ci.Shards < 1 || ci.Shard >= ci.Shards) {
+		return ci, &clientError{opClusterInfo, ErrInternal, fmt.Errorf("%w: shard %d of %d", errMalformed, ci.Shard, ci.Shards)}
+	}
+	return ci, err
+}

@@ -51,3 +51,33 @@ func TestObjectStatesOverNATS(t *testing.T) {
 		t.Fatalf("after the forget: %+v, want %+v", states, want)
 	}
 }
+
+// TestClusterInfoOverNATS asks served coordinators for the cluster's
+// layout, as a broker's readiness check does: one without shards, and
+// shard 2 of 3 (which follows shard 0's topics, here a coordinator in
+// process).
+func TestClusterInfoOverNATS(t *testing.T) {
+	owner, err := coordinator.Open(coordinator.Options{Dir: t.TempDir(), Shards: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { owner.Close() })
+	for _, tc := range []struct {
+		name  string
+		copts func(*coordinator.Options)
+		want  coordapi.ClusterInfo
+	}{
+		{name: "no shards", copts: func(*coordinator.Options) {}, want: coordapi.ClusterInfo{Shards: 1}},
+		{name: "shard 2 of 3", copts: func(o *coordinator.Options) {
+			o.Shards, o.Shard, o.TopicOwner = 3, 2, owner
+		}, want: coordapi.ClusterInfo{Shards: 3, Shard: 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, nil, tc.copts)
+			got, err := e.client.ClusterInfo(context.Background())
+			if err != nil || got != tc.want {
+				t.Fatalf("ClusterInfo = %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
+	}
+}
