@@ -262,6 +262,7 @@ func New(opts Options, deps Deps) *Broker {
 		b.acls = newACLWatcher(coord, opts.SuperUsers, opts.ACLRefreshInterval, opts.Logger)
 	}
 	observeParked(opts.Meter, b.waiters)
+	observeShareSessions(opts.Meter, &b.shares)
 	b.mu.listeners = make(map[net.Listener]struct{})
 	b.mu.conns = make(map[*conn]struct{})
 	b.drained, b.stopDrained = context.WithCancel(context.Background())

@@ -55,6 +55,26 @@ func observeParked(m metric.Meter, w *waiters) {
 		}))
 }
 
+// observeShareSessions reports the share sessions open right now, and the
+// sessions ended by their connection closing rather than by their
+// client's final epoch (Kafka's ShareSessionEvictionsPerSec): each gives
+// back what its member held.
+func observeShareSessions(m metric.Meter, c *shareSessions) {
+	m = metrics.OrNoop(m)
+	_, _ = m.Int64ObservableGauge("floe.kafka.share.sessions", metric.WithUnit("{session}"),
+		metric.WithDescription("Share sessions (KIP-932) open on the broker."),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(int64(c.len()))
+			return nil
+		}))
+	_, _ = m.Int64ObservableCounter("floe.kafka.share.session.evictions", metric.WithUnit("{session}"),
+		metric.WithDescription("Share sessions dropped because their connection closed, their records given back."),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(c.evictions.Load())
+			return nil
+		}))
+}
+
 func (bm *brokerMetrics) request(key int16, start time.Time) {
 	if key < 0 || int(key) >= len(bm.apiAttrs) {
 		return

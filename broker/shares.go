@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -66,6 +67,9 @@ type shareSessions struct {
 	// acquisition through this broker waits for them, so that a release
 	// of an ended session never gives back what a newer one acquired.
 	releasing map[shareSessionKey][]chan struct{}
+	// evictions counts the sessions closeConn dropped, for
+	// floe.kafka.share.session.evictions.
+	evictions atomic.Int64
 }
 
 // startRelease notes a release of key's records in flight; done ends it.
@@ -220,6 +224,7 @@ func (c *shareSessions) closeConn(cn *conn) []*shareSession {
 			delete(c.m, k)
 		}
 	}
+	c.evictions.Add(int64(len(out)))
 	return out
 }
 

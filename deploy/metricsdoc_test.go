@@ -44,7 +44,7 @@ var conditional = map[string]string{
 // monitoredWant are the series that appear some time after the traffic of
 // exercise (observable gauges read at each scrape, consolidation jobs):
 // runMonitored waits for them before its last scrape.
-var monitoredWant = []string{"floe_consumer_group_lag", "floe_partition_compaction_lag_milliseconds", "floe_kv_lookup_duration_seconds",
+var monitoredWant = []string{"floe_consumer_group_lag", "floe_share_group_lag", "floe_partition_compaction_lag_milliseconds", "floe_kv_lookup_duration_seconds",
 	"floe_coordinator_rpc_duration_seconds", "floe_objectstore_requests_total", "floe_tiered_jobs_total"}
 
 // runMonitored starts a cluster (MinIO, NATS, a coordinator and a broker

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // absent lists the metrics the dashboard or the rules name that the test's
@@ -275,6 +276,35 @@ func exercise(t *testing.T, kafkaAddr, httpAddr string) {
 		if err := cons.CommitUncommittedOffsets(ctx); err != nil {
 			t.Fatalf("commit: %v", err)
 		}
+	}
+	// A share group that reads some of orders and accepts it.
+	alter := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "dispatch"
+	rc := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	rc.Name, rc.Value = "share.auto.offset.reset", kmsg.StringPtr("earliest")
+	res.Configs = append(res.Configs, rc)
+	alter.Resources = append(alter.Resources, res)
+	if ar, err := alter.RequestWith(ctx, cl); err != nil || ar.Resources[0].ErrorCode != 0 {
+		t.Fatalf("share.auto.offset.reset: %v %+v", err, ar)
+	}
+	share, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr), kgo.ShareGroup("dispatch"), kgo.ConsumeTopics("orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer share.Close()
+	for n := 0; n == 0; {
+		fs := share.PollRecords(ctx, 5)
+		if err := fs.Err0(); err != nil {
+			t.Fatalf("share consume: %v", err)
+		}
+		for _, r := range fs.Records() {
+			r.Ack(kgo.AckAccept)
+		}
+		n += fs.NumRecords()
+	}
+	if err := share.FlushAcks(ctx); err != nil {
+		t.Fatalf("share acks: %v", err)
 	}
 	// And the whole of users, without a group.
 	all, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr), kgo.ConsumeTopics("users"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))

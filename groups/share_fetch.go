@@ -226,6 +226,7 @@ func (gs *Groups) shareAcquireOnce(ctx context.Context, req *coordapi.ShareAcqui
 	nowMs := msOf(gs.now())
 	var woken []tp
 	note := func(t tp, res share.Result) {
+		s.countLocked(t, res.Stats)
 		s.partRows = append(s.partRows, res.Rows...)
 		if res.Wake {
 			woken = append(woken, t)
@@ -483,6 +484,7 @@ func (gs *Groups) ShareRelease(ctx context.Context, req coordapi.ShareReleaseReq
 	var woken []tp
 	release := func(t tp, p *share.Partition) {
 		res := p.ReleaseMember(req.Member, req.Via)
+		s.countLocked(t, res.Stats)
 		s.partRows = append(s.partRows, res.Rows...)
 		if res.Wake {
 			woken = append(woken, t)

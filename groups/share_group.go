@@ -73,6 +73,9 @@ type shareGroup struct {
 	// lockAt is each share-partition's scheduled lock deadline (ms), the
 	// one live entry of the lock scheduler (share_sched.go).
 	lockAt map[tp]int64
+	// counts are the records the group's operations moved, by topic, for
+	// the metrics (share_metrics.go).
+	counts map[topicID]*ShareCounts
 }
 
 // releaseKey names a member's records acquired through one broker.

@@ -198,6 +198,7 @@ func (g *group) removeShareMemberLocked(m *shareMember, now time.Time) {
 	for id, ps := range s.parts {
 		for n, p := range ps {
 			res := p.ReleaseMember(m.id, share.AnyBroker)
+			s.countLocked(tp{id, n}, res.Stats)
 			if len(res.Rows) > 0 {
 				s.partRows = append(s.partRows, res.Rows...)
 			}

@@ -129,6 +129,7 @@ func (gs *Groups) expireLocks(now time.Time) time.Time {
 // rows at once.
 func (g *group) expireShareLocksLocked(t tp, p *share.Partition, nowMs int64) {
 	res := p.ExpireLocks(nowMs)
+	g.mu.share.countLocked(t, res.Stats)
 	if res.Stats.Expired > 0 {
 		g.gs.log.Debug("share record locks expired", "group", g.name, "topic_id", coordapi.TopicID(t.id), "partition", t.p,
 			"records", res.Stats.Expired, "archived", res.Stats.ArchivedLimit)

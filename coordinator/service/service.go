@@ -49,13 +49,16 @@ type Options struct {
 	// Logger receives the service's logs. Default: discard.
 	Logger *slog.Logger
 	// Meters, when set, records the coordinator's gauges (meter
-	// "floe/coordinator"), the consumer groups' lag ("floe/groups",
-	// lag.go) and the rpc server's request durations
+	// "floe/coordinator"), the consumer groups' lag and the share groups'
+	// metrics ("floe/groups", lag.go and share_metrics.go) and the rpc
+	// server's request durations
 	// ("floe/coordinator/rpc"). Default: no metrics.
 	Meters Meters
 	// MaxLagSeries bounds the per-partition consumer lag series
 	// (floe.consumer_group.lag; see registerLag); every group keeps its
-	// floe.consumer_group.lag_sum. Default: DefaultMaxLagSeries (10000).
+	// floe.consumer_group.lag_sum. It bounds the share groups' per-topic
+	// and per-partition series the same way, apart (registerShare).
+	// Default: DefaultMaxLagSeries (10000).
 	MaxLagSeries int
 	// Gate, when set, is asked before every reply (rpc.ServerOptions.Gate).
 	Gate func() error
@@ -76,7 +79,9 @@ type Service struct {
 	srv    *rpc.Server
 	reg    metric.Registration
 	lagReg metric.Registration
-	log    *slog.Logger
+	// shareReg reports the share groups' metrics (share_metrics.go).
+	shareReg metric.Registration
+	log      *slog.Logger
 
 	groupsClosed bool
 	closed       bool
@@ -142,6 +147,9 @@ func Start(nc *nats.Conn, opts Options) (_ *Service, err error) {
 		if s.lagReg, err = s.registerLag(opts.Meters.Meter("floe/groups"), maxLag); err != nil {
 			return nil, err
 		}
+		if s.shareReg, err = s.registerShare(opts.Meters.Meter("floe/groups"), maxLag); err != nil {
+			return nil, err
+		}
 		rpcMeter = opts.Meters.Meter("floe/coordinator/rpc")
 	}
 	// Served until Close, not until a context ends: a draining broker of
@@ -192,6 +200,9 @@ func (s *Service) Close() error {
 	}
 	if s.lagReg != nil {
 		errs = append(errs, s.lagReg.Unregister())
+	}
+	if s.shareReg != nil {
+		errs = append(errs, s.shareReg.Unregister())
 	}
 	if s.coord != nil {
 		if err := s.coord.Close(); err != nil {
