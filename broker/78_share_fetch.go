@@ -107,6 +107,7 @@ func (b *Broker) shareAcquire(ctx context.Context, areq coordapi.ShareAcquireReq
 			}
 		}
 		b.readShared(ctx, list)
+		b.sendShareInternalAcks(areq.Group, areq.Member, list)
 	}
 	return aresp, reads
 }
@@ -207,14 +208,15 @@ func (b *Broker) handleShareFetch(ctx context.Context, r *request) (kmsg.Respons
 			add(tp).Fetch = true
 		}
 	}
-	renewRefused := map[topicPartition]bool{}
+	ackRefused := map[topicPartition]bool{}
 	for _, p := range asked {
 		switch {
 		case p.code != 0 || len(p.acks) == 0:
-		case !req.IsRenewAck && hasRenew(p.acks):
-			// A renewal goes alone, with IsRenewAck (KafkaApis): the
-			// partition's acknowledgements fail, none applied.
-			renewRefused[p.tp] = true
+		case !req.IsRenewAck && hasRenew(p.acks), !clientAckTypes(p.acks):
+			// A renewal goes alone, with IsRenewAck (KafkaApis), and types
+			// past 4 are the broker's own: the partition's
+			// acknowledgements fail, none applied.
+			ackRefused[p.tp] = true
 		default:
 			add(p.tp).Acks = p.acks
 		}
@@ -264,14 +266,14 @@ func (b *Broker) handleShareFetch(ctx context.Context, r *request) (kmsg.Respons
 		a := &aresp.Partitions[i]
 		tp := topicPartition{a.Topic, a.Partition}
 		rd := reads[tp]
-		hasAck := len(areq.Partitions[i].Acks) > 0 || renewRefused[tp]
+		hasAck := len(areq.Partitions[i].Acks) > 0 || ackRefused[tp]
 		if epoch != shareInitialEpoch && !added[tp] && a.ErrorCode == 0 && !hasAck && (rd == nil || rd.code == 0 && len(rd.records) == 0) {
 			continue
 		}
 		answered[tp] = true
 		sp := answer(tp)
 		sp.ErrorCode, sp.AcknowledgeErrorCode = a.ErrorCode, a.AckErrorCode
-		if renewRefused[tp] {
+		if ackRefused[tp] {
 			sp.AcknowledgeErrorCode = kerr.InvalidRequest.Code
 		}
 		if a.AckErrorMessage != "" {
@@ -289,7 +291,7 @@ func (b *Broker) handleShareFetch(ctx context.Context, r *request) (kmsg.Respons
 			}
 		}
 	}
-	for tp := range renewRefused {
+	for tp := range ackRefused {
 		if !answered[tp] { // not in the session (a final fetch)
 			sp := answer(tp)
 			sp.AcknowledgeErrorCode = kerr.InvalidRequest.Code
@@ -313,6 +315,20 @@ func allAck(asked []sharePart) bool {
 	for _, p := range asked {
 		if len(p.acks) == 0 {
 			return false
+		}
+	}
+	return true
+}
+
+// clientAckTypes reports whether every type in acks is one a client may
+// send (0 gap to 4 renew), as KafkaApis checks them; the types past 4 are
+// the broker's internal ones (coordapi.ShareAckArchiveAborted).
+func clientAckTypes(acks []coordapi.ShareAckBatch) bool {
+	for _, a := range acks {
+		for _, t := range a.Types {
+			if t < 0 || t > 4 {
+				return false
+			}
 		}
 	}
 	return true

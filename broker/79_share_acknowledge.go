@@ -60,8 +60,9 @@ func (b *Broker) handleShareAcknowledge(ctx context.Context, r *request) (kmsg.R
 		codes[i] = p.code
 		switch {
 		case p.code != 0:
-		case !req.IsRenewAck && hasRenew(p.acks):
-			// Renewals come with IsRenewAck, as ShareFetch's.
+		case !req.IsRenewAck && hasRenew(p.acks), !clientAckTypes(p.acks):
+			// Renewals come with IsRenewAck, as ShareFetch's; types past
+			// 4 are the broker's own (coordapi.ShareAckArchiveAborted).
 			codes[i] = kerr.InvalidRequest.Code
 		default:
 			areq.Partitions = append(areq.Partitions, coordapi.ShareAcquirePartition{Topic: p.tp.id, Partition: p.tp.partition, Acks: p.acks})

@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/record"
 )
 
 // shareRead is one partition of a ShareFetch whose acquired records are
@@ -18,6 +19,12 @@ type shareRead struct {
 	// records, patched for the wire, or the read's error code.
 	records []byte
 	code    int16
+	// internal are the acknowledgements the broker owes the coordinator
+	// for this partition: aborted records it took out of acq.Acquired
+	// (coordapi.ShareAckArchiveAborted), or records whose bytes it could
+	// not read (coordapi.ShareAckReturnUnread). sendShareInternalAcks
+	// sends them.
+	internal []coordapi.ShareAckBatch
 }
 
 // maxShareSegmentAsk bounds the bytes of batches taken from a tiered
@@ -28,9 +35,31 @@ const maxShareSegmentAsk = 64 << 20
 // batches: tiered segments become the batches inside them
 // (expandSegments), and only the batches holding acquired records are
 // read (readPlanned). A partition whose bytes cannot be read answers the
-// error (KAFKA_STORAGE_ERROR, retriable); its records stay acquired until
-// their lock expires, then come back.
+// error (KAFKA_STORAGE_ERROR, retriable), and its records go back to the
+// coordinator (ShareAckReturnUnread in internal). Under read_committed
+// (the coordinator answered aborted transactions), the records of aborted
+// transactions leave the part's acquired records and are to be archived
+// (filterAborted).
 func (b *Broker) readShared(ctx context.Context, parts []*shareRead) {
+	b.readSharedBytes(ctx, parts)
+	for _, p := range parts {
+		switch {
+		case len(p.acq.Acquired) == 0:
+		case p.code != 0:
+			for _, a := range p.acq.Acquired {
+				p.internal = append(p.internal, coordapi.ShareAckBatch{First: a.First, Last: a.Last, Types: []int8{coordapi.ShareAckReturnUnread}})
+			}
+		case len(p.acq.Aborted) > 0:
+			p.acq.Acquired, p.internal = filterAborted(p.records, p.acq.Aborted, p.acq.Acquired)
+			if len(p.acq.Acquired) == 0 {
+				p.records = nil // nothing left to deliver
+			}
+		}
+	}
+}
+
+// readSharedBytes reads the batches of readShared.
+func (b *Broker) readSharedBytes(ctx context.Context, parts []*shareRead) {
 	var pfs []*partFetch
 	var owners []*shareRead
 	for _, p := range parts {
@@ -85,4 +114,107 @@ func holdingAcquired(batches []coordapi.BatchCoord, acquired []coordapi.ShareAcq
 		}
 	}
 	return out
+}
+
+// filterAborted takes the records of aborted transactions out of acquired,
+// as Kafka's SharePartition.filterAbortedTransactionalAcquiredRecords does
+// for a read_committed share group, since share consumers get no aborted
+// transactions list and filter nothing. records are the batches read for
+// acquired (the broker's bytes, headers only looked at); a batch is
+// aborted when it is transactional, not a control batch, and one of
+// aborted names its producer, begins at or before the batch's last offset
+// and has its abort marker (LastOffset) after it. Control batches stay
+// acquired: the client acknowledges their offsets as gaps. It returns
+// what stays acquired, and the acquired offsets taken out, to archive
+// (coordapi.ShareAckArchiveAborted). Bytes it cannot parse end the look:
+// what lies past them stays acquired.
+func filterAborted(records []byte, aborted []coordapi.AbortedTxn, acquired []coordapi.ShareAcquiredRecords) (kept []coordapi.ShareAcquiredRecords, archive []coordapi.ShareAckBatch) {
+	type span struct{ first, last int64 }
+	var drop []span
+	for off := 0; off < len(records); {
+		h, err := record.ParseHeader(records[off:])
+		if err != nil || h.Size() <= 0 {
+			break
+		}
+		off += h.Size()
+		if !h.Transactional() || h.Control() {
+			continue
+		}
+		last := h.BaseOffset + int64(h.LastOffsetDelta)
+		for _, a := range aborted {
+			if a.ProducerID == h.ProducerID && a.FirstOffset <= last && a.LastOffset > last {
+				if n := len(drop); n > 0 && drop[n-1].last+1 >= h.BaseOffset {
+					drop[n-1].last = max(drop[n-1].last, last)
+				} else {
+					drop = append(drop, span{h.BaseOffset, last})
+				}
+				break
+			}
+		}
+	}
+	if len(drop) == 0 {
+		return acquired, nil
+	}
+	for _, a := range acquired {
+		first := a.First
+		for _, d := range drop {
+			if d.last < first || d.first > a.Last {
+				continue
+			}
+			if d.first > first {
+				kept = append(kept, coordapi.ShareAcquiredRecords{First: first, Last: d.first - 1, DeliveryCount: a.DeliveryCount})
+			}
+			lo, hi := max(first, d.first), min(a.Last, d.last)
+			if n := len(archive); n > 0 && archive[n-1].Last+1 == lo {
+				archive[n-1].Last = hi
+			} else {
+				archive = append(archive, coordapi.ShareAckBatch{First: lo, Last: hi, Types: []int8{coordapi.ShareAckArchiveAborted}})
+			}
+			first = hi + 1
+			if first > a.Last {
+				break
+			}
+		}
+		if first <= a.Last {
+			kept = append(kept, coordapi.ShareAcquiredRecords{First: first, Last: a.Last, DeliveryCount: a.DeliveryCount})
+		}
+	}
+	return kept, archive
+}
+
+// sendShareInternalAcks sends the internal acknowledgements of parts to
+// the coordinator, off the answer path, in one ShareAcquire of the
+// session's member without fetch. Nothing is lost if it fails: the
+// records stay acquired until their lock expires, then come back, and are
+// filtered out again. A member's next acquisition here waits for a return
+// of unread records (as for a release), so that it never gives back what
+// that acquisition takes.
+func (b *Broker) sendShareInternalAcks(group, member string, parts []*shareRead) {
+	req := coordapi.ShareAcquireRequest{Group: group, Member: member, Via: b.opts.NodeID}
+	returns := false
+	for _, p := range parts {
+		if len(p.internal) == 0 {
+			continue
+		}
+		req.Partitions = append(req.Partitions, coordapi.ShareAcquirePartition{Topic: p.tp.id, Partition: p.tp.partition, Acks: p.internal})
+		returns = returns || p.internal[0].Types[0] == coordapi.ShareAckReturnUnread
+	}
+	if len(req.Partitions) == 0 || b.groups == nil {
+		return
+	}
+	done := func() {}
+	if returns {
+		done = b.shares.startRelease(shareSessionKey{group, member})
+	}
+	b.shareReleases.Add(1)
+	go func() {
+		defer b.shareReleases.Done()
+		defer done()
+		ctx, cancel := context.WithTimeout(context.Background(), shareReleaseTimeout)
+		defer cancel()
+		if _, err := b.groups.ShareAcquire(ctx, req); err != nil {
+			b.log.Warn("archive aborted or return unread share records; they come back when their lock expires",
+				"group", group, "member_id", member, "err", err)
+		}
+	}()
 }

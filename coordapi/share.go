@@ -17,9 +17,25 @@ const (
 	ShareAcquireRecordLimit int8 = 1
 )
 
+// Internal acknowledgement types: a broker's own, sent alone in a
+// ShareAcquire without Fetch, never taken from a client (a broker answers
+// a client's type outside 0-4 INVALID_REQUEST). They are applied offset by
+// offset and never fail.
+const (
+	// ShareAckArchiveAborted archives offsets of an aborted transaction that
+	// a read_committed share group acquired, whoever holds them, as Kafka's
+	// SharePartition.filterAbortedTransactionalAcquiredRecords does.
+	ShareAckArchiveAborted int8 = 5
+	// ShareAckReturnUnread makes offsets the member acquired through the
+	// broker available again, their delivery count down by one: the broker
+	// could not read their bytes, so they never reached the member.
+	ShareAckReturnUnread int8 = 6
+)
+
 // ShareAckBatch is one acknowledgement batch of a share-partition: one
 // type for all of [First, Last], or one per offset (Kafka's
-// AcknowledgeType ids: 0 gap, 1 accept, 2 release, 3 reject, 4 renew).
+// AcknowledgeType ids: 0 gap, 1 accept, 2 release, 3 reject, 4 renew; or
+// an internal type, 5 or 6).
 type ShareAckBatch struct {
 	First, Last int64
 	Types       []int8

@@ -68,8 +68,8 @@ var groupConfigDefs = map[string]groupConfigDef{
 	},
 	cfgShareIsolationLevel: {
 		typ: kmsg.ConfigTypeString,
-		doc: `Controls how to read records written transactionally: "read_committed" delivers only committed transactional records, "read_uncommitted" every record.`,
-		def: func(*Options) string { return "read_uncommitted" },
+		doc: `Controls how to read records written transactionally: "read_committed" delivers only committed transactional records, "read_uncommitted" every record. floe's default is read_committed (issue 42), where Apache Kafka's is read_uncommitted: no aborted record reaches a queue consumer unless the group asks for them.`,
+		def: func(*Options) string { return "read_committed" },
 		validate: func(name, v string) error {
 			if v != "read_committed" && v != "read_uncommitted" {
 				return fmt.Errorf("Invalid value %s for configuration %s: String must be one of: read_committed, read_uncommitted", v, name)

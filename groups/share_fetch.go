@@ -247,7 +247,13 @@ func (gs *Groups) shareAcquireOnce(ctx context.Context, req *coordapi.ShareAcqui
 		r := &resp.Partitions[i]
 		t := tp{topicID(pp.Topic), pp.Partition}
 		part := s.parts[t.id][t.p]
-		if withAcks && len(pp.Acks) > 0 {
+		if withAcks && len(pp.Acks) > 0 && internalAcks(pp.Acks) {
+			// A broker's own (read_committed's aborted records, bytes it
+			// could not read): applied offset by offset, never failing.
+			if part != nil {
+				note(t, part.ApplyInternal(req.Member, req.Via, ackBatches(pp.Acks)))
+			}
+		} else if withAcks && len(pp.Acks) > 0 {
 			if part == nil {
 				r.AckErrorCode, r.AckErrorMessage = kerr.InvalidRecordState.Code, "no record in flight"
 			} else {
@@ -436,6 +442,21 @@ func ackBatches(acks []coordapi.ShareAckBatch) []share.AckBatch {
 		out[i] = share.AckBatch{First: a.First, Last: a.Last, Types: types}
 	}
 	return out
+}
+
+// internalAcks reports whether acks are a broker's internal ones
+// (coordapi.ShareAckArchiveAborted, ShareAckReturnUnread) alone. A client's
+// never are: brokers refuse those types on the wire, and a mix is applied
+// as a client's, which refuses them.
+func internalAcks(acks []coordapi.ShareAckBatch) bool {
+	for _, a := range acks {
+		for _, t := range a.Types {
+			if !share.AckType(t).Internal() {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // ackErrorCode is the Kafka code of an acknowledgement error.

@@ -503,7 +503,7 @@ func TestGroupConfigs(t *testing.T) {
 		{cfgShareAutoOffsetReset, "none", kerr.InvalidConfig, "Invalid value `none` for configuration share.auto.offset.reset. The value must be either 'earliest', 'latest' or of the format 'by_duration:<PnDTnHnMn.nS>'."},
 		{cfgShareAutoOffsetReset, "by_duration:1h", kerr.InvalidConfig, "Invalid value by_duration:1h for configuration share.auto.offset.reset: Unable to parse the given duration."},
 		{cfgShareAutoOffsetReset, "by_duration:-PT1H", kerr.InvalidConfig, "Invalid value by_duration:-PT1H for configuration share.auto.offset.reset: Negative duration is not supported."},
-		{cfgShareIsolationLevel, "read_committed", nil, ""},
+		{cfgShareIsolationLevel, "read_uncommitted", nil, ""},
 		{cfgShareIsolationLevel, "READ_COMMITTED", kerr.InvalidConfig, "Invalid value READ_COMMITTED for configuration share.isolation.level: String must be one of: read_committed, read_uncommitted"},
 		{cfgShareRecordLockDuration, "15000", nil, ""},
 		{cfgShareRecordLockDuration, "60000", nil, ""},
@@ -551,9 +551,9 @@ func TestGroupConfigs(t *testing.T) {
 		}
 	}
 	all := map[string]bool{cfgShareAutoOffsetReset: true, cfgShareIsolationLevel: true, cfgShareRecordLockDuration: true}
-	want := map[string]string{cfgShareAutoOffsetReset: "by_duration:P1DT2H3M4.5S", cfgShareIsolationLevel: "read_committed", cfgShareRecordLockDuration: "60000"}
+	want := map[string]string{cfgShareAutoOffsetReset: "by_duration:P1DT2H3M4.5S", cfgShareIsolationLevel: "read_uncommitted", cfgShareRecordLockDuration: "60000"}
 	check("cfg", want, all)
-	check("other", map[string]string{cfgShareAutoOffsetReset: "latest", cfgShareIsolationLevel: "read_uncommitted", cfgShareRecordLockDuration: "30000"}, nil)
+	check("other", map[string]string{cfgShareAutoOffsetReset: "latest", cfgShareIsolationLevel: "read_committed", cfgShareRecordLockDuration: "30000"}, nil)
 	h.restart()
 	check("cfg", want, all)
 
@@ -572,7 +572,7 @@ func TestGroupConfigs(t *testing.T) {
 	wantCode(t, "delete", resp.Resources[0].ErrorCode, nil)
 	wantCode(t, "append", resp.Resources[1].ErrorCode, kerr.InvalidConfig)
 	delete(all, cfgShareIsolationLevel)
-	want[cfgShareIsolationLevel] = "read_uncommitted"
+	want[cfgShareIsolationLevel] = "read_committed" // floe's default, not Kafka's
 	check("cfg", want, all)
 }
 

@@ -75,6 +75,18 @@ const (
 	// AckRenew (ShareFetch and ShareAcknowledge v2, KIP-1222): keep the
 	// record and restart its lock.
 	AckRenew AckType = 4
+
+	// AckArchiveAborted is internal, never accepted from a client: the
+	// offsets hold records of an aborted transaction, which a
+	// read_committed group never delivers (Kafka's
+	// SharePartition.filterAbortedTransactionalAcquiredRecords). Archived
+	// whatever their holder; see ApplyInternal.
+	AckArchiveAborted AckType = 5
+	// AckReturnUnread is internal, never accepted from a client: the broker
+	// could not read the acquired records' bytes, so they never reached the
+	// member. Available again, their delivery count back down by one, as
+	// ReleaseMember; see ApplyInternal.
+	AckReturnUnread AckType = 6
 )
 
 // String names the type as Kafka's AcknowledgeType does, in lower case.
@@ -90,6 +102,10 @@ func (a AckType) String() string {
 		return "reject"
 	case AckRenew:
 		return "renew"
+	case AckArchiveAborted:
+		return "archive_aborted"
+	case AckReturnUnread:
+		return "return_unread"
 	}
 	return fmt.Sprintf("ack(%d)", int8(a))
 }
@@ -591,6 +607,67 @@ func (p *Partition) checkAcks(member string, batches []AckBatch) error {
 
 func ackErr(code *kerr.Error, format string, args ...any) error {
 	return fmt.Errorf("share: "+format+": %w", append(args, code)...)
+}
+
+// Internal reports whether a is an internal type (AckArchiveAborted,
+// AckReturnUnread): a broker's, never a client's.
+func (a AckType) Internal() bool { return a == AckArchiveAborted || a == AckReturnUnread }
+
+// ApplyInternal applies the internal acknowledgements a broker sends for
+// records it acquired for member through broker via, offset by offset and
+// never failing, since the broker cannot know what changed meanwhile (a
+// lock expired, another member acquired the records):
+//
+//   - AckArchiveAborted archives every offset not yet acknowledged or
+//     archived, acquired by anyone or available: an aborted transaction's
+//     records are never to be delivered under read_committed, whoever holds
+//     them (the holder was never given them: its broker filtered them out).
+//   - AckReturnUnread makes the offsets still acquired by member through
+//     via available again, their delivery count down by one (they never
+//     reached the member); others are left alone.
+//
+// Offsets below SPSO or at or past end, and other types, are skipped.
+func (p *Partition) ApplyInternal(member string, via int32, batches []AckBatch) Result {
+	t := p.begin()
+	apply := func(a, b int64, typ AckType) {
+		a, b = max(a, p.start), min(b, p.end-1)
+		if a > b || len(p.ranges) == 0 {
+			return
+		}
+		switch typ {
+		case AckArchiveAborted:
+			t.update(a, b, func(r Range) Range {
+				if r.State.terminal() {
+					return r
+				}
+				t.stats.ArchivedAborted += r.Len()
+				return r.released(Archived)
+			})
+		case AckReturnUnread:
+			t.update(a, b, func(r Range) Range {
+				if r.State != Acquired || r.Member != member || r.Via != via {
+					return r
+				}
+				t.stats.Released += r.Len()
+				t.wake = true
+				r = r.released(Available)
+				r.DeliveryCount = max(0, r.DeliveryCount-1)
+				return r
+			})
+		}
+	}
+	for _, b := range batches {
+		switch {
+		case b.First > b.Last || len(b.Types) == 0:
+		case len(b.Types) == 1:
+			apply(b.First, b.Last, b.Types[0])
+		case int64(len(b.Types)) == b.Last-b.First+1:
+			for o := b.First; o <= b.Last; o++ {
+				apply(o, o, b.Types[o-b.First])
+			}
+		}
+	}
+	return t.finish(Result{})
 }
 
 // ExpireLocks releases the records whose lock expired at nowMs: available
