@@ -16,6 +16,10 @@ type WatermarkQuery struct {
 	// HWM is the answer, valid when Found.
 	HWM   int64
 	Found bool
+	// Elsewhere says the partition exists but another coordinator shard
+	// owns it (its high watermark is there); TopicID is then set to the
+	// topic's id, for the call that asks that shard.
+	Elsewhere bool
 }
 
 // HighWatermarks answers each query in qs in place, read from memory, for
@@ -32,11 +36,15 @@ func (c *Coordinator) HighWatermarks(ctx context.Context, qs []WatermarkQuery) e
 	for i := range qs {
 		q := &qs[i]
 		t := c.mu.topicsByName[q.Topic]
-		q.Found = t != nil && q.Partition >= 0 && int(q.Partition) < len(t.parts) &&
-			(q.TopicID == coordapi.TopicID{} || q.TopicID == t.id) &&
-			c.owns(t.id, q.Partition) // another shard's: not the empty copy's 0
-		if q.Found {
+		exists := t != nil && q.Partition >= 0 && int(q.Partition) < len(t.parts) &&
+			(q.TopicID == coordapi.TopicID{} || q.TopicID == t.id)
+		owned := exists && c.owns(t.id, q.Partition) // another shard's: not the empty copy's 0
+		q.Found, q.Elsewhere = owned, exists && !owned
+		switch {
+		case owned:
 			q.HWM = t.parts[q.Partition].hwm
+		case q.Elsewhere:
+			q.TopicID = t.id
 		}
 	}
 	return nil

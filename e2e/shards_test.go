@@ -49,7 +49,9 @@ func startShard(t *testing.T, c *floetest.Cluster, shard, shards int, dir string
 // through broker 1 is followed by shard 1, records produced through
 // broker 1 to its 8 partitions are read back whole and in order through
 // broker 2, by franz-go and by kcat, and a consumer group commits its
-// offsets; each partition's batches are on its own shard only.
+// offsets; each partition's batches are on its own shard only; shard 0
+// collects the objects once no shard has them live, and its lag gauges
+// cover both shards' partitions.
 func TestShardedCoordinator(t *testing.T) {
 	kcatBinary(t)
 	c := floetest.RunClusterWith(t, 0, floetest.ClusterOptions{
@@ -204,6 +206,38 @@ func TestShardedCoordinator(t *testing.T) {
 	testkit.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error {
 		if n := walObjects(); n > 0 {
 			return fmt.Errorf("%d of %d WAL objects left after every record was deleted", n, before)
+		}
+		return nil
+	})
+
+	// Shard 0's consumer lag gauges cover the other shard's partitions
+	// too, whose high watermarks it asks that shard for: 5 more records
+	// in a partition of each shard are the group's lag there.
+	const more = 5
+	extra := map[int32]int64{}
+	for s := range 2 {
+		for p := range int32(partitions) {
+			if coordapi.ShardOf(id, p, 2) == s {
+				extra[p] = more
+				for range more {
+					if err := prod.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: p, Value: []byte("more")}).FirstErr(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				break
+			}
+		}
+	}
+	testkit.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error {
+		for p := range int32(partitions) {
+			v, err := floetest.Metric(c.Coord.HTTPAddr, "floe_consumer_group_lag",
+				`group="sharded-group"`, `topic="sharded"`, fmt.Sprintf(`partition="%d"`, p))
+			if err != nil {
+				return fmt.Errorf("partition %d (shard %d): %w", p, coordapi.ShardOf(id, p, 2), err)
+			}
+			if int64(v) != extra[p] {
+				return fmt.Errorf("partition %d (shard %d): lag %v, want %d", p, coordapi.ShardOf(id, p, 2), v, extra[p])
+			}
 		}
 		return nil
 	})

@@ -3,9 +3,12 @@ package service
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
@@ -82,7 +85,7 @@ func (s *Service) lags(ctx context.Context, maxSeries int) []groupLag {
 	for i, c := range offsets {
 		qs[i] = coordinator.WatermarkQuery{Topic: c.Topic, Partition: c.Partition, TopicID: coordapi.TopicID(c.TopicID)}
 	}
-	if err := s.coord.HighWatermarks(ctx, qs); err != nil {
+	if err := s.highWatermarks(ctx, qs); err != nil {
 		return nil // closed: nothing to report
 	}
 	byGroup := map[string]*groupLag{}
@@ -105,6 +108,51 @@ func (s *Service) lags(ctx context.Context, maxSeries int) []groupLag {
 	}
 	capLags(out, maxSeries)
 	return out
+}
+
+// peerWatermarksTimeout bounds how long a collection waits for the other
+// shards' high watermarks: a shard failing over leaves its partitions out
+// of one collection rather than holding up the scrape.
+const peerWatermarksTimeout = 2 * time.Second
+
+// highWatermarks answers qs from this shard's memory (coordinator.
+// HighWatermarks) and, on shard 0 of a sharded coordinator, the partitions
+// other shards own from those shards: one FindBatchesMulti a shard, asked
+// at an offset past every partition's end, which each answers with the
+// partition's state and OFFSET_OUT_OF_RANGE, reading no batch. A shard
+// that does not answer leaves its partitions not found.
+func (s *Service) highWatermarks(ctx context.Context, qs []coordinator.WatermarkQuery) error {
+	if err := s.coord.HighWatermarks(ctx, qs); err != nil {
+		return err
+	}
+	if s.router == nil {
+		return nil
+	}
+	var reqs []coordapi.FindBatchesRequest
+	var at []int
+	for i := range qs {
+		if qs[i].Elsewhere {
+			reqs = append(reqs, coordapi.FindBatchesRequest{TopicID: qs[i].TopicID, Partition: qs[i].Partition, Offset: math.MaxInt64})
+			at = append(at, i)
+		}
+	}
+	if len(reqs) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, peerWatermarksTimeout)
+	defer cancel()
+	res, err := s.router.FindBatchesMulti(ctx, reqs)
+	if err != nil {
+		s.log.Debug("lag: the other shards' high watermarks", "err", err)
+		return nil
+	}
+	for j, r := range res {
+		if r.ErrorCode == 0 || r.ErrorCode == kerr.OffsetOutOfRange.Code {
+			q := &qs[at[j]]
+			q.HWM, q.Found = r.HighWatermark, true
+		}
+	}
+	return nil
 }
 
 // capLags sorts groups by name and drops the partitions of every group past
