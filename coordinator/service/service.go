@@ -76,6 +76,10 @@ type Options struct {
 type Service struct {
 	coord  *coordinator.Coordinator
 	groups *groups.Groups
+	// router, on shard 0 of a sharded coordinator, routes over every
+	// shard: the lag gauges ask the others for their partitions' high
+	// watermarks (lag.go).
+	router *shards.Router
 	srv    *rpc.Server
 	reg    metric.Registration
 	lagReg metric.Registration
@@ -126,6 +130,7 @@ func Start(nc *nats.Conn, opts Options) (_ *Service, err error) {
 			return nil, err
 		}
 		gopts.Partitions = r
+		s.router = r
 	}
 	if gopts.VerifyTxn == nil {
 		gopts.VerifyTxn = s.coord.VerifyTxnOffsetCommit
