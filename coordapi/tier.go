@@ -14,6 +14,11 @@ const (
 	// its Iceberg table (Table; docs/design/iceberg-tables.md). Only
 	// brokers that claim with ClaimTierJobRequest.Tables get one.
 	TierJobTable
+	// TierJobTableMaintain maintains a table.enabled topic's Iceberg
+	// table (Maintain): table.retention.ms, snapshot expiry, orphan
+	// files. Only brokers that claim with
+	// ClaimTierJobRequest.TableMaintain get one.
+	TierJobTableMaintain
 )
 
 // TierJob is a job the coordinator assigned to one broker. A consolidation
@@ -47,9 +52,30 @@ type TierJob struct {
 	// Kind is the job's kind; Compact is set for TierJobCompact, Table
 	// for TierJobTable (whose Partition is -1 and BaseOffset and
 	// LastOffset 0: its ranges say what it covers).
-	Kind    TierJobKind
-	Compact *CompactJob
-	Table   *TableJob
+	Kind     TierJobKind
+	Compact  *CompactJob
+	Table    *TableJob
+	Maintain *TableMaintainJob
+}
+
+// TableMaintainJob maintains one topic's table (TierJobTableMaintain,
+// Partition -2), at most once per the coordinator's maintenance interval
+// (a day by default): it removes the rows older than table.retention.ms
+// (table.Tables.ApplyRetention), expires old snapshots and deletes orphan
+// files. It reports with CompleteTierJob and a TableResult whose
+// SnapshotID is the retention's delete snapshot (0: none) and Rows the
+// rows it removed.
+type TableMaintainJob struct {
+	// TopicName names the table.
+	TopicName string
+	// NowMs is the coordinator's clock at planning; RetentionMs the
+	// topic's table.retention.ms (-1: rows are kept forever). Rows older
+	// than NowMs - RetentionMs go.
+	NowMs, RetentionMs int64
+	// OrphanGraceMs is how old an unreferenced file must be to be
+	// collected: longer than any table job's lease, so that a commit in
+	// flight keeps its files.
+	OrphanGraceMs int64
 }
 
 // TableJob writes a table.enabled topic's records to its Iceberg table
@@ -191,6 +217,9 @@ type ClaimTierJobRequest struct {
 	// Tables says the broker runs table jobs (TierJobTable): it links
 	// the table writer and knows where tables go.
 	Tables bool
+	// TableMaintain says the broker runs table maintenance jobs
+	// (TierJobTableMaintain).
+	TableMaintain bool
 }
 
 // CompleteTierJobRequest reports the segment object a job wrote. The

@@ -83,6 +83,11 @@ type Options struct {
 	// be planned: how often its table gets a snapshot (table lag against
 	// snapshot count). Default: 1m.
 	TableInterval time.Duration
+	// TableMaintainInterval is how often a table.enabled topic's table
+	// maintenance job (table.retention.ms, snapshot expiry, orphan
+	// files) may be planned; the first after a start is planned at once.
+	// Default: 24h.
+	TableMaintainInterval time.Duration
 
 	// TxnCheckInterval is how often transactions past their timeout are
 	// aborted and prepared ones completed. Negative: never in the
@@ -470,6 +475,7 @@ func Open(opts Options) (*Coordinator, error) {
 	opts.WALRetentionBytes = cmp.Or(opts.WALRetentionBytes, -1)
 	opts.TierInterval = cmp.Or(opts.TierInterval, defaultTierInterval)
 	opts.TableInterval = cmp.Or(opts.TableInterval, defaultTableInterval)
+	opts.TableMaintainInterval = cmp.Or(opts.TableMaintainInterval, defaultTableMaintainInterval)
 	if opts.MaxObjectAge == 0 && (opts.GCStore != nil || opts.Shards > 1) {
 		opts.MaxObjectAge = opts.GCGrace / 2
 	}

@@ -80,6 +80,10 @@
 //	table          'l' n(uvarint) n × level str, name str       version 1: metadata location str, previous
 //	                                                            location str: an Iceberg table's pointer
 //	                                                            (package tables; shard 0 only)
+//	table covered  'c' topic-id(16)                             version 1: n, n × (partition, next offset)
+//	                                                            (varints): the table planner's covered
+//	                                                            offsets, each shard its partitions'
+//	                                                            (tabletier.go)
 //	base's view    'w' base-topic-id(16) view-topic-id(16)      format 1, nothing else: finds a base
 //	                                                            topic's views when it is deleted (views.go)
 //	staged object  's' object key                               the object's bytes: an inline object
@@ -128,7 +132,9 @@
 // "macl-version") and the Iceberg tables' metadata pointers (package
 // tables, 'l'; docs/design/iceberg-tables.md), which a sharded
 // coordinator keeps on shard 0 like topics. The table family is new
-// and needs no migration: a build without it never reads its rows. Every
+// and needs no migration: a build without it never reads its rows; nor
+// does one without the table covered family 'c', which the coordinator
+// writes itself when a table job completes. Every
 // write of theirs is one synced batch through the log, like the
 // coordinator's own; they take none of its locks but those their
 // interfaces take (txnPartitions).

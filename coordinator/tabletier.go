@@ -2,10 +2,18 @@ package coordinator
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"time"
 
+	"github.com/cockroachdb/pebble"
+
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/internal/valenc"
 )
 
 // Table jobs (issue 41, docs/design/iceberg-tables.md): every
@@ -15,10 +23,10 @@ import (
 // stable offset, whichever is lower. The job is keyed in tierState.active
 // by the topic and partition -1, so that it never waits for, nor blocks,
 // a partition's consolidation or compaction. The covered offsets are a
-// planning copy in memory, learned from completions: the table's
-// snapshot summary is the authority, and a job re-reads it, so after a
-// restart the first job starts at the log start and skips what the table
-// holds.
+// planning copy, learned from completions and kept in a row of family
+// 'c' per topic (prefixTableCovered), so that a restarted or promoted
+// coordinator plans from them and holds retention at them at once: the
+// table's snapshot summary is the authority, and a job re-reads it.
 
 // Table job defaults and bounds.
 const (
@@ -32,29 +40,107 @@ const (
 	maxTableJobSegments = 4096
 )
 
-// tableTopicPart is the partition key of a topic's table job.
-const tableTopicPart = -1
+// tableTopicPart is the partition key of a topic's table job,
+// tableMaintainPart that of its table maintenance job: a job of each kind
+// may run at once (their commits race for the table's pointer, and each
+// retries a lost race).
+const (
+	tableTopicPart    = -1
+	tableMaintainPart = -2
+)
+
+// Table maintenance defaults.
+const (
+	defaultTableMaintainInterval = 24 * time.Hour
+	// minOrphanGrace is the least age of a file orphan collection takes:
+	// the design's 2 × the tier job lease, at least an hour.
+	minOrphanGrace = time.Hour
+)
 
 // tableState is the planner's memory of one table topic.
 type tableState struct {
-	// plannedMs is when its last job was built.
-	plannedMs int64
+	// plannedMs is when its last job was built, maintainedMs its last
+	// maintenance job (0: none in this run).
+	plannedMs, maintainedMs int64
 	// covered is the planning copy of each partition's covered offset.
 	covered map[int32]int64
 }
 
-// tableStateLocked returns id's table state, creating it. c.tier must be
-// held.
+// tableStateLocked returns id's table state, creating it with the
+// covered offsets its row keeps (a restarted or promoted coordinator
+// plans from them, and holds retention at them, before a job reports).
+// c.tier must be held.
 func (c *Coordinator) tableStateLocked(id coordapi.TopicID) *tableState {
 	ts := c.tier.tables[id]
 	if ts == nil {
 		ts = &tableState{covered: map[int32]int64{}}
+		if err := c.readTableCovered(id, ts.covered); err != nil {
+			// The planner then starts from the log start, as before
+			// the row existed: the job re-reads the table's summary.
+			c.log.Warn("table covered offsets unreadable", "topic", id, "err", err)
+			clear(ts.covered)
+		}
 		if c.tier.tables == nil {
 			c.tier.tables = map[coordapi.TopicID]*tableState{}
 		}
 		c.tier.tables[id] = ts
 	}
 	return ts
+}
+
+// prefixTableCovered is the family of the planner's covered offsets of
+// each table topic, one row a topic (coordinator/doc.go):
+//
+//	'c' topic-id(16) -> version 1: n, n × (partition, next offset) (varints)
+//
+// A completed table job writes its topic's row; the row goes with its
+// topic. It is a planning copy (the table's snapshot summary is the
+// authority), kept by topic id and on the shard owning the partitions,
+// not in the table's 'l' row: that row is keyed by the table's name in a
+// namespace only brokers know, and lives on shard 0.
+const prefixTableCovered byte = 'c'
+
+func tableCoveredKey(id coordapi.TopicID) []byte { return append([]byte{prefixTableCovered}, id[:]...) }
+
+func encodeTableCovered(covered map[int32]int64) []byte {
+	parts := slices.Sorted(maps.Keys(covered))
+	v := binary.AppendUvarint([]byte{valenc.Version1}, uint64(len(parts)))
+	for _, p := range parts {
+		v = binary.AppendVarint(v, int64(p))
+		v = binary.AppendVarint(v, covered[p])
+	}
+	return v
+}
+
+// readTableCovered adds id's covered offsets row, if any, to covered.
+func (c *Coordinator) readTableCovered(id coordapi.TopicID, covered map[int32]int64) error {
+	v, closer, err := c.db.Get(tableCoveredKey(id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	defer closer.Close()
+	d := valenc.New("table covered", v)
+	n := d.Uvarint()
+	for i := uint64(0); i < n && d.Err() == nil; i++ {
+		p := d.Varint()
+		covered[int32(p)] = d.Varint()
+	}
+	return d.Done("table covered")
+}
+
+// writeTableCovered writes id's covered offsets row, or deletes it when
+// covered is nil, in one synced write.
+func (c *Coordinator) writeTableCovered(id coordapi.TopicID, covered map[int32]int64) error {
+	b := c.db.NewBatch()
+	defer b.Close()
+	if covered == nil {
+		_ = b.Delete(tableCoveredKey(id), nil)
+	} else {
+		_ = b.Set(tableCoveredKey(id), encodeTableCovered(covered), nil)
+	}
+	return c.write(b, pebble.Sync)
 }
 
 // tablePart is a partition's offsets as the table planner sees them.
@@ -89,18 +175,36 @@ func (c *Coordinator) tableTopicsSnapshot() map[coordapi.TopicID][]tablePart {
 func (c *Coordinator) planTables(ctx context.Context) error {
 	nowMs := c.now().UnixMilli()
 	topics := c.tableTopicsSnapshot()
+	var dropped []coordapi.TopicID
 	c.tier.Lock()
-	defer c.tier.Unlock()
 	for id := range c.tier.tables {
 		if topics[id] == nil {
 			delete(c.tier.tables, id) // deleted, or its table turned off
+			dropped = append(dropped, id)
 		}
 	}
+	c.tier.Unlock()
+	for _, id := range dropped {
+		c.mu.RLock()
+		gone := c.mu.topicsByID[id] == nil
+		c.mu.RUnlock()
+		if !gone {
+			continue // its table turned off: kept for when it is on again
+		}
+		if err := c.writeTableCovered(id, nil); err != nil {
+			return fmt.Errorf("drop the table covered offsets of topic %s: %w", id, err)
+		}
+	}
+	c.tier.Lock()
+	defer c.tier.Unlock()
 	for id, parts := range topics {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		ts := c.tableStateLocked(id)
+		if ts.maintainedMs == 0 || nowMs-ts.maintainedMs >= c.opts.TableMaintainInterval.Milliseconds() {
+			c.queueLocked(partKey{id, tableMaintainPart}, coordapi.TierJobTableMaintain)
+		}
 		if ts.plannedMs != 0 && nowMs-ts.plannedMs < c.opts.TableInterval.Milliseconds() {
 			continue
 		}
@@ -230,16 +334,77 @@ func (c *Coordinator) completeTable(req coordapi.CompleteTierJobRequest, job *ti
 		}
 	}
 	c.tier.Lock()
-	defer c.tier.Unlock()
 	ts := c.tableStateLocked(req.TopicID)
+	var row map[int32]int64
 	for _, cov := range req.Table.Covered {
+		if old, ok := ts.covered[cov.Partition]; !ok || old != cov.Next {
+			row = ts.covered
+		}
 		ts.covered[cov.Partition] = cov.Next
+	}
+	if row != nil {
+		row = maps.Clone(row)
 	}
 	if c.tier.active[partKey{req.TopicID, tableTopicPart}] == job {
 		delete(c.tier.active, partKey{req.TopicID, tableTopicPart})
 	}
 	c.tier.stats.JobsCompleted++
+	c.tier.Unlock()
+	if row != nil {
+		// Best effort, outside c.tier (c.commit orders the writes): a
+		// lost write costs a restarted coordinator a job from the older
+		// offsets, which the table's summary makes skip.
+		if err := c.writeTableCovered(req.TopicID, row); err != nil {
+			c.log.Warn("table covered offsets not written", "topic", job.Table.TopicName, "err", err)
+		}
+	}
 	c.log.Debug("table job completed", "job", job.ID, "topic", job.Table.TopicName, "snapshot", req.Table.SnapshotID, "rows", req.Table.Rows)
+	return nil
+}
+
+// buildTableMaintainJob builds the table maintenance job of topic
+// pk.topic; ok is false when the topic has no table any more. The next
+// one is due TableMaintainInterval after this one is built, whatever
+// becomes of it.
+func (c *Coordinator) buildTableMaintainJob(pk partKey, nowMs int64) (*tierJob, bool, error) {
+	c.mu.RLock()
+	t := c.mu.topicsByID[pk.topic]
+	if t == nil || !coordapi.IsTableEnabled(t.configs) {
+		c.mu.RUnlock()
+		return nil, false, nil
+	}
+	mj := &coordapi.TableMaintainJob{TopicName: t.name, NowMs: nowMs, RetentionMs: -1,
+		OrphanGraceMs: max(2*c.opts.TierJobLease, minOrphanGrace).Milliseconds()}
+	if v, err := strconv.ParseInt(t.configs[coordapi.ConfigTableRetentionMs], 10, 64); err == nil && v >= 0 {
+		mj.RetentionMs = v
+	}
+	c.mu.RUnlock()
+	c.tier.Lock()
+	c.tableStateLocked(pk.topic).maintainedMs = nowMs
+	c.tier.Unlock()
+	job := &tierJob{}
+	job.Kind, job.Maintain = coordapi.TierJobTableMaintain, mj
+	job.TopicID, job.Partition = pk.topic, tableMaintainPart
+	job.LeaseMs = c.opts.TierJobLease.Milliseconds()
+	job.deadline = nowMs + job.LeaseMs
+	return job, true, nil
+}
+
+// completeTableMaintain is CompleteTierJob for a table maintenance job:
+// nothing is written, the table's snapshots are the record. c.commit is
+// held; job is pk's active job.
+func (c *Coordinator) completeTableMaintain(req coordapi.CompleteTierJobRequest, job *tierJob, refuse func(string, ...any) error) error {
+	if job.Maintain == nil || req.Table == nil {
+		return refuse("job %d: a table maintenance job's report and a table maintenance job go together", job.ID)
+	}
+	c.tier.Lock()
+	defer c.tier.Unlock()
+	if c.tier.active[partKey{req.TopicID, tableMaintainPart}] == job {
+		delete(c.tier.active, partKey{req.TopicID, tableMaintainPart})
+	}
+	c.tier.stats.JobsCompleted++
+	c.log.Debug("table maintenance completed", "job", job.ID, "topic", job.Maintain.TopicName,
+		"delete_snapshot", req.Table.SnapshotID, "rows_removed", req.Table.Rows)
 	return nil
 }
 
@@ -248,13 +413,7 @@ func (c *Coordinator) completeTable(req coordapi.CompleteTierJobRequest, job *ti
 func (c *Coordinator) TableCovered(id coordapi.TopicID) map[int32]int64 {
 	c.tier.Lock()
 	defer c.tier.Unlock()
-	out := map[int32]int64{}
-	if ts := c.tier.tables[id]; ts != nil {
-		for p, n := range ts.covered {
-			out[p] = n
-		}
-	}
-	return out
+	return maps.Clone(c.tableStateLocked(id).covered)
 }
 
 // tableLags returns each table topic's lag on this shard, by topic name:
@@ -287,10 +446,8 @@ func (c *Coordinator) tableLags() map[string]int64 {
 	defer c.tier.Unlock()
 	for _, p := range parts {
 		covered := p.logStart
-		if ts := c.tier.tables[p.id]; ts != nil {
-			if cov, ok := ts.covered[p.partition]; ok {
-				covered = max(covered, cov)
-			}
+		if cov, ok := c.tableStateLocked(p.id).covered[p.partition]; ok {
+			covered = max(covered, cov)
 		}
 		out[p.name] += max(p.hwm-covered, 0)
 	}
@@ -300,19 +457,18 @@ func (c *Coordinator) tableLags() map[string]int64 {
 // tableHold returns how far retention may move a table topic's partition's
 // log start: to the table's covered offset, so that retention never
 // deletes records its table has not taken (the design's table hold). ok
-// is false for a topic without a table. Before this run of the
-// coordinator learns the covered offset from a job's completion, the hold
-// is -1: nothing is deleted. c.commit is held; c.tier is taken.
+// is false for a topic without a table. Before the covered offset is
+// known (no job of the topic ever completed, or its row was written by
+// none), the hold is -1: nothing is deleted. c.commit is held; c.tier is
+// taken.
 func (c *Coordinator) tableHold(t *topicState, partition int32) (hold int64, ok bool) {
 	if !coordapi.IsTableEnabled(t.configs) {
 		return 0, false
 	}
 	c.tier.Lock()
 	defer c.tier.Unlock()
-	if ts := c.tier.tables[t.id]; ts != nil {
-		if cov, known := ts.covered[partition]; known {
-			return cov, true
-		}
+	if cov, known := c.tableStateLocked(t.id).covered[partition]; known {
+		return cov, true
 	}
 	return -1, true
 }

@@ -254,3 +254,159 @@ func TestTableHold(t *testing.T) {
 		}
 	}
 }
+
+// TestTableMaintainPlanning: a table topic gets a table maintenance job at
+// its first tier pass and then once per TableMaintainInterval, only
+// claimed by brokers that run them, alongside (not instead of) its table
+// job, carrying table.retention.ms, the clock and the orphan grace; its
+// completion frees it, and a topic without a table gets none.
+func TestTableMaintainPlanning(t *testing.T) {
+	e := newEnv(t, func(o *Options) {
+		o.TierInterval = -1
+		o.TableMaintainInterval = 24 * time.Hour
+		o.TierJobLease = 2 * time.Minute
+	})
+	ctx := context.Background()
+	tp := e.topic("orders", 1, map[string]string{coordapi.ConfigTableEnabled: "true", coordapi.ConfigTableRetentionMs: "604800000", "retention.ms": "-1"})
+	forever := e.topic("forever", 1, map[string]string{coordapi.ConfigTableEnabled: "true", "retention.ms": "-1"})
+	e.topic("plain", 1, map[string]string{"retention.ms": "-1"})
+	tick := func(d time.Duration) {
+		t.Helper()
+		e.clock.Advance(d)
+		if err := e.c.TierTick(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim := func(req coordapi.ClaimTierJobRequest) []coordapi.TierJob {
+		t.Helper()
+		var jobs []coordapi.TierJob
+		for {
+			job, ok, err := e.c.ClaimTierJob(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				return jobs
+			}
+			jobs = append(jobs, job)
+		}
+	}
+	tick(time.Minute)
+	if jobs := claim(coordapi.ClaimTierJobRequest{BrokerID: 7, Tables: true}); len(jobs) != 0 {
+		t.Fatalf("a broker without maintenance claimed %+v", jobs)
+	}
+	jobs := claim(coordapi.ClaimTierJobRequest{BrokerID: 8, Tables: true, TableMaintain: true})
+	if len(jobs) != 2 {
+		t.Fatalf("%d maintenance jobs, want one per table topic: %+v", len(jobs), jobs)
+	}
+	byTopic := map[coordapi.TopicID]coordapi.TierJob{}
+	for _, j := range jobs {
+		if j.Kind != coordapi.TierJobTableMaintain || j.Partition != -2 || j.Maintain == nil {
+			t.Fatalf("job %+v", j)
+		}
+		byTopic[j.TopicID] = j
+	}
+	nowMs := e.clock.Now().UnixMilli()
+	for _, tc := range []struct {
+		id        coordapi.TopicID
+		name      string
+		retention int64
+	}{{tp.ID, "orders", 604800000}, {forever.ID, "forever", -1}} {
+		want := coordapi.TableMaintainJob{TopicName: tc.name, NowMs: nowMs, RetentionMs: tc.retention, OrphanGraceMs: time.Hour.Milliseconds()}
+		if got := byTopic[tc.id].Maintain; got == nil || *got != want {
+			t.Fatalf("%s's job %+v, want %+v", tc.name, got, want)
+		}
+	}
+	report := func(j coordapi.TierJob) error {
+		return e.c.CompleteTierJob(ctx, coordapi.CompleteTierJobRequest{JobID: j.ID, TopicID: j.TopicID, Partition: j.Partition,
+			Table: &coordapi.TableResult{SnapshotID: 9, Rows: 100}})
+	}
+	if err := report(byTopic[tp.ID]); err != nil {
+		t.Fatal(err)
+	}
+	if err := report(byTopic[tp.ID]); !errors.Is(err, kerr.StaleBrokerEpoch) {
+		t.Fatalf("a second report of a completed job: %v", err)
+	}
+	// Not again within the interval, whatever became of the last (the
+	// other topic's lease ended unreported).
+	tick(23 * time.Hour)
+	if jobs := claim(coordapi.ClaimTierJobRequest{BrokerID: 8, TableMaintain: true}); len(jobs) != 1 || jobs[0].TopicID != forever.ID {
+		t.Fatalf("within the interval: %+v, want only the expired lease's job again", jobs)
+	} else if err := report(jobs[0]); err != nil {
+		t.Fatal(err)
+	}
+	// A day after each was built: orders now, forever (built again
+	// when its lease ended, at 23h) a day after that.
+	tick(time.Hour)
+	if jobs := claim(coordapi.ClaimTierJobRequest{BrokerID: 8, TableMaintain: true}); len(jobs) != 1 || jobs[0].TopicID != tp.ID {
+		t.Fatalf("after the interval: %+v, want orders'", jobs)
+	} else if err := report(jobs[0]); err != nil {
+		t.Fatal(err)
+	}
+	tick(22 * time.Hour)
+	if jobs := claim(coordapi.ClaimTierJobRequest{BrokerID: 8, TableMaintain: true}); len(jobs) != 0 {
+		t.Fatalf("%+v before forever's interval", jobs)
+	}
+	tick(time.Hour)
+	if jobs := claim(coordapi.ClaimTierJobRequest{BrokerID: 8, TableMaintain: true}); len(jobs) != 1 || jobs[0].TopicID != forever.ID {
+		t.Fatalf("after the interval: %+v, want forever's", jobs)
+	}
+}
+
+// TestTableCoveredPersisted: the covered offsets a table job reports
+// outlive a restart (their row, family 'c'): the reopened coordinator
+// holds retention at them and plans the next job from them without a
+// job reporting first; the row goes with its topic.
+func TestTableCoveredPersisted(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.TierInterval = -1 })
+	ctx := context.Background()
+	// retention.ms=1000: the batches' timestamps (1970) are long past it.
+	tp := e.topic("orders", 1, map[string]string{coordapi.ConfigTableEnabled: "true", "retention.ms": "1000"})
+	e.commit("w1", plain(tp.ID, 0, 2), plain(tp.ID, 0, 1))
+	tick := func(d time.Duration) {
+		t.Helper()
+		e.clock.Advance(d)
+		if err := e.c.TierTick(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var seg int
+	tick(21 * time.Minute)
+	e.consolidateAll(&seg)
+	tick(0)
+	if st := e.state(tp.ID, 0); st.LogStartOffset != 0 {
+		t.Fatalf("log start %d before the table took anything", st.LogStartOffset)
+	}
+	job, ok := e.claimTable()
+	if !ok {
+		t.Fatal("no table job")
+	}
+	if err := completeTable(e, job, coordapi.TableCovered{Partition: 0, Next: 5}); err != nil {
+		t.Fatal(err)
+	}
+	e.commit("w2", plain(tp.ID, 0, 2)) // 5-7
+
+	e.reopen()
+	if cov := e.c.TableCovered(tp.ID); cov[0] != 5 || len(cov) != 1 {
+		t.Fatalf("covered after a restart %v, want partition 0 at 5", cov)
+	}
+	tick(21 * time.Minute) // retention, held at 5; then consolidation
+	if st := e.state(tp.ID, 0); st.LogStartOffset != 5 {
+		t.Fatalf("log start %d after a restart, want the covered 5", st.LogStartOffset)
+	}
+	e.consolidateAll(&seg)
+	tick(0)
+	job, ok = e.claimTable()
+	if got := rangesOf(job); !ok || len(got) != 1 || got[0][:5] != "0:5-8" {
+		t.Fatalf("the first job after a restart: ok %v, ranges %v; want 0:5-8", ok, got)
+	}
+
+	if _, err := e.c.DeleteTopic(ctx, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	tick(0)
+	if _, closer, err := e.c.db.Get(tableCoveredKey(tp.ID)); err == nil {
+		closer.Close()
+		t.Fatal("the covered offsets row outlived its topic")
+	}
+}

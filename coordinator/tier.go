@@ -333,9 +333,17 @@ func (c *Coordinator) ClaimTierJob(ctx context.Context, req coordapi.ClaimTierJo
 			c.tier.Unlock()
 			return coordapi.TierJob{}, false, nil
 		}
-		// A table job goes to a broker that runs them (the first due job
-		// it can take); the others stay queued.
-		i := slices.IndexFunc(c.tier.due, func(d dueJob) bool { return d.kind != coordapi.TierJobTable || req.Tables })
+		// A table (or table maintenance) job goes to a broker that runs
+		// them (the first due job it can take); the others stay queued.
+		i := slices.IndexFunc(c.tier.due, func(d dueJob) bool {
+			switch d.kind {
+			case coordapi.TierJobTable:
+				return req.Tables
+			case coordapi.TierJobTableMaintain:
+				return req.TableMaintain
+			}
+			return true
+		})
 		if i < 0 {
 			c.tier.Unlock()
 			return coordapi.TierJob{}, false, nil
@@ -355,6 +363,8 @@ func (c *Coordinator) ClaimTierJob(ctx context.Context, req coordapi.ClaimTierJo
 			build = c.buildCompactJob
 		case coordapi.TierJobTable:
 			build = c.buildTableJob
+		case coordapi.TierJobTableMaintain:
+			build = c.buildTableMaintainJob
 		}
 		job, ok, err := build(pk, nowMs)
 		if err != nil {
@@ -572,6 +582,9 @@ func (c *Coordinator) CompleteTierJob(ctx context.Context, req coordapi.Complete
 		c.tier.stats.JobsRefused++
 		c.tier.Unlock()
 		return refusef(format, args...)
+	}
+	if job.Kind == coordapi.TierJobTableMaintain {
+		return c.completeTableMaintain(req, job, refuse)
 	}
 	if req.Table != nil || job.Kind == coordapi.TierJobTable {
 		return c.completeTable(req, job, refuse)

@@ -8,9 +8,13 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"strconv"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	itable "github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/record"
@@ -166,4 +170,59 @@ func (j *tableJobs) RunTableJob(ctx context.Context, job coordapi.TierJob, read 
 		out.Covered = append(out.Covered, coordapi.TableCovered{Partition: r.Partition, Next: max(r.To, covered[r.Partition])})
 	}
 	return out, nil
+}
+
+// MaintainTable implements tiered.TableJobRunner: on the table of the
+// job's topic id (a table still of an older topic id is the next table
+// job's to move aside, and not touched), it removes the rows older than
+// table.retention.ms by the coordinator's clock, expires the snapshots
+// older than the table's history.expire.max-snapshot-age-ms (Iceberg's
+// default, 5 days) but the history.expire.min-snapshots-to-keep newest
+// (1), and deletes the orphan files older than the job's grace. A topic
+// whose table does not exist yet has nothing to maintain.
+func (j *tableJobs) MaintainTable(ctx context.Context, job coordapi.TierJob) (coordapi.TableResult, error) {
+	mj := job.Maintain
+	id := table.Ident{Namespace: []string{j.namespace}, Name: mj.TopicName}
+	tbl, err := j.tb.Load(ctx, id)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return coordapi.TableResult{}, nil
+	} else if err != nil {
+		return coordapi.TableResult{}, fmt.Errorf("load table %s: %w", id, err)
+	}
+	props := tbl.Properties()
+	if owner := props[table.PropTopicID]; owner != "" && owner != job.TopicID.String() {
+		return coordapi.TableResult{}, nil
+	}
+	var out coordapi.TableResult
+	if mj.RetentionMs >= 0 {
+		res, err := j.tb.ApplyRetention(ctx, id, time.UnixMilli(mj.NowMs-mj.RetentionMs))
+		if err != nil {
+			return coordapi.TableResult{}, err
+		}
+		out.SnapshotID, out.Rows = res.SnapshotID, res.Rows
+		if res.Files > 0 {
+			j.log.Info("table retention", "table", id.String(), "files", res.Files, "rows", res.Rows,
+				"older_than", res.Cutoff.UTC(), "snapshot", res.SnapshotID)
+		}
+	}
+	maxAge := propInt(props, itable.MaxSnapshotAgeMsKey, itable.MaxSnapshotAgeMsDefault)
+	keep := propInt(props, itable.MinSnapshotsToKeepKey, itable.MinSnapshotsToKeepDefault)
+	expired, err := j.tb.ExpireSnapshots(ctx, id, time.Duration(maxAge)*time.Millisecond, int(keep))
+	if err != nil {
+		return out, err
+	}
+	orphans, err := j.tb.CollectOrphans(ctx, id, time.Duration(mj.OrphanGraceMs)*time.Millisecond)
+	if err != nil {
+		return out, err
+	}
+	j.log.Info("table maintained", "table", id.String(), "rows_removed", out.Rows, "snapshots_expired", expired, "orphans_deleted", len(orphans))
+	return out, nil
+}
+
+// propInt reads an integer table property, def when unset or not one.
+func propInt[T int | int64](props map[string]string, key string, def T) int64 {
+	if v, err := strconv.ParseInt(props[key], 10, 64); err == nil && v >= 0 {
+		return v
+	}
+	return int64(def)
 }

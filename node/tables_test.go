@@ -292,3 +292,75 @@ func TestTableValueSchemaEvolves(t *testing.T) {
 		}
 	}
 }
+
+// TestTableRetentionThroughNode: table.retention.ms is applied by the
+// table maintenance job: records older than it leave the table (their
+// day's data files, in a delete snapshot), newer ones stay, the covered
+// offsets stay where the table job put them, and the topic keeps every
+// record (retention.ms is its own).
+func TestTableRetentionThroughNode(t *testing.T) {
+	n := floetest.StartNode(t, node.Config{
+		Coordinator: coordinator.Options{TierInterval: 100 * time.Millisecond, TableInterval: 100 * time.Millisecond,
+			TableMaintainInterval: 300 * time.Millisecond},
+		Tier: tiered.ConsolidatorOptions{PollInterval: 50 * time.Millisecond},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	adm := kadm.NewClient(pinned(t, n.KafkaAddr()))
+	if _, err := adm.CreateTopic(ctx, 1, -1, map[string]*string{"table.enabled": kadm.StringPtr("true"),
+		"table.retention.ms": kadm.StringPtr("604800000"), "local.retention.ms": kadm.StringPtr("100"), "retention.ms": kadm.StringPtr("-1")}, "events"); err != nil {
+		t.Fatal(err)
+	}
+	cl := pinned(t, n.KafkaAddr())
+	now := time.Now()
+	const old, recent = 30, 20
+	var recs []*kgo.Record
+	for i := range old + recent {
+		ts := now.Add(-10 * 24 * time.Hour) // past the table's 7 days
+		if i >= old {
+			ts = now
+		}
+		recs = append(recs, &kgo.Record{Topic: "events", Value: fmt.Appendf(nil, "%d", i), Timestamp: ts})
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := table.New(table.Options{Catalog: n.CoordinatorClient().TableCatalog(), Store: n.Store(), Root: n.TableRoot(), Prefix: "tables"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := table.Ident{Namespace: []string{node.DefaultTableNamespace}, Name: "events"}
+	testkit.CheckFor(t, time.Minute, 100*time.Millisecond, func() error {
+		covered, err := tb.Covered(ctx, id)
+		if err != nil {
+			return err
+		}
+		if covered[0] != old+recent {
+			return fmt.Errorf("covered to %d of %d", covered[0], old+recent)
+		}
+		tbl, err := tb.Load(ctx, id)
+		if err != nil {
+			return err
+		}
+		at, err := tbl.Scan().ToArrowTable(ctx)
+		if err != nil {
+			return err
+		}
+		defer at.Release()
+		if at.NumRows() != recent {
+			return fmt.Errorf("%d rows, want the %d recent ones", at.NumRows(), recent)
+		}
+		if op := tbl.CurrentSnapshot().Summary.Operation; op != "delete" && op != "append" {
+			return fmt.Errorf("current snapshot's operation %q", op)
+		}
+		return nil
+	})
+	// The topic still has them all.
+	starts, err := adm.ListStartOffsets(ctx, "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := starts.Lookup("events", 0); o.Offset != 0 {
+		t.Fatalf("the topic's log start is %d: table.retention.ms deleted from the topic", o.Offset)
+	}
+}

@@ -361,10 +361,7 @@ func (t *Tables) commitOnce(ctx context.Context, cio *catalogIO, id Ident, range
 		}
 		return 0, nil
 	}
-	props := iceberg.Properties{SummaryVersion: SummaryFormatVersion}
-	for p, o := range covered {
-		props[SummaryNextOffsetPrefix+strconv.Itoa(int(p))] = strconv.FormatInt(o, 10)
-	}
+	props := summaryProps(covered)
 	rdr, err := newRecordReader(tbl.Schema(), recs, requiredProps(tbl.Properties()[PropValueSchema]))
 	if err != nil {
 		return 0, err

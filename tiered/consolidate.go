@@ -496,7 +496,8 @@ func (c *Consolidator) logRunError(err error, failures int) {
 // deleted where that is safe). A completed job is ran true, err nil.
 func (c *Consolidator) RunOnce(ctx context.Context) (ran bool, err error) {
 	start := c.opts.Now()
-	job, ok, err := c.jobs.ClaimTierJob(ctx, coordapi.ClaimTierJobRequest{BrokerID: c.opts.BrokerID, Tables: c.opts.Tables != nil})
+	job, ok, err := c.jobs.ClaimTierJob(ctx, coordapi.ClaimTierJobRequest{BrokerID: c.opts.BrokerID,
+		Tables: c.opts.Tables != nil, TableMaintain: c.opts.Tables != nil})
 	if err != nil {
 		return false, fmt.Errorf("tiered: claim tier job: %w", err)
 	}
@@ -533,6 +534,13 @@ func (c *Consolidator) RunOnce(ctx context.Context) (ran bool, err error) {
 			break
 		}
 		outcome, _, err = c.runTableJob(ctx, job, start)
+	case coordapi.TierJobTableMaintain:
+		if c.opts.Tables == nil {
+			outcome, err = outcomeFailed, fmt.Errorf("%w: a table maintenance job for a broker without table jobs", ErrBadJob)
+			c.abandon(ctx, job, err)
+			break
+		}
+		outcome, err = c.runTableMaintainJob(ctx, job, start)
 	default:
 		outcome, err = outcomeFailed, fmt.Errorf("%w: unknown job kind %d", ErrBadJob, job.Kind)
 		c.abandon(ctx, job, err)

@@ -10,6 +10,10 @@ package tiered
 //	failure: AbandonTierJob; the table's snapshot summary keeps a retried job exactly once,
 //	and files of a commit that died are the table maintenance's orphans
 //
+//	ClaimTierJob (TableMaintain) ─> Kind TierJobTableMaintain (Partition -2, at most daily)
+//	  ─> TableJobRunner.MaintainTable: table.retention.ms, snapshot expiry, orphan files
+//	  ─> CompleteTierJob (Table: the retention's delete snapshot and rows) ─> done
+//
 // The writer sits behind TableJobRunner so that this package does not link
 // the Iceberg and Parquet libraries (the node adapts package table to it).
 
@@ -39,6 +43,13 @@ type TableJobRunner interface {
 	// the job reports. It is exactly once by the table's own covered
 	// offsets: a range the table covers adds nothing.
 	RunTableJob(ctx context.Context, job coordapi.TierJob, read SegmentBatches) (coordapi.TableResult, error)
+	// MaintainTable maintains job's table (Kind TierJobTableMaintain,
+	// Maintain set): it removes the rows older than its retention,
+	// expires old snapshots and deletes orphan files, and returns what
+	// the job reports (SnapshotID the delete snapshot, Rows the rows
+	// removed). A topic whose table does not exist yet has nothing to
+	// maintain.
+	MaintainTable(ctx context.Context, job coordapi.TierJob) (coordapi.TableResult, error)
 }
 
 // checkTableJob checks what runTableJob relies on: ranges of distinct
@@ -119,5 +130,38 @@ func (c *Consolidator) runTableJob(ctx context.Context, job coordapi.TierJob, st
 	default:
 		c.abandon(ctx, job, err)
 		return outcomeFailed, res, fmt.Errorf("complete: %w", err)
+	}
+}
+
+// runTableMaintainJob runs table maintenance job job, claimed at start,
+// through the table runner and reports it.
+func (c *Consolidator) runTableMaintainJob(ctx context.Context, job coordapi.TierJob, start time.Time) (int, error) {
+	if job.Maintain == nil || job.Maintain.TopicName == "" {
+		err := fmt.Errorf("%w: table maintenance job without a table", ErrBadJob)
+		c.abandon(ctx, job, err)
+		return outcomeFailed, err
+	}
+	jctx, cancel, err := c.leaseContext(ctx, job, start)
+	if err != nil {
+		c.abandon(ctx, job, err)
+		return outcomeFailed, err
+	}
+	defer cancel()
+	res, err := c.opts.Tables.MaintainTable(jctx, job)
+	if err != nil {
+		c.abandon(ctx, job, err)
+		return outcomeFailed, err
+	}
+	err = c.jobs.CompleteTierJob(jctx, coordapi.CompleteTierJobRequest{JobID: job.ID, TopicID: job.TopicID, Partition: job.Partition, Table: &res})
+	switch {
+	case err == nil:
+		c.log.Info("tiered: table maintenance completed", "job", job.ID, "topic", job.Maintain.TopicName,
+			"delete_snapshot", res.SnapshotID, "rows_removed", res.Rows, "elapsed", c.opts.Now().Sub(start))
+		return outcomeCompleted, nil
+	case errors.Is(err, kerr.StaleBrokerEpoch):
+		return outcomeRefused, fmt.Errorf("complete: refused as stale: %w", err)
+	default:
+		c.abandon(ctx, job, err)
+		return outcomeFailed, fmt.Errorf("complete: %w", err)
 	}
 }

@@ -45,6 +45,69 @@ func (f *fakeTables) RunTableJob(ctx context.Context, job coordapi.TierJob, read
 	return res, nil
 }
 
+// MaintainTable reports a delete snapshot of 7 and the job's retention
+// as the rows removed.
+func (f *fakeTables) MaintainTable(ctx context.Context, job coordapi.TierJob) (coordapi.TableResult, error) {
+	f.runs++
+	if f.err != nil {
+		return coordapi.TableResult{}, f.err
+	}
+	return coordapi.TableResult{SnapshotID: 7, Rows: job.Maintain.RetentionMs}, nil
+}
+
+// TestTableMaintainJob: a table maintenance job runs through the runner
+// and is reported with its result (Partition -2); a runner's failure, a
+// job without its table and a broker without a runner abandon it.
+func TestTableMaintainJob(t *testing.T) {
+	job := func(mj *coordapi.TableMaintainJob) coordapi.TierJob {
+		return coordapi.TierJob{ID: 5, TopicID: consTopic, Partition: -2, LeaseMs: 60_000, Kind: coordapi.TierJobTableMaintain, Maintain: mj}
+	}
+	ok := &coordapi.TableMaintainJob{TopicName: "orders", NowMs: 1_800_000_000_000, RetentionMs: 86_400_000, OrphanGraceMs: 3_600_000}
+	for _, tt := range []struct {
+		name        string
+		job         coordapi.TierJob
+		runner      *fakeTables
+		wantRuns    int
+		wantDone    bool
+		wantAbandon bool
+	}{
+		{name: "maintained", job: job(ok), runner: &fakeTables{}, wantRuns: 1, wantDone: true},
+		{name: "runner fails", job: job(ok), runner: &fakeTables{err: errors.New("expire: lost")}, wantRuns: 1, wantAbandon: true},
+		{name: "no table", job: job(&coordapi.TableMaintainJob{}), runner: &fakeTables{}, wantAbandon: true},
+		{name: "no runner", job: job(ok), wantAbandon: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			jobs := newFakeJobs(tt.job)
+			opts := ConsolidatorOptions{Prefix: consPrefix}
+			if tt.runner != nil {
+				opts.Tables = tt.runner
+			}
+			fx := newCompactFixture()
+			con, err := NewConsolidator(jobs, memReader{fx.store}, fx.store, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ran, err := con.RunOnce(t.Context())
+			if !ran || (err != nil) == tt.wantDone {
+				t.Fatalf("RunOnce = %v, %v", ran, err)
+			}
+			if tt.runner != nil && tt.runner.runs != tt.wantRuns {
+				t.Fatalf("runner ran %d times, want %d", tt.runner.runs, tt.wantRuns)
+			}
+			_, completed, abandoned := jobs.state()
+			if (completed == 1) != tt.wantDone || (abandoned == 1) != tt.wantAbandon {
+				t.Fatalf("completed %d, abandoned %d", completed, abandoned)
+			}
+			if tt.wantDone {
+				if req := jobs.completed[0]; req.JobID != 5 || req.Partition != -2 || req.Table == nil ||
+					req.Table.SnapshotID != 7 || req.Table.Rows != ok.RetentionMs {
+					t.Fatalf("report %+v (table %+v)", req, req.Table)
+				}
+			}
+		})
+	}
+}
+
 // TestTableJob: a table job reads its segments' batches in order through
 // the runner and is reported with the runner's covered offsets (Partition
 // -1); a job whose segments do not hold its range, a runner's failure and

@@ -92,6 +92,7 @@ func newFlagSet() (*flag.FlagSet, *config) {
 	fs.DurationVar(&cfg.coord.TierInterval, "tier-interval", 10*time.Second, "how often the coordinator plans consolidation jobs and enforces retention.ms and retention.bytes")
 	fs.DurationVar(&cfg.coord.TierJobLease, "tier-job-lease", 2*time.Minute, "how long a broker has to complete a consolidation job (kept below half of --gc-grace)")
 	fs.DurationVar(&cfg.coord.MaxObjectAge, "max-object-age", 0, "the oldest WAL object (by its key's UUIDv7 time) the coordinator accepts a commit of, so that the collector never took it as an orphan; 0: half of --gc-grace; negative: no limit")
+	fs.DurationVar(&cfg.coord.TableMaintainInterval, "table-maintain-interval", 24*time.Hour, "how often a table.enabled topic's table maintenance job may be planned: table.retention.ms, snapshot expiry and orphan files (the first after a start at once)")
 	fs.DurationVar(&cfg.coord.TableInterval, "table-interval", time.Minute, "how often a table.enabled topic's table job may be planned: how often its Iceberg table gets a snapshot (table lag against snapshot count)")
 	fs.DurationVar(&cfg.coord.BrokerTTL, "broker-ttl", 6*time.Second, "how long a broker stays listed without a heartbeat")
 	fs.StringVar(&cfg.s3.Bucket, "s3-bucket", "", "S3 bucket of the brokers' objects, read to build key indexes")

@@ -145,8 +145,9 @@ func TestRoundTrip(t *testing.T) {
 			}, encFindBatchesResp, decFindBatchesResp)
 		}},
 		{"claim tier job request", func(t *testing.T) {
-			roundTripTail(t, coordapi.ClaimTierJobRequest{BrokerID: 3}, encClaimTierJobReq, decClaimTierJobReq, 1)
-			roundTripTail(t, coordapi.ClaimTierJobRequest{BrokerID: 3, Tables: true}, encClaimTierJobReq, decClaimTierJobReq, 1)
+			roundTripTail(t, coordapi.ClaimTierJobRequest{BrokerID: 3}, encClaimTierJobReq, decClaimTierJobReq, 2)
+			roundTripTail(t, coordapi.ClaimTierJobRequest{BrokerID: 3, Tables: true}, encClaimTierJobReq, decClaimTierJobReq, 2)
+			roundTripTail(t, coordapi.ClaimTierJobRequest{BrokerID: 3, Tables: true, TableMaintain: true}, encClaimTierJobReq, decClaimTierJobReq, 2)
 		}},
 		{"claim tier job response", func(t *testing.T) {
 			roundTrip(t, claimTierJobResp{OK: true, Job: coordapi.TierJob{
@@ -167,6 +168,10 @@ func TestRoundTrip(t *testing.T) {
 					DirtyOffset: 50, KeyIndex: true, NowMs: 1 << 41, DeleteRetentionMs: 86400000, SegmentBytes: 1 << 27,
 					ProducerLastOffsets: []int64{3, 49, 98},
 				},
+			}}, encClaimTierJobResp, decClaimTierJobResp)
+			roundTrip(t, claimTierJobResp{OK: true, Job: coordapi.TierJob{
+				ID: 11, TopicID: idA, Partition: -2, LeaseMs: 60000, Kind: coordapi.TierJobTableMaintain,
+				Maintain: &coordapi.TableMaintainJob{TopicName: "orders", NowMs: 1 << 41, RetentionMs: 7 * 86400000, OrphanGraceMs: 3600000},
 			}}, encClaimTierJobResp, decClaimTierJobResp)
 		}},
 		{"transactions", func(t *testing.T) {

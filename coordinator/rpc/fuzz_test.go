@@ -228,7 +228,9 @@ func FuzzDecodeRequest(f *testing.F) {
 	seed(f, func(e *encoder) {
 		encACLFilters(e, []coordapi.ACLFilter{coordapi.ACLFilterAll, {ResourceName: strp("t"), Host: strp("*")}})
 	})
-	seed(f, func(e *encoder) { encClaimTierJobReq(e, coordapi.ClaimTierJobRequest{BrokerID: 3, Tables: true}) })
+	seed(f, func(e *encoder) {
+		encClaimTierJobReq(e, coordapi.ClaimTierJobRequest{BrokerID: 3, Tables: true, TableMaintain: true})
+	})
 	seed(f, func(e *encoder) {
 		encCompleteTierJobReq(e, coordapi.CompleteTierJobRequest{JobID: 9, TopicID: idA, Partition: -1,
 			Table: &coordapi.TableResult{SnapshotID: 77, Rows: 12, Covered: []coordapi.TableCovered{{Partition: 0, Next: 40}, {Partition: 2, Next: 31}}}})
@@ -301,6 +303,10 @@ func FuzzDecodeReply(f *testing.F) {
 				Ranges: []coordapi.TableRange{{Partition: 1, From: 3, To: 9,
 					Segments: []coordapi.BatchCoord{{ObjectKey: "s", ObjectSize: 100, ByteLength: 90, LastOffset: 9, Segment: true}},
 					Aborted:  []coordapi.AbortedTxn{{ProducerID: 4, FirstOffset: 5, LastOffset: 6}}}}}}})
+	})
+	seed(f, func(e *encoder) {
+		encClaimTierJobResp(e, claimTierJobResp{OK: true, Job: coordapi.TierJob{ID: 6, TopicID: idA, Partition: -2, Kind: coordapi.TierJobTableMaintain,
+			Maintain: &coordapi.TableMaintainJob{TopicName: "orders", NowMs: 1_700_000_000_000, RetentionMs: -1, OrphanGraceMs: 3_600_000}}})
 	})
 	seed(f, func(e *encoder) { encTableResp(e, tableResp{Location: "s3://b/m.json"}) })
 	seed(f, func(e *encoder) { encTableResp(e, tableResp{Outcome: tableConflict, Message: "current s3://b/n.json"}) })

@@ -507,16 +507,22 @@ func decKvGetResp(d *decoder) coordapi.KvGetResult {
 // retention ms, segment bytes, and the producer last offsets (count,
 // then each as a delta from the previous, the first from 0).
 // claim_tier_job request: broker id, then tables (bool; absent from
-// brokers of earlier builds, which run no table jobs).
+// brokers of earlier builds, which run no table jobs), then table
+// maintain (bool; absent from brokers of earlier builds, which run no
+// table maintenance jobs).
 func encClaimTierJobReq(e *encoder, r coordapi.ClaimTierJobRequest) {
 	e.varint(int64(r.BrokerID))
 	e.bool(r.Tables)
+	e.bool(r.TableMaintain)
 }
 
 func decClaimTierJobReq(d *decoder) coordapi.ClaimTierJobRequest {
 	r := coordapi.ClaimTierJobRequest{BrokerID: d.int32()}
 	if d.left() > 0 {
 		r.Tables = d.bool()
+	}
+	if d.left() > 0 {
+		r.TableMaintain = d.bool()
 	}
 	return r
 }
@@ -542,8 +548,12 @@ func encClaimTierJobResp(e *encoder, r claimTierJobResp) {
 	e.bool(j.LogAppendTime)
 	encFindBatchesResp(e, coordapi.FindBatchesResponse{Batches: j.Batches})
 	e.byte(byte(j.Kind))
-	if j.Kind == coordapi.TierJobTable {
+	switch j.Kind {
+	case coordapi.TierJobTable:
 		encTableJob(e, j.Table) // tables.go
+		return
+	case coordapi.TierJobTableMaintain:
+		encTableMaintainJob(e, j.Maintain) // tables.go
 		return
 	}
 	if j.Kind != coordapi.TierJobCompact {
@@ -595,6 +605,8 @@ func decClaimTierJobResp(d *decoder) claimTierJobResp {
 		j.Compact = cj
 	case coordapi.TierJobTable:
 		j.Table = decTableJob(d)
+	case coordapi.TierJobTableMaintain:
+		j.Maintain = decTableMaintainJob(d)
 	default:
 		d.fail("unknown tier job kind %d", j.Kind)
 	}

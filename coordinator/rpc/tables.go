@@ -248,6 +248,23 @@ func decTableJob(d *decoder) *coordapi.TableJob {
 	return tj
 }
 
+// A table maintenance job in a claim_tier_job reply (kind
+// TierJobTableMaintain): topic name (str), now ms, retention ms, orphan
+// grace ms (varints). Its report is a TableResult.
+func encTableMaintainJob(e *encoder, mj *coordapi.TableMaintainJob) {
+	if mj == nil {
+		mj = &coordapi.TableMaintainJob{}
+	}
+	e.str(mj.TopicName)
+	e.varint(mj.NowMs)
+	e.varint(mj.RetentionMs)
+	e.varint(mj.OrphanGraceMs)
+}
+
+func decTableMaintainJob(d *decoder) *coordapi.TableMaintainJob {
+	return &coordapi.TableMaintainJob{TopicName: d.str(), NowMs: d.varint(), RetentionMs: d.varint(), OrphanGraceMs: d.varint()}
+}
+
 // A table job's report in complete_tier_job: snapshot id, rows
 // (varints), n covered offsets, each partition and next (varints).
 func encTableResult(e *encoder, r *coordapi.TableResult) {
