@@ -32,7 +32,7 @@ var shareOutcomes = []struct {
 // registerShare exposes the share groups' metrics on m, computed at each
 // collection from memory only, as registerLag does: the groups' counts and
 // share-partitions (groups.ShareMetrics) and the high watermarks of their
-// partitions (coordinator.HighWatermarks).
+// partitions (highWatermarks: every shard's).
 //
 //	floe.share_group.records{group,topic,outcome}     records by outcome (counter)
 //	floe.share_group.lock_timeouts{group,topic}       records whose lock expired (counter)
@@ -130,7 +130,7 @@ func (s *Service) shareMetrics(ctx context.Context, maxSeries int) []shareGroupM
 			}
 		}
 	}
-	if err := s.coord.HighWatermarks(ctx, qs); err != nil {
+	if err := s.highWatermarks(ctx, qs); err != nil {
 		return nil // closed: nothing to report
 	}
 	series, q := 0, 0
