@@ -124,6 +124,7 @@ var responseCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encBrokerList, decBrokerList) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encObjectStates, decObjectStates) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encTxnViewResp, decTxnViewResp) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encClusterInfo, decClusterInfo) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encKvLookupResp, decKvLookupResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encKvGetResp, decKvGetResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encBool, decBool) },
@@ -290,6 +291,7 @@ func FuzzDecodeReply(f *testing.F) {
 			Principal: "User:*", Host: "10.0.0.1", Operation: kmsg.ACLOperationAll, Permission: kmsg.ACLPermissionTypeDeny}}}})
 	})
 	seed(f, func(e *encoder) { encACLNotice(e, 7) })
+	seed(f, func(e *encoder) { encClusterInfo(e, coordapi.ClusterInfo{Shards: 3, Shard: 2}) })
 	seed(f, func(e *encoder) {
 		encObjectStates(e, []coordapi.ObjectState{{}, {Known: true}, {Known: true, GarbageSinceMs: 1_700_000_000_000}})
 	})
