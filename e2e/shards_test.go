@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -670,4 +671,98 @@ func TestShardedTransactionsShardFailover(t *testing.T) {
 		}
 	}
 	t.Logf("transactions: %v", counts)
+}
+
+// TestShardedNATSNodeLoss shuts down the NATS server that leads shard 1's
+// log stream, on a 3-node NATS cluster whose two shards each have two
+// coordinators at --replicas 3, under a produce load and a consumer group
+// spanning both shards' partitions: shard 1's stream elects another
+// leader, its coordinators keep one leader, shard 0 keeps its own, and
+// produce and consume go on with every acknowledged record read back
+// exactly once and the group's offsets caught up.
+func TestShardedNATSNodeLoss(t *testing.T) {
+	start := time.Now()
+	c := floetest.RunHA(t, floetest.HAOptions{Coordinators: 2, CoordinatorArgs: []string{"--shards", "2"},
+		BrokerArgs: []string{"--coordinator-shards", "2"}})
+	shard1 := func(id string) *floetest.HACoordinator {
+		p := floetest.StartCoordinator(t, c.Env, "--nats-url", c.NATSURLs, "--cluster", floetest.ClusterName,
+			"--data-dir", t.TempDir(), "--shards", "2", "--shard", "1", "--coordinator-id", id, "--replicas", "3",
+			"--lease-ttl", c.LeaseTTL.String(), "--broker-ttl", "3s", "--s3-bucket", c.MinIO.Bucket,
+			"--s3-endpoint", c.MinIO.Endpoint, "--s3-region", c.MinIO.Region, "--s3-path-style")
+		return &floetest.HACoordinator{ID: id, Proc: p}
+	}
+	s1 := []*floetest.HACoordinator{shard1("s1-a")}
+	roles := func(cs []*floetest.HACoordinator) (leaders int, seen []string) {
+		for _, hc := range cs {
+			h, err := hc.Health()
+			if err != nil {
+				seen = append(seen, hc.ID+": "+err.Error())
+				continue
+			}
+			seen = append(seen, hc.ID+": "+h.String())
+			if h.Role == "leader" {
+				leaders++
+			}
+		}
+		return leaders, seen
+	}
+	oneLeader := func() error {
+		if n, seen := roles(s1); n != 1 {
+			return fmt.Errorf("shard 1 has %d leaders: %v", n, seen)
+		}
+		return nil
+	}
+	testkit.CheckFor(t, 30*time.Second, 20*time.Millisecond, oneLeader)
+	s1 = append(s1, shard1("s1-b"))
+	leader0 := c.WaitLeader(t, 10*time.Second)
+	c.AddBroker(1)
+	c.AddBroker(2)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a bound, not a pace
+	defer cancel()
+	const topic, partitions, group = "sharded-nats", 6, "sharded-nats-group"
+	b1, b2 := c.Brokers[0], c.Brokers[1]
+	createHATopic(t, ctx, b1.KafkaAddr, topic, partitions)
+	stop := make(chan struct{})
+	p1 := startHAProducer(ctx, pinnedClient(t, b1.KafkaAddr, haProducerOpts()...), topic, 1, partitions, 4, 1<<30, stop)
+	p2 := startHAProducer(ctx, pinnedClient(t, b2.KafkaAddr, haProducerOpts()...), topic, 2, partitions, 4, 1<<30, stop)
+	cons := startHAConsumer(t, c.KafkaAddrs(), group, topic)
+	p1.waitAcks(t, 500, 20*time.Second)
+	p2.waitAcks(t, 500, 20*time.Second)
+	cons.waitCommitted(t, 200, 20*time.Second)
+
+	stream1 := rpc.ShardCluster(floetest.ClusterName, 1) + "_coordlog"
+	victim := natstest.StreamLeader(c.NATS, stream1)
+	if victim == nil {
+		t.Fatalf("no NATS server leads stream %s", stream1)
+	}
+	name := victim.Name()
+	alsoShard0 := victim.JetStreamIsStreamLeader(server.DEFAULT_GLOBAL_ACCOUNT, floetest.LogStream)
+	lostAt := time.Now()
+	victim.Shutdown()
+	victim.WaitForShutdown()
+	p1.waitAcksAfter(t, lostAt, 1, 30*time.Second)
+	p2.waitAcksAfter(t, lostAt, 1, 30*time.Second)
+	var newLeader string
+	testkit.CheckFor(t, 20*time.Second, 50*time.Millisecond, func() error {
+		s := natstest.StreamLeader(c.NATS, stream1)
+		if s == nil {
+			return fmt.Errorf("no NATS server leads stream %s", stream1)
+		}
+		newLeader = s.Name()
+		return nil
+	})
+	testkit.CheckFor(t, 20*time.Second, 20*time.Millisecond, oneLeader)
+	now0 := c.WaitLeader(t, 20*time.Second)
+	t.Logf("NATS server %s (leading shard 1's stream; shard 0's too: %v) shut down; shard 1's stream now led by %s; shard 0's coordinator %s led before, %s now",
+		name, alsoShard0, newLeader, leader0.ID, now0.ID)
+
+	p1.waitAcksAfter(t, lostAt, 1000, 30*time.Second)
+	p2.waitAcksAfter(t, lostAt, 1000, 30*time.Second)
+	close(stop)
+	p1.finish(t)
+	p2.finish(t)
+	read, unacked := checkReadBack(t, ctx, b1.KafkaAddr, topic, partitions, p1, p2)
+	waitGroupCaughtUp(t, ctx, kadm.NewClient(pinnedClient(t, b2.KafkaAddr)), group, topic, 20*time.Second)
+	t.Logf("read back %d records, each acknowledged one once (%d unacknowledged); total %s", read, unacked, time.Since(start).Round(time.Millisecond))
 }
