@@ -245,6 +245,10 @@ type Coordinator struct {
 	// the tier loop.
 	stopGC   func()
 	stopTier func()
+	// peerWait is, on shard 0 of a sharded coordinator, when the other
+	// shards may next allow each object the collector asked about and
+	// they kept (gc_shards.go).
+	peerWait peerWaits
 	// inline is the flusher of inline objects, nil without
 	// Options.Inline.
 	inline *inlineFlush

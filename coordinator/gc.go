@@ -35,8 +35,8 @@ type GCStats struct {
 // coordinator never committed. An object that a live batch references is
 // never deleted: its record says live, and the check is made under the
 // commit lock, after which no commit can revive a removed record's object
-// (commits of an object come within seconds of its upload, long before its
-// grace ends).
+// (commits of an object come within seconds of its upload, and one later
+// than Options.MaxObjectAge, half the grace, is refused: objectage.go).
 func (c *Coordinator) CollectGarbage(ctx context.Context, store GCStore, prefix string) (GCStats, error) {
 	var st GCStats
 	if err := c.enter(ctx); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/objectstore"
@@ -75,14 +76,56 @@ func (c *Coordinator) ForgetObjects(ctx context.Context, keys []string) (kept []
 	return kept, nil
 }
 
+// peerWaits remembers, of the objects the collector asked the other
+// shards about and some kept, the earliest time they may allow each: a
+// shard that has an object live at t cannot allow it before t + GCGrace
+// (it must first become garbage there, then wait the grace), and one that
+// has it garbage since g not before g + GCGrace. So an object that stays
+// live on another shard for days is asked about once a grace, not at
+// every collection. Only objects still candidates are kept.
+type peerWaits struct {
+	mu    sync.Mutex
+	until map[string]int64 // key → ms before which no peer allows it
+}
+
+// due returns the keys whose wait is over (or that have none), and
+// forgets the waits of keys that are no longer candidates.
+func (w *peerWaits) due(keys []string, nowMs int64) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	next := make(map[string]int64)
+	var out []string
+	for _, k := range keys {
+		if t, ok := w.until[k]; ok && nowMs < t {
+			next[k] = t
+			continue
+		}
+		out = append(out, k)
+	}
+	w.until = next
+	return out
+}
+
+// wait records that no peer allows key before ms.
+func (w *peerWaits) wait(key string, ms int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.until == nil {
+		w.until = make(map[string]int64)
+	}
+	w.until[key] = max(w.until[key], ms)
+}
+
 // peersAllow keeps, of the keys this shard would delete, those no peer has
 // live or garbage for less than the grace, and has the peers that know
 // them as garbage forget them. Any peer's failure fails the round: nothing
-// is deleted on a partial view.
+// is deleted on a partial view. Keys a peer kept in an earlier round are
+// not asked about again before they could be allowed (peerWaits).
 func (c *Coordinator) peersAllow(ctx context.Context, keys []string, nowMs int64) ([]string, error) {
 	if len(c.opts.ObjectPeers) == 0 || len(keys) == 0 {
 		return keys, nil
 	}
+	keys = c.peerWait.due(keys, nowMs)
 	graceMs := c.opts.GCGrace.Milliseconds()
 	ok := make([]bool, len(keys))
 	for i := range ok {
@@ -102,8 +145,12 @@ func (c *Coordinator) peersAllow(ctx context.Context, keys []string, nowMs int64
 			for j, st := range states {
 				switch {
 				case !st.Known:
-				case st.GarbageSinceMs == 0 || nowMs-st.GarbageSinceMs < graceMs:
+				case st.GarbageSinceMs == 0:
 					ok[from+j] = false
+					c.peerWait.wait(part[j], nowMs+graceMs)
+				case nowMs-st.GarbageSinceMs < graceMs:
+					ok[from+j] = false
+					c.peerWait.wait(part[j], st.GarbageSinceMs+graceMs)
 				default:
 					known[p] = append(known[p], part[j])
 				}

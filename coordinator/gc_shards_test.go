@@ -170,3 +170,58 @@ func TestCollectKeepsRevived(t *testing.T) {
 		t.Fatalf("collected %+v, the store holds %v: the revived object went", st, objs)
 	}
 }
+
+// livePeer is a shard that has every object live, and counts the keys it
+// is asked about.
+type livePeer struct{ asked map[string]int }
+
+func (p livePeer) ObjectStates(_ context.Context, keys []string) ([]coordapi.ObjectState, error) {
+	out := make([]coordapi.ObjectState, len(keys))
+	for i, k := range keys {
+		p.asked[k]++
+		out[i] = coordapi.ObjectState{Known: true}
+	}
+	return out, nil
+}
+
+func (livePeer) ForgetObjects(_ context.Context, keys []string) ([]string, error) { return keys, nil }
+
+// TestCollectAsksPeersOncePerGrace: an object another shard has live
+// cannot be allowed there before a grace has passed, so the collector does
+// not ask about it again before then, and never deletes it meanwhile.
+func TestCollectAsksPeersOncePerGrace(t *testing.T) {
+	ctx := context.Background()
+	const grace = 10 * time.Minute
+	peer := livePeer{asked: map[string]int{}}
+	e := newEnv(t, func(o *Options) {
+		o.GCGrace, o.Shards, o.Shard, o.ObjectPeers = grace, 2, 0, []ObjectPeer{peer}
+	})
+	e.clock.Advance(time.Since(e.clock.Now())) // the store's clock is real time
+	store := objectstore.NewMemory()
+	if err := store.Put(ctx, "wal/elsewhere", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(grace + time.Minute)
+	for _, tc := range []struct {
+		advance time.Duration
+		asked   int // how many times so far
+	}{
+		{0, 1},
+		{time.Minute, 1},
+		{grace - 2*time.Minute, 1},
+		{time.Minute, 2}, // a grace after the first ask
+		{time.Minute, 2},
+		{grace, 3},
+	} {
+		e.clock.Advance(tc.advance)
+		if _, err := e.c.CollectGarbage(ctx, store, ""); err != nil {
+			t.Fatal(err)
+		}
+		if objs, _ := store.List(ctx, "wal/"); len(objs) != 1 {
+			t.Fatalf("the object live on shard 1 was deleted")
+		}
+		if got := peer.asked["wal/elsewhere"]; got != tc.asked {
+			t.Fatalf("after %s more: shard 1 asked %d times, want %d", tc.advance, got, tc.asked)
+		}
+	}
+}
