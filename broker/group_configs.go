@@ -11,7 +11,7 @@ import (
 // IncrementalAlterConfigs hand each GROUP resource to the group
 // coordinator, which stores and checks them (groups/group_configs.go:
 // share.auto.offset.reset, share.isolation.level,
-// share.record.lock.duration.ms). With ACLs a group needs GROUP
+// share.record.lock.duration.ms, share.delivery.count.limit). With ACLs a group needs GROUP
 // DESCRIBE_CONFIGS or ALTER_CONFIGS (GROUP_AUTHORIZATION_FAILED), as Kafka.
 // The legacy AlterConfigs takes no GROUP resource.
 

@@ -114,8 +114,9 @@
 // share session there ends.
 //
 // Group configs (group_configs.go) are stored per group id, before the
-// group exists too: share.auto.offset.reset, share.isolation.level and
-// share.record.lock.duration.ms, checked as Kafka's GroupConfig.
+// group exists too: share.auto.offset.reset, share.isolation.level
+// (read_committed by default, unlike Kafka), share.record.lock.duration.ms
+// and share.delivery.count.limit, checked as Kafka's GroupConfig.
 //
 // # Transactional offsets
 //

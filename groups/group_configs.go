@@ -28,6 +28,15 @@ const (
 	cfgShareAutoOffsetReset    = "share.auto.offset.reset"
 	cfgShareIsolationLevel     = "share.isolation.level"
 	cfgShareRecordLockDuration = "share.record.lock.duration.ms"
+	cfgShareDeliveryCountLimit = "share.delivery.count.limit"
+)
+
+// The bounds of share.delivery.count.limit: Kafka's ConfigDef minimum, and
+// group.share.min/max.delivery.count.limit (KIP-1240) at their defaults.
+const (
+	shareDeliveryCountAtLeast = 2
+	minShareDeliveryCount     = 2
+	maxShareDeliveryCount     = 10
 )
 
 // The bounds of share.record.lock.duration.ms: Kafka's ConfigDef minimum,
@@ -95,6 +104,29 @@ var groupConfigDefs = map[string]groupConfigDef{
 			return nil
 		},
 	},
+	cfgShareDeliveryCountLimit: {
+		typ:     kmsg.ConfigTypeInt,
+		doc:     "The maximum number of delivery attempts for a record delivered to a share group.",
+		synonym: "group.share.delivery.count.limit",
+		def:     func(o *Options) string { return strconv.Itoa(o.ShareDeliveryCountLimit) },
+		validate: func(name, v string) error {
+			n, err := parseDeliveryCountLimit(v)
+			switch {
+			case err != nil:
+				return fmt.Errorf("Invalid value %s for configuration %s: Not a number of type INT", v, name)
+			case n < shareDeliveryCountAtLeast:
+				return fmt.Errorf("Invalid value %s for configuration %s: Value must be at least %d", v, name, shareDeliveryCountAtLeast)
+			case n < minShareDeliveryCount || n > maxShareDeliveryCount:
+				return fmt.Errorf("%s must be in the range %d to %d inclusive.", name, minShareDeliveryCount, maxShareDeliveryCount)
+			}
+			return nil
+		},
+	},
+}
+
+// parseDeliveryCountLimit reads a share.delivery.count.limit value.
+func parseDeliveryCountLimit(v string) (int64, error) {
+	return strconv.ParseInt(strings.TrimSpace(v), 10, 32)
 }
 
 // parseLockDurationMs reads a share.record.lock.duration.ms value, as its

@@ -248,6 +248,9 @@ func (gs *Groups) shareConfig(group string) share.Config {
 	if ms, err := parseLockDurationMs(gs.groupConfig(group, cfgShareRecordLockDuration)); err == nil && ms > 0 {
 		cfg.LockDuration = time.Duration(ms) * time.Millisecond
 	}
+	if n, err := parseDeliveryCountLimit(gs.groupConfig(group, cfgShareDeliveryCountLimit)); err == nil && n > 0 {
+		cfg.DeliveryCountLimit = int(n)
+	}
 	return cfg
 }
 
