@@ -17,7 +17,8 @@ import (
 // their bytes by state, the live brokers and the Pebble state's size; and
 // the tier counters (TierStats); and for compacted partitions the
 // planner's view (CompactionStates) with the compaction counters
-// (CompactionStats); and each table topic's lag (floe.table.lag.offsets).
+// (CompactionStats); and each table topic's lag (floe.table.lag.offsets
+// and floe.table.lag.seconds).
 // Unregister the returned registration before Close.
 func (c *Coordinator) RegisterMetrics(m metric.Meter) (metric.Registration, error) {
 	gauge := func(name, unit, desc string) (metric.Int64ObservableGauge, error) {
@@ -145,13 +146,20 @@ func (c *Coordinator) RegisterMetrics(m metric.Meter) (metric.Registration, erro
 	if err != nil {
 		return nil, err
 	}
+	tableLagSecs, err := m.Float64ObservableGauge("floe.table.lag.seconds", metric.WithUnit("s"),
+		metric.WithDescription("How long the oldest record each table.enabled topic's Iceberg table lacks has been waiting (of this shard's partitions), from when a tier pass saw the high watermark pass it: exact to a tier interval (--tier-interval); 0 when the table covers the high watermark."))
+	if err != nil {
+		return nil, fmt.Errorf("coordinator: gauge floe.table.lag.seconds: %w", err)
+	}
 	return m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		if err := c.enter(ctx); err != nil {
 			return nil // closed: nothing to report
 		}
 		defer c.leave()
 		for name, lag := range c.tableLags() {
-			o.ObserveInt64(tableLag, lag, metric.WithAttributes(attribute.String("topic", name)))
+			attrs := metric.WithAttributes(attribute.String("topic", name))
+			o.ObserveInt64(tableLag, lag.offsets, attrs)
+			o.ObserveFloat64(tableLagSecs, float64(lag.ms)/1000, attrs)
 		}
 		type objStat struct{ n, bytes int64 }
 		byState := map[ObjectState]objStat{}
@@ -237,5 +245,5 @@ func (c *Coordinator) RegisterMetrics(m metric.Meter) (metric.Registration, erro
 		o.ObserveInt64(compRecords, cst.RecordsOut, dirOut)
 		return nil
 	}, hwm, logStart, topics, objects, objectBytes, brokers, walBytes, segBytes, segments, walStart, lag, metaBytes, partMeta, pebbleBytes,
-		jobs, consolidated, retDeletions, retBytes, cleanBytes, dirtyBytes, dirtyRatio, compactLag, lastCleaned, passes, compBytes, compRecords, tableLag)
+		jobs, consolidated, retDeletions, retBytes, cleanBytes, dirtyBytes, dirtyRatio, compactLag, lastCleaned, passes, compBytes, compRecords, tableLag, tableLagSecs)
 }

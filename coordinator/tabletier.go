@@ -64,6 +64,44 @@ type tableState struct {
 	plannedMs, maintainedMs int64
 	// covered is the planning copy of each partition's covered offset.
 	covered map[int32]int64
+	// grew are each partition's high watermarks as the tier passes saw
+	// them grow, oldest first, from the first one past the covered offset
+	// on: the first says since when the oldest record the table lacks
+	// has been waiting (floe.table.lag.seconds, to a tier interval).
+	grew map[int32][]hwmSeen
+}
+
+// hwmSeen is a high watermark and when a tier pass saw it.
+type hwmSeen struct{ ms, hwm int64 }
+
+// maxHWMSeen bounds a partition's grew: past it, every other one but the
+// first goes (the ages read from them coarsen, the oldest stays exact).
+const maxHWMSeen = 512
+
+// sawHWMLocked records p's high watermark at nowMs and drops what the
+// covered offset passed. c.tier must be held.
+func (ts *tableState) sawHWMLocked(p tablePart, nowMs int64) {
+	if ts.grew == nil {
+		ts.grew = map[int32][]hwmSeen{}
+	}
+	g := ts.grew[p.partition]
+	if n := len(g); n == 0 || g[n-1].hwm < p.hwm {
+		g = append(g, hwmSeen{nowMs, p.hwm})
+	}
+	covered := max(p.logStart, ts.covered[p.partition])
+	i := 0
+	for i < len(g) && g[i].hwm <= covered {
+		i++
+	}
+	g = g[i:]
+	if len(g) > maxHWMSeen {
+		kept := g[:1]
+		for j := 2; j < len(g); j += 2 {
+			kept = append(kept, g[j])
+		}
+		g = kept
+	}
+	ts.grew[p.partition] = g
 }
 
 // tableStateLocked returns id's table state, creating it with the
@@ -145,8 +183,8 @@ func (c *Coordinator) writeTableCovered(id coordapi.TopicID, covered map[int32]i
 
 // tablePart is a partition's offsets as the table planner sees them.
 type tablePart struct {
-	partition                  int32
-	logStart, walStart, stable int64
+	partition                       int32
+	logStart, walStart, stable, hwm int64
 }
 
 // tableTopicsSnapshot returns each table.enabled topic's owned
@@ -164,7 +202,7 @@ func (c *Coordinator) tableTopicsSnapshot() map[coordapi.TopicID][]tablePart {
 				continue
 			}
 			st := &t.parts[p]
-			out[id] = append(out[id], tablePart{partition: int32(p), logStart: st.logStart, walStart: st.walStart, stable: st.lso()})
+			out[id] = append(out[id], tablePart{partition: int32(p), logStart: st.logStart, walStart: st.walStart, stable: st.lso(), hwm: st.hwm})
 		}
 	}
 	return out
@@ -202,6 +240,9 @@ func (c *Coordinator) planTables(ctx context.Context) error {
 			return err
 		}
 		ts := c.tableStateLocked(id)
+		for _, p := range parts {
+			ts.sawHWMLocked(p, nowMs)
+		}
 		if ts.maintainedMs == 0 || nowMs-ts.maintainedMs >= c.opts.TableMaintainInterval.Milliseconds() {
 			c.queueLocked(partKey{id, tableMaintainPart}, coordapi.TierJobTableMaintain)
 		}
@@ -416,11 +457,20 @@ func (c *Coordinator) TableCovered(id coordapi.TopicID) map[int32]int64 {
 	return maps.Clone(c.tableStateLocked(id).covered)
 }
 
-// tableLags returns each table topic's lag on this shard, by topic name:
-// the offsets its partitions hold past their table's covered offsets
-// (the high watermark less the planner's copy, or the log start before
-// the first job of this run reports one).
-func (c *Coordinator) tableLags() map[string]int64 {
+// tableLag is a table topic's lag on this shard.
+type tableLag struct {
+	// offsets are its partitions' offsets past their table's covered
+	// offsets (the high watermark less the planner's copy, or the log
+	// start before a job ever reported one), summed.
+	offsets int64
+	// ms is how long the oldest record its table lacks has been waiting,
+	// as the tier passes saw the high watermarks grow (0: none waits, or
+	// no pass saw it yet).
+	ms int64
+}
+
+// tableLags returns each table topic's lag on this shard, by topic name.
+func (c *Coordinator) tableLags() map[string]tableLag {
 	type part struct {
 		id        coordapi.TopicID
 		name      string
@@ -441,15 +491,27 @@ func (c *Coordinator) tableLags() map[string]int64 {
 		}
 	}
 	c.mu.RUnlock()
-	out := map[string]int64{}
+	nowMs := c.now().UnixMilli()
+	out := map[string]tableLag{}
 	c.tier.Lock()
 	defer c.tier.Unlock()
 	for _, p := range parts {
+		ts := c.tableStateLocked(p.id)
 		covered := p.logStart
-		if cov, ok := c.tableStateLocked(p.id).covered[p.partition]; ok {
+		if cov, ok := ts.covered[p.partition]; ok {
 			covered = max(covered, cov)
 		}
-		out[p.name] += max(p.hwm-covered, 0)
+		l := out[p.name]
+		l.offsets += max(p.hwm-covered, 0)
+		if p.hwm > covered {
+			for _, g := range ts.grew[p.partition] {
+				if g.hwm > covered {
+					l.ms = max(l.ms, nowMs-g.ms)
+					break
+				}
+			}
+		}
+		out[p.name] = l
 	}
 	return out
 }

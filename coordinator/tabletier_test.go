@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -137,7 +138,7 @@ func TestTableJobPlanning(t *testing.T) {
 	if cov := e.c.TableCovered(tp.ID); cov[0] != 5 || cov[1] != 5 {
 		t.Fatalf("covered %v", cov)
 	}
-	if lags := e.c.tableLags(); lags["orders"] != 0 || len(lags) != 1 {
+	if lags := e.c.tableLags(); lags["orders"] != (tableLag{}) || len(lags) != 1 {
 		t.Fatalf("table lags %v, want orders 0 and no other topic", lags)
 	}
 	// Nothing new: no job, however long.
@@ -149,10 +150,14 @@ func TestTableJobPlanning(t *testing.T) {
 	// New records reach the table once consolidated, from the covered
 	// offset; a job whose lease ends is planned again.
 	e.commit("w2", plain(tp.ID, 1, 2))
-	if lags := e.c.tableLags(); lags["orders"] != 3 {
-		t.Fatalf("table lags %v, want orders 3", lags)
+	if lags := e.c.tableLags(); lags["orders"] != (tableLag{offsets: 3}) {
+		t.Fatalf("table lags %v, want orders 3 offsets, no tier pass saw them yet", lags)
 	}
+	tick(0) // a pass sees them: they wait from now
 	tick(21 * time.Minute)
+	if lags := e.c.tableLags(); lags["orders"] != (tableLag{offsets: 3, ms: (21 * time.Minute).Milliseconds()}) {
+		t.Fatalf("table lags %v, want orders 3 offsets for 21 minutes", lags)
+	}
 	e.consolidateAll(&seg)
 	tick(0)
 	job, ok = e.claimTable()
@@ -409,4 +414,39 @@ func TestTableCoveredPersisted(t *testing.T) {
 		closer.Close()
 		t.Fatal("the covered offsets row outlived its topic")
 	}
+}
+
+// TestSawHWM: a partition keeps the high watermarks the tier passes saw
+// grow from the first past its covered offset on; past maxHWMSeen it
+// keeps every other one but the first, whose time the lag reads.
+func TestSawHWM(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		covered int64
+		seen    []hwmSeen // (ms, hwm) the passes saw, in order
+		want    []hwmSeen
+	}{
+		{name: "nothing uncovered", covered: 10, seen: []hwmSeen{{1, 5}, {2, 10}}, want: []hwmSeen{}},
+		{name: "from the first past covered", covered: 10, seen: []hwmSeen{{1, 5}, {2, 12}, {3, 12}, {4, 20}}, want: []hwmSeen{{2, 12}, {4, 20}}},
+		{name: "unchanged is not kept", covered: 0, seen: []hwmSeen{{1, 5}, {2, 5}, {3, 5}}, want: []hwmSeen{{1, 5}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := &tableState{covered: map[int32]int64{0: tc.covered}}
+			for _, s := range tc.seen {
+				ts.sawHWMLocked(tablePart{partition: 0, hwm: s.hwm}, s.ms)
+			}
+			if got := ts.grew[0]; len(got) != len(tc.want) || (len(got) > 0 && !slices.Equal(got, tc.want)) {
+				t.Fatalf("kept %v, want %v", got, tc.want)
+			}
+		})
+	}
+	t.Run("bounded", func(t *testing.T) {
+		ts := &tableState{covered: map[int32]int64{}}
+		for i := range int64(10 * maxHWMSeen) {
+			ts.sawHWMLocked(tablePart{partition: 0, hwm: i + 1}, i)
+		}
+		if g := ts.grew[0]; len(g) > maxHWMSeen || g[0] != (hwmSeen{0, 1}) {
+			t.Fatalf("%d kept, the first %v; want at most %d, the first (0, 1)", len(g), g[0], maxHWMSeen)
+		}
+	})
 }

@@ -39,6 +39,13 @@ var conditional = map[string]string{
 	"floe_tiered_compaction_bytes_out_total":   "a compaction pass",
 	"floe_tiered_compaction_records_in_total":  "a compaction pass",
 	"floe_tiered_compaction_records_out_total": "a compaction pass",
+	"floe_table_rows_total":                    "a table job's commit (a table.enabled topic)",
+	"floe_table_bytes_total":                   "a table job's commit",
+	"floe_table_commits_total":                 "a table job's commit",
+	"floe_table_commit_duration_seconds":       "a table job's commit",
+	"floe_table_records_skipped_total":         "a table job skipping an aborted or deleted record",
+	"floe_table_lag_offsets":                   "a table.enabled topic",
+	"floe_table_lag_seconds":                   "a table.enabled topic",
 }
 
 // monitoredWant are the series that appear some time after the traffic of

@@ -355,6 +355,15 @@ func TestTableRetentionThroughNode(t *testing.T) {
 		}
 		return nil
 	})
+	// Covered: no lag, in offsets or seconds.
+	testkit.CheckFor(t, 10*time.Second, 50*time.Millisecond, func() error {
+		for _, m := range []string{"floe_table_lag_offsets", "floe_table_lag_seconds"} {
+			if v, err := floetest.Metric(n.HTTPAddr(), m, `topic="events"`); err != nil || v != 0 {
+				return fmt.Errorf("%s = %v, %v", m, v, err)
+			}
+		}
+		return nil
+	})
 	// The topic still has them all.
 	starts, err := adm.ListStartOffsets(ctx, "events")
 	if err != nil {
