@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -62,6 +63,11 @@ type tableState struct {
 	// plannedMs is when its last job was built, maintainedMs its last
 	// maintenance job (0: none in this run).
 	plannedMs, maintainedMs int64
+	// full says the last job stopped short of what was there to take
+	// (maxTableJobBytes, maxTableJobSegments): the next is queued as it
+	// completes, without waiting for the interval, so that a table keeps
+	// up with a topic writing more than a job a interval.
+	full bool
 	// covered is the planning copy of each partition's covered offset.
 	covered map[int32]int64
 	// grew are each partition's high watermarks as the tier passes saw
@@ -246,7 +252,7 @@ func (c *Coordinator) planTables(ctx context.Context) error {
 		if ts.maintainedMs == 0 || nowMs-ts.maintainedMs >= c.opts.TableMaintainInterval.Milliseconds() {
 			c.queueLocked(partKey{id, tableMaintainPart}, coordapi.TierJobTableMaintain)
 		}
-		if ts.plannedMs != 0 && nowMs-ts.plannedMs < c.opts.TableInterval.Milliseconds() {
+		if ts.plannedMs != 0 && !ts.full && nowMs-ts.plannedMs < c.opts.TableInterval.Milliseconds() {
 			continue
 		}
 		for _, p := range parts {
@@ -294,12 +300,18 @@ func (c *Coordinator) buildTableJob(pk partKey, nowMs int64) (*tierJob, bool, er
 	for i, p := range parts {
 		spans[i][0], spans[i][1] = tableSpan(ts, p)
 	}
+	jobBytes := cmp.Or(c.tier.tableJobBytes, int64(maxTableJobBytes))
 	c.tier.Unlock()
 
-	budget, segments := int64(maxTableJobBytes), maxTableJobSegments
+	budget, segments := jobBytes, maxTableJobSegments
+	full := false // a range stops short of its span
 	for i, p := range parts {
 		from, to := spans[i][0], spans[i][1]
-		if from >= to || segments <= 0 {
+		if from >= to {
+			continue
+		}
+		if segments <= 0 {
+			full = true
 			continue
 		}
 		r := coordapi.TableRange{Partition: p.partition, From: from, To: to}
@@ -313,6 +325,7 @@ func (c *Coordinator) buildTableJob(pk partKey, nowMs int64) (*tierJob, bool, er
 				}
 				if len(r.Segments) > 0 && (budget < int64(bc.ByteLength) || segments <= 0) {
 					r.To = r.Segments[len(r.Segments)-1].LastOffset + 1 // the job is full
+					full = true
 					return errStopScan
 				}
 				c.mu.RLock()
@@ -342,7 +355,8 @@ func (c *Coordinator) buildTableJob(pk partKey, nowMs int64) (*tierJob, bool, er
 		return nil, false, nil
 	}
 	c.tier.Lock()
-	c.tableStateLocked(pk.topic).plannedMs = nowMs
+	ts = c.tableStateLocked(pk.topic)
+	ts.plannedMs, ts.full = nowMs, full
 	c.tier.Unlock()
 	job := &tierJob{}
 	job.Kind, job.Table = coordapi.TierJobTable, tj
@@ -388,6 +402,9 @@ func (c *Coordinator) completeTable(req coordapi.CompleteTierJobRequest, job *ti
 	}
 	if c.tier.active[partKey{req.TopicID, tableTopicPart}] == job {
 		delete(c.tier.active, partKey{req.TopicID, tableTopicPart})
+		if ts.full {
+			c.queueLocked(partKey{req.TopicID, tableTopicPart}, coordapi.TierJobTable)
+		}
 	}
 	c.tier.stats.JobsCompleted++
 	c.tier.Unlock()

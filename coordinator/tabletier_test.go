@@ -450,3 +450,58 @@ func TestSawHWM(t *testing.T) {
 		}
 	})
 }
+
+// TestTableJobFull: a table job that stops short of what segments hold
+// (its byte budget) queues the next as it completes, without waiting for
+// the interval, until the table has caught up; then the interval holds.
+func TestTableJobFull(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.TierInterval = -1; o.TableInterval = time.Hour })
+	ctx := context.Background()
+	tp := e.topic("orders", 1, map[string]string{coordapi.ConfigTableEnabled: "true", "retention.ms": "-1"})
+	e.c.tier.Lock()
+	e.c.tier.tableJobBytes = 1 // a segment a job
+	e.c.tier.Unlock()
+	var seg int
+	for _, w := range []string{"w1", "w2", "w3"} { // a segment each: 0-1, 2-3, 4-5
+		e.commit(w, plain(tp.ID, 0, 1))
+		e.clock.Advance(21 * time.Minute)
+		if err := e.c.TierTick(ctx); err != nil {
+			t.Fatal(err)
+		}
+		e.consolidateAll(&seg)
+	}
+	if err := e.c.TierTick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for {
+		job, ok := e.claimTable()
+		if !ok {
+			break
+		}
+		got = append(got, rangesOf(job)...)
+		r := job.Table.Ranges[0]
+		if err := completeTable(e, job, coordapi.TableCovered{Partition: 0, Next: r.To}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(got) != seg || seg < 2 {
+		t.Fatalf("jobs %v for %d segments, within one interval: want a job a segment", got, seg)
+	}
+	if cov := e.c.TableCovered(tp.ID); cov[0] != 6 {
+		t.Fatalf("covered %v, want 6", cov)
+	}
+	// Caught up: new records wait for the interval.
+	e.commit("w4", plain(tp.ID, 0, 1))
+	e.clock.Advance(21 * time.Minute)
+	if err := e.c.TierTick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.consolidateAll(&seg)
+	if err := e.c.TierTick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if job, ok := e.claimTable(); ok {
+		t.Fatalf("a job within the interval after catching up: %v", rangesOf(job))
+	}
+}

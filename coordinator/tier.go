@@ -109,6 +109,8 @@ type tierState struct {
 	// tables is the table planner's memory of each table topic
 	// (tabletier.go).
 	tables map[coordapi.TopicID]*tableState
+	// tableJobBytes overrides maxTableJobBytes (tests).
+	tableJobBytes int64
 }
 
 // dueJob is a partition due for a job of one kind.
