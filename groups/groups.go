@@ -63,10 +63,14 @@ type Groups struct {
 	// stopTopics ends the topic notices (TopicSubscriber); a no-op without.
 	stopTopics func()
 	// shareWait holds the ShareAcquires waiting for records
-	// (share_fetch.go); stopCommits ends the commit notices that wake
-	// them (CommitSubscriber), a no-op without.
-	shareWait   shareWaiters
-	stopCommits func()
+	// (share_fetch.go); commits is the subscription to the commit notices
+	// that wake them (subscribeCommits).
+	shareWait shareWaiters
+	commits   struct {
+		sync.Mutex
+		sub  CommitSubscriber // nil without (Options.Partitions is none)
+		stop func()           // nil until subscribed
+	}
 }
 
 // Open opens (creating if needed) the committed offsets and group metadata
@@ -92,6 +96,7 @@ func Open(opts Options) (*Groups, error) {
 	gs.cfg.m = l.configs
 	now := gs.now()
 	nOffsets, nMembers := 0, 0
+	hasShare := false // a share group exists: subscribe to commit notices
 	for name, r := range l.groups {
 		g := newGroup(gs, name)
 		g.mu.persisted = true
@@ -101,6 +106,7 @@ func Open(opts Options) (*Groups, error) {
 			since = time.UnixMilli(r.emptySinceMs)
 		}
 		if r.share {
+			hasShare = true
 			s := newShareGroup(r.generation, since)
 			s.writtenGroup = r.encode()
 			g.mu.share = s
@@ -180,9 +186,11 @@ func Open(opts Options) (*Groups, error) {
 	if sub, ok := opts.Topics.(TopicSubscriber); ok {
 		gs.stopTopics = sub.SubscribeTopics(func([]coordapi.TopicNotice) { gs.dropTopics() })
 	}
-	gs.stopCommits = func() {}
 	if sub, ok := opts.Partitions.(CommitSubscriber); ok {
-		gs.stopCommits = sub.Subscribe(gs.shareWait.notify)
+		gs.commits.sub = sub
+	}
+	if hasShare {
+		gs.subscribeCommits()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	gs.cancel = cancel
@@ -204,7 +212,11 @@ func (gs *Groups) Close() error {
 	gs.closed = true
 	gs.closeMu.Unlock()
 	gs.stopTopics()
-	gs.stopCommits()
+	gs.commits.Lock()
+	if gs.commits.stop != nil {
+		gs.commits.stop()
+	}
+	gs.commits.Unlock()
 	gs.cancel()
 	<-gs.done
 	for _, g := range gs.snapshot() {
@@ -219,6 +231,23 @@ func (gs *Groups) Close() error {
 		return fmt.Errorf("groups: close pebble: %w", err)
 	}
 	return nil
+}
+
+// subscribeCommits subscribes to the commit notices that wake held share
+// fetches, once: at Open when a share group exists, else at the first
+// ShareGroupHeartbeat, so that a group coordinator without share groups
+// takes none. On shard 0 of a sharded coordinator they come from every
+// shard over NATS, each notice naming its commit's batches, and decoding
+// them cost shard 0 about 4% of its CPU under a fleet's commits, for
+// nothing when no fetch can wait. Called at Open or within a call
+// (enter), so never after Close has stopped the subscription.
+func (gs *Groups) subscribeCommits() {
+	gs.commits.Lock()
+	defer gs.commits.Unlock()
+	if gs.commits.sub == nil || gs.commits.stop != nil {
+		return
+	}
+	gs.commits.stop = gs.commits.sub.Subscribe(gs.shareWait.notify)
 }
 
 // enter starts a call: false once closed, else closeMu is held for reading

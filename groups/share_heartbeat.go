@@ -40,6 +40,7 @@ func (gs *Groups) ShareGroupHeartbeat(ctx context.Context, c coordapi.ClientInfo
 		return fail(kerr.NotCoordinator, "")
 	}
 	defer gs.leave()
+	gs.subscribeCommits() // before any member of a share group can fetch
 	snap, terr := gs.topics(ctx)
 	if terr != nil {
 		gs.log.Warn("list topics for a share group heartbeat", "group", req.GroupID, "err", terr)
