@@ -479,11 +479,11 @@ func errorCodeOf(err error) int16 {
 }
 
 // ShareRelease makes the records req.Member acquired through broker
-// req.Via available again (their delivery count back down by one, as
-// Kafka's releaseAcquiredRecords), on req.Partitions or, when nil, every
-// share-partition of the group: the member's share session on that broker
-// closed, its connection dropped, or it forgot those partitions. Held
-// acquires of the partitions wake.
+// req.Via available again (their delivery count kept, archived at the
+// limit, as Kafka 4.4's releaseAcquiredRecords), on req.Partitions or,
+// when nil, every share-partition of the group: the member's share session
+// on that broker closed, its connection dropped, or it forgot those
+// partitions. Held acquires of the partitions wake.
 func (gs *Groups) ShareRelease(ctx context.Context, req coordapi.ShareReleaseRequest) error {
 	if !gs.enter() {
 		return ErrClosed

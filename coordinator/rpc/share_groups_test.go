@@ -156,7 +156,7 @@ func TestShareAcquireOverNATS(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp, err = e.a.ShareAcquire(ctx, req)
-	if err != nil || len(resp.Partitions[0].Acquired) != 1 || resp.Partitions[0].Acquired[0] != (coordapi.ShareAcquiredRecords{First: 6, Last: 7, DeliveryCount: 1}) {
+	if err != nil || len(resp.Partitions[0].Acquired) != 1 || resp.Partitions[0].Acquired[0] != (coordapi.ShareAcquiredRecords{First: 6, Last: 7, DeliveryCount: 2}) {
 		t.Fatalf("after the release: %v %+v", err, resp)
 	}
 	// Nothing left: a held acquire, woken by the next commit.

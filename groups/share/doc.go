@@ -24,10 +24,10 @@
 //	            Acquire (count+1)
 //	Available ───────────────────▶ Acquired ── AckAccept ─────────────────▶ Acknowledged
 //	    ▲                           │  │  │
-//	    │  AckRelease, expiry       │  │  └─── AckReject, AckGap ──────────▶ Archived
-//	    │  (count kept);            │  │
-//	    └─ ReleaseMember (count-1) ─┘  └───── AckRelease or expiry at ─────▶ Archived
-//	                                          the delivery count limit
+//	    │  AckRelease, expiry,      │  │  └─── AckReject, AckGap ──────────▶ Archived
+//	    │  ReleaseMember            │  │
+//	    └─ (count kept) ────────────┘  └───── the same at the delivery ────▶ Archived
+//	                                          count limit
 //
 // AckRenew keeps a record Acquired and restarts its lock. Ranges split
 // where an operation touches part of one, and merge again with neighbours

@@ -210,9 +210,11 @@ func (m *model) expire(nowMs int64) {
 func (m *model) release(member string, via int32) {
 	for o := m.start; o < m.end; o++ {
 		if r := m.recs[o]; r.State == Acquired && r.Member == member && (via == AnyBroker || via == r.Via) {
-			r = r.released(Available)
-			r.DeliveryCount--
-			m.set(o, r)
+			if int(r.DeliveryCount) >= m.cfg.DeliveryCountLimit {
+				m.set(o, r.released(Archived))
+			} else {
+				m.set(o, r.released(Available))
+			}
 		}
 	}
 	m.advance()

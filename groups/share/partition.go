@@ -84,8 +84,8 @@ const (
 	AckArchiveAborted AckType = 5
 	// AckReturnUnread is internal, never accepted from a client: the broker
 	// could not read the acquired records' bytes, so they never reached the
-	// member. Available again, their delivery count back down by one, as
-	// ReleaseMember; see ApplyInternal.
+	// member. Available again, their delivery count back down by one; see
+	// ApplyInternal.
 	AckReturnUnread AckType = 6
 )
 
@@ -696,12 +696,15 @@ func (p *Partition) ExpireLocks(nowMs int64) Result {
 }
 
 // ReleaseMember makes the records member acquired through broker via
-// (AnyBroker: through any) available again, as Kafka's
-// SharePartition.releaseAcquiredRecords does when a share session closes
-// or a member leaves: their delivery count goes back down by one (they may
-// never have reached the member) and the limit does not archive them.
+// (AnyBroker: through any) available again, as Kafka 4.4's
+// SharePartition.releaseAcquiredRecords does when a share session closes,
+// its connection drops or a member leaves: their delivery count is kept
+// (DeliveryCountOps.NO_OP), and records at the delivery count limit are
+// archived, as at a lock expiry. (Kafka 4.0 took the count back down by
+// one; 4.4 does not, so a record whose holder keeps dying is poison too.)
 func (p *Partition) ReleaseMember(member string, via int32) Result {
 	t := p.begin()
+	limit := int16(min(p.cfg.DeliveryCountLimit, math.MaxInt16))
 	var held []Range
 	for _, r := range p.ranges {
 		if r.State == Acquired && r.Member == member && (via == AnyBroker || r.Via == via) {
@@ -710,11 +713,13 @@ func (p *Partition) ReleaseMember(member string, via int32) Result {
 	}
 	for _, h := range held {
 		t.stats.Released += h.Len()
-		t.wake = true
 		t.update(h.First, h.Last, func(r Range) Range {
-			r = r.released(Available)
-			r.DeliveryCount = max(0, r.DeliveryCount-1)
-			return r
+			if r.DeliveryCount >= limit {
+				t.stats.ArchivedLimit += r.Len()
+				return r.released(Archived)
+			}
+			t.wake = true
+			return r.released(Available)
 		})
 	}
 	return t.finish(Result{})
