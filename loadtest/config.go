@@ -109,10 +109,23 @@ type Config struct {
 	// each reader set is Consumers direct consumers that split the
 	// partitions between them. Default: "" (direct consumers).
 	Group string
+	// ShareGroup, when set, makes each reader set a share group (KIP-932)
+	// of Consumers franz-go share consumers (kgo.ShareGroup) that
+	// acknowledge implicitly: each poll accepts the records of the one
+	// before. The group's partitions start at the pre-run ends
+	// (AlterShareGroupOffsets, which needs the group empty), or with
+	// FromStart at the log start (share.auto.offset.reset=earliest). A
+	// share set has caught up once it received as many records of each
+	// partition as were produced past its start. It excludes Group.
+	// Default: "" (no share group).
+	ShareGroup string
+	// ShareMaxRecords is the share consumers' ShareFetch MaxRecords
+	// (kgo.ShareMaxRecords); 0 keeps franz-go's 500. Default: 0.
+	ShareMaxRecords int
 	// ConsumerGroups is the number of independent reader sets that each
-	// read the whole topic (for cache tests). With Group set they are
-	// groups named "<group>-<i>" (just Group when there is one).
-	// Default: 1.
+	// read the whole topic (for cache tests). With Group (or ShareGroup)
+	// set they are groups named "<group>-<i>" (just Group when there is
+	// one). Default: 1.
 	ConsumerGroups int
 	// FromStart consumes from the start of the partitions (or a group's
 	// committed offsets); otherwise consumers read only records produced
@@ -302,6 +315,15 @@ func (c *Config) Validate() error {
 	if c.Group != "" && c.Consumers == 0 {
 		bad("--group: %q needs --consumers >= 1", c.Group)
 	}
+	if c.ShareGroup != "" && c.Consumers == 0 {
+		bad("--share-group: %q needs --consumers >= 1", c.ShareGroup)
+	}
+	if c.ShareGroup != "" && c.Group != "" {
+		bad("--share-group: %q and --group %q exclude each other", c.ShareGroup, c.Group)
+	}
+	if c.ShareMaxRecords < 0 {
+		bad("--share-max-records: %d is negative", c.ShareMaxRecords)
+	}
 
 	if c.KVURL != "" {
 		if u, err := url.Parse(c.KVURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -357,11 +379,15 @@ func validTopic(t string) error {
 
 // groupName names reader set i.
 func (c *Config) groupName(i int) string {
-	if c.Group == "" {
+	name := c.Group
+	if c.ShareGroup != "" {
+		name = c.ShareGroup
+	}
+	if name == "" {
 		return ""
 	}
 	if c.ConsumerGroups == 1 {
-		return c.Group
+		return name
 	}
-	return fmt.Sprintf("%s-%d", c.Group, i)
+	return fmt.Sprintf("%s-%d", name, i)
 }

@@ -28,10 +28,13 @@ type consumeCounters struct {
 // read so that the drain phase knows when it has caught up.
 type readerSet struct {
 	name     string        // group name; "" for direct consumers
+	share    bool          // a share group: records come out of order
 	caughtUp chan struct{} // closed once every partition reached its target
 	mu       struct {
 		sync.Mutex
-		next   map[int32]int64 // partition -> next offset to read
+		// next is, by partition, the next offset to read; of a share
+		// group, the start offset plus the records received.
+		next   map[int32]int64
 		target map[int32]int64 // set when producers are done; nil before
 		done   bool
 	}
@@ -53,6 +56,16 @@ func (s *readerSet) advance(p int32, next int64) {
 	if next > s.mu.next[p] {
 		s.mu.next[p] = next
 	}
+	s.checkLocked()
+}
+
+// received notes that a share group's consumer received n records of
+// partition p: they come out of order, and each counts once (a redelivery
+// would count twice, which a run without failures does not have).
+func (s *readerSet) received(p int32, n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mu.next[p] += n
 	s.checkLocked()
 }
 
@@ -102,6 +115,14 @@ func consumerOpts(cfg *Config, name string, parts map[int32]kgo.Offset, start ma
 	if name == "" {
 		return append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{cfg.Topic: parts}))
 	}
+	if cfg.ShareGroup != "" {
+		// Where the share-partitions start is the group's (prepareShareGroup).
+		opts = append(opts, kgo.ShareGroup(name), kgo.ConsumeTopics(cfg.Topic))
+		if cfg.ShareMaxRecords > 0 {
+			opts = append(opts, kgo.ShareMaxRecords(int32(cfg.ShareMaxRecords)))
+		}
+		return opts
+	}
 	opts = append(opts, kgo.ConsumerGroup(name), kgo.ConsumeTopics(cfg.Topic))
 	if cfg.FromStart {
 		return append(opts, kgo.ConsumeStartOffset(kgo.NewOffset().AtStart()))
@@ -121,7 +142,8 @@ func consumerOpts(cfg *Config, name string, parts map[int32]kgo.Offset, start ma
 	)
 }
 
-// run polls until ctx is done.
+// run polls until ctx is done. A share consumer's poll accepts the
+// records of the poll before (franz-go's implicit acknowledgement).
 func (c *consumer) run(ctx context.Context) {
 	warmupEnd := c.warmupEnd.UnixNano()
 	for {
@@ -148,7 +170,11 @@ func (c *consumer) run(ctx context.Context) {
 					c.hist.Record(time.Duration(nowNs - ts))
 				}
 			}
-			c.set.advance(fp.Partition, fp.Records[len(fp.Records)-1].Offset+1)
+			if c.set.share {
+				c.set.received(fp.Partition, int64(len(fp.Records)))
+			} else {
+				c.set.advance(fp.Partition, fp.Records[len(fp.Records)-1].Offset+1)
+			}
 		})
 		if n > 0 {
 			c.c.records.Add(n)

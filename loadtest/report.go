@@ -40,6 +40,7 @@ type ReportSetup struct {
 	Consumers   int      `json:"consumers"`
 	ReaderSets  int      `json:"reader_sets"`
 	Group       string   `json:"group,omitempty"`
+	ShareGroup  string   `json:"share_group,omitempty"`
 	FromStart   bool     `json:"from_start"`
 	Rate        float64  `json:"rate"`
 	RecordSize  int      `json:"record_size"`
@@ -140,6 +141,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "floe loadtest  topic=%s partitions=%d producers=%d consumers=%d reader-sets=%d acks=%s compression=%s record-size=%d elapsed=%.1fs",
 		s.Topic, s.Partitions, s.Producers, s.Consumers, s.ReaderSets, s.Acks, s.Compression, s.RecordSize, r.ElapsedSec)
+	if s.ShareGroup != "" {
+		fmt.Fprintf(&b, " share-group=%s", s.ShareGroup)
+	}
 	if r.Interrupted {
 		b.WriteString(" (interrupted)")
 	}

@@ -142,6 +142,36 @@ func TestRunProduceConsume(t *testing.T) {
 	}
 }
 
+// TestRunShareGroup reads with a share group of two consumers (kfake's
+// share groups), started at the pre-run ends (AlterShareGroupOffsets) and
+// from the start (share.auto.offset.reset=earliest): the consumers catch
+// up with every record of the run, each received once.
+func TestRunShareGroup(t *testing.T) {
+	const n = 2000
+	for _, fromStart := range []bool{false, true} {
+		t.Run(fmt.Sprintf("from start %v", fromStart), func(t *testing.T) {
+			cfg := testConfig(startKfake(t, 4, "lt"))
+			cfg.Topic = "lt"
+			cfg.Records = n
+			cfg.Duration = 0
+			cfg.Consumers = 2
+			cfg.ShareGroup = "sg"
+			cfg.RecordSize = 100
+			cfg.FromStart = fromStart
+			rep := runOK(t, cfg)
+			if rep.Produce.Records != n || rep.Consume.Records != n {
+				t.Fatalf("produced %d, consumed %d, want %d each", rep.Produce.Records, rep.Consume.Records, n)
+			}
+			if !rep.Consume.CaughtUp {
+				t.Error("share consumers did not catch up")
+			}
+			if rep.Setup.ShareGroup != "sg" || rep.ErrorsTotal != 0 {
+				t.Errorf("setup %+v, errors %v", rep.Setup, rep.Errors)
+			}
+		})
+	}
+}
+
 // TestRunGroupsKVMetrics covers topic creation, keys, two consumer groups,
 // kv lookups and the metrics scrape against stand-in HTTP servers.
 func TestRunGroupsKVMetrics(t *testing.T) {

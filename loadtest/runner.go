@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Timeouts of the setup and teardown steps, each one bounded on its own.
@@ -48,6 +49,7 @@ type runner struct {
 	http *http.Client
 
 	adm        *kadm.Client
+	admCl      *kgo.Client // adm's client, for requests kadm does not make
 	partitions []int32
 	start      map[int32]int64 // consumers' start offsets, listed at setup
 
@@ -69,7 +71,7 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 		return nil, fmt.Errorf("admin client: %w", err)
 	}
 	defer admCl.Close()
-	r.adm = kadm.NewClient(admCl)
+	r.adm, r.admCl = kadm.NewClient(admCl), admCl
 	if err := r.setupTopic(ctx); err != nil {
 		return nil, err
 	}
@@ -222,6 +224,12 @@ func (r *runner) newConsumers(clients *[]*kgo.Client) error {
 		name := cfg.groupName(i)
 		set := newReaderSet(name, r.start)
 		r.sets = append(r.sets, set)
+		if cfg.ShareGroup != "" {
+			set.share = true
+			if err := r.prepareShareGroup(name); err != nil {
+				return err
+			}
+		}
 		add := func(opts []kgo.Opt) error {
 			cl, err := kgo.NewClient(opts...)
 			if err != nil {
@@ -255,6 +263,45 @@ func (r *runner) newConsumers(clients *[]*kgo.Client) error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// prepareShareGroup makes share group name start where the run reads
+// from, before its consumers join: with FromStart, at the log start of
+// partitions it has no state for (share.auto.offset.reset=earliest); else
+// at the pre-run ends (AlterShareGroupOffsets, which creates the group,
+// and which a group with members refuses: it then keeps its state).
+func (r *runner) prepareShareGroup(name string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
+	if r.cfg.FromStart {
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		res := kmsg.NewIncrementalAlterConfigsRequestResource()
+		res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, name
+		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		c.Name, c.Value = "share.auto.offset.reset", kmsg.StringPtr("earliest")
+		res.Configs = append(res.Configs, c)
+		req.Resources = append(req.Resources, res)
+		resp, err := req.RequestWith(ctx, r.admCl)
+		if err == nil && len(resp.Resources) == 1 {
+			err = kerr.ErrorForCode(resp.Resources[0].ErrorCode)
+		}
+		if err != nil {
+			return fmt.Errorf("share group %s: share.auto.offset.reset=earliest: %w", name, err)
+		}
+		return nil
+	}
+	var offs kadm.Offsets
+	for p, o := range r.start {
+		offs.AddOffset(r.cfg.Topic, p, o, -1)
+	}
+	resp, err := r.adm.AlterShareGroupOffsets(ctx, name, offs)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		r.log.Warn("share group start offsets not set; it reads from its own state", "group", name, "err", err)
 	}
 	return nil
 }
@@ -410,7 +457,7 @@ func (r *runner) report(end, kvEnd time.Time, caughtUp bool) *Report {
 		ElapsedSec: end.Sub(r.t0).Seconds(),
 		Setup: ReportSetup{
 			Brokers: cfg.Brokers, Topic: cfg.Topic, Partitions: len(r.partitions),
-			Producers: cfg.Producers, Consumers: cfg.Consumers, ReaderSets: len(r.sets), Group: cfg.Group, FromStart: cfg.FromStart,
+			Producers: cfg.Producers, Consumers: cfg.Consumers, ReaderSets: len(r.sets), Group: cfg.Group, ShareGroup: cfg.ShareGroup, FromStart: cfg.FromStart,
 			Rate: cfg.Rate, RecordSize: cfg.RecordSize, Payload: cfg.Payload, KeySpace: cfg.KeySpace,
 			Acks: cfg.Acks, Compression: cfg.Compression, Idempotent: cfg.Idempotent,
 			LingerMs: float64(cfg.Linger) / float64(time.Millisecond), MaxInflight: cfg.MaxInflight,

@@ -60,6 +60,8 @@ func run() int {
 	fs.IntVar(&cfg.MaxBuffered, "max-buffered", cfg.MaxBuffered, "max records a producer buffers before blocking")
 	fs.IntVar(&cfg.Consumers, "consumers", cfg.Consumers, "consumers per group (or per set of direct consumers); 0: produce only")
 	fs.StringVar(&cfg.Group, "group", cfg.Group, "consumer group name; empty: direct consumers splitting the partitions")
+	fs.StringVar(&cfg.ShareGroup, "share-group", cfg.ShareGroup, "share group (KIP-932) name: the consumers share its partitions and accept each poll's records at the next; excludes --group")
+	fs.IntVar(&cfg.ShareMaxRecords, "share-max-records", cfg.ShareMaxRecords, "share consumers' ShareFetch MaxRecords (0: franz-go's 500)")
 	fs.IntVar(&cfg.ConsumerGroups, "consumer-groups", cfg.ConsumerGroups, `independent groups each reading the whole topic (named "<group>-<i>")`)
 	fs.BoolVar(&cfg.FromStart, "from-start", cfg.FromStart, "consume from the start instead of only records of this run")
 	fs.StringVar(&cfg.KVURL, "kv-url", cfg.KVURL, "floe HTTP base URL for GET /kv/{topic}/{key} lookups, e.g. http://127.0.0.1:8080")
