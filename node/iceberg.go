@@ -39,11 +39,15 @@ func (n *Node) tableNamespace() string {
 	return DefaultTableNamespace
 }
 
-// TableRoot returns the URI of the object store's empty key, which the
+// TableRoot returns the URI of TableStore's empty key, which the
 // locations of the tables' files start with: s3://<bucket> on S3,
 // file://<dir> on a directory store, and mem://floe for another store
 // given in Config.Store.
-func (n *Node) TableRoot() string {
+func (n *Node) TableRoot() string { return n.tables.root }
+
+// defaultTableRoot is TableRoot without Config.TableLocation: the node's
+// own store's.
+func (n *Node) defaultTableRoot() string {
 	switch {
 	case n.cfg.Store != nil:
 		if d, ok := n.cfg.Store.(*objectstore.Dir); ok {
@@ -92,7 +96,7 @@ func (n *Node) icebergHandler(m metric.Meter) http.Handler {
 	denied, _ := m.Int64Counter("floe.iceberg.denied", metric.WithUnit("{request}"),
 		metric.WithDescription("Iceberg REST catalog requests refused, by reason: unauthenticated (401), forbidden (403 or a table left out of a listing)."))
 	ns := n.tableNamespace()
-	rest := catalog.NewRESTHandler(n.client.TableCatalog(), n.store, n.TableRoot(), catalog.RESTOptions{
+	rest := catalog.NewRESTHandler(n.client.TableCatalog(), n.tables.store, n.TableRoot(), catalog.RESTOptions{
 		Defaults: n.tableReaderDefaults(),
 		Logger:   n.log,
 		Authorize: func(r *http.Request, id catalog.Ident, load bool) error {

@@ -108,6 +108,11 @@ type Config struct {
 	// TableNamespace is the Iceberg namespace of every topic's table
 	// (--table-namespace). Default: "floe".
 	TableNamespace string
+	// TableLocation is the URI of where the tables' files go
+	// (--table-location): s3://bucket/path (through S3's options and
+	// credentials: another bucket, or a prefix of the same) or
+	// file:///dir. Default: <the store>/<S3Prefix>/tables.
+	TableLocation string
 	// TableRESTDisabled stops serving the read-only Iceberg REST catalog
 	// at /iceberg/v1 on the HTTP listener (--table-rest-enabled=false).
 	// Default: false, served (iceberg.go).
@@ -186,6 +191,8 @@ type Node struct {
 	cfg   Config
 	log   *slog.Logger
 	store objectstore.Store
+	// tables is where the tables' files go (tablelocation.go).
+	tables tableLocation
 	// coord is the embedded coordinator (nil with Config.NATSURL); the
 	// broker and ingest use it only through client.
 	client *rpc.Client
@@ -311,6 +318,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		hopts := cfg.S3Hedge
 		hopts.Meter = n.metrics.Meter("floe/objectstore")
 		n.store = objectstore.NewHedged(instrumented, hopts)
+	}
+	if n.tables, err = n.openTableLocation(ctx); err != nil {
+		return nil, err
 	}
 	// The embedded coordinator writes to the node's own directory store:
 	// small objects can ride in their commits (coordinator/inline.go). Not

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path"
 	"strconv"
 	"time"
 
@@ -26,14 +25,14 @@ import (
 // tableRunner runs table jobs with package table (the Iceberg writer,
 // +38 MB of the binary; the notables build tag leaves it out, and the
 // broker then claims no table job). Tables go under <prefix>/tables of
-// the node's store, as <namespace>.<topic>, and their pointers into the
-// coordinator's catalog.
+// the node's store (or Config.TableLocation), as <namespace>.<topic>,
+// and their pointers into the coordinator's catalog.
 func (n *Node) tableRunner() (tiered.TableJobRunner, error) {
 	tb, err := table.New(table.Options{
 		Catalog: n.client.TableCatalog(),
-		Store:   n.store,
-		Root:    n.TableRoot(),
-		Prefix:  path.Join(coordapi.CleanPrefix(n.cfg.S3Prefix), "tables"),
+		Store:   n.tables.store,
+		Root:    n.tables.root,
+		Prefix:  n.tables.prefix,
 		Meter:   n.metrics.Meter("floe/table"),
 	})
 	if err != nil {

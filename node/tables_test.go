@@ -3,7 +3,10 @@ package node_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -371,5 +374,83 @@ func TestTableRetentionThroughNode(t *testing.T) {
 	}
 	if o, _ := starts.Lookup("events", 0); o.Offset != 0 {
 		t.Fatalf("the topic's log start is %d: table.retention.ms deleted from the topic", o.Offset)
+	}
+}
+
+// TestTableLocation: with Config.TableLocation (--table-location) a
+// topic's table goes there, not under the node's store, and the REST
+// catalog serves it from there; a location that is not s3://bucket/path
+// or file:///dir stops the node from starting.
+func TestTableLocation(t *testing.T) {
+	for _, tc := range []struct{ name, loc string }{
+		{"relative file", "file://lake"},
+		{"file without a path", "file:///"},
+		{"s3 without a bucket", "s3:///path"},
+		{"another scheme", "gs://bucket/path"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, err := node.Start(context.Background(), node.Config{DataDir: t.TempDir(), KafkaAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0",
+				TableLocation: tc.loc, Logger: testkit.Logger()})
+			if err == nil {
+				_ = n.Close(context.Background())
+				t.Fatalf("started with --table-location %q", tc.loc)
+			}
+			if !strings.Contains(err.Error(), "--table-location") {
+				t.Fatalf("start: %v; want an error about --table-location", err)
+			}
+		})
+	}
+
+	lake := t.TempDir()
+	n := floetest.StartNode(t, node.Config{
+		Coordinator:   coordinator.Options{TierInterval: 100 * time.Millisecond, TableInterval: 100 * time.Millisecond},
+		Tier:          tiered.ConsolidatorOptions{PollInterval: 50 * time.Millisecond},
+		TableLocation: "file://" + lake + "/warehouse",
+	})
+	if got, want := n.TableRoot(), "file://"+lake; got != want || n.TablePrefix() != "warehouse" {
+		t.Fatalf("table root %q prefix %q, want %q and warehouse", got, n.TablePrefix(), want)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	adm := kadm.NewClient(pinned(t, n.KafkaAddr()))
+	if _, err := adm.CreateTopic(ctx, 1, -1, map[string]*string{"table.enabled": kadm.StringPtr("true"),
+		"local.retention.ms": kadm.StringPtr("100"), "retention.ms": kadm.StringPtr("-1")}, "lakes"); err != nil {
+		t.Fatal(err)
+	}
+	if err := pinned(t, n.KafkaAddr()).ProduceSync(ctx, &kgo.Record{Topic: "lakes", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := table.New(table.Options{Catalog: n.CoordinatorClient().TableCatalog(), Store: n.TableStore(), Root: n.TableRoot(), Prefix: n.TablePrefix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := table.Ident{Namespace: []string{node.DefaultTableNamespace}, Name: "lakes"}
+	testkit.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+		covered, err := tb.Covered(ctx, id)
+		if err == nil && covered[0] != 1 {
+			err = fmt.Errorf("covered %v", covered)
+		}
+		return err
+	})
+	tbl, err := tb.Load(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loc := tbl.MetadataLocation(); !strings.HasPrefix(loc, "file://"+lake+"/warehouse/floe/lakes-") {
+		t.Fatalf("metadata at %s, not under the table location", loc)
+	}
+	if keys, err := n.Store().List(ctx, "tables/"); err != nil || len(keys) != 0 {
+		t.Fatalf("the node's store holds %d table files (%v)", len(keys), err)
+	}
+	resp, err := http.Get("http://" + n.HTTPAddr() + "/iceberg/v1/namespaces/floe/tables/lakes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var loaded struct {
+		Location string `json:"metadata-location"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&loaded); err != nil || resp.StatusCode != http.StatusOK || loaded.Location != tbl.MetadataLocation() {
+		t.Fatalf("REST catalog: %s, %q, %v; want %s", resp.Status, loaded.Location, err, tbl.MetadataLocation())
 	}
 }

@@ -120,6 +120,7 @@ func newFlagSet() (*flag.FlagSet, *flags) {
 	fs.Int64Var(&f.cfg.KVBatchCacheBytes, "kv-batch-cache-bytes", 64<<20, "bytes of compressed batches /kv keeps decoded (negative: none)")
 	fs.DurationVar(&f.cfg.Coordinator.TableMaintainInterval, "table-maintain-interval", 24*time.Hour, "how often the embedded coordinator may plan a table.enabled topic's table maintenance job: table.retention.ms, snapshot expiry and orphan files (the first after a start at once)")
 	fs.DurationVar(&f.cfg.Coordinator.TableInterval, "table-interval", time.Minute, "how often the embedded coordinator may plan a table.enabled topic's table job: how often its Iceberg table gets a snapshot (table lag against snapshot count)")
+	fs.StringVar(&f.cfg.TableLocation, "table-location", "", "URI of where the Iceberg tables' files go: s3://bucket/path (with the --s3-* options and credentials) or file:///dir (default: <the object store>/<--s3-prefix>/tables)")
 	fs.StringVar(&f.cfg.TableNamespace, "table-namespace", node.DefaultTableNamespace, "the Iceberg namespace of every table.enabled topic's table")
 	f.tableREST = fs.Bool("table-rest-enabled", true, "serve the tables' read-only Iceberg REST catalog at /iceberg/v1 on the HTTP listener, behind its authentication and the topics' ACLs (DESCRIBE lists a table, READ loads it)")
 	fs.StringVar(&f.cfg.NATSURL, "nats-url", "", "NATS server of a cluster whose coordinator runs as cmd/coordinator; empty: embed NATS and the coordinator")
