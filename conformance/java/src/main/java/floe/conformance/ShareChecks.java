@@ -3,6 +3,9 @@ package floe.conformance;
 import static floe.conformance.CheckFailed.expect;
 import static floe.conformance.CheckFailed.expectEqual;
 
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -10,7 +13,10 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
@@ -20,6 +26,7 @@ import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.ListGroupsOptions;
 import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
+import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.admin.ShareGroupDescription;
 import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
@@ -27,6 +34,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.KafkaFuture;
@@ -45,7 +53,39 @@ final class ShareChecks {
         return List.of(
                 new Check("share-cooperative", ShareChecks::cooperative),
                 new Check("share-explicit-ack", ShareChecks::explicitAck),
-                new Check("share-admin", ShareChecks::admin));
+                new Check("share-admin", ShareChecks::admin),
+                new Check("share-read-committed", ShareChecks::readCommitted),
+                new Check("share-retention", ShareChecks::retention),
+                new Check("share-lock-timeout-poison", ShareChecks::lockTimeoutPoison));
+    }
+
+    /** Sets group configs of group (GROUP resource), as Admin.incrementalAlterConfigs does. */
+    private static void groupConfigs(Env env, String group, Map<String, String> configs) throws Exception {
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.GROUP, group);
+        List<AlterConfigOp> ops = new ArrayList<>();
+        configs.forEach((name, value) -> ops.add(new AlterConfigOp(new ConfigEntry(name, value), AlterConfigOp.OpType.SET)));
+        env.await(env.admin().incrementalAlterConfigs(Map.of(resource, ops)).all(),
+                "IncrementalAlterConfigs " + configs + " of " + group);
+    }
+
+    /** Sends records from..from+n-1 to partition 0 of topic at once (one batch, as a rule) and waits for them. */
+    private static void sendBatch(Env env, KafkaProducer<String, String> producer, String topic, int from, int n) throws Exception {
+        List<java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata>> sent = new ArrayList<>();
+        for (int i = from; i < from + n; i++) {
+            sent.add(producer.send(Records.numbered(topic, 0, i, null)));
+        }
+        producer.flush();
+        Records.awaitAll(env, sent);
+    }
+
+    /** Polls consumer for quiet, failing on any record: what is done must never come back. */
+    private static void expectNothingMore(Env env, KafkaShareConsumer<String, String> consumer, Duration quiet) {
+        long until = System.nanoTime() + quiet.toNanos();
+        while (System.nanoTime() < until && !env.deadline.expired()) {
+            for (ConsumerRecord<String, String> r : consumer.poll(env.deadline.atMost(POLL))) {
+                throw new CheckFailed("offset " + r.offset() + " delivered again with count " + deliveryCount(r));
+            }
+        }
     }
 
     /** Sets share.auto.offset.reset=earliest on group, as a group config (GROUP resource). */
@@ -220,6 +260,232 @@ final class ShareChecks {
         boolean gone = env.await(admin.listGroups(ListGroupsOptions.forShareGroups()).all(), "ListGroups share").stream()
                 .noneMatch(l -> l.groupId().equals(group));
         expect(gone, "group " + group + " still listed after DeleteShareGroups");
+    }
+
+    /**
+     * share.isolation.level=read_committed (set explicitly: Kafka's default
+     * is read_uncommitted, floe's read_committed): a transaction of 5 records
+     * aborted, then one of 3 committed; a share consumer reads exactly the 3
+     * committed ones, once each (the broker filters the aborted ones out, as
+     * share consumers filter nothing), and the partition completes: lag 0.
+     */
+    static void readCommitted(Env env) throws Exception {
+        String topic = env.createTopic("share-txn", 1);
+        TopicPartition tp = new TopicPartition(topic, 0);
+        KafkaProducer<String, String> producer = env.producer(Map.of(
+                ProducerConfig.TRANSACTIONAL_ID_CONFIG, env.name("share-txn"),
+                ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 30_000));
+        producer.initTransactions();
+        producer.beginTransaction();
+        for (int i = 0; i < 5; i++) {
+            producer.send(Records.numbered(topic, 0, i, null));
+        }
+        producer.flush();
+        producer.abortTransaction();
+        producer.beginTransaction();
+        for (int i = 5; i < 8; i++) {
+            producer.send(Records.numbered(topic, 0, i, null));
+        }
+        producer.commitTransaction();
+
+        String group = env.name("share-txn");
+        groupConfigs(env, group, Map.of("share.auto.offset.reset", "earliest", "share.isolation.level", "read_committed"));
+        KafkaShareConsumer<String, String> consumer = env.shareConsumer(Map.of(ConsumerConfig.GROUP_ID_CONFIG, group));
+        consumer.subscribe(List.of(topic));
+        Set<Integer> read = new HashSet<>();
+        while (read.size() < 3) {
+            env.deadline.check("waiting for the 3 committed records, got " + read);
+            for (ConsumerRecord<String, String> r : consumer.poll(env.deadline.atMost(POLL))) {
+                int i = Records.index(r);
+                expect(i >= 5, "record " + i + " of the aborted transaction delivered at offset " + r.offset());
+                expect(read.add(i), "record " + i + " delivered twice");
+                Records.expectNumbered(r, i);
+            }
+        }
+        consumer.commitSync(env.deadline.remaining()); // accepts them (implicit mode)
+        expectNothingMore(env, consumer, Duration.ofSeconds(3));
+        // 10 offsets: 5 aborted, a marker, 3 committed, a marker. Lag 0
+        // (floe's start offset is 10 at once; Kafka's may move later).
+        awaitOffsets(env, group, null, tp, 0, 10, 0);
+    }
+
+    /**
+     * Retention: 10 records, deleteRecords before offset 5; a share consumer
+     * from earliest reads 5-9, once each, and nothing below 5.
+     */
+    static void retention(Env env) throws Exception {
+        String topic = env.createTopic("share-retention", 1);
+        TopicPartition tp = new TopicPartition(topic, 0);
+        Records.produce(env, env.producer(Map.of()), topic, 1, 10);
+        env.await(env.admin().deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(5))).all(),
+                "DeleteRecords before 5");
+        String group = env.name("share-retention");
+        earliest(env, group);
+        KafkaShareConsumer<String, String> consumer = env.shareConsumer(Map.of(ConsumerConfig.GROUP_ID_CONFIG, group));
+        consumer.subscribe(List.of(topic));
+        Set<Long> read = new HashSet<>();
+        while (read.size() < 5) {
+            env.deadline.check("waiting for offsets 5-9, got " + read);
+            for (ConsumerRecord<String, String> r : consumer.poll(env.deadline.atMost(POLL))) {
+                expect(r.offset() >= 5, "offset " + r.offset() + " below the log start 5 delivered");
+                expect(read.add(r.offset()), "offset " + r.offset() + " delivered twice");
+                Records.expectNumbered(r, (int) r.offset());
+            }
+        }
+        consumer.commitSync(env.deadline.remaining());
+        expectNothingMore(env, consumer, Duration.ofSeconds(2));
+        awaitOffsets(env, group, null, tp, 5, 10, 0);
+    }
+
+    /**
+     * Poison records and lock timeouts, with share.record.lock.duration.ms
+     * 15000 (the least allowed) and share.delivery.count.limit 2. A victim
+     * JVM (ShareVictim) acquires batch 0-4 and lives on without
+     * acknowledging: those records come back when their lock expires, not
+     * before 10 s. A second victim acquires batch 5-9 and is killed
+     * (destroyForcibly): its connection drops and the records go back at
+     * once, their delivery count kept (Kafka 4.4's releaseAcquiredRecords).
+     * Another consumer gets 0-9 with delivery count 2 and releases them,
+     * which at the limit archives them: they never come back. Batch 10-14,
+     * nobody's, is read with count 1 and accepted.
+     */
+    static void lockTimeoutPoison(Env env) throws Exception {
+        String topic = env.createTopic("share-poison", 1);
+        String group = env.name("share-poison");
+        groupConfigs(env, group, Map.of("share.auto.offset.reset", "earliest",
+                "share.record.lock.duration.ms", "15000", "share.delivery.count.limit", "2"));
+        KafkaProducer<String, String> producer = env.producer(Map.of());
+        sendBatch(env, producer, topic, 0, 5);
+        try (Victim holder = new Victim(env, group, topic, 5)) {
+            expectHeldOnce(holder.held(env), 0, 4);
+            long heldAt = System.nanoTime();
+            // The holder fetches nothing more: the next victim takes 5-9.
+            sendBatch(env, producer, topic, 5, 5);
+            try (Victim killed = new Victim(env, group, topic, 5)) {
+                expectHeldOnce(killed.held(env), 5, 9);
+                killed.kill();
+            }
+            sendBatch(env, producer, topic, 10, 5);
+            KafkaShareConsumer<String, String> consumer = env.shareConsumer(Map.of(
+                    ConsumerConfig.GROUP_ID_CONFIG, group,
+                    "share.acknowledgement.mode", "explicit"));
+            consumer.subscribe(List.of(topic));
+            Map<Long, Short> got = new TreeMap<>();
+            while (got.size() < 15) {
+                env.deadline.check("waiting for offsets 0-14, got " + got);
+                boolean acked = false;
+                for (ConsumerRecord<String, String> r : consumer.poll(env.deadline.atMost(POLL))) {
+                    short count = deliveryCount(r);
+                    Short before = got.putIfAbsent(r.offset(), count);
+                    expect(before == null, "offset " + r.offset() + " delivered again with count " + count + " (first " + before + ")");
+                    if (r.offset() < 10) {
+                        expectEqual((short) 2, count, "delivery count of offset " + r.offset() + ", a victim's");
+                        long waited = Duration.ofNanos(System.nanoTime() - heldAt).toMillis();
+                        expect(r.offset() >= 5 || waited >= 10_000,
+                                "offset " + r.offset() + " came back " + waited + " ms after the living victim acquired it, before its 15 s lock");
+                        consumer.acknowledge(r, AcknowledgeType.RELEASE); // at the limit: archived
+                    } else {
+                        expectEqual((short) 1, count, "delivery count of offset " + r.offset());
+                        consumer.acknowledge(r, AcknowledgeType.ACCEPT);
+                    }
+                    acked = true;
+                }
+                if (acked) {
+                    consumer.commitSync(env.deadline.remaining());
+                }
+            }
+            expectNothingMore(env, consumer, Duration.ofSeconds(3));
+        }
+    }
+
+    /** Expects the victim to hold some of first..last, each at its first delivery. */
+    private static void expectHeldOnce(Map<Long, Short> held, long first, long last) {
+        expect(!held.isEmpty(), "the victim holds nothing");
+        held.forEach((offset, count) -> {
+            expect(offset >= first && offset <= last, "the victim holds offset " + offset + ", want " + first + "-" + last);
+            expectEqual((short) 1, count, "delivery count of offset " + offset + " at the victim");
+        });
+    }
+
+    /**
+     * A ShareVictim JVM on the checks' classpath, holding records of a share
+     * group; close() kills it (destroyForcibly) if it still runs.
+     */
+    private static final class Victim implements AutoCloseable {
+        private final Process process;
+        private final java.io.File stderr;
+        private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+
+        Victim(Env env, String group, String topic, int maxPollRecords) throws IOException {
+            String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+            // Its own limit, past the check's, so that it never outlives a run.
+            long seconds = env.deadline.remaining().toSeconds() + 30;
+            ProcessBuilder pb = new ProcessBuilder(javaBin, "-Xmx256m", "-XX:TieredStopAtLevel=1",
+                    "-cp", System.getProperty("java.class.path"), ShareVictim.class.getName(),
+                    env.bootstrap, group, topic, Integer.toString(maxPollRecords), Long.toString(seconds));
+            stderr = java.io.File.createTempFile("share-victim", ".log");
+            stderr.deleteOnExit();
+            pb.redirectError(stderr);
+            process = pb.start();
+            Thread reader = new Thread(() -> {
+                try (BufferedReader r = process.inputReader()) {
+                    for (String line = r.readLine(); line != null; line = r.readLine()) {
+                        lines.add(line);
+                    }
+                } catch (IOException e) {
+                    // the victim is gone
+                }
+            }, "share-victim-stdout");
+            reader.setDaemon(true);
+            reader.start();
+        }
+
+        /** Waits for the victim's "HELD offset/count,..." line, and returns what it holds. */
+        Map<Long, Short> held(Env env) throws InterruptedException {
+            while (true) {
+                env.deadline.check("waiting for the victim to acquire records");
+                String line = lines.poll(env.deadline.atMost(POLL).toMillis(), TimeUnit.MILLISECONDS);
+                if (line == null) {
+                    if (!process.isAlive() && lines.isEmpty()) {
+                        throw new CheckFailed("the victim exited (" + process.exitValue() + ") holding nothing: " + stderrTail());
+                    }
+                    continue;
+                }
+                if (!line.startsWith("HELD ")) {
+                    continue;
+                }
+                Map<Long, Short> held = new TreeMap<>();
+                for (String s : line.substring("HELD ".length()).split(",")) {
+                    String[] oc = s.split("/");
+                    held.put(Long.parseLong(oc[0]), Short.parseShort(oc[1]));
+                }
+                return held;
+            }
+        }
+
+        /** The end of what the victim wrote to stderr, for a failure's message. */
+        private String stderrTail() {
+            try {
+                String all = java.nio.file.Files.readString(stderr.toPath());
+                return all.substring(Math.max(0, all.length() - 600));
+            } catch (IOException e) {
+                return "(no stderr: " + e + ")";
+            }
+        }
+
+        /** Kills the victim as kill -9 would, and waits for it to be gone. */
+        void kill() throws InterruptedException {
+            process.destroyForcibly();
+            process.waitFor(10, TimeUnit.SECONDS);
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            if (process.isAlive()) {
+                kill();
+            }
+            stderr.delete();
+        }
     }
 
     /** Waits until listGroups(share) lists group as ok wants it, and returns its listing. */
