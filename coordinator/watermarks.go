@@ -13,8 +13,10 @@ type WatermarkQuery struct {
 	// TopicID, when not zero, must be the topic's id: a topic recreated
 	// since is not found.
 	TopicID coordapi.TopicID
-	// HWM is the answer, valid when Found.
+	// HWM is the answer, valid when Found; LSO is the partition's last
+	// stable offset (the bound of share groups reading read_committed).
 	HWM   int64
+	LSO   int64
 	Found bool
 	// Elsewhere says the partition exists but another coordinator shard
 	// owns it (its high watermark is there); TopicID is then set to the
@@ -42,7 +44,7 @@ func (c *Coordinator) HighWatermarks(ctx context.Context, qs []WatermarkQuery) e
 		q.Found, q.Elsewhere = owned, exists && !owned
 		switch {
 		case owned:
-			q.HWM = t.parts[q.Partition].hwm
+			q.HWM, q.LSO = t.parts[q.Partition].hwm, t.parts[q.Partition].lso()
 		case q.Elsewhere:
 			q.TopicID = t.id
 		}

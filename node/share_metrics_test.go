@@ -18,8 +18,10 @@ import (
 // TestShareGroupMetrics reads the share group metrics from a running
 // node's /metrics (the embedded coordinator's and broker's) after a kgo
 // share consumer read 10 records, releasing one and accepting the rest,
-// the released one accepted when it came back; then a raw share session
-// whose connection closes is counted as an eviction.
+// the released one accepted when it came back; the lag of records produced
+// after, bounded by the last stable offset under read_committed (the
+// default) and by the high watermark under read_uncommitted; then a raw
+// share session whose connection closes is counted as an eviction.
 func TestShareGroupMetrics(t *testing.T) {
 	n := floetest.StartNode(t, node.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -108,6 +110,32 @@ func TestShareGroupMetrics(t *testing.T) {
 	expect("floe_kafka_share_sessions", 0)
 	expect("floe_share_group_lag", 5, group, topic, `partition="0"`)
 	expect("floe_share_group_lag_sum", 5, group)
+
+	// Three records of a transaction left open are not lag under
+	// read_committed (the default): the bound is the last stable offset.
+	txn := pinned(t, n.KafkaAddr(), kgo.DefaultProduceTopic("sq"), kgo.TransactionalID("open-txn"))
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := txn.ProduceSync(ctx, &kgo.Record{Value: fmt.Appendf(nil, "open%d", i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expect("floe_share_group_lag", 5, group, topic, `partition="0"`)
+	// read_uncommitted counts them.
+	alter = kmsg.NewPtrIncrementalAlterConfigsRequest()
+	res = kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "sg"
+	cfg = kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	cfg.Name, cfg.Value = "share.isolation.level", kmsg.StringPtr("read_uncommitted")
+	res.Configs = append(res.Configs, cfg)
+	alter.Resources = append(alter.Resources, res)
+	if ar, err := alter.RequestWith(ctx, prod); err != nil || ar.Resources[0].ErrorCode != 0 {
+		t.Fatalf("share.isolation.level: %v %+v", err, ar)
+	}
+	expect("floe_share_group_lag", 8, group, topic, `partition="0"`)
+	expect("floe_share_group_lag_sum", 8, group)
 
 	// A share session whose connection closes is evicted.
 	evicted, err := floetest.Metric(n.HTTPAddr(), "floe_kafka_share_session_evictions_total")

@@ -149,7 +149,7 @@ func (s *Service) highWatermarks(ctx context.Context, qs []coordinator.Watermark
 	for j, r := range res {
 		if r.ErrorCode == 0 || r.ErrorCode == kerr.OffsetOutOfRange.Code {
 			q := &qs[at[j]]
-			q.HWM, q.Found = r.HighWatermark, true
+			q.HWM, q.LSO, q.Found = r.HighWatermark, r.LastStableOffset, true
 		}
 	}
 	return nil

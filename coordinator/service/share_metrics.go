@@ -36,14 +36,14 @@ var shareOutcomes = []struct {
 //
 //	floe.share_group.records{group,topic,outcome}     records by outcome (counter)
 //	floe.share_group.lock_timeouts{group,topic}       records whose lock expired (counter)
-//	floe.share_group.lag{group,topic,partition}       high watermark - SPSO - completed (>= 0)
+//	floe.share_group.lag{group,topic,partition}       bound - SPSO - completed (>= 0)
 //	floe.share_group.lag_sum{group}                    the group's lag over its share-partitions
 //	floe.share_group.in_flight_records{group}         records acquired and not yet done with
 //
 // The counters start at zero with the process (or a new HA leader). The
-// lag's bound is the high watermark even under share.isolation.level
-// read_committed (DescribeShareGroupOffsets uses the last stable offset
-// there): records of open transactions count as lag. Series are bounded
+// lag's bound is the high watermark, or the last stable offset under
+// share.isolation.level read_committed, as DescribeShareGroupOffsets
+// answers (KIP-1226). Series are bounded
 // as registerLag's: lag_sum and in_flight_records have one per group; the
 // per-topic and per-partition series cover whole groups in name order
 // while they add up to at most maxSeries, and the groups past that have
@@ -60,7 +60,7 @@ func (s *Service) registerShare(m metric.Meter, maxSeries int) (metric.Registrat
 		return nil, fmt.Errorf("service: counter share lock timeouts: %w", err)
 	}
 	lag, err := m.Int64ObservableGauge("floe.share_group.lag", metric.WithUnit("{record}"),
-		metric.WithDescription("Records of each share-partition below its high watermark not yet acknowledged or archived (KIP-1226's lag)."))
+		metric.WithDescription("Records of each share-partition below its high watermark (last stable offset under read_committed) not yet acknowledged or archived (KIP-1226's lag)."))
 	if err != nil {
 		return nil, fmt.Errorf("service: gauge share lag: %w", err)
 	}
@@ -145,7 +145,11 @@ func (s *Service) shareMetrics(ctx context.Context, maxSeries int) []shareGroupM
 				g.inFlight += p.InFlight
 				l := int64(-1)
 				if qs[q].Found {
-					l = max(qs[q].HWM-p.Start-p.Completed, 0)
+					bound := qs[q].HWM
+					if g.ReadCommitted {
+						bound = qs[q].LSO
+					}
+					l = max(bound-p.Start-p.Completed, 0)
 					g.lagSum += l
 				}
 				g.lags[ti][pi] = l
