@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -296,6 +297,16 @@ func (c *Coordinator) buildTableJob(pk partKey, nowMs int64) (*tierJob, bool, er
 
 	c.tier.Lock()
 	ts := c.tableStateLocked(pk.topic)
+	// The partitions whose oldest uncovered record has waited longest
+	// first: with a job's budget shared, the table's lag (the longest
+	// wait) falls fastest, and no partition waits behind the others'.
+	waiting := func(p tablePart) int64 {
+		if g := ts.grew[p.partition]; len(g) > 0 {
+			return g[0].ms
+		}
+		return math.MaxInt64
+	}
+	slices.SortStableFunc(parts, func(a, b tablePart) int { return cmp.Compare(waiting(a), waiting(b)) })
 	spans := make([][2]int64, len(parts))
 	for i, p := range parts {
 		spans[i][0], spans[i][1] = tableSpan(ts, p)
@@ -323,8 +334,11 @@ func (c *Coordinator) buildTableJob(pk partKey, nowMs int64) (*tierJob, bool, er
 				if !bc.Segment {
 					return fmt.Errorf("WAL batch %d-%d below the WAL start %d", bc.BaseOffset, bc.LastOffset, p.walStart)
 				}
-				if len(r.Segments) > 0 && (budget < int64(bc.ByteLength) || segments <= 0) {
-					r.To = r.Segments[len(r.Segments)-1].LastOffset + 1 // the job is full
+				// Only the job's first segment may be larger than the budget.
+				if (len(r.Segments) > 0 || len(tj.Ranges) > 0) && (budget < int64(bc.ByteLength) || segments <= 0) {
+					if len(r.Segments) > 0 {
+						r.To = r.Segments[len(r.Segments)-1].LastOffset + 1 // the job is full
+					}
 					full = true
 					return errStopScan
 				}
@@ -344,6 +358,9 @@ func (c *Coordinator) buildTableJob(pk partKey, nowMs int64) (*tierJob, bool, er
 			return nil, false, fmt.Errorf("table job of %s/%d: %w", tj.TopicName, p.partition, err)
 		}
 		if len(r.Segments) == 0 {
+			if from < to {
+				full = true // none fit: the next job
+			}
 			continue
 		}
 		c.mu.RLock()
@@ -354,6 +371,7 @@ func (c *Coordinator) buildTableJob(pk partKey, nowMs int64) (*tierJob, bool, er
 	if len(tj.Ranges) == 0 {
 		return nil, false, nil
 	}
+	slices.SortFunc(tj.Ranges, func(a, b coordapi.TableRange) int { return cmp.Compare(a.Partition, b.Partition) })
 	c.tier.Lock()
 	ts = c.tableStateLocked(pk.topic)
 	ts.plannedMs, ts.full = nowMs, full

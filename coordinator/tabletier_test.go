@@ -505,3 +505,45 @@ func TestTableJobFull(t *testing.T) {
 		t.Fatalf("a job within the interval after catching up: %v", rangesOf(job))
 	}
 }
+
+// TestTableJobBudget: a job's byte budget holds across its partitions
+// (only its first segment may exceed it), and the partition whose oldest
+// uncovered record has waited longest goes first.
+func TestTableJobBudget(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.TierInterval = -1; o.TableInterval = time.Hour })
+	ctx := context.Background()
+	tp := e.topic("orders", 2, map[string]string{coordapi.ConfigTableEnabled: "true", "retention.ms": "-1"})
+	e.c.tier.Lock()
+	e.c.tier.tableJobBytes = 1
+	e.c.tier.Unlock()
+	var seg int
+	for _, p := range []int32{1, 0} { // partition 1's records first: it waits longest
+		e.commit("w"+itoa(int64(p)), plain(tp.ID, p, 1))
+		e.clock.Advance(21 * time.Minute)
+		if err := e.c.TierTick(ctx); err != nil {
+			t.Fatal(err)
+		}
+		e.consolidateAll(&seg)
+	}
+	if err := e.c.TierTick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for {
+		job, ok := e.claimTable()
+		if !ok {
+			break
+		}
+		if len(job.Table.Ranges) != 1 {
+			t.Fatalf("a job of budget 1 with ranges %v: want one segment", rangesOf(job))
+		}
+		got = append(got, rangesOf(job)[0][:5])
+		r := job.Table.Ranges[0]
+		if err := completeTable(e, job, coordapi.TableCovered{Partition: r.Partition, Next: r.To}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{"1:0-2", "0:0-2"}; !slices.Equal(got, want) {
+		t.Fatalf("jobs %v, want %v", got, want)
+	}
+}
