@@ -166,9 +166,13 @@ func runShareBench(b *testing.B, c *floetest.Cluster, id int32, topic, group str
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	admCl := pinnedClient(b, p.KafkaAddr)
 	if share {
+		admCl, err := kgo.NewClient(kgo.SeedBrokers(p.KafkaAddr))
+		if err != nil {
+			b.Fatal(err)
+		}
 		setShareAutoOffsetReset(b, ctx, admCl, group)
+		admCl.Close()
 	}
 	acquiresBefore := shareAcquires(b, c)
 
@@ -181,6 +185,7 @@ func runShareBench(b *testing.B, c *floetest.Cluster, id int32, topic, group str
 		lastAt    time.Time
 		done      = make(chan struct{})
 		wg        sync.WaitGroup
+		clients   []*kgo.Client
 	)
 	start := time.Now()
 	for range consumers {
@@ -190,7 +195,13 @@ func runShareBench(b *testing.B, c *floetest.Cluster, id int32, topic, group str
 		} else {
 			opts = append(opts, kgo.ConsumerGroup(group), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 		}
-		cl := pinnedClient(b, p.KafkaAddr, opts...)
+		// Closed at the end of this run, not of the benchmark: a share
+		// client left open would go on heartbeating into later rounds.
+		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(p.KafkaAddr)}, opts...)...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		clients = append(clients, cl)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -256,6 +267,9 @@ func runShareBench(b *testing.B, c *floetest.Cluster, id int32, topic, group str
 	}
 	cancel()
 	wg.Wait()
+	for _, cl := range clients {
+		cl.Close()
+	}
 	return shareBenchRun{records: records, delivered: delivered.Load(), first: firstAt.Sub(start), last: lastAt.Sub(start),
 		acquires: shareAcquires(b, c) - acquiresBefore}
 }
