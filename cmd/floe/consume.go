@@ -40,6 +40,7 @@ partitions the group has no offset for).
 
 --format is printed for each record, with (as kcat):
   %t topic  %p partition  %o offset  %T timestamp (Unix ms)
+  %d delivery count (share consume; 0 here)
   %k key  %v or %s value  %h headers (k=v,k=v)  %K key length  %S value length
   \n newline  \t tab  \\ backslash  %% percent
 --json prints one JSON object per record and line instead.`)
@@ -264,6 +265,8 @@ func parseFormat(format string) (func(w *bufio.Writer, r *kgo.Record), error) {
 			add(func(w *bufio.Writer, r *kgo.Record) { w.WriteString(strconv.FormatInt(r.Offset, 10)) })
 		case 'T':
 			add(func(w *bufio.Writer, r *kgo.Record) { w.WriteString(strconv.FormatInt(r.Timestamp.UnixMilli(), 10)) })
+		case 'd':
+			add(func(w *bufio.Writer, r *kgo.Record) { w.WriteString(strconv.Itoa(int(r.DeliveryCount()))) })
 		case 'k':
 			add(func(w *bufio.Writer, r *kgo.Record) { w.Write(r.Key) })
 		case 'v', 's':
@@ -284,7 +287,7 @@ func parseFormat(format string) (func(w *bufio.Writer, r *kgo.Record), error) {
 				}
 			})
 		default:
-			return nil, fmt.Errorf("--format: unknown %%%c (know %%t %%p %%o %%T %%k %%v %%s %%h %%K %%S %%%%)", next)
+			return nil, fmt.Errorf("--format: unknown %%%c (know %%t %%p %%o %%T %%d %%k %%v %%s %%h %%K %%S %%%%)", next)
 		}
 	}
 	flush()

@@ -8,6 +8,7 @@
 //	floe produce orders --key-separator : < orders.txt
 //	floe consume orders -e --format '%k=%v (partition %p, offset %o)\n'
 //	floe group reset-offsets billing --topic orders --to-earliest --execute
+//	floe share consume jobs --group workers --ack accept
 //	floe kv get users alice
 //
 // Exit status: 0 on success, 1 when an operation fails (a Kafka error is
@@ -63,6 +64,13 @@ var commands = []*command{
 		{name: "list", summary: "list consumer groups", run: groupList},
 		{name: "describe", summary: "show a group's members, offsets and lag", run: groupDescribe},
 		{name: "reset-offsets", summary: "move a group's committed offsets (dry run unless --execute)", run: groupResetOffsets},
+	}},
+	{name: "share", summary: "share groups (queues): consume, list, describe, reset offsets, delete", subs: []*command{
+		{name: "consume", summary: "consume as a share group member, acknowledging each record", run: shareConsume},
+		{name: "list", summary: "list share groups", run: shareList},
+		{name: "describe", summary: "show a share group's members, start offsets and lag", run: shareDescribe},
+		{name: "reset-offsets", summary: "move a share group's start offsets (dry run unless --execute)", run: shareResetOffsets},
+		{name: "delete", summary: "delete share groups", run: shareDelete},
 	}},
 	{name: "kv", summary: "look keys up in indexed topics (GET /kv)", subs: []*command{
 		{name: "get", summary: "read the latest value of a key", run: kvGet},
