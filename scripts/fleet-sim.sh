@@ -10,6 +10,7 @@
 #   BROKERS=256 PARTITIONS=100000 TOPICS=100 RATE=1300 BATCHES=600 ./scripts/fleet-sim.sh   # the 10 GiB/s cluster
 #   REPLICAS=1 ./scripts/fleet-sim.sh                        # an R1 log, for comparison
 #   PROFILE=20 ./scripts/fleet-sim.sh                        # and a 20 s CPU profile of the leader after the warmup
+#   SHARDS=4 PROFILE=20 PROFILE_SHARD=1 ./scripts/fleet-sim.sh # ... of shard 1's leader
 #   SHARDS=4 ./scripts/fleet-sim.sh                          # a coordinator of 4 shards, one process each (--shards, --shard)
 #   SHARDS=4 CPUS="0 1 0 1" ./scripts/fleet-sim.sh           # shard i pinned to CPU ${CPUS[i]} (taskset)
 #
@@ -27,7 +28,7 @@ read -r -a cpus <<< "${CPUS:-}"
 BROKERS="${BROKERS:-8}" PARTITIONS="${PARTITIONS:-1000}" TOPICS="${TOPICS:-10}"
 RATE="${RATE:-100}" BATCHES="${BATCHES:-10}"
 CONSUMERS="${CONSUMERS:-8}" CONSUMER_PARTITIONS="${CONSUMER_PARTITIONS:-32}" CONSUMER_GROUPS="${CONSUMER_GROUPS:-4}"
-DURATION="${DURATION:-30s}" WARMUP="${WARMUP:-5s}" PROFILE="${PROFILE:-0}"
+DURATION="${DURATION:-30s}" WARMUP="${WARMUP:-5s}" PROFILE="${PROFILE:-0}" PROFILE_SHARD="${PROFILE_SHARD:-0}"
 read -r -a fleetsim_flags <<< "${FLEETSIM_FLAGS:-}"
 read -r -a coordinator_flags <<< "${COORDINATOR_FLAGS:-}"
 work="$(mktemp -d)"
@@ -95,8 +96,8 @@ if [ "$PROFILE" != 0 ]; then
   # After the warmup and the topics' creation (a few seconds at 100,000
   # partitions), for PROFILE seconds.
   ( sleep "$(( ${WARMUP%s} + 5 ))"
-    curl -sf -o "$out/cpu.pprof" "http://127.0.0.1:$http_port/debug/pprof/profile?seconds=$PROFILE" &&
-      echo "CPU profile of the leader: go tool pprof -top $out/coordinator $out/cpu.pprof" >&2 ) &
+    curl -sf -o "$out/cpu.pprof" "http://127.0.0.1:${shard_http[PROFILE_SHARD]}/debug/pprof/profile?seconds=$PROFILE" &&
+      echo "CPU profile of shard $PROFILE_SHARD's leader: go tool pprof -top $out/coordinator $out/cpu.pprof" >&2 ) &
   pids+=($!)
 fi
 
