@@ -66,7 +66,10 @@ type Groups struct {
 	// (share_fetch.go); commits is the subscription to the commit notices
 	// that wake them (subscribeCommits).
 	shareWait shareWaiters
-	commits   struct {
+	// shareViews are the views share groups read, by view id
+	// (share_views.go).
+	shareViews shareViewCache
+	commits    struct {
 		sync.Mutex
 		sub  CommitSubscriber // nil without (Options.Partitions is none)
 		stop func()           // nil until subscribed

@@ -167,7 +167,12 @@ func (gs *Groups) shareLag(ctx context.Context, sum sharePartSummary, readCommit
 	if pr == nil {
 		return -1
 	}
-	st, err := pr.PartitionState(ctx, sum.id, sum.partition)
+	data, _, err := gs.shareDataOf(ctx, topicID(sum.id))
+	if err != nil {
+		gs.log.Warn("resolve a view for share lag", "topic_id", sum.id, "err", err)
+		return -1
+	}
+	st, err := pr.PartitionState(ctx, coordapi.TopicID(data), sum.partition) // a view's are its base's
 	if err != nil {
 		gs.log.Warn("read partition offsets for share lag", "topic_id", sum.id, "partition", sum.partition, "err", err)
 		return -1

@@ -135,6 +135,10 @@ func (gs *Groups) ShareAcquire(ctx context.Context, req coordapi.ShareAcquireReq
 			return resp, nil // answer the failure at once
 		}
 		tps = append(tps, tp{topicID(p.Topic), p.Partition})
+		if data, _, err := gs.shareDataOf(ctx, topicID(p.Topic)); err == nil && data != topicID(p.Topic) {
+			// A view's records are committed to its base partition.
+			tps = append(tps, tp{data, p.Partition})
+		}
 	}
 	if len(tps) == 0 {
 		return resp, nil
@@ -266,7 +270,16 @@ func (gs *Groups) shareAcquireOnce(ctx context.Context, req *coordapi.ShareAcqui
 				}
 			}
 		}
-		if !pp.Fetch || req.Renew || part == nil || remaining <= 0 {
+		if pp.Fetch && !req.Renew && part == nil {
+			if serr := s.startErr[t]; serr != nil {
+				// Its share-partition could not be started: say why rather
+				// than answer nothing for ever.
+				r.ErrorCode = errorCodeOf(serr)
+				got = true
+			}
+			continue
+		}
+		if !pp.Fetch || req.Renew || remaining <= 0 {
 			continue
 		}
 		res, acq := g.shareAcquirePartitionLocked(ctx, part, t, req, remaining, max(budget/nFetch, 1), readCommitted, nowMs, note)
@@ -324,9 +337,15 @@ func (g *group) shareAcquirePartitionLocked(ctx context.Context, part *share.Par
 	if !ok {
 		return nil, out // no batches to read: nothing to acquire
 	}
+	// A view's records are its base partition's (share_views.go).
+	data, _, derr := g.gs.shareDataOf(ctx, t.id)
+	if derr != nil {
+		out.ErrorCode = errorCodeOf(derr)
+		return nil, out
+	}
 	find := func() (coordapi.FindBatchesResponse, error) {
 		return finder.FindBatches(ctx, coordapi.FindBatchesRequest{
-			TopicID: coordapi.TopicID(t.id), Partition: t.p, Offset: part.NextOffset(),
+			TopicID: coordapi.TopicID(data), Partition: t.p, Offset: part.NextOffset(),
 			MaxBytes: int32(min(maxBytes, 1<<31-1)), ReadCommitted: readCommitted,
 		})
 	}
@@ -335,7 +354,7 @@ func (g *group) shareAcquirePartitionLocked(ctx context.Context, part *share.Par
 		// Below the log start (retention, DeleteRecords), or past the
 		// high watermark (a partition recreated smaller): archive what the
 		// log start passed and look again.
-		st, serr := pr.PartitionState(ctx, coordapi.TopicID(t.id), t.p)
+		st, serr := pr.PartitionState(ctx, coordapi.TopicID(data), t.p)
 		if serr != nil {
 			out.ErrorCode = errorCodeOf(serr)
 			return nil, out

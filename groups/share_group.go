@@ -62,6 +62,10 @@ type shareGroup struct {
 	writtenGroup   []byte
 	writtenState   []byte
 	dirty          map[string]struct{}
+	// startErr is why each partition of the target assignment whose
+	// share-partition could not be started failed (its offsets could not
+	// be read); ShareAcquire answers it, until a heartbeat starts it.
+	startErr map[tp]error
 	// partRows are share-partition rows to write with the next persist
 	// (partitions started since the last one).
 	partRows []share.Mutation

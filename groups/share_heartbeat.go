@@ -41,6 +41,8 @@ func (gs *Groups) ShareGroupHeartbeat(ctx context.Context, c coordapi.ClientInfo
 	}
 	defer gs.leave()
 	gs.subscribeCommits() // before any member of a share group can fetch
+	// Views ("base/KEY") are not listed: the snapshot resolves the names.
+	gs.noteSubscribed(req.SubscribedTopicNames)
 	snap, terr := gs.topics(ctx)
 	if terr != nil {
 		gs.log.Warn("list topics for a share group heartbeat", "group", req.GroupID, "err", terr)
@@ -299,8 +301,13 @@ func (g *group) startSharePartitionsLocked(ctx context.Context) {
 				offset, err := g.gs.shareStartOffset(ctx, coordapi.TopicID(id), p, *reset)
 				if err != nil {
 					g.gs.log.Warn("start share-partition", "group", g.name, "topic_id", coordapi.TopicID(id), "partition", p, "err", err)
+					if s.startErr == nil {
+						s.startErr = make(map[tp]error)
+					}
+					s.startErr[tp{id, p}] = err // ShareAcquire answers it
 					continue
 				}
+				delete(s.startErr, tp{id, p})
 				part, res := share.New(share.ID{Group: g.name, Topic: coordapi.TopicID(id), Partition: p}, cfg, offset, nowMs)
 				if s.parts[id] == nil {
 					s.parts[id] = make(map[int32]*share.Partition)
@@ -316,12 +323,18 @@ func (g *group) startSharePartitionsLocked(ctx context.Context) {
 // shareStartOffset resolves share.auto.offset.reset for one partition:
 // its high watermark (latest), log start (earliest), or the first offset
 // at or after now - d (by_duration; the high watermark when there is
-// none). Without Options.Partitions every partition starts at 0.
-func (gs *Groups) shareStartOffset(ctx context.Context, id coordapi.TopicID, p int32, r autoOffsetReset) (int64, error) {
+// none). A view's offsets are its base partition's. Without
+// Options.Partitions every partition starts at 0.
+func (gs *Groups) shareStartOffset(ctx context.Context, view coordapi.TopicID, p int32, r autoOffsetReset) (int64, error) {
 	pr := gs.opts.Partitions
 	if pr == nil {
 		return 0, nil
 	}
+	data, _, err := gs.shareDataOf(ctx, topicID(view))
+	if err != nil {
+		return 0, err
+	}
+	id := coordapi.TopicID(data)
 	if r.byDuration {
 		off, _, err := pr.ListOffset(ctx, id, p, gs.now().Add(-r.by).UnixMilli())
 		if err != nil {

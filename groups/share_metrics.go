@@ -73,7 +73,11 @@ func (s *shareGroup) countLocked(t tp, st share.Stats) {
 type ShareTopicMetrics struct {
 	Topic   string
 	TopicID [16]byte
-	Counts  ShareCounts
+	// DataTopic and DataTopicID name the topic holding the records, whose
+	// offsets the lag is worked out from: a view's base topic, else Topic.
+	DataTopic   string
+	DataTopicID [16]byte
+	Counts      ShareCounts
 	// Partitions are the topic's share-partitions, by partition.
 	Partitions []SharePartitionMetrics
 }
@@ -137,7 +141,11 @@ func (gs *Groups) ShareMetrics(ctx context.Context, fn func(ShareGroupMetrics)) 
 			if !ok {
 				i = len(m.Topics)
 				byID[id] = i
-				m.Topics = append(m.Topics, ShareTopicMetrics{Topic: name, TopicID: id})
+				tm := ShareTopicMetrics{Topic: name, TopicID: id, DataTopic: name, DataTopicID: id}
+				if v := snap.byName[name].view; v != nil {
+					tm.DataTopic, tm.DataTopicID = v.BaseName, v.BaseID
+				}
+				m.Topics = append(m.Topics, tm)
 			}
 			return &m.Topics[i]
 		}

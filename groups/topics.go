@@ -31,6 +31,8 @@ type topicID = [16]byte
 type topicMeta struct {
 	id         topicID
 	partitions int32
+	// view is the base topic and key of a view; nil for a topic.
+	view *coordapi.TopicView
 }
 
 // topicSnapshot is the topic metadata at one moment.
@@ -142,7 +144,7 @@ func (gs *Groups) topics(ctx context.Context) (*topicSnapshot, error) {
 				if err != nil || t.View == nil {
 					continue // not a view (now): subscribed to nothing
 				}
-				snap.byName[t.Name] = topicMeta{id: topicID(t.ID), partitions: t.Partitions}
+				snap.byName[t.Name] = topicMeta{id: topicID(t.ID), partitions: t.Partitions, view: t.View}
 				snap.byID[topicID(t.ID)] = t.Name
 			}
 		}

@@ -126,7 +126,8 @@ func (s *Service) shareMetrics(ctx context.Context, maxSeries int) []shareGroupM
 	for _, g := range out {
 		for _, t := range g.Topics {
 			for _, p := range t.Partitions {
-				qs = append(qs, coordinator.WatermarkQuery{Topic: t.Topic, Partition: p.Partition, TopicID: coordapi.TopicID(t.TopicID)})
+				// A view's lag is worked out from its base partition's offsets.
+				qs = append(qs, coordinator.WatermarkQuery{Topic: t.DataTopic, Partition: p.Partition, TopicID: coordapi.TopicID(t.DataTopicID)})
 			}
 		}
 	}

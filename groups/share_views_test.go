@@ -1,0 +1,209 @@
+package groups
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/internal/testkit"
+)
+
+// shareViewTopics is the fake batch coordinator of share fetches that also
+// resolves hierarchical views, by name (TopicResolver) and by id
+// (TopicByIDResolver), as the coordinator does; the batches and offsets
+// of a view's id are none: only its base's are. stateErr, when set, fails
+// every PartitionState.
+type shareViewTopics struct {
+	*shareTopics
+	stateErr error
+}
+
+func (v *shareViewTopics) Topic(_ context.Context, name string) (coordapi.Topic, error) {
+	f := v.fakeTopics
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if t, ok := f.topics[name]; ok {
+		return t, nil
+	}
+	base, key, ok := strings.Cut(name, "/")
+	bt, found := f.topics[base]
+	if !ok || !found {
+		return coordapi.Topic{}, fmt.Errorf("topic %q: %w", name, kerr.UnknownTopicOrPartition)
+	}
+	return coordapi.Topic{ID: coordapi.ViewTopicID(bt.ID, []byte(key)), Name: name, Partitions: bt.Partitions,
+		View: &coordapi.TopicView{BaseID: bt.ID, BaseName: base, Key: []byte(key)}}, nil
+}
+
+func (v *shareViewTopics) TopicByID(ctx context.Context, id coordapi.TopicID) (coordapi.Topic, error) {
+	f := v.fakeTopics
+	f.mu.Lock()
+	var names []string
+	for name, t := range f.topics {
+		if t.ID == id {
+			f.mu.Unlock()
+			return t, nil
+		}
+		names = append(names, name)
+	}
+	f.mu.Unlock()
+	for _, base := range names {
+		for _, key := range []string{"a", "b"} {
+			if t, err := v.Topic(ctx, base+"/"+key); err == nil && t.ID == id {
+				return t, nil
+			}
+		}
+	}
+	return coordapi.Topic{}, fmt.Errorf("topic %s: %w", id, kerr.UnknownTopicID)
+}
+
+func (v *shareViewTopics) PartitionState(ctx context.Context, id coordapi.TopicID, p int32) (coordapi.PartitionState, error) {
+	v.mu.Lock()
+	err := v.stateErr
+	v.mu.Unlock()
+	if err != nil {
+		return coordapi.PartitionState{}, err
+	}
+	return v.shareTopics.PartitionState(ctx, id, p)
+}
+
+// TestShareGroupOnView: a share group subscribed to a hierarchical view
+// ("telemetry/a") is assigned the view's partitions under the view's id,
+// and its share-partition reads the base topic's partition: SPSO starts at
+// the base's log start or high watermark (share.auto.offset.reset),
+// acquisitions take the base's offsets and batches (the broker cuts the
+// other keys' records out), a held acquisition wakes on the base's
+// commits, and the lag (DescribeShareGroupOffsets, the metrics) is the
+// base's. A share-partition that cannot be started answers the reason to
+// the fetch, on a view or a topic, instead of nothing.
+func TestShareGroupOnView(t *testing.T) {
+	tests := []struct {
+		name     string
+		topic    string // subscribed
+		reset    string
+		logStart int64
+		stateErr error // PartitionState fails while the group joins
+		// start is the SPSO; acquired the first acquisition's answer.
+		start    int64
+		acquired string
+		code     *kerr.Error // of the first acquisition
+		lag      int64       // after the first acquisition
+	}{
+		{name: "earliest", topic: "telemetry/a", reset: "earliest", start: 0, acquired: "0-9(1) batches 0-2 3-5 6-9", lag: 10},
+		{name: "earliest past the log start", topic: "telemetry/a", reset: "earliest", logStart: 3, start: 3, acquired: "3-9(1) batches 3-5 6-9", lag: 7},
+		{name: "latest", topic: "telemetry/a", reset: "latest", start: 10, acquired: "batches", lag: 0},
+		{name: "view offsets unreadable", topic: "telemetry/a", reset: "earliest", stateErr: kerr.NotLeaderForPartition,
+			acquired: "batches", code: kerr.NotLeaderForPartition},
+		{name: "topic offsets unreadable", topic: "telemetry", reset: "earliest", stateErr: errors.New("disk on fire"),
+			acquired: "batches", code: kerr.KafkaStorageError},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			vt := &shareViewTopics{shareTopics: newShareTopics(), stateErr: tc.stateErr}
+			h := newHarness(t, func(o *Options) { o.Topics = vt })
+			base := vt.set("telemetry", 1)
+			vt.setOffsets(base, 0, 0)
+			vt.commit(base, 3, 3, 4)
+			vt.mu.Lock()
+			s := vt.states[coordapi.TopicID(base)]
+			s.LogStartOffset = tc.logStart
+			vt.states[coordapi.TopicID(base)] = s
+			vt.mu.Unlock()
+			if code, msg := h.alterGroupConfig("g", cfgShareAutoOffsetReset, tc.reset); code != 0 {
+				t.Fatalf("%s: %s %s", tc.reset, errName(code), msg)
+			}
+			id := base
+			if tc.topic != "telemetry" {
+				view, err := vt.Topic(context.Background(), tc.topic)
+				if err != nil {
+					t.Fatal(err)
+				}
+				id = topicID(view.ID)
+			}
+
+			resp := h.shareHeartbeat(shareHB("g", "m1", 0, tc.topic))
+			if resp.ErrorCode != 0 || resp.Assignment == nil || len(resp.Assignment.TopicPartitions) != 1 ||
+				resp.Assignment.TopicPartitions[0].TopicID != id {
+				t.Fatalf("join: %s, assignment %+v, want partition 0 of %x", errName(resp.ErrorCode), resp.Assignment, id[:4])
+			}
+			a := h.acquire(acquireReq("m1", 1, id, 100, coordapi.ShareAcquireBatchOptimized))
+			if got := acquired(a); got != tc.acquired || a.ErrorCode != errCode(tc.code) {
+				t.Fatalf("acquired %q, %s; want %q, %s", got, errName(a.ErrorCode), tc.acquired, errName(errCode(tc.code)))
+			}
+			if tc.stateErr != nil {
+				// The next heartbeat starts it once the offsets can be read.
+				vt.mu.Lock()
+				vt.stateErr = nil
+				vt.mu.Unlock()
+				if resp := h.shareHeartbeat(shareHB("g", "m1", resp.MemberEpoch)); resp.ErrorCode != 0 {
+					t.Fatalf("heartbeat: %s", errName(resp.ErrorCode))
+				}
+				if a := h.acquire(acquireReq("m1", 1, id, 100, coordapi.ShareAcquireBatchOptimized)); acquired(a) != "0-9(1) batches 0-2 3-5 6-9" || a.ErrorCode != 0 {
+					t.Fatalf("after the offsets came back: acquired %q, %s", acquired(a), errName(a.ErrorCode))
+				}
+				return
+			}
+			if p := h.sharePart("g", id, 0); p == nil || p.Start() != tc.start {
+				t.Fatalf("share-partition %v, want SPSO %d", p, tc.start)
+			}
+			offs := offsetsOf(h.describeShareOffsets("g", map[string][]int32{tc.topic: {0}}), tc.topic)
+			if o := offs[0]; o.code != 0 || o.start != tc.start || o.lag != tc.lag {
+				t.Errorf("described %+v, want start %d lag %d", o, tc.start, tc.lag)
+			}
+			m := h.shareMetricsOf("g")
+			if len(m.Topics) != 1 || m.Topics[0].TopicID != id || m.Topics[0].DataTopic != "telemetry" || m.Topics[0].DataTopicID != base {
+				t.Errorf("metrics topics %+v, want %s read from telemetry", m.Topics, tc.topic)
+			}
+
+			// A held acquisition wakes on the base partition's commit.
+			type result struct {
+				a   coordapi.ShareAcquired
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				req := acquireReq("m1", 1, id, 100, coordapi.ShareAcquireBatchOptimized)
+				req.MaxWaitMs = 20_000
+				resp, err := h.gs.ShareAcquire(context.Background(), req)
+				if err == nil && len(resp.Partitions) != 1 {
+					err = fmt.Errorf("answered %d partitions", len(resp.Partitions))
+				}
+				var a coordapi.ShareAcquired
+				if err == nil {
+					a = resp.Partitions[0]
+				}
+				done <- result{a, err}
+			}()
+			testkit.CheckFor(t, 5*time.Second, time.Millisecond, func() error {
+				h.gs.shareWait.mu.Lock()
+				defer h.gs.shareWait.mu.Unlock()
+				if len(h.gs.shareWait.m[tp{base, 0}]) == 0 {
+					return errors.New("no acquisition waits on the base partition")
+				}
+				return nil
+			})
+			vt.commit(base, 2)
+			select {
+			case r := <-done:
+				if r.err != nil || acquired(r.a) != "10-11(1) batches 10-11" {
+					t.Fatalf("held acquisition: %q, %v; want 10-11", acquired(r.a), r.err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the held acquisition did not wake on the base partition's commit")
+			}
+		})
+	}
+}
+
+// errCode is e's code, 0 for nil.
+func errCode(e *kerr.Error) int16 {
+	if e == nil {
+		return 0
+	}
+	return e.Code
+}
