@@ -19,6 +19,9 @@ type shareRead struct {
 	// records, patched for the wire, or the read's error code.
 	records []byte
 	code    int16
+	// view is the view tp names, nil for a topic: the batches are its
+	// base topic's, and only its key's records are sent (filterView).
+	view *coordapi.TopicView
 	// internal are the acknowledgements the broker owes the coordinator
 	// for this partition: aborted records it took out of acq.Acquired
 	// (coordapi.ShareAckArchiveAborted), or records whose bytes it could
@@ -39,8 +42,12 @@ const maxShareSegmentAsk = 64 << 20
 // coordinator (ShareAckReturnUnread in internal). Under read_committed
 // (the coordinator answered aborted transactions), the records of aborted
 // transactions leave the part's acquired records and are to be archived
-// (filterAborted).
+// (filterAborted). On a hierarchical view the batches are the base
+// topic's, and the other keys' records are cut out of them (filterView):
+// the client acknowledges the acquired offsets missing from the batches
+// as gaps.
 func (b *Broker) readShared(ctx context.Context, parts []*shareRead) {
+	b.shareViews(ctx, parts)
 	b.readSharedBytes(ctx, parts)
 	for _, p := range parts {
 		switch {
@@ -49,11 +56,33 @@ func (b *Broker) readShared(ctx context.Context, parts []*shareRead) {
 			for _, a := range p.acq.Acquired {
 				p.internal = append(p.internal, coordapi.ShareAckBatch{First: a.First, Last: a.Last, Types: []int8{coordapi.ShareAckReturnUnread}})
 			}
+			continue
 		case len(p.acq.Aborted) > 0:
 			p.acq.Acquired, p.internal = filterAborted(p.records, p.acq.Aborted, p.acq.Acquired)
 			if len(p.acq.Acquired) == 0 {
 				p.records = nil // nothing left to deliver
 			}
+		}
+		if p.view != nil && len(p.records) > 0 {
+			p.records = filterView(p.records, p.view.Key)
+		}
+	}
+}
+
+// shareViews resolves the parts on hierarchical views (their ids are
+// derived, coordapi.IsViewTopicID): a view that cannot be resolved fails
+// its part with the lookup's error (its records go back unread).
+func (b *Broker) shareViews(ctx context.Context, parts []*shareRead) {
+	for _, p := range parts {
+		if !coordapi.IsViewTopicID(p.tp.id) || len(p.acq.Acquired) == 0 {
+			continue
+		}
+		t, err := b.topics.byID(ctx, p.tp.id)
+		switch {
+		case err != nil:
+			p.code = errorCode(err)
+		case t.View != nil:
+			p.view = t.View
 		}
 	}
 }
@@ -63,11 +92,15 @@ func (b *Broker) readSharedBytes(ctx context.Context, parts []*shareRead) {
 	var pfs []*partFetch
 	var owners []*shareRead
 	for _, p := range parts {
-		if len(p.acq.Batches) == 0 || len(p.acq.Acquired) == 0 {
+		if len(p.acq.Batches) == 0 || len(p.acq.Acquired) == 0 || p.code != 0 {
 			continue
 		}
 		sp := kmsg.NewFetchResponseTopicPartition()
-		pf := &partFetch{tp: p.tp, offset: p.acq.Acquired[0].First, maxBytes: maxShareSegmentAsk, sp: &sp, ask: maxShareSegmentAsk}
+		tp := p.tp
+		if p.view != nil {
+			tp.id = p.view.BaseID // the batches are the base's
+		}
+		pf := &partFetch{tp: tp, offset: p.acq.Acquired[0].First, maxBytes: maxShareSegmentAsk, sp: &sp, ask: maxShareSegmentAsk}
 		pf.found.Batches = p.acq.Batches
 		pfs = append(pfs, pf)
 		owners = append(owners, p)
