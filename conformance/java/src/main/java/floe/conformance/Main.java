@@ -39,6 +39,7 @@ public final class Main {
         all.addAll(ShareChecks.all());
         if (!"1".equals(System.getenv("CONFORMANCE_KAFKA"))) {
             all.addAll(ViewChecks.all()); // floe's own features
+            all.addAll(ShareChecks.floeOnly());
         }
         all.addAll(SaslChecks.all());
         return all;

@@ -26,6 +26,7 @@ import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.ListGroupsOptions;
 import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.admin.ShareGroupDescription;
 import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
@@ -35,6 +36,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.KafkaFuture;
@@ -57,6 +59,72 @@ final class ShareChecks {
                 new Check("share-read-committed", ShareChecks::readCommitted),
                 new Check("share-retention", ShareChecks::retention),
                 new Check("share-lock-timeout-poison", ShareChecks::lockTimeoutPoison));
+    }
+
+    /** floe's own: share groups on hierarchical views (left out against Apache Kafka, as ViewChecks). */
+    static List<Check> floeOnly() {
+        return List.of(new Check("floe-share-view", ShareChecks::view));
+    }
+
+    /**
+     * A share group on a hierarchical view: a topic with
+     * hierarchical.enabled=true gets 4 batches (one of the key alone, one of
+     * another key alone, two mixed); a share consumer subscribed to
+     * TOPIC/CC54 RYD reads exactly that key's records, each once with
+     * delivery count 1 at its base offset, and after it commits, the view's
+     * share-partition starts at the base partition's end with lag 0: the
+     * other keys' offsets the broker acquired with it and cut out of the
+     * batches were acknowledged as gaps by the client.
+     */
+    static void view(Env env) throws Exception {
+        String topic = env.name("share-view");
+        NewTopic nt = new NewTopic(topic, java.util.Optional.of(1), java.util.Optional.empty())
+                .configs(Map.of("hierarchical.enabled", "true"));
+        env.await(env.admin().createTopics(List.of(nt)).all(), "CreateTopics " + topic);
+        String key = "CC54 RYD";
+        List<List<String>> batches = List.of(
+                List.of(key, key, key),
+                List.of("XX", "XX"),
+                List.of("NN03 RYB", key, "XX", key),
+                List.of(key, "NN03 RYB"));
+        KafkaProducer<String, String> producer = env.producer(Map.of());
+        Set<Long> want = new HashSet<>();
+        long offset = 0;
+        for (List<String> batch : batches) {
+            List<java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata>> sent = new ArrayList<>();
+            for (String k : batch) {
+                sent.add(producer.send(new ProducerRecord<>(topic, 0, k, "r" + offset)));
+                if (k.equals(key)) {
+                    want.add(offset);
+                }
+                offset++;
+            }
+            producer.flush();
+            Records.awaitAll(env, sent);
+        }
+        long end = offset;
+        String view = topic + "/" + key;
+        String group = env.name("share-view");
+        earliest(env, group);
+        KafkaShareConsumer<String, String> consumer = env.shareConsumer(Map.of(ConsumerConfig.GROUP_ID_CONFIG, group));
+        consumer.subscribe(List.of(view));
+        Set<Long> got = new HashSet<>();
+        while (got.size() < want.size()) {
+            env.deadline.check("waiting for " + want.size() + " records of " + view + ", got " + got);
+            for (ConsumerRecord<String, String> r : consumer.poll(env.deadline.atMost(POLL))) {
+                expect(r.topic().equals(view) && key.equals(r.key()) && want.contains(r.offset()),
+                        "the view answered " + r.topic() + " key " + r.key() + " at " + r.offset());
+                expectEqual("r" + r.offset(), r.value(), "value at " + r.offset());
+                expectEqual((short) 1, deliveryCount(r), "delivery count of offset " + r.offset());
+                expect(got.add(r.offset()), "offset " + r.offset() + " delivered twice");
+            }
+        }
+        consumer.commitSync(env.deadline.remaining()); // accepts them (implicit mode)
+        TopicPartition tp = new TopicPartition(view, 0);
+        awaitOffsets(env, group, List.of(tp), tp, end, end, 0);
+        expectNothingMore(env, consumer, Duration.ofSeconds(2));
+        env.closeNow(consumer);
+        env.await(env.admin().deleteTopics(List.of(topic)).all(), "DeleteTopics " + topic);
     }
 
     /** Sets group configs of group (GROUP resource), as Admin.incrementalAlterConfigs does. */
