@@ -52,6 +52,11 @@ type sharePartSummary struct {
 // persister has nothing for them). An empty group id is INVALID_GROUP_ID.
 func (gs *Groups) DescribeShareGroupOffsets(ctx context.Context, req *kmsg.DescribeShareGroupOffsetsRequest) *kmsg.DescribeShareGroupOffsetsResponse {
 	resp := req.ResponseKind().(*kmsg.DescribeShareGroupOffsetsResponse)
+	for _, rg := range req.Groups {
+		for _, rt := range rg.Topics {
+			gs.noteSubscribed([]string{rt.Topic}) // a view, named before any member's heartbeat
+		}
+	}
 	snap, terr := gs.topics(ctx)
 	for _, rg := range req.Groups {
 		resp.Groups = append(resp.Groups, gs.describeShareOffsets(ctx, rg, snap, terr))
@@ -97,6 +102,9 @@ func (gs *Groups) describeShareOffsets(ctx context.Context, rg kmsg.DescribeShar
 		if rg.Topics == nil && s != nil {
 			for id, ps := range s.parts {
 				name, ok := snap.byID[id]
+				if !ok {
+					name, ok = gs.shareViewName(ctx, id)
+				}
 				if !ok {
 					continue // a deleted topic: its state is unreachable
 				}
@@ -248,6 +256,9 @@ func (gs *Groups) beginShareAdmin(ctx context.Context, api, name string, create 
 // UNKNOWN_TOPIC_OR_PARTITION, a negative offset INVALID_REQUEST.
 func (gs *Groups) AlterShareGroupOffsets(ctx context.Context, req *kmsg.AlterShareGroupOffsetsRequest) *kmsg.AlterShareGroupOffsetsResponse {
 	resp := req.ResponseKind().(*kmsg.AlterShareGroupOffsetsResponse)
+	for _, rt := range req.Topics {
+		gs.noteSubscribed([]string{rt.Topic}) // a view, named before any member's heartbeat
+	}
 	// Each partition's answer, set to the group's failure if there is one.
 	answer := func(code int16, msg *string) {
 		resp.Topics = resp.Topics[:0]
@@ -338,6 +349,9 @@ func (gs *Groups) AlterShareGroupOffsets(ctx context.Context, req *kmsg.AlterSha
 // UNKNOWN_TOPIC_OR_PARTITION, as in Kafka.
 func (gs *Groups) DeleteShareGroupOffsets(ctx context.Context, req *kmsg.DeleteShareGroupOffsetsRequest) *kmsg.DeleteShareGroupOffsetsResponse {
 	resp := req.ResponseKind().(*kmsg.DeleteShareGroupOffsetsResponse)
+	for _, rt := range req.Topics {
+		gs.noteSubscribed([]string{rt.Topic}) // a view, named before any member's heartbeat
+	}
 	answer := func(code int16, msg *string) {
 		resp.Topics = resp.Topics[:0]
 		for _, rt := range req.Topics {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/groups/share"
 )
 
@@ -133,17 +134,23 @@ func (gs *Groups) ShareMetrics(ctx context.Context, fn func(ShareGroupMetrics)) 
 		m := ShareGroupMetrics{Group: g.name}
 		byID := map[topicID]int{}
 		topic := func(id topicID) *ShareTopicMetrics {
-			name, known := snap.byID[id]
-			if !known {
-				return nil
-			}
 			i, ok := byID[id]
 			if !ok {
+				name, known := snap.byID[id]
+				var view *coordapi.TopicView
+				if known {
+					view = snap.byName[name].view
+				} else if v, vok, _ := gs.shareViewOf(ctx, id); vok {
+					name, known, view = v.name, true, &coordapi.TopicView{BaseID: coordapi.TopicID(v.base), BaseName: v.baseName, Key: v.key}
+				}
+				if !known {
+					return nil
+				}
 				i = len(m.Topics)
 				byID[id] = i
 				tm := ShareTopicMetrics{Topic: name, TopicID: id, DataTopic: name, DataTopicID: id}
-				if v := snap.byName[name].view; v != nil {
-					tm.DataTopic, tm.DataTopicID = v.BaseName, v.BaseID
+				if view != nil {
+					tm.DataTopic, tm.DataTopicID = view.BaseName, view.BaseID
 				}
 				m.Topics = append(m.Topics, tm)
 			}

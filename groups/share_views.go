@@ -31,10 +31,13 @@ type TopicByIDResolver interface {
 	TopicByID(ctx context.Context, id coordapi.TopicID) (coordapi.Topic, error)
 }
 
-// shareView is where a view's records are: its base topic and its key.
+// shareView is a view share groups read: its name, and where its records
+// are, its base topic and its key.
 type shareView struct {
-	base topicID
-	key  []byte
+	name     string
+	base     topicID
+	baseName string
+	key      []byte
 }
 
 // shareViewCache keeps the views share groups read: a view's base and key
@@ -55,15 +58,33 @@ const maxShareViews = 10000
 // the error: reading the log under it then fails with the topic's error,
 // which the client is shown.
 func (gs *Groups) shareDataOf(ctx context.Context, id topicID) (topicID, []byte, error) {
+	v, ok, err := gs.shareViewOf(ctx, id)
+	if !ok {
+		return id, nil, err
+	}
+	return v.base, v.key, nil
+}
+
+// shareViewName is the name of view id, ok false when id is no view known.
+func (gs *Groups) shareViewName(ctx context.Context, id topicID) (string, bool) {
+	v, ok, _ := gs.shareViewOf(ctx, id)
+	return v.name, ok
+}
+
+// shareViewOf returns view id, ok false when id is a topic's, or a view
+// that cannot be resolved (then with the error). A view resolved is noted
+// in the topic cache (noteSubscribed), so that the next snapshots name it
+// even before a member subscribed to it heartbeats (after a restart).
+func (gs *Groups) shareViewOf(ctx context.Context, id topicID) (shareView, bool, error) {
 	if !coordapi.IsViewTopicID(coordapi.TopicID(id)) {
-		return id, nil, nil
+		return shareView{}, false, nil
 	}
 	c := &gs.shareViews
 	c.mu.Lock()
 	v, ok := c.m[id]
 	c.mu.Unlock()
 	if ok {
-		return v.base, v.key, nil
+		return v, true, nil
 	}
 	var t coordapi.Topic
 	var err error
@@ -72,13 +93,10 @@ func (gs *Groups) shareDataOf(ctx context.Context, id topicID) (topicID, []byte,
 	} else {
 		t, err = gs.snapshotTopicByID(ctx, id)
 	}
-	if err != nil {
-		return id, nil, err
+	if err != nil || t.View == nil {
+		return shareView{}, false, err
 	}
-	if t.View == nil {
-		return id, nil, nil
-	}
-	v = shareView{base: topicID(t.View.BaseID), key: t.View.Key}
+	v = shareView{name: t.Name, base: topicID(t.View.BaseID), baseName: t.View.BaseName, key: t.View.Key}
 	c.mu.Lock()
 	if c.m == nil {
 		c.m = make(map[topicID]shareView)
@@ -87,7 +105,8 @@ func (gs *Groups) shareDataOf(ctx context.Context, id topicID) (topicID, []byte,
 		c.m[id] = v
 	}
 	c.mu.Unlock()
-	return v.base, v.key, nil
+	gs.noteSubscribed([]string{t.Name})
+	return v, true, nil
 }
 
 // snapshotTopicByID finds topic id in the topic snapshot, views noted by

@@ -160,6 +160,23 @@ func TestShareGroupOnView(t *testing.T) {
 				t.Errorf("metrics topics %+v, want %s read from telemetry", m.Topics, tc.topic)
 			}
 
+			if tc.name == "earliest" {
+				// After a restart, before any heartbeat: the view is named
+				// from its id, and its lag read from its base.
+				h.restart()
+				all := h.describeShareOffsets("g", nil)
+				if o := offsetsOf(all, tc.topic)[0]; o.code != 0 || o.start != tc.start || o.lag != tc.lag {
+					t.Errorf("after a restart, described %+v (%+v), want start %d lag %d", o, all.Topics, tc.start, tc.lag)
+				}
+				if m := h.shareMetricsOf("g"); len(m.Topics) != 1 || m.Topics[0].Topic != tc.topic || m.Topics[0].DataTopicID != base {
+					t.Errorf("after a restart, metrics topics %+v", m.Topics)
+				}
+				resp = h.shareHeartbeat(shareHB("g", "m1", 0, tc.topic))
+				if resp.ErrorCode != 0 {
+					t.Fatalf("join after a restart: %s", errName(resp.ErrorCode))
+				}
+			}
+
 			// A held acquisition wakes on the base partition's commit.
 			type result struct {
 				a   coordapi.ShareAcquired
