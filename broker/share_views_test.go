@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/objectstore"
 )
 
 // TestShareFetchView: a share group on a hierarchical view ("hv/KEY") is
@@ -73,5 +75,59 @@ func TestShareFetchView(t *testing.T) {
 				t.Errorf("records %v in batches %v, want %s in %s", recs, batches, tc.records, tc.batches)
 			}
 		})
+	}
+}
+
+// TestShareFetchViewSegments: a share group on a view whose base
+// partition's start lies in a tiered segment reads the batches inside the
+// segment from the base topic, as for a topic: the view's key's records
+// come once each, from the segment and after it, and no other key's.
+func TestShareFetchViewSegments(t *testing.T) {
+	store := objectstore.NewMemory()
+	coord := newTestCoordinator(t)
+	tc := &tieringCoord{Coordinator: coord}
+	e := &aclEnv{t: t, store: store, coord: coord}
+	e.g = newTestGroups(t, tc) // share acquisitions find batches through tc
+	e.b, e.addr = e.startBroker(1, tc, func(o *Options) { o.ACLsEnabled = false })
+	e.topic("tv", 1, map[string]*string{coordapi.ConfigHierarchicalEnabled: kmsg.StringPtr("true")})
+	cl := e.client("c")
+	setShareReset(t, cl, "sg")
+	for i := range 10 { // ten batches of one record, keys a and b in turn
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		err := cl.ProduceSync(ctx, &kgo.Record{Topic: "tv", Key: []byte{"ab"[i%2]}, Value: []byte(strconv.Itoa(i))}).FirstErr()
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if seg := tc.tier(t, store, e.topicID("tv"), 0, 6); seg.BaseOffset != 0 || seg.LastOffset != 5 {
+		t.Fatalf("segment %d-%d, want 0-5", seg.BaseOffset, seg.LastOffset)
+	}
+
+	sc := e.client("share", kgo.ShareGroup("sg"), kgo.ConsumeTopics("tv/a"), kgo.FetchMaxWait(200*time.Millisecond))
+	seen := map[int64]int32{}
+	checkFor(t, 30*time.Second, func() bool {
+		pctx, pcancel := context.WithTimeout(t.Context(), time.Second)
+		fs := sc.PollFetches(pctx)
+		pcancel()
+		fs.EachError(func(topic string, p int32, err error) {
+			if err != context.DeadlineExceeded {
+				t.Fatalf("%s/%d: %v", topic, p, err)
+			}
+		})
+		for _, r := range fs.Records() {
+			if r.Topic != "tv/a" || string(r.Key) != "a" || r.Offset%2 != 0 || string(r.Value) != strconv.FormatInt(r.Offset, 10) {
+				t.Fatalf("delivered %s@%d key %q value %q", r.Topic, r.Offset, r.Key, r.Value)
+			}
+			if seen[r.Offset] != 0 || r.DeliveryCount() != 1 {
+				t.Fatalf("offset %d delivered again (count %d)", r.Offset, r.DeliveryCount())
+			}
+			seen[r.Offset] = r.DeliveryCount()
+			r.Ack(kgo.AckAccept)
+		}
+		return len(seen) == 5
+	})
+	if err := sc.FlushAcks(t.Context()); err != nil {
+		t.Fatal(err)
 	}
 }
