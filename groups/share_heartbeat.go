@@ -279,9 +279,12 @@ func (gs *Groups) applyShareConfig(group string) {
 // in the target assignment that has none yet, at the offset
 // share.auto.offset.reset names, and queues its rows for the group's next
 // write. A partition whose offsets cannot be read now is tried again at
-// the next heartbeat.
+// the next heartbeat; meanwhile ShareAcquire answers its error
+// (s.startErr, rebuilt here, so that a partition no longer assigned
+// drops out).
 func (g *group) startSharePartitionsLocked(ctx context.Context) {
 	s := g.mu.share
+	s.startErr = nil
 	var reset *autoOffsetReset
 	var cfg share.Config
 	nowMs := msOf(g.gs.now())
@@ -307,7 +310,6 @@ func (g *group) startSharePartitionsLocked(ctx context.Context) {
 					s.startErr[tp{id, p}] = err // ShareAcquire answers it
 					continue
 				}
-				delete(s.startErr, tp{id, p})
 				part, res := share.New(share.ID{Group: g.name, Topic: coordapi.TopicID(id), Partition: p}, cfg, offset, nowMs)
 				if s.parts[id] == nil {
 					s.parts[id] = make(map[int32]*share.Partition)
