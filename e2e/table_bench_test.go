@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -35,8 +38,10 @@ import (
 // timeline (when the high watermark first passed what the table covers,
 // from floe_table_lag_offsets). --wal-retention is
 // FLOE_BENCH_TABLE_WAL_S (default 30 s) and --table-interval
-// FLOE_BENCH_TABLE_INTERVAL_S (default 10 s). It prints the figures; it
-// asserts nothing timed. Run with -benchtime 1x:
+// FLOE_BENCH_TABLE_INTERVAL_S (default 10 s). FLOE_BENCH_TABLE_PPROF=file
+// writes a 60 s CPU profile of the broker from when the table phase's
+// production ends (its table jobs catching up). It prints the figures;
+// it asserts nothing timed. Run with -benchtime 1x:
 //
 //	go test -run '^$' -bench TableLag -benchtime 1x -timeout 30m ./e2e/
 func BenchmarkTableLag(b *testing.B) {
@@ -142,6 +147,17 @@ func BenchmarkTableLag(b *testing.B) {
 		p.bytes = producePaced(b, broker.KafkaAddr, topic, partitions, mibps, time.Duration(seconds)*time.Second)
 		producing.Store(false)
 		prodWall := time.Since(start)
+		var profiled sync.WaitGroup
+		if out := os.Getenv("FLOE_BENCH_TABLE_PPROF"); table && out != "" {
+			profiled.Add(1)
+			go func() {
+				defer profiled.Done()
+				if err := saveProfile(broker.HTTPAddr, out, 60); err != nil {
+					fmt.Printf("profile: %v\n", err)
+				}
+			}()
+		}
+		defer profiled.Wait()
 		waitConsolidated(b, c, topic, partitions, 10*time.Minute)
 		if table {
 			testkit.CheckFor(b, 10*time.Minute, 200*time.Millisecond, func() error {
@@ -251,4 +267,27 @@ func producePaced(b *testing.B, addr, topic string, partitions, mibps int, d tim
 		b.Fatal(first)
 	}
 	return bytes
+}
+
+// saveProfile writes a CPU profile of secs seconds of the process serving
+// httpAddr's /debug/pprof to out.
+func saveProfile(httpAddr, out string, secs int) error {
+	cl := &http.Client{Timeout: time.Duration(secs+30) * time.Second}
+	resp, err := cl.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", httpAddr, secs))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET /debug/pprof/profile: %s", resp.Status)
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
