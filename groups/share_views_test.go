@@ -224,3 +224,115 @@ func errCode(e *kerr.Error) int16 {
 	}
 	return e.Code
 }
+
+// postedTopics is shareViewTopics with a posting index: each batch of a
+// topic has one key (keys, by batch, in commit order), and FindKeyBatches
+// answers the batches of a key from an offset up to the high watermark, as
+// the coordinator does; not ready answers Ready false.
+type postedTopics struct {
+	*shareViewTopics
+	keys     []string
+	notReady bool
+}
+
+func (p *postedTopics) FindKeyBatches(_ context.Context, req coordapi.FindKeyBatchesRequest) (coordapi.FindKeyBatchesResponse, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := p.states[req.TopicID]
+	resp := coordapi.FindKeyBatchesResponse{PartitionState: st, Through: st.HighWatermark}
+	if p.notReady {
+		return resp, nil
+	}
+	resp.Ready = true
+	if req.Offset < st.LogStartOffset || req.Offset > st.HighWatermark {
+		return resp, kerr.OffsetOutOfRange
+	}
+	for i, b := range p.batches[req.TopicID] {
+		if b.LastOffset >= req.Offset && i < len(p.keys) && p.keys[i] == string(req.Key) {
+			resp.Batches = append(resp.Batches, coordapi.KeyBatch{Coord: b, BaseOffset: b.BaseOffset, LastOffset: b.LastOffset})
+		}
+	}
+	return resp, nil
+}
+
+// TestShareViewPostings: a share group on a view acquires through the
+// posting index: only the batches of the view's key, the offsets between
+// and after them archived at once (never acquired, so never handed to the
+// broker or the client), up to the record limit; SPSO then reaches the
+// high watermark with the key's records acknowledged. While the postings
+// are not ready it acquires every offset of the base (the broker cuts the
+// other keys' records out, the client gaps them).
+func TestShareViewPostings(t *testing.T) {
+	type step struct {
+		max    int32
+		acks   []coordapi.ShareAckBatch
+		answer string // acquired and batches
+		spso   int64  // after the step
+	}
+	tests := []struct {
+		name     string
+		notReady bool
+		locks    int
+		sizes    []int64 // of the batches, keys a, b, a, b; default 3, 3, 4, 2
+		steps    []step
+	}{
+		{name: "every batch of the key", steps: []step{
+			{max: 100, answer: "0-2(1) 6-9(1) batches 0-2 6-9", spso: 0},
+			{acks: []coordapi.ShareAckBatch{ackOf(0, 2, 1), ackOf(6, 9, 1)}, answer: "batches", spso: 12},
+		}},
+		{name: "up to the record limit", steps: []step{
+			{max: 3, answer: "0-2(1) batches 0-2", spso: 0},
+			{max: 3, acks: []coordapi.ShareAckBatch{ackOf(0, 2, 1)}, answer: "6-8(1) 9-9(1) batches 6-9", spso: 6}, // the key's batch whole, in runs of BatchSize
+			{acks: []coordapi.ShareAckBatch{ackOf(6, 9, 1)}, answer: "batches", spso: 12},
+		}},
+		{name: "released records come back, the rest stays skipped", steps: []step{
+			{max: 100, answer: "0-2(1) 6-9(1) batches 0-2 6-9", spso: 0},
+			{max: 100, acks: []coordapi.ShareAckBatch{ackOf(0, 2, 2), ackOf(6, 9, 1)}, answer: "0-2(2) batches 0-2", spso: 0},
+			{acks: []coordapi.ShareAckBatch{ackOf(0, 2, 1)}, answer: "batches", spso: 12},
+		}},
+		{name: "the record lock window", locks: 100, sizes: []int64{3, 150, 4, 2}, steps: []step{
+			{max: 100, answer: "0-2(1) batches 0-2", spso: 0}, // 3-152 skipped: the window is full
+			{max: 100, acks: []coordapi.ShareAckBatch{ackOf(0, 2, 1)}, answer: "153-156(1) batches 153-156", spso: 153},
+			{acks: []coordapi.ShareAckBatch{ackOf(153, 156, 1)}, answer: "batches", spso: 159},
+		}},
+		{name: "postings not ready", notReady: true, steps: []step{
+			{max: 100, answer: "0-11(1) batches 0-2 3-5 6-9 10-11", spso: 0},
+			{acks: []coordapi.ShareAckBatch{ackOf(0, 2, 1), ackOf(3, 5, 0), ackOf(6, 9, 1), ackOf(10, 11, 0)}, answer: "batches", spso: 12},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pt := &postedTopics{shareViewTopics: &shareViewTopics{shareTopics: newShareTopics()}, keys: []string{"a", "b", "a", "b"}, notReady: tc.notReady}
+			h := newHarness(t, func(o *Options) {
+				o.Topics = pt
+				if tc.locks > 0 {
+					o.SharePartitionMaxRecordLocks = tc.locks
+				}
+			})
+			base := pt.set("telemetry", 1)
+			pt.setOffsets(base, 0, 0)
+			if tc.sizes == nil {
+				tc.sizes = []int64{3, 3, 4, 2}
+			}
+			pt.commit(base, tc.sizes...)
+			if code, msg := h.alterGroupConfig("g", cfgShareAutoOffsetReset, "earliest"); code != 0 {
+				t.Fatalf("earliest: %s %s", errName(code), msg)
+			}
+			view, _ := pt.Topic(context.Background(), "telemetry/a")
+			id := topicID(view.ID)
+			h.shareJoin("g", "m1", "telemetry/a")
+			for i, s := range tc.steps {
+				a := h.acquire(acquireReq("m1", 1, id, s.max, coordapi.ShareAcquireBatchOptimized, s.acks...))
+				if got := acquired(a); got != s.answer || a.ErrorCode != 0 || a.AckErrorCode != 0 {
+					t.Fatalf("step %d: acquired %q (%s, acks %s), want %q", i, got, errName(a.ErrorCode), errName(a.AckErrorCode), s.answer)
+				}
+				if p := h.sharePart("g", id, 0); p.Start() != s.spso {
+					t.Fatalf("step %d: SPSO %d, want %d (%v)", i, p.Start(), s.spso, rangesOf(p))
+				}
+			}
+			if o := offsetsOf(h.describeShareOffsets("g", map[string][]int32{"telemetry/a": {0}}), "telemetry/a")[0]; o.lag != 0 {
+				t.Errorf("lag %d at the end, want 0", o.lag)
+			}
+		})
+	}
+}

@@ -241,6 +241,10 @@ type Stats struct {
 	// the broker archived under read_committed (the internal "archive
 	// aborted" acknowledgement), for the outcome archived_aborted.
 	ArchivedAborted int64
+	// Skipped counts offsets archived without being acquired because they
+	// hold no record to deliver: on a hierarchical view, the base
+	// partition's offsets between the batches of the view's key (Skip).
+	Skipped int64
 }
 
 // Result is what an operation answers and the rows it changed.
@@ -455,6 +459,38 @@ func (p *Partition) NextOffset() int64 {
 		}
 	}
 	return p.end
+}
+
+// Skip archives the offsets in [first, last] without acquiring them: they
+// hold no record the share-partition delivers (on a hierarchical view, the
+// base partition's offsets between the batches of the view's key, which
+// the posting index names). Available offsets there are archived, their
+// delivery count kept; offsets from end on are appended archived, moving
+// end past last, if first is not past end (ranges tile [SPSO, end));
+// acquired, acknowledged and archived offsets are left alone, and offsets
+// below SPSO skipped. SPSO moves past them once what precedes them is
+// done. Counted in Stats.Skipped.
+func (p *Partition) Skip(first, last int64) Result {
+	t := p.begin()
+	first = max(first, p.start)
+	if first > last {
+		return t.finish(Result{})
+	}
+	if first < p.end {
+		t.update(first, min(last, p.end-1), func(r Range) Range {
+			if r.State != Available {
+				return r
+			}
+			t.stats.Skipped += r.Len()
+			return r.released(Archived)
+		})
+	}
+	if last >= p.end && first <= p.end {
+		a := p.end
+		t.append(Range{First: a, Last: last, State: Archived})
+		t.stats.Skipped += last - a + 1
+	}
+	return t.finish(Result{})
 }
 
 // mergeAcquired joins adjacent runs with the same delivery count.

@@ -30,6 +30,7 @@ import (
 //	expire
 //	release member=M [via=B]    via defaults to any broker
 //	log-start offset=N
+//	skip first=N last=N
 //	reset offset=N
 //	lag bound=N
 //	rows                        the rows the last step wrote
@@ -115,6 +116,11 @@ func TestDataDriven(t *testing.T) {
 				var offset int64
 				d.ScanArgs(t, "offset", &offset)
 				report(e.after(e.p.AdvanceLogStart(offset)))
+			case "skip":
+				var first, last int64
+				d.ScanArgs(t, "first", &first)
+				d.ScanArgs(t, "last", &last)
+				report(e.after(e.p.Skip(first, last)))
 			case "reset":
 				var offset int64
 				d.ScanArgs(t, "offset", &offset)
@@ -214,6 +220,7 @@ func formatStats(s Stats) string {
 		{"acquired", s.Acquired}, {"redelivered", s.Redelivered}, {"acknowledged", s.Acknowledged},
 		{"released", s.Released}, {"rejected", s.Rejected}, {"gap", s.Gap}, {"renewed", s.Renewed},
 		{"expired", s.Expired}, {"archived_limit", s.ArchivedLimit}, {"archived_log_start", s.ArchivedLogStart},
+		{"skipped", s.Skipped},
 	} {
 		if f.n != 0 {
 			parts = append(parts, fmt.Sprintf("%s=%d", f.name, f.n))
