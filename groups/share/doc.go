@@ -38,7 +38,10 @@
 // under Config.MaxRecordLocks (Kafka's window), so a share-partition holds
 // at most that many offsets, plus the rest of the last log batch it
 // acquired whole. A log start that passes SPSO (retention, DeleteRecords)
-// archives everything below it, acquired records included.
+// archives everything below it, acquired records included. Skip archives
+// offsets without acquiring them: a hierarchical view's share-partition
+// acquires only the batches of its key and skips the base partition's
+// offsets between them.
 //
 // Acknowledge is all or nothing: any acknowledgement of a record the
 // member does not hold fails the partition's whole call with
