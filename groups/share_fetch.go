@@ -144,9 +144,6 @@ func (gs *Groups) ShareAcquire(ctx context.Context, req coordapi.ShareAcquireReq
 		return resp, nil
 	}
 	wait := min(time.Duration(req.MaxWaitMs)*time.Millisecond, maxShareWait)
-	if gs.shareSelfBlocked(&req) {
-		wait = min(wait, shareSelfBlockedWait)
-	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	wake := make(chan struct{}, 1)
@@ -183,49 +180,6 @@ func (gs *Groups) ShareAcquire(ctx context.Context, req coordapi.ShareAcquireReq
 			return resp, nil
 		}
 	}
-}
-
-// shareSelfBlockedWait bounds the hold of a ShareAcquire whose own member
-// fills a partition's record lock window (shareSelfBlocked). It trades a
-// few empty answers a second, while a client holds records unacknowledged,
-// for not stalling a client that sends its acknowledgements with its next
-// ShareFetch.
-const shareSelfBlockedWait = 50 * time.Millisecond
-
-// shareSelfBlocked reports whether a partition req fetches can acquire
-// nothing because its record lock window is full (end - SPSO at
-// max.record.locks, nothing available below end) while req.Member holds
-// some of its records: that member's acknowledgements would open the
-// window, and a client that sends them with its next ShareFetch (franz-go
-// piggybacks them, and sends none while a ShareFetch is in flight) cannot
-// while this one is held. Held the whole max wait, such a fetch stalls
-// the member, and the other members sharing the partition with it.
-func (gs *Groups) shareSelfBlocked(req *coordapi.ShareAcquireRequest) bool {
-	if !gs.enter() {
-		return false
-	}
-	defer gs.leave()
-	g, _ := gs.lockGroup(req.Group, false)
-	if g == nil {
-		return false
-	}
-	defer g.mu.Unlock()
-	s := g.mu.share
-	if s == nil {
-		return false
-	}
-	for _, pp := range req.Partitions {
-		p := s.parts[topicID(pp.Topic)][pp.Partition]
-		if !pp.Fetch || p == nil || p.End()-p.Start() < int64(p.Config().MaxRecordLocks) || p.NextOffset() < p.End() {
-			continue
-		}
-		for _, r := range p.Ranges() {
-			if r.State == share.Acquired && r.Member == req.Member {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // errShareReleased ends a held ShareAcquire whose member's records were
