@@ -1,7 +1,9 @@
 package broker
 
 import (
+	"cmp"
 	"context"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -50,15 +52,29 @@ func (b *Broker) readShared(ctx context.Context, parts []*shareRead) {
 	b.shareViews(ctx, parts)
 	b.readSharedBytes(ctx, parts)
 	for _, p := range parts {
-		switch {
-		case len(p.acq.Acquired) == 0:
-		case p.code != 0:
+		if len(p.acq.Acquired) == 0 {
+			continue
+		}
+		if p.code != 0 {
 			for _, a := range p.acq.Acquired {
 				p.internal = append(p.internal, coordapi.ShareAckBatch{First: a.First, Last: a.Last, Types: []int8{coordapi.ShareAckReturnUnread}})
 			}
 			continue
+		}
+		// Acquired records past the bytes read (a tiered segment's read
+		// stops at maxShareSegmentAsk) go back: a client would take them
+		// for gaps and acknowledge them, and they would be lost.
+		var unread []coordapi.ShareAckBatch
+		p.acq.Acquired, unread = trimUnread(p.records, p.acq.Acquired)
+		p.internal = append(p.internal, unread...)
+		switch {
+		case len(p.acq.Acquired) == 0:
+			p.records = nil
+			continue
 		case len(p.acq.Aborted) > 0:
-			p.acq.Acquired, p.internal = filterAborted(p.records, p.acq.Aborted, p.acq.Acquired)
+			var archive []coordapi.ShareAckBatch
+			p.acq.Acquired, archive = filterAborted(p.records, p.acq.Aborted, p.acq.Acquired)
+			p.internal = append(p.internal, archive...)
 			if len(p.acq.Acquired) == 0 {
 				p.records = nil // nothing left to deliver
 			}
@@ -229,8 +245,14 @@ func (b *Broker) sendShareInternalAcks(group, member string, parts []*shareRead)
 		if len(p.internal) == 0 {
 			continue
 		}
-		req.Partitions = append(req.Partitions, coordapi.ShareAcquirePartition{Topic: p.tp.id, Partition: p.tp.partition, Acks: p.internal})
-		returns = returns || p.internal[0].Types[0] == coordapi.ShareAckReturnUnread
+		// Acknowledgement batches go in offset order (the coordinator
+		// refuses overlapping or descending ones): unread records past
+		// the bytes read were noted before aborted ones below them.
+		acks := slices.SortedFunc(slices.Values(p.internal), func(x, y coordapi.ShareAckBatch) int { return cmp.Compare(x.First, y.First) })
+		req.Partitions = append(req.Partitions, coordapi.ShareAcquirePartition{Topic: p.tp.id, Partition: p.tp.partition, Acks: acks})
+		for _, a := range acks {
+			returns = returns || a.Types[0] == coordapi.ShareAckReturnUnread
+		}
 	}
 	if len(req.Partitions) == 0 || b.groups == nil {
 		return
@@ -250,4 +272,37 @@ func (b *Broker) sendShareInternalAcks(group, member string, parts []*shareRead)
 				"group", group, "member_id", member, "err", err)
 		}
 	}()
+}
+
+// trimUnread splits acquired at the last offset records (whole batches)
+// hold: what is past it stays acquired in the coordinator but was not
+// read, so it goes back (coordapi.ShareAckReturnUnread, its delivery not
+// counted) rather than out to a client, which would take the missing
+// offsets for gaps (compacted away) and acknowledge them. Offsets missing
+// between batches are left alone: those are the log's own gaps.
+func trimUnread(records []byte, acquired []coordapi.ShareAcquiredRecords) (kept []coordapi.ShareAcquiredRecords, unread []coordapi.ShareAckBatch) {
+	covered := int64(-1)
+	for off := 0; off < len(records); {
+		h, err := record.ParseHeader(records[off:])
+		if err != nil || h.Size() <= 0 || h.Size() > len(records)-off {
+			break
+		}
+		off += h.Size()
+		covered = max(covered, h.BaseOffset+int64(h.LastOffsetDelta))
+	}
+	if n := len(acquired); n == 0 || acquired[n-1].Last <= covered {
+		return acquired, nil
+	}
+	for _, a := range acquired {
+		switch {
+		case a.Last <= covered:
+			kept = append(kept, a)
+		case a.First <= covered:
+			kept = append(kept, coordapi.ShareAcquiredRecords{First: a.First, Last: covered, DeliveryCount: a.DeliveryCount})
+			unread = append(unread, coordapi.ShareAckBatch{First: covered + 1, Last: a.Last, Types: []int8{coordapi.ShareAckReturnUnread}})
+		default:
+			unread = append(unread, coordapi.ShareAckBatch{First: a.First, Last: a.Last, Types: []int8{coordapi.ShareAckReturnUnread}})
+		}
+	}
+	return kept, unread
 }
