@@ -93,6 +93,23 @@
 // the properties are visible to it (PyIceberg's snapshot summary, Spark's
 // snapshots metadata table).
 //
+// # Compacted topics (table property floe.compacted = "true")
+//
+// The table of a topic whose cleanup.policy includes compact
+// (Spec.Compacted) has the same columns but holds one row per
+// (partition, key): the latest record of the key, and none once its
+// latest record is a tombstone (at once, not after delete.retention.ms).
+// Each commit is an Iceberg "overwrite" snapshot instead of an "append":
+// of the job's records only each key's latest is written, and the data
+// files that may hold the keys it changed (by manifest partition
+// summaries and the key column's bounds) are deleted or rewritten without
+// those keys' rows (copy-on-write; no delete files, which not every
+// reader applies). The summary and its exactly-once rule are as above:
+// the covered offsets say which records the table has taken, not which
+// are rows. The property is set at creation and never changes; a build
+// that predates it would append every record, so a compacted table must
+// only be written by builds that know it.
+//
 // # Commit and failures
 //
 // Catalog.Swap is the commit point. Before it, the attempt's data files,

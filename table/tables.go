@@ -45,6 +45,10 @@ const (
 	// PropTopicID holds the id of the topic the table is of
 	// (Spec.TopicID): a table belongs to a topic id, not a name.
 	PropTopicID = "floe.topic-id"
+	// PropCompacted is "true" on the table of a compacted topic
+	// (Spec.Compacted): each commit keeps one row per (partition, key),
+	// the latest, by a copy-on-write overwrite (compacted.go).
+	PropCompacted = "floe.compacted"
 )
 
 // defaultCommitAttempts is how many times Commit tries when other
@@ -142,6 +146,10 @@ type Spec struct {
 	// table property PropTopicID and in its location (Location). Default:
 	// "", none (tests).
 	TopicID string
+	// Compacted makes the table one of the latest value per key, for a
+	// topic whose cleanup.policy includes compact (PropCompacted,
+	// compacted.go). Default: false, every record a row.
+	Compacted bool
 	// Properties are extra Iceberg table properties.
 	Properties map[string]string
 }
@@ -177,6 +185,9 @@ func (t *Tables) Create(ctx context.Context, id Ident, spec Spec) (bool, error) 
 	}
 	if spec.TopicID != "" {
 		props[PropTopicID] = spec.TopicID
+	}
+	if spec.Compacted {
+		props[PropCompacted] = "true"
 	}
 	maps.Copy(props, spec.Properties)
 	loc := t.Location(id, spec.TopicID)
@@ -362,6 +373,11 @@ func (t *Tables) commitOnce(ctx context.Context, cio *catalogIO, id Ident, range
 		return 0, nil
 	}
 	props := summaryProps(covered)
+	var filter iceberg.BooleanExpression
+	if tbl.Properties()[PropCompacted] == "true" {
+		recs, filter = latestPerKey(recs)
+		res.Rows = len(recs)
+	}
 	rdr, err := newRecordReader(tbl.Schema(), recs, requiredProps(tbl.Properties()[PropValueSchema]))
 	if err != nil {
 		return 0, err
@@ -374,9 +390,9 @@ func (t *Tables) commitOnce(ctx context.Context, cio *catalogIO, id Ident, range
 	wtbl := itable.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
 		func(context.Context) (icebergio.IO, error) { return tio, nil }, cio)
 	txn := wtbl.NewTransaction()
-	if err := txn.Append(ctx, rdr, props); err != nil {
+	if err := writeRecords(ctx, txn, rdr, props, filter); err != nil {
 		tio.removeCreated()
-		return 0, fmt.Errorf("append: %w", err)
+		return 0, err
 	}
 	ntbl, err := txn.Commit(ctx)
 	if err != nil {
