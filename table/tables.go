@@ -57,8 +57,15 @@ const defaultCommitAttempts = 8
 
 // Options configure Tables.
 type Options struct {
-	// Catalog holds the tables' metadata pointers. Required.
+	// Catalog holds the tables' metadata pointers. Required unless
+	// External is set.
 	Catalog Catalog
+	// External, when set, is an external Iceberg catalog (RESTCatalog)
+	// that Tables creates the tables in and commits to instead of Catalog:
+	// the catalog writes the metadata files, floe the data files and
+	// manifests under Root. Exactly-once still comes from the snapshot
+	// summary. Default: nil, Catalog.
+	External ExternalCatalog
 	// Store is where every table file goes. Required.
 	Store objectstore.Store
 	// Root is the URI of Store's empty key: "s3://<bucket>" or
@@ -79,8 +86,11 @@ type Options struct {
 // Validate reports every problem with o at once.
 func (o Options) Validate() error {
 	var errs []error
-	if o.Catalog == nil {
-		errs = append(errs, errors.New("table: Catalog is required"))
+	if o.Catalog == nil && o.External == nil {
+		errs = append(errs, errors.New("table: Catalog or External is required"))
+	}
+	if o.Catalog != nil && o.External != nil {
+		errs = append(errs, errors.New("table: Catalog and External are exclusive"))
 	}
 	if o.Store == nil {
 		errs = append(errs, errors.New("table: Store is required"))
@@ -160,7 +170,14 @@ func (t *Tables) Create(ctx context.Context, id Ident, spec Spec) (bool, error) 
 	if err := id.Validate(); err != nil {
 		return false, err
 	}
-	if _, err := t.opts.Catalog.Load(ctx, id); err == nil {
+	if t.opts.External != nil {
+		_, err := t.Load(ctx, id)
+		if err == nil {
+			return false, nil
+		} else if !errors.Is(err, catalog.ErrNoSuchTable) {
+			return false, fmt.Errorf("create %s: %w", id, err)
+		}
+	} else if _, err := t.opts.Catalog.Load(ctx, id); err == nil {
 		return false, nil
 	} else if !errors.Is(err, catalog.ErrNoSuchTable) {
 		return false, fmt.Errorf("create %s: %w", id, err)
@@ -191,6 +208,13 @@ func (t *Tables) Create(ctx context.Context, id Ident, spec Spec) (bool, error) 
 	}
 	maps.Copy(props, spec.Properties)
 	loc := t.Location(id, spec.TopicID)
+	if t.opts.External != nil {
+		created, err := t.createExternal(ctx, id, sc, ps, loc, props)
+		if err != nil {
+			return false, fmt.Errorf("create %s in the external catalog: %w", id, err)
+		}
+		return created, nil
+	}
 	meta, err := itable.NewMetadata(sc, &ps, itable.UnsortedSortOrder, loc, props)
 	if err != nil {
 		return false, fmt.Errorf("create %s: metadata: %w", id, err)
@@ -497,14 +521,17 @@ func (t *trackingIO) removeCreated() {
 
 // catalogIO is iceberg-go's table.CatalogIO over a Catalog: LoadTable
 // reads the pointed-at metadata file, CommitTable checks the
-// requirements, writes the next metadata file and swaps the pointer.
+// requirements, writes the next metadata file and swaps the pointer. Over
+// an ExternalCatalog (ext) it passes both through (external.go); its
+// tables read and write files with fio all the same.
 type catalogIO struct {
 	cat Catalog
+	ext ExternalCatalog
 	fio *FileIO
 }
 
 func (t *Tables) catalogIO(ctx context.Context) *catalogIO {
-	return &catalogIO{cat: t.opts.Catalog, fio: NewFileIO(ctx, t.opts.Store, t.opts.Root)}
+	return &catalogIO{cat: t.opts.Catalog, ext: t.opts.External, fio: NewFileIO(ctx, t.opts.Store, t.opts.Root)}
 }
 
 func identOf(ident itable.Identifier) Ident {
@@ -518,6 +545,13 @@ func (c *catalogIO) fsF(context.Context) (icebergio.IO, error) { return c.fio, n
 
 // LoadTable implements iceberg-go's table.CatalogIO.
 func (c *catalogIO) LoadTable(ctx context.Context, ident itable.Identifier) (*itable.Table, error) {
+	if c.ext != nil {
+		tbl, err := c.ext.LoadTable(ctx, ident)
+		if err != nil {
+			return nil, noSuchTable(identOf(ident), err)
+		}
+		return itable.New(ident, tbl.Metadata(), tbl.MetadataLocation(), c.fsF, c), nil
+	}
 	loc, err := c.cat.Load(ctx, identOf(ident))
 	if err != nil {
 		return nil, err
@@ -532,6 +566,11 @@ func (c *catalogIO) LoadTable(ctx context.Context, ident itable.Identifier) (*it
 // CommitTable implements iceberg-go's table.CatalogIO. A requirement that
 // no longer holds, or a pointer that moved, is itable.ErrCommitFailed.
 func (c *catalogIO) CommitTable(ctx context.Context, ident itable.Identifier, reqs []itable.Requirement, updates []itable.Update) (itable.Metadata, string, error) {
+	if c.ext != nil {
+		// The catalog checks the requirements and writes the metadata
+		// file; a 409 is already itable.ErrCommitFailed.
+		return c.ext.CommitTable(ctx, ident, reqs, updates)
+	}
 	cur, err := c.LoadTable(ctx, ident)
 	if err != nil {
 		return nil, "", err
