@@ -92,6 +92,10 @@ type TableJob struct {
 	// table.value.schema.definition when table.value.schema is json, else
 	// empty: how the table is created, or evolved.
 	Partitioning, ValueSchema string
+	// Compacted is set when the topic's cleanup.policy includes compact:
+	// the table is created as one of the latest value per key
+	// (table.Spec.Compacted), or converted to one.
+	Compacted bool
 	// Ranges are in partition order, at most one per partition.
 	Ranges []TableRange
 }

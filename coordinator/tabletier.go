@@ -291,6 +291,7 @@ func (c *Coordinator) buildTableJob(pk partKey, nowMs int64) (*tierJob, bool, er
 	if t.configs[coordapi.ConfigTableValueSchema] == "json" {
 		tj.ValueSchema = t.configs[coordapi.ConfigTableValueSchemaDefinition]
 	}
+	_, tj.Compacted = cleanupPolicy(t.configs)
 	lat := t.logAppendTime
 	c.mu.RUnlock()
 	parts := c.tableTopicsSnapshot()[pk.topic]

@@ -103,7 +103,7 @@ func TestTableJobPlanning(t *testing.T) {
 	if !ok || job.Kind != coordapi.TierJobTable || job.Partition != -1 || job.TopicID != tp.ID || job.Table == nil {
 		t.Fatalf("table job: ok %v %+v", ok, job)
 	}
-	if job.Table.TopicName != "orders" || job.Table.Partitioning != "hour(timestamp)" || job.Table.ValueSchema != "" {
+	if job.Table.TopicName != "orders" || job.Table.Partitioning != "hour(timestamp)" || job.Table.ValueSchema != "" || job.Table.Compacted {
 		t.Fatalf("table job's table: %+v", job.Table)
 	}
 	if got := rangesOf(job); len(got) != 2 || got[0] != "0:0-5"+got[0][5:] || got[1][:5] != "1:0-5" {

@@ -20,21 +20,38 @@ import (
 	"github.com/floe-io/floe/table"
 	"github.com/floe-io/floe/table/catalog"
 	"github.com/floe-io/floe/tiered"
+	"github.com/floe-io/floe/tlsconfig"
 )
 
 // tableRunner runs table jobs with package table (the Iceberg writer,
 // +38 MB of the binary; the notables build tag leaves it out, and the
 // broker then claims no table job). Tables go under <prefix>/tables of
 // the node's store (or Config.TableLocation), as <namespace>.<topic>,
-// and their pointers into the coordinator's catalog.
+// and their pointers into the coordinator's catalog, or into an external
+// REST catalog (Config.TableCatalog).
 func (n *Node) tableRunner() (tiered.TableJobRunner, error) {
-	tb, err := table.New(table.Options{
+	opts := table.Options{
 		Catalog: n.client.TableCatalog(),
 		Store:   n.tables.store,
 		Root:    n.tables.root,
 		Prefix:  n.tables.prefix,
 		Meter:   n.metrics.Meter("floe/table"),
-	})
+	}
+	if c := n.cfg.TableCatalog; c.External() {
+		ropts := table.RESTCatalogOptions{URL: c.URL, Warehouse: c.Warehouse, Token: c.Token, Credential: c.Credential, Scope: c.Scope}
+		if !c.TLS.IsZero() {
+			var err error
+			if ropts.TLS, err = tlsconfig.Client(c.TLS); err != nil {
+				return nil, fmt.Errorf("table catalog TLS: %w", err)
+			}
+		}
+		ext, err := table.NewRESTCatalog(ropts)
+		if err != nil {
+			return nil, fmt.Errorf("table catalog: %w", err)
+		}
+		opts.Catalog, opts.External = nil, ext
+	}
+	tb, err := table.New(opts)
 	if err != nil {
 		return nil, fmt.Errorf("table writer: %w", err)
 	}
@@ -43,12 +60,11 @@ func (n *Node) tableRunner() (tiered.TableJobRunner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("table metrics: %w", err)
 	}
-	return &tableJobs{tb: tb, cat: n.client.TableCatalog(), namespace: n.tableNamespace(), log: n.log, skipped: skipped}, nil
+	return &tableJobs{tb: tb, namespace: n.tableNamespace(), log: n.log, skipped: skipped}, nil
 }
 
 type tableJobs struct {
 	tb        *table.Tables
-	cat       catalog.Catalog
 	namespace string
 	log       *slog.Logger
 	skipped   metric.Int64Counter
@@ -76,12 +92,8 @@ func (j *tableJobs) moveAside(ctx context.Context, id table.Ident, topicID strin
 		return nil
 	}
 	aside := table.Ident{Namespace: id.Namespace, Name: id.Name + "__" + old}
-	loc := tbl.MetadataLocation()
-	if err := j.cat.Swap(ctx, aside, "", loc); err != nil && !errors.Is(err, catalog.ErrConflict) {
-		return fmt.Errorf("move table %s aside to %s: %w", id, aside, err)
-	}
-	if err := j.cat.Swap(ctx, id, loc, ""); err != nil && !errors.Is(err, catalog.ErrConflict) {
-		return fmt.Errorf("move table %s aside to %s: %w", id, aside, err)
+	if err := j.tb.Rename(ctx, id, aside); err != nil {
+		return fmt.Errorf("move table aside: %w", err)
 	}
 	j.log.Info("table of a deleted topic moved aside", "table", id.String(), "to", aside.String(), "old_topic_id", old, "topic_id", topicID)
 	return nil
@@ -97,8 +109,16 @@ func (j *tableJobs) RunTableJob(ctx context.Context, job coordapi.TierJob, read 
 	if err := j.moveAside(ctx, id, job.TopicID.String()); err != nil {
 		return coordapi.TableResult{}, err
 	}
-	if _, err := j.tb.Create(ctx, id, table.Spec{Partitioning: tj.Partitioning, ValueSchema: tj.ValueSchema, TopicID: job.TopicID.String()}); err != nil {
+	if _, err := j.tb.Create(ctx, id, table.Spec{Partitioning: tj.Partitioning, ValueSchema: tj.ValueSchema, TopicID: job.TopicID.String(),
+		Compacted: tj.Compacted}); err != nil {
 		return coordapi.TableResult{}, fmt.Errorf("create table %s: %w", id, err)
+	}
+	// A cleanup.policy changed since the table was created (or an
+	// earlier build's job) converts it (table/compacted.go).
+	if changed, err := j.tb.SetCompacted(ctx, id, tj.Compacted); err != nil {
+		return coordapi.TableResult{}, fmt.Errorf("table %s: %w", id, err)
+	} else if changed {
+		j.log.Info("table follows the topic's cleanup.policy", "table", id.String(), "latest_per_key", tj.Compacted)
 	}
 	if tj.ValueSchema != "" {
 		if _, err := j.tb.EvolveValueSchema(ctx, id, tj.ValueSchema); err != nil {

@@ -206,3 +206,61 @@ func TestReadersCompacted(t *testing.T) {
 		})
 	}
 }
+
+// TestSetCompacted: a table created for every record (a topic whose
+// cleanup.policy became compact) is rewritten once to the latest row per
+// key, keeping its covered offsets, and later commits keep it so; turned
+// off, later commits append every record again.
+func TestSetCompacted(t *testing.T) {
+	ctx := context.Background()
+	store, root := backends[1].open(t)
+	tb := newTables(t, store, root, &catalog.MemCatalog{})
+	if _, err := tb.Create(ctx, topic, table.Spec{}); err != nil {
+		t.Fatal(err)
+	}
+	rounds := compactedRounds()
+	var all [][]table.Record
+	for _, round := range rounds[:2] {
+		if _, err := tb.Commit(ctx, topic, round...); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range round {
+			all = append(all, r.Records)
+		}
+	}
+	if got := len(readAll(t, tb)); got != 40+10+11+1 {
+		t.Fatalf("%d rows before", got)
+	}
+	if changed, err := tb.SetCompacted(ctx, topic, true); err != nil || !changed {
+		t.Fatalf("set compacted: %v %v", changed, err)
+	}
+	equalRecords(t, readAll(t, tb), latest(all...))
+	if changed, err := tb.SetCompacted(ctx, topic, true); err != nil || changed {
+		t.Fatalf("set compacted again: %v %v", changed, err)
+	}
+	cov, err := tb.Covered(ctx, topic)
+	if err != nil || cov[0] != 53 || cov[1] != 12 {
+		t.Fatalf("covered %v %v", cov, err)
+	}
+	if _, err := tb.Commit(ctx, topic, rounds[2]...); err != nil {
+		t.Fatal(err)
+	}
+	all = append(all, rounds[2][0].Records)
+	want := latest(all...)
+	equalRecords(t, readAll(t, tb), want)
+	if changed, err := tb.SetCompacted(ctx, topic, false); err != nil || !changed {
+		t.Fatalf("set compacted off: %v %v", changed, err)
+	}
+	more := []table.Record{kv(0, 55, "k10", "y55"), kv(0, 56, "k10", "y56")}
+	if _, err := tb.Commit(ctx, topic, table.Range{Partition: 0, From: 55, To: 57, Records: more}); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, more...)
+	slices.SortFunc(want, func(a, b table.Record) int {
+		if a.Partition != b.Partition {
+			return int(a.Partition - b.Partition)
+		}
+		return int(a.Offset - b.Offset)
+	})
+	equalRecords(t, readAll(t, tb), want)
+}

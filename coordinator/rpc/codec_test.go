@@ -169,6 +169,11 @@ func TestRoundTrip(t *testing.T) {
 					ProducerLastOffsets: []int64{3, 49, 98},
 				},
 			}}, encClaimTierJobResp, decClaimTierJobResp)
+			roundTripTail(t, claimTierJobResp{OK: true, Job: coordapi.TierJob{
+				ID: 10, TopicID: idA, Partition: -1, LeaseMs: 60000, Kind: coordapi.TierJobTable,
+				Table: &coordapi.TableJob{TopicName: "users", Partitioning: "none", Compacted: true,
+					Ranges: []coordapi.TableRange{{Partition: 0, From: 5, To: 8}}},
+			}}, encClaimTierJobResp, decClaimTierJobResp, 1) // compacted: appended
 			roundTrip(t, claimTierJobResp{OK: true, Job: coordapi.TierJob{
 				ID: 11, TopicID: idA, Partition: -2, LeaseMs: 60000, Kind: coordapi.TierJobTableMaintain,
 				Maintain: &coordapi.TableMaintainJob{TopicName: "orders", NowMs: 1 << 41, RetentionMs: 7 * 86400000, OrphanGraceMs: 3600000},

@@ -215,7 +215,9 @@ func (r tableResp) err(op string) error {
 // A table job in a claim_tier_job reply (kind TierJobTable): topic name,
 // partitioning, value schema (str each), n ranges, each partition, from,
 // to - from (varints), its segments (as find_batches answers them) and
-// aborted transactions.
+// aborted transactions, then, only when set, compacted (bool; a broker
+// of an earlier build ignores it and writes every record, which the
+// first job a later build runs converts: table.Tables.ConvertCompacted).
 func encTableJob(e *encoder, tj *coordapi.TableJob) {
 	if tj == nil {
 		tj = &coordapi.TableJob{}
@@ -231,6 +233,9 @@ func encTableJob(e *encoder, tj *coordapi.TableJob) {
 		encFindBatchesResp(e, coordapi.FindBatchesResponse{Batches: r.Segments})
 		encAborted(e, r.Aborted)
 	}
+	if tj.Compacted {
+		e.bool(true)
+	}
 }
 
 func decTableJob(d *decoder) *coordapi.TableJob {
@@ -244,6 +249,9 @@ func decTableJob(d *decoder) *coordapi.TableJob {
 			r.Aborted = decAborted(d)
 			tj.Ranges[i] = r
 		}
+	}
+	if d.left() > 0 {
+		tj.Compacted = d.bool()
 	}
 	return tj
 }
