@@ -117,6 +117,11 @@ type Config struct {
 	// at /iceberg/v1 on the HTTP listener (--table-rest-enabled=false).
 	// Default: false, served (iceberg.go).
 	TableRESTDisabled bool
+	// TableCatalog, when its URL is set, has the table jobs create and
+	// commit the tables in an external Iceberg REST catalog instead of the
+	// coordinator's (tablecatalog.go); /iceberg/v1 then only says so.
+	// Default: the coordinator's catalog.
+	TableCatalog TableCatalogConfig
 	// Store, when set, is used instead of the configured object store
 	// (tests inject fault wrappers here).
 	Store objectstore.Store
@@ -258,6 +263,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	if cfg.Broker.NodeID == 0 {
 		cfg.Broker.NodeID = 1
+	}
+	if err := cfg.TableCatalog.Validate(); err != nil {
+		return nil, err
 	}
 	n := &Node{cfg: cfg, log: cfg.Logger, served: make(chan error, 2)}
 	defer func() {
@@ -536,7 +544,11 @@ func (n *Node) httpHandler() http.Handler {
 		kv = tracedHTTP(kv, n.tracer, "GET /kv")
 	}
 	mux.Handle("/kv/", kv)
-	if !n.cfg.TableRESTDisabled {
+	switch {
+	case n.cfg.TableRESTDisabled:
+	case n.cfg.TableCatalog.External():
+		mux.Handle(catalog.RESTPrefix+"/", externalCatalogNotice())
+	default:
 		mux.Handle(catalog.RESTPrefix+"/", n.icebergHandler(n.metrics.Meter("floe/iceberg")))
 	}
 	n.registerPprof(mux)
