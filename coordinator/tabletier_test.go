@@ -409,7 +409,6 @@ func TestTableCoveredPersisted(t *testing.T) {
 	if _, err := e.c.DeleteTopic(ctx, "orders"); err != nil {
 		t.Fatal(err)
 	}
-	tick(0)
 	if _, closer, err := e.c.db.Get(tableCoveredKey(tp.ID)); err == nil {
 		closer.Close()
 		t.Fatal("the covered offsets row outlived its topic")

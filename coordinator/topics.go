@@ -235,6 +235,7 @@ func (c *Coordinator) deleteTopicLocked(t *topicState) error {
 	}
 	_ = b.Delete(topicNameKey(t.name), nil)
 	_ = b.Delete(topicKey(t.id), nil)
+	_ = b.Delete(tableCoveredKey(t.id), nil) // its table's covered offsets (tabletier.go)
 	pl := partitionsPrefix(t.id)
 	_ = b.DeleteRange(pl, prefixEnd(pl), nil)
 	for _, prefix := range []byte{prefixTxnOpen, prefixAborted, prefixTxnKeys} {
