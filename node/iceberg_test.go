@@ -177,8 +177,13 @@ type pyTable struct {
 // pyReadTable is pyRead with the typed columns.
 func pyReadTable(t *testing.T, ctx context.Context, py, httpAddr, ident string, props ...string) pyTable {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, py, append([]string{"../table/testdata/pyiceberg_read.py", "--rest", "http://" + httpAddr + catalog.RESTPrefix,
-		ident}, props...)...)
+	return pyReadCatalog(t, ctx, py, "http://"+httpAddr+catalog.RESTPrefix, ident, props...)
+}
+
+// pyReadCatalog is pyReadTable through the REST catalog at uri.
+func pyReadCatalog(t *testing.T, ctx context.Context, py, uri, ident string, props ...string) pyTable {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, py, append([]string{"../table/testdata/pyiceberg_read.py", "--rest", uri, ident}, props...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

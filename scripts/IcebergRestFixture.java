@@ -1,8 +1,8 @@
 // Apache Iceberg's reference REST catalog server, bound to one address.
 //
 // This is org.apache.iceberg.rest.RESTCatalogServer (iceberg-open-api's test
-// fixtures, what the apache/iceberg-rest-fixture image runs) with two
-// differences: Jetty listens on REST_HOST (default 127.0.0.1) rather than on
+// fixtures, what the apache/iceberg-rest-fixture image runs) with three
+// differences: the SQLite database is a file (below), Jetty listens on REST_HOST (default 127.0.0.1) rather than on
 // every interface, and port 0 picks a free port, printed on stdout as
 // "iceberg-rest-fixture listening on http://HOST:PORT" once it serves. The
 // catalog behind it is the same: Iceberg's JdbcCatalog on SQLite through
@@ -10,7 +10,9 @@
 // test jar), so every request is handled by Iceberg's code, not floe's.
 //
 // Environment, as the reference server reads it: CATALOG_WAREHOUSE (the
-// warehouse URI, e.g. file:///dir), CATALOG_URI (default jdbc:sqlite::memory:),
+// warehouse URI, e.g. file:///dir), CATALOG_URI (default: a SQLite file in
+// the temporary directory, removed at exit, where the reference server has
+// jdbc:sqlite::memory:, which breaks under concurrent requests: see main),
 // CATALOG_IO__IMPL and any other CATALOG_* variable (CATALOG_A_B__C is the
 // catalog property a.b-c); REST_PORT (default 8181). Added here: REST_HOST,
 // and REST_TOKEN: when set, every request must carry
@@ -27,6 +29,7 @@ import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import java.io.File;
 import java.io.IOException;
 import java.util.EnumSet;
 import java.util.HashMap;
@@ -58,7 +61,15 @@ public class IcebergRestFixture {
       }
     }
     props.putIfAbsent(CatalogProperties.CATALOG_IMPL, JdbcCatalog.class.getName());
-    props.putIfAbsent(CatalogProperties.URI, "jdbc:sqlite::memory:");
+    if (!props.containsKey(CatalogProperties.URI)) {
+      // Not the reference server's jdbc:sqlite::memory:, which gives each
+      // pooled connection a database of its own: under concurrent requests
+      // a second connection finds no iceberg_tables (500s, and 404s for
+      // tables that exist). A file is one database for all of them.
+      File db = File.createTempFile("iceberg-rest-fixture", ".db");
+      db.deleteOnExit();
+      props.put(CatalogProperties.URI, "jdbc:sqlite:" + db.getAbsolutePath());
+    }
     props.putIfAbsent("jdbc.schema-version", "V1");
     if (!props.containsKey(CatalogProperties.WAREHOUSE_LOCATION)) {
       throw new IllegalArgumentException("CATALOG_WAREHOUSE is required");

@@ -97,7 +97,8 @@ func Start(t testing.TB, opts Options) *Server {
 
 	s := &Server{logs: &logBuffer{}, done: make(chan struct{})}
 	s.cmd = exec.Command(script, "run", opts.Warehouse, "0")
-	s.cmd.Env = append(os.Environ(), "REST_TOKEN="+opts.Token)
+	s.cmd.Env = append(os.Environ(), "REST_TOKEN="+opts.Token,
+		"CATALOG_URI=jdbc:sqlite:"+filepath.Join(t.TempDir(), "catalog.db"))
 	// Its own process group, killed with the test process if that dies
 	// without running its cleanups.
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
