@@ -397,16 +397,11 @@ func (t *Tables) commitOnce(ctx context.Context, cio *catalogIO, id Ident, range
 		return 0, nil
 	}
 	props := summaryProps(covered)
-	var filter iceberg.BooleanExpression
+	var changes keyChanges // a compacted table's (compacted.go)
 	if tbl.Properties()[PropCompacted] == "true" {
-		recs, filter = latestPerKey(recs)
+		recs, changes = latestPerKey(recs)
 		res.Rows = len(recs)
 	}
-	rdr, err := newRecordReader(tbl.Schema(), recs, requiredProps(tbl.Properties()[PropValueSchema]))
-	if err != nil {
-		return 0, err
-	}
-	defer rdr.Release()
 
 	// The attempt's files are written through a tracking IO, so that a
 	// lost race deletes them instead of leaving orphans.
@@ -414,7 +409,7 @@ func (t *Tables) commitOnce(ctx context.Context, cio *catalogIO, id Ident, range
 	wtbl := itable.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
 		func(context.Context) (icebergio.IO, error) { return tio, nil }, cio)
 	txn := wtbl.NewTransaction()
-	if err := writeRecords(ctx, txn, rdr, props, filter); err != nil {
+	if err := writeRecords(ctx, wtbl, txn, recs, changes, props, requiredProps(tbl.Properties()[PropValueSchema])); err != nil {
 		tio.removeCreated()
 		return 0, err
 	}
