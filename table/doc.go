@@ -101,10 +101,10 @@
 // latest record is a tombstone (at once, not after delete.retention.ms).
 // Each commit is an Iceberg "overwrite" snapshot instead of an "append":
 // of the job's records only each key's latest is written, and the data
-// files that may hold the keys it changed (by manifest partition
-// summaries and the key column's bounds) are deleted or rewritten without
-// those keys' rows (copy-on-write; no delete files, which not every
-// reader applies). The summary and its exactly-once rule are as above:
+// files that hold a key it changed (candidates by partition values and
+// the key column's bounds, then read) are replaced by their other rows
+// (copy-on-write; no delete files, which not every reader applies). A
+// commit with no such file is an "append". The summary and its exactly-once rule are as above:
 // the covered offsets say which records the table has taken, not which
 // are rows. The property is set at creation and never changes; a build
 // that predates it would append every record, so a compacted table must
