@@ -2,8 +2,9 @@
 //
 // This is org.apache.iceberg.rest.RESTCatalogServer (iceberg-open-api's test
 // fixtures, what the apache/iceberg-rest-fixture image runs) with three
-// differences: the SQLite database is a file (below), Jetty listens on REST_HOST (default 127.0.0.1) rather than on
-// every interface, and port 0 picks a free port, printed on stdout as
+// differences: the SQLite database is a file (below); Jetty listens on
+// REST_HOST (default 127.0.0.1) rather than on every interface; and port 0
+// picks a free port, printed on stdout as
 // "iceberg-rest-fixture listening on http://HOST:PORT" once it serves. The
 // catalog behind it is the same: Iceberg's JdbcCatalog on SQLite through
 // Iceberg's own RESTCatalogAdapter and RESTCatalogServlet (iceberg-core's
