@@ -60,6 +60,13 @@ else
   echo "no python3 venv: table/'s reader tests will skip (apt-get install python3-venv)" >&2
 fi
 
+# Apache Iceberg's reference REST catalog, the external catalog that
+# table/'s and node/'s tests commit to: its classpath, resolved by Maven once
+# into ~/.cache/floe-iceberg-rest, before the tests' timeouts run.
+if command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then
+  ./scripts/iceberg-rest-fixture.sh fetch
+fi
+
 go vet ./...
 go test -race -timeout 20m "$@" ./...
 
