@@ -52,11 +52,11 @@ func (c TableCatalogConfig) External() bool { return c.URL != "" }
 func (c TableCatalogConfig) Validate() error {
 	var errs []error
 	if c.URL == "" {
-		for flag, v := range map[string]string{"--table-catalog-warehouse": c.Warehouse, "--table-catalog-token": c.Token,
-			"--table-catalog-credential": c.Credential, "--table-catalog-scope": c.Scope, "--table-catalog-ca-file": c.TLS.CAFile,
-			"--table-catalog-cert": c.TLS.CertFile, "--table-catalog-key": c.TLS.KeyFile} {
-			if v != "" {
-				errs = append(errs, fmt.Errorf("%s is given without --table-catalog-url", flag))
+		for _, f := range []struct{ flag, v string }{{"--table-catalog-warehouse", c.Warehouse}, {"--table-catalog-token", c.Token},
+			{"--table-catalog-credential", c.Credential}, {"--table-catalog-scope", c.Scope}, {"--table-catalog-ca-file", c.TLS.CAFile},
+			{"--table-catalog-cert", c.TLS.CertFile}, {"--table-catalog-key", c.TLS.KeyFile}} {
+			if f.v != "" {
+				errs = append(errs, fmt.Errorf("%s is given without --table-catalog-url", f.flag))
 			}
 		}
 		return errors.Join(errs...)
