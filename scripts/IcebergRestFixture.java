@@ -16,9 +16,9 @@
 // jdbc:sqlite::memory:, which breaks under concurrent requests: see main),
 // CATALOG_IO__IMPL and any other CATALOG_* variable (CATALOG_A_B__C is the
 // catalog property a.b-c); REST_PORT (default 8181). Added here: REST_HOST,
-// and REST_TOKEN: when set, every request must carry
-// "Authorization: Bearer <REST_TOKEN>" or gets 401, so that a client's
-// credentials are seen to be sent.
+// and REST_TOKEN: when set, every request but the OAuth2 token exchange
+// (POST /v1/oauth/tokens) must carry "Authorization: Bearer <REST_TOKEN>" or
+// gets 401, so that a client's credentials are seen to be sent.
 //
 // Run by scripts/iceberg-rest-fixture.sh (java -cp <its classpath> this file).
 
@@ -93,8 +93,14 @@ public class IcebergRestFixture {
         @Override
         public void doFilter(ServletRequest req, ServletResponse rsp, FilterChain chain)
             throws IOException, ServletException {
-          String auth = ((HttpServletRequest) req).getHeader("Authorization");
-          if (!("Bearer " + token).equals(auth)) {
+          HttpServletRequest r = (HttpServletRequest) req;
+          // The OAuth2 token endpoint stays open: the adapter answers a
+          // client_credentials grant for client C with the token
+          // "client-credentials-token:sub=C" (it checks no secret), so
+          // REST_TOKEN set to that lets a client configured with C's
+          // credential in, after its token exchange.
+          boolean tokens = r.getRequestURI().endsWith("/v1/oauth/tokens");
+          if (!tokens && !("Bearer " + token).equals(r.getHeader("Authorization"))) {
             HttpServletResponse h = (HttpServletResponse) rsp;
             h.setStatus(401);
             h.setContentType("application/json");

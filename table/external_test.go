@@ -36,7 +36,7 @@ func (c *interposed) CommitTable(ctx context.Context, ident itable.Identifier, r
 
 // TestExternalRESTCatalog commits tables to Apache Iceberg's reference
 // REST catalog server (a JdbcCatalog behind Iceberg's own servlet, with a
-// bearer token): create, commits and their exactly-once skips, a commit
+// bearer token, and an OAuth2 client credential for a second writer): create, commits and their exactly-once skips, a commit
 // that loses the race to another writer and retries without doubling a
 // row, retention, snapshot expiry and orphan collection, all through the
 // catalog; iceberg-go and PyIceberg read the table back through it.
@@ -48,24 +48,32 @@ func TestExternalRESTCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := "file://" + store.Root()
-	srv := icebergresttest.Start(t, icebergresttest.Options{Warehouse: "file://" + filepath.Join(dir, "warehouse"), Token: "s3cr3t"})
+	// The reference server's token for OAuth2 client "floe-writer":
+	// clients given it as a bearer token, or given floe-writer's
+	// credential (exchanged at /v1/oauth/tokens), are let in.
+	const token = "client-credentials-token:sub=floe-writer"
+	srv := icebergresttest.Start(t, icebergresttest.Options{Warehouse: "file://" + filepath.Join(dir, "warehouse"), Token: token})
 
 	if _, err := table.NewRESTCatalog(table.RESTCatalogOptions{URL: srv.URL, Token: "a", Credential: "b:c"}); err == nil {
 		t.Fatal("a token and a credential both: no error")
 	}
-	bad, err := table.NewRESTCatalog(table.RESTCatalogOptions{URL: srv.URL, Token: "wrong"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	badTables, err := table.New(table.Options{External: bad, Store: store, Root: root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := badTables.Create(ctx, topic, table.Spec{}); err == nil {
-		t.Fatal("a wrong token: created")
+	// A wrong token, and another client's credential (its exchanged
+	// token is not the one the server takes), are refused.
+	for _, o := range []table.RESTCatalogOptions{{URL: srv.URL, Token: "wrong"}, {URL: srv.URL, Credential: "intruder:secret"}} {
+		bad, err := table.NewRESTCatalog(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		badTables, err := table.New(table.Options{External: bad, Store: store, Root: root})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := badTables.Create(ctx, topic, table.Spec{}); err == nil {
+			t.Fatalf("%+v: created", o)
+		}
 	}
 
-	ext, err := table.NewRESTCatalog(table.RESTCatalogOptions{URL: srv.URL, Token: "s3cr3t"})
+	ext, err := table.NewRESTCatalog(table.RESTCatalogOptions{URL: srv.URL, Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,10 +115,15 @@ func TestExternalRESTCatalog(t *testing.T) {
 	}
 
 	// Another writer (a second Tables on the same catalog, as a job of
-	// another shard) commits partition 1 between floe's load and its
+	// another shard, with an OAuth2 client credential) commits partition 1 between floe's load and its
 	// commit; then floe's commit of partitions 0 (partly covered) and 1
 	// (wholly covered by the other's) retries.
-	other, err := table.New(table.Options{External: ext, Store: store, Root: root})
+	oauth, err := table.NewRESTCatalog(table.RESTCatalogOptions{URL: srv.URL, Credential: "floe-writer:secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = oauth.Close() })
+	other, err := table.New(table.Options{External: oauth, Store: store, Root: root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +150,7 @@ func TestExternalRESTCatalog(t *testing.T) {
 	// PyIceberg through the same catalog, with the token.
 	py := readers[0].python(t)
 	out := runReader(t, py, []string{"testdata/pyiceberg_read.py", "--rest", srv.URL, topic.String()},
-		map[string]string{"token": "s3cr3t"})
+		map[string]string{"token": token})
 	equalRecords(t, out.rows, want)
 	if out.summary[table.SummaryNextOffsetPrefix+"0"] != "60" {
 		t.Fatalf("summary as PyIceberg sees it: %v", out.summary)
@@ -195,7 +208,7 @@ func TestExternalRESTCatalog(t *testing.T) {
 	}
 	equalRecords(t, readAll(t, tb), kept)
 	out = runReader(t, py, []string{"testdata/pyiceberg_read.py", "--rest", srv.URL, topic.String()},
-		map[string]string{"token": "s3cr3t"})
+		map[string]string{"token": token})
 	equalRecords(t, out.rows, kept)
 
 	// A table of a recreated topic is moved aside by the catalog's
