@@ -18,7 +18,8 @@ import (
 //	ShareAcquire ─▶ group.mu: acks (all or nothing per partition)
 //	             ─▶ FindBatches from the first acquirable offset (in-process)
 //	             ─▶ Acquire up to the bound (HW, or LSO under read_committed)
-//	             ─▶ one batch through the log, waited for under group.mu
+//	             ─▶ one batch through the log, started under group.mu and
+//	                waited for after it (writes of the group synced together)
 //	             ◀─ acquired ranges, their BatchCoords, partition state
 //	nothing acquired ─▶ held without a lock until a commit notice, a
 //	                    release, an expiry or MaxWait, then acquire again
@@ -188,14 +189,34 @@ func (gs *Groups) ShareAcquire(ctx context.Context, req coordapi.ShareAcquireReq
 // acquired.
 var errShareReleased = errors.New("groups: the member's records were released through its broker")
 
-// shareAcquireOnce is one pass of ShareAcquire: the acknowledgements when
+// shareAcquireOnce is one pass of ShareAcquire (shareAcquirePass), then
+// the wait for its write, made without the group's lock: the group's other
+// acquisitions go on meanwhile, and their writes are synced together
+// instead of one after the other under the lock.
+func (gs *Groups) shareAcquireOnce(ctx context.Context, req *coordapi.ShareAcquireRequest, withAcks bool, gen *uint64) (coordapi.ShareAcquireResponse, bool, error) {
+	resp, got, wait, err := gs.shareAcquirePass(ctx, req, withAcks, gen)
+	if err != nil {
+		return resp, got, err
+	}
+	if werr := wait(); werr != nil {
+		gs.log.Error("persist share acquisitions", "group", req.Group, "err", werr)
+		return resp, false, &coordapi.KafkaError{Code: kerr.CoordinatorNotAvailable, Message: "the share group state could not be written"}
+	}
+	return resp, got, nil
+}
+
+// shareAcquirePass is one pass of ShareAcquire: the acknowledgements when
 // withAcks, then the acquisition. got reports that some partition acquired
 // records or failed. The first pass (withAcks) notes in gen how many
 // releases of the member through req.Via were made; a later pass after
-// another one acquires nothing and returns errShareReleased.
-func (gs *Groups) shareAcquireOnce(ctx context.Context, req *coordapi.ShareAcquireRequest, withAcks bool, gen *uint64) (resp coordapi.ShareAcquireResponse, got bool, err error) {
+// another one acquires nothing and returns errShareReleased. The pass's
+// write is started under the group's lock, in the order of the group's
+// changes; wait returns once it is durable, and the answer must not leave
+// before.
+func (gs *Groups) shareAcquirePass(ctx context.Context, req *coordapi.ShareAcquireRequest, withAcks bool, gen *uint64) (resp coordapi.ShareAcquireResponse, got bool, wait func() error, err error) {
+	wait = noWait
 	if !gs.enter() {
-		return resp, false, ErrClosed
+		return resp, false, wait, ErrClosed
 	}
 	defer gs.leave()
 	cfg := gs.shareConfig(req.Group)
@@ -218,14 +239,14 @@ func (gs *Groups) shareAcquireOnce(ctx context.Context, req *coordapi.ShareAcqui
 				resp.Partitions[i].AckErrorMessage = "no record in flight"
 			}
 		}
-		return resp, false, nil
+		return resp, false, wait, nil
 	}
 	defer g.mu.Unlock()
 	s := g.mu.share
 	if n := s.releases[releaseKey(req.Member, req.Via)]; withAcks {
 		*gen = n
 	} else if n != *gen {
-		return resp, false, errShareReleased
+		return resp, false, wait, errShareReleased
 	}
 	nowMs := msOf(gs.now())
 	var woken []tp
@@ -296,12 +317,14 @@ func (gs *Groups) shareAcquireOnce(ctx context.Context, req *coordapi.ShareAcqui
 		}
 	}
 	if len(s.partRows) > 0 {
-		if perr := g.persistShareLocked(); perr != nil {
+		w, perr := g.persistShareStartLocked()
+		if perr != nil {
 			gs.log.Error("persist share acquisitions", "group", req.Group, "err", perr)
 			// The rows stay queued for the group's next write; records
 			// acquired here come back when their lock expires.
-			return resp, false, &coordapi.KafkaError{Code: kerr.CoordinatorNotAvailable, Message: "the share group state could not be written"}
+			return resp, false, noWait, &coordapi.KafkaError{Code: kerr.CoordinatorNotAvailable, Message: "the share group state could not be written"}
 		}
+		wait = w
 	}
 	for _, pp := range req.Partitions {
 		t := tp{topicID(pp.Topic), pp.Partition}
@@ -312,7 +335,7 @@ func (gs *Groups) shareAcquireOnce(ctx context.Context, req *coordapi.ShareAcqui
 	if len(woken) > 0 {
 		gs.shareWait.wake(woken...)
 	}
-	return resp, got, nil
+	return resp, got, wait, nil
 }
 
 // mergeAcquired returns r with acq's fetch answer (everything but the

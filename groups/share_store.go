@@ -122,9 +122,22 @@ func (s *shareGroup) stateRecordLocked() shareStateRecord {
 // nothing changed. On an error nothing is forgotten: the next operation
 // tries again.
 func (g *group) persistShareLocked() error {
+	wait, err := g.persistShareStartLocked()
+	if err != nil {
+		return err
+	}
+	return wait()
+}
+
+// persistShareStartLocked is persistShareLocked returning before the write
+// is durable (batch.start): the caller calls wait after releasing g.mu, and
+// answers nothing derived from the write before it returns. The group's
+// later writes are applied after this one (Pebble's WAL, or the log, keeps
+// their order), so a later write's wait covers this one too.
+func (g *group) persistShareStartLocked() (wait func() error, err error) {
 	s := g.mu.share
 	if s.epoch == s.persistedEpoch && len(s.dirty) == 0 && len(s.partRows) == 0 && s.writtenGroup != nil {
-		return nil
+		return noWait, nil
 	}
 	gr := groupRecord{protocolType: shareProtocolType, generation: s.epoch, share: true}
 	if s.emptyLocked() {
@@ -160,8 +173,9 @@ func (g *group) persistShareLocked() error {
 	for _, r := range s.partRows {
 		b.applyShare(r)
 	}
-	if err := b.commit(); err != nil {
-		return err
+	wait, err = b.start(g.gs.db)
+	if err != nil {
+		return nil, err
 	}
 	s.writtenGroup, s.writtenState = gv, sv
 	for _, w := range writes {
@@ -169,7 +183,7 @@ func (g *group) persistShareLocked() error {
 	}
 	s.persistedEpoch, s.dirty, s.partRows = s.epoch, nil, nil
 	g.mu.persisted = true
-	return nil
+	return wait, nil
 }
 
 // applyShare adds one share-partition mutation to the batch.

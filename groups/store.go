@@ -491,6 +491,50 @@ func (b batch) commit() error {
 	return b.b.Commit(pebble.Sync)
 }
 
+// startLog is a Log that also appends without waiting, as package ha's
+// does (coordinator.Log's Start).
+type startLog interface {
+	Start(b *pebble.Batch) (wait func() error, err error)
+}
+
+// start writes the batch as commit does, but returns once it is applied,
+// before it is durable: wait returns once it is (the log has it, or
+// Pebble synced its WAL) and releases the batch. Nothing derived from the
+// batch may be answered before wait returns; call it without the locks
+// the next writes need, so that they are synced together. A Log without
+// Start commits at once.
+func (b batch) start(db *pebble.DB) (wait func() error, err error) {
+	if b.b.Empty() || (b.log != nil && !isStartLog(b.log)) {
+		return noWait, b.commit()
+	}
+	if b.log != nil {
+		w, err := b.log.(startLog).Start(b.b)
+		if err != nil {
+			b.b.Close()
+			return nil, err
+		}
+		return func() error {
+			defer b.b.Close()
+			return w()
+		}, nil
+	}
+	if err := db.ApplyNoSyncWait(b.b, pebble.Sync); err != nil {
+		b.b.Close()
+		return nil, err
+	}
+	return func() error {
+		defer b.b.Close()
+		return b.b.SyncWait()
+	}, nil
+}
+
+func isStartLog(l Log) bool {
+	_, ok := l.(startLog)
+	return ok
+}
+
+func noWait() error { return nil }
+
 // Log is the replicated log the group state is a view of; see
 // coordinator.Log, which package ha's log implements too.
 type Log interface {
