@@ -105,7 +105,9 @@
 // from the first available offset up to the high watermark (the last
 // stable offset under share.isolation.level read_committed), their batches
 // found in-process (Options.Partitions' FindBatches), then the call's rows
-// in one batch through the log before it answers. With nothing to acquire
+// in one batch through the log, started under the mutex (so the log keeps
+// the group's order) and waited for after it, before it answers (so the
+// group's calls sync their writes together). With nothing to acquire
 // it waits, without the mutex, for a commit notice (Options.Partitions'
 // Subscribe), a release or an expiry, up to its max wait. Record locks
 // expire on their own heap (share_sched.go), one entry per share-partition
