@@ -105,3 +105,24 @@ func TestShareMetrics(t *testing.T) {
 	c.Acquired += 2        // 12-13
 	check("log start 12", want{c, 12, 0, 2})
 }
+
+// TestShareMetricsInternalAcks: a broker's internal acknowledgements count
+// too: aborted records it archived (read_committed) as archived_aborted,
+// records whose bytes it could not read as released.
+func TestShareMetricsInternalAcks(t *testing.T) {
+	h, _, tid := shareFetchHarness(t)
+	h.acquire(acquireReq("m1", 1, tid, 6, coordapi.ShareAcquireBatchOptimized)) // 0-5
+	h.acquire(acquireReq("m1", 1, tid, 0, 0,
+		ackOf(0, 2, coordapi.ShareAckArchiveAborted), ackOf(3, 4, coordapi.ShareAckReturnUnread)))
+	m := h.shareMetricsOf("g")
+	if len(m.Topics) != 1 {
+		t.Fatalf("topics %+v", m.Topics)
+	}
+	want := ShareCounts{Acquired: 6, ArchivedAborted: 3, Released: 2}
+	if got := m.Topics[0].Counts; got != want {
+		t.Errorf("counts\n\t%+v, want\n\t%+v", got, want)
+	}
+	if p := m.Topics[0].Partitions[0]; p.Start != 3 || p.InFlight != 1 {
+		t.Errorf("start %d, in flight %d; want 3 and 1 (offset 5)", p.Start, p.InFlight)
+	}
+}
