@@ -59,8 +59,15 @@ func (c keyChanges) has(r Record) bool {
 }
 
 // inChunk bounds the literals of one IN: iceberg-go's metrics evaluators
-// give up on the column bounds of an IN of more than 200.
-const inChunk = 200
+// give up on the column bounds of an IN of more than 200. Past
+// boundKeys keys of a partition the filter is one IN, which prunes by
+// partition values only: checking every key against every file's
+// bounds would cost keys × files comparisons, and with that many keys
+// the bounds of few files exclude them all.
+const (
+	inChunk   = 200
+	boundKeys = 10 * inChunk
+)
 
 // filter is the row filter matching every changed (partition, key):
 // (partition = p AND (key IN (...) OR key IN (...))) OR ..., in chunks of
@@ -70,7 +77,11 @@ func (c keyChanges) filter() iceberg.BooleanExpression {
 	var terms []iceberg.BooleanExpression
 	for _, p := range parts {
 		var ins []iceberg.BooleanExpression
-		for ks := range slices.Chunk(c[p], inChunk) {
+		chunk := inChunk
+		if len(c[p]) > boundKeys {
+			chunk = len(c[p])
+		}
+		for ks := range slices.Chunk(c[p], chunk) {
 			ins = append(ins, iceberg.IsIn(iceberg.Reference("key"), ks...))
 		}
 		terms = append(terms, iceberg.NewAnd(iceberg.EqualTo(iceberg.Reference("partition"), p), or(ins)))

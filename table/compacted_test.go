@@ -264,7 +264,9 @@ func TestSetCompacted(t *testing.T) {
 }
 
 // TestCommitCompactedManyKeys: commits of more keys than one IN of the
-// rewrite's filter holds (200) keep exactly the latest row per key.
+// rewrite's filter holds (200), and of more than the filter checks
+// against file bounds at all (2,000), keep exactly the latest row per
+// key.
 func TestCommitCompactedManyKeys(t *testing.T) {
 	ctx := context.Background()
 	store, root := backends[0].open(t)
@@ -277,6 +279,13 @@ func TestCommitCompactedManyKeys(t *testing.T) {
 	for round := range 4 {
 		var recs []table.Record
 		for i := range 1500 {
+			if round == 3 && i == 0 {
+				// Past boundKeys: one IN, no bounds.
+				for j := range 2500 {
+					recs = append(recs, kv(0, off, fmt.Sprintf("many-%05d", j), "m"))
+					off++
+				}
+			}
 			k := (i*7 + round*131) % 900
 			v := fmt.Sprintf("r%d-%d", round, i)
 			if round > 0 && i%11 == 0 {
