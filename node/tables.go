@@ -49,7 +49,7 @@ func (n *Node) tableRunner() (tiered.TableJobRunner, error) {
 		if err != nil {
 			return nil, fmt.Errorf("table catalog: %w", err)
 		}
-		opts.Catalog, opts.External = nil, ext
+		opts.External = ext // the coordinator's catalog: only read, for tables to register there
 	}
 	tb, err := table.New(opts)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go"
 	icecatalog "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/rest"
+	icebergio "github.com/apache/iceberg-go/io"
 	itable "github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/table/catalog"
@@ -34,6 +35,7 @@ type ExternalCatalog interface {
 	CreateTable(ctx context.Context, ident itable.Identifier, sc *iceberg.Schema, opts ...icecatalog.CreateTableOpt) (*itable.Table, error)
 	CreateNamespace(ctx context.Context, ns itable.Identifier, props iceberg.Properties) error
 	RenameTable(ctx context.Context, from, to itable.Identifier) (*itable.Table, error)
+	RegisterTable(ctx context.Context, ident itable.Identifier, metadataLoc string) (*itable.Table, error)
 }
 
 var _ ExternalCatalog = (*rest.Catalog)(nil)
@@ -186,6 +188,15 @@ func (c *RESTCatalog) CreateNamespace(ctx context.Context, ns itable.Identifier,
 	return cat.CreateNamespace(ctx, ns, props)
 }
 
+// RegisterTable implements ExternalCatalog.
+func (c *RESTCatalog) RegisterTable(ctx context.Context, ident itable.Identifier, metadataLoc string) (*itable.Table, error) {
+	cat, err := c.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return cat.RegisterTable(ctx, ident, metadataLoc)
+}
+
 // RenameTable implements ExternalCatalog.
 func (c *RESTCatalog) RenameTable(ctx context.Context, from, to itable.Identifier) (*itable.Table, error) {
 	cat, err := c.client(ctx)
@@ -208,26 +219,59 @@ func noSuchTable(id Ident, err error) error {
 	return err
 }
 
-// createExternal creates table id in the external catalog with meta's
-// schema, partition spec, location and properties (the catalog assigns
-// the ids and writes the first metadata file), creating its namespace
-// first when the catalog lacks it. It reports whether it created the
-// table: false when it exists already, created meanwhile by another job.
+// createExternal creates table id in the external catalog with the
+// schema, partition spec, location and properties given (the catalog
+// assigns the ids and writes the first metadata file), creating its
+// namespace first when the catalog lacks it. A table that Options.Catalog
+// holds is registered from its current metadata file instead, keeping
+// its rows, history and covered offsets: a cluster switched to an
+// external catalog goes on where its own catalog left off (and the
+// table's orphan collection never takes the earlier files, which a new
+// table at the same location would not reference). It reports whether
+// it created or registered the table: false when it exists already,
+// created meanwhile by another job. A table of another topic id (a topic
+// deleted and created again) is not registered: the new topic's table is
+// created.
 func (t *Tables) createExternal(ctx context.Context, id Ident, sc *iceberg.Schema, ps iceberg.PartitionSpec, loc string, props iceberg.Properties) (bool, error) {
 	ext := t.opts.External
 	ident := identifier(id)
-	opts := []icecatalog.CreateTableOpt{
-		icecatalog.WithLocation(loc),
-		icecatalog.WithPartitionSpec(&ps),
-		icecatalog.WithProperties(props),
+	create := func() error {
+		_, err := ext.CreateTable(ctx, ident, sc, icecatalog.WithLocation(loc), icecatalog.WithPartitionSpec(&ps),
+			icecatalog.WithProperties(props))
+		return err
 	}
-	_, err := ext.CreateTable(ctx, ident, sc, opts...)
+	if t.opts.Catalog != nil {
+		mloc, err := t.opts.Catalog.Load(ctx, id)
+		var owner string
+		if err == nil {
+			fio := NewFileIO(ctx, t.opts.Store, t.opts.Root)
+			var old *itable.Table
+			old, err = itable.NewFromLocation(ctx, ident, mloc, func(context.Context) (icebergio.IO, error) { return fio, nil }, nil)
+			if err != nil {
+				return false, fmt.Errorf("read %s's metadata %s from floe's catalog: %w", id, mloc, err)
+			}
+			owner = old.Properties()[PropTopicID]
+		}
+		switch {
+		case err == nil && (owner == "" || owner == props[PropTopicID]):
+			create = func() error {
+				_, err := ext.RegisterTable(ctx, ident, mloc)
+				if err != nil {
+					return fmt.Errorf("register %s from %s: %w", id, mloc, err)
+				}
+				return nil
+			}
+		case err != nil && !errors.Is(err, catalog.ErrNoSuchTable):
+			return false, fmt.Errorf("look for %s in floe's catalog: %w", id, err)
+		}
+	}
+	err := create()
 	if errors.Is(err, icecatalog.ErrNoSuchNamespace) {
 		if err := ext.CreateNamespace(ctx, itable.Identifier(slices.Clone(id.Namespace)), nil); err != nil &&
 			!errors.Is(err, icecatalog.ErrNamespaceAlreadyExists) {
 			return false, fmt.Errorf("create namespace %s: %w", strings.Join(id.Namespace, "."), err)
 		}
-		_, err = ext.CreateTable(ctx, ident, sc, opts...)
+		err = create()
 	}
 	switch {
 	case errors.Is(err, icecatalog.ErrTableAlreadyExists):

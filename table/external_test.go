@@ -223,4 +223,50 @@ func TestExternalRESTCatalog(t *testing.T) {
 	if tbl, err := tb.Load(ctx, aside); err != nil || tbl.Properties()[table.PropTopicID] != "0123abcd" {
 		t.Fatalf("load renamed: %v", err)
 	}
+
+	// A cluster switched from floe's catalog: a table floe's catalog
+	// holds is registered in the external one, rows, history and
+	// covered offsets and all, and goes on from there; one of another
+	// topic id (the topic was recreated) is not, and a new table is made.
+	mem := &catalog.MemCatalog{}
+	own := newTables(t, store, root, mem)
+	imported := table.Ident{Namespace: []string{"floe"}, Name: "imported"}
+	recreated := table.Ident{Namespace: []string{"floe"}, Name: "recreated"}
+	for _, id := range []table.Ident{imported, recreated} {
+		if _, err := own.Create(ctx, id, table.Spec{TopicID: "aaaa"}); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range []table.Range{{Partition: 0, From: 0, To: 10, Records: records(0, 0, 10, 1)}, {Partition: 0, From: 10, To: 20, Records: records(0, 10, 20, 1)}} {
+			if _, err := own.Commit(ctx, id, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	switched, err := table.New(table.Options{External: ext, Catalog: mem, Store: store, Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created, err := switched.Create(ctx, imported, table.Spec{TopicID: "aaaa"}); err != nil || !created {
+		t.Fatalf("register: %v, %v", created, err)
+	}
+	if created, err := switched.Create(ctx, recreated, table.Spec{TopicID: "bbbb"}); err != nil || !created {
+		t.Fatalf("create over a table of another topic id: %v, %v", created, err)
+	}
+	if covered, err := switched.Covered(ctx, recreated); err != nil || len(covered) != 0 {
+		t.Fatalf("the recreated topic's table covers %v, %v: the old topic's was registered", covered, err)
+	}
+	if covered, err := switched.Covered(ctx, imported); err != nil || covered[0] != 20 {
+		t.Fatalf("the registered table covers %v, %v", covered, err)
+	}
+	res, err = switched.Commit(ctx, imported, table.Range{Partition: 0, From: 15, To: 30, Records: records(0, 15, 30, 1)})
+	if err != nil || res.Rows != 10 {
+		t.Fatalf("commit after the switch: %+v, %v", res, err)
+	}
+	tbl, err = switched.Load(ctx, imported)
+	if err != nil || len(tbl.Metadata().Snapshots()) != 3 {
+		t.Fatalf("registered table's history: %v", err)
+	}
+	out = runReader(t, py, []string{"testdata/pyiceberg_read.py", "--rest", srv.URL, imported.String()},
+		map[string]string{"token": token})
+	equalRecords(t, out.rows, records(0, 0, 30, 1))
 }

@@ -64,7 +64,9 @@ type Options struct {
 	// that Tables creates the tables in and commits to instead of Catalog:
 	// the catalog writes the metadata files, floe the data files and
 	// manifests under Root. Exactly-once still comes from the snapshot
-	// summary. Default: nil, Catalog.
+	// summary. Catalog, if set too, is then only read: a table the
+	// external catalog lacks but Catalog has is registered from its
+	// metadata file rather than created empty. Default: nil, Catalog.
 	External ExternalCatalog
 	// Store is where every table file goes. Required.
 	Store objectstore.Store
@@ -88,9 +90,6 @@ func (o Options) Validate() error {
 	var errs []error
 	if o.Catalog == nil && o.External == nil {
 		errs = append(errs, errors.New("table: Catalog or External is required"))
-	}
-	if o.Catalog != nil && o.External != nil {
-		errs = append(errs, errors.New("table: Catalog and External are exclusive"))
 	}
 	if o.Store == nil {
 		errs = append(errs, errors.New("table: Store is required"))
