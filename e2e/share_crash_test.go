@@ -87,8 +87,38 @@ func TestShareGroupKill(t *testing.T) {
 	c := floetest.RunClusterWith(t, 2, floetest.ClusterOptions{
 		CoordinatorArgs: []string{"--group-share-record-lock-duration", "15s"},
 	})
-	b1, b2 := c.Brokers[0], c.Brokers[1]
 	t.Logf("cluster up in %s", time.Since(start).Round(time.Millisecond))
+	runShareKill(t, start, c.Brokers[0], c.Brokers[1], func() string {
+		c.Coord.Kill()
+		restartAt := time.Now()
+		c.StartCoordinator()
+		return fmt.Sprintf("restarted in %s", time.Since(restartAt).Round(time.Millisecond))
+	})
+}
+
+// TestShareGroupKillHA is TestShareGroupKill with a highly available
+// coordinator (3 coordinator processes on a JetStream log, package ha):
+// the leader is killed instead of the lone coordinator, and a standby,
+// which applied every share acquisition and acknowledgement from the log,
+// takes over and re-arms the record locks.
+func TestShareGroupKillHA(t *testing.T) {
+	start := time.Now()
+	c := floetest.RunHA(t, floetest.HAOptions{Coordinators: 3, Brokers: 2,
+		CoordinatorArgs: []string{"--group-share-record-lock-duration", "15s"}})
+	leader := c.WaitLeader(t, 10*time.Second)
+	t.Logf("cluster up in %s: %s leads", time.Since(start).Round(time.Millisecond), leader.ID)
+	runShareKill(t, start, c.Brokers[0], c.Brokers[1], func() string {
+		leader.Proc.Kill()
+		killedAt := time.Now()
+		next := c.WaitLeader(t, 20*time.Second, leader)
+		return fmt.Sprintf("the leader %s; %s led %s later", leader.ID, next.ID, time.Since(killedAt).Round(time.Millisecond))
+	})
+}
+
+// runShareKill is the kill checker's body on a running cluster of brokers
+// b1 and b2: killCoordinator kills the coordinator (the leader), brings
+// one back and says how.
+func runShareKill(t *testing.T, start time.Time, b1, b2 *floetest.Process, killCoordinator func() string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a bound, not a pace
 	defer cancel()
 
@@ -158,15 +188,13 @@ func TestShareGroupKill(t *testing.T) {
 	ledger.mu.Unlock()
 
 	acceptedAtLeast(total*2/3, 90*time.Second)
-	c.Coord.Kill()
 	ledger.mu.Lock()
 	atCoordKill := ledger.accepted
 	ledger.mu.Unlock()
-	restartAt := time.Now()
-	t.Logf("coordinator killed %s in", restartAt.Sub(start).Round(time.Millisecond))
-	c.StartCoordinator()
-	t.Logf("broker 1 killed at %d accepted, %s in; coordinator killed at %d accepted and restarted in %s",
-		atBrokerKill, killedBroker.Sub(start).Round(time.Millisecond), atCoordKill, time.Since(restartAt).Round(time.Millisecond))
+	t.Logf("coordinator killed %s in", time.Since(start).Round(time.Millisecond))
+	how := killCoordinator()
+	t.Logf("broker 1 killed at %d accepted, %s in; coordinator killed at %d accepted: %s",
+		atBrokerKill, killedBroker.Sub(start).Round(time.Millisecond), atCoordKill, how)
 
 	sent, acked, failed := sp.wait(t)
 	if sent != total || acked != total || failed != 0 {
