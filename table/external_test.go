@@ -269,4 +269,23 @@ func TestExternalRESTCatalog(t *testing.T) {
 	out = runReader(t, py, []string{"testdata/pyiceberg_read.py", "--rest", srv.URL, imported.String()},
 		map[string]string{"token": token})
 	equalRecords(t, out.rows, records(0, 0, 30, 1))
+
+	// A compacted topic's table (latest value per key, a copy-on-write
+	// overwrite a commit) through the catalog.
+	compacted := table.Ident{Namespace: []string{"floe"}, Name: "compacted"}
+	if _, err := tb.Create(ctx, compacted, table.Spec{Compacted: true}); err != nil {
+		t.Fatal(err)
+	}
+	var all [][]table.Record
+	for i, round := range compactedRounds() {
+		if _, err := tb.Commit(ctx, compacted, round...); err != nil {
+			t.Fatalf("compacted round %d: %v", i+1, err)
+		}
+		for _, r := range round {
+			all = append(all, r.Records)
+		}
+	}
+	out = runReader(t, py, []string{"testdata/pyiceberg_read.py", "--rest", srv.URL, compacted.String()},
+		map[string]string{"token": token})
+	equalRecords(t, out.rows, latest(all...))
 }
