@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -343,11 +344,16 @@ func TestCommitLosesRace(t *testing.T) {
 		loser     table.Range
 		loserRows int
 		rows      int
+		// reused: the loser's retry commits the data files its lost
+		// attempt wrote (only the metadata is made again).
+		reused bool
 	}{
 		{name: "other partition", winner: table.Range{Partition: 1, From: 0, To: 10, Records: records(1, 0, 10, 1)},
-			loser: table.Range{Partition: 0, From: 0, To: 10, Records: records(0, 0, 10, 1)}, loserRows: 10, rows: 20},
+			loser: table.Range{Partition: 0, From: 0, To: 10, Records: records(0, 0, 10, 1)}, loserRows: 10, rows: 20, reused: true},
 		{name: "same range (a duplicate job)", winner: table.Range{Partition: 0, From: 0, To: 10, Records: records(0, 0, 10, 1)},
 			loser: table.Range{Partition: 0, From: 0, To: 10, Records: records(0, 0, 10, 1)}, loserRows: 0, rows: 10},
+		{name: "overlapping range", winner: table.Range{Partition: 0, From: 0, To: 4, Records: records(0, 0, 4, 1)},
+			loser: table.Range{Partition: 0, From: 0, To: 10, Records: records(0, 0, 10, 1)}, loserRows: 6, rows: 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -355,7 +361,18 @@ func TestCommitLosesRace(t *testing.T) {
 			mem := &catalog.MemCatalog{}
 			winner := newTables(t, store, "mem://floe", mem)
 			rc := &racingCatalog{Catalog: mem, n: 1}
-			rc.commit = func() error { _, err := winner.Commit(ctx, topic, tc.winner); return err }
+			var lost []string // the loser's first attempt's data files
+			rc.commit = func() error {
+				objs, err := store.List(ctx, "tables/floe/orders/data/")
+				if err != nil {
+					return err
+				}
+				for _, o := range objs {
+					lost = append(lost, o.Key)
+				}
+				_, err = winner.Commit(ctx, topic, tc.winner)
+				return err
+			}
 			loser := newTables(t, store, "mem://floe", rc)
 			if _, err := winner.Create(ctx, topic, table.Spec{}); err != nil {
 				t.Fatal(err)
@@ -374,7 +391,9 @@ func TestCommitLosesRace(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cov[tc.winner.Partition] != tc.winner.To || cov[tc.loser.Partition] != tc.loser.To {
+			want := map[int32]int64{tc.winner.Partition: tc.winner.To}
+			want[tc.loser.Partition] = max(want[tc.loser.Partition], tc.loser.To)
+			if !maps.Equal(cov, want) {
 				t.Fatalf("covered %v", cov)
 			}
 			// Every data file in the store is one the table references.
@@ -401,6 +420,14 @@ func TestCommitLosesRace(t *testing.T) {
 			}
 			if len(objs) != len(referenced) {
 				t.Errorf("%d data files, %d referenced", len(objs), len(referenced))
+			}
+			if len(lost) == 0 {
+				t.Fatal("the lost attempt wrote no data file")
+			}
+			for _, k := range lost {
+				if referenced[k] != tc.reused {
+					t.Errorf("lost attempt's data file %s referenced %v, want %v", k, referenced[k], tc.reused)
+				}
 			}
 		})
 	}

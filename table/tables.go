@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	itable "github.com/apache/iceberg-go/table"
@@ -325,9 +326,10 @@ func (t *Tables) Commit(ctx context.Context, id Ident, ranges ...Range) (Result,
 	start := time.Now()
 	cio := t.catalogIO(ctx)
 	var res Result
+	var kept *writtenFiles // data files of a lost attempt, for the next
 	for res.Attempts < t.opts.CommitAttempts {
 		res.Attempts++
-		dataBytes, err := t.commitOnce(ctx, cio, id, ranges, &res)
+		dataBytes, err := t.commitOnce(ctx, cio, id, ranges, &res, &kept)
 		if err == nil {
 			result := resultCommitted
 			if res.Skipped {
@@ -337,22 +339,59 @@ func (t *Tables) Commit(ctx context.Context, id Ident, ranges ...Range) (Result,
 			return res, nil
 		}
 		if !errors.Is(err, itable.ErrCommitFailed) {
+			// kept's files may be referenced (an outcome unknown):
+			// left to orphan collection.
 			t.metrics.done(ctx, id, resultError, start, 0, 0)
 			return res, fmt.Errorf("commit %s: %w", id, err)
 		}
 		t.metrics.attempt(ctx, id, resultConflict)
 		if ctx.Err() != nil {
+			kept.remove()
 			t.metrics.done(ctx, id, resultError, start, 0, 0)
 			return res, fmt.Errorf("commit %s: %w", id, context.Cause(ctx))
 		}
 	}
+	kept.remove() // every attempt lost: nothing points at them
 	t.metrics.done(ctx, id, resultError, start, 0, 0)
 	return res, fmt.Errorf("commit %s: %d attempts lost to concurrent commits: %w", id, res.Attempts, catalog.ErrConflict)
 }
 
+// writtenFiles are the data files an attempt of an append wrote, kept
+// after it lost the race for the pointer: the next attempt adds the same
+// files when it would write the same rows (key) with the same schema and
+// partition spec, so that a lost race re-does only the metadata (the
+// manifests, the manifest list, the metadata file), not the Parquet.
+type writtenFiles struct {
+	key   string
+	files []iceberg.DataFile
+	tio   *trackingIO
+	bytes int64
+}
+
+// remove deletes the files (nil: nothing to do).
+func (w *writtenFiles) remove() {
+	if w != nil {
+		w.tio.removeCreated()
+	}
+}
+
+// appendKey names what an append attempt writes: the table's schema and
+// partition spec, the value schema's required properties, and each moved
+// range's partition and first record. Two attempts of one Commit with the
+// same key write the same data files.
+func appendKey(tbl *itable.Table, moved [][2]int, required []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "schema %d spec %d required %q", tbl.Schema().ID, tbl.Metadata().DefaultPartitionSpec(), required)
+	for _, m := range moved {
+		fmt.Fprintf(&b, " %d@%d", m[0], m[1])
+	}
+	return b.String()
+}
+
 // commitOnce makes one attempt; it returns the bytes of the data files it
-// committed.
-func (t *Tables) commitOnce(ctx context.Context, cio *catalogIO, id Ident, ranges []Range, res *Result) (int64, error) {
+// committed. An append whose swap is lost leaves its data files in *kept
+// for the next attempt (appendKey).
+func (t *Tables) commitOnce(ctx context.Context, cio *catalogIO, id Ident, ranges []Range, res *Result, kept **writtenFiles) (int64, error) {
 	tbl, err := cio.LoadTable(ctx, itable.Identifier(append(slices.Clone(id.Namespace), id.Name)))
 	if err != nil {
 		return 0, err
@@ -366,6 +405,7 @@ func (t *Tables) commitOnce(ctx context.Context, cio *catalogIO, id Ident, range
 	res.Rows = 0
 	var recs []Record
 	moved := false
+	var movedAt [][2]int // each moved range's partition and first record
 	for _, r := range ranges {
 		rr := RangeResult{Partition: r.Partition}
 		prs := r.Records
@@ -381,6 +421,7 @@ func (t *Tables) commitOnce(ctx context.Context, cio *catalogIO, id Ident, range
 			i, _ := slices.BinarySearchFunc(prs, next, func(rec Record, o int64) int { return cmpInt64(rec.Offset, o) })
 			prs = prs[i:]
 		}
+		movedAt = append(movedAt, [2]int{int(r.Partition), len(r.Records) - len(prs)})
 		covered[r.Partition] = r.To
 		moved = true
 		rr.Rows = len(prs)
@@ -389,6 +430,8 @@ func (t *Tables) commitOnce(ctx context.Context, cio *catalogIO, id Ident, range
 		recs = append(recs, prs...)
 	}
 	if !moved {
+		(*kept).remove() // a concurrent commit took these ranges
+		*kept = nil
 		res.Skipped = true
 		if cur != nil {
 			res.SnapshotID = cur.SnapshotID
@@ -402,13 +445,20 @@ func (t *Tables) commitOnce(ctx context.Context, cio *catalogIO, id Ident, range
 		res.Rows = len(recs)
 	}
 
+	required := requiredProps(tbl.Properties()[PropValueSchema])
+	if changes == nil {
+		return t.appendOnce(ctx, cio, tbl, recs, props, required, appendKey(tbl, movedAt, required), res, kept)
+	}
+	(*kept).remove()
+	*kept = nil
+
 	// The attempt's files are written through a tracking IO, so that a
 	// lost race deletes them instead of leaving orphans.
 	tio := &trackingIO{FileIO: NewFileIO(ctx, t.opts.Store, t.opts.Root)}
 	wtbl := itable.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
 		func(context.Context) (icebergio.IO, error) { return tio, nil }, cio)
 	txn := wtbl.NewTransaction()
-	if err := writeRecords(ctx, wtbl, txn, recs, changes, props, requiredProps(tbl.Properties()[PropValueSchema])); err != nil {
+	if err := writeRecords(ctx, wtbl, txn, recs, changes, props, required); err != nil {
 		tio.removeCreated()
 		return 0, err
 	}
@@ -422,6 +472,86 @@ func (t *Tables) commitOnce(ctx context.Context, cio *catalogIO, id Ident, range
 	res.Skipped = false
 	res.SnapshotID = ntbl.CurrentSnapshot().SnapshotID
 	return tio.dataBytes(), nil
+}
+
+// appendOnce is commitOnce's append: it writes recs' data files (or
+// takes those of the attempt before, when key says they hold the same
+// rows), then commits them in one append snapshot with props as its
+// summary. On a lost race the data files stay in *kept and only the
+// attempt's metadata files are deleted.
+func (t *Tables) appendOnce(ctx context.Context, cio *catalogIO, tbl *itable.Table, recs []Record, props iceberg.Properties, required []string, key string, res *Result, kept **writtenFiles) (int64, error) {
+	w := *kept
+	if w != nil && w.key != key {
+		w.remove() // other rows, or another schema or spec: written again
+		w = nil
+	}
+	*kept = nil
+	if w == nil {
+		w = &writtenFiles{key: key, tio: &trackingIO{FileIO: NewFileIO(ctx, t.opts.Store, t.opts.Root)}}
+		wtbl := itable.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
+			func(context.Context) (icebergio.IO, error) { return w.tio, nil }, cio)
+		rdr, err := newRecordReader(tbl.Schema(), recs, required)
+		if err != nil {
+			return 0, err
+		}
+		batches := func(yield func(arrow.RecordBatch, error) bool) {
+			for rdr.Next() {
+				b := rdr.RecordBatch()
+				b.Retain() // WriteRecords releases what it consumes
+				if !yield(b, nil) {
+					return
+				}
+			}
+			if err := rdr.Err(); err != nil {
+				yield(nil, err)
+			}
+		}
+		for df, err := range itable.WriteRecords(ctx, wtbl, rdr.Schema(), batches) {
+			if err != nil {
+				rdr.Release()
+				w.remove()
+				return 0, fmt.Errorf("append: %w", err)
+			}
+			w.files = append(w.files, df)
+		}
+		rdr.Release()
+		w.bytes = w.tio.dataBytes()
+	}
+	// The snapshot's manifests, manifest list and metadata file go
+	// through a tracking IO of their own: a lost race deletes them.
+	mio := &trackingIO{FileIO: NewFileIO(ctx, t.opts.Store, t.opts.Root)}
+	wtbl := itable.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
+		func(context.Context) (icebergio.IO, error) { return mio, nil }, cio)
+	txn := wtbl.NewTransaction()
+	if len(w.files) == 0 {
+		// No row (a range of markers or aborted records): a snapshot
+		// that moves the covered offsets all the same.
+		rdr, err := newRecordReader(tbl.Schema(), nil, required)
+		if err != nil {
+			return 0, err
+		}
+		err = txn.Append(ctx, rdr, props)
+		rdr.Release()
+		if err != nil {
+			mio.removeCreated()
+			return 0, fmt.Errorf("append: %w", err)
+		}
+	} else if err := txn.AddDataFiles(ctx, w.files, props, itable.WithoutAutoNameMapping(), itable.WithoutDuplicateCheck()); err != nil {
+		mio.removeCreated()
+		w.remove()
+		return 0, fmt.Errorf("append: %w", err)
+	}
+	ntbl, err := txn.Commit(ctx)
+	if err != nil {
+		if errors.Is(err, itable.ErrCommitFailed) {
+			mio.removeCreated() // nothing points at them
+			*kept = w
+		}
+		return 0, fmt.Errorf("commit: %w", err)
+	}
+	res.Skipped = false
+	res.SnapshotID = ntbl.CurrentSnapshot().SnapshotID
+	return w.bytes, nil
 }
 
 func cmpInt64(a, b int64) int {
