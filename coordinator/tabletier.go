@@ -23,8 +23,13 @@ import (
 // segments gets one job (TierJobTable) covering each partition this shard
 // owns from its covered offset to the segment tier's end or the last
 // stable offset, whichever is lower. The job is keyed in tierState.active
-// by the topic and partition -1, so that it never waits for, nor blocks,
-// a partition's consolidation or compaction. The covered offsets are a
+// by the topic and a negative partition (tableJobPart), so that it never
+// waits for, nor blocks, a partition's consolidation or compaction. Up to
+// maxTableJobs jobs of one topic run at once, on disjoint sets of
+// partitions (tableBusyLocked): a partition's segment can be larger than
+// a job's budget, and a topic's partitions are then written side by side
+// rather than one after the other; their commits race for the table's
+// pointer, and a lost race re-does only the metadata. The covered offsets are a
 // planning copy, learned from completions and kept in a row of family
 // 'c' per topic (prefixTableCovered), so that a restarted or promoted
 // coordinator plans from them and holds retention at them at once: the
@@ -40,6 +45,11 @@ const (
 	// maxTableJobSegments bounds its segments, so that its claim reply
 	// stays well within a NATS message.
 	maxTableJobSegments = 4096
+	// maxTableJobs bounds the table jobs of one topic (and shard) that
+	// run at once, each on partitions no other holds: a broker runs four
+	// tier jobs at once by default (--tier-job-concurrency), and each
+	// holds its decoded records, up to a budget, until its commit.
+	maxTableJobs = 4
 )
 
 // tableTopicPart is the partition key of a topic's table job,
@@ -50,6 +60,42 @@ const (
 	tableTopicPart    = -1
 	tableMaintainPart = -2
 )
+
+// tableJobPart is the partition key of a topic's table job in slot i (0 ≤
+// i < maxTableJobs): tableTopicPart for the first, as in builds before
+// there were several, then -3, -4 and on.
+func tableJobPart(slot int) int32 {
+	if slot == 0 {
+		return tableTopicPart
+	}
+	return tableMaintainPart - int32(slot)
+}
+
+// tableBusyLocked returns the partitions of topic id that its active
+// table jobs but except's hold. c.tier must be held.
+func (c *Coordinator) tableBusyLocked(id coordapi.TopicID, except partKey) map[int32]bool {
+	busy := map[int32]bool{}
+	for pk, j := range c.tier.active {
+		if pk.topic != id || pk == except || j.Kind != coordapi.TierJobTable || j.Table == nil {
+			continue
+		}
+		for _, r := range j.Table.Ranges {
+			busy[r.Partition] = true
+		}
+	}
+	return busy
+}
+
+// tableOverlaps says whether table job job has a partition of busy.
+func tableOverlaps(job *tierJob, busy map[int32]bool) bool {
+	return slices.ContainsFunc(job.Table.Ranges, func(r coordapi.TableRange) bool { return busy[r.Partition] })
+}
+
+// tableJobsLocked is how many table jobs of one topic may run at once.
+// c.tier must be held.
+func (c *Coordinator) tableJobsLocked() int {
+	return cmp.Or(c.tier.tableJobs, maxTableJobs)
+}
 
 // Table maintenance defaults.
 const (
@@ -256,12 +302,22 @@ func (c *Coordinator) planTables(ctx context.Context) error {
 		if ts.plannedMs != 0 && !ts.full && nowMs-ts.plannedMs < c.opts.TableInterval.Milliseconds() {
 			continue
 		}
+		// A job for each partition waiting that no job holds, up to the
+		// free slots (a job built finds how many it can take).
+		busy := c.tableBusyLocked(id, partKey{})
+		waiting := 0
 		for _, p := range parts {
-			from, to := tableSpan(ts, p)
-			if from < to {
-				c.queueLocked(partKey{id, tableTopicPart}, coordapi.TierJobTable)
-				break
+			if from, to := tableSpan(ts, p); from < to && !busy[p.partition] {
+				waiting++
 			}
+		}
+		for slot := 0; slot < c.tableJobsLocked() && waiting > 0; slot++ {
+			pk := partKey{id, tableJobPart(slot)}
+			if c.tier.active[pk] != nil {
+				continue
+			}
+			c.queueLocked(pk, coordapi.TierJobTable)
+			waiting--
 		}
 	}
 	return nil
@@ -298,6 +354,9 @@ func (c *Coordinator) buildTableJob(pk partKey, nowMs int64) (*tierJob, bool, er
 
 	c.tier.Lock()
 	ts := c.tableStateLocked(pk.topic)
+	// Partitions another job of the topic holds are not this one's.
+	busy := c.tableBusyLocked(pk.topic, pk)
+	parts = slices.DeleteFunc(parts, func(p tablePart) bool { return busy[p.partition] })
 	// The partitions whose oldest uncovered record has waited longest
 	// first: with a job's budget shared, the table's lag (the longest
 	// wait) falls fastest, and no partition waits behind the others'.
@@ -377,9 +436,9 @@ func (c *Coordinator) buildTableJob(pk partKey, nowMs int64) (*tierJob, bool, er
 	ts = c.tableStateLocked(pk.topic)
 	ts.plannedMs, ts.full = nowMs, full
 	c.tier.Unlock()
-	job := &tierJob{}
+	job := &tierJob{tableFull: full}
 	job.Kind, job.Table = coordapi.TierJobTable, tj
-	job.TopicID, job.Partition, job.LogAppendTime = pk.topic, tableTopicPart, lat
+	job.TopicID, job.Partition, job.LogAppendTime = pk.topic, pk.partition, lat
 	job.LeaseMs = c.opts.TierJobLease.Milliseconds()
 	job.deadline = nowMs + job.LeaseMs
 	return job, true, nil
@@ -411,6 +470,11 @@ func (c *Coordinator) completeTable(req coordapi.CompleteTierJobRequest, job *ti
 	ts := c.tableStateLocked(req.TopicID)
 	var row map[int32]int64
 	for _, cov := range req.Table.Covered {
+		if !slices.ContainsFunc(job.Table.Ranges, func(r coordapi.TableRange) bool { return r.Partition == cov.Partition }) {
+			// Not the job's: another job of the topic may hold it, and
+			// learns it when it completes.
+			continue
+		}
 		if old, ok := ts.covered[cov.Partition]; !ok || old != cov.Next {
 			row = ts.covered
 		}
@@ -419,10 +483,10 @@ func (c *Coordinator) completeTable(req coordapi.CompleteTierJobRequest, job *ti
 	if row != nil {
 		row = maps.Clone(row)
 	}
-	if c.tier.active[partKey{req.TopicID, tableTopicPart}] == job {
-		delete(c.tier.active, partKey{req.TopicID, tableTopicPart})
-		if ts.full {
-			c.queueLocked(partKey{req.TopicID, tableTopicPart}, coordapi.TierJobTable)
+	if pk := (partKey{req.TopicID, job.Partition}); c.tier.active[pk] == job {
+		delete(c.tier.active, pk)
+		if job.tableFull || ts.full {
+			c.queueLocked(pk, coordapi.TierJobTable)
 		}
 	}
 	c.tier.stats.JobsCompleted++

@@ -546,3 +546,111 @@ func TestTableJobBudget(t *testing.T) {
 		t.Fatalf("jobs %v, want %v", got, want)
 	}
 }
+
+// TestTableJobsConcurrent: up to maxTableJobs (here tableJobs) table jobs
+// of one topic run at once, on disjoint partitions; a job that stops short
+// queues its slot again as it completes; every partition's segments are
+// claimed once, in order, and the covered offsets end at the segments'
+// end whatever order the jobs complete in.
+func TestTableJobsConcurrent(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		partitions int
+		jobs       int
+		jobBytes   int64 // 0: the default budget
+		// atOnce is how many jobs are claimed before any completes.
+		atOnce int
+		// total is how many jobs write the table (a segment a job on a
+		// budget of 1).
+		total int
+		// lifo completes the newest claimed job first.
+		lifo bool
+	}{
+		{name: "8 partitions 4 jobs", partitions: 8, jobs: 4, jobBytes: 1, atOnce: 4, total: 16},
+		{name: "8 partitions 4 jobs newest first", partitions: 8, jobs: 4, jobBytes: 1, atOnce: 4, total: 16, lifo: true},
+		{name: "2 partitions 4 jobs", partitions: 2, jobs: 4, jobBytes: 1, atOnce: 2, total: 4},
+		{name: "3 partitions 1 job", partitions: 3, jobs: 1, jobBytes: 1, atOnce: 1, total: 6},
+		{name: "4 partitions one budget", partitions: 4, jobs: 4, atOnce: 1, total: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(o *Options) { o.TierInterval = -1; o.TableInterval = time.Hour })
+			ctx := context.Background()
+			tp := e.topic("orders", int32(tc.partitions), map[string]string{coordapi.ConfigTableEnabled: "true", "retention.ms": "-1"})
+			e.c.tier.Lock()
+			e.c.tier.tableJobBytes, e.c.tier.tableJobs = tc.jobBytes, tc.jobs
+			e.c.tier.Unlock()
+			var seg int
+			for round := range 2 { // two segments a partition: 0-1, 2-3 (a commit is two offsets)
+				for p := range int32(tc.partitions) {
+					e.commit("w"+itoa(int64(round))+"-"+itoa(int64(p)), plain(tp.ID, p, 1))
+				}
+				e.clock.Advance(21 * time.Minute)
+				if err := e.c.TierTick(ctx); err != nil {
+					t.Fatal(err)
+				}
+				e.consolidateAll(&seg)
+			}
+			if err := e.c.TierTick(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var running []coordapi.TierJob
+			claimed := map[int32]int64{} // each partition's next offset to claim
+			claimAll := func() {
+				for {
+					job, ok := e.claimTable()
+					if !ok {
+						return
+					}
+					for _, r := range job.Table.Ranges {
+						for _, o := range running {
+							for _, or := range o.Table.Ranges {
+								if or.Partition == r.Partition {
+									t.Fatalf("job %v and running job %v share partition %d", rangesOf(job), rangesOf(o), r.Partition)
+								}
+							}
+						}
+						if r.From != claimed[r.Partition] {
+							t.Fatalf("job %v: partition %d from %d, want %d", rangesOf(job), r.Partition, r.From, claimed[r.Partition])
+						}
+						claimed[r.Partition] = r.To
+					}
+					running = append(running, job)
+				}
+			}
+			claimAll()
+			if len(running) != tc.atOnce {
+				t.Fatalf("%d jobs at once, want %d", len(running), tc.atOnce)
+			}
+			total := 0
+			for len(running) > 0 {
+				i := 0
+				if tc.lifo {
+					i = len(running) - 1
+				}
+				job := running[i]
+				running = slices.Delete(running, i, i+1)
+				total++
+				var cov []coordapi.TableCovered
+				for _, r := range job.Table.Ranges {
+					cov = append(cov, coordapi.TableCovered{Partition: r.Partition, Next: r.To})
+				}
+				if err := completeTable(e, job, cov...); err != nil {
+					t.Fatal(err)
+				}
+				claimAll()
+				if len(running) > tc.jobs {
+					t.Fatalf("%d jobs at once, at most %d", len(running), tc.jobs)
+				}
+			}
+			if total != tc.total {
+				t.Fatalf("%d jobs, want %d", total, tc.total)
+			}
+			cov := e.c.TableCovered(tp.ID)
+			for p := range int32(tc.partitions) {
+				if cov[p] != 4 || claimed[p] != 4 {
+					t.Fatalf("partition %d covered %d, claimed to %d; want 4 (covered %v)", p, cov[p], claimed[p], cov)
+				}
+			}
+		})
+	}
+}

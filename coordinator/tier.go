@@ -89,6 +89,9 @@ type tierJob struct {
 	// seg is the row the swap writes, but for its object; its dataLength
 	// is the job's batches' summed length.
 	seg segmentRow
+	// tableFull says a table job stopped short of what was there to
+	// take: its slot is queued again as it completes.
+	tableFull bool
 }
 
 // tierState is the planner's memory; its mutex is taken alone, or under
@@ -109,8 +112,10 @@ type tierState struct {
 	// tables is the table planner's memory of each table topic
 	// (tabletier.go).
 	tables map[coordapi.TopicID]*tableState
-	// tableJobBytes overrides maxTableJobBytes (tests).
+	// tableJobBytes overrides maxTableJobBytes, tableJobs maxTableJobs
+	// (tests).
 	tableJobBytes int64
+	tableJobs     int
 }
 
 // dueJob is a partition due for a job of one kind.
@@ -377,6 +382,13 @@ func (c *Coordinator) ClaimTierJob(ctx context.Context, req coordapi.ClaimTierJo
 		}
 		c.tier.Lock()
 		if c.tier.active[pk] != nil {
+			c.tier.Unlock()
+			continue
+		}
+		if job.Kind == coordapi.TierJobTable && tableOverlaps(job, c.tableBusyLocked(pk.topic, pk)) {
+			// Another claim's job of the topic, built beside this one,
+			// took one of its partitions first: built again.
+			c.queueLocked(pk, d.kind)
 			c.tier.Unlock()
 			continue
 		}
