@@ -106,6 +106,7 @@ func (j *tableJobs) moveAside(ctx context.Context, id table.Ident, topicID strin
 func (j *tableJobs) RunTableJob(ctx context.Context, job coordapi.TierJob, read tiered.SegmentBatches) (coordapi.TableResult, error) {
 	tj := job.Table
 	id := table.Ident{Namespace: []string{j.namespace}, Name: tj.TopicName}
+	start := time.Now()
 	if err := j.moveAside(ctx, id, job.TopicID.String()); err != nil {
 		return coordapi.TableResult{}, err
 	}
@@ -129,7 +130,9 @@ func (j *tableJobs) RunTableJob(ctx context.Context, job coordapi.TierJob, read 
 	if err != nil {
 		return coordapi.TableResult{}, fmt.Errorf("covered offsets of %s: %w", id, err)
 	}
+	setup := time.Since(start)
 	var ranges []table.Range
+	var readBytes int64
 	for _, r := range tj.Ranges {
 		tr := table.Range{Partition: r.Partition, From: r.From, To: r.To}
 		from := r.From
@@ -151,6 +154,7 @@ func (j *tableJobs) RunTableJob(ctx context.Context, job coordapi.TierJob, read 
 			if from >= r.To || seg.LastOffset < from {
 				continue // covered already: not read again
 			}
+			readBytes += int64(seg.ByteLength)
 			err := read(ctx, seg, func(b []byte) error {
 				h, err := record.ParseHeader(b)
 				if err != nil || h.BaseOffset+int64(h.LastOffsetDelta) < from || h.BaseOffset >= r.To {
@@ -180,10 +184,15 @@ func (j *tableJobs) RunTableJob(ctx context.Context, job coordapi.TierJob, read 
 		}
 		ranges = append(ranges, tr)
 	}
+	decoded := time.Since(start) - setup
 	res, err := j.tb.Commit(ctx, id, ranges...)
 	if err != nil {
 		return coordapi.TableResult{}, err
 	}
+	// Where a job's time goes (docs/benchmarks/2026-12-07-iceberg-tables.md).
+	j.log.Info("table job phases", "table", id.String(), "job", job.ID, "ranges", len(tj.Ranges), "segment_bytes", readBytes,
+		"rows", res.Rows, "attempts", res.Attempts, "setup", setup, "read_decode", decoded, "write", res.Write, "swap", res.Swap,
+		"total", time.Since(start))
 	out := coordapi.TableResult{SnapshotID: res.SnapshotID, Rows: int64(res.Rows)}
 	for _, r := range tj.Ranges {
 		out.Covered = append(out.Covered, coordapi.TableCovered{Partition: r.Partition, Next: max(r.To, covered[r.Partition])})

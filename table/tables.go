@@ -281,6 +281,11 @@ type Result struct {
 	// Attempts is how many commits were tried (more than one after losing
 	// races to other commits).
 	Attempts int
+	// Write is the time spent writing data files (Parquet, compressed,
+	// uploaded; a compacted table's rewrite reads included), Swap the time
+	// spent writing the snapshot's metadata and committing it to the
+	// catalog, both summed over the attempts.
+	Write, Swap time.Duration
 }
 
 // RangeResult is what Commit did with one range.
@@ -458,10 +463,13 @@ func (t *Tables) commitOnce(ctx context.Context, cio *catalogIO, id Ident, range
 	wtbl := itable.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
 		func(context.Context) (icebergio.IO, error) { return tio, nil }, cio)
 	txn := wtbl.NewTransaction()
+	start := time.Now()
 	if err := writeRecords(ctx, wtbl, txn, recs, changes, props, required); err != nil {
 		tio.removeCreated()
 		return 0, err
 	}
+	res.Write += time.Since(start)
+	defer func(start time.Time) { res.Swap += time.Since(start) }(time.Now())
 	ntbl, err := txn.Commit(ctx)
 	if err != nil {
 		if errors.Is(err, itable.ErrCommitFailed) {
@@ -487,36 +495,15 @@ func (t *Tables) appendOnce(ctx context.Context, cio *catalogIO, tbl *itable.Tab
 	}
 	*kept = nil
 	if w == nil {
-		w = &writtenFiles{key: key, tio: &trackingIO{FileIO: NewFileIO(ctx, t.opts.Store, t.opts.Root)}}
-		wtbl := itable.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
-			func(context.Context) (icebergio.IO, error) { return w.tio, nil }, cio)
-		rdr, err := newRecordReader(tbl.Schema(), recs, required)
+		start := time.Now()
+		var err error
+		w, err = t.writeFiles(ctx, cio, tbl, recs, required, key)
+		res.Write += time.Since(start)
 		if err != nil {
 			return 0, err
 		}
-		batches := func(yield func(arrow.RecordBatch, error) bool) {
-			for rdr.Next() {
-				b := rdr.RecordBatch()
-				b.Retain() // WriteRecords releases what it consumes
-				if !yield(b, nil) {
-					return
-				}
-			}
-			if err := rdr.Err(); err != nil {
-				yield(nil, err)
-			}
-		}
-		for df, err := range itable.WriteRecords(ctx, wtbl, rdr.Schema(), batches) {
-			if err != nil {
-				rdr.Release()
-				w.remove()
-				return 0, fmt.Errorf("append: %w", err)
-			}
-			w.files = append(w.files, df)
-		}
-		rdr.Release()
-		w.bytes = w.tio.dataBytes()
 	}
+	defer func(start time.Time) { res.Swap += time.Since(start) }(time.Now())
 	// The snapshot's manifests, manifest list and metadata file go
 	// through a tracking IO of their own: a lost race deletes them.
 	mio := &trackingIO{FileIO: NewFileIO(ctx, t.opts.Store, t.opts.Root)}
@@ -552,6 +539,39 @@ func (t *Tables) appendOnce(ctx context.Context, cio *catalogIO, tbl *itable.Tab
 	res.Skipped = false
 	res.SnapshotID = ntbl.CurrentSnapshot().SnapshotID
 	return w.bytes, nil
+}
+
+// writeFiles writes recs as data files of tbl, unreferenced.
+func (t *Tables) writeFiles(ctx context.Context, cio *catalogIO, tbl *itable.Table, recs []Record, required []string, key string) (*writtenFiles, error) {
+	w := &writtenFiles{key: key, tio: &trackingIO{FileIO: NewFileIO(ctx, t.opts.Store, t.opts.Root)}}
+	wtbl := itable.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
+		func(context.Context) (icebergio.IO, error) { return w.tio, nil }, cio)
+	rdr, err := newRecordReader(tbl.Schema(), recs, required)
+	if err != nil {
+		return nil, err
+	}
+	defer rdr.Release()
+	batches := func(yield func(arrow.RecordBatch, error) bool) {
+		for rdr.Next() {
+			b := rdr.RecordBatch()
+			b.Retain() // WriteRecords releases what it consumes
+			if !yield(b, nil) {
+				return
+			}
+		}
+		if err := rdr.Err(); err != nil {
+			yield(nil, err)
+		}
+	}
+	for df, err := range itable.WriteRecords(ctx, wtbl, rdr.Schema(), batches) {
+		if err != nil {
+			w.remove()
+			return nil, fmt.Errorf("append: %w", err)
+		}
+		w.files = append(w.files, df)
+	}
+	w.bytes = w.tio.dataBytes()
+	return w, nil
 }
 
 func cmpInt64(a, b int64) int {
