@@ -22,6 +22,13 @@ import (
 // Options.ShareGroupsDisabled hides it.
 func init() { register(kmsg.ShareFetch, 1, 2, (*Broker).handleShareFetch) }
 
+// defaultShareLockMs is Kafka's default record lock duration
+// (group.share.record.lock.duration.ms), answered as
+// AcquisitionLockTimeoutMs when the group coordinator could not be asked:
+// such an answer acquires nothing, and a client given 0 clamps its lock
+// to 1 s and logs it.
+const defaultShareLockMs = 30000
+
 // sharePart is one partition a share request names.
 type sharePart struct {
 	tp   topicPartition
@@ -85,7 +92,7 @@ func (b *Broker) shareAcquire(ctx context.Context, areq coordapi.ShareAcquireReq
 	}
 	if err != nil {
 		b.log.Debug("share acquire", "group", areq.Group, "err", err)
-		aresp = coordapi.ShareAcquireResponse{Partitions: make([]coordapi.ShareAcquired, len(areq.Partitions))}
+		aresp = coordapi.ShareAcquireResponse{LockDurationMs: defaultShareLockMs, Partitions: make([]coordapi.ShareAcquired, len(areq.Partitions))}
 		for i, p := range areq.Partitions {
 			a := &aresp.Partitions[i]
 			a.Topic, a.Partition = p.Topic, p.Partition

@@ -107,11 +107,11 @@ func (b *Broker) handleShareAcknowledge(ctx context.Context, r *request) (kmsg.R
 
 // shareLockMs is the group's record lock duration for an answer that
 // acquired nothing: asked of the coordinator with an empty ShareAcquire;
-// 0 when it does not answer.
+// Kafka's default when it does not answer.
 func (b *Broker) shareLockMs(ctx context.Context, group string) int32 {
 	aresp, err := b.groups.ShareAcquire(ctx, coordapi.ShareAcquireRequest{Group: group})
 	if err != nil {
-		return 0
+		return defaultShareLockMs
 	}
 	return aresp.LockDurationMs
 }
