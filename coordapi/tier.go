@@ -224,6 +224,11 @@ type ClaimTierJobRequest struct {
 	// TableMaintain says the broker runs table maintenance jobs
 	// (TierJobTableMaintain).
 	TableMaintain bool
+	// TableWAL says the broker's table jobs read WAL batches as well as
+	// segments (a TableRange's Segments may then hold batches of WAL
+	// objects, Segment false): its table jobs do not wait for
+	// consolidation. Brokers of earlier builds get segments only.
+	TableWAL bool
 }
 
 // CompleteTierJobRequest reports the segment object a job wrote. The

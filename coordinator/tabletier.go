@@ -307,7 +307,9 @@ func (c *Coordinator) planTables(ctx context.Context) error {
 		busy := c.tableBusyLocked(id, partKey{})
 		waiting := 0
 		for _, p := range parts {
-			if from, to := tableSpan(ts, p); from < to && !busy[p.partition] {
+			// Planned as for brokers whose jobs read WAL batches: a job
+			// built for one of an earlier build finds less, or nothing.
+			if from, to := tableSpan(ts, p, true); from < to && !busy[p.partition] {
 				waiting++
 			}
 		}
@@ -324,19 +326,25 @@ func (c *Coordinator) planTables(ctx context.Context) error {
 }
 
 // tableSpan is the offsets of p a table job would cover: from the
-// covered offset (not below the log start) to the segment tier's end or
-// the last stable offset.
-func tableSpan(ts *tableState, p tablePart) (from, to int64) {
+// covered offset (not below the log start) to the last stable offset,
+// or to the segment tier's end if lower, unless wal (a job that reads
+// WAL batches too: ClaimTierJobRequest.TableWAL).
+func tableSpan(ts *tableState, p tablePart, wal bool) (from, to int64) {
 	from = p.logStart
 	if cov, ok := ts.covered[p.partition]; ok {
 		from = max(from, cov)
+	}
+	if wal {
+		return from, p.stable
 	}
 	return from, min(p.walStart, p.stable)
 }
 
 // buildTableJob builds the table job of topic pk.topic; ok is false when
-// nothing is to be written.
-func (c *Coordinator) buildTableJob(pk partKey, nowMs int64) (*tierJob, bool, error) {
+// nothing is to be written. With wal its ranges run to the last stable
+// offset through WAL batches (for a broker that reads them); without, to
+// the segment tier's end.
+func (c *Coordinator) buildTableJob(pk partKey, nowMs int64, wal bool) (*tierJob, bool, error) {
 	c.mu.RLock()
 	t := c.mu.topicsByID[pk.topic]
 	if t == nil || !coordapi.IsTableEnabled(t.configs) {
@@ -369,7 +377,7 @@ func (c *Coordinator) buildTableJob(pk partKey, nowMs int64) (*tierJob, bool, er
 	slices.SortStableFunc(parts, func(a, b tablePart) int { return cmp.Compare(waiting(a), waiting(b)) })
 	spans := make([][2]int64, len(parts))
 	for i, p := range parts {
-		spans[i][0], spans[i][1] = tableSpan(ts, p)
+		spans[i][0], spans[i][1] = tableSpan(ts, p, wal)
 	}
 	jobBytes := cmp.Or(c.tier.tableJobBytes, int64(maxTableJobBytes))
 	c.tier.Unlock()
@@ -386,12 +394,15 @@ func (c *Coordinator) buildTableJob(pk partKey, nowMs int64) (*tierJob, bool, er
 			continue
 		}
 		r := coordapi.TableRange{Partition: p.partition, From: from, To: to}
-		err := c.scanRows(batchKey(pk.topic, p.partition, from), batchKey(pk.topic, p.partition, p.walStart),
+		// Rows are keyed by their last offset: every row starting below
+		// to (a segment may end past it; a WAL batch never does, the LSO
+		// and the high watermark being batch bounds).
+		err := c.scanRows(batchKey(pk.topic, p.partition, from), batchKey(pk.topic, p.partition, max(p.walStart, to)),
 			func(_, _ []byte, object uint64, bc coordapi.BatchCoord) error {
 				if bc.BaseOffset >= to {
 					return errStopScan
 				}
-				if !bc.Segment {
+				if !bc.Segment && !wal {
 					return fmt.Errorf("WAL batch %d-%d below the WAL start %d", bc.BaseOffset, bc.LastOffset, p.walStart)
 				}
 				// Only the job's first segment may be larger than the budget.
@@ -406,7 +417,7 @@ func (c *Coordinator) buildTableJob(pk partKey, nowMs int64) (*tierJob, bool, er
 				o := c.mu.objects[object]
 				c.mu.RUnlock()
 				if o == nil {
-					return fmt.Errorf("segment %d-%d references unknown object %d", bc.BaseOffset, bc.LastOffset, object)
+					return fmt.Errorf("batch %d-%d references unknown object %d", bc.BaseOffset, bc.LastOffset, object)
 				}
 				bc.ObjectKey, bc.ObjectSize = o.key, o.size
 				r.Segments = append(r.Segments, bc)

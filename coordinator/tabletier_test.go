@@ -654,3 +654,69 @@ func TestTableJobsConcurrent(t *testing.T) {
 		})
 	}
 }
+
+// TestTableJobReadsWAL: for a broker that claims with TableWAL, a table
+// job runs to the last stable offset through WAL batches, without waiting
+// for consolidation; a broker without it gets nothing until the records
+// are in segments; the next job starts where the first ended, whether
+// its records are consolidated since or not.
+func TestTableJobReadsWAL(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.TierInterval = -1; o.TableInterval = time.Second })
+	ctx := context.Background()
+	tp := e.topic("orders", 2, map[string]string{coordapi.ConfigTableEnabled: "true", "retention.ms": "-1"})
+	claim := func(wal bool) (coordapi.TierJob, bool) {
+		t.Helper()
+		job, ok, err := e.c.ClaimTierJob(ctx, coordapi.ClaimTierJobRequest{BrokerID: 8, Tables: true, TableWAL: wal})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return job, ok
+	}
+	e.commit("w1", plain(tp.ID, 0, 1), plain(tp.ID, 1, 1))
+	e.clock.Advance(2 * time.Second)
+	if err := e.c.TierTick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if job, ok := claim(false); ok {
+		t.Fatalf("a job of WAL batches for a broker without TableWAL: %v", rangesOf(job))
+	}
+	if err := e.c.TierTick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	job, ok := claim(true)
+	if !ok {
+		t.Fatal("no table job of WAL batches")
+	}
+	if got, want := rangesOf(job), []string{"0:0-2,w1", "1:0-2,w1"}; !slices.Equal(got, want) {
+		t.Fatalf("ranges %v, want %v", got, want)
+	}
+	for _, r := range job.Table.Ranges {
+		for _, b := range r.Segments {
+			if b.Segment || b.ByteLength <= 0 || b.ObjectSize <= 0 {
+				t.Fatalf("batch %+v: want a WAL batch with its object's size", b)
+			}
+		}
+	}
+	if err := completeTable(e, job, coordapi.TableCovered{Partition: 0, Next: 2}, coordapi.TableCovered{Partition: 1, Next: 2}); err != nil {
+		t.Fatal(err)
+	}
+	// w2 consolidated with w1 into a segment before the next job: the job
+	// starts at the covered offset within it.
+	e.commit("w2", plain(tp.ID, 0, 1))
+	e.clock.Advance(21 * time.Minute)
+	if err := e.c.TierTick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var seg int
+	e.consolidateAll(&seg)
+	if err := e.c.TierTick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	job, ok = claim(true)
+	if !ok || len(job.Table.Ranges) != 1 {
+		t.Fatalf("job %v (ok %v), want partition 0 from 2", rangesOf(job), ok)
+	}
+	if r := job.Table.Ranges[0]; r.Partition != 0 || r.From != 2 || r.To != 4 || !r.Segments[0].Segment {
+		t.Fatalf("range %v, want 0:2-4 in a segment", rangesOf(job))
+	}
+}

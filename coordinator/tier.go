@@ -369,7 +369,7 @@ func (c *Coordinator) ClaimTierJob(ctx context.Context, req coordapi.ClaimTierJo
 		case coordapi.TierJobCompact:
 			build = c.buildCompactJob
 		case coordapi.TierJobTable:
-			build = c.buildTableJob
+			build = func(pk partKey, nowMs int64) (*tierJob, bool, error) { return c.buildTableJob(pk, nowMs, req.TableWAL) }
 		case coordapi.TierJobTableMaintain:
 			build = c.buildTableMaintainJob
 		}

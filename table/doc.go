@@ -115,7 +115,10 @@
 // Catalog.Swap is the commit point. Before it, the attempt's data files,
 // manifests and metadata file are written but unreferenced: a lost race
 // (ErrConflict, iceberg-go's ErrCommitFailed) deletes them and tries again
-// on the new current snapshot (at most Options.CommitAttempts times); a
+// on the new current snapshot (at most Options.CommitAttempts times),
+// except an append's data files when the new snapshot leaves it the same
+// rows to add (another job's commit of other partitions): those are added
+// again, so that a lost race re-does only the metadata; a
 // crash leaves them as orphans, which orphan collection deletes once
 // older than a grace period (no snapshot references them). A Swap whose
 // outcome is unknown (the coordinator died mid-call) deletes nothing: the

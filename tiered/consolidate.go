@@ -497,7 +497,7 @@ func (c *Consolidator) logRunError(err error, failures int) {
 func (c *Consolidator) RunOnce(ctx context.Context) (ran bool, err error) {
 	start := c.opts.Now()
 	job, ok, err := c.jobs.ClaimTierJob(ctx, coordapi.ClaimTierJobRequest{BrokerID: c.opts.BrokerID,
-		Tables: c.opts.Tables != nil, TableMaintain: c.opts.Tables != nil})
+		Tables: c.opts.Tables != nil, TableMaintain: c.opts.Tables != nil, TableWAL: c.opts.Tables != nil})
 	if err != nil {
 		return false, fmt.Errorf("tiered: claim tier job: %w", err)
 	}

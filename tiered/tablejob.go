@@ -5,7 +5,8 @@ package tiered
 //
 //	ClaimTierJob (Tables: the broker runs them) ─> Kind TierJobTable
 //	  ─> TableJobRunner.RunTableJob: each range's segments, read in windows of whole
-//	     checked batches ─> decode (read_committed) ─> one Iceberg snapshot (package table)
+//	     checked batches, and WAL batches (TableWAL), read one by one and stamped with
+//	     their offsets ─> decode (read_committed) ─> one Iceberg snapshot (package table)
 //	  ─> CompleteTierJob (Partition -1, Table: the covered offsets) ─> done
 //	failure: AbandonTierJob; the table's snapshot summary keeps a retried job exactly once,
 //	and files of a commit that died are the table maintenance's orphans
@@ -21,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -32,7 +34,10 @@ import (
 // SegmentBatches calls fn with each whole batch of segment seg's data part
 // in offset order, each checked (header, length, CRC, offsets within the
 // segment's). The batch aliases bytes the reader may share: fn must not
-// modify it or keep it past its return.
+// modify it or keep it past its return. A WAL batch (seg.Segment false,
+// ClaimTierJobRequest.TableWAL) is read alone, checked, and given to fn
+// with its offsets (and a LogAppendTime topic's time) stamped, as Fetch
+// serves it.
 type SegmentBatches func(ctx context.Context, seg coordapi.BatchCoord, fn func(batch []byte) error) error
 
 // TableJobRunner writes a table job's records to its table. The node
@@ -72,7 +77,7 @@ func checkTableJob(job coordapi.TierJob) error {
 		}
 		seen[r.Partition] = true
 		for i, sg := range r.Segments {
-			if !sg.Segment || sg.ObjectKey == "" || (i > 0 && sg.BaseOffset != r.Segments[i-1].LastOffset+1) {
+			if sg.ObjectKey == "" || (!sg.Segment && sg.ByteLength < record.HeaderSize) || (i > 0 && sg.BaseOffset != r.Segments[i-1].LastOffset+1) {
 				return fmt.Errorf("%w: partition %d segment %d (%q %d-%d) is not the next segment", ErrBadJob, r.Partition, i, sg.ObjectKey, sg.BaseOffset, sg.LastOffset)
 			}
 		}
@@ -104,6 +109,13 @@ func (c *Consolidator) runTableJob(ctx context.Context, job coordapi.TierJob, st
 	defer c.budget.release(reserved)
 	r := &compactRun{c: c, job: job, window: window, reserved: reserved}
 	read := func(ctx context.Context, seg coordapi.BatchCoord, fn func([]byte) error) error {
+		if !seg.Segment {
+			b, err := r.walBatch(ctx, seg)
+			if err != nil {
+				return err
+			}
+			return fn(b)
+		}
 		return r.scanSegment(ctx, seg, func(batches []segBatch) error {
 			for _, sb := range batches {
 				if err := fn(sb.b); err != nil {
@@ -131,6 +143,34 @@ func (c *Consolidator) runTableJob(ctx context.Context, job coordapi.TierJob, st
 		c.abandon(ctx, job, err)
 		return outcomeFailed, res, fmt.Errorf("complete: %w", err)
 	}
+}
+
+// walBatch reads WAL batch bc, checks it (header, length, CRC, its
+// offsets' count) and returns a copy stamped with its offsets and, on a
+// LogAppendTime topic, its append time.
+func (r *compactRun) walBatch(ctx context.Context, bc coordapi.BatchCoord) ([]byte, error) {
+	data, err := r.read(ctx, bc, bc.ByteOffset, int64(bc.ByteLength))
+	if err != nil {
+		return nil, err
+	}
+	h, err := record.ParseHeader(data)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%w: WAL batch %s@%d: %w", ErrCorrupt, bc.ObjectKey, bc.ByteOffset, err)
+	case h.Size() != len(data):
+		return nil, corruptf("WAL batch %s@%d: %d bytes, its header says %d", bc.ObjectKey, bc.ByteOffset, len(data), h.Size())
+	case int64(h.LastOffsetDelta) != bc.LastOffset-bc.BaseOffset:
+		return nil, corruptf("WAL batch %s@%d: %d offsets, its row says %d", bc.ObjectKey, bc.ByteOffset, h.LastOffsetDelta+1, bc.LastOffset-bc.BaseOffset+1)
+	}
+	if err := checkStored(data, h); err != nil {
+		return nil, fmt.Errorf("WAL batch %s@%d: %w", bc.ObjectKey, bc.ByteOffset, err)
+	}
+	b := slices.Clone(data) // the cache's bytes are shared
+	record.SetBaseOffset(b, bc.BaseOffset)
+	if bc.LogAppendTime {
+		record.SetLogAppendTime(b, bc.MaxTimestamp)
+	}
+	return b, nil
 }
 
 // runTableMaintainJob runs table maintenance job job, claimed at start,

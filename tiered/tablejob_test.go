@@ -128,15 +128,43 @@ func TestTableJob(t *testing.T) {
 		}
 		fx.addSegment(t, batches)
 	}
+	// A WAL object after them holds offsets 20-23 in two batches as
+	// producers send them (base offset 0), after 7 bytes of another
+	// partition's.
+	wal := []byte("another")
+	var walBatches []coordapi.BatchCoord
+	for b := range int64(2) {
+		bb, err := record.Build(record.BuildOptions{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
+			[]record.Record{{Value: []byte("w")}, {Value: []byte("x")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		walBatches = append(walBatches, coordapi.BatchCoord{ObjectKey: "wal/1", ByteOffset: int64(len(wal)), ByteLength: int32(len(bb)),
+			BaseOffset: 20 + 2*b, LastOffset: 21 + 2*b})
+		wal = append(wal, bb...)
+	}
+	if err := fx.store.Put(t.Context(), "wal/1", wal); err != nil {
+		t.Fatal(err)
+	}
+	for i := range walBatches {
+		walBatches[i].ObjectSize = int64(len(wal))
+	}
 	job := func(from, to int64, segs ...int) coordapi.TierJob {
 		fx.jobID++
 		r := coordapi.TableRange{Partition: compactPartition, From: from, To: to}
 		for _, i := range segs {
+			if i >= 10 { // WAL batch i-10
+				r.Segments = append(r.Segments, walBatches[i-10])
+				continue
+			}
 			r.Segments = append(r.Segments, fx.segs[i])
 		}
 		return coordapi.TierJob{ID: fx.jobID, TopicID: consTopic, Partition: -1, LeaseMs: 60_000, Kind: coordapi.TierJobTable,
 			Table: &coordapi.TableJob{TopicName: "orders", Ranges: []coordapi.TableRange{r}}}
 	}
+	badWAL := job(20, 24, 10, 11)
+	badWAL.Table.Ranges[0].Segments[1].LastOffset = 24 // the row says 3 offsets, the batch holds 2
+	badWAL.Table.Ranges[0].To = 25
 	tests := []struct {
 		name        string
 		job         coordapi.TierJob
@@ -156,6 +184,9 @@ func TestTableJob(t *testing.T) {
 		{name: "report refused", job: job(0, 10, 0), runner: &fakeTables{}, completeErr: kerr.StaleBrokerEpoch,
 			wantRead: []int64{0, 2, 4, 6, 8}, wantErr: true},
 		{name: "no runner", job: job(0, 10, 0), wantAbandon: true, wantErr: true},
+		{name: "WAL batches", job: job(20, 24, 10, 11), runner: &fakeTables{}, wantRead: []int64{20, 22}, wantDone: true},
+		{name: "a segment then WAL batches", job: job(15, 24, 1, 10, 11), runner: &fakeTables{}, wantRead: []int64{10, 12, 14, 16, 18, 20, 22}, wantDone: true},
+		{name: "WAL batch unlike its row", job: badWAL, runner: &fakeTables{}, wantRead: []int64{20}, wantAbandon: true, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

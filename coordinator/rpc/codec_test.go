@@ -145,9 +145,10 @@ func TestRoundTrip(t *testing.T) {
 			}, encFindBatchesResp, decFindBatchesResp)
 		}},
 		{"claim tier job request", func(t *testing.T) {
-			roundTripTail(t, coordapi.ClaimTierJobRequest{BrokerID: 3}, encClaimTierJobReq, decClaimTierJobReq, 2)
-			roundTripTail(t, coordapi.ClaimTierJobRequest{BrokerID: 3, Tables: true}, encClaimTierJobReq, decClaimTierJobReq, 2)
-			roundTripTail(t, coordapi.ClaimTierJobRequest{BrokerID: 3, Tables: true, TableMaintain: true}, encClaimTierJobReq, decClaimTierJobReq, 2)
+			roundTripTail(t, coordapi.ClaimTierJobRequest{BrokerID: 3}, encClaimTierJobReq, decClaimTierJobReq, 3)
+			roundTripTail(t, coordapi.ClaimTierJobRequest{BrokerID: 3, Tables: true}, encClaimTierJobReq, decClaimTierJobReq, 3)
+			roundTripTail(t, coordapi.ClaimTierJobRequest{BrokerID: 3, Tables: true, TableMaintain: true}, encClaimTierJobReq, decClaimTierJobReq, 3)
+			roundTripTail(t, coordapi.ClaimTierJobRequest{BrokerID: 3, Tables: true, TableMaintain: true, TableWAL: true}, encClaimTierJobReq, decClaimTierJobReq, 3)
 		}},
 		{"claim tier job response", func(t *testing.T) {
 			roundTrip(t, claimTierJobResp{OK: true, Job: coordapi.TierJob{

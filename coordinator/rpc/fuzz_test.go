@@ -230,7 +230,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		encACLFilters(e, []coordapi.ACLFilter{coordapi.ACLFilterAll, {ResourceName: strp("t"), Host: strp("*")}})
 	})
 	seed(f, func(e *encoder) {
-		encClaimTierJobReq(e, coordapi.ClaimTierJobRequest{BrokerID: 3, Tables: true, TableMaintain: true})
+		encClaimTierJobReq(e, coordapi.ClaimTierJobRequest{BrokerID: 3, Tables: true, TableMaintain: true, TableWAL: true})
 	})
 	seed(f, func(e *encoder) {
 		encCompleteTierJobReq(e, coordapi.CompleteTierJobRequest{JobID: 9, TopicID: idA, Partition: -1,

@@ -509,11 +509,13 @@ func decKvGetResp(d *decoder) coordapi.KvGetResult {
 // claim_tier_job request: broker id, then tables (bool; absent from
 // brokers of earlier builds, which run no table jobs), then table
 // maintain (bool; absent from brokers of earlier builds, which run no
-// table maintenance jobs).
+// table maintenance jobs), then table WAL (bool; absent from brokers of
+// earlier builds, whose table jobs read segments only).
 func encClaimTierJobReq(e *encoder, r coordapi.ClaimTierJobRequest) {
 	e.varint(int64(r.BrokerID))
 	e.bool(r.Tables)
 	e.bool(r.TableMaintain)
+	e.bool(r.TableWAL)
 }
 
 func decClaimTierJobReq(d *decoder) coordapi.ClaimTierJobRequest {
@@ -523,6 +525,9 @@ func decClaimTierJobReq(d *decoder) coordapi.ClaimTierJobRequest {
 	}
 	if d.left() > 0 {
 		r.TableMaintain = d.bool()
+	}
+	if d.left() > 0 {
+		r.TableWAL = d.bool()
 	}
 	return r
 }
