@@ -147,14 +147,8 @@ partitions the group has no offset for).
 		if fetches.IsClientClosed() || c.ctx.Err() != nil {
 			return nil
 		}
-		var ferr error
-		fetches.EachError(func(t string, p int32, err error) {
-			if ferr == nil {
-				ferr = fmt.Errorf("topic %s partition %d: %w", t, p, err)
-			}
-		})
-		if ferr != nil {
-			return c.reachErr(ferr)
+		if err := fetchErr(fetches); err != nil {
+			return c.reachErr(err)
 		}
 		var done []*kgo.Record
 		stop := false
@@ -193,6 +187,17 @@ partitions the group has no offset for).
 			return nil
 		}
 	}
+}
+
+// fetchErr is the first partition error of a poll, naming its partition.
+func fetchErr(fetches kgo.Fetches) error {
+	var ferr error
+	fetches.EachError(func(t string, p int32, err error) {
+		if ferr == nil {
+			ferr = fmt.Errorf("topic %s partition %d: %w", t, p, err)
+		}
+	})
+	return ferr
 }
 
 // toConsumed is r as consume --json prints it.

@@ -134,12 +134,6 @@ lag between them, as kafka-consumer-groups.sh --describe.`)
 
 // printGroups prints group describe's tables.
 func (c *cli) printGroups(out []groupDescription) {
-	dash := func(n int64) any {
-		if n < 0 {
-			return "-"
-		}
-		return n
-	}
 	for i, d := range out {
 		if i > 0 {
 			fmt.Fprintln(c.stdout)
@@ -158,10 +152,18 @@ func (c *cli) printGroups(out []groupDescription) {
 		fmt.Fprintln(c.stdout)
 		tb = newTable(c.stdout, "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "MEMBER-ID", "CLIENT-ID", "HOST")
 		for _, o := range d.Offsets {
-			tb.row(o.Topic, o.Partition, dash(o.Committed), dash(o.LogEnd), dash(o.Lag), orDash(o.MemberID), orDash(o.ClientID), orDash(o.Host))
+			tb.row(o.Topic, o.Partition, dashNeg(o.Committed), dashNeg(o.LogEnd), dashNeg(o.Lag), orDash(o.MemberID), orDash(o.ClientID), orDash(o.Host))
 		}
 		tb.flush()
 	}
+}
+
+// dashNeg is n for a table cell, "-" when negative (unknown).
+func dashNeg(n int64) any {
+	if n < 0 {
+		return "-"
+	}
+	return n
 }
 
 func orDash(s string) string {

@@ -142,12 +142,6 @@ as kafka-share-groups.sh --describe.`)
 
 // printShares prints share describe's tables.
 func (c *cli) printShares(out []shareDescription) {
-	dash := func(n int64) any {
-		if n < 0 {
-			return "-"
-		}
-		return n
-	}
 	for i, d := range out {
 		if i > 0 {
 			fmt.Fprintln(c.stdout)
@@ -172,7 +166,7 @@ func (c *cli) printShares(out []shareDescription) {
 			fmt.Fprintln(c.stdout)
 			tb = newTable(c.stdout, "TOPIC", "PARTITION", "START-OFFSET", "LAG")
 			for _, o := range d.Offsets {
-				tb.row(o.Topic, o.Partition, dash(o.StartOffset), dash(o.Lag))
+				tb.row(o.Topic, o.Partition, dashNeg(o.StartOffset), dashNeg(o.Lag))
 			}
 			tb.flush()
 		}
@@ -251,14 +245,8 @@ for a group with no state yet).
 		if fetches.IsClientClosed() || c.ctx.Err() != nil {
 			return nil
 		}
-		var ferr error
-		fetches.EachError(func(t string, p int32, err error) {
-			if ferr == nil {
-				ferr = fmt.Errorf("topic %s partition %d: %w", t, p, err)
-			}
-		})
-		if ferr != nil {
-			return c.reachErr(ferr)
+		if err := fetchErr(fetches); err != nil {
+			return c.reachErr(err)
 		}
 		stop := false
 		for _, r := range fetches.Records() {
