@@ -14,7 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/rpc"
@@ -397,17 +396,7 @@ func TestShardedShareGroup(t *testing.T) {
 	if _, err := kadm.NewClient(prod).CreateTopic(ctx, partitions, 1, nil, topic); err != nil {
 		t.Fatal(err)
 	}
-	alter := kmsg.NewPtrIncrementalAlterConfigsRequest()
-	res := kmsg.NewIncrementalAlterConfigsRequestResource()
-	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "sharded-share"
-	cfg := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-	cfg.Name, cfg.Value = "share.auto.offset.reset", kmsg.StringPtr("earliest")
-	res.Configs = append(res.Configs, cfg)
-	alter.Resources = append(alter.Resources, res)
-	ar, err := alter.RequestWith(ctx, prod)
-	if err != nil || ar.Resources[0].ErrorCode != 0 {
-		t.Fatalf("share.auto.offset.reset: %v, %+v", err, ar)
-	}
+	setShareAutoOffsetReset(t, ctx, prod, "sharded-share")
 	var recs []*kgo.Record
 	for i := range records {
 		recs = append(recs, &kgo.Record{Topic: topic, Value: []byte(strconv.Itoa(i))})
