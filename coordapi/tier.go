@@ -248,7 +248,8 @@ type CompleteTierJobRequest struct {
 	// fields of one object above are then unused, and LastOffset is that of
 	// the last input segment replaced.
 	Compacted *CompactResult
-	// Table is set for a table job (Partition -1); the fields of one
+	// Table is set for a table job (Partition -1, or -3 and below for a
+	// topic's further concurrent jobs); the fields of one
 	// object above are then unused.
 	Table *TableResult
 }

@@ -7,7 +7,7 @@ package tiered
 //	  ─> TableJobRunner.RunTableJob: each range's segments, read in windows of whole
 //	     checked batches, and WAL batches (TableWAL), read one by one and stamped with
 //	     their offsets ─> decode (read_committed) ─> one Iceberg snapshot (package table)
-//	  ─> CompleteTierJob (Partition -1, Table: the covered offsets) ─> done
+//	  ─> CompleteTierJob (Partition -1, or -3 to -5 for a topic's further jobs; Table: the covered offsets) ─> done
 //	failure: AbandonTierJob; the table's snapshot summary keeps a retried job exactly once,
 //	and files of a commit that died are the table maintenance's orphans
 //
