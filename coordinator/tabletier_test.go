@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -719,4 +720,72 @@ func TestTableJobReadsWAL(t *testing.T) {
 	if r := job.Table.Ranges[0]; r.Partition != 0 || r.From != 2 || r.To != 4 || !r.Segments[0].Segment {
 		t.Fatalf("range %v, want 0:2-4 in a segment", rangesOf(job))
 	}
+}
+
+// TestTableJobsConcurrentLease: when the leases of a topic's concurrent
+// table jobs end, their slots are planned again over the same ranges,
+// still on disjoint partitions, and the late completions are refused.
+func TestTableJobsConcurrentLease(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.TierInterval = -1; o.TableInterval = time.Hour })
+	ctx := context.Background()
+	tp := e.topic("orders", 3, map[string]string{coordapi.ConfigTableEnabled: "true", "retention.ms": "-1"})
+	e.c.tier.Lock()
+	e.c.tier.tableJobBytes = 1
+	e.c.tier.Unlock()
+	for p := range int32(3) {
+		e.commit("w"+itoa(int64(p)), plain(tp.ID, p, 1))
+	}
+	e.clock.Advance(21 * time.Minute)
+	if err := e.c.TierTick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var seg int
+	e.consolidateAll(&seg)
+	if err := e.c.TierTick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	claimAll := func() (jobs []coordapi.TierJob, ranges []string) {
+		for {
+			job, ok := e.claimTable()
+			if !ok {
+				slices.Sort(ranges)
+				return jobs, ranges
+			}
+			jobs = append(jobs, job)
+			ranges = append(ranges, rangesOf(job)...)
+		}
+	}
+	first, ranges := claimAll()
+	if want := []string{"0:0-2", "1:0-2", "2:0-2"}; len(first) != 3 || !slices.Equal(trimSegments(ranges), want) {
+		t.Fatalf("jobs %v, want one a partition: %v", ranges, want)
+	}
+	e.clock.Advance(time.Duration(first[0].LeaseMs+1) * time.Millisecond)
+	again, ranges2 := claimAll()
+	if len(again) != 3 || !slices.Equal(ranges2, ranges) {
+		t.Fatalf("after the leases: jobs %v, want %v again", ranges2, ranges)
+	}
+	for _, job := range first {
+		r := job.Table.Ranges[0]
+		if err := completeTable(e, job, coordapi.TableCovered{Partition: r.Partition, Next: r.To}); !errors.Is(err, kerr.StaleBrokerEpoch) {
+			t.Fatalf("completion of expired job %v: %v, want STALE_BROKER_EPOCH", rangesOf(job), err)
+		}
+	}
+	for _, job := range again {
+		r := job.Table.Ranges[0]
+		if err := completeTable(e, job, coordapi.TableCovered{Partition: r.Partition, Next: r.To}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cov := e.c.TableCovered(tp.ID); cov[0] != 2 || cov[1] != 2 || cov[2] != 2 {
+		t.Fatalf("covered %v", cov)
+	}
+}
+
+// trimSegments drops rangesOf's segment names.
+func trimSegments(ranges []string) []string {
+	out := make([]string, len(ranges))
+	for i, r := range ranges {
+		out[i], _, _ = strings.Cut(r, ",")
+	}
+	return out
 }
