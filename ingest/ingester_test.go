@@ -538,3 +538,47 @@ func TestCommitContext(t *testing.T) {
 	}
 	atLeast(ctx, now)
 }
+
+// An object waiting for its early roll (Options.EarlyRollWait) while a
+// producer is still sending sleeps until the wait ends: its timer must not
+// fire again and again in between, as it did when the budget had tokens
+// (a wake at the refill found the object not ready and re-armed at 0).
+func TestEarlyRollWaitSleeps(t *testing.T) {
+	const wait = 50 * time.Millisecond
+	c := &fakeCommitter{block: make(chan struct{})}
+	in := newTestIngester(t, Options{Linger: time.Hour, MaxPutRate: PutRateLocal, EarlyRollWait: wait}, objectstore.NewMemory(), c)
+	const src = Source(7)
+	// Two requests in flight at once: the source's peak is 2. Each rolls
+	// at once (the source waits for all it sent), their commits held.
+	var held []*Pending
+	for i := range 2 {
+		p, err := in.AppendFrom(waitCtx(t), src, 0, []Batch{batch(0, uint64(i), 100)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, p)
+	}
+	close(c.block)
+	for _, p := range held {
+		if _, err := p.Wait(waitCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One request of two: the source is still sending, so the object
+	// waits out EarlyRollWait, then rolls.
+	before := in.wakes.Load()
+	start := time.Now()
+	p, err := in.AppendFrom(waitCtx(t), src, 0, []Batch{batch(0, 2, 100)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Wait(waitCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(start); waited < wait {
+		t.Errorf("the object rolled after %v, before its early-roll wait of %v", waited, wait)
+	}
+	if wakes := in.wakes.Load() - before; wakes > 2 {
+		t.Errorf("the roll timer fired %d times during one early-roll wait, want at most 2", wakes)
+	}
+}

@@ -63,6 +63,22 @@ func merged(hs []*Histogram) *hdrhistogram.Histogram {
 	return out
 }
 
+// since returns the counts cur holds beyond prev, a histogram of what was
+// recorded between the two snapshots (prev nil: all of cur). Both come from
+// merged, so their bounds agree.
+func since(cur, prev *hdrhistogram.Histogram) *hdrhistogram.Histogram {
+	if prev == nil {
+		return cur
+	}
+	c, p := cur.Export(), prev.Export()
+	for i := range c.Counts {
+		if i < len(p.Counts) {
+			c.Counts[i] -= p.Counts[i]
+		}
+	}
+	return hdrhistogram.Import(c)
+}
+
 // LatencyStats summarizes a latency distribution in milliseconds.
 type LatencyStats struct {
 	Count  int64   `json:"count"`

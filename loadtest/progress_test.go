@@ -35,3 +35,24 @@ func TestProgressLines(t *testing.T) {
 		}
 	}
 }
+
+// since keeps only what was recorded after the earlier snapshot, so an
+// interval's p99 shows a stall that the run's p99 would average away.
+func TestSinceSnapshot(t *testing.T) {
+	h := NewHistogram()
+	for range 1000 {
+		h.Record(time.Millisecond)
+	}
+	before := merged([]*Histogram{h})
+	for range 10 {
+		h.Record(2 * time.Second)
+	}
+	after := merged([]*Histogram{h})
+	win := latencyStats(since(after, before))
+	if win.Count != 10 || win.P50Ms < 1999 || win.P50Ms > 2003 {
+		t.Errorf("interval after the stall: %+v, want 10 latencies of about 2000 ms", win)
+	}
+	if all := latencyStats(since(after, nil)); all.Count != 1010 {
+		t.Errorf("since nil counted %d, want 1010", all.Count)
+	}
+}

@@ -30,6 +30,7 @@ GC_GRACE="${GC_GRACE:-1m}"
 KV_RATE="${KV_RATE:-0}"
 KV_LOOKUPS="${KV_LOOKUPS:-471}"
 KV_KEYS="${KV_KEYS:-100000}"
+PROGRESS="${PROGRESS:-0}"           # e.g. 30s: a progress line with that interval's p99s
 STORE="${STORE:-dir}"
 . scripts/bench-lib.sh
 
@@ -43,7 +44,7 @@ if [ "$CONSUMER_GROUPS" -gt 0 ]; then consumers=(--consumers 1 --group soak --co
 "$work/loadtest" --brokers "$kafka" --topic soak --create-topic --partitions "$PARTITIONS" \
   --topic-config "retention.ms=$RETENTION_MS,segment.bytes=134217728" \
   --producers 4 --rate "$RATE" --record-size "$RECORD_SIZE" --max-buffered 20000 --linger 5ms \
-  "${consumers[@]}" --duration "$DURATION" --progress 0 --log-level warn --metrics-url "http://$http/metrics" \
+  "${consumers[@]}" --duration "$DURATION" --progress "${PROGRESS:-0}" --log-level warn --metrics-url "http://$http/metrics" \
   >"$work/loadtest.out" 2>&1 &
 lt=$!
 pids+=($lt)
