@@ -75,8 +75,8 @@ type progress struct {
 	// line's interval alone, where p50 and p99 are since the start: a
 	// stall shows in the line of the moment it happened.
 	winP99, winE2EP99 float64
-	errors                              int64
-	warmingUp                           bool
+	errors            int64
+	warmingUp         bool
 }
 
 func (r *runner) progressLine(p progress) {
