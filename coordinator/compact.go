@@ -523,16 +523,9 @@ func (c *Coordinator) KvLatestOffsets(ctx context.Context, req coordapi.KvOffset
 	if c.testBeforeKvLookups != nil {
 		c.testBeforeKvLookups()
 	}
-	out := make([]int64, len(req.Keys))
-	for i, k := range req.Keys {
-		off, found, err := c.kv.Lookup(req.TopicID, req.Partition, k)
-		if err != nil {
-			return nil, fmt.Errorf("kv latest offsets: %w", err)
-		}
-		if !found {
-			off = -1
-		}
-		out[i] = off
+	out, err := c.kv.LookupMany(req.TopicID, req.Partition, req.Keys)
+	if err != nil {
+		return nil, fmt.Errorf("kv latest offsets: %w", err)
 	}
 	if c.testAfterKvLookups != nil {
 		c.testAfterKvLookups()

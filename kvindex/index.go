@@ -1,9 +1,11 @@
 package kvindex
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/cockroachdb/pebble"
@@ -185,6 +187,58 @@ func (ix *Index) Lookup(topicID [16]byte, partition int32, key []byte) (offset i
 		return 0, false, fmt.Errorf("kvindex: entry value of %d bytes, want %d", len(v), offsetLen)
 	}
 	return int64(binary.BigEndian.Uint64(v)), true, nil
+}
+
+// LookupMany returns Lookup's offset of each of keys in partition of
+// topicID, -1 for a key with no entry, in the order of keys. It seeks one
+// iterator through the keys in sorted order, so that each seek starts from
+// where the last one ended (Pebble then steps forward instead of descending
+// every memtable and level again, as a Get does): a compaction pass asks
+// for tens of thousands of keys at once, and key by key that was a tenth of
+// a busy broker's CPU.
+func (ix *Index) LookupMany(topicID [16]byte, partition int32, keys [][]byte) ([]int64, error) {
+	if partition < 0 {
+		return nil, fmt.Errorf("kvindex: lookup in negative partition %d", partition)
+	}
+	out := make([]int64, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	order := make([]int, len(keys))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return bytes.Compare(keys[a], keys[b]) })
+	lower := ix.appendKey(make([]byte, 0, keyHeaderLen), topicID, partition, nil)
+	// The next partition's first key bounds this one's from above; the
+	// marker's partition, ff ff ff ff, is not a partition a lookup names.
+	upper := ix.appendKey(make([]byte, 0, keyHeaderLen), topicID, partition+1, nil)
+	it, err := ix.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, fmt.Errorf("kvindex: lookup: %w", err)
+	}
+	k := lower
+	for _, i := range order {
+		k = append(k[:keyHeaderLen], keys[i]...)
+		out[i] = -1
+		if !it.SeekGE(k) || !bytes.Equal(it.Key(), k) {
+			continue
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			_ = it.Close()
+			return nil, fmt.Errorf("kvindex: lookup: %w", err)
+		}
+		if len(v) != offsetLen {
+			_ = it.Close()
+			return nil, fmt.Errorf("kvindex: entry value of %d bytes, want %d", len(v), offsetLen)
+		}
+		out[i] = int64(binary.BigEndian.Uint64(v))
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return nil, fmt.Errorf("kvindex: lookup: %w", err)
+	}
+	return out, nil
 }
 
 // DropTopic adds to b the deletion of every entry of topicID and of its rebuild marker,

@@ -2,6 +2,9 @@ package kvindex
 
 import (
 	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/cockroachdb/pebble"
@@ -29,6 +32,75 @@ func wantOffset(t *testing.T, ix *Index, id [16]byte, p int32, key string, offse
 		t.Errorf("Lookup(%x/%d/%q) = %d, want absent", id[:1], p, key, got)
 	case offset >= 0 && (!found || got != offset):
 		t.Errorf("Lookup(%x/%d/%q) = %d found=%v, want %d", id[:1], p, key, got, found, offset)
+	}
+	many, err := ix.LookupMany(id, p, [][]byte{[]byte(key)})
+	if err != nil {
+		t.Fatalf("LookupMany(%q): %v", key, err)
+	}
+	if want := max(offset, -1); many[0] != want {
+		t.Errorf("LookupMany(%x/%d/%q) = %d, want %d", id[:1], p, key, many[0], want)
+	}
+}
+
+// LookupMany answers what Lookup answers for every key, in the order asked,
+// whatever that order, with duplicates, missing keys, tombstones, entries
+// of other partitions and topics around, and entries in both the memtable
+// and flushed tables.
+func TestLookupMany(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	defer db.Close()
+	ix := New(db, testPrefix)
+	var entries []Entry
+	for i := range 2000 {
+		entries = append(entries, Entry{Key: fmt.Appendf(nil, "k%05d", i*3), OffsetDelta: int32(i)})
+	}
+	commit(t, db, func(b *pebble.Batch) {
+		ix.Apply(b, topicA, 4, 1000, entries)
+		ix.Apply(b, topicA, 3, 0, entries[:10])
+		ix.Apply(b, topicA, 5, 0, entries[:10])
+		ix.Apply(b, topicFF, 4, 0, entries[:10])
+	})
+	if err := db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, db, func(b *pebble.Batch) {
+		ix.Apply(b, topicA, 4, 9000, []Entry{{Key: []byte("k00003"), Tombstone: true}, {Key: []byte("k00006")}})
+		ix.SetReady(b, topicA, false)
+	})
+	var keys [][]byte
+	for i := 5999; i >= 0; i -= 2 { // descending, every other key, most of them absent
+		keys = append(keys, fmt.Appendf(nil, "k%05d", i))
+	}
+	keys = append(keys, []byte("k00006"), []byte("k00006"), []byte("k00003"), []byte(""), []byte("k"), []byte("k99999"))
+	for _, tc := range []struct {
+		id [16]byte
+		p  int32
+	}{{topicA, 4}, {topicA, 3}, {topicA, 6}, {topicFF, 4}, {topicB, 4}, {topicA, math.MaxInt32}} {
+		got, err := ix.LookupMany(tc.id, tc.p, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := 0
+		for i, k := range keys {
+			off, ok, err := ix.Lookup(tc.id, tc.p, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				off = -1
+			} else {
+				found++
+			}
+			if got[i] != off {
+				t.Errorf("%x/%d: LookupMany's answer for %q is %d, Lookup's %d", tc.id[:1], tc.p, k, got[i], off)
+			}
+		}
+		if tc.id == topicA && tc.p == 4 && found != 1001 {
+			t.Errorf("partition 4 found %d keys, want 1001 (1,000 odd multiples of 3, k00006 twice, k00003 deleted)", found)
+		}
+	}
+	if _, err := ix.LookupMany(topicA, -1, keys); err == nil {
+		t.Error("LookupMany in partition -1 did not fail")
 	}
 }
 
@@ -169,6 +241,47 @@ func TestIndexReadyPersists(t *testing.T) {
 		t.Error("topicB not ready after reopen")
 	}
 	wantOffset(t, ix, topicA, 0, "k", 5)
+}
+
+// BenchmarkLookupMany compares a compaction pass's lookups of 10,000 keys
+// among 100,000, key by key (Lookup) and in one call (LookupMany), with the
+// entries in flushed tables and a memtable of recent writes.
+func BenchmarkLookupMany(b *testing.B) {
+	db := openDB(b, b.TempDir())
+	defer db.Close()
+	ix := New(db, testPrefix)
+	rng := rand.New(rand.NewPCG(1, 2))
+	entries := make([]Entry, 100_000)
+	for i := range entries {
+		entries[i] = Entry{Key: fmt.Appendf(nil, "user-%010d", rng.Uint32()), OffsetDelta: int32(i)}
+	}
+	commit(b, db, func(pb *pebble.Batch) { ix.Apply(pb, topicA, 0, 0, entries[:90_000]) })
+	if err := db.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	commit(b, db, func(pb *pebble.Batch) { ix.Apply(pb, topicA, 0, 90_000, entries[90_000:]) })
+	keys := make([][]byte, 10_000)
+	for i := range keys {
+		keys[i] = entries[rng.IntN(len(entries))].Key
+	}
+	b.Run("Lookup", func(b *testing.B) {
+		for b.Loop() {
+			for _, k := range keys {
+				if _, ok, err := ix.Lookup(topicA, 0, k); !ok || err != nil {
+					b.Fatal(ok, err)
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(keys)), "ns/key")
+	})
+	b.Run("LookupMany", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := ix.LookupMany(topicA, 0, keys); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(keys)), "ns/key")
+	})
 }
 
 func BenchmarkIndexLookup(b *testing.B) {

@@ -30,13 +30,14 @@ GC_GRACE="${GC_GRACE:-1m}"
 KV_RATE="${KV_RATE:-0}"
 KV_LOOKUPS="${KV_LOOKUPS:-471}"
 KV_KEYS="${KV_KEYS:-100000}"
+BROKER_FLAGS="${BROKER_FLAGS:-}"     # more broker flags, e.g. --memory-limit=1275068416
 PROGRESS="${PROGRESS:-0}"           # e.g. 30s: a progress line with that interval's p99s
 STORE="${STORE:-dir}"
 . scripts/bench-lib.sh
 
 [ "$STORE" = minio ] && start_minio
 start_broker "$STORE" "$work/data" --wal-retention "$WAL_RETENTION" --gc-grace "$GC_GRACE" \
-  --consolidation-enabled="$CONSOLIDATION" --tier-interval 5s --tier-poll-interval 1s --kv-index-enabled
+  --consolidation-enabled="$CONSOLIDATION" --tier-interval 5s --tier-poll-interval 1s --kv-index-enabled $BROKER_FLAGS
 echo "broker pid $broker_pid, data in $work/data, $DURATION at $RATE records/s of $RECORD_SIZE B, retention.ms=$RETENTION_MS, wal retention $WAL_RETENTION, consolidation=$CONSOLIDATION, $CONSUMER_GROUPS groups"
 
 consumers=(--consumers 0)
