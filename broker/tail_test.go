@@ -116,3 +116,51 @@ func TestTailCacheCommitted(t *testing.T) {
 		t.Fatal("read_uncommitted missed")
 	}
 }
+
+// Past tailBatches the cache keeps the newest coordinates, serves them in
+// order across the ring's wrap, and a notice costs no allocation.
+func TestTailCacheRing(t *testing.T) {
+	id := coordapi.TopicID{2}
+	tp := topicPartition{id, 0}
+	now := time.Unix(1000, 0)
+	tc := newTailCache()
+	tc.now = func() time.Time { return now }
+	hwm := int64(0)
+	notice := tailNotice(id, 0, 0, 0, 0) // three batches of one record each
+	send := func() {
+		for i := range notice.Batches {
+			b := &notice.Batches[i]
+			b.BaseOffset, b.LastOffset = hwm+int64(i), hwm+int64(i)
+		}
+		hwm += int64(len(notice.Batches))
+		notice.HighWatermark, notice.LastStableOffset = hwm, hwm
+		tc.notify([]coordapi.CommitNotice{notice})
+	}
+	for range tailBatches + 100 { // wraps the ring more than once
+		send()
+	}
+	if allocs := testing.AllocsPerRun(100, send); allocs != 0 {
+		t.Errorf("a notice of a full partition allocated %.1f times, want 0", allocs)
+	}
+	oldest := hwm - tailBatches
+	for _, tc2 := range []struct {
+		offset int64
+		hit    bool
+	}{{oldest - 1, false}, {oldest, true}, {oldest + 200, true}, {hwm - 1, true}, {hwm, true}} {
+		resp, ok := tc.find(tp, tc2.offset, 1<<30)
+		if ok != tc2.hit {
+			t.Fatalf("offset %d: hit %v, want %v", tc2.offset, ok, tc2.hit)
+		}
+		if !ok {
+			continue
+		}
+		if want := int(hwm - tc2.offset); len(resp.Batches) != want {
+			t.Fatalf("offset %d: %d batches, want %d", tc2.offset, len(resp.Batches), want)
+		}
+		for i, b := range resp.Batches {
+			if b.BaseOffset != tc2.offset+int64(i) {
+				t.Fatalf("offset %d: batch %d based at %d, want %d", tc2.offset, i, b.BaseOffset, tc2.offset+int64(i))
+			}
+		}
+	}
+}

@@ -452,6 +452,18 @@ func (p *partState) walBytes() int64 { return p.bytes - p.segBytes }
 // ListOffsets scans of recent batches.
 const pebbleCacheSize = 64 << 20
 
+// pebbleMemTableSize is Pebble's memtable size. Commits write a few
+// thousand keys each: a large memtable and generous L0 limits keep flushes
+// and compactions from stalling them.
+const pebbleMemTableSize = 64 << 20
+
+// PebbleMemoryBytes is what the coordinator's Pebble holds in memory in the
+// usual case: its block cache and two memtables (one filling while the
+// other is flushed). Built with cgo, Pebble allocates them outside the Go
+// heap, where the runtime's memory limit does not see them: an embedding
+// process that sets one (the broker's --memory-limit) counts them itself.
+const PebbleMemoryBytes = pebbleCacheSize + 2*pebbleMemTableSize
+
 // maxPartitions bounds a topic's partition count, so that one request
 // cannot make the coordinator allocate without limit.
 const maxPartitions = 1 << 20
@@ -497,9 +509,7 @@ func Open(opts Options) (*Coordinator, error) {
 	popts := &pebble.Options{
 		Logger: pebbleLogger{opts.Logger},
 		Cache:  cache,
-		// Commits write a few thousand keys each: a large memtable and
-		// generous L0 limits keep flushes and compactions from stalling them.
-		MemTableSize:                64 << 20,
+		MemTableSize:                pebbleMemTableSize,
 		MemTableStopWritesThreshold: 4,
 		L0CompactionThreshold:       2,
 		L0StopWritesThreshold:       1000,

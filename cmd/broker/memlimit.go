@@ -17,7 +17,10 @@ const memoryHeadroom = 512 << 20
 // against the 1.5 GB its operator planned for (docs/benchmarks/
 // 2026-12-07-lifecycle-soak.md). --memory-limit 0 picks it from what the broker
 // bounds (the chunk cache, the ingest buffer, the tier jobs' buffers and
-// /kv's batch cache) plus memoryHeadroom; negative: none. A GOMEMLIMIT in
+// /kv's batch cache) plus memoryHeadroom, less what the embedded
+// coordinator's Pebble holds outside the Go heap (pebbleOffHeap), so that
+// the whole process stays within that sum: the soak's RSS was the limit
+// plus Pebble's 130-190 MiB. Negative: none. A GOMEMLIMIT in
 // the environment wins over the automatic value (the runtime has read it),
 // not over an explicit flag. It returns the limit to set, 0 for none.
 func memoryLimit(f *flags, gomemlimit string) int64 {
@@ -25,8 +28,12 @@ func memoryLimit(f *flags, gomemlimit string) int64 {
 	case limit < 0, limit == 0 && gomemlimit != "":
 		return 0
 	case limit == 0:
-		return f.cfg.Cache.MaxBytes + f.cfg.Ingest.MaxBufferedBytes + f.cfg.Tier.JobBufferBytes +
+		limit = f.cfg.Cache.MaxBytes + f.cfg.Ingest.MaxBufferedBytes + f.cfg.Tier.JobBufferBytes +
 			max(f.cfg.KVBatchCacheBytes, 0) + memoryHeadroom
+		if f.cfg.NATSURL == "" { // the coordinator is embedded
+			limit -= pebbleOffHeap
+		}
+		return limit
 	default:
 		return limit
 	}
