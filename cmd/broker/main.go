@@ -160,7 +160,7 @@ func newFlagSet() (*flag.FlagSet, *flags) {
 	f.superUsers = fs.String("super-users", "", "comma-separated principals allowed everything when --acls-enabled, as Kafka's super.users (e.g. User:admin,User:ops)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&f.drain, "drain-timeout", 30*time.Second, "how long a graceful stop may take")
-	fs.Int64Var(&f.memoryLimit, "memory-limit", 0, "soft memory limit of the Go runtime in bytes: it collects sooner as the heap nears it (0: the chunk cache, ingest buffer, tier job buffers and /kv batch cache plus 512 MiB, unless GOMEMLIMIT is set; negative: none)")
+	fs.Int64Var(&f.memoryLimit, "memory-limit", 0, "soft memory limit of the Go runtime in bytes: it collects sooner as the heap nears it (0: the chunk cache, ingest buffer, tier job buffers and /kv batch cache plus 512 MiB, less the 192 MiB the embedded coordinator's Pebble holds outside the Go heap in a cgo build, unless GOMEMLIMIT is set; negative: none)")
 	fs.StringVar(&f.cfg.Tracing.Endpoint, "otlp-endpoint", "", "OTLP/HTTP collector to export traces of produce, fetch and /kv to (http://host:4318, https://..., or host:port for plain http); empty: tracing off, at no cost")
 	fs.Float64Var(&f.cfg.Tracing.SampleRatio, "trace-sample-ratio", 1, "share of new traces sampled with --otlp-endpoint; a request with a trace context (a traceparent record or HTTP header) follows its parent's decision")
 	return fs, f
