@@ -85,41 +85,81 @@ func (c *Coordinator) CollectGarbage(ctx context.Context, store GCStore, prefix 
 		st.Bytes += o.Size
 		c.log.Info("gc: deleted orphan object", "key", o.Key, "bytes", o.Size, "age", time.Duration(nowMs-o.LastModified.UnixMilli())*time.Millisecond)
 	}
-	for _, o := range garbage {
-		removed, err := c.removeGarbageRecord(o.num)
+	for len(garbage) > 0 {
+		n := min(len(garbage), gcRecordBatch)
+		nums := make([]uint64, n)
+		for i, o := range garbage[:n] {
+			nums[i] = o.num
+		}
+		removed, err := c.removeGarbageRecords(nums)
 		if err != nil {
 			return st, err
 		}
-		if !removed {
-			continue // revived by a retried commit meanwhile
+		for i, o := range garbage[:n] {
+			if !removed[i] {
+				continue // revived by a retried commit meanwhile
+			}
+			if err := store.Delete(ctx, o.key); err != nil {
+				// The record is gone, so the object is an orphan now: the
+				// next collection's orphan pass deletes it.
+				return st, fmt.Errorf("gc: delete garbage %s: %w", o.key, err)
+			}
+			st.Garbage++
+			st.Bytes += o.size
+			c.log.Info("gc: deleted garbage object", "key", o.key, "bytes", o.size)
 		}
-		if err := store.Delete(ctx, o.key); err != nil {
-			// The record is gone, so the object is an orphan now: the next
-			// collection's orphan pass deletes it.
-			return st, fmt.Errorf("gc: delete garbage %s: %w", o.key, err)
-		}
-		st.Garbage++
-		st.Bytes += o.size
-		c.log.Info("gc: deleted garbage object", "key", o.key, "bytes", o.size)
+		garbage = garbage[n:]
 	}
 	return st, nil
 }
 
+// gcRecordBatch is how many garbage objects' records one synced write
+// removes. The collector used to remove them one write each, under the
+// commit lock: a round after the grace of a busy broker (9,000 objects a
+// minute at 20 MiB/s on the local directory) was 9,000 syncs that the
+// produce path's commits queued behind, one at a time (the soak's produce
+// p99 went from about 100 to 200-350 ms once the collector started).
+const gcRecordBatch = 512
+
 // removeGarbageRecord deletes object num's record if it is still garbage.
 func (c *Coordinator) removeGarbageRecord(num uint64) (bool, error) {
+	removed, err := c.removeGarbageRecords([]uint64{num})
+	if err != nil {
+		return false, err
+	}
+	return removed[0], nil
+}
+
+// removeGarbageRecords deletes, in one synced write, the records of the
+// objects among nums that are still garbage, and reports which it
+// deleted: an object a retried commit revived since the collector chose
+// it is kept.
+func (c *Coordinator) removeGarbageRecords(nums []uint64) ([]bool, error) {
+	removed := make([]bool, len(nums))
 	c.commit.Lock()
 	defer c.commit.Unlock()
-	o := c.mu.objects[num]
-	if o == nil || o.state != ObjectGarbage || o.live > 0 {
-		return false, nil
+	b := c.db.NewBatch()
+	defer b.Close()
+	var gone []*objectState
+	for i, num := range nums {
+		o := c.mu.objects[num]
+		if o == nil || o.state != ObjectGarbage || o.live > 0 {
+			continue
+		}
+		_ = b.Delete(objectKey(num), nil)
+		removed[i] = true
+		gone = append(gone, o)
 	}
-	if err := c.del(objectKey(num), pebble.Sync); err != nil {
-		return false, fmt.Errorf("gc: delete object record %s: %w", o.key, err)
+	if len(gone) == 0 {
+		return removed, nil
+	}
+	if err := c.write(b, pebble.Sync); err != nil {
+		return nil, fmt.Errorf("gc: delete %d object records (%s first): %w", len(gone), gone[0].key, err)
 	}
 	c.mu.Lock()
-	c.forgetObjectsLocked(o)
+	c.forgetObjectsLocked(gone...)
 	c.mu.Unlock()
-	return true, nil
+	return removed, nil
 }
 
 // RunGC collects garbage every interval until ctx ends. Errors are logged

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -85,6 +86,52 @@ func TestCollectGarbage(t *testing.T) {
 	// And after a restart nothing comes back.
 	e.reopen()
 	if objs, _ := e.c.Objects(ctx); len(objs) != 1 {
+		t.Fatalf("after reopen the coordinator knows %d objects", len(objs))
+	}
+}
+
+// The collector removes garbage records in batches (gcRecordBatch a synced
+// write): more garbage than one batch holds is all collected, its records
+// gone after a restart, and a live object among it is kept.
+func TestCollectGarbageInBatches(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.GCGrace = 10 * time.Minute })
+	e.clock.Advance(time.Since(e.clock.Now()))
+	ctx := context.Background()
+	store := objectstore.NewMemory()
+	keep := e.topic("keep", 1, nil)
+	doomed := e.topic("doomed", 1, nil)
+	const n = 2*gcRecordBatch + 10
+	for i := range n {
+		key := fmt.Sprintf("wal/doomed-%04d", i)
+		if err := store.Put(ctx, key, make([]byte, 3*batchLen)); err != nil {
+			t.Fatal(err)
+		}
+		e.commit(key, plain(doomed.ID, 0, 0))
+	}
+	if err := store.Put(ctx, "wal/live", make([]byte, 3*batchLen)); err != nil {
+		t.Fatal(err)
+	}
+	e.commit("wal/live", plain(keep.ID, 0, 0))
+	if _, err := e.c.DeleteTopic(ctx, "doomed"); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(11 * time.Minute)
+	st, err := e.c.CollectGarbage(ctx, store, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Garbage != n || st.Orphans != 0 {
+		t.Fatalf("collected %+v, want %d garbage objects", st, n)
+	}
+	left, err := store.List(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 1 || left[0].Key != "wal/live" {
+		t.Fatalf("left %d objects (%v), want only wal/live", len(left), left[:min(len(left), 3)])
+	}
+	e.reopen()
+	if objs, _ := e.c.Objects(ctx); len(objs) != 1 || objs[0].Key != "wal/live" {
 		t.Fatalf("after reopen the coordinator knows %d objects", len(objs))
 	}
 }
