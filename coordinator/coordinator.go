@@ -507,8 +507,8 @@ func Open(opts Options) (*Coordinator, error) {
 	cache := pebble.NewCache(pebbleCacheSize)
 	defer cache.Unref()
 	popts := &pebble.Options{
-		Logger: pebbleLogger{opts.Logger},
-		Cache:  cache,
+		Logger:                      pebbleLogger{opts.Logger},
+		Cache:                       cache,
 		MemTableSize:                pebbleMemTableSize,
 		MemTableStopWritesThreshold: 4,
 		L0CompactionThreshold:       2,
