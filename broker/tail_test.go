@@ -19,12 +19,18 @@ func tailNotice(id coordapi.TopicID, hwm int64, bases ...int64) coordapi.CommitN
 	return n
 }
 
+// stoppedTail returns a tail cache whose clock reads *now, and partition 0
+// of topic id.
+func stoppedTail(id coordapi.TopicID, now *time.Time) (*tailCache, topicPartition) {
+	tc := newTailCache()
+	tc.now = func() time.Time { return *now }
+	return tc, topicPartition{id, 0}
+}
+
 func TestTailCache(t *testing.T) {
 	id := coordapi.TopicID{1}
-	tp := topicPartition{id, 0}
 	now := time.Unix(1000, 0)
-	tc := newTailCache()
-	tc.now = func() time.Time { return now }
+	tc, tp := stoppedTail(id, &now)
 
 	if _, ok := tc.find(tp, 0, 1000); ok {
 		t.Fatal("hit on an empty cache")
@@ -121,10 +127,8 @@ func TestTailCacheCommitted(t *testing.T) {
 // order across the ring's wrap, and a notice costs no allocation.
 func TestTailCacheRing(t *testing.T) {
 	id := coordapi.TopicID{2}
-	tp := topicPartition{id, 0}
 	now := time.Unix(1000, 0)
-	tc := newTailCache()
-	tc.now = func() time.Time { return now }
+	tc, tp := stoppedTail(id, &now)
 	hwm := int64(0)
 	notice := tailNotice(id, 0, 0, 0, 0) // three batches of one record each
 	send := func() {
