@@ -58,20 +58,29 @@ func (c *Coordinator) ForgetObjects(ctx context.Context, keys []string) (kept []
 		return nil, err
 	}
 	defer c.leave()
+	var (
+		nums  []uint64
+		known []string // the keys of nums
+	)
+	c.mu.RLock()
 	for _, k := range keys {
-		c.mu.RLock()
-		num, ok := c.mu.objectsByKey[k]
-		c.mu.RUnlock()
-		if !ok {
-			continue
+		if num, ok := c.mu.objectsByKey[k]; ok {
+			nums, known = append(nums, num), append(known, k)
 		}
-		removed, err := c.removeGarbageRecord(num)
+	}
+	c.mu.RUnlock()
+	for len(nums) > 0 {
+		n := min(len(nums), gcRecordBatch)
+		removed, err := c.removeGarbageRecords(nums[:n])
 		if err != nil {
 			return kept, err
 		}
-		if !removed {
-			kept = append(kept, k)
+		for i, ok := range removed {
+			if !ok {
+				kept = append(kept, known[i])
+			}
 		}
+		nums, known = nums[n:], known[n:]
 	}
 	return kept, nil
 }

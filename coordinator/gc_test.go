@@ -3,8 +3,11 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/pebble"
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/objectstore"
@@ -90,11 +93,25 @@ func TestCollectGarbage(t *testing.T) {
 	}
 }
 
-// The collector removes garbage records in batches (gcRecordBatch a synced
-// write): more garbage than one batch holds is all collected, its records
-// gone after a restart, and a live object among it is kept.
+// countingLog is a Log that commits each batch synced and counts them: the
+// coordinator's synced writes.
+type countingLog struct{ commits atomic.Int64 }
+
+func (l *countingLog) Commit(b *pebble.Batch) error {
+	l.commits.Add(1)
+	return b.Commit(pebble.Sync)
+}
+
+func (l *countingLog) Start(b *pebble.Batch) (func() error, error) {
+	return noWait, l.Commit(b)
+}
+
+// The collector removes garbage records gcRecordBatch to a synced write:
+// more garbage than two batches hold costs three writes, is all collected,
+// and stays gone after a restart; another topic's live object is kept.
 func TestCollectGarbageInBatches(t *testing.T) {
-	e := newEnv(t, func(o *Options) { o.GCGrace = 10 * time.Minute })
+	log := &countingLog{}
+	e := newEnv(t, func(o *Options) { o.GCGrace, o.Log = 10*time.Minute, log })
 	e.clock.Advance(time.Since(e.clock.Now()))
 	ctx := context.Background()
 	store := objectstore.NewMemory()
@@ -116,12 +133,16 @@ func TestCollectGarbageInBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.clock.Advance(11 * time.Minute)
+	before := log.commits.Load()
 	st, err := e.c.CollectGarbage(ctx, store, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Garbage != n || st.Orphans != 0 {
 		t.Fatalf("collected %+v, want %d garbage objects", st, n)
+	}
+	if writes := log.commits.Load() - before; writes != 3 {
+		t.Errorf("the collection made %d synced writes for %d records, want 3 of at most %d", writes, n, gcRecordBatch)
 	}
 	left, err := store.List(ctx, "")
 	if err != nil {
