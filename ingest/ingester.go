@@ -358,34 +358,32 @@ func (in *Ingester) maybeRollLocked(now time.Time) {
 	if o == nil {
 		return
 	}
-	switch {
-	case len(o.buf) >= in.opts.MaxBytes:
+	if len(o.buf) >= in.opts.MaxBytes || now.Sub(o.firstAt) >= in.opts.Linger ||
+		!o.txnAt.IsZero() && now.Sub(o.txnAt) >= in.opts.TxnLinger {
 		in.rollLocked(now, true)
 		return
-	case now.Sub(o.firstAt) >= in.opts.Linger:
-		in.rollLocked(now, true)
-		return
-	case !o.txnAt.IsZero() && now.Sub(o.txnAt) >= in.opts.TxnLinger:
-		in.rollLocked(now, true)
-		return
-	case in.mu.uploading == 0 && in.earlyRollReadyLocked(o, now) && in.mu.budget.tryTake(now):
+	}
+	idle := in.mu.uploading == 0
+	ready := idle && in.earlyRollReadyLocked(o, now)
+	if ready && in.mu.budget.tryTake(now) {
 		in.rollLocked(now, false)
 		return
 	}
 	// Wake at the linger deadline, or earlier when the pipeline is idle
-	// and an early roll becomes possible: once the budget refills and, with
-	// an early roll's wait, once that wait ends. Before the wait ends only
-	// an append can make o ready (its bytes, or every producer waiting),
-	// and an append checks again; a wake at the budget's refill alone would
-	// find o not ready and arm the timer at 0 again, a loop that spun for
-	// every object's wait (17% of a soak's broker CPU in timers).
+	// and an early roll becomes possible: when the budget refills, and not
+	// before the early roll's wait ends if o is not ready yet. Until then
+	// only an append can make o ready (its bytes, or every producer
+	// waiting), and an append checks again; a wake at the budget's refill
+	// alone would find o not ready and arm the timer at 0 again, a loop
+	// that spun for every object's wait (onTimer was 23% of a soak broker's
+	// CPU profile).
 	d := o.firstAt.Add(in.opts.Linger).Sub(now)
 	if !o.txnAt.IsZero() {
 		d = min(d, o.txnAt.Add(in.opts.TxnLinger).Sub(now))
 	}
-	if in.mu.uploading == 0 {
+	if idle {
 		early := in.mu.budget.wait(now)
-		if in.opts.EarlyRollWait > 0 && !in.earlyRollReadyLocked(o, now) {
+		if !ready {
 			early = max(early, o.firstAt.Add(in.opts.EarlyRollWait).Sub(now))
 		}
 		d = min(d, early)
