@@ -194,8 +194,8 @@ func (ix *Index) Lookup(topicID [16]byte, partition int32, key []byte) (offset i
 // iterator through the keys in sorted order, so that each seek starts from
 // where the last one ended (Pebble then steps forward instead of descending
 // every memtable and level again, as a Get does): a compaction pass asks
-// for tens of thousands of keys at once, and key by key that was a tenth of
-// a busy broker's CPU.
+// for up to 4,096 keys at once, and key by key that was 1.78 s of a 30 s
+// CPU profile of the lifecycle soak's broker (9% of its samples).
 func (ix *Index) LookupMany(topicID [16]byte, partition int32, keys [][]byte) ([]int64, error) {
 	if partition < 0 {
 		return nil, fmt.Errorf("kvindex: lookup in negative partition %d", partition)

@@ -45,7 +45,7 @@ if [ "$CONSUMER_GROUPS" -gt 0 ]; then consumers=(--consumers 1 --group soak --co
 "$work/loadtest" --brokers "$kafka" --topic soak --create-topic --partitions "$PARTITIONS" \
   --topic-config "retention.ms=$RETENTION_MS,segment.bytes=134217728" \
   --producers 4 --rate "$RATE" --record-size "$RECORD_SIZE" --max-buffered 20000 --linger 5ms \
-  "${consumers[@]}" --duration "$DURATION" --progress "${PROGRESS:-0}" --log-level warn --metrics-url "http://$http/metrics" \
+  "${consumers[@]}" --duration "$DURATION" --progress "$PROGRESS" --log-level warn --metrics-url "http://$http/metrics" \
   >"$work/loadtest.out" 2>&1 &
 lt=$!
 pids+=($lt)

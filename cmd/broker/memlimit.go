@@ -19,8 +19,8 @@ const memoryHeadroom = 512 << 20
 // bounds (the chunk cache, the ingest buffer, the tier jobs' buffers and
 // /kv's batch cache) plus memoryHeadroom, less what the embedded
 // coordinator's Pebble holds outside the Go heap (pebbleOffHeap), so that
-// the whole process stays within that sum: the soak's RSS was the limit
-// plus Pebble's 130-190 MiB. Negative: none. A GOMEMLIMIT in
+// the whole process stays within that sum: the soak's RSS ran 139-226 MiB
+// above the limit without it. Negative: none. A GOMEMLIMIT in
 // the environment wins over the automatic value (the runtime has read it),
 // not over an explicit flag. It returns the limit to set, 0 for none.
 func memoryLimit(f *flags, gomemlimit string) int64 {
