@@ -324,8 +324,14 @@ func TestShareFetchSessions(t *testing.T) {
 		t.Fatalf("after close: %+v", again)
 	}
 
-	// A dropped connection releases its session's records.
+	// A dropped connection releases its session's records. The broker
+	// must have seen the drop before the member opens a session elsewhere:
+	// an epoch-0 session of the same member replaces the old one and takes
+	// it off the dropped connection, which then releases nothing (as Kafka
+	// 4.4), and the records wait for their lock to expire.
+	evicted := e.b.shares.evictions.Load()
 	cl2.Close()
+	checkFor(t, 5*time.Second, func() bool { return e.b.shares.evictions.Load() > evicted })
 	cl3 := e.client("c3")
 	epoch = 0
 	checkFor(t, 5*time.Second, func() bool {
