@@ -56,6 +56,9 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 		return resp, nil
 	}
 	for {
+		// An answer not sent (the loop fetches again) gives its buffers
+		// back; the write loop gives back those of the one sent.
+		b.releaseBufs(r)
 		resp, n, tps, stop := b.fetchOnce(ctx, r, req, rotate, false)
 		if stop || n >= int(req.MinBytes) || n > 0 && req.MinBytes <= 0 || wait <= 0 || !time.Now().Before(deadline) {
 			b.zoneMetrics.add(ctx, false, zone, int64(n))
@@ -82,9 +85,19 @@ func (b *Broker) handleFetch(ctx context.Context, r *request) (kmsg.Response, er
 			return resp, nil // the broker is stopping: answer what there is
 		case <-ctx.Done():
 			timer.Stop()
+			b.releaseBufs(r)
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// releaseBufs gives r's answer buffers back to the pool, for an answer that
+// will not be sent.
+func (b *Broker) releaseBufs(r *request) {
+	for _, buf := range r.bufs {
+		b.bufs.Put(buf)
+	}
+	r.bufs = nil
 }
 
 // fetchTopic returns the topic a Fetch names: by id from v13 on, else by
@@ -212,7 +225,7 @@ func (b *Broker) fetchOnce(ctx context.Context, r *request, req *kmsg.FetchReque
 		stop = true
 	}
 	rctx, span := b.childSpan(ctx, r, "fetch.read")
-	n, failed := b.readPlanned(rctx, parts)
+	n, failed := b.readPlanned(rctx, parts, &r.bufs)
 	if span != nil {
 		span.SetAttributes(attribute.Int("floe.bytes", n), attribute.Bool("floe.failed", failed))
 		span.End()
@@ -479,7 +492,12 @@ type rangeRead struct {
 // A range that fails cuts its partition's records short before it; when
 // that leaves nothing, the partition answers the error. It returns the
 // bytes of records read, and whether some partition failed.
-func (b *Broker) readPlanned(ctx context.Context, parts []*partFetch) (int, bool) {
+//
+// With bufs, the records are read into buffers of the broker's pool, each
+// appended to *bufs: the caller gives them back once the answer holding
+// them is encoded, and must not use the answer's records after that.
+// Without, they are the answer's own.
+func (b *Broker) readPlanned(ctx context.Context, parts []*partFetch, bufs *[][]byte) (int, bool) {
 	var (
 		reads []rangeRead
 		out   = make([][]byte, len(parts))
@@ -500,7 +518,12 @@ func (b *Broker) readPlanned(ctx context.Context, parts []*partFetch) (int, bool
 			}
 			size += int(bc.ByteLength)
 		}
-		out[pi] = make([]byte, size)
+		if bufs != nil {
+			out[pi] = b.bufs.Get(size)
+			*bufs = append(*bufs, out[pi])
+		} else {
+			out[pi] = make([]byte, size)
+		}
 	}
 	sparse := sparseParts(parts, reads, b.chunkBytes())
 	parallel(len(reads), b.opts.FetchConcurrency, func(i int) {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/ingest"
+	"github.com/floe-io/floe/internal/bufpool"
 	"github.com/floe-io/floe/metrics"
 	"github.com/floe-io/floe/tiered"
 )
@@ -165,6 +166,8 @@ type Broker struct {
 	coord  coordapi.Coordinator
 	ingest Appender
 	reader RangeReader
+	// bufs recycles the fetch path's records and answer frames.
+	bufs bufpool.Pool
 	// segments finds batches inside tiered segment objects, read through
 	// reader; nil without one.
 	segments *tiered.Reader

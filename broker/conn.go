@@ -37,6 +37,9 @@ type request struct {
 	closeAfter bool
 	// span is the request's span when it is traced (tracing.go), else nil.
 	span trace.Span
+	// bufs are buffers of the answer, from the broker's bufPool, that the
+	// write loop gives back once the answer is encoded (a fetch's records).
+	bufs [][]byte
 }
 
 // inflight is a request being served; responses leave in request order.
@@ -336,17 +339,36 @@ func (c *conn) writeLoop() {
 		if traced {
 			answer = c.b.startAnswer(inf.req)
 		}
+		out, pooled := buf, false
 		if inf.raw != nil {
 			buf = binary.BigEndian.AppendUint32(buf[:0], uint32(len(inf.raw)))
 			buf = append(buf, inf.raw...)
+			out = buf
+		} else if n := responseSizeHint(inf.resp); n > maxKeptWriteBuf {
+			// A large fetch answer: its frame comes from the pool, not kept
+			// by the connection between answers.
+			out, pooled = appendResponse(c.b.bufs.Get(n)[:0], inf), true
 		} else {
-			if n := responseSizeHint(inf.resp); cap(buf) < n {
+			if cap(buf) < n {
 				buf = make([]byte, 0, n)
 			}
 			buf = appendResponse(buf[:0], inf)
+			out = buf
+		}
+		if inf.req != nil {
+			// Encoded: the answer's own buffers are copied into the frame.
+			for _, b := range inf.req.bufs {
+				c.b.bufs.Put(b)
+			}
+			inf.req.bufs = nil
 		}
 		c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
-		_, err := c.nc.Write(buf)
+		_, err := c.nc.Write(out)
+		if pooled {
+			c.b.bufs.Put(out)
+		} else if cap(buf) > maxKeptWriteBuf {
+			buf = nil // grown past its hint: not kept either
+		}
 		if err == nil && c.flush != nil {
 			err = c.flush()
 		}
@@ -365,9 +387,6 @@ func (c *conn) writeLoop() {
 			for range c.pending {
 			}
 			return
-		}
-		if cap(buf) > 1<<20 {
-			buf = nil // do not pin a large fetch response's buffer
 		}
 	}
 }
@@ -400,6 +419,11 @@ const (
 	maxRawSASLBytes = 1 << 16
 	rawSASLTimeout  = 10 * time.Second
 )
+
+// maxKeptWriteBuf bounds the frame buffer a connection keeps between
+// answers: a larger answer (a fetch's) is encoded into a buffer of the
+// broker's pool, so that idle connections do not each pin their largest.
+const maxKeptWriteBuf = 1 << 20
 
 // responseSizeHint is about the framed size of resp when it is large: a
 // Fetch response's record batches and a bound on what surrounds them, so

@@ -132,7 +132,7 @@ func (b *Broker) readSharedBytes(ctx context.Context, parts []*shareRead) {
 		}
 		pf.batches = holdingAcquired(pf.found.Batches, owners[i].acq.Acquired)
 	}
-	b.readPlanned(ctx, pfs)
+	b.readPlanned(ctx, pfs, nil)
 	for i, pf := range pfs {
 		o := owners[i]
 		if o.code != 0 {

@@ -143,7 +143,7 @@ func (c *Cache) checkInvariants() error {
 			if c.mu.entries[e.key] != e {
 				return fmt.Errorf("%s: entry %v not in map", q.name, e.key)
 			}
-			bytes += e.size()
+			bytes += e.held()
 			count++
 			prev = e
 		}

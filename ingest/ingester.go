@@ -57,6 +57,14 @@ type WriteThrough interface {
 	Put(key string, data []byte)
 }
 
+// OwningWriteThrough is a WriteThrough that can also keep a buffer it is
+// given instead of a copy; ingest gives it the objects whose buffers it
+// does not recycle (all but the largest), and never writes them again.
+type OwningWriteThrough interface {
+	WriteThrough
+	PutOwned(key string, data []byte)
+}
+
 // Batch is one validated record batch to append.
 type Batch struct {
 	// Data is the batch exactly as the producer sent it.
@@ -491,7 +499,7 @@ func (in *Ingester) upload(o *object) {
 		err := in.store.Put(ctx, o.key, o.buf)
 		if err == nil {
 			if in.cache != nil {
-				in.cache.Put(o.key, o.buf)
+				in.putCache(o)
 			}
 			break
 		}
@@ -709,7 +717,7 @@ func (in *Ingester) finish(o *object, committed bool) {
 		// buffer is recycled, and before the yield below: consumers woken
 		// by the commit's notices read it next, and a read that misses the
 		// cache costs them more than the put costs a producer.
-		in.cache.Put(o.key, o.buf)
+		in.putCache(o)
 	}
 	if len(o.pendings) > 0 {
 		// The producers' goroutines were made runnable on this processor,
@@ -721,6 +729,17 @@ func (in *Ingester) finish(o *object, committed bool) {
 		buf := o.buf[:0]
 		in.bigBufs.Put(&buf)
 	}
+}
+
+// putCache writes o through to the cache: given up when its buffer is not
+// one that finishing o recycles (bigBufs, for buffers of MaxBytes or more),
+// else copied.
+func (in *Ingester) putCache(o *object) {
+	if oc, ok := in.cache.(OwningWriteThrough); ok && cap(o.buf) < in.opts.MaxBytes {
+		oc.PutOwned(o.key, o.buf)
+		return
+	}
+	in.cache.Put(o.key, o.buf)
 }
 
 // Buffered returns the bytes appended but not yet committed.

@@ -494,6 +494,76 @@ func TestInlineWriteThrough(t *testing.T) {
 	}
 }
 
+// ownRecorder is an OwningWriteThrough that keeps what it is given and a
+// copy of it as it was given.
+type ownRecorder struct {
+	mu   sync.Mutex
+	puts []ownedPut
+}
+
+type ownedPut struct {
+	key        string
+	data, copy []byte
+	owned      bool
+}
+
+func (r *ownRecorder) Put(key string, data []byte) { r.add(key, data, false) }
+
+func (r *ownRecorder) PutOwned(key string, data []byte) { r.add(key, data, true) }
+
+func (r *ownRecorder) add(key string, data []byte, owned bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.puts = append(r.puts, ownedPut{key, data, bytes.Clone(data), owned})
+}
+
+// Objects whose buffers the ingester does not recycle are given to an
+// owning cache, not copied, and never written again; a recycled one (of
+// MaxBytes or more) is copied.
+func TestOwnedWriteThrough(t *testing.T) {
+	rec := &ownRecorder{}
+	const maxBytes = 64 << 10
+	in, err := New(Options{Linger: time.Millisecond, MaxBytes: maxBytes, MaxPutRate: PutRateLocal}, objectstore.NewMemory(), &fakeCommitter{}, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.Close(context.Background()) })
+	sizes := []int{500, 700, 40 << 10, 40 << 10, 600, 40 << 10}
+	for i, n := range sizes {
+		p, err := in.Append(waitCtx(t), []Batch{batch(0, uint64(i), n)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Wait(waitCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := in.Close(waitCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.puts) != len(sizes) {
+		t.Fatalf("%d puts, want %d", len(rec.puts), len(sizes))
+	}
+	owned := 0
+	for i, p := range rec.puts {
+		// A buffer of MaxBytes or more came from, and went back to, the
+		// recycled ones (an object after a large one gets one too).
+		recycled := cap(p.data) >= maxBytes
+		if p.owned == recycled {
+			t.Errorf("object %d of %d bytes in a buffer of %d: given up %v, want %v", i, len(p.data), cap(p.data), p.owned, !recycled)
+		}
+		if p.owned && !bytes.Equal(p.data, p.copy) {
+			t.Errorf("object %d changed after it was given up", i)
+		}
+		owned += map[bool]int{true: 1}[p.owned]
+	}
+	if owned < 2 || owned == len(sizes) {
+		t.Errorf("%d of %d objects given up, want the small ones before the first large one", owned, len(sizes))
+	}
+}
+
 // The commit loop's contexts: one made ahead serves the next commit while
 // it is fresh, and gives it at least CommitTimeout; a stale one is
 // released and replaced.
