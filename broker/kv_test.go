@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/floe-io/floe/cache"
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/internal/testkit"
@@ -228,5 +229,48 @@ func TestKVServiceAnswers(t *testing.T) {
 	}
 	if _, err := svc.ReadBatch(ctx, l.Batch, 0, l.Batch.ByteLength); !errors.Is(err, kvindex.ErrOffsetOutOfRange) {
 		t.Errorf("object gone: %v, want ErrOffsetOutOfRange", err)
+	}
+}
+
+// TestKVReadBatchDirect: through the chunk cache, a lookup's batch that
+// is not resident is read exactly, loading no chunk; a resident one is a
+// hit.
+func TestKVReadBatchDirect(t *testing.T) {
+	real := newTestCoordinator(t, func(o *coordinator.Options) { o.KVIndexEnabled = true })
+	store := objectstore.NewMemory()
+	c, err := cache.New(store, cache.Options{MaxBytes: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	b := newTestBroker(t, Deps{Coordinator: real, Reader: c})
+	tp := createTopic(t, real, "kv", 1, map[string]string{"cleanup.policy": "compact", "kv.index.enabled": "true"})
+	commitKeyed(t, real, store, tp.ID, 0, record.CodecNone, []string{"a", "b"})
+	svc := b.KVService()
+	ctx := t.Context()
+	l, err := svc.Lookup(ctx, tp.ID, 0, []byte("b"))
+	if err != nil || !l.Found {
+		t.Fatalf("Lookup(b) = %+v, %v", l, err)
+	}
+	for i, want := range []cache.Stats{{Gets: 1, DirectReads: 1}, {Gets: 2, DirectReads: 2}} {
+		if _, err := svc.ReadBatch(ctx, l.Batch, 0, l.Batch.ByteLength); err != nil {
+			t.Fatal(err)
+		}
+		if s := c.Stats(); s.Gets != want.Gets || s.DirectReads != want.DirectReads || s.Misses != 0 || s.Bytes != 0 {
+			t.Fatalf("read %d: gets %d, direct %d, misses %d, resident %d bytes; want %d, %d, 0, 0 (no chunk loaded)",
+				i, s.Gets, s.DirectReads, s.Misses, s.Bytes, want.Gets, want.DirectReads)
+		}
+	}
+	obj, err := store.GetRange(ctx, l.Batch.Object, 0, l.Batch.ObjectSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Put(l.Batch.Object, obj)
+	data, err := svc.ReadBatch(ctx, l.Batch, 0, l.Batch.ByteLength)
+	if h, herr := record.ParseHeader(data); err != nil || herr != nil || int(h.LastOffsetDelta) != 1 {
+		t.Fatalf("ReadBatch of a resident batch = %d bytes, %v, %v", len(data), err, herr)
+	}
+	if s := c.Stats(); s.Gets != 2 || s.Hits == 0 {
+		t.Fatalf("read of a resident chunk: gets %d, hits %d; want 2 (no more) and a hit", s.Gets, s.Hits)
 	}
 }
