@@ -696,6 +696,12 @@ func (r storeRanges) GetRange(ctx context.Context, key string, _, offset, length
 	return r.s.GetRange(ctx, key, offset, length)
 }
 
+// ReadRangeAt reads into dst (tiered.WALReaderAt): with the store's own
+// ReadRangeAt (the local directory's), sparing a buffer per range.
+func (r storeRanges) ReadRangeAt(ctx context.Context, key string, _, offset int64, dst []byte) (int, error) {
+	return objectstore.ReadRangeAt(ctx, r.s, key, offset, dst)
+}
+
 func (n *Node) closeParts() error {
 	var errs []error
 	if n.stopTier != nil {

@@ -120,6 +120,41 @@ func testStore(t *testing.T, s objectstore.Store) {
 		}
 	})
 
+	t.Run("ReadRangeAt", func(t *testing.T) {
+		// objectstore.ReadRangeAt: the store's own (Dir) or GetRange's
+		// bytes copied, the same either way.
+		data := randBytes(4, 1000)
+		mustPut(t, "readat/obj", data)
+		large := randBytes(5, 600<<10) // a range past directReadMin
+		mustPut(t, "readat/large", large)
+		for _, tc := range []struct {
+			key  string
+			off  int64
+			n    int
+			want []byte
+		}{
+			{"readat/obj", 0, 1000, data},
+			{"readat/obj", 10, 100, data[10:110]},
+			{"readat/obj", 995, 100, data[995:]}, // past the end: what exists
+			{"readat/obj", 1000, 10, nil},
+			{"readat/obj", 500, 0, nil},
+			{"readat/large", 4096, 512 << 10, large[4096 : 4096+512<<10]},
+			{"readat/large", 1000, 599 << 10, large[1000 : 1000+599<<10]},
+		} {
+			dst := make([]byte, tc.n)
+			n, err := objectstore.ReadRangeAt(ctx, s, tc.key, tc.off, dst)
+			if err != nil || !bytes.Equal(dst[:n], tc.want) {
+				t.Errorf("ReadRangeAt(%s, %d, %d) = %d bytes, %v; want %d bytes", tc.key, tc.off, tc.n, n, err, len(tc.want))
+			}
+		}
+		if _, err := objectstore.ReadRangeAt(ctx, s, "readat/obj", 1001, make([]byte, 1)); !errors.Is(err, objectstore.ErrInvalidRange) {
+			t.Errorf("ReadRangeAt beyond the end: %v, want ErrInvalidRange", err)
+		}
+		if _, err := objectstore.ReadRangeAt(ctx, s, "missing/obj", 0, make([]byte, 10)); !errors.Is(err, objectstore.ErrNotFound) {
+			t.Errorf("ReadRangeAt(missing): %v, want ErrNotFound", err)
+		}
+	})
+
 	t.Run("OffsetBeyondEnd", func(t *testing.T) {
 		mustPut(t, "beyond/obj", randBytes(2, 100))
 		for _, tc := range []struct{ off, n int64 }{{101, -1}, {101, 10}, {5000, 1}, {101, 0}, {-1, 10}} {

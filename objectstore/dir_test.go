@@ -96,6 +96,10 @@ func TestDirStage(t *testing.T) {
 	if _, err := s.GetRange(ctx, "wal/0001", 7, 1); !errors.Is(err, objectstore.ErrInvalidRange) {
 		t.Errorf("read past a staged object's end: %v, want ErrInvalidRange", err)
 	}
+	dst := make([]byte, 8)
+	if n, err := s.ReadRangeAt(ctx, "wal/0001", 2, dst); err != nil || string(dst[:n]) != "aged" {
+		t.Errorf("ReadRangeAt of a staged object's [2, +8) reads %q, %v; want what exists, \"aged\"", dst[:n], err)
+	}
 	if info, err := s.Head(ctx, "wal/0001"); err != nil || info.Size != 6 {
 		t.Errorf("Head(staged) = %+v, %v", info, err)
 	}

@@ -136,6 +136,15 @@ func (in *Instrumented) GetRange(ctx context.Context, key string, offset, length
 	return b, err
 }
 
+// ReadRangeAt reads into dst with the wrapped store's ReadRangeAt, or its
+// GetRange and a copy (the package's ReadRangeAt), counted as op "get".
+func (in *Instrumented) ReadRangeAt(ctx context.Context, key string, offset int64, dst []byte) (int, error) {
+	start := time.Now()
+	n, err := ReadRangeAt(ctx, in.inner, key, offset, dst)
+	in.record(context.WithoutCancel(ctx), "get", start, n, err)
+	return n, err
+}
+
 // Delete implements Store.
 func (in *Instrumented) Delete(ctx context.Context, key string) error {
 	start := time.Now()

@@ -39,6 +39,25 @@ type ObjectInfo struct {
 	LastModified time.Time
 }
 
+// RangeReaderAt is a Store that reads a range into the caller's buffer
+// (Dir), sparing the buffer GetRange allocates for each read.
+type RangeReaderAt interface {
+	// ReadRangeAt reads key's bytes from offset into dst and returns how
+	// many it read: fewer than len(dst) only where the object ends. An
+	// offset beyond the end is an error, as in GetRange.
+	ReadRangeAt(ctx context.Context, key string, offset int64, dst []byte) (int, error)
+}
+
+// ReadRangeAt reads key's bytes from offset into dst with s's ReadRangeAt
+// when it has one, else with GetRange and a copy.
+func ReadRangeAt(ctx context.Context, s Store, key string, offset int64, dst []byte) (int, error) {
+	if r, ok := s.(RangeReaderAt); ok {
+		return r.ReadRangeAt(ctx, key, offset, dst)
+	}
+	b, err := s.GetRange(ctx, key, offset, int64(len(dst)))
+	return copy(dst, b), err
+}
+
 // Store is the object storage interface every backend implements. All
 // methods are safe for concurrent use and honour ctx's deadline.
 type Store interface {

@@ -30,6 +30,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/internal/bufpool"
 	"github.com/floe-io/floe/metrics"
 	"github.com/floe-io/floe/objectstore"
 	"github.com/floe-io/floe/record"
@@ -52,6 +53,16 @@ type JobSource interface {
 // may be shared with other readers and must not be modified.
 type WALReader interface {
 	GetRange(ctx context.Context, key string, objectSize, offset, length int64) ([]byte, error)
+}
+
+// WALReaderAt is a WALReader that can also read a range into the caller's
+// buffer (the local directory's store, read without the cache): the jobs
+// then read their ranges into buffers they reuse instead of one allocated
+// for each range. It returns how many bytes it read, fewer than len(dst)
+// only where the object ends.
+type WALReaderAt interface {
+	WALReader
+	ReadRangeAt(ctx context.Context, key string, objectSize, offset int64, dst []byte) (int, error)
 }
 
 // SegmentStore writes and removes segment objects, as objectstore.Store does.
@@ -302,6 +313,8 @@ type Consolidator struct {
 
 	// budget bounds the jobs' buffers (JobBufferBytes).
 	budget *jobBudget
+	// bufs recycles the buffers of WAL ranges read with WALReaderAt.
+	bufs bufpool.Pool
 	// io paces the jobs' reads and writes (IOBytesPerSecond); nil: unpaced.
 	io *ioThrottle
 
@@ -843,7 +856,8 @@ func planRanges(batches []coordapi.BatchCoord, maxBytes int64) []readRange {
 	return out
 }
 
-// readRanges reads ranges and calls fn with each range's bytes, in order.
+// readRanges reads ranges and calls fn with each range's bytes, in order;
+// fn must not keep them (they may be read into a buffer reused next).
 // The range fn takes next is read under the job's reservation; up to
 // ReadConcurrency-1 more are read ahead, each only if the budget has its
 // bytes, held until fn has taken it. It returns the first error, of a read
@@ -861,10 +875,12 @@ func (c *Consolidator) readRanges(ctx context.Context, ranges []readRange, fn fu
 	}()
 	defer cancel()
 	type result struct {
-		data []byte
-		err  error
+		data   []byte
+		err    error
+		pooled bool // data is c.bufs', given back once fn has taken it
 	}
 	results := make([]chan result, len(ranges))
+	into, _ := c.wal.(WALReaderAt)
 	start := func(i int) {
 		results[i] = make(chan result, 1)
 		wg.Add(1)
@@ -872,11 +888,17 @@ func (c *Consolidator) readRanges(ctx context.Context, ranges []readRange, fn fu
 			defer wg.Done()
 			r := ranges[i]
 			if err := c.io.wait(ctx, r.length); err != nil {
-				results[i] <- result{nil, err}
+				results[i] <- result{err: err}
+				return
+			}
+			if into != nil {
+				buf := c.bufs.Get(int(r.length))
+				n, err := into.ReadRangeAt(ctx, r.key, r.objectSize, r.offset, buf)
+				results[i] <- result{buf[:n], err, true}
 				return
 			}
 			data, err := c.wal.GetRange(ctx, r.key, r.objectSize, r.offset, r.length)
-			results[i] <- result{data, err}
+			results[i] <- result{data, err, false}
 		}()
 	}
 	for i, r := range ranges {
@@ -899,6 +921,9 @@ func (c *Consolidator) readRanges(ctx context.Context, ranges []readRange, fn fu
 		}
 		if err := fn(r, res.data); err != nil {
 			return err
+		}
+		if res.pooled {
+			c.bufs.Put(res.data) // fn keeps nothing of it (see readRanges)
 		}
 		c.budget.release(held[i])
 		held[i] = 0

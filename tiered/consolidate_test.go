@@ -122,6 +122,26 @@ type fakeWAL struct {
 	corrupt    func([]byte) // modifies a copy of the bytes read
 }
 
+// walAt is a WALReaderAt over a store, counting its reads into buffers and
+// the reads in flight.
+type walAt struct {
+	*fakeWAL
+	store    objectstore.Store
+	reads    atomic.Int64
+	maxSeen  atomic.Int32
+	inFlight atomic.Int32
+}
+
+func (w *walAt) ReadRangeAt(ctx context.Context, key string, _, offset int64, dst []byte) (int, error) {
+	n := w.inFlight.Add(1)
+	defer w.inFlight.Add(-1)
+	for m := w.maxSeen.Load(); n > m && !w.maxSeen.CompareAndSwap(m, n); m = w.maxSeen.Load() {
+	}
+	w.reads.Add(1)
+	clear(dst) // a reused buffer's old bytes must never show
+	return objectstore.ReadRangeAt(ctx, w.store, key, offset, dst)
+}
+
 func (w *fakeWAL) GetRange(ctx context.Context, key string, objectSize, offset, length int64) ([]byte, error) {
 	n := w.inFlight.Add(1)
 	defer w.inFlight.Add(-1)
@@ -361,6 +381,7 @@ func TestConsolidatorJob(t *testing.T) {
 		concurrency   int
 		maxReadBytes  int64
 		epoch         int32
+		readAt        bool // the reader is a WALReaderAt: reads go into pooled buffers
 	}{
 		{name: "one batch", layout: []int{1}},
 		{name: "three objects", layout: []int{3, 5, 2}, epoch: 7},
@@ -368,6 +389,8 @@ func TestConsolidatorJob(t *testing.T) {
 		{name: "one range per batch, one read at a time", layout: []int{4, 4}, concurrency: 1, maxReadBytes: 1},
 		{name: "many ranges, four reads at a time", layout: []int{10, 10, 10}, concurrency: 4, maxReadBytes: 1, epoch: 1},
 		{name: "ranges of several batches", layout: []int{12, 9}, maxReadBytes: 1200, logAppendTime: true},
+		{name: "into reused buffers, one at a time", layout: []int{6, 6}, concurrency: 1, maxReadBytes: 1, readAt: true},
+		{name: "into reused buffers, four at a time", layout: []int{10, 10, 10}, concurrency: 4, maxReadBytes: 1, logAppendTime: true, readAt: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -376,10 +399,15 @@ func TestConsolidatorJob(t *testing.T) {
 			jobs := newFakeJobs(fx.job)
 			c := newCache(t, fx.store)
 			wal := &fakeWAL{inner: c}
+			var reader WALReader = wal
+			at := &walAt{fakeWAL: wal, store: fx.store}
+			if tc.readAt {
+				reader = at
+			}
 			segs := objectstore.NewMemory()
-			reader := sdkmetric.NewManualReader()
-			meter := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)).Meter("test")
-			con, err := NewConsolidator(jobs, wal, segs, ConsolidatorOptions{BrokerID: 1, Prefix: consPrefix, LeaderEpoch: tc.epoch,
+			metrics := sdkmetric.NewManualReader()
+			meter := sdkmetric.NewMeterProvider(sdkmetric.WithReader(metrics)).Meter("test")
+			con, err := NewConsolidator(jobs, reader, segs, ConsolidatorOptions{BrokerID: 1, Prefix: consPrefix, LeaderEpoch: tc.epoch,
 				ReadConcurrency: tc.concurrency, MaxReadBytes: tc.maxReadBytes, IndexIntervalBytes: 256, Meter: meter})
 			if err != nil {
 				t.Fatal(err)
@@ -392,8 +420,12 @@ func TestConsolidatorJob(t *testing.T) {
 			if limit == 0 {
 				limit = DefaultReadConcurrency
 			}
-			if wal.maxSeen.Load() > int32(limit) {
-				t.Errorf("%d reads in flight, want at most %d", wal.maxSeen.Load(), limit)
+			if seen := max(wal.maxSeen.Load(), at.maxSeen.Load()); seen > int32(limit) {
+				t.Errorf("%d reads in flight, want at most %d", seen, limit)
+			}
+			if n := at.reads.Load(); tc.readAt != (n > 0) || tc.readAt && wal.maxLen.Load() > 0 {
+				t.Errorf("%d reads into the job's buffers and reads up to %d bytes through GetRange; want all reads one way or the other (readAt %v)",
+					n, wal.maxLen.Load(), tc.readAt)
 			}
 
 			if len(jobs.completed) != 1 || len(jobs.abandoned) != 0 {
@@ -428,7 +460,7 @@ func TestConsolidatorJob(t *testing.T) {
 				}
 			}
 
-			m := readMetrics(t, reader)
+			m := readMetrics(t, metrics)
 			wantM := map[string]int64{"floe.tiered.jobs outcome=completed": 1, "floe.tiered.job.duration outcome=completed": 1,
 				"floe.tiered.job.bytes": dataLen}
 			for k, v := range wantM {
