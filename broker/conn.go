@@ -40,6 +40,23 @@ type request struct {
 	// bufs are buffers of the answer, from the broker's bufPool, that the
 	// write loop gives back once the answer is encoded (a fetch's records).
 	bufs [][]byte
+	// frame is the request's own frame, which the request's fields alias,
+	// given back to the pool once the answer is written (or, with none,
+	// once the request is served): only for the keys of recycledFrame.
+	frame []byte
+}
+
+// recycledFrame reports whether the frame of a request of key goes back to
+// the pool once it is answered: Produce and Fetch, the requests of every
+// client's steady state, whose handlers keep nothing of the frame past the
+// answer (a produce's batches and keys are copied into the ingester's
+// object and the keys' arena). Other requests' fields may be kept (a group
+// member's metadata, SASL bytes): their frames are left to the collector.
+//
+// Frames under minPooledFrame are made to measure: most are of other keys
+// (heartbeats, offset commits), and a pool buffer is 4 KiB at least.
+func recycledFrame(key int16) bool {
+	return key == int16(kmsg.Produce) || key == int16(kmsg.Fetch)
 }
 
 // inflight is a request being served; responses leave in request order.
@@ -227,7 +244,12 @@ func (c *conn) readLoop() error {
 		if size < 8 || size > c.b.opts.MaxRequestBytes {
 			return &protocolError{fmt.Errorf("request frame of %d bytes out of bounds [8, %d]", size, c.b.opts.MaxRequestBytes)}
 		}
-		buf := make([]byte, size)
+		var buf []byte
+		if size >= minPooledFrame {
+			buf = c.b.bufs.Get(int(size))
+		} else {
+			buf = make([]byte, size)
+		}
 		if _, err := io.ReadFull(c.rd, buf); err != nil {
 			return err
 		}
@@ -252,6 +274,9 @@ func (c *conn) readLoop() error {
 			return &protocolError{fmt.Errorf("%s before SASL authentication (or after its session expired)", kmsg.NameForKey(r.key))}
 		}
 		r.conn = c
+		if recycledFrame(r.key) {
+			r.frame = buf
+		}
 		if c.b.testPrincipal != nil && r.clientID != nil {
 			c.setPrincipal(c.b.testPrincipal(*r.clientID))
 		}
@@ -333,6 +358,7 @@ func (c *conn) writeLoop() {
 				endRequest(inf.req, nil, nil)
 			}
 			c.b.metrics.request(inf.key, inf.start)
+			c.releaseFrame(inf.req)
 			continue
 		}
 		var answer trace.Span
@@ -369,6 +395,7 @@ func (c *conn) writeLoop() {
 		} else if cap(buf) > maxKeptWriteBuf {
 			buf = nil // grown past its hint: not kept either
 		}
+		c.releaseFrame(inf.req)
 		if err == nil && c.flush != nil {
 			err = c.flush()
 		}
@@ -388,6 +415,14 @@ func (c *conn) writeLoop() {
 			}
 			return
 		}
+	}
+}
+
+// releaseFrame gives r's frame back to the pool, once r is answered.
+func (c *conn) releaseFrame(r *request) {
+	if r != nil && r.frame != nil {
+		c.b.bufs.Put(r.frame)
+		r.frame = nil
 	}
 }
 
@@ -424,6 +459,9 @@ const (
 // answers: a larger answer (a fetch's) is encoded into a buffer of the
 // broker's pool, so that idle connections do not each pin their largest.
 const maxKeptWriteBuf = 1 << 20
+
+// minPooledFrame is the smallest request frame read into a pool buffer.
+const minPooledFrame = 1 << 10
 
 // responseSizeHint is about the framed size of resp when it is large: a
 // Fetch response's record batches and a bound on what surrounds them, so
