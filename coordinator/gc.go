@@ -8,6 +8,7 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/layout"
 	"github.com/floe-io/floe/objectstore"
 )
 
@@ -138,7 +139,7 @@ func (c *Coordinator) removeGarbageRecords(nums []uint64) ([]bool, error) {
 		if o == nil || o.state != ObjectGarbage || o.live > 0 {
 			continue
 		}
-		_ = b.Delete(objectKey(num), nil)
+		_ = b.Delete(layout.ObjectKey(num), nil)
 		removed[i] = true
 		gone = append(gone, o)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/layout"
 )
 
 // Inline objects (CommitRequest.Inline). On a local directory store a
@@ -45,9 +46,6 @@ import (
 // Only a coordinator that writes to the brokers' own store, in their
 // process, can take inline objects: the embedded default, which shares
 // the node's directory store (Options.Inline).
-
-// prefixStaged is the staged objects' family: 's' object-key -> bytes.
-const prefixStaged byte = 's'
 
 const (
 	// maxInlinePending bounds the inline objects staged and not yet persisted
@@ -89,10 +87,6 @@ type inlineFlush struct {
 	done     chan struct{}
 }
 
-func stagedKey(objectKey string) []byte {
-	return append([]byte{prefixStaged}, objectKey...)
-}
-
 // flushStagedAtOpen writes every object still staged (a crash came
 // between its commit and its flush, or the last flush failed) and drops
 // their rows. It runs in Open, before the coordinator is shared or reads an
@@ -102,7 +96,7 @@ func stagedKey(objectKey string) []byte {
 // opening the state); with neither it refuses to open, as serving batches
 // whose bytes are nowhere else would lose them.
 func (c *Coordinator) flushStagedAtOpen(ctx context.Context) error {
-	lower, upper := familyBounds(prefixStaged)
+	lower, upper := layout.FamilyBounds(layout.PrefixStaged)
 	it, err := c.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return fmt.Errorf("coordinator: read staged objects: %w", err)
@@ -247,7 +241,7 @@ func (c *Coordinator) flushStaged(group []string, retry bool) bool {
 	b := c.db.NewBatch()
 	defer b.Close()
 	for _, key := range group {
-		_ = b.Delete(stagedKey(key), nil)
+		_ = b.Delete(layout.StagedKey(key), nil)
 	}
 	if err := c.write(b, pebble.NoSync); err != nil && !errors.Is(err, coordapi.ErrClosed) {
 		// The rows stay; the next Open persists the objects again.

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/layout"
 	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/objectstore"
 )
@@ -79,7 +80,7 @@ func (g *gatedDir) putCount(key string) int {
 // stagedRows returns the object keys of the staged family's rows.
 func (e *testEnv) stagedRows() []string {
 	e.t.Helper()
-	lower, upper := familyBounds(prefixStaged)
+	lower, upper := layout.FamilyBounds(layout.PrefixStaged)
 	it, err := e.c.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		e.t.Fatal(err)

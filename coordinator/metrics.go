@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/layout"
 )
 
 // RegisterMetrics exposes the coordinator's state on m as gauges read from
@@ -191,7 +192,7 @@ func (c *Coordinator) RegisterMetrics(m metric.Meter) (metric.Registration, erro
 			}
 		}
 		for _, obj := range c.mu.objects {
-			meta += int64(len(objectKey(obj.num)) + len(encodeObject(obj)))
+			meta += int64(len(layout.ObjectKey(obj.num)) + len(obj.encode()))
 			s := byState[obj.state]
 			s.n++
 			s.bytes += obj.size
