@@ -38,7 +38,7 @@ import (
 //
 // An inline object (req.Inline, a coordinator with Options.Inline) is
 // staged in the store before the commit and written in its Pebble batch:
-// see inline.go.
+// see inline.go and package inline.
 //
 // For topics with kv.index.enabled, each accepted batch's keys
 // (CommitBatch.Keys) are written to the key index in the same Pebble batch
@@ -84,12 +84,12 @@ func (c *Coordinator) commitObject(ctx context.Context, req *coordapi.CommitRequ
 	}
 	if err != nil {
 		if req.Inline != nil {
-			c.releaseInline()
+			c.inline.Release()
 		}
 		return nil, nil, fmt.Errorf("commit object %q: %w", req.ObjectKey, err)
 	}
 	if req.Inline != nil {
-		c.queueStaged(req)
+		c.inline.Queue(req.ObjectKey)
 	}
 	return resp, notices, nil
 }
@@ -327,7 +327,7 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 	defer b.Close()
 	w.apply(b)
 	if req.Inline != nil {
-		// The object itself, until the flusher has put it (inline.go).
+		// The object itself, until the flusher has put it (package inline).
 		_ = b.Set(layout.StagedKey(req.ObjectKey), req.Inline, nil)
 	}
 	// The key index is written in the same durable batch that assigns the

@@ -17,6 +17,8 @@ import (
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/acls"
 	"github.com/floe-io/floe/coordinator/brokers"
+	"github.com/floe-io/floe/coordinator/collect"
+	"github.com/floe-io/floe/coordinator/inline"
 	"github.com/floe-io/floe/coordinator/layout"
 	"github.com/floe-io/floe/coordinator/tables"
 	"github.com/floe-io/floe/coordinator/txn"
@@ -113,7 +115,7 @@ type Options struct {
 	// Inline, when set, takes inline objects (CommitRequest.Inline): the
 	// brokers' object store, which must be the one their fetches read.
 	// The embedded default sets it to the node's directory store: see
-	// inline.go. Without it an inline commit is refused. Default: none.
+	// package inline. Without it an inline commit is refused. Default: none.
 	Inline InlineStore
 
 	// Log, when set, is the replicated log of the coordinator's state
@@ -246,13 +248,11 @@ type Coordinator struct {
 	// the tier loop.
 	stopGC   func()
 	stopTier func()
-	// peerWait is, on shard 0 of a sharded coordinator, when the other
-	// shards may next allow each object the collector asked about and
-	// they kept (gc_shards.go).
-	peerWait peerWaits
+	// gc is the garbage collector of this state (package collect).
+	gc *collect.Collector
 	// inline is the flusher of inline objects, nil without
 	// Options.Inline.
-	inline *inlineFlush
+	inline *inline.Flusher
 	// tier is the consolidation planner's and retention's state (tier.go).
 	tier tierState
 	// loadedFormat is the state format Open found (formatVersion for a
@@ -524,6 +524,7 @@ func Open(opts Options) (*Coordinator, error) {
 	opts.FollowInterval = cmp.Or(opts.FollowInterval, defaultFollowInterval)
 	c := &Coordinator{opts: opts, log: opts.Logger, now: opts.Now, markers: opts.Markers, markerPrefix: opts.GCPrefix}
 	c.brokers = brokers.New(opts.BrokerTTL, opts.Now, opts.Logger)
+	c.gc = collect.New(gcState{c}, opts.ObjectPeers, opts.GCGrace, opts.Now, opts.Logger)
 	c.follow = make(chan struct{}, 1)
 	c.initTier()
 	cache := pebble.NewCache(pebbleCacheSize)
@@ -556,7 +557,7 @@ func Open(opts Options) (*Coordinator, error) {
 	}
 	// Before anything reads objects (the index rebuilds below included):
 	// objects committed inline may be only in Pebble.
-	if err := c.flushStagedAtOpen(context.Background()); err != nil {
+	if err := inline.FlushAtOpen(context.Background(), stagedRows{c}, opts.Inline, opts.Markers, c.log); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
@@ -573,7 +574,7 @@ func Open(opts Options) (*Coordinator, error) {
 	}
 	c.commit.Unlock()
 	if opts.Inline != nil {
-		c.startInline()
+		c.inline = inline.Start(opts.Inline, stagedRows{c}, c.log)
 	}
 	if opts.GCStore != nil {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -636,7 +637,9 @@ func (c *Coordinator) Close() error {
 	}
 	// The index builds stop before closeMu too: a build calls FindBatches,
 	// which waits for closeMu, and RebuildKVIndex waits for its build.
-	c.beginStopInline() // commits waiting for a flush slot give up
+	if c.inline != nil {
+		c.inline.BeginStop() // commits waiting for a flush slot give up
+	}
 	c.commit.Lock()
 	c.commit.closing = true
 	for id := range c.rebuilds {
@@ -654,7 +657,9 @@ func (c *Coordinator) Close() error {
 	c.closed = true
 	// Once the last commit is in (it may have waited for a flush), and
 	// before Pebble closes: the flusher writes to it.
-	c.stopInline()
+	if c.inline != nil {
+		c.inline.Stop()
+	}
 	if err := c.db.Close(); err != nil {
 		return fmt.Errorf("coordinator: close pebble: %w", err)
 	}

@@ -78,7 +78,7 @@
 //	base's view    'w' base-topic-id(16) view-topic-id(16)      format 1, nothing else: finds a base
 //	                                                            topic's views when it is deleted (coordinator/views.go)
 //	staged object  's' object key                               the object's bytes: an inline object
-//	                                                            committed, not yet persisted (coordinator/inline.go)
+//	                                                            committed, not yet persisted (coordinator/inline)
 //	key index      'k' (kvindex.Index owns the layout)          kv.index.enabled topics: key -> offset
 //	postings       'h' (kvindex.Postings owns the layout)       hierarchical.enabled topics: (key, batch
 //	                                                            base offset) -> last offset, batch bytes
