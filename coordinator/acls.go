@@ -8,32 +8,29 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/layout"
 )
 
 // ACL bindings live in package acls, in this state's family 'a' and its
 // meta row "macl-version" (its doc draws the rows): cluster-wide, like
 // topics and SCRAM users.
-const prefixACL byte = 'a'
-
-// keyACLVersion is the meta row of the ACL change counter.
-var keyACLVersion = []byte("macl-version")
 
 // aclRows is the ACL family and its change counter (acls.Rows).
 type aclRows struct{ c *Coordinator }
 
 // Apply writes the bindings' rows and the counter in one synced write.
 func (r aclRows) Apply(sets [][2][]byte, deletes [][]byte, version uint64) error {
-	return familyRows{r.c, prefixACL}.apply(sets, deletes, keyACLVersion, encodeUint64(version))
+	return familyRows{r.c, layout.PrefixACL}.apply(sets, deletes, layout.KeyACLVersion, layout.EncodeUint64(version))
 }
 
 // Scan calls fn with every binding row.
 func (r aclRows) Scan(fn func(key, value []byte) error) error {
-	return familyRows{r.c, prefixACL}.Scan(fn)
+	return familyRows{r.c, layout.PrefixACL}.Scan(fn)
 }
 
 // Version reads the change counter, 0 when none was written.
 func (r aclRows) Version() (uint64, error) {
-	v, closer, err := r.c.db.Get(keyACLVersion)
+	v, closer, err := r.c.db.Get(layout.KeyACLVersion)
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
 		return 0, nil
@@ -41,7 +38,7 @@ func (r aclRows) Version() (uint64, error) {
 		return 0, fmt.Errorf("read acl version: %w", err)
 	}
 	defer closer.Close()
-	return decodeUint64("acl version", v)
+	return layout.DecodeUint64("acl version", v)
 }
 
 // CreateACLs is acls.Store.CreateACLs.

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/layout"
 )
 
 func TestBrokerRegistry(t *testing.T) {
@@ -144,7 +145,7 @@ func TestRegisterMetrics(t *testing.T) {
 		"floe.coordinator.compaction.records":  0,
 	}
 	// One run row (its key and value) and one object record.
-	if got["floe.partition.metadata_bytes"] <= batchKeyLen || got["floe.coordinator.metadata_bytes"] <= got["floe.partition.metadata_bytes"] {
+	if got["floe.partition.metadata_bytes"] <= layout.BatchKeyLen || got["floe.coordinator.metadata_bytes"] <= got["floe.partition.metadata_bytes"] {
 		t.Errorf("metadata bytes %d, of the partition %d", got["floe.coordinator.metadata_bytes"], got["floe.partition.metadata_bytes"])
 	}
 	if got["floe.coordinator.pebble_bytes"] <= 0 {

@@ -7,11 +7,12 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/layout"
 )
 
 // Checkpoints. A commit writes batch runs and its object only: a
 // partition's high watermark, max timestamp and producer states changed
-// by a commit are in the run it appended (runs.go). A partition's record
+// by a commit are in the run it appended (package layout). A partition's record
 // ('p') and its producer records ('r') are a checkpoint of the partition as
 // of the record's high watermark; they are written when the partition is
 // created, when DeleteRecords moves its log start, when ExpireProducers
@@ -55,12 +56,12 @@ func checkpointDue(pk partKey, runs int) bool {
 // After b commits the caller calls checkpointedLocked. c.commit must be
 // held.
 func (c *Coordinator) checkpointLocked(b *pebble.Batch, pk partKey, st *partState, expire func(producerStateKey, *producerState) bool) {
-	_ = b.Set(partitionKey(pk.topic, pk.partition), encodePartition(st), nil)
+	_ = b.Set(layout.PartitionKey(pk.topic, pk.partition), st.encode(), nil)
 	if pl := c.commit.logs[pk]; pl != nil {
 		for _, id := range pl.dirty {
 			prk := producerStateKey{id, pk.topic, pk.partition}
 			if ps := c.commit.producers[prk]; ps != nil && !(expire != nil && expire(prk, ps)) {
-				_ = b.Set(producerKey(prk), encodeProducer(ps), nil)
+				_ = b.Set(layout.ProducerKey(prk.producerID, prk.topic, prk.partition), layout.EncodeProducer(&ps.Producer), nil)
 			}
 		}
 	}
@@ -104,7 +105,7 @@ func (c *Coordinator) noteDirtyLocked(pk partKey, id int64) {
 // ones, in order. It runs from load, after partitions and producer states
 // are loaded.
 func (c *Coordinator) replayRuns() error {
-	lower, upper := familyBounds(prefixBatch)
+	lower, upper := layout.FamilyBounds(layout.PrefixBatch)
 	it, err := c.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return fmt.Errorf("coordinator: new iterator: %w", err)
@@ -115,9 +116,9 @@ func (c *Coordinator) replayRuns() error {
 		for p := range t.parts {
 			pk := partKey{t.id, int32(p)}
 			st := &t.parts[p]
-			_, pupper := batchPartitionBounds(t.id, int32(p))
-			for valid := it.SeekGE(batchKey(t.id, int32(p), st.hwm)); valid && bytes.Compare(it.Key(), pupper) < 0; valid = it.Next() {
-				last, err := decodeBatchKey(it.Key())
+			_, pupper := layout.BatchPartitionBounds(t.id, int32(p))
+			for valid := it.SeekGE(layout.BatchKey(t.id, int32(p), st.hwm)); valid && bytes.Compare(it.Key(), pupper) < 0; valid = it.Next() {
+				last, err := layout.DecodeBatchKey(it.Key())
 				if err != nil {
 					return err
 				}
@@ -126,10 +127,10 @@ func (c *Coordinator) replayRuns() error {
 					return fmt.Errorf("coordinator: read %x: %w", it.Key(), err)
 				}
 				var (
-					h     runHeader
+					h     layout.RunHeader
 					prods []byte
 				)
-				if h, run, prods, err = decodeBatchRun(last, v, run[:0]); err != nil {
+				if h, run, prods, err = layout.DecodeBatchRun(last, v, run[:0]); err != nil {
 					return fmt.Errorf("coordinator: batch run %x: %w", it.Key(), err)
 				}
 				st.hwm = last + 1
@@ -137,10 +138,10 @@ func (c *Coordinator) replayRuns() error {
 				for _, bc := range run {
 					st.bytes += int64(bc.ByteLength)
 				}
-				st.maxTimestamp, st.maxTimestampOffset, st.maxTimestampLast = h.maxTimestamp, h.maxTimestampOffset, h.maxTimestampLast
+				st.maxTimestamp, st.maxTimestampOffset, st.maxTimestampLast = h.MaxTimestamp, h.MaxTimestampOffset, h.MaxTimestampLast
 				pl := c.logLocked(pk)
 				pl.runs++
-				err = decodeRunProducers(prods, func(id int64, ps producerState) {
+				err = layout.DecodeRunProducers(prods, func(id int64, ps layout.Producer) {
 					prk := producerStateKey{id, t.id, int32(p)}
 					cur := c.commit.producers[prk]
 					if cur == nil {
@@ -150,8 +151,7 @@ func (c *Coordinator) replayRuns() error {
 					if !cur.dirty {
 						pl.dirty = append(pl.dirty, id)
 					}
-					*cur = ps
-					cur.dirty = true
+					*cur = producerState{Producer: ps, dirty: true}
 				})
 				if err != nil {
 					return fmt.Errorf("coordinator: batch run %x: %w", it.Key(), err)

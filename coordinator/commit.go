@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/layout"
 )
 
 // CommitObject commits one uploaded object: for each batch, in order, it
@@ -37,7 +38,7 @@ import (
 //
 // An inline object (req.Inline, a coordinator with Options.Inline) is
 // staged in the store before the commit and written in its Pebble batch:
-// see inline.go.
+// see inline.go and package inline.
 //
 // For topics with kv.index.enabled, each accepted batch's keys
 // (CommitBatch.Keys) are written to the key index in the same Pebble batch
@@ -83,12 +84,12 @@ func (c *Coordinator) commitObject(ctx context.Context, req *coordapi.CommitRequ
 	}
 	if err != nil {
 		if req.Inline != nil {
-			c.releaseInline()
+			c.inline.Release()
 		}
 		return nil, nil, fmt.Errorf("commit object %q: %w", req.ObjectKey, err)
 	}
 	if req.Inline != nil {
-		c.queueStaged(req)
+		c.inline.Queue(req.ObjectKey)
 	}
 	return resp, notices, nil
 }
@@ -157,7 +158,7 @@ type pendingProducer struct {
 // wait, called once c.commit is released, returns when it does (see
 // Log.Start): nothing of the commit may be answered before.
 //
-// It writes one batch run per partition that accepted batches (runs.go),
+// It writes one batch run per partition that accepted batches (package layout),
 // holding the producer states the commit changed there, the checkpoints
 // that fall due (checkpoint.go), and the object. Partition and producer
 // records are otherwise not written: Open rebuilds them from the runs.
@@ -253,7 +254,7 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 			if !ok {
 				k = int32(len(prods))
 				prodIndex[prk] = k
-				prods = append(prods, pendingProducer{key: prk, st: producerState{epoch: noProducerEpoch}, next: pp.prods})
+				prods = append(prods, pendingProducer{key: prk, st: producerState{Producer: layout.Producer{Epoch: noProducerEpoch}}, next: pp.prods})
 				pp.prods = k
 				if cur := c.commit.producers[prk]; cur != nil {
 					prods[k].st = *cur
@@ -266,10 +267,10 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 				continue
 			}
 			if dup != nil {
-				res.BaseOffset = dup.baseOffset
+				res.BaseOffset = dup.BaseOffset
 				res.LogStartOffset = pp.st.logStart
 				if t.logAppendTime {
-					res.LogAppendTime = dup.timestamp
+					res.LogAppendTime = dup.Timestamp
 				}
 				continue
 			}
@@ -326,8 +327,8 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 	defer b.Close()
 	w.apply(b)
 	if req.Inline != nil {
-		// The object itself, until the flusher has put it (inline.go).
-		_ = b.Set(stagedKey(req.ObjectKey), req.Inline, nil)
+		// The object itself, until the flusher has put it (package inline).
+		_ = b.Set(layout.StagedKey(req.ObjectKey), req.Inline, nil)
 	}
 	// The key index is written in the same durable batch that assigns the
 	// offsets, so it never runs ahead of the log nor misses a record.
@@ -434,9 +435,9 @@ func (c *Coordinator) commitWrites(w *sortedWrites, obj *objectState, isNew bool
 	prodIndex map[producerStateKey]int32, accepted int64) *sortedWrites {
 	size := 64 + len(obj.key)
 	for j := range parts {
-		size += batchKeyLen + 24 + 16*len(parts[j].batches)
+		size += layout.BatchKeyLen + 24 + 16*len(parts[j].batches)
 	}
-	size += len(prods) * (8 + 20*maxProducerBatches)
+	size += len(prods) * (8 + 20*layout.MaxProducerBatches)
 	w.arena = slices.Grow(w.arena[:0], size)
 	w.kvs = slices.Grow(w.kvs[:0], len(parts)+2)
 	w.start, w.mid = 0, 0
@@ -446,25 +447,25 @@ func (c *Coordinator) commitWrites(w *sortedWrites, obj *objectState, isNew bool
 			continue
 		}
 		pk := partKey{pp.topic.id, pp.partition}
-		h := runHeader{
-			object: obj.num, logAppendTime: pp.topic.logAppendTime,
-			maxTimestamp: pp.st.maxTimestamp, maxTimestampOffset: pp.st.maxTimestampOffset,
-			maxTimestampLast: pp.st.maxTimestampLast,
+		h := layout.RunHeader{
+			Object: obj.num, LogAppendTime: pp.topic.logAppendTime,
+			MaxTimestamp: pp.st.maxTimestamp, MaxTimestampOffset: pp.st.maxTimestampOffset,
+			MaxTimestampLast: pp.st.maxTimestampLast,
 		}
 		rowStart := len(w.arena)
-		w.arena = appendBatchKey(w.arena, pk.topic, pk.partition, pp.st.hwm-1)
+		w.arena = layout.AppendBatchKey(w.arena, pk.topic, pk.partition, pp.st.hwm-1)
 		w.endKey()
-		w.arena = appendBatchRun(w.arena, &h, pp.batches)
+		w.arena = layout.AppendBatchRun(w.arena, &h, pp.batches)
 		m := 0
 		for k := pp.prods; k >= 0; k = prods[k].next {
 			if prods[k].changed {
 				m++
 			}
 		}
-		w.arena = appendRunProducerCount(w.arena, m)
+		w.arena = layout.AppendRunProducerCount(w.arena, m)
 		for k := pp.prods; k >= 0; k = prods[k].next {
 			if prods[k].changed {
-				w.arena = appendRunProducer(w.arena, prods[k].key.producerID, &prods[k].st)
+				w.arena = layout.AppendRunProducer(w.arena, prods[k].key.producerID, &prods[k].st.Producer)
 			}
 		}
 		w.endValue()
@@ -479,7 +480,7 @@ func (c *Coordinator) commitWrites(w *sortedWrites, obj *objectState, isNew bool
 			continue
 		}
 		pp.checkpoint = true
-		w.set(partitionKey(pk.topic, pk.partition), encodePartition(&pp.st))
+		w.set(layout.PartitionKey(pk.topic, pk.partition), pp.st.encode())
 		if pl != nil {
 			for _, id := range pl.dirty {
 				prk := producerStateKey{id, pk.topic, pk.partition}
@@ -487,17 +488,17 @@ func (c *Coordinator) commitWrites(w *sortedWrites, obj *objectState, isNew bool
 				if k, ok := prodIndex[prk]; ok {
 					st = &prods[k].st
 				}
-				w.arena = appendProducerKey(w.arena, prk)
+				w.arena = layout.AppendProducerKey(w.arena, prk.producerID, prk.topic, prk.partition)
 				w.endKey()
-				w.arena = appendProducer(w.arena, st)
+				w.arena = layout.AppendProducer(w.arena, &st.Producer)
 				w.endValue()
 			}
 		}
 		for k := pp.prods; k >= 0; k = prods[k].next {
 			if prods[k].newlyDirty {
-				w.arena = appendProducerKey(w.arena, prods[k].key)
+				w.arena = layout.AppendProducerKey(w.arena, prods[k].key.producerID, prods[k].key.topic, prods[k].key.partition)
 				w.endKey()
-				w.arena = appendProducer(w.arena, &prods[k].st)
+				w.arena = layout.AppendProducer(w.arena, &prods[k].st.Producer)
 				w.endValue()
 			}
 		}
@@ -510,10 +511,10 @@ func (c *Coordinator) commitWrites(w *sortedWrites, obj *objectState, isNew bool
 		obj.state, obj.garbageSinceMs = ObjectLive, 0
 	}
 	if isNew || accepted > 0 {
-		w.set(objectKey(obj.num), encodeObject(obj))
+		w.set(layout.ObjectKey(obj.num), obj.encode())
 	}
 	if isNew {
-		w.set(keyNextObject, encodeUint64(obj.num+1))
+		w.set(layout.KeyNextObject, layout.EncodeUint64(obj.num+1))
 	}
 	return w
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/layout"
 )
 
 // Compaction planning. A compacted topic's partition has a cleaner
@@ -163,7 +164,7 @@ func (c *Coordinator) viewCompaction(t *topicState, partition int32, s compactSe
 	if st.logStart >= st.walStart {
 		return v, nil
 	}
-	err := c.scanRows(batchKey(t.id, partition, st.logStart), batchKey(t.id, partition, st.walStart), func(_, _ []byte, object uint64, bc coordapi.BatchCoord) error {
+	err := c.scanRows(layout.BatchKey(t.id, partition, st.logStart), layout.BatchKey(t.id, partition, st.walStart), func(_, _ []byte, object uint64, bc coordapi.BatchCoord) error {
 		if !bc.Segment {
 			return fmt.Errorf("WAL batch %d-%d below the WAL start %d", bc.BaseOffset, bc.LastOffset, st.walStart)
 		}
@@ -330,15 +331,15 @@ func (c *Coordinator) producerLastOffsets(pk partKey, lo, hi int64) []int64 {
 	defer c.commit.Unlock()
 	var out []int64
 	for k, ps := range c.commit.producers {
-		if k.topic != pk.topic || k.partition != pk.partition || ps.n == 0 {
+		if k.topic != pk.topic || k.partition != pk.partition || ps.N == 0 {
 			continue
 		}
-		b := ps.batches[ps.n-1]
-		delta := int64(b.lastSeq) - int64(b.baseSeq) // the batch's last offset delta
+		b := ps.Batches[ps.N-1]
+		delta := int64(b.LastSeq) - int64(b.BaseSeq) // the batch's last offset delta
 		if delta < 0 {
 			delta += math.MaxInt32 + 1 // the sequence wrapped inside the batch
 		}
-		last := b.baseOffset + delta
+		last := b.BaseOffset + delta
 		if last >= lo && last <= hi {
 			out = append(out, last)
 		}
@@ -373,7 +374,7 @@ func (c *Coordinator) completeCompaction(req coordapi.CompleteTierJobRequest, jo
 		switch {
 		case sg.BaseOffset != next || sg.LastOffset < sg.BaseOffset:
 			return refuse("job %d's segment %d covers %d-%d, not from %d", job.ID, i, sg.BaseOffset, sg.LastOffset, next)
-		case sg.ObjectKey == "" || sg.DataLength <= 0 || sg.DataLength > maxSegmentData || sg.ObjectSize <= sg.DataLength:
+		case sg.ObjectKey == "" || sg.DataLength <= 0 || sg.DataLength > layout.MaxSegmentData || sg.ObjectSize <= sg.DataLength:
 			return refuse("job %d's segment %q of %d bytes cannot hold %d bytes of data and its indexes", job.ID, sg.ObjectKey, sg.ObjectSize, sg.DataLength)
 		case sg.Batches <= 0 || sg.Batches > sg.LastOffset-sg.BaseOffset+1:
 			return refuse("job %d's segment %q has %d batches over %d-%d", job.ID, sg.ObjectKey, sg.Batches, sg.BaseOffset, sg.LastOffset)
@@ -390,8 +391,8 @@ func (c *Coordinator) completeCompaction(req coordapi.CompleteTierJobRequest, jo
 	if err != nil {
 		return refuse("job %d: %v", job.ID, err)
 	}
-	lower := batchKey(pk.topic, pk.partition, job.BaseOffset)
-	upper := batchKey(pk.topic, pk.partition, req.LastOffset+1)
+	lower := layout.BatchKey(pk.topic, pk.partition, job.BaseOffset)
+	upper := layout.BatchKey(pk.topic, pk.partition, req.LastOffset+1)
 	// The rows must still be the job's inputs: retention, DeleteRecords or
 	// a deleted topic since refuse the swap.
 	var rows []uint64
@@ -416,7 +417,7 @@ func (c *Coordinator) completeCompaction(req coordapi.CompleteTierJobRequest, jo
 	objects := c.deadBytesLocked(b, rs.dead, nowMs)
 	outs := make([]*objectState, 0, len(res.Segments))
 	var outBytes, rowBytes int64
-	outRows := make([]segmentRow, 0, len(res.Segments)) // the outputs' rows, in order
+	outRows := make([]layout.SegmentRow, 0, len(res.Segments)) // the outputs' rows, in order
 	num := c.commit.nextObject
 	for _, sg := range res.Segments {
 		obj := &objectState{
@@ -424,20 +425,20 @@ func (c *Coordinator) completeCompaction(req coordapi.CompleteTierJobRequest, jo
 			state: ObjectLive, createdMs: nowMs, brokerID: job.broker,
 		}
 		num++
-		row := segmentRow{
-			object: obj.num, logAppendTime: job.LogAppendTime, base: sg.BaseOffset, batches: sg.Batches,
-			dataLength: sg.DataLength, maxTimestamp: sg.MaxTimestamp, tsOffset: sg.MaxTimestampOffset, tsLast: sg.MaxTimestampLast,
+		row := layout.SegmentRow{
+			Object: obj.num, LogAppendTime: job.LogAppendTime, Base: sg.BaseOffset, Batches: sg.Batches,
+			DataLength: sg.DataLength, MaxTimestamp: sg.MaxTimestamp, TSOffset: sg.MaxTimestampOffset, TSLast: sg.MaxTimestampLast,
 		}
 		outRows = append(outRows, row)
-		k := batchKey(pk.topic, pk.partition, sg.LastOffset)
-		v := appendSegmentRow(nil, &row)
+		k := layout.BatchKey(pk.topic, pk.partition, sg.LastOffset)
+		v := layout.AppendSegmentRow(nil, &row)
 		_ = b.Set(k, v, nil)
-		_ = b.Set(objectKey(obj.num), encodeObject(obj), nil)
+		_ = b.Set(layout.ObjectKey(obj.num), obj.encode(), nil)
 		outs = append(outs, obj)
 		outBytes += sg.DataLength
 		rowBytes += int64(len(k) + len(v))
 	}
-	_ = b.Set(keyNextObject, encodeUint64(num), nil)
+	_ = b.Set(layout.KeyNextObject, layout.EncodeUint64(num), nil)
 	st.bytes += outBytes - rs.bytes
 	st.segBytes += outBytes - rs.segBytes
 	st.segments += int64(len(res.Segments)) - rs.segments

@@ -17,6 +17,9 @@ import (
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/acls"
 	"github.com/floe-io/floe/coordinator/brokers"
+	"github.com/floe-io/floe/coordinator/collect"
+	"github.com/floe-io/floe/coordinator/inline"
+	"github.com/floe-io/floe/coordinator/layout"
 	"github.com/floe-io/floe/coordinator/tables"
 	"github.com/floe-io/floe/coordinator/txn"
 	"github.com/floe-io/floe/coordinator/users"
@@ -112,7 +115,7 @@ type Options struct {
 	// Inline, when set, takes inline objects (CommitRequest.Inline): the
 	// brokers' object store, which must be the one their fetches read.
 	// The embedded default sets it to the node's directory store: see
-	// inline.go. Without it an inline commit is refused. Default: none.
+	// package inline. Without it an inline commit is refused. Default: none.
 	Inline InlineStore
 
 	// Log, when set, is the replicated log of the coordinator's state
@@ -245,13 +248,11 @@ type Coordinator struct {
 	// the tier loop.
 	stopGC   func()
 	stopTier func()
-	// peerWait is, on shard 0 of a sharded coordinator, when the other
-	// shards may next allow each object the collector asked about and
-	// they kept (gc_shards.go).
-	peerWait peerWaits
+	// gc is the garbage collector of this state (package collect).
+	gc *collect.Collector
 	// inline is the flusher of inline objects, nil without
 	// Options.Inline.
-	inline *inlineFlush
+	inline *inline.Flusher
 	// tier is the consolidation planner's and retention's state (tier.go).
 	tier tierState
 	// loadedFormat is the state format Open found (formatVersion for a
@@ -445,6 +446,27 @@ func newPartState() partState {
 	return partState{maxTimestamp: -1, maxTimestampOffset: -1, maxTimestampLast: -1, horizonMs: -1, cleanedMs: -1}
 }
 
+// encode is the partition's checkpoint: its persisted fields as its 'p'
+// row's value.
+func (p *partState) encode() []byte {
+	return layout.EncodePartition(&layout.Partition{
+		LogStart: p.logStart, HWM: p.hwm, MaxTimestamp: p.maxTimestamp,
+		MaxTimestampOffset: p.maxTimestampOffset, MaxTimestampLast: p.maxTimestampLast,
+		WALStart: p.walStart, Bytes: p.bytes, SegBytes: p.segBytes, Segments: p.segments, MetaBytes: p.metaBytes,
+		CleanOffset: p.cleanOffset, HorizonMs: p.horizonMs, CleanedMs: p.cleanedMs,
+	})
+}
+
+// partStateOf is the partition state a checkpoint holds.
+func partStateOf(v layout.Partition) partState {
+	return partState{
+		logStart: v.LogStart, hwm: v.HWM, maxTimestamp: v.MaxTimestamp,
+		maxTimestampOffset: v.MaxTimestampOffset, maxTimestampLast: v.MaxTimestampLast,
+		walStart: v.WALStart, bytes: v.Bytes, segBytes: v.SegBytes, segments: v.Segments, metaBytes: v.MetaBytes,
+		cleanOffset: v.CleanOffset, horizonMs: v.HorizonMs, cleanedMs: v.CleanedMs,
+	}
+}
+
 // walBytes is the partition's bytes in the WAL tier.
 func (p *partState) walBytes() int64 { return p.bytes - p.segBytes }
 
@@ -502,6 +524,7 @@ func Open(opts Options) (*Coordinator, error) {
 	opts.FollowInterval = cmp.Or(opts.FollowInterval, defaultFollowInterval)
 	c := &Coordinator{opts: opts, log: opts.Logger, now: opts.Now, markers: opts.Markers, markerPrefix: opts.GCPrefix}
 	c.brokers = brokers.New(opts.BrokerTTL, opts.Now, opts.Logger)
+	c.gc = collect.New(gcState{c}, opts.ObjectPeers, opts.GCGrace, opts.Now, opts.Logger)
 	c.follow = make(chan struct{}, 1)
 	c.initTier()
 	cache := pebble.NewCache(pebbleCacheSize)
@@ -524,9 +547,9 @@ func Open(opts Options) (*Coordinator, error) {
 		return nil, fmt.Errorf("coordinator: open pebble %s: %w", opts.Dir, err)
 	}
 	c.db = db
-	c.kv = kvindex.New(db, prefixKV).WithCommit(c.write)
+	c.kv = kvindex.New(db, layout.PrefixKV).WithCommit(c.write)
 	c.rebuilds = make(map[coordapi.TopicID]rebuild)
-	c.postings = kvindex.NewPostings(db, prefixPostings).WithCommit(c.write)
+	c.postings = kvindex.NewPostings(db, layout.PrefixPostings).WithCommit(c.write)
 	c.postingRebuilds = make(map[coordapi.TopicID]rebuild)
 	if err := c.load(); err != nil {
 		_ = db.Close()
@@ -534,7 +557,7 @@ func Open(opts Options) (*Coordinator, error) {
 	}
 	// Before anything reads objects (the index rebuilds below included):
 	// objects committed inline may be only in Pebble.
-	if err := c.flushStagedAtOpen(context.Background()); err != nil {
+	if err := inline.FlushAtOpen(context.Background(), stagedRows{c}, opts.Inline, opts.Markers, c.log); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
@@ -551,7 +574,7 @@ func Open(opts Options) (*Coordinator, error) {
 	}
 	c.commit.Unlock()
 	if opts.Inline != nil {
-		c.startInline()
+		c.inline = inline.Start(opts.Inline, stagedRows{c}, c.log)
 	}
 	if opts.GCStore != nil {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -614,7 +637,9 @@ func (c *Coordinator) Close() error {
 	}
 	// The index builds stop before closeMu too: a build calls FindBatches,
 	// which waits for closeMu, and RebuildKVIndex waits for its build.
-	c.beginStopInline() // commits waiting for a flush slot give up
+	if c.inline != nil {
+		c.inline.BeginStop() // commits waiting for a flush slot give up
+	}
 	c.commit.Lock()
 	c.commit.closing = true
 	for id := range c.rebuilds {
@@ -632,7 +657,9 @@ func (c *Coordinator) Close() error {
 	c.closed = true
 	// Once the last commit is in (it may have waited for a flush), and
 	// before Pebble closes: the flusher writes to it.
-	c.stopInline()
+	if c.inline != nil {
+		c.inline.Stop()
+	}
 	if err := c.db.Close(); err != nil {
 		return fmt.Errorf("coordinator: close pebble: %w", err)
 	}
@@ -668,10 +695,10 @@ func (c *Coordinator) load() (err error) {
 	if err := c.loadMeta(); err != nil {
 		return err
 	}
-	if c.users, err = users.Open(familyRows{c, prefixUser}, c.log); err != nil {
+	if c.users, err = users.Open(familyRows{c, layout.PrefixUser}, c.log); err != nil {
 		return err
 	}
-	if c.tables, err = tables.New(familyRows{c, prefixTable}); err != nil {
+	if c.tables, err = tables.New(familyRows{c, layout.PrefixTable}); err != nil {
 		return err
 	}
 	defer func() {
@@ -680,16 +707,17 @@ func (c *Coordinator) load() (err error) {
 		}
 	}()
 	partCounts := map[coordapi.TopicID]int{}
-	err = c.scan(prefixTopic, func(k, v []byte) error {
+	err = c.scan(layout.PrefixTopic, func(k, v []byte) error {
 		if len(k) != 17 {
 			return fmt.Errorf("coordinator: bad topic key %x", k)
 		}
 		var id coordapi.TopicID
 		copy(id[:], k[1:])
-		t, n, err := decodeTopic(id, v)
+		v1, err := layout.DecodeTopic(v)
 		if err != nil {
 			return err
 		}
+		t, n := &topicState{id: id, name: v1.Name, createdMs: v1.CreatedMs, configs: v1.Configs}, v1.Partitions
 		t.logAppendTime = coordapi.IsLogAppendTime(t.configs)
 		t.kvIndexed = isKVIndexed(t.configs)
 		t.hierarchical = isHierarchical(t.configs)
@@ -705,7 +733,7 @@ func (c *Coordinator) load() (err error) {
 	if err != nil {
 		return err
 	}
-	err = c.scan(prefixTopicName, func(k, v []byte) error {
+	err = c.scan(layout.PrefixTopicName, func(k, v []byte) error {
 		name := string(k[1:])
 		t := c.mu.topicsByName[name]
 		if t == nil || len(v) != 16 || coordapi.TopicID(v) != t.id {
@@ -718,7 +746,7 @@ func (c *Coordinator) load() (err error) {
 	}
 	seen := map[coordapi.TopicID]int{}
 	var oldParts []partKey // checkpoints of the format 2 layout
-	err = c.scan(prefixPartition, func(k, v []byte) error {
+	err = c.scan(layout.PrefixPartition, func(k, v []byte) error {
 		if len(k) != 21 {
 			return fmt.Errorf("coordinator: bad partition key %x", k)
 		}
@@ -729,11 +757,11 @@ func (c *Coordinator) load() (err error) {
 		if t == nil || p < 0 || p >= len(t.parts) {
 			return fmt.Errorf("coordinator: partition %s/%d has no topic", id, p)
 		}
-		st, v1, err := decodePartition(v)
+		st, v1, err := layout.DecodePartition(v)
 		if err != nil {
 			return err
 		}
-		t.parts[p] = st
+		t.parts[p] = partStateOf(st)
 		if v1 {
 			oldParts = append(oldParts, partKey{id, int32(p)})
 		}
@@ -749,17 +777,17 @@ func (c *Coordinator) load() (err error) {
 		}
 	}
 	var maxObject uint64
-	err = c.scan(prefixObject, func(k, v []byte) error {
-		num, err := decodeObjectKey(k)
+	err = c.scan(layout.PrefixObject, func(k, v []byte) error {
+		num, err := layout.DecodeObjectKey(k)
 		if err != nil {
 			return err
 		}
-		o, err := decodeObject(v)
+		ov, err := layout.DecodeObject(v)
 		if err != nil {
 			return err
 		}
-		o.num = num
-		c.mu.objects[num] = &o
+		o := objectStateOf(num, ov)
+		c.mu.objects[num] = o
 		c.mu.objectsByKey[o.key] = num
 		maxObject = max(maxObject, num+1)
 		return nil
@@ -768,16 +796,16 @@ func (c *Coordinator) load() (err error) {
 		return err
 	}
 	c.commit.nextObject = max(c.commit.nextObject, maxObject)
-	err = c.scan(prefixProducer, func(k, v []byte) error {
-		pk, err := decodeProducerKey(k)
+	err = c.scan(layout.PrefixProducer, func(k, v []byte) error {
+		pid, topic, partition, err := layout.DecodeProducerKey(k)
 		if err != nil {
 			return err
 		}
-		ps, err := decodeProducer(v)
+		pv, err := layout.DecodeProducer(v)
 		if err != nil {
 			return err
 		}
-		c.commit.producers[pk] = &ps
+		c.commit.producers[producerStateKey{pid, topic, partition}] = &producerState{Producer: pv}
 		return nil
 	})
 	if err != nil {
@@ -789,7 +817,7 @@ func (c *Coordinator) load() (err error) {
 	if err := c.replayRuns(); err != nil {
 		return err
 	}
-	if len(oldParts) > 0 || c.loadedFormat < formatVersion {
+	if len(oldParts) > 0 || c.loadedFormat < layout.FormatVersion {
 		return c.migrateFormat2(oldParts)
 	}
 	return nil
@@ -798,31 +826,31 @@ func (c *Coordinator) load() (err error) {
 // loadMeta checks the format version (writing it into a new database) and
 // loads the counters.
 func (c *Coordinator) loadMeta() error {
-	v, closer, err := c.db.Get(keyFormatVersion)
+	v, closer, err := c.db.Get(layout.KeyFormatVersion)
 	fresh := false
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
-		if err := c.set(keyFormatVersion, encodeUint64(formatVersion)); err != nil {
+		if err := c.set(layout.KeyFormatVersion, layout.EncodeUint64(layout.FormatVersion)); err != nil {
 			return fmt.Errorf("coordinator: write format version: %w", err)
 		}
-		c.loadedFormat, fresh = formatVersion, true
+		c.loadedFormat, fresh = layout.FormatVersion, true
 	case err != nil:
 		return fmt.Errorf("coordinator: read format version: %w", err)
 	default:
-		ver, derr := decodeUint64("format version", v)
+		ver, derr := layout.DecodeUint64("format version", v)
 		_ = closer.Close()
 		if derr != nil {
 			return derr
 		}
 		c.loadedFormat = ver
 		switch ver {
-		case formatVersion, formatVersion2:
-		case formatVersion1:
+		case layout.FormatVersion, layout.FormatVersion2:
+		case layout.FormatVersion1:
 			if err := c.migrateFormat1(); err != nil {
 				return err
 			}
 		default:
-			return fmt.Errorf("coordinator: state format %d, this build reads %d (and migrates %d and %d)", ver, formatVersion, formatVersion2, formatVersion1)
+			return fmt.Errorf("coordinator: state format %d, this build reads %d (and migrates %d and %d)", ver, layout.FormatVersion, layout.FormatVersion2, layout.FormatVersion1)
 		}
 	}
 	read := func(key []byte, what string) (uint64, error) {
@@ -834,14 +862,14 @@ func (c *Coordinator) loadMeta() error {
 			return 0, fmt.Errorf("coordinator: read %s: %w", what, err)
 		}
 		defer closer.Close()
-		return decodeUint64(what, v)
+		return layout.DecodeUint64(what, v)
 	}
-	next, err := read(keyNextProducerID, "next producer id")
+	next, err := read(layout.KeyNextProducerID, "next producer id")
 	if err != nil {
 		return err
 	}
 	c.pids.next = max(int64(next), firstProducerID)
-	obj, err := read(keyNextObject, "next object")
+	obj, err := read(layout.KeyNextObject, "next object")
 	if err != nil {
 		return err
 	}
@@ -856,11 +884,11 @@ func (c *Coordinator) loadMeta() error {
 // them is not built yet). A state from before shards is shard 0 of 1.
 func (c *Coordinator) checkShardLayout(fresh bool, read func(key []byte, what string) (uint64, error)) error {
 	want := [2]uint64{uint64(max(c.opts.Shards, 1)), uint64(c.opts.Shard)}
-	shards, err := read(keyShards, "shard count")
+	shards, err := read(layout.KeyShards, "shard count")
 	if err != nil {
 		return err
 	}
-	shard, err := read(keyShard, "shard")
+	shard, err := read(layout.KeyShard, "shard")
 	if err != nil {
 		return err
 	}
@@ -873,8 +901,8 @@ func (c *Coordinator) checkShardLayout(fresh bool, read func(key []byte, what st
 		have = want
 		b := c.db.NewBatch()
 		defer b.Close()
-		_ = b.Set(keyShards, encodeUint64(want[0]), nil)
-		_ = b.Set(keyShard, encodeUint64(want[1]), nil)
+		_ = b.Set(layout.KeyShards, layout.EncodeUint64(want[0]), nil)
+		_ = b.Set(layout.KeyShard, layout.EncodeUint64(want[1]), nil)
 		if err := c.write(b, pebble.Sync); err != nil {
 			return fmt.Errorf("coordinator: write the shard layout: %w", err)
 		}
@@ -889,7 +917,7 @@ func (c *Coordinator) checkShardLayout(fresh bool, read func(key []byte, what st
 
 // scan calls fn for every key of one family, in key order.
 func (c *Coordinator) scan(prefix byte, fn func(k, v []byte) error) error {
-	lower, upper := familyBounds(prefix)
+	lower, upper := layout.FamilyBounds(prefix)
 	return c.scanRange(lower, upper, fn)
 }
 

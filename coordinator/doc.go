@@ -31,72 +31,10 @@
 //
 // # Key families
 //
-// Every key starts with a one-byte family tag; numbers are big-endian so
-// that Pebble's byte order is numeric order (offsets and ids are never
-// negative). Values start with a format byte (1, or 2 for batch runs)
-// followed by varints (encoding/binary); "str" is a uvarint length and the
-// bytes.
-//
-//	family         key                                          value
-//	-------------  -------------------------------------------  ----------------------------------------------
-//	meta           'm' name                                     8-byte big-endian counter:
-//	                 "mformat"                                    on-disk format version (2)
-//	                 "mnext-producer-id"                          next producer id to hand out
-//	                 "mnext-object"                               next object number
-//	                 "macl-version"                               ACL change counter (package acls)
-//	                 "mshards", "mshard"                          the shard count and which shard this state
-//	                                                            is (follow.go), written at the first open
-//	topic name     'n' name                                     topic id (16 bytes)
-//	topic          't' topic-id(16)                             name str, partitions, created ms,
-//	                                                            n configs, n × (name str, value str)
-//	partition      'p' topic-id(16) partition(4)                checkpoint (format 3): log start, high
-//	                                                            watermark, max timestamp, its ListOffsets
-//	                                                            offset, its batch's last offset, WAL start,
-//	                                                            bytes, segment bytes, segments, rows' bytes,
-//	                                                            clean offset, tombstone horizon ms, last
-//	                                                            cleaned ms (values.go; formats 1 and 2 read)
-//	batch run      'b' topic-id(16) partition(4) last-offset(8) format 2: flags(1: LogAppendTime), object
-//	                                                            number, n, base offset, the partition's max
-//	                                                            timestamp state (3 varints), n × (byte
-//	                                                            offset delta, byte length, last offset
-//	                                                            delta, max timestamp delta), m × (producer
-//	                                                            id, producer state): see runs.go
-//	object         'o' object-number(8)                         state(1), size, live bytes, created ms,
-//	                                                            garbage-since ms, broker id, object key str
-//	producer       'r' producer-id(8) topic-id(16) partition(4) checkpoint: epoch, last update ms, n(1),
-//	                                                            n × (base seq, last seq, base offset, timestamp)
-//	producer id    'i' producer-id(8)                           epoch, epoch it was bumped from
-//	transaction    'x' transactional id                          package txn's row of a transactional id (its
-//	                                                            doc); 'y', 'q', 'z': the partitions' side of
-//	                                                            transactions (txn.go)
-//	view           'v' view-topic-id(16)                        base topic id (16 bytes), key str: a
-//	                                                            hierarchical view named once (views.go)
-//	SCRAM user     'u' mechanism(1) user name                   package users' row of a credential (its doc):
-//	                                                            iterations, salt, stored key, server key
-//	acl            'a' rt(1) pattern(1) name str                version 1: rt(1), pattern(1), operation(1),
-//	                 principal str host str                     permission(1), name str, principal str,
-//	                 operation(1) permission(1)                 host str: one ACL binding (package acls; rt,
-//	                                                            pattern, operation, permission: kmsg's codes)
-//	table          'l' n(uvarint) n × level str, name str       version 1: metadata location str, previous
-//	                                                            location str: an Iceberg table's pointer
-//	                                                            (package tables; shard 0 only)
-//	table covered  'c' topic-id(16)                             version 1: n, n × (partition, next offset)
-//	                                                            (varints): the table planner's covered
-//	                                                            offsets, each shard its partitions'
-//	                                                            (tabletier.go)
-//	base's view    'w' base-topic-id(16) view-topic-id(16)      format 1, nothing else: finds a base
-//	                                                            topic's views when it is deleted (views.go)
-//	staged object  's' object key                               the object's bytes: an inline object
-//	                                                            committed, not yet persisted (inline.go)
-//	key index      'k' (kvindex.Index owns the layout)          kv.index.enabled topics: key -> offset
-//	postings       'h' (kvindex.Postings owns the layout)       hierarchical.enabled topics: (key, batch
-//	                                                            base offset) -> last offset, batch bytes
-//
-// The staged family is new in format 3's layout and needs no migration: it
-// is empty after a clean Close (the flusher persists what it holds), and
-// rows a crash leaves are persisted by the next Open. A build without it
-// would ignore such rows: after a crash, start this build once before
-// going back to an earlier one.
+// Every key starts with a one-byte family tag. The families, every value's
+// layout, batch runs and segment rows, and the staged family's migration
+// rule are drawn in package layout (coordinator/layout/doc.go), which owns
+// the keys and the codecs; this package decides what to write when.
 //
 // The key index and the postings are written in the Pebble batch of the
 // commit that assigns their offsets (commit.go), dropped with their topic
@@ -107,21 +45,6 @@
 // postings below the log start are skipped, deleted for the key a read
 // asks for, and swept for all keys by the tier loop (at most every 10
 // minutes a partition, once its log start moved).
-//
-// A batch run is the consecutive batches one commit appended to one
-// partition, all in one object, keyed by its last batch's last offset: the
-// batch containing offset o is in the first key >= (topic, partition, o),
-// so FindBatches is still one seek. An object is named by a compact number
-// in runs; the object family maps it to its key, size and live bytes (the
-// summed lengths of the batches still referencing it). An object with no
-// live bytes is garbage: all its batches were rejected, or their records
-// or topic were deleted. The producer id family only holds ids whose epoch
-// was bumped (InitProducerID); other ids below the counter have epoch 0.
-//
-// A partition's high watermark, max timestamp and producer states are its
-// checkpoint ('p' and its 'r' keys) updated by the runs whose last offset
-// is at or above the checkpoint's high watermark, in order. Format 1 (a key
-// per batch, 'p' and 'r' written by every commit) is migrated at Open.
 //
 // # Cluster-wide parts
 //

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/layout"
 )
 
 // partitionLocked returns a partition's topic and state. c.mu (or
@@ -106,8 +107,8 @@ func (c *Coordinator) FindBatches(ctx context.Context, req coordapi.FindBatchesR
 		return resp, nil
 	}
 	it, err := c.db.NewIter(&pebble.IterOptions{
-		LowerBound: batchKey(req.TopicID, req.Partition, req.Offset),
-		UpperBound: batchKey(req.TopicID, req.Partition, st.hwm),
+		LowerBound: layout.BatchKey(req.TopicID, req.Partition, req.Offset),
+		UpperBound: layout.BatchKey(req.TopicID, req.Partition, st.hwm),
 	})
 	c.mu.RUnlock()
 	if err != nil {
@@ -221,7 +222,7 @@ func (c *Coordinator) FindBatchesMulti(ctx context.Context, reqs []coordapi.Find
 			_ = it.Close()
 			return nil, err
 		}
-		it.SetBounds(batchKey(req.TopicID, req.Partition, req.Offset), batchKey(req.TopicID, req.Partition, out[i].HighWatermark))
+		it.SetBounds(layout.BatchKey(req.TopicID, req.Partition, req.Offset), layout.BatchKey(req.TopicID, req.Partition, out[i].HighWatermark))
 		batches, objs, err := scanBatches(it, req, limits[i])
 		if err != nil {
 			c.log.Error("find batches", "topic", req.TopicID, "partition", req.Partition, "offset", req.Offset, "err", err)
@@ -277,7 +278,7 @@ func scanBatches(it *pebble.Iterator, req coordapi.FindBatchesRequest, limit int
 		total   int64
 	)
 	for valid := it.First(); valid; valid = it.Next() {
-		last, err := decodeBatchKey(it.Key())
+		last, err := layout.DecodeBatchKey(it.Key())
 		if err != nil {
 			return nil, nil, err
 		}
@@ -285,13 +286,13 @@ func scanBatches(it *pebble.Iterator, req coordapi.FindBatchesRequest, limit int
 		if err != nil {
 			return nil, nil, fmt.Errorf("find batches: read: %w", err)
 		}
-		r, err := newRunReader(last, v)
+		r, err := layout.NewRunReader(last, v)
 		for err == nil {
 			var (
 				bc coordapi.BatchCoord
 				ok bool
 			)
-			if bc, ok, err = r.next(); !ok || err != nil {
+			if bc, ok, err = r.Next(); !ok || err != nil {
 				break
 			}
 			if bc.LastOffset < req.Offset {
@@ -304,7 +305,7 @@ func scanBatches(it *pebble.Iterator, req coordapi.FindBatchesRequest, limit int
 				// A segment is answered alone: its reader finds the batch
 				// holding Offset in it, and the next fetch goes on after.
 				if len(batches) == 0 {
-					batches, nums = append(batches, bc), append(nums, r.h.object)
+					batches, nums = append(batches, bc), append(nums, r.Object())
 				}
 				return batches, nums, nil
 			}
@@ -313,7 +314,7 @@ func scanBatches(it *pebble.Iterator, req coordapi.FindBatchesRequest, limit int
 			}
 			total += int64(bc.ByteLength)
 			batches = append(batches, bc)
-			nums = append(nums, r.h.object)
+			nums = append(nums, r.Object())
 		}
 		if err != nil {
 			return nil, nil, err
@@ -380,8 +381,8 @@ func (c *Coordinator) ListOffset(ctx context.Context, id coordapi.TopicID, parti
 		return -1, -1, nil
 	}
 	it, err := c.db.NewIter(&pebble.IterOptions{
-		LowerBound: batchKey(id, partition, st.logStart),
-		UpperBound: batchKey(id, partition, st.hwm),
+		LowerBound: layout.BatchKey(id, partition, st.logStart),
+		UpperBound: layout.BatchKey(id, partition, st.hwm),
 	})
 	c.mu.RUnlock()
 	if err != nil {
@@ -396,7 +397,7 @@ func (c *Coordinator) ListOffset(ctx context.Context, id coordapi.TopicID, parti
 				return -1, -1, err
 			}
 		}
-		last, err := decodeBatchKey(it.Key())
+		last, err := layout.DecodeBatchKey(it.Key())
 		if err != nil {
 			return -1, -1, err
 		}
@@ -404,7 +405,7 @@ func (c *Coordinator) ListOffset(ctx context.Context, id coordapi.TopicID, parti
 		if err != nil {
 			return -1, -1, fmt.Errorf("list offset: read: %w", err)
 		}
-		if _, run, _, err = decodeBatchRun(last, v, run[:0]); err != nil {
+		if _, run, _, err = layout.DecodeBatchRun(last, v, run[:0]); err != nil {
 			return -1, -1, err
 		}
 		for _, bc := range run {

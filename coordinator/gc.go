@@ -8,119 +8,65 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/collect"
+	"github.com/floe-io/floe/coordinator/layout"
 	"github.com/floe-io/floe/objectstore"
 )
 
-// GCStore is what the garbage collector needs of the object store.
-type GCStore interface {
-	List(ctx context.Context, prefix string) ([]objectstore.ObjectInfo, error)
-	Delete(ctx context.Context, key string) error
-}
+// GCStore is what the garbage collector needs of the object store
+// (package collect).
+type GCStore = collect.Store
 
 // GCStats counts what one collection deleted.
-type GCStats struct {
-	// Garbage is objects the coordinator knew that no batch references
-	// (all batches rejected, topic or records deleted).
-	Garbage int
-	// Orphans is objects in the store the coordinator never committed
-	// (the uploading broker died, or its commit failed).
-	Orphans int
-	// Bytes is the bytes deleted.
-	Bytes int64
-}
+type GCStats = collect.Stats
+
+// ObjectPeer is another shard of a sharded coordinator, as shard 0's
+// collector asks it about the objects it is about to delete
+// (docs/design/coordinator-shards.md): *rpc.Client, or a *Coordinator.
+type ObjectPeer = collect.Peer
 
 // CollectGarbage deletes, from the object store and then from the
 // coordinator's state, every object that has been garbage for longer than
 // GCGrace, and every object under <prefix>wal/ older than GCGrace that the
-// coordinator never committed. An object that a live batch references is
-// never deleted: its record says live, and the check is made under the
-// commit lock, after which no commit can revive a removed record's object
-// (commits of an object come within seconds of its upload, and one later
-// than Options.MaxObjectAge, half the grace, is refused: objectage.go).
+// coordinator never committed (package collect). An object that a live
+// batch references is never deleted: its record says live, and the check
+// is made under the commit lock (removeGarbageRecords), after which no
+// commit can revive a removed record's object (commits of an object come
+// within seconds of its upload, and one later than Options.MaxObjectAge,
+// half the grace, is refused: objectage.go).
 func (c *Coordinator) CollectGarbage(ctx context.Context, store GCStore, prefix string) (GCStats, error) {
-	var st GCStats
 	if err := c.enter(ctx); err != nil {
-		return st, err
+		return GCStats{}, err
 	}
 	defer c.leave()
-	nowMs := c.now().UnixMilli()
-	graceMs := c.opts.GCGrace.Milliseconds()
+	return c.gc.Collect(ctx, store, prefix)
+}
 
-	// Orphans first, from a listing taken before the garbage pass removes
-	// records, so that an object removed below is not seen as an orphan.
-	listed, err := store.List(ctx, coordapi.WALPrefix(prefix))
-	if err != nil {
-		return st, fmt.Errorf("gc: list: %w", err)
-	}
-	segments, err := store.List(ctx, coordapi.TieredPrefix(prefix))
-	if err != nil {
-		return st, fmt.Errorf("gc: list: %w", err)
-	}
-	listed = append(listed, segments...)
+// gcState is the coordinator's object state as the collector sees it
+// (collect.State).
+type gcState struct{ c *Coordinator }
+
+// Candidates reads, under c.mu, the listed objects the coordinator does not
+// know and its garbage objects, each at least graceMs old.
+func (s gcState) Candidates(listed []objectstore.ObjectInfo, nowMs, graceMs int64) (orphans []objectstore.ObjectInfo, garbage []collect.Object) {
+	c := s.c
 	c.mu.RLock()
-	var orphans []objectstore.ObjectInfo
+	defer c.mu.RUnlock()
 	for _, o := range listed {
 		if _, known := c.mu.objectsByKey[o.Key]; !known && nowMs-o.LastModified.UnixMilli() >= graceMs {
 			orphans = append(orphans, o)
 		}
 	}
-	var garbage []*objectState
 	for _, o := range c.mu.objects {
 		if o.state == ObjectGarbage && nowMs-o.garbageSinceMs >= graceMs {
-			garbage = append(garbage, o)
+			garbage = append(garbage, collect.Object{Num: o.num, Key: o.key, Size: o.size})
 		}
 	}
-	c.mu.RUnlock()
-	if len(c.opts.ObjectPeers) > 0 {
-		if orphans, garbage, err = c.peersFilter(ctx, orphans, garbage, nowMs); err != nil {
-			return st, err
-		}
-	}
-
-	for _, o := range orphans {
-		if err := store.Delete(ctx, o.Key); err != nil {
-			return st, fmt.Errorf("gc: delete orphan %s: %w", o.Key, err)
-		}
-		st.Orphans++
-		st.Bytes += o.Size
-		c.log.Info("gc: deleted orphan object", "key", o.Key, "bytes", o.Size, "age", time.Duration(nowMs-o.LastModified.UnixMilli())*time.Millisecond)
-	}
-	for len(garbage) > 0 {
-		n := min(len(garbage), gcRecordBatch)
-		nums := make([]uint64, n)
-		for i, o := range garbage[:n] {
-			nums[i] = o.num
-		}
-		removed, err := c.removeGarbageRecords(nums)
-		if err != nil {
-			return st, err
-		}
-		for i, o := range garbage[:n] {
-			if !removed[i] {
-				continue // revived by a retried commit meanwhile
-			}
-			if err := store.Delete(ctx, o.key); err != nil {
-				// The record is gone, so the object is an orphan now: the
-				// next collection's orphan pass deletes it.
-				return st, fmt.Errorf("gc: delete garbage %s: %w", o.key, err)
-			}
-			st.Garbage++
-			st.Bytes += o.size
-			c.log.Info("gc: deleted garbage object", "key", o.key, "bytes", o.size)
-		}
-		garbage = garbage[n:]
-	}
-	return st, nil
+	return orphans, garbage
 }
 
-// gcRecordBatch is how many garbage objects' records one synced write
-// removes (the collector's rounds, and ForgetObjects for shard 0's). They
-// were removed one synced write each, under the commit lock: a busy
-// broker's round after the grace (about 8,800 objects a minute at 20 MiB/s
-// on the local directory, from the soak's 147 PUTs a second) was as many
-// syncs for the produce path's commits to queue behind; the 20-minute
-// soak's produce p99 was 162 ms with them, 75.5 without.
-const gcRecordBatch = 512
+// RemoveGarbage is removeGarbageRecords.
+func (s gcState) RemoveGarbage(nums []uint64) ([]bool, error) { return s.c.removeGarbageRecords(nums) }
 
 // removeGarbageRecords deletes, in one synced write, the records of the
 // objects among nums that are still garbage, and reports which it
@@ -138,7 +84,7 @@ func (c *Coordinator) removeGarbageRecords(nums []uint64) ([]bool, error) {
 		if o == nil || o.state != ObjectGarbage || o.live > 0 {
 			continue
 		}
-		_ = b.Delete(objectKey(num), nil)
+		_ = b.Delete(layout.ObjectKey(num), nil)
 		removed[i] = true
 		gone = append(gone, o)
 	}
@@ -176,4 +122,64 @@ func (c *Coordinator) RunGC(ctx context.Context, store GCStore, prefix string, i
 			c.log.Info("gc round", "garbage", st.Garbage, "orphans", st.Orphans, "bytes", st.Bytes)
 		}
 	}
+}
+
+// ObjectStates answers what this shard knows of each object key: unknown,
+// live (some batch of its partitions is in it), or garbage since when.
+func (c *Coordinator) ObjectStates(ctx context.Context, keys []string) ([]coordapi.ObjectState, error) {
+	if err := c.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer c.leave()
+	out := make([]coordapi.ObjectState, len(keys))
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for i, k := range keys {
+		num, ok := c.mu.objectsByKey[k]
+		if !ok {
+			continue
+		}
+		o := c.mu.objects[num]
+		out[i].Known = true
+		if o.state == ObjectGarbage && o.live == 0 {
+			out[i].GarbageSinceMs = max(o.garbageSinceMs, 1)
+		}
+	}
+	return out, nil
+}
+
+// ForgetObjects drops this shard's rows of the objects among keys that are
+// garbage here, and returns the keys it kept because they are live here.
+// Shard 0's collector calls it before it deletes them, and deletes none it
+// kept: a live object is never dropped.
+func (c *Coordinator) ForgetObjects(ctx context.Context, keys []string) (kept []string, err error) {
+	if err := c.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer c.leave()
+	var (
+		nums  []uint64
+		known []string // the keys of nums
+	)
+	c.mu.RLock()
+	for _, k := range keys {
+		if num, ok := c.mu.objectsByKey[k]; ok {
+			nums, known = append(nums, num), append(known, k)
+		}
+	}
+	c.mu.RUnlock()
+	for len(nums) > 0 {
+		n := min(len(nums), collect.RecordBatch)
+		removed, err := c.removeGarbageRecords(nums[:n])
+		if err != nil {
+			return kept, err
+		}
+		for i, ok := range removed {
+			if !ok {
+				kept = append(kept, known[i])
+			}
+		}
+		nums, known = nums[n:], known[n:]
+	}
+	return kept, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/collect"
 	"github.com/floe-io/floe/objectstore"
 )
 
@@ -106,7 +107,7 @@ func (l *countingLog) Start(b *pebble.Batch) (func() error, error) {
 	return noWait, l.Commit(b)
 }
 
-// The collector removes garbage records gcRecordBatch to a synced write:
+// The collector removes garbage records collect.RecordBatch to a synced write:
 // more garbage than two batches hold costs three writes, is all collected,
 // and stays gone after a restart; another topic's live object is kept.
 func TestCollectGarbageInBatches(t *testing.T) {
@@ -117,7 +118,7 @@ func TestCollectGarbageInBatches(t *testing.T) {
 	store := objectstore.NewMemory()
 	keep := e.topic("keep", 1, nil)
 	doomed := e.topic("doomed", 1, nil)
-	const n = 2*gcRecordBatch + 10
+	const n = 2*collect.RecordBatch + 10
 	for i := range n {
 		key := fmt.Sprintf("wal/doomed-%04d", i)
 		if err := store.Put(ctx, key, make([]byte, 3*batchLen)); err != nil {
@@ -142,7 +143,7 @@ func TestCollectGarbageInBatches(t *testing.T) {
 		t.Fatalf("collected %+v, want %d garbage objects", st, n)
 	}
 	if writes := log.commits.Load() - before; writes != 3 {
-		t.Errorf("the collection made %d synced writes for %d records, want 3 of at most %d", writes, n, gcRecordBatch)
+		t.Errorf("the collection made %d synced writes for %d records, want 3 of at most %d", writes, n, collect.RecordBatch)
 	}
 	left, err := store.List(ctx, "")
 	if err != nil {

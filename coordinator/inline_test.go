@@ -13,6 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/inline"
+	"github.com/floe-io/floe/coordinator/layout"
 	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/objectstore"
 )
@@ -79,7 +81,7 @@ func (g *gatedDir) putCount(key string) int {
 // stagedRows returns the object keys of the staged family's rows.
 func (e *testEnv) stagedRows() []string {
 	e.t.Helper()
-	lower, upper := familyBounds(prefixStaged)
+	lower, upper := layout.FamilyBounds(layout.PrefixStaged)
 	it, err := e.c.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		e.t.Fatal(err)
@@ -214,12 +216,12 @@ func TestInlineRestart(t *testing.T) {
 	}
 }
 
-// Commits wait for a flush once maxInlinePending objects are unflushed,
+// Commits wait for a flush once inline.MaxPending objects are unflushed,
 // and go on when the store takes them again.
 func TestInlineBackPressure(t *testing.T) {
 	e, store, tp := newInlineEnv(t, true)
 	ctx := context.Background()
-	for i := range maxInlinePending {
+	for i := range inline.MaxPending {
 		if _, err := e.c.CommitObject(ctx, inlineReq(tp.ID, fmt.Sprintf("wal/%d", i), 10)); err != nil {
 			t.Fatal(err)
 		}
@@ -228,7 +230,7 @@ func TestInlineBackPressure(t *testing.T) {
 	_, err := e.c.CommitObject(short, inlineReq(tp.ID, "wal/over", 10))
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("commit past %d unflushed objects = %v, want it to wait (deadline exceeded)", maxInlinePending, err)
+		t.Fatalf("commit past %d unflushed objects = %v, want it to wait (deadline exceeded)", inline.MaxPending, err)
 	}
 	if _, err := store.Head(ctx, "wal/over"); !errors.Is(err, objectstore.ErrNotFound) {
 		t.Errorf("a commit that waited for a slot staged its object: %v", err)
@@ -243,8 +245,8 @@ func TestInlineBackPressure(t *testing.T) {
 		}
 		return nil
 	})
-	if st := e.state(tp.ID, 0); st.HighWatermark != maxInlinePending+1 {
-		t.Errorf("high watermark %d, want %d", st.HighWatermark, maxInlinePending+1)
+	if st := e.state(tp.ID, 0); st.HighWatermark != inline.MaxPending+1 {
+		t.Errorf("high watermark %d, want %d", st.HighWatermark, inline.MaxPending+1)
 	}
 }
 

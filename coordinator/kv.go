@@ -12,13 +12,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/layout"
 	"github.com/floe-io/floe/kvindex"
 	"github.com/floe-io/floe/record"
 	"github.com/floe-io/floe/tiered"
 )
-
-// prefixKV is the key family of the key index (kvindex owns its layout).
-const prefixKV byte = 'k'
 
 // ObjectReader reads batch bytes back from object storage, for rebuilding
 // the key index from the log. objectstore.Store implements it.
@@ -112,8 +110,8 @@ func (c *Coordinator) KvGet(ctx context.Context, req coordapi.KvGetRequest) (coo
 	// below the high watermark; a second hold settles a removal since).
 	fb := coordapi.FindBatchesRequest{TopicID: req.TopicID, Partition: req.Partition, Offset: offset, MaxBytes: 1}
 	it, err := c.db.NewIter(&pebble.IterOptions{
-		LowerBound: batchKey(req.TopicID, req.Partition, offset),
-		UpperBound: batchKey(req.TopicID, req.Partition, st.hwm),
+		LowerBound: layout.BatchKey(req.TopicID, req.Partition, offset),
+		UpperBound: layout.BatchKey(req.TopicID, req.Partition, st.hwm),
 	})
 	c.mu.RUnlock()
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/layout"
 )
 
 // Format 1 keyed each batch alone ('b' topic partition last-offset), with
@@ -26,26 +27,26 @@ func (c *Coordinator) migrateFormat1() error {
 	defer func() { b.Close() }()
 	var n int
 	run := make([]coordapi.BatchCoord, 1)
-	h := runHeader{maxTimestamp: -1, maxTimestampOffset: -1, maxTimestampLast: -1}
+	h := layout.RunHeader{MaxTimestamp: -1, MaxTimestampOffset: -1, MaxTimestampLast: -1}
 	var val []byte
-	err := c.scan(prefixBatch, func(k, v []byte) error {
-		if len(v) > 0 && v[0] == valueRun {
+	err := c.scan(layout.PrefixBatch, func(k, v []byte) error {
+		if len(v) > 0 && v[0] == layout.ValueRun {
 			return nil
 		}
-		last, err := decodeBatchKey(k)
+		last, err := layout.DecodeBatchKey(k)
 		if err != nil {
 			return err
 		}
-		bv, err := decodeBatchValueV1(v)
+		bv, err := layout.DecodeBatchV1(v)
 		if err != nil {
 			return fmt.Errorf("batch %x: %w", k, err)
 		}
-		h.object, h.logAppendTime = bv.object, bv.logAppendTime
+		h.Object, h.LogAppendTime = bv.Object, bv.LogAppendTime
 		run[0] = coordapi.BatchCoord{
-			ByteOffset: bv.byteOffset, ByteLength: bv.byteLength,
-			BaseOffset: last - int64(bv.lastOffsetDelta), LastOffset: last, MaxTimestamp: bv.maxTimestamp,
+			ByteOffset: bv.ByteOffset, ByteLength: bv.ByteLength,
+			BaseOffset: last - int64(bv.LastOffsetDelta), LastOffset: last, MaxTimestamp: bv.MaxTimestamp,
 		}
-		val = appendRunProducerCount(appendBatchRun(val[:0], &h, run), 0)
+		val = layout.AppendRunProducerCount(layout.AppendBatchRun(val[:0], &h, run), 0)
 		_ = b.Set(k, val, nil)
 		if n++; n%chunk == 0 {
 			if err := c.write(b, pebble.NoSync); err != nil {
@@ -61,7 +62,7 @@ func (c *Coordinator) migrateFormat1() error {
 	}
 	// The WAL is written in order: syncing the format key syncs every
 	// rewrite before it.
-	_ = b.Set(keyFormatVersion, encodeUint64(formatVersion2), nil)
+	_ = b.Set(layout.KeyFormatVersion, layout.EncodeUint64(layout.FormatVersion2), nil)
 	if err := c.write(b, pebble.Sync); err != nil {
 		return fmt.Errorf("coordinator: migrate format 1: %w", err)
 	}
@@ -84,7 +85,7 @@ func (c *Coordinator) migrateFormat2(parts []partKey) error {
 	for _, pk := range parts {
 		t := c.mu.topicsByID[pk.topic]
 		st := &t.parts[pk.partition]
-		lower, upper := batchPartitionBounds(pk.topic, pk.partition)
+		lower, upper := layout.BatchPartitionBounds(pk.topic, pk.partition)
 		rs, err := c.rowStats(lower, upper)
 		if err != nil {
 			return fmt.Errorf("coordinator: migrate format 2: %w", err)
@@ -92,7 +93,7 @@ func (c *Coordinator) migrateFormat2(parts []partKey) error {
 		st.bytes, st.segBytes, st.segments, st.metaBytes = rs.bytes, rs.segBytes, rs.segments, rs.rowBytes
 		c.checkpointLocked(b, pk, st, nil)
 	}
-	_ = b.Set(keyFormatVersion, encodeUint64(formatVersion), nil)
+	_ = b.Set(layout.KeyFormatVersion, layout.EncodeUint64(layout.FormatVersion), nil)
 	if err := c.write(b, pebble.Sync); err != nil {
 		return fmt.Errorf("coordinator: migrate format 2: %w", err)
 	}
@@ -101,28 +102,4 @@ func (c *Coordinator) migrateFormat2(parts []partKey) error {
 	}
 	c.log.Info("coordinator state migrated to format 3", "partitions", len(parts))
 	return nil
-}
-
-// batchValueV1 is a format 1 batch value.
-type batchValueV1 struct {
-	object          uint64
-	byteOffset      int64
-	byteLength      int32
-	lastOffsetDelta int32
-	maxTimestamp    int64
-	logAppendTime   bool
-}
-
-func decodeBatchValueV1(v []byte) (batchValueV1, error) {
-	d := newDecoder("batch", v)
-	flags := d.Byte()
-	bv := batchValueV1{
-		object:          d.Uvarint(),
-		byteOffset:      int64(d.Uvarint()),
-		byteLength:      int32(d.Uvarint()),
-		lastOffsetDelta: int32(d.Uvarint()),
-		maxTimestamp:    d.Varint(),
-		logAppendTime:   flags&batchFlagLogAppendTime != 0,
-	}
-	return bv, d.Done("batch")
 }

@@ -12,23 +12,24 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/layout"
 	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/internal/valenc"
 )
 
 // appendBatchValueV1 encodes a format 1 batch value.
-func appendBatchValueV1(b []byte, v *batchValueV1) []byte {
-	b = append(b, valueV1)
+func appendBatchValueV1(b []byte, v *layout.BatchV1) []byte {
+	b = append(b, layout.ValueV1)
 	var flags byte
-	if v.logAppendTime {
-		flags |= batchFlagLogAppendTime
+	if v.LogAppendTime {
+		flags |= layout.BatchFlagLogAppendTime
 	}
 	b = append(b, flags)
-	b = binary.AppendUvarint(b, v.object)
-	b = binary.AppendUvarint(b, uint64(v.byteOffset))
-	b = binary.AppendUvarint(b, uint64(v.byteLength))
-	b = binary.AppendUvarint(b, uint64(v.lastOffsetDelta))
-	return binary.AppendVarint(b, v.maxTimestamp)
+	b = binary.AppendUvarint(b, v.Object)
+	b = binary.AppendUvarint(b, uint64(v.ByteOffset))
+	b = binary.AppendUvarint(b, uint64(v.ByteLength))
+	b = binary.AppendUvarint(b, uint64(v.LastOffsetDelta))
+	return binary.AppendVarint(b, v.MaxTimestamp)
 }
 
 // downgradeToFormat1 rewrites a closed coordinator's state as format 1
@@ -42,18 +43,18 @@ func downgradeToFormat1(t *testing.T, dir string, parts map[partKey]partState, p
 	}
 	defer db.Close()
 	b := db.NewBatch()
-	lower, upper := familyBounds(prefixBatch)
+	lower, upper := layout.FamilyBounds(layout.PrefixBatch)
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for valid := it.First(); valid; valid = it.Next() {
 		k := it.Key()
-		last, err := decodeBatchKey(k)
+		last, err := layout.DecodeBatchKey(k)
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, run, _, err := decodeBatchRun(last, it.Value(), nil)
+		h, run, _, err := layout.DecodeBatchRun(last, it.Value(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,9 +63,9 @@ func downgradeToFormat1(t *testing.T, dir string, parts map[partKey]partState, p
 		copy(id[:], k[1:17])
 		partition := int32(binary.BigEndian.Uint32(k[17:21]))
 		for _, bc := range run {
-			_ = b.Set(batchKey(id, partition, bc.LastOffset), appendBatchValueV1(nil, &batchValueV1{
-				object: h.object, byteOffset: bc.ByteOffset, byteLength: bc.ByteLength,
-				lastOffsetDelta: int32(bc.LastOffset - bc.BaseOffset), maxTimestamp: bc.MaxTimestamp, logAppendTime: h.logAppendTime,
+			_ = b.Set(layout.BatchKey(id, partition, bc.LastOffset), appendBatchValueV1(nil, &layout.BatchV1{
+				Object: h.Object, ByteOffset: bc.ByteOffset, ByteLength: bc.ByteLength,
+				LastOffsetDelta: int32(bc.LastOffset - bc.BaseOffset), MaxTimestamp: bc.MaxTimestamp, LogAppendTime: h.LogAppendTime,
 			}), nil)
 		}
 	}
@@ -72,12 +73,12 @@ func downgradeToFormat1(t *testing.T, dir string, parts map[partKey]partState, p
 		t.Fatal(err)
 	}
 	for pk, st := range parts {
-		_ = b.Set(partitionKey(pk.topic, pk.partition), encodePartitionV1(&st), nil)
+		_ = b.Set(layout.PartitionKey(pk.topic, pk.partition), encodePartitionV1(&st), nil)
 	}
 	for prk, ps := range producers {
-		_ = b.Set(producerKey(prk), encodeProducer(&ps), nil)
+		_ = b.Set(layout.ProducerKey(prk.producerID, prk.topic, prk.partition), layout.EncodeProducer(&ps.Producer), nil)
 	}
-	_ = b.Set(keyFormatVersion, encodeUint64(formatVersion1), nil)
+	_ = b.Set(layout.KeyFormatVersion, layout.EncodeUint64(layout.FormatVersion1), nil)
 	if err := b.Commit(pebble.Sync); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func downgradeToFormat1(t *testing.T, dir string, parts map[partKey]partState, p
 // encodePartitionV1 encodes a partition checkpoint as formats 1 and 2
 // wrote it: no tier fields, no bytes.
 func encodePartitionV1(p *partState) []byte {
-	b := []byte{valueV1}
+	b := []byte{layout.ValueV1}
 	b = binary.AppendVarint(b, p.logStart)
 	b = binary.AppendVarint(b, p.hwm)
 	b = binary.AppendVarint(b, p.maxTimestamp)
@@ -116,9 +117,9 @@ func TestMigrateFormat2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = db.Set(keyFormatVersion, encodeUint64(formatVersion2), pebble.Sync)
+	err = db.Set(layout.KeyFormatVersion, layout.EncodeUint64(layout.FormatVersion2), pebble.Sync)
 	// Every checkpoint back in the old layout, as format 2 wrote it.
-	lower, upper := familyBounds(prefixPartition)
+	lower, upper := layout.FamilyBounds(layout.PrefixPartition)
 	it, _ := db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	for valid := it.First(); valid && err == nil; valid = it.Next() {
 		var st partState
@@ -146,11 +147,11 @@ func TestMigrateFormat2(t *testing.T) {
 		// 40 batches of 3 records; DeleteRecords(7) dropped the two wholly below 7.
 		t.Errorf("a/0 tiers %v, want WAL start 7, %d bytes, no segments", got, 38*batchLen)
 	}
-	v, closer, err := e.c.db.Get(keyFormatVersion)
+	v, closer, err := e.c.db.Get(layout.KeyFormatVersion)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ver, _ := decodeUint64("format", v); ver != formatVersion {
+	if ver, _ := layout.DecodeUint64("format", v); ver != layout.FormatVersion {
 		t.Errorf("format %d after migration", ver)
 	}
 	_ = closer.Close()
@@ -210,11 +211,11 @@ func TestMigrateFormat1(t *testing.T) {
 		}
 	}
 	// Migrated: the format is 2 and a reopen reads it again.
-	v, closer, err := e.c.db.Get(keyFormatVersion)
+	v, closer, err := e.c.db.Get(layout.KeyFormatVersion)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ver, _ := decodeUint64("format", v); ver != formatVersion {
+	if ver, _ := layout.DecodeUint64("format", v); ver != layout.FormatVersion {
 		t.Errorf("format %d after migration", ver)
 	}
 	_ = closer.Close()
@@ -235,7 +236,7 @@ func TestUnknownFormatRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Set(keyFormatVersion, encodeUint64(formatVersion+1), pebble.Sync); err != nil {
+	if err := db.Set(layout.KeyFormatVersion, layout.EncodeUint64(layout.FormatVersion+1), pebble.Sync); err != nil {
 		t.Fatal(err)
 	}
 	_ = db.Close()
@@ -271,7 +272,7 @@ func TestDecodePartitionFormats(t *testing.T) {
 	}{
 		{"format1", encodePartitionV1(&st), v1, true},
 		{"format2", v2, never, false},
-		{"format3", encodePartition(&st), st, false},
+		{"format3", st.encode(), st, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, isV1, err := decodePartition(tc.v)
@@ -283,7 +284,13 @@ func TestDecodePartitionFormats(t *testing.T) {
 			}
 		})
 	}
-	if _, _, err := decodePartition(append(encodePartition(&st), 0)); err == nil {
+	if _, _, err := decodePartition(append(st.encode(), 0)); err == nil {
 		t.Fatal("a format 3 checkpoint with a trailing byte decoded")
 	}
+}
+
+// decodePartition decodes a checkpoint into the partition state it holds.
+func decodePartition(v []byte) (partState, bool, error) {
+	p, v1, err := layout.DecodePartition(v)
+	return partStateOf(p), v1, err
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // The collector deletes a WAL object no coordinator state names once the
-// store's time of it (LastModified) is GCGrace old (gc.go): the upload
+// store's time of it (LastModified) is GCGrace old (package collect): the upload
 // died, or its commit was refused. A commit that arrives later still, from
 // a broker stalled between its upload and its commit, would name an object
 // that is gone, and acknowledge records nobody can read. So the commit of
@@ -27,7 +27,7 @@ import (
 // as an orphan; the other half covers the skew between the brokers', the
 // store's and the coordinators' clocks. With shards, the object is known
 // to the shard that committed it, which shard 0's collector asks
-// (gc_shards.go).
+// (package collect).
 
 // objectKeyTime returns the time in a WAL object key's UUIDv7, and false
 // for a key whose last segment is not one (tests' names, marker objects

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/floe-io/floe/coordinator/layout"
 )
 
 // ObjectState is an object's place in its life cycle.
@@ -57,6 +58,22 @@ type objectState struct {
 	brokerID       int32
 }
 
+// encode is the object's value in its 'o' row.
+func (o *objectState) encode() []byte {
+	return layout.EncodeObject(&layout.Object{
+		State: uint8(o.state), Size: o.size, Live: o.live, CreatedMs: o.createdMs,
+		GarbageSinceMs: o.garbageSinceMs, BrokerID: o.brokerID, Key: o.key,
+	})
+}
+
+// objectStateOf is the object numbered num that value v describes.
+func objectStateOf(num uint64, v layout.Object) *objectState {
+	return &objectState{
+		num: num, key: v.Key, size: v.Size, live: v.Live, state: ObjectState(v.State),
+		createdMs: v.CreatedMs, garbageSinceMs: v.GarbageSinceMs, brokerID: v.BrokerID,
+	}
+}
+
 func (o *objectState) info() ObjectInfo {
 	return ObjectInfo{
 		Key: o.key, Size: o.size, LiveBytes: o.live, State: o.state,
@@ -107,7 +124,7 @@ func (c *Coordinator) deadBytesLocked(b *pebble.Batch, dead map[uint64]int64, no
 				o.state, o.garbageSinceMs = ObjectGarbage, nowMs
 			}
 		}
-		_ = b.Set(objectKey(num), encodeObject(&o), nil)
+		_ = b.Set(layout.ObjectKey(num), o.encode(), nil)
 		out = append(out, &o)
 	}
 	return out

@@ -11,12 +11,9 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/layout"
 	"github.com/floe-io/floe/kvindex"
 )
-
-// prefixPostings is the key family of the posting index of hierarchical
-// topics (kvindex.Postings owns its layout).
-const prefixPostings byte = 'h'
 
 // maxKeyBatches bounds the postings one FindKeyBatches answers, whatever
 // its byte budget, so that a key with many tiny batches cannot make one call
@@ -96,8 +93,8 @@ func (c *Coordinator) FindKeyBatches(ctx context.Context, req coordapi.FindKeyBa
 		aborted = c.abortedLocked(partKey{req.TopicID, req.Partition}, req.Offset, limit)
 	}
 	it, err := c.db.NewIter(&pebble.IterOptions{
-		LowerBound: batchKey(req.TopicID, req.Partition, st.logStart),
-		UpperBound: batchKey(req.TopicID, req.Partition, st.hwm),
+		LowerBound: layout.BatchKey(req.TopicID, req.Partition, st.logStart),
+		UpperBound: layout.BatchKey(req.TopicID, req.Partition, st.hwm),
 	})
 	c.mu.RUnlock()
 	if err != nil {
@@ -190,8 +187,8 @@ func (c *Coordinator) FindKeyBatches(ctx context.Context, req coordapi.FindKeyBa
 // false when no batch overlapping the posting's offsets is there any more
 // (compaction removed it). It returns the object number of the coordinate.
 func resolvePosting(it *pebble.Iterator, id coordapi.TopicID, partition int32, at int64, po kvindex.Posting) (kb coordapi.KeyBatch, object uint64, ok bool, err error) {
-	for valid := it.SeekGE(batchKey(id, partition, at)); valid; valid = it.Next() {
-		last, err := decodeBatchKey(it.Key())
+	for valid := it.SeekGE(layout.BatchKey(id, partition, at)); valid; valid = it.Next() {
+		last, err := layout.DecodeBatchKey(it.Key())
 		if err != nil {
 			return kb, 0, false, err
 		}
@@ -199,13 +196,13 @@ func resolvePosting(it *pebble.Iterator, id coordapi.TopicID, partition int32, a
 		if err != nil {
 			return kb, 0, false, fmt.Errorf("read batch row: %w", err)
 		}
-		r, err := newRunReader(last, v)
+		r, err := layout.NewRunReader(last, v)
 		for err == nil {
 			var (
 				bc   coordapi.BatchCoord
 				more bool
 			)
-			if bc, more, err = r.next(); !more || err != nil {
+			if bc, more, err = r.Next(); !more || err != nil {
 				break
 			}
 			switch {
@@ -215,11 +212,11 @@ func resolvePosting(it *pebble.Iterator, id coordapi.TopicID, partition int32, a
 				if bc.BaseOffset > po.LastOffset {
 					return kb, 0, false, nil
 				}
-				return coordapi.KeyBatch{Coord: bc, BaseOffset: po.BaseOffset, LastOffset: po.LastOffset}, r.h.object, true, nil
+				return coordapi.KeyBatch{Coord: bc, BaseOffset: po.BaseOffset, LastOffset: po.LastOffset}, r.Object(), true, nil
 			case bc.BaseOffset > po.LastOffset:
 				return kb, 0, false, nil
 			default:
-				return coordapi.KeyBatch{Coord: bc, BaseOffset: bc.BaseOffset, LastOffset: bc.LastOffset}, r.h.object, true, nil
+				return coordapi.KeyBatch{Coord: bc, BaseOffset: bc.BaseOffset, LastOffset: bc.LastOffset}, r.Object(), true, nil
 			}
 		}
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/layout"
 	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/kvindex"
 	"github.com/floe-io/floe/objectstore"
@@ -203,11 +204,11 @@ func TestViewRowsDroppedWithBase(t *testing.T) {
 	}
 	// A row as an earlier build wrote it: no w row.
 	legacy := coordapi.ViewTopicID(base.ID, []byte("legacy"))
-	if err := e.c.db.Set(viewKey(legacy), encodeView(base.ID, []byte("legacy")), nil); err != nil {
+	if err := e.c.db.Set(layout.ViewKey(legacy), layout.EncodeView(base.ID, []byte("legacy")), nil); err != nil {
 		t.Fatal(err)
 	}
 	hasRow := func(id coordapi.TopicID) bool {
-		_, closer, err := e.c.db.Get(viewKey(id))
+		_, closer, err := e.c.db.Get(layout.ViewKey(id))
 		if err == nil {
 			closer.Close()
 		}

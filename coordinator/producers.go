@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/layout"
 )
 
 // Idempotence follows Apache Kafka 3.x (ProducerStateManager):
@@ -31,11 +32,6 @@ import (
 //
 // Batches of one object see each other: the commit works on a copy of the
 // state that each accepted batch advances.
-
-// maxProducerBatches is how many batches per producer and partition are
-// remembered for duplicate detection (Kafka's
-// max.in.flight.requests.per.connection limit for idempotence).
-const maxProducerBatches = 5
 
 // noProducerEpoch marks a state that has seen no batch.
 const noProducerEpoch int16 = -1
@@ -59,13 +55,11 @@ type producerStateKey struct {
 	partition  int32
 }
 
-// producerState is one producer's idempotence state on one partition.
+// producerState is one producer's idempotence state on one partition: its
+// persisted value, and whether it changed since its partition's
+// checkpoint.
 type producerState struct {
-	epoch        int16
-	lastUpdateMs int64
-	// batches[:n] are the latest batches, oldest first.
-	batches [maxProducerBatches]seqBatch
-	n       int
+	layout.Producer
 	// dirty is set while the state has changed since its partition's
 	// checkpoint (checkpoint.go): its latest value is in a batch run, not
 	// yet in its producer record.
@@ -74,12 +68,7 @@ type producerState struct {
 
 // seqBatch is one remembered batch: its sequence range and what it was
 // answered.
-type seqBatch struct {
-	baseSeq    int32
-	lastSeq    int32
-	baseOffset int64
-	timestamp  int64 // stored max timestamp (the append time on LogAppendTime topics)
-}
+type seqBatch = layout.SeqBatch
 
 // lastSequence is the sequence of the batch's last record, wrapping like
 // Kafka's DefaultRecordBatch.incrementSequence.
@@ -99,24 +88,24 @@ func inSequence(last, next int32) bool {
 // (the remembered batch), or neither (append it, then call record).
 func (p *producerState) check(cb *coordapi.CommitBatch) (code int16, dup *seqBatch) {
 	lastSeq := lastSequence(cb.BaseSequence, cb.LastOffsetDelta)
-	if cb.ProducerEpoch == p.epoch {
-		for i := 0; i < p.n; i++ {
-			if b := &p.batches[i]; b.baseSeq == cb.BaseSequence && b.lastSeq == lastSeq {
+	if cb.ProducerEpoch == p.Epoch {
+		for i := 0; i < p.N; i++ {
+			if b := &p.Batches[i]; b.BaseSeq == cb.BaseSequence && b.LastSeq == lastSeq {
 				return 0, b
 			}
 		}
 	}
-	if p.epoch == noProducerEpoch {
+	if p.Epoch == noProducerEpoch {
 		return 0, nil // unknown producer: any sequence
 	}
 	switch {
-	case cb.ProducerEpoch < p.epoch:
+	case cb.ProducerEpoch < p.Epoch:
 		return codeInvalidProducerEpoch, nil
-	case cb.ProducerEpoch > p.epoch:
+	case cb.ProducerEpoch > p.Epoch:
 		if cb.BaseSequence != 0 {
 			return codeOutOfOrderSequence, nil
 		}
-	case p.n > 0 && !inSequence(p.batches[p.n-1].lastSeq, cb.BaseSequence):
+	case p.N > 0 && !inSequence(p.Batches[p.N-1].LastSeq, cb.BaseSequence):
 		return codeOutOfOrderSequence, nil
 	}
 	return 0, nil
@@ -124,22 +113,22 @@ func (p *producerState) check(cb *coordapi.CommitBatch) (code int16, dup *seqBat
 
 // record remembers an accepted batch.
 func (p *producerState) record(cb *coordapi.CommitBatch, baseOffset, timestamp, nowMs int64) {
-	if cb.ProducerEpoch != p.epoch {
-		p.epoch = cb.ProducerEpoch
-		p.n, p.batches = 0, [maxProducerBatches]seqBatch{}
+	if cb.ProducerEpoch != p.Epoch {
+		p.Epoch = cb.ProducerEpoch
+		p.N, p.Batches = 0, [layout.MaxProducerBatches]seqBatch{}
 	}
-	if p.n == maxProducerBatches {
-		copy(p.batches[:], p.batches[1:])
-		p.n--
+	if p.N == layout.MaxProducerBatches {
+		copy(p.Batches[:], p.Batches[1:])
+		p.N--
 	}
-	p.batches[p.n] = seqBatch{
-		baseSeq:    cb.BaseSequence,
-		lastSeq:    lastSequence(cb.BaseSequence, cb.LastOffsetDelta),
-		baseOffset: baseOffset,
-		timestamp:  timestamp,
+	p.Batches[p.N] = seqBatch{
+		BaseSeq:    cb.BaseSequence,
+		LastSeq:    lastSequence(cb.BaseSequence, cb.LastOffsetDelta),
+		BaseOffset: baseOffset,
+		Timestamp:  timestamp,
 	}
-	p.n++
-	p.lastUpdateMs = nowMs
+	p.N++
+	p.LastUpdateMs = nowMs
 }
 
 // InitProducerID hands out a producer id and epoch (Kafka's InitProducerId
@@ -187,36 +176,36 @@ func (c *Coordinator) InitProducerID(ctx context.Context, req coordapi.InitProdu
 	if req.ProducerID < 0 || req.ProducerID >= c.pids.next {
 		return c.allocateProducerIDLocked()
 	}
-	cur := producerIDValue{epoch: 0, lastEpoch: noProducerEpoch}
-	v, closer, err := c.db.Get(producerEpochKey(req.ProducerID))
+	cur := layout.ProducerID{Epoch: 0, LastEpoch: noProducerEpoch}
+	v, closer, err := c.db.Get(layout.ProducerEpochKey(req.ProducerID))
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
 	case err != nil:
 		return fail(fmt.Errorf("read producer %d: %w", req.ProducerID, err))
 	default:
-		cur, err = decodeProducerID(v)
+		cur, err = layout.DecodeProducerID(v)
 		_ = closer.Close()
 		if err != nil {
 			return fail(err)
 		}
 	}
 	switch {
-	case req.ProducerEpoch >= cur.epoch:
-	case req.ProducerEpoch == cur.lastEpoch:
-		return coordapi.InitProducerIDResponse{ProducerID: req.ProducerID, ProducerEpoch: cur.epoch}, nil
+	case req.ProducerEpoch >= cur.Epoch:
+	case req.ProducerEpoch == cur.LastEpoch:
+		return coordapi.InitProducerIDResponse{ProducerID: req.ProducerID, ProducerEpoch: cur.Epoch}, nil
 	default:
 		return fail(coordapi.Errorf(kerr.InvalidProducerEpoch,
-			"Producer %d epoch %d is older than its current epoch %d", req.ProducerID, req.ProducerEpoch, cur.epoch))
+			"Producer %d epoch %d is older than its current epoch %d", req.ProducerID, req.ProducerEpoch, cur.Epoch))
 	}
 	if req.ProducerEpoch >= math.MaxInt16-1 {
 		return c.allocateProducerIDLocked()
 	}
-	next := producerIDValue{epoch: req.ProducerEpoch + 1, lastEpoch: req.ProducerEpoch}
-	if err := c.set(producerEpochKey(req.ProducerID), encodeProducerID(next)); err != nil {
+	next := layout.ProducerID{Epoch: req.ProducerEpoch + 1, LastEpoch: req.ProducerEpoch}
+	if err := c.set(layout.ProducerEpochKey(req.ProducerID), layout.EncodeProducerID(next)); err != nil {
 		return fail(fmt.Errorf("write producer %d: %w", req.ProducerID, err))
 	}
-	c.log.Debug("producer epoch bumped", "producer_id", req.ProducerID, "epoch", next.epoch)
-	return coordapi.InitProducerIDResponse{ProducerID: req.ProducerID, ProducerEpoch: next.epoch}, nil
+	c.log.Debug("producer epoch bumped", "producer_id", req.ProducerID, "epoch", next.Epoch)
+	return coordapi.InitProducerIDResponse{ProducerID: req.ProducerID, ProducerEpoch: next.Epoch}, nil
 }
 
 // allocateProducerID hands out the next producer id.
@@ -231,7 +220,7 @@ func (c *Coordinator) allocateProducerID() (int64, error) {
 // persisting the counter first. c.pids must be held.
 func (c *Coordinator) allocateProducerIDLocked() (coordapi.InitProducerIDResponse, error) {
 	id := c.pids.next
-	if err := c.set(keyNextProducerID, encodeUint64(uint64(id+1))); err != nil {
+	if err := c.set(layout.KeyNextProducerID, layout.EncodeUint64(uint64(id+1))); err != nil {
 		return coordapi.InitProducerIDResponse{}, fmt.Errorf("init producer id: write counter: %w", err)
 	}
 	c.pids.next = id + 1
@@ -262,7 +251,7 @@ func (c *Coordinator) expireProducers(maxIdle time.Duration) (int, error) {
 	defer b.Close()
 	isExpired := func(k producerStateKey, ps *producerState) bool {
 		_, open := c.commit.openTxns[partKey{k.topic, k.partition}][k.producerID]
-		return ps.lastUpdateMs < cutoff && !open
+		return ps.LastUpdateMs < cutoff && !open
 	}
 	var (
 		expired     []producerStateKey
@@ -274,7 +263,7 @@ func (c *Coordinator) expireProducers(maxIdle time.Duration) (int, error) {
 			continue
 		}
 		expired = append(expired, pk)
-		_ = b.Delete(producerKey(pk), nil)
+		_ = b.Delete(layout.ProducerKey(pk.producerID, pk.topic, pk.partition), nil)
 		part := partKey{pk.topic, pk.partition}
 		if ps.dirty && !seen[part] {
 			// Its state is in a run replayed at Open: checkpoint the

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/layout"
 )
 
 // DeleteRecords moves a partition's log start up to offset (Kafka's
@@ -57,8 +58,8 @@ func (c *Coordinator) deleteRecordsLocked(t *topicState, partition int32, st par
 	id := t.id
 	b := c.db.NewBatch()
 	defer b.Close()
-	lower, _ := batchPartitionBounds(id, partition)
-	upper := batchKey(id, partition, offset) // rows whose last offset is below offset
+	lower, _ := layout.BatchPartitionBounds(id, partition)
+	upper := layout.BatchKey(id, partition, offset) // rows whose last offset is below offset
 	rs, err := c.rowStats(lower, upper)
 	if err != nil {
 		return err
@@ -66,24 +67,24 @@ func (c *Coordinator) deleteRecordsLocked(t *topicState, partition int32, st par
 	var run []coordapi.BatchCoord
 	_ = b.DeleteRange(lower, upper, nil)
 	// The run holding offset loses the batches wholly below it.
-	err = c.scanRange(upper, batchKey(id, partition, st.hwm), func(k, v []byte) error {
-		if isSegmentRow(v) {
+	err = c.scanRange(upper, layout.BatchKey(id, partition, st.hwm), func(k, v []byte) error {
+		if layout.IsSegmentRow(v) {
 			return errStopScan
 		}
-		last, err := decodeBatchKey(k)
+		last, err := layout.DecodeBatchKey(k)
 		if err != nil {
 			return err
 		}
 		var (
-			h     runHeader
+			h     layout.RunHeader
 			prods []byte
 		)
-		if h, run, prods, err = decodeBatchRun(last, v, run[:0]); err != nil {
+		if h, run, prods, err = layout.DecodeBatchRun(last, v, run[:0]); err != nil {
 			return err
 		}
 		i := 0
 		for i < len(run) && run[i].LastOffset < offset {
-			rs.dead[h.object] += int64(run[i].ByteLength)
+			rs.dead[h.Object] += int64(run[i].ByteLength)
 			rs.bytes += int64(run[i].ByteLength)
 			i++
 		}
@@ -91,7 +92,7 @@ func (c *Coordinator) deleteRecordsLocked(t *topicState, partition int32, st par
 			// Its producer states stay: they are not replayed (the run ends
 			// below the checkpoint written here) but a trimmed run keeps
 			// its encoding whole.
-			nv := append(appendBatchRun(nil, &h, run[i:]), prods...)
+			nv := append(layout.AppendBatchRun(nil, &h, run[i:]), prods...)
 			_ = b.Set(k, nv, nil)
 			rs.batches += int64(i)
 			rs.rowBytes += int64(len(v) - len(nv))
@@ -157,20 +158,20 @@ func (c *Coordinator) recomputeMaxTimestampLocked(id coordapi.TopicID, partition
 // logStart. c.commit must be held.
 func (c *Coordinator) noteRowsLocked(p *partState, id coordapi.TopicID, partition int32, from, to, logStart int64) error {
 	var run []coordapi.BatchCoord
-	return c.scanRange(batchKey(id, partition, from), batchKey(id, partition, to), func(k, v []byte) error {
-		last, err := decodeBatchKey(k)
+	return c.scanRange(layout.BatchKey(id, partition, from), layout.BatchKey(id, partition, to), func(k, v []byte) error {
+		last, err := layout.DecodeBatchKey(k)
 		if err != nil {
 			return err
 		}
-		if isSegmentRow(v) {
-			seg, err := decodeSegmentRow(last, v)
+		if layout.IsSegmentRow(v) {
+			seg, err := layout.DecodeSegmentRow(last, v)
 			if err != nil {
 				return err
 			}
 			p.noteSegment(&seg)
 			return nil
 		}
-		if _, run, _, err = decodeBatchRun(last, v, run[:0]); err != nil {
+		if _, run, _, err = layout.DecodeBatchRun(last, v, run[:0]); err != nil {
 			return err
 		}
 		for _, bc := range run {
@@ -184,11 +185,11 @@ func (c *Coordinator) noteRowsLocked(p *partState, id coordapi.TopicID, partitio
 
 // noteSegment updates the max-timestamp tracking with a segment's, as
 // noteBatch does for each of its batches.
-func (p *partState) noteSegment(s *segmentRow) {
-	if s.maxTimestamp <= p.maxTimestamp {
+func (p *partState) noteSegment(s *layout.SegmentRow) {
+	if s.MaxTimestamp <= p.maxTimestamp {
 		return
 	}
-	p.maxTimestamp, p.maxTimestampOffset, p.maxTimestampLast = s.maxTimestamp, s.tsOffset, s.tsLast
+	p.maxTimestamp, p.maxTimestampOffset, p.maxTimestampLast = s.MaxTimestamp, s.TSOffset, s.TSLast
 }
 
 // rowStats is what a range of batch family rows holds, and what deleting
@@ -227,4 +228,33 @@ func (c *Coordinator) rowStats(lower, upper []byte) (rowStats, error) {
 		return nil
 	})
 	return rs, err
+}
+
+// scanRows calls fn for every batch of the rows keyed in [lower, upper),
+// in offset order, with the object its row names (a segment row: one
+// coordinate with Segment set). fn returning errStopScan ends the scan
+// without error; k and v are only valid during the call.
+func (c *Coordinator) scanRows(lower, upper []byte, fn func(k, v []byte, object uint64, bc coordapi.BatchCoord) error) error {
+	err := c.scanRange(lower, upper, func(k, v []byte) error {
+		last, err := layout.DecodeBatchKey(k)
+		if err != nil {
+			return err
+		}
+		r, err := layout.NewRunReader(last, v)
+		for err == nil {
+			var (
+				bc coordapi.BatchCoord
+				ok bool
+			)
+			if bc, ok, err = r.Next(); !ok || err != nil {
+				break
+			}
+			err = fn(k, v, r.Object(), bc)
+		}
+		return err
+	})
+	if errors.Is(err, errStopScan) {
+		return nil
+	}
+	return err
 }

@@ -9,7 +9,6 @@ import (
 // The Iceberg tables' metadata pointers live in package tables, in this
 // state's family 'l' (its doc draws the rows): cluster-wide, like topics,
 // so on shard 0 of a sharded coordinator (docs/design/iceberg-tables.md).
-const prefixTable byte = 'l'
 
 // Tables returns the coordinator's Iceberg catalog (package tables): the
 // metadata pointer of every topic's table, a compare-and-swap through

@@ -3,7 +3,6 @@ package coordinator
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -15,7 +14,7 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"github.com/floe-io/floe/coordapi"
-	"github.com/floe-io/floe/internal/valenc"
+	"github.com/floe-io/floe/coordinator/layout"
 )
 
 // Table jobs (issue 41, docs/design/iceberg-tables.md): every
@@ -179,46 +178,23 @@ func (c *Coordinator) tableStateLocked(id coordapi.TopicID) *tableState {
 	return ts
 }
 
-// prefixTableCovered is the family of the planner's covered offsets of
-// each table topic, one row a topic (coordinator/doc.go):
-//
-//	'c' topic-id(16) -> version 1: n, n × (partition, next offset) (varints)
-//
-// A completed table job writes its topic's row; the row goes with its
+// The table covered family ('c', drawn in package layout) holds the
+// planner's covered offsets of each table topic, one row a topic. A completed table job writes its topic's row; the row goes with its
 // topic. It is a planning copy (the table's snapshot summary is the
 // authority), kept by topic id and on the shard owning the partitions,
 // not in the table's 'l' row: that row is keyed by the table's name in a
 // namespace only brokers know, and lives on shard 0.
-const prefixTableCovered byte = 'c'
-
-func tableCoveredKey(id coordapi.TopicID) []byte { return append([]byte{prefixTableCovered}, id[:]...) }
-
-func encodeTableCovered(covered map[int32]int64) []byte {
-	parts := slices.Sorted(maps.Keys(covered))
-	v := binary.AppendUvarint([]byte{valenc.Version1}, uint64(len(parts)))
-	for _, p := range parts {
-		v = binary.AppendVarint(v, int64(p))
-		v = binary.AppendVarint(v, covered[p])
-	}
-	return v
-}
 
 // readTableCovered adds id's covered offsets row, if any, to covered.
 func (c *Coordinator) readTableCovered(id coordapi.TopicID, covered map[int32]int64) error {
-	v, closer, err := c.db.Get(tableCoveredKey(id))
+	v, closer, err := c.db.Get(layout.TableCoveredKey(id))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil
 	} else if err != nil {
 		return err
 	}
 	defer closer.Close()
-	d := valenc.New("table covered", v)
-	n := d.Uvarint()
-	for i := uint64(0); i < n && d.Err() == nil; i++ {
-		p := d.Varint()
-		covered[int32(p)] = d.Varint()
-	}
-	return d.Done("table covered")
+	return layout.DecodeTableCovered(v, covered)
 }
 
 // writeTableCovered writes id's covered offsets row, or deletes it when
@@ -227,9 +203,9 @@ func (c *Coordinator) writeTableCovered(id coordapi.TopicID, covered map[int32]i
 	b := c.db.NewBatch()
 	defer b.Close()
 	if covered == nil {
-		_ = b.Delete(tableCoveredKey(id), nil)
+		_ = b.Delete(layout.TableCoveredKey(id), nil)
 	} else {
-		_ = b.Set(tableCoveredKey(id), encodeTableCovered(covered), nil)
+		_ = b.Set(layout.TableCoveredKey(id), layout.EncodeTableCovered(covered), nil)
 	}
 	return c.write(b, pebble.Sync)
 }
@@ -397,7 +373,7 @@ func (c *Coordinator) buildTableJob(pk partKey, nowMs int64, wal bool) (*tierJob
 		// Rows are keyed by their last offset: every row starting below
 		// to (a segment may end past it; a WAL batch never does, the LSO
 		// and the high watermark being batch bounds).
-		err := c.scanRows(batchKey(pk.topic, p.partition, from), batchKey(pk.topic, p.partition, max(p.walStart, to)),
+		err := c.scanRows(layout.BatchKey(pk.topic, p.partition, from), layout.BatchKey(pk.topic, p.partition, max(p.walStart, to)),
 			func(_, _ []byte, object uint64, bc coordapi.BatchCoord) error {
 				if bc.BaseOffset >= to {
 					return errStopScan

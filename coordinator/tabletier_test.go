@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/layout"
 )
 
 // consolidateAll claims and completes every due consolidation job as a
@@ -410,7 +411,7 @@ func TestTableCoveredPersisted(t *testing.T) {
 	if _, err := e.c.DeleteTopic(ctx, "orders"); err != nil {
 		t.Fatal(err)
 	}
-	if _, closer, err := e.c.db.Get(tableCoveredKey(tp.ID)); err == nil {
+	if _, closer, err := e.c.db.Get(layout.TableCoveredKey(tp.ID)); err == nil {
 		closer.Close()
 		t.Fatal("the covered offsets row outlived its topic")
 	}

@@ -15,13 +15,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/layout"
 )
 
 // Tiering: the coordinator plans consolidation jobs, brokers run them, and
 // CompleteTierJob swaps a job's WAL runs for one segment row in one synced
 // batch. Jobs live in memory only: a restart forgets them, and the segment
 // a forgotten job wrote is an orphan under <prefix>/tiered/ that the
-// collector deletes after its grace. See the package doc and runs.go for
+// collector deletes after its grace. See package layout for
 // the rows.
 
 // Tiering defaults.
@@ -64,7 +65,7 @@ func (c *Coordinator) settingsLocked(t *topicState) tierSettings {
 	if s.localBytes == 0 && c.opts.WALRetentionBytes == 0 {
 		s.localBytes = -1
 	}
-	s.segmentBytes = min(max(s.segmentBytes, 1), maxSegmentData)
+	s.segmentBytes = min(max(s.segmentBytes, 1), layout.MaxSegmentData)
 	var compacts bool
 	s.deletes, compacts = cleanupPolicy(t.configs)
 	if compacts {
@@ -88,7 +89,7 @@ type tierJob struct {
 	inputs []uint64
 	// seg is the row the swap writes, but for its object; its dataLength
 	// is the job's batches' summed length.
-	seg segmentRow
+	seg layout.SegmentRow
 	// tableFull says a table job stopped short of what was there to
 	// take: its slot is queued again as it completes.
 	tableFull bool
@@ -293,8 +294,8 @@ func (c *Coordinator) walDue(pr partRef, nowMs int64) (bool, error) {
 // run was committed.
 func (c *Coordinator) firstWALCreated(id coordapi.TopicID, partition int32, st partState) (int64, bool, error) {
 	it, err := c.db.NewIter(&pebble.IterOptions{
-		LowerBound: batchKey(id, partition, st.walStart),
-		UpperBound: batchKey(id, partition, st.hwm),
+		LowerBound: layout.BatchKey(id, partition, st.walStart),
+		UpperBound: layout.BatchKey(id, partition, st.hwm),
 	})
 	if err != nil {
 		return 0, false, fmt.Errorf("tier: new iterator: %w", err)
@@ -303,7 +304,7 @@ func (c *Coordinator) firstWALCreated(id coordapi.TopicID, partition int32, st p
 	if !it.First() {
 		return 0, false, it.Error()
 	}
-	last, err := decodeBatchKey(it.Key())
+	last, err := layout.DecodeBatchKey(it.Key())
 	if err != nil {
 		return 0, false, err
 	}
@@ -311,15 +312,15 @@ func (c *Coordinator) firstWALCreated(id coordapi.TopicID, partition int32, st p
 	if err != nil {
 		return 0, false, fmt.Errorf("tier: read: %w", err)
 	}
-	r, err := newRunReader(last, v)
-	if err != nil || r.seg != nil {
+	r, err := layout.NewRunReader(last, v)
+	if err != nil || r.Segment() {
 		return 0, false, err // a segment above the WAL start: never
 	}
 	c.mu.RLock()
-	o := c.mu.objects[r.h.object]
+	o := c.mu.objects[r.Object()]
 	c.mu.RUnlock()
 	if o == nil {
-		return 0, false, fmt.Errorf("tier: batch run at %d references unknown object %d", last, r.h.object)
+		return 0, false, fmt.Errorf("tier: batch run at %d references unknown object %d", last, r.Object())
 	}
 	return o.createdMs, true, nil
 }
@@ -399,7 +400,7 @@ func (c *Coordinator) ClaimTierJob(ctx context.Context, req coordapi.ClaimTierJo
 		c.tier.stats.JobsAssigned++
 		c.tier.Unlock()
 		c.log.Debug("tier job assigned", "job", job.ID, "topic", pk.topic, "partition", pk.partition,
-			"base", job.BaseOffset, "last", job.LastOffset, "batches", len(job.Batches), "bytes", job.seg.dataLength, "broker", req.BrokerID)
+			"base", job.BaseOffset, "last", job.LastOffset, "batches", len(job.Batches), "bytes", job.seg.DataLength, "broker", req.BrokerID)
 		return job.TierJob, true, nil
 	}
 }
@@ -445,8 +446,8 @@ func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierJob, bool, error) 
 		return nil, false, nil
 	}
 	it, err := c.db.NewIter(&pebble.IterOptions{
-		LowerBound: batchKey(pk.topic, pk.partition, st.walStart),
-		UpperBound: batchKey(pk.topic, pk.partition, st.hwm),
+		LowerBound: layout.BatchKey(pk.topic, pk.partition, st.walStart),
+		UpperBound: layout.BatchKey(pk.topic, pk.partition, st.hwm),
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("tier: new iterator: %w", err)
@@ -457,7 +458,7 @@ func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierJob, bool, error) 
 	job.TopicID, job.Partition, job.LogAppendTime = pk.topic, pk.partition, lat
 	job.LeaseMs = c.opts.TierJobLease.Milliseconds()
 	job.deadline = nowMs + job.LeaseMs
-	job.seg = segmentRow{logAppendTime: lat, maxTimestamp: -1, tsOffset: -1, tsLast: -1}
+	job.seg = layout.SegmentRow{LogAppendTime: lat, MaxTimestamp: -1, TSOffset: -1, TSLast: -1}
 	ts := newPartState()
 	// Over local.retention.bytes, the oldest runs go a whole segment at a
 	// time, not just enough to get under it: else every round would cut a
@@ -469,7 +470,7 @@ func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierJob, bool, error) 
 		full         bool // cut by segment.bytes, segment.ms or the batch bound
 	)
 	for valid := it.First(); valid; valid = it.Next() {
-		last, err := decodeBatchKey(it.Key())
+		last, err := layout.DecodeBatchKey(it.Key())
 		if err != nil {
 			return nil, false, err
 		}
@@ -477,18 +478,18 @@ func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierJob, bool, error) 
 		if err != nil {
 			return nil, false, fmt.Errorf("tier: read: %w", err)
 		}
-		if isSegmentRow(v) {
+		if layout.IsSegmentRow(v) {
 			return nil, false, fmt.Errorf("tier: segment row at %d above the WAL start %d", last, st.walStart)
 		}
-		var h runHeader
-		if h, run, _, err = decodeBatchRun(last, v, run[:0]); err != nil {
+		var h layout.RunHeader
+		if h, run, _, err = layout.DecodeBatchRun(last, v, run[:0]); err != nil {
 			return nil, false, err
 		}
 		c.mu.RLock()
-		o := c.mu.objects[h.object]
+		o := c.mu.objects[h.Object]
 		c.mu.RUnlock()
 		if o == nil {
-			return nil, false, fmt.Errorf("tier: batch run at %d references unknown object %d", last, h.object)
+			return nil, false, fmt.Errorf("tier: batch run at %d references unknown object %d", last, h.Object)
 		}
 		var n int64
 		for _, bc := range run {
@@ -498,7 +499,7 @@ func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierJob, bool, error) 
 			break // not past the WAL retention
 		}
 		if len(job.Batches) > 0 {
-			if job.seg.dataLength+n > s.segmentBytes || o.createdMs-firstCreated >= s.segmentMs ||
+			if job.seg.DataLength+n > s.segmentBytes || o.createdMs-firstCreated >= s.segmentMs ||
 				len(job.Batches)+len(run) > maxJobBatches {
 				full = true
 				break
@@ -507,7 +508,7 @@ func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierJob, bool, error) 
 			firstCreated = o.createdMs
 			job.BaseOffset = run[0].BaseOffset
 		}
-		if job.seg.dataLength+n > maxSegmentData {
+		if job.seg.DataLength+n > layout.MaxSegmentData {
 			break
 		}
 		for _, bc := range run {
@@ -515,7 +516,7 @@ func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierJob, bool, error) 
 			job.Batches = append(job.Batches, bc)
 			ts.noteBatch(bc.BaseOffset, bc.LastOffset, bc.MaxTimestamp, bc.LogAppendTime)
 		}
-		job.seg.dataLength += n
+		job.seg.DataLength += n
 		job.LastOffset = last
 	}
 	if err := it.Error(); err != nil {
@@ -530,12 +531,12 @@ func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierJob, bool, error) 
 	// local.retention.ms, so that no batch stays in the WAL tier much
 	// longer than twice its retention (a quiet partition's segment holds
 	// what it wrote meanwhile).
-	if !full && !overBytes && job.seg.dataLength < s.segmentBytes && nowMs-firstCreated < 2*s.localMs {
+	if !full && !overBytes && job.seg.DataLength < s.segmentBytes && nowMs-firstCreated < 2*s.localMs {
 		return nil, false, nil
 	}
-	job.seg.base = job.BaseOffset
-	job.seg.batches = int64(len(job.Batches))
-	job.seg.maxTimestamp, job.seg.tsOffset, job.seg.tsLast = ts.maxTimestamp, ts.maxTimestampOffset, ts.maxTimestampLast
+	job.seg.Base = job.BaseOffset
+	job.seg.Batches = int64(len(job.Batches))
+	job.seg.MaxTimestamp, job.seg.TSOffset, job.seg.TSLast = ts.maxTimestamp, ts.maxTimestampOffset, ts.maxTimestampLast
 	return job, true, nil
 }
 
@@ -612,8 +613,8 @@ func (c *Coordinator) CompleteTierJob(ctx context.Context, req coordapi.Complete
 	switch {
 	case req.BaseOffset != job.BaseOffset || req.LastOffset != job.LastOffset:
 		return refuse("job %d covers offsets %d-%d, not %d-%d", job.ID, job.BaseOffset, job.LastOffset, req.BaseOffset, req.LastOffset)
-	case req.DataLength != job.seg.dataLength:
-		return refuse("job %d's batches are %d bytes, the segment's data %d", job.ID, job.seg.dataLength, req.DataLength)
+	case req.DataLength != job.seg.DataLength:
+		return refuse("job %d's batches are %d bytes, the segment's data %d", job.ID, job.seg.DataLength, req.DataLength)
 	case req.ObjectKey == "" || req.ObjectSize <= req.DataLength:
 		return refuse("job %d's segment %q of %d bytes cannot hold %d bytes of data and its indexes", job.ID, req.ObjectKey, req.ObjectSize, req.DataLength)
 	}
@@ -630,17 +631,17 @@ func (c *Coordinator) CompleteTierJob(ctx context.Context, req coordapi.Complete
 		return refuse("job %d: object %q is already known", job.ID, req.ObjectKey)
 	}
 
-	lower := batchKey(pk.topic, pk.partition, job.BaseOffset)
-	lastKey := batchKey(pk.topic, pk.partition, job.LastOffset)
-	upper := batchKey(pk.topic, pk.partition, job.LastOffset+1)
+	lower := layout.BatchKey(pk.topic, pk.partition, job.BaseOffset)
+	lastKey := layout.BatchKey(pk.topic, pk.partition, job.LastOffset)
+	upper := layout.BatchKey(pk.topic, pk.partition, job.LastOffset+1)
 	rs, err := c.rowStats(lower, upper)
 	if err != nil {
 		return fmt.Errorf("complete tier job %d: %w", job.ID, err)
 	}
-	if rs.segments != 0 || rs.batches != int64(len(job.Batches)) || rs.bytes != job.seg.dataLength {
+	if rs.segments != 0 || rs.batches != int64(len(job.Batches)) || rs.bytes != job.seg.DataLength {
 		// Cannot happen while gen is unchanged; refuse rather than swap
 		// rows the job did not copy.
-		c.log.Error("tier job range does not match its rows", "job", job.ID, "batches", rs.batches, "want", len(job.Batches), "bytes", rs.bytes, "want_bytes", job.seg.dataLength)
+		c.log.Error("tier job range does not match its rows", "job", job.ID, "batches", rs.batches, "want", len(job.Batches), "bytes", rs.bytes, "want_bytes", job.seg.DataLength)
 		return refuse("job %d: the partition's rows do not match the job", job.ID)
 	}
 
@@ -649,14 +650,14 @@ func (c *Coordinator) CompleteTierJob(ctx context.Context, req coordapi.Complete
 		state: ObjectLive, createdMs: nowMs, brokerID: job.broker,
 	}
 	seg := job.seg
-	seg.object = obj.num
-	segRow := appendSegmentRow(nil, &seg)
+	seg.Object = obj.num
+	segRow := layout.AppendSegmentRow(nil, &seg)
 	b := c.db.NewBatch()
 	defer b.Close()
 	_ = b.DeleteRange(lower, lastKey, nil)
 	_ = b.Set(lastKey, segRow, nil)
-	_ = b.Set(objectKey(obj.num), encodeObject(obj), nil)
-	_ = b.Set(keyNextObject, encodeUint64(obj.num+1), nil)
+	_ = b.Set(layout.ObjectKey(obj.num), obj.encode(), nil)
+	_ = b.Set(layout.KeyNextObject, layout.EncodeUint64(obj.num+1), nil)
 	objects := c.deadBytesLocked(b, rs.dead, nowMs)
 	st.walStart = job.LastOffset + 1
 	st.segBytes += req.DataLength
@@ -764,7 +765,7 @@ func (c *Coordinator) retainPartition(pr partRef, nowMs int64) error {
 	}
 	cut, remaining := st.logStart, st.bytes
 	first := true // the first row: what the next pass checks first
-	err = c.scanRows(batchKey(t.id, pr.partition, st.logStart), batchKey(t.id, pr.partition, st.hwm), func(_, _ []byte, object uint64, bc coordapi.BatchCoord) error {
+	err = c.scanRows(layout.BatchKey(t.id, pr.partition, st.logStart), layout.BatchKey(t.id, pr.partition, st.hwm), func(_, _ []byte, object uint64, bc coordapi.BatchCoord) error {
 		if bc.LastOffset < st.logStart {
 			return nil
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/layout"
 )
 
 // TestTierDataDriven runs the scripts under testdata/tier: consolidation
@@ -281,7 +282,7 @@ func TestTierDataDriven(t *testing.T) {
 				st := e.c.mu.topicsByID[id].parts[p]
 				e.c.mu.RUnlock()
 				// The rows' encoded bytes must match a scan of them.
-				lower, upper := batchPartitionBounds(id, p)
+				lower, upper := layout.BatchPartitionBounds(id, p)
 				rs, err := e.c.rowStats(lower, upper)
 				if err != nil {
 					d.Fatalf(t, "%v", err)

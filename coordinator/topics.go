@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/layout"
 )
 
 // maxTopicNameLen is Kafka's limit (249, so that partition directory names
@@ -63,6 +64,11 @@ func newTopicID() coordapi.TopicID {
 
 // toTopic copies a topicState into its exported form. The caller holds mu
 // (or commit).
+// encode is the topic's value in its 't' row.
+func (t *topicState) encode() []byte {
+	return layout.EncodeTopic(&layout.Topic{Name: t.name, Partitions: len(t.parts), CreatedMs: t.createdMs, Configs: t.configs})
+}
+
 func (t *topicState) toTopic() coordapi.Topic {
 	return coordapi.Topic{ID: t.id, Name: t.name, Partitions: int32(len(t.parts)), Configs: maps.Clone(t.configs)}
 }
@@ -154,10 +160,10 @@ func (c *Coordinator) createTopic(ctx context.Context, req coordapi.CreateTopicR
 
 	b := c.db.NewBatch()
 	defer b.Close()
-	_ = b.Set(topicNameKey(t.name), t.id[:], nil)
-	_ = b.Set(topicKey(t.id), encodeTopic(t), nil)
+	_ = b.Set(layout.TopicNameKey(t.name), t.id[:], nil)
+	_ = b.Set(layout.TopicKey(t.id), t.encode(), nil)
 	for i := range t.parts {
-		_ = b.Set(partitionKey(t.id, int32(i)), encodePartition(&t.parts[i]), nil)
+		_ = b.Set(layout.PartitionKey(t.id, int32(i)), t.parts[i].encode(), nil)
 	}
 	if err := c.write(b, pebble.Sync); err != nil {
 		return wrap(fmt.Errorf("commit: %w", err))
@@ -233,17 +239,17 @@ func (c *Coordinator) deleteTopicLocked(t *topicState) error {
 	if err := c.dropViewsLocked(b, t.id); err != nil {
 		return err
 	}
-	_ = b.Delete(topicNameKey(t.name), nil)
-	_ = b.Delete(topicKey(t.id), nil)
-	_ = b.Delete(tableCoveredKey(t.id), nil) // its table's covered offsets (tabletier.go)
-	pl := partitionsPrefix(t.id)
-	_ = b.DeleteRange(pl, prefixEnd(pl), nil)
-	for _, prefix := range []byte{prefixTxnOpen, prefixAborted, prefixTxnKeys} {
+	_ = b.Delete(layout.TopicNameKey(t.name), nil)
+	_ = b.Delete(layout.TopicKey(t.id), nil)
+	_ = b.Delete(layout.TableCoveredKey(t.id), nil) // its table's covered offsets (tabletier.go)
+	pl := layout.PartitionsPrefix(t.id)
+	_ = b.DeleteRange(pl, layout.PrefixEnd(pl), nil)
+	for _, prefix := range []byte{layout.PrefixTxnOpen, layout.PrefixAborted, layout.PrefixTxnKeys} {
 		tl := append([]byte{prefix}, t.id[:]...)
-		_ = b.DeleteRange(tl, prefixEnd(tl), nil)
+		_ = b.DeleteRange(tl, layout.PrefixEnd(tl), nil)
 	}
 
-	lower, upper := batchTopicBounds(t.id)
+	lower, upper := layout.BatchTopicBounds(t.id)
 	rs, err := c.rowStats(lower, upper)
 	if err != nil {
 		return err
@@ -255,7 +261,7 @@ func (c *Coordinator) deleteTopicLocked(t *topicState) error {
 	for pk := range c.commit.producers {
 		if pk.topic == t.id {
 			producers = append(producers, pk)
-			_ = b.Delete(producerKey(pk), nil)
+			_ = b.Delete(layout.ProducerKey(pk.producerID, pk.topic, pk.partition), nil)
 		}
 	}
 	if err := c.write(b, pebble.Sync); err != nil {
@@ -322,9 +328,9 @@ func (c *Coordinator) CreatePartitions(ctx context.Context, name string, count i
 
 	b := c.db.NewBatch()
 	defer b.Close()
-	_ = b.Set(topicKey(t.id), encodeTopic(&next), nil)
+	_ = b.Set(layout.TopicKey(t.id), next.encode(), nil)
 	for i := cur; i < count; i++ {
-		_ = b.Set(partitionKey(t.id, i), encodePartition(&parts[i]), nil)
+		_ = b.Set(layout.PartitionKey(t.id, i), parts[i].encode(), nil)
 	}
 	if err := c.write(b, pebble.Sync); err != nil {
 		return wrap(fmt.Errorf("commit: %w", err))
@@ -384,7 +390,7 @@ func (c *Coordinator) alterTopicConfigs(ctx context.Context, name string, ops []
 	kvAfter := isKVIndexed(next)
 	b := c.db.NewBatch()
 	defer b.Close()
-	_ = b.Set(topicKey(t.id), encodeTopic(&updated), nil)
+	_ = b.Set(layout.TopicKey(t.id), updated.encode(), nil)
 	switch {
 	case kvAfter && !t.kvIndexed:
 		// Index what the log already holds before lookups answer.

@@ -16,8 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/layout"
 	"github.com/floe-io/floe/coordinator/txn"
-	"github.com/floe-io/floe/internal/valenc"
 )
 
 // Transactions (KIP-98, with KIP-360's epoch bumps and KIP-890's ordering:
@@ -30,24 +30,15 @@ import (
 // (SetTxnView), the transactions open in each partition and the aborted
 // ones, the markers (WriteTxnMarkers).
 //
-// A transaction's first batch in a partition writes its open row in the
-// commit's Pebble batch; its marker's commit deletes it, and for an abort
-// writes the aborted row Fetch lists for read_committed consumers:
-//
-//	y <topic id(16)> <partition(4)> <producer id(8)> -> version 1, first offset
-//	q <topic id(16)> <partition(4)> <marker offset(8)> <producer id(8)>
-//	                                                 -> version 1, first offset
+// A transaction's first batch in a partition writes its open row ('y',
+// drawn in package layout with the other families) in the commit's Pebble
+// batch; its marker's commit deletes it, and for an abort writes the
+// aborted row ('q') Fetch lists for read_committed consumers.
 //
 // On a kv-indexed topic a transactional batch's keys are held in a row of
-// their own (txnKeysKey) until its transaction's marker: the commit marker's
+// their own ('z', txnKeysKey) until its transaction's marker: the commit marker's
 // commit writes them into the key index, either marker deletes them, so
 // that /kv never answers an uncommitted or aborted value (kvindex/doc.go).
-const (
-	prefixTxn     byte = 'x'
-	prefixTxnOpen byte = 'y'
-	prefixAborted byte = 'q'
-	prefixTxnKeys byte = 'z'
-)
 
 // TxnOffsets commits or drops a transaction's consumer-group offsets when
 // it ends: the group coordinator (groups.Groups) implements it.
@@ -69,45 +60,19 @@ type txnView struct {
 	parts   map[partKey]struct{}
 }
 
-// txnFamilyKey is a key of the transaction families: prefix, topic id,
-// partition, then each number (8 bytes, big-endian).
-func txnFamilyKey(prefix byte, pk partKey, nums ...int64) []byte {
-	k := make([]byte, 0, 21+8*len(nums))
-	k = append(k, prefix)
-	k = append(k, pk.topic[:]...)
-	k = binary.BigEndian.AppendUint32(k, uint32(pk.partition))
-	for _, n := range nums {
-		k = binary.BigEndian.AppendUint64(k, uint64(n))
-	}
-	return k
+func txnOpenKey(pk partKey, pid int64) []byte {
+	return layout.TxnFamilyKey(layout.PrefixTxnOpen, pk.topic, pk.partition, pid)
 }
-
-func txnOpenKey(pk partKey, pid int64) []byte { return txnFamilyKey(prefixTxnOpen, pk, pid) }
 
 func abortedKey(pk partKey, last, pid int64) []byte {
-	return txnFamilyKey(prefixAborted, pk, last, pid)
+	return layout.TxnFamilyKey(layout.PrefixAborted, pk.topic, pk.partition, last, pid)
 }
 
-// decodeTxnPartKey splits a key of the transaction families: prefix(1),
-// topic id(16), partition(4), a number(8), and the rest, the key being
-// size bytes long.
-func decodeTxnPartKey(what string, k []byte, size int) (pk partKey, n int64, rest []byte, err error) {
-	if len(k) != size {
-		return pk, 0, nil, fmt.Errorf("coordinator: bad %s key %x", what, k)
-	}
-	copy(pk.topic[:], k[1:17])
-	pk.partition = int32(binary.BigEndian.Uint32(k[17:21]))
-	return pk, int64(binary.BigEndian.Uint64(k[21:29])), k[29:], nil
-}
-
-func encodeOffset(o int64) []byte {
-	return binary.AppendVarint([]byte{valenc.Version1}, o)
-}
-
-func decodeOffset(what string, v []byte) (int64, error) {
-	d := valenc.New(what, v)
-	o := d.Varint()
-	return o, d.Done(what)
+// decodeTxnPartKey is layout.DecodeTxnPartKey with the partition as a
+// partKey.
+func decodeTxnPartKey(what string, k []byte, size int) (partKey, int64, []byte, error) {
+	id, p, n, rest, err := layout.DecodeTxnPartKey(what, k, size)
+	return partKey{id, p}, n, rest, err
 }
 
 // SetTxnOffsets gives the transaction coordinator the group coordinator
@@ -126,18 +91,18 @@ func (c *Coordinator) loadTxns() error {
 	c.mu.aborted = map[partKey][]coordapi.AbortedTxn{}
 	var err error
 	c.txn, err = txn.New(txn.Options{
-		Rows: familyRows{c, prefixTxn}, Partitions: txnPartitions{c}, Now: c.now, Logger: c.log,
+		Rows: familyRows{c, layout.PrefixTxn}, Partitions: txnPartitions{c}, Now: c.now, Logger: c.log,
 		IDExpiration: c.opts.TransactionalIDExpiration, ExpirationCheckInterval: c.opts.ExpirationCheckInterval,
 	})
 	if err != nil {
 		return err
 	}
-	err = c.scan(prefixTxnOpen, func(k, v []byte) error {
+	err = c.scan(layout.PrefixTxnOpen, func(k, v []byte) error {
 		pk, pid, _, err := decodeTxnPartKey("open transaction", k, 29)
 		if err != nil {
 			return err
 		}
-		first, err := decodeOffset("open transaction", v)
+		first, err := layout.DecodeOffset("open transaction", v)
 		if err != nil {
 			return err
 		}
@@ -156,13 +121,13 @@ func (c *Coordinator) loadTxns() error {
 		c.setFirstOpenLocked(pk)
 	}
 	c.commit.txnKeys = map[partKey]map[int64][]kvApply{}
-	err = c.scan(prefixTxnKeys, func(k, v []byte) error {
+	err = c.scan(layout.PrefixTxnKeys, func(k, v []byte) error {
 		pk, pid, rest, err := decodeTxnPartKey("transaction keys", k, 37)
 		if err != nil {
 			return err
 		}
 		base := int64(binary.BigEndian.Uint64(rest))
-		keys, err := decodeTxnKeys(v)
+		keys, err := layout.DecodeTxnKeys(v)
 		if err != nil {
 			return err
 		}
@@ -172,13 +137,13 @@ func (c *Coordinator) loadTxns() error {
 	if err != nil {
 		return err
 	}
-	return c.scan(prefixAborted, func(k, v []byte) error {
+	return c.scan(layout.PrefixAborted, func(k, v []byte) error {
 		pk, last, rest, err := decodeTxnPartKey("aborted transaction", k, 37)
 		if err != nil {
 			return err
 		}
 		pid := int64(binary.BigEndian.Uint64(rest))
-		first, err := decodeOffset("aborted transaction", v)
+		first, err := layout.DecodeOffset("aborted transaction", v)
 		if err != nil {
 			return err
 		}
@@ -278,14 +243,14 @@ func (c *Coordinator) DescribeProducers(ctx context.Context, id coordapi.TopicID
 	pk := partKey{id, partition}
 	var out []coordapi.ProducerDescription
 	for k, st := range c.commit.producers {
-		if k.topic != id || k.partition != partition || st.epoch == noProducerEpoch {
+		if k.topic != id || k.partition != partition || st.Epoch == noProducerEpoch {
 			continue
 		}
-		d := coordapi.ProducerDescription{ProducerID: k.producerID, ProducerEpoch: st.epoch, LastSequence: -1, LastTimestamp: -1,
+		d := coordapi.ProducerDescription{ProducerID: k.producerID, ProducerEpoch: st.Epoch, LastSequence: -1, LastTimestamp: -1,
 			CoordinatorEpoch: -1, CurrentTxnStartOffset: -1}
-		if st.n > 0 {
-			last := st.batches[st.n-1]
-			d.LastSequence, d.LastTimestamp = last.lastSeq, last.timestamp
+		if st.N > 0 {
+			last := st.Batches[st.N-1]
+			d.LastSequence, d.LastTimestamp = last.LastSeq, last.Timestamp
 		}
 		if first, ok := c.commit.openTxns[pk][k.producerID]; ok {
 			d.CurrentTxnStartOffset = first
@@ -343,38 +308,9 @@ type pendingKeys struct {
 	kv  kvApply
 }
 
-// txnKeysKey is the row holding a transactional batch's keys:
-//
-//	z <topic id(16)> <partition(4)> <producer id(8)> <base offset(8)>
-//	                      -> version 1, n keys × (key str, offset delta, tombstone(1))
+// txnKeysKey is the row holding a transactional batch's keys (family 'z').
 func txnKeysKey(pk partKey, pid, base int64) []byte {
-	return txnFamilyKey(prefixTxnKeys, pk, pid, base)
-}
-
-func encodeTxnKeys(keys []coordapi.KeyEntry) []byte {
-	b := binary.AppendUvarint([]byte{valenc.Version1}, uint64(len(keys)))
-	for _, k := range keys {
-		b = valenc.AppendString(b, string(k.Key))
-		b = binary.AppendVarint(b, int64(k.OffsetDelta))
-		if k.Tombstone {
-			b = append(b, 1)
-		} else {
-			b = append(b, 0)
-		}
-	}
-	return b
-}
-
-func decodeTxnKeys(v []byte) ([]coordapi.KeyEntry, error) {
-	d := valenc.New("transaction keys", v)
-	n := d.Uvarint()
-	var out []coordapi.KeyEntry
-	for i := uint64(0); i < n && d.Err() == nil; i++ {
-		k := coordapi.KeyEntry{Key: []byte(d.String()), OffsetDelta: int32(d.Varint())}
-		k.Tombstone = d.Byte() == 1
-		out = append(out, k)
-	}
-	return out, d.Done("transaction keys")
+	return layout.TxnFamilyKey(layout.PrefixTxnKeys, pk.topic, pk.partition, pid, base)
 }
 
 // checkTxnBatchLocked decides a transactional batch by its producer's
@@ -413,7 +349,7 @@ func (c *Coordinator) applyTxnOpsLocked(b *pebble.Batch, parts []pendingPart, op
 	ch.open = map[partKey]map[int64]int64{}
 	for _, pk := range keys {
 		part := partKey{pk.kv.id, pk.kv.partition}
-		_ = b.Set(txnKeysKey(part, pk.pid, pk.kv.base), encodeTxnKeys(pk.kv.keys), nil)
+		_ = b.Set(txnKeysKey(part, pk.pid, pk.kv.base), layout.EncodeTxnKeys(pk.kv.keys), nil)
 		ch.keys = append(ch.keys, pk)
 	}
 	for _, op := range ops {
@@ -431,7 +367,7 @@ func (c *Coordinator) applyTxnOpsLocked(b *pebble.Batch, parts []pendingPart, op
 		switch {
 		case !op.control && !isOpen:
 			m[op.pid] = op.base
-			_ = b.Set(txnOpenKey(pk, op.pid), encodeOffset(op.base), nil)
+			_ = b.Set(txnOpenKey(pk, op.pid), layout.EncodeOffset(op.base), nil)
 		case op.control && isOpen:
 			delete(m, op.pid)
 			_ = b.Delete(txnOpenKey(pk, op.pid), nil)
@@ -456,7 +392,7 @@ func (c *Coordinator) applyTxnOpsLocked(b *pebble.Batch, parts []pendingPart, op
 					ch.aborted = map[partKey][]coordapi.AbortedTxn{}
 				}
 				ch.aborted[pk] = append(ch.aborted[pk], coordapi.AbortedTxn{ProducerID: op.pid, FirstOffset: first, LastOffset: op.base})
-				_ = b.Set(abortedKey(pk, op.base, op.pid), encodeOffset(first), nil)
+				_ = b.Set(abortedKey(pk, op.base, op.pid), layout.EncodeOffset(first), nil)
 			}
 		}
 	}
@@ -519,7 +455,7 @@ func (c *Coordinator) supersedeHeldLocked(b *pebble.Batch, kvs []kvApply) map[he
 				if len(kept) == 0 {
 					_ = b.Delete(txnKeysKey(pk, pid, h.base), nil)
 				} else {
-					_ = b.Set(txnKeysKey(pk, pid, h.base), encodeTxnKeys(kept), nil)
+					_ = b.Set(txnKeysKey(pk, pid, h.base), layout.EncodeTxnKeys(kept), nil)
 				}
 			}
 		}

@@ -8,7 +8,6 @@ import (
 
 // SCRAM users live in package users, in this state's family 'u' (its doc
 // draws the rows): cluster-wide, like topics and ACLs.
-const prefixUser byte = 'u'
 
 // UserScramCredential returns user's stored credential for mechanism m,
 // ok false when it has none: what a broker checks a SASL exchange against

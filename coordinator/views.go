@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/layout"
 	"github.com/floe-io/floe/internal/valenc"
 )
 
@@ -25,28 +26,14 @@ import (
 // w rows, in the topic's deletion batch. A v row without its w row (written
 // before w rows existed) is deleted by the first lookup that finds its base
 // topic gone.
-const (
-	prefixView     byte = 'v'
-	prefixBaseView byte = 'w'
-)
-
-func viewKey(id coordapi.TopicID) []byte {
-	return append([]byte{prefixView}, id[:]...)
-}
-
-// baseViewKey is the w row of view id on base topic base.
-func baseViewKey(base, id coordapi.TopicID) []byte {
-	k := append([]byte{prefixBaseView}, base[:]...)
-	return append(k, id[:]...)
-}
 
 // dropViewsLocked adds to b the deletion of every view row of base topic
 // base. c.commit must be held. A view first named while the topic is being
 // deleted may write its rows after this scan: viewByID deletes such a row
 // when it finds the base gone.
 func (c *Coordinator) dropViewsLocked(b *pebble.Batch, base coordapi.TopicID) error {
-	lower := append([]byte{prefixBaseView}, base[:]...)
-	upper := prefixEnd(lower)
+	lower := layout.BaseViewsPrefix(base)
+	upper := layout.PrefixEnd(lower)
 	it, err := c.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return fmt.Errorf("views of %s: %w", base, err)
@@ -55,7 +42,7 @@ func (c *Coordinator) dropViewsLocked(b *pebble.Batch, base coordapi.TopicID) er
 		if k := it.Key(); len(k) == 1+16+16 {
 			var id coordapi.TopicID
 			copy(id[:], k[17:])
-			_ = b.Delete(viewKey(id), nil)
+			_ = b.Delete(layout.ViewKey(id), nil)
 		}
 	}
 	if err := it.Close(); err != nil {
@@ -63,18 +50,6 @@ func (c *Coordinator) dropViewsLocked(b *pebble.Batch, base coordapi.TopicID) er
 	}
 	_ = b.DeleteRange(lower, upper, nil)
 	return nil
-}
-
-func encodeView(base coordapi.TopicID, key []byte) []byte {
-	b := append([]byte{valenc.Version1}, base[:]...)
-	return valenc.AppendString(b, string(key))
-}
-
-func decodeView(v []byte) (base coordapi.TopicID, key []byte, err error) {
-	d := valenc.New("view", v)
-	copy(base[:], d.Bytes(16))
-	key = []byte(d.String())
-	return base, key, d.Done("view")
 }
 
 // isHierarchical reports whether a topic's configs turn its views on.
@@ -107,7 +82,7 @@ func viewTopic(t *topicState, key []byte) coordapi.Topic {
 
 // rememberView writes the row of view vt unless it is there.
 func (c *Coordinator) rememberView(vt coordapi.Topic) error {
-	k := viewKey(vt.ID)
+	k := layout.ViewKey(vt.ID)
 	_, closer, err := c.db.Get(k)
 	switch {
 	case err == nil:
@@ -117,8 +92,8 @@ func (c *Coordinator) rememberView(vt coordapi.Topic) error {
 	}
 	b := c.db.NewBatch()
 	defer b.Close()
-	_ = b.Set(k, encodeView(vt.View.BaseID, vt.View.Key), nil)
-	_ = b.Set(baseViewKey(vt.View.BaseID, vt.ID), []byte{valenc.Version1}, nil)
+	_ = b.Set(k, layout.EncodeView(vt.View.BaseID, vt.View.Key), nil)
+	_ = b.Set(layout.BaseViewKey(vt.View.BaseID, vt.ID), []byte{valenc.Version1}, nil)
 	if err := c.write(b, pebble.Sync); err != nil {
 		return fmt.Errorf("view %q: %w", vt.Name, err)
 	}
@@ -127,14 +102,14 @@ func (c *Coordinator) rememberView(vt coordapi.Topic) error {
 
 // viewByID returns the view whose id is id, from its row.
 func (c *Coordinator) viewByID(id coordapi.TopicID) (coordapi.Topic, error) {
-	v, closer, err := c.db.Get(viewKey(id))
+	v, closer, err := c.db.Get(layout.ViewKey(id))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return coordapi.Topic{}, fmt.Errorf("topic %s: %w", id, kerr.UnknownTopicID)
 	}
 	if err != nil {
 		return coordapi.Topic{}, fmt.Errorf("view %s: %w", id, err)
 	}
-	base, key, err := decodeView(v)
+	base, key, err := layout.DecodeView(v)
 	_ = closer.Close()
 	if err != nil {
 		return coordapi.Topic{}, fmt.Errorf("view %s: %w", id, err)
@@ -146,7 +121,7 @@ func (c *Coordinator) viewByID(id coordapi.TopicID) (coordapi.Topic, error) {
 		// The base topic is gone: the row is stale (one its deletion did
 		// not know of). Best effort: a failed delete leaves it for the next
 		// lookup.
-		if err := c.del(viewKey(id), pebble.NoSync); err != nil {
+		if err := c.del(layout.ViewKey(id), pebble.NoSync); err != nil {
 			c.log.Warn("delete a stale view row", "view", id, "err", err)
 		}
 	}

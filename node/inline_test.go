@@ -17,7 +17,7 @@ import (
 )
 
 // TestEmbeddedInlineObjects produces on the embedded default, whose small
-// objects ride in their commits (coordinator/inline.go), and stops the node
+// objects ride in their commits (package coordinator/inline), and stops the node
 // within the flush delay: Close writes the staged objects, and a consumer
 // of the restarted node reads every record. (A crash before the flush is
 // coordinator's TestInlineRestart.)

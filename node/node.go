@@ -331,7 +331,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		return nil, err
 	}
 	// The embedded coordinator writes to the node's own directory store:
-	// small objects can ride in their commits (coordinator/inline.go). Not
+	// small objects can ride in their commits (package coordinator/inline). Not
 	// when other brokers may share it (--nats-listen): they would read the
 	// directory before the objects staged in this process are written.
 	inline := ownDir && cfg.NATSURL == "" && cfg.NATSListen == ""

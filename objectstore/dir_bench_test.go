@@ -157,7 +157,7 @@ func syncedWriter(b *testing.B, path string, stop <-chan struct{}) {
 //     alone.
 //
 // A produce cost put and append in turn; with inline objects
-// (coordinator/inline.go) it costs append, which is direct and flush one
+// (package coordinator/inline) it costs append, which is direct and flush one
 // after the other (and the inode, as the file grows). Renaming before the
 // file's fsync, or fsyncing the directory beside the file, was measured
 // too: under a tenth off put, as the device serialises the two journal

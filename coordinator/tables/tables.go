@@ -11,7 +11,7 @@
 //
 // str is a uvarint length and the bytes (internal/valenc). The family byte
 // 'l' is the batch coordinator's, which lends the family
-// (coordinator/tables.go, drawn in coordinator/doc.go); the rows here
+// (coordinator/tables.go, drawn in coordinator/layout/doc.go); the rows here
 // never include it. Later versions add the table's topic id and the covered
 // offsets the planner keeps (the design's planning copy of the snapshot
 // summary); a version-1 row stays readable.

@@ -1,4 +1,4 @@
-package coordinator
+package layout
 
 import (
 	"encoding/binary"
@@ -10,57 +10,57 @@ import (
 )
 
 func TestBatchRunEncoding(t *testing.T) {
-	st := producerState{epoch: 3, lastUpdateMs: 1_700_000_000_000, n: 2,
-		batches: [maxProducerBatches]seqBatch{{baseSeq: 0, lastSeq: 4, baseOffset: 10, timestamp: 99}, {baseSeq: 5, lastSeq: 5, baseOffset: 20, timestamp: -1}}}
+	st := Producer{Epoch: 3, LastUpdateMs: 1_700_000_000_000, N: 2,
+		Batches: [MaxProducerBatches]SeqBatch{{BaseSeq: 0, LastSeq: 4, BaseOffset: 10, Timestamp: 99}, {BaseSeq: 5, LastSeq: 5, BaseOffset: 20, Timestamp: -1}}}
 	tests := []struct {
 		name      string
-		h         runHeader
+		h         RunHeader
 		batches   []coordapi.BatchCoord
-		producers map[int64]producerState
+		producers map[int64]Producer
 	}{
 		{
 			name:    "one batch",
-			h:       runHeader{object: 7, maxTimestamp: -1, maxTimestampOffset: -1, maxTimestampLast: -1},
+			h:       RunHeader{Object: 7, MaxTimestamp: -1, MaxTimestampOffset: -1, MaxTimestampLast: -1},
 			batches: []coordapi.BatchCoord{{ByteOffset: 0, ByteLength: 100, BaseOffset: 0, LastOffset: 0, MaxTimestamp: 5}},
 		},
 		{
 			name: "gaps, going back, shrinking timestamps",
-			h:    runHeader{object: 1 << 40, maxTimestamp: 1_700_000_000_123, maxTimestampOffset: 41, maxTimestampLast: 49},
+			h:    RunHeader{Object: 1 << 40, MaxTimestamp: 1_700_000_000_123, MaxTimestampOffset: 41, MaxTimestampLast: 49},
 			batches: []coordapi.BatchCoord{
 				{ByteOffset: 5000, ByteLength: 70, BaseOffset: 40, LastOffset: 49, MaxTimestamp: 1_700_000_000_123},
 				{ByteOffset: 100, ByteLength: 1 << 30, BaseOffset: 50, LastOffset: 50, MaxTimestamp: 3},
 				{ByteOffset: 1<<30 + 100, ByteLength: 1, BaseOffset: 51, LastOffset: 51 + 1<<31 - 2, MaxTimestamp: -1},
 			},
-			producers: map[int64]producerState{9: st},
+			producers: map[int64]Producer{9: st},
 		},
 		{
 			name: "log append time, two producers",
-			h:    runHeader{object: 0, logAppendTime: true, maxTimestamp: 8, maxTimestampOffset: 1 << 50, maxTimestampLast: 1 << 50},
+			h:    RunHeader{Object: 0, LogAppendTime: true, MaxTimestamp: 8, MaxTimestampOffset: 1 << 50, MaxTimestampLast: 1 << 50},
 			batches: []coordapi.BatchCoord{
 				{ByteOffset: 0, ByteLength: 10, BaseOffset: 1 << 50, LastOffset: 1 << 50, MaxTimestamp: 8, LogAppendTime: true},
 				{ByteOffset: 10, ByteLength: 10, BaseOffset: 1<<50 + 1, LastOffset: 1<<50 + 3, MaxTimestamp: 8, LogAppendTime: true},
 			},
-			producers: map[int64]producerState{1: st, 1 << 60: {epoch: 0, lastUpdateMs: 0, n: 0}},
+			producers: map[int64]Producer{1: st, 1 << 60: {Epoch: 0, LastUpdateMs: 0, N: 0}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := appendBatchRun([]byte("prefix"), &tt.h, tt.batches)
-			v = appendRunProducerCount(v, len(tt.producers))
+			v := AppendBatchRun([]byte("prefix"), &tt.h, tt.batches)
+			v = AppendRunProducerCount(v, len(tt.producers))
 			var ids []int64
 			for id := range tt.producers {
 				ids = append(ids, id)
 			}
 			for _, id := range ids {
 				ps := tt.producers[id]
-				v = appendRunProducer(v, id, &ps)
+				v = AppendRunProducer(v, id, &ps)
 			}
 			if !strings.HasPrefix(string(v), "prefix") {
-				t.Fatal("appendBatchRun overwrote its buffer")
+				t.Fatal("AppendBatchRun overwrote its buffer")
 			}
 			v = v[len("prefix"):]
 			last := tt.batches[len(tt.batches)-1].LastOffset
-			h, got, prods, err := decodeBatchRun(last, v, []coordapi.BatchCoord{{ObjectKey: "kept"}})
+			h, got, prods, err := DecodeBatchRun(last, v, []coordapi.BatchCoord{{ObjectKey: "kept"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,7 +71,7 @@ func TestBatchRunEncoding(t *testing.T) {
 				t.Errorf("batches %+v, want %+v", got, want)
 			}
 			var gotIDs []int64
-			err = decodeRunProducers(prods, func(id int64, ps producerState) {
+			err = DecodeRunProducers(prods, func(id int64, ps Producer) {
 				gotIDs = append(gotIDs, id)
 				if ps != tt.producers[id] {
 					t.Errorf("producer %d: %+v, want %+v", id, ps, tt.producers[id])
@@ -84,7 +84,7 @@ func TestBatchRunEncoding(t *testing.T) {
 				t.Errorf("producers %v, want %v in order", gotIDs, ids)
 			}
 			// Another last offset than the batches say is corruption.
-			if _, _, _, err := decodeBatchRun(last+1, v, nil); err == nil {
+			if _, _, _, err := DecodeBatchRun(last+1, v, nil); err == nil {
 				t.Error("decoded with a wrong key")
 			}
 		})
@@ -92,10 +92,10 @@ func TestBatchRunEncoding(t *testing.T) {
 }
 
 func TestBatchRunDecodeErrors(t *testing.T) {
-	good := appendRunProducerCount(appendBatchRun(nil, &runHeader{object: 1},
+	good := AppendRunProducerCount(AppendBatchRun(nil, &RunHeader{Object: 1},
 		[]coordapi.BatchCoord{{ByteOffset: 0, ByteLength: 10, BaseOffset: 5, LastOffset: 6}}), 0)
 	header := func(n, base uint64) []byte {
-		b := []byte{valueRun, 0, 1}
+		b := []byte{ValueRun, 0, 1}
 		b = binary.AppendUvarint(b, n)
 		b = binary.AppendUvarint(b, base)
 		return append(b, 0, 0, 0)
@@ -112,8 +112,8 @@ func TestBatchRunDecodeErrors(t *testing.T) {
 		last int64
 	}{
 		{"empty", nil, 6},
-		{"format 1 batch value", []byte{valueV1, 0, 1, 0, 10, 1, 0}, 6},
-		{"unknown flags", append([]byte{valueRun, 2}, good[2:]...), 6},
+		{"format 1 batch value", []byte{ValueV1, 0, 1, 0, 10, 1, 0}, 6},
+		{"unknown flags", append([]byte{ValueRun, 2}, good[2:]...), 6},
 		{"truncated", good[:len(good)-3], 6},
 		{"no batches", append(header(0, 5), 0), 6},
 		{"more batches than bytes", batch(header(1000, 5), 0, 10, 1), 6},
@@ -127,7 +127,7 @@ func TestBatchRunDecodeErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, _, _, err := decodeBatchRun(tt.last, tt.v, nil); err == nil {
+			if _, _, _, err := DecodeBatchRun(tt.last, tt.v, nil); err == nil {
 				t.Fatalf("decoded %x", tt.v)
 			}
 		})
@@ -138,14 +138,14 @@ func TestBatchRunDecodeErrors(t *testing.T) {
 	}{
 		{"empty", []byte{}},
 		{"count over bytes", []byte{100, 1, 0, 0, 0}},
-		{"too many seq batches", []byte{1, 1, 0, 0, maxProducerBatches + 1}},
+		{"too many seq batches", []byte{1, 1, 0, 0, MaxProducerBatches + 1}},
 		{"truncated state", []byte{1, 1, 0}},
 		{"trailing bytes", []byte{0, 0}},
 		{"producer id over int64", append(binary.AppendUvarint([]byte{1}, 1<<63), 0, 0, 0)},
 	}
 	for _, tt := range prodTests {
 		t.Run("producers "+tt.name, func(t *testing.T) {
-			if err := decodeRunProducers(tt.section, func(int64, producerState) {}); err == nil {
+			if err := DecodeRunProducers(tt.section, func(int64, Producer) {}); err == nil {
 				t.Fatalf("decoded %x", tt.section)
 			}
 		})
@@ -155,31 +155,31 @@ func TestBatchRunDecodeErrors(t *testing.T) {
 // FuzzBatchRun decodes arbitrary run values: no panic, and whatever
 // decodes encodes to a value that decodes the same.
 func FuzzBatchRun(f *testing.F) {
-	st := producerState{epoch: 1, lastUpdateMs: 5, n: 1, batches: [maxProducerBatches]seqBatch{{0, 3, 7, 9}}}
-	v := appendBatchRun(nil, &runHeader{object: 3, logAppendTime: true, maxTimestamp: 9, maxTimestampOffset: 4, maxTimestampLast: 7},
+	st := Producer{Epoch: 1, LastUpdateMs: 5, N: 1, Batches: [MaxProducerBatches]SeqBatch{{0, 3, 7, 9}}}
+	v := AppendBatchRun(nil, &RunHeader{Object: 3, LogAppendTime: true, MaxTimestamp: 9, MaxTimestampOffset: 4, MaxTimestampLast: 7},
 		[]coordapi.BatchCoord{{ByteOffset: 0, ByteLength: 10, BaseOffset: 4, LastOffset: 4, MaxTimestamp: 9},
 			{ByteOffset: 20, ByteLength: 5, BaseOffset: 5, LastOffset: 7, MaxTimestamp: 2}})
-	v = appendRunProducer(appendRunProducerCount(v, 1), 42, &st)
+	v = AppendRunProducer(AppendRunProducerCount(v, 1), 42, &st)
 	f.Add(int64(7), v)
-	f.Add(int64(0), []byte{valueRun})
+	f.Add(int64(0), []byte{ValueRun})
 	f.Fuzz(func(t *testing.T, last int64, v []byte) {
-		h, batches, section, err := decodeBatchRun(last, v, nil)
+		h, batches, section, err := DecodeBatchRun(last, v, nil)
 		if err != nil {
 			return
 		}
 		type prod struct {
 			id int64
-			st producerState
+			st Producer
 		}
 		var prods []prod
-		if err := decodeRunProducers(section, func(id int64, st producerState) { prods = append(prods, prod{id, st}) }); err != nil {
+		if err := DecodeRunProducers(section, func(id int64, st Producer) { prods = append(prods, prod{id, st}) }); err != nil {
 			return
 		}
-		again := appendRunProducerCount(appendBatchRun(nil, &h, batches), len(prods))
+		again := AppendRunProducerCount(AppendBatchRun(nil, &h, batches), len(prods))
 		for _, p := range prods {
-			again = appendRunProducer(again, p.id, &p.st)
+			again = AppendRunProducer(again, p.id, &p.st)
 		}
-		h2, batches2, _, err := decodeBatchRun(last, again, nil)
+		h2, batches2, _, err := DecodeBatchRun(last, again, nil)
 		if err != nil || h2 != h || !reflect.DeepEqual(batches2, batches) {
 			t.Fatalf("re-encoded run decodes to %+v %+v, %v; was %+v %+v", h2, batches2, err, h, batches)
 		}
