@@ -47,13 +47,14 @@ func (c *Coordinator) CollectGarbage(ctx context.Context, store GCStore, prefix 
 type gcState struct{ c *Coordinator }
 
 // Candidates reads, under c.mu, the listed objects the coordinator does not
-// know and its garbage objects, each at least graceMs old.
+// know and its garbage objects, each at least graceMs old (a listed object
+// of no known age is returned for the collector to date).
 func (s gcState) Candidates(listed []objectstore.ObjectInfo, nowMs, graceMs int64) (orphans []objectstore.ObjectInfo, garbage []collect.Object) {
 	c := s.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	for _, o := range listed {
-		if _, known := c.mu.objectsByKey[o.Key]; !known && nowMs-o.LastModified.UnixMilli() >= graceMs {
+		if _, known := c.mu.objectsByKey[o.Key]; !known && (o.LastModified.IsZero() || nowMs-o.LastModified.UnixMilli() >= graceMs) {
 			orphans = append(orphans, o)
 		}
 	}

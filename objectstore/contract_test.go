@@ -155,6 +155,33 @@ func testStore(t *testing.T, s objectstore.Store) {
 		}
 	})
 
+	t.Run("ListKeys", func(t *testing.T) {
+		kl, ok := s.(objectstore.KeyLister)
+		if !ok {
+			t.Skip("the store lists keys only with List")
+		}
+		for _, k := range []string{"lk/a/1", "lk/a/2", "lk/a.b", "lk/b"} {
+			mustPut(t, k, []byte(k))
+		}
+		for _, prefix := range []string{"lk/", "lk/a", "lk/a/", "lk/c", ""} {
+			infos, err := s.List(ctx, prefix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys, err := kl.ListKeys(ctx, prefix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			for _, o := range infos {
+				want = append(want, o.Key)
+			}
+			if !slices.Equal(keys, want) {
+				t.Errorf("ListKeys(%q) = %q, List's keys %q", prefix, keys, want)
+			}
+		}
+	})
+
 	t.Run("OffsetBeyondEnd", func(t *testing.T) {
 		mustPut(t, "beyond/obj", randBytes(2, 100))
 		for _, tc := range []struct{ off, n int64 }{{101, -1}, {101, 10}, {5000, 1}, {101, 0}, {-1, 10}} {

@@ -425,6 +425,28 @@ func (d *Dir) Delete(ctx context.Context, key string) error {
 // List walks only the directories that can hold keys starting with prefix
 // and returns the objects found, in key order.
 func (d *Dir) List(ctx context.Context, prefix string) ([]ObjectInfo, error) {
+	return d.list(ctx, prefix, true)
+}
+
+// ListKeys returns the keys of the objects whose keys start with prefix, in
+// key order, as List does but without a stat of each file for its size and
+// time: the collector lists every WAL object of the grace period (over
+// 100,000 at 20 MiB/s and the default 10 minutes) each round, and asks the
+// size and time only of the few its coordinator does not know.
+func (d *Dir) ListKeys(ctx context.Context, prefix string) ([]string, error) {
+	infos, err := d.list(ctx, prefix, false)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, len(infos))
+	for i, o := range infos {
+		keys[i] = o.Key
+	}
+	return keys, nil
+}
+
+// list is List, with sizes and times only if stat.
+func (d *Dir) list(ctx context.Context, prefix string, stat bool) ([]ObjectInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("list %s: %w", prefix, err)
 	}
@@ -459,6 +481,10 @@ func (d *Dir) List(ctx context.Context, prefix string) ([]ObjectInfo, error) {
 			return filepath.SkipDir
 		}
 		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), tmpPrefix) || !strings.HasPrefix(key, prefix) {
+			return nil
+		}
+		if !stat {
+			out = append(out, ObjectInfo{Key: key})
 			return nil
 		}
 		fi, err := e.Info()

@@ -145,6 +145,20 @@ func (in *Instrumented) ReadRangeAt(ctx context.Context, key string, offset int6
 	return n, err
 }
 
+// ListKeys lists keys with the wrapped store's ListKeys, counted as op
+// "list"; a wrapped store without one fails with errors.ErrUnsupported, so
+// that callers fall back to List.
+func (in *Instrumented) ListKeys(ctx context.Context, prefix string) ([]string, error) {
+	kl, ok := in.inner.(KeyLister)
+	if !ok {
+		return nil, fmt.Errorf("list keys %s: %w", prefix, errors.ErrUnsupported)
+	}
+	start := time.Now()
+	keys, err := kl.ListKeys(ctx, prefix)
+	in.record(context.WithoutCancel(ctx), "list", start, 0, err)
+	return keys, err
+}
+
 // Delete implements Store.
 func (in *Instrumented) Delete(ctx context.Context, key string) error {
 	start := time.Now()

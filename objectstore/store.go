@@ -58,6 +58,14 @@ func ReadRangeAt(ctx context.Context, s Store, key string, offset int64, dst []b
 	return copy(dst, b), err
 }
 
+// KeyLister is a Store that can list keys alone, cheaper than List where
+// sizes and times cost a request each (Dir: a stat of each file).
+type KeyLister interface {
+	// ListKeys returns the keys List would return for prefix, in key
+	// order.
+	ListKeys(ctx context.Context, prefix string) ([]string, error)
+}
+
 // Store is the object storage interface every backend implements. All
 // methods are safe for concurrent use and honour ctx's deadline.
 type Store interface {

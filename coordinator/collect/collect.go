@@ -5,6 +5,7 @@
 // whose commit died or was refused), once as old:
 //
 //	store.List(wal/, tiered/) ──► orphans: unknown to State, ≥ grace old
+//	  (Dir: keys alone, then a Head of each unknown one for its age)
 //	State.Candidates          ──► garbage: garbage ≥ grace
 //	  peers (shard 0 only)    ──► keep what another shard has live or
 //	                              garbage for less than the grace
@@ -23,6 +24,7 @@ package collect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -63,7 +65,8 @@ type Object struct {
 // the Coordinator implements it.
 type State interface {
 	// Candidates returns, from one read of the state, the objects of
-	// listed it does not know that are at least graceMs old at nowMs,
+	// listed it does not know that are at least graceMs old at nowMs (or
+	// of no known age: listed by key alone, with a zero LastModified),
 	// and the objects garbage for at least graceMs.
 	Candidates(listed []objectstore.ObjectInfo, nowMs, graceMs int64) (orphans []objectstore.ObjectInfo, garbage []Object)
 	// RemoveGarbage deletes, in one synced write, the records of the
@@ -129,16 +132,19 @@ func (c *Collector) Collect(ctx context.Context, store Store, prefix string) (St
 
 	// Orphans first, from a listing taken before the garbage pass removes
 	// records, so that an object removed below is not seen as an orphan.
-	listed, err := store.List(ctx, coordapi.WALPrefix(prefix))
+	listed, err := list(ctx, store, coordapi.WALPrefix(prefix))
 	if err != nil {
 		return st, fmt.Errorf("gc: list: %w", err)
 	}
-	segments, err := store.List(ctx, coordapi.TieredPrefix(prefix))
+	segments, err := list(ctx, store, coordapi.TieredPrefix(prefix))
 	if err != nil {
 		return st, fmt.Errorf("gc: list: %w", err)
 	}
 	listed = append(listed, segments...)
 	orphans, garbage := c.state.Candidates(listed, nowMs, graceMs)
+	if orphans, err = dated(ctx, store, orphans, nowMs, graceMs); err != nil {
+		return st, err
+	}
 	if len(c.peers) > 0 {
 		if orphans, garbage, err = c.peersFilter(ctx, orphans, garbage, nowMs); err != nil {
 			return st, err
@@ -179,6 +185,58 @@ func (c *Collector) Collect(ctx context.Context, store Store, prefix string) (St
 		garbage = garbage[n:]
 	}
 	return st, nil
+}
+
+// keyStore is a Store that lists keys alone (objectstore.KeyLister: Dir,
+// which otherwise stats every file) and tells one object's size and time:
+// the collector then asks those only of the objects its state does not
+// know, a handful, instead of every object of the grace period.
+type keyStore interface {
+	objectstore.KeyLister
+	Head(ctx context.Context, key string) (objectstore.ObjectInfo, error)
+}
+
+// list lists prefix: by key alone from a keyStore (the objects without
+// sizes and times), else with List.
+func list(ctx context.Context, store Store, prefix string) ([]objectstore.ObjectInfo, error) {
+	if ks, ok := store.(keyStore); ok {
+		keys, err := ks.ListKeys(ctx, prefix)
+		if err == nil {
+			infos := make([]objectstore.ObjectInfo, len(keys))
+			for i, k := range keys {
+				infos[i].Key = k
+			}
+			return infos, nil
+		}
+		if !errors.Is(err, errors.ErrUnsupported) {
+			return nil, err
+		}
+	}
+	return store.List(ctx, prefix)
+}
+
+// dated returns the orphan candidates at least graceMs old at nowMs, with
+// their sizes: those listed by key alone are asked for (Head); one gone
+// since the listing is dropped.
+func dated(ctx context.Context, store Store, orphans []objectstore.ObjectInfo, nowMs, graceMs int64) ([]objectstore.ObjectInfo, error) {
+	ks, _ := store.(keyStore)
+	kept := orphans[:0]
+	for _, o := range orphans {
+		if o.LastModified.IsZero() && ks != nil {
+			info, err := ks.Head(ctx, o.Key)
+			if errors.Is(err, objectstore.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("gc: head %s: %w", o.Key, err)
+			}
+			o = info
+		}
+		if nowMs-o.LastModified.UnixMilli() >= graceMs {
+			kept = append(kept, o)
+		}
+	}
+	return kept, nil
 }
 
 // peerWaits remembers, of the objects the collector asked the other
