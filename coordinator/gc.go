@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cockroachdb/pebble"
@@ -42,6 +43,10 @@ func (c *Coordinator) CollectGarbage(ctx context.Context, store GCStore, prefix 
 	return c.gc.Collect(ctx, store, prefix)
 }
 
+// candidatesChunk is how many listed keys Candidates looks up under one
+// hold of c.mu.
+const candidatesChunk = 4096
+
 // gcState is the coordinator's object state as the collector sees it
 // (collect.State).
 type gcState struct{ c *Coordinator }
@@ -49,15 +54,26 @@ type gcState struct{ c *Coordinator }
 // Candidates reads, under c.mu, the listed objects the coordinator does not
 // know and its garbage objects, each at least graceMs old (a listed object
 // of no known age is returned for the collector to date).
+//
+// The listed keys are looked up candidatesChunk at a time, each chunk
+// under its own hold of c.mu: a listing of the grace period's objects
+// (over 100,000) held it for milliseconds, and every commit waits for
+// c.mu to install its state. An object committed between two chunks is
+// young, and an orphan candidate must be a grace old, which no commit can
+// name (objectage.go), so the chunks need not agree.
 func (s gcState) Candidates(listed []objectstore.ObjectInfo, nowMs, graceMs int64) (orphans []objectstore.ObjectInfo, garbage []collect.Object) {
 	c := s.c
+	for chunk := range slices.Chunk(listed, candidatesChunk) {
+		c.mu.RLock()
+		for _, o := range chunk {
+			if _, known := c.mu.objectsByKey[o.Key]; !known && (o.LastModified.IsZero() || nowMs-o.LastModified.UnixMilli() >= graceMs) {
+				orphans = append(orphans, o)
+			}
+		}
+		c.mu.RUnlock()
+	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	for _, o := range listed {
-		if _, known := c.mu.objectsByKey[o.Key]; !known && (o.LastModified.IsZero() || nowMs-o.LastModified.UnixMilli() >= graceMs) {
-			orphans = append(orphans, o)
-		}
-	}
 	for _, o := range c.mu.objects {
 		if o.state == ObjectGarbage && nowMs-o.garbageSinceMs >= graceMs {
 			garbage = append(garbage, collect.Object{Num: o.num, Key: o.key, Size: o.size})

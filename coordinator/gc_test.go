@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -155,5 +156,46 @@ func TestCollectGarbageInBatches(t *testing.T) {
 	e.reopen()
 	if objs, _ := e.c.Objects(ctx); len(objs) != 1 || objs[0].Key != "wal/live" {
 		t.Fatalf("after reopen the coordinator knows %d objects", len(objs))
+	}
+}
+
+// Candidates looks listed keys up chunk by chunk: a listing of several
+// chunks finds every unknown key old enough, and no known one.
+func TestCandidatesInChunks(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.GCGrace = 10 * time.Minute })
+	tp := e.topic("t", 1, nil)
+	var known []string
+	for i := range 3 {
+		key := fmt.Sprintf("wal/known-%d", i)
+		e.commit(key, plain(tp.ID, 0, 0))
+		known = append(known, key)
+	}
+	now := e.clock.Now()
+	old, young := now.Add(-time.Hour), now.Add(-time.Minute)
+	var listed []objectstore.ObjectInfo
+	wantOrphans := 0
+	for i := range 3*candidatesChunk + 7 {
+		info := objectstore.ObjectInfo{Key: fmt.Sprintf("wal/unknown-%06d", i), LastModified: old}
+		switch {
+		case i%candidatesChunk == 5: // one known key in each chunk
+			info.Key = known[(i/candidatesChunk)%len(known)]
+		case i%3 == 0:
+			info.LastModified = young
+		case i%3 == 1:
+			info.LastModified = time.Time{} // listed by key alone: for the collector to date
+			wantOrphans++
+		default:
+			wantOrphans++
+		}
+		listed = append(listed, info)
+	}
+	orphans, garbage := gcState{e.c}.Candidates(listed, now.UnixMilli(), (10 * time.Minute).Milliseconds())
+	if len(orphans) != wantOrphans || len(garbage) != 0 {
+		t.Fatalf("%d orphans, %d garbage; want %d, 0", len(orphans), len(garbage), wantOrphans)
+	}
+	for _, o := range orphans {
+		if strings.HasPrefix(o.Key, "wal/known-") || !o.LastModified.IsZero() && !o.LastModified.Equal(old) {
+			t.Fatalf("orphan %+v: known, or young", o)
+		}
 	}
 }
