@@ -83,6 +83,8 @@
 //	    mu (RWMutex over topics, partitions and objects in memory; written
 //	        only with commit held, so commit's holder reads without it)
 //	sweeps (the tier loop's postings sweeps; mu is taken under it)
+//	the tier planner's lock (package tierplan's Registry: taken alone, or
+//	  under commit; a leaf, it takes none of these)
 //	pids (producer id allocation; taken under closeMu only)
 //	subs (subscriber lists: commits, topics; taken alone)
 //	the broker registry's lock (package brokers; taken alone)
