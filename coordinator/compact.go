@@ -205,37 +205,13 @@ func (c *Coordinator) producerLastOffsets(pk partKey, lo, hi int64) []int64 {
 func (c *Coordinator) completeCompaction(req coordapi.CompleteTierJobRequest, job *tierplan.Job, refuse func(string, ...any) error, nowMs int64) error {
 	pk := partKey{req.TopicID, req.Partition}
 	res := req.Compacted
-	cj := job.Compact
-	if job.Kind != coordapi.TierJobCompact || cj == nil {
-		return refuse("job %d is not a compaction job", job.ID)
-	}
 	// The replaced inputs: a prefix of the job's, ending at req.LastOffset.
-	n := slices.IndexFunc(cj.Segments, func(bc coordapi.BatchCoord) bool { return bc.LastOffset == req.LastOffset }) + 1
-	switch {
-	case req.BaseOffset != job.BaseOffset || n == 0:
-		return refuse("job %d's segments do not end at offset %d from %d", job.ID, req.LastOffset, req.BaseOffset)
-	case len(res.Segments) == 0:
-		return refuse("job %d reports no segment", job.ID)
-	case res.CleanedThrough < cj.Segments[n-1].BaseOffset || res.CleanedThrough > max(req.LastOffset, cj.DirtyOffset-1):
-		return refuse("job %d cleaned through %d, outside its last replaced segment %d-%d", job.ID, res.CleanedThrough, cj.Segments[n-1].BaseOffset, req.LastOffset)
-	}
-	next := job.BaseOffset
-	for i, sg := range res.Segments {
-		switch {
-		case sg.BaseOffset != next || sg.LastOffset < sg.BaseOffset:
-			return refuse("job %d's segment %d covers %d-%d, not from %d", job.ID, i, sg.BaseOffset, sg.LastOffset, next)
-		case sg.ObjectKey == "" || sg.DataLength <= 0 || sg.DataLength > layout.MaxSegmentData || sg.ObjectSize <= sg.DataLength:
-			return refuse("job %d's segment %q of %d bytes cannot hold %d bytes of data and its indexes", job.ID, sg.ObjectKey, sg.ObjectSize, sg.DataLength)
-		case sg.Batches <= 0 || sg.Batches > sg.LastOffset-sg.BaseOffset+1:
-			return refuse("job %d's segment %q has %d batches over %d-%d", job.ID, sg.ObjectKey, sg.Batches, sg.BaseOffset, sg.LastOffset)
-		}
-		if _, dup := c.mu.objectsByKey[sg.ObjectKey]; dup {
-			return refuse("job %d: object %q is already known", job.ID, sg.ObjectKey)
-		}
-		next = sg.LastOffset + 1
-	}
-	if next != req.LastOffset+1 {
-		return refuse("job %d's segments end at %d, not %d", job.ID, next-1, req.LastOffset)
+	n, err := tierplan.CheckCompaction(job, &req, func(key string) bool {
+		_, dup := c.mu.objectsByKey[key]
+		return dup
+	})
+	if err != nil {
+		return refuse("%v", err)
 	}
 	t, st, err := c.partitionLocked(req.TopicID, req.Partition)
 	if err != nil {

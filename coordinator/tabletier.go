@@ -191,22 +191,8 @@ func (c *Coordinator) buildTableJob(pk partKey, nowMs int64, wal bool) (*tierpla
 // the covered offsets moves. Nothing is written: the table's snapshot is
 // the record. c.commit is held; job is pk's active job.
 func (c *Coordinator) completeTable(req coordapi.CompleteTierJobRequest, job *tierplan.Job, refuse func(string, ...any) error) error {
-	if job.Kind != coordapi.TierJobTable || job.Table == nil || req.Table == nil {
-		return refuse("job %d: a table job's report and a table job go together", job.ID)
-	}
-	for _, cov := range req.Table.Covered {
-		i := -1
-		for j, r := range job.Table.Ranges {
-			if r.Partition == cov.Partition {
-				i = j
-			}
-		}
-		if i < 0 {
-			continue // a partition the job did not write: the snapshot's, not ours to learn here
-		}
-		if r := job.Table.Ranges[i]; cov.Next < r.To {
-			return refuse("job %d covers %s/%d to %d, short of its range's end %d", job.ID, job.Table.TopicName, cov.Partition, cov.Next, r.To)
-		}
+	if err := tierplan.CheckTable(job, &req); err != nil {
+		return refuse("%v", err)
 	}
 	row := c.tier.TableCompleted(partKey{req.TopicID, job.Partition}, job, req.Table.Covered)
 	if row != nil {

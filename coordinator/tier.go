@@ -256,12 +256,9 @@ func (c *Coordinator) ClaimTierJob(ctx context.Context, req coordapi.ClaimTierJo
 }
 
 // buildJob plans a job for pk: its WAL runs from the WAL start, in
-// order, while they are past the WAL retention (by their object's commit
-// time, or by the partition's WAL bytes over local.retention.bytes), up to
-// segment.bytes (at least one run), a segment.ms span of commit times and
-// tierplan.MaxJobBatches. A job by time alone that is shorter than a segment waits
-// until its first batch is twice local.retention.ms old. ok is false when
-// nothing is due.
+// order, as far as tierplan.Cut takes them. A job by time alone that is
+// shorter than a segment waits until its first batch is twice
+// local.retention.ms old. ok is false when nothing is due.
 func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierplan.Job, bool, error) {
 	c.mu.RLock()
 	t := c.mu.topicsByID[pk.topic]
@@ -291,15 +288,8 @@ func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierplan.Job, bool, er
 	job.Deadline = nowMs + job.LeaseMs
 	job.Seg = layout.SegmentRow{LogAppendTime: lat, MaxTimestamp: -1, TSOffset: -1, TSLast: -1}
 	ts := newPartState()
-	// Over local.retention.bytes, the oldest runs go a whole segment at a
-	// time, not just enough to get under it: else every round would cut a
-	// sliver.
-	overBytes := s.LocalBytes >= 0 && st.walBytes() > s.LocalBytes
-	var (
-		firstCreated int64
-		run          []coordapi.BatchCoord
-		full         bool // cut by segment.bytes, segment.ms or the batch bound
-	)
+	cut := tierplan.NewCut(s, st.walBytes(), nowMs)
+	var run []coordapi.BatchCoord
 	for valid := it.First(); valid; valid = it.Next() {
 		last, err := layout.DecodeBatchKey(it.Key())
 		if err != nil {
@@ -326,21 +316,11 @@ func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierplan.Job, bool, er
 		for _, bc := range run {
 			n += int64(bc.ByteLength)
 		}
-		if !overBytes && (s.LocalMs < 0 || nowMs-o.createdMs < s.LocalMs) {
-			break // not past the WAL retention
-		}
-		if len(job.Batches) > 0 {
-			if job.Seg.DataLength+n > s.SegmentBytes || o.createdMs-firstCreated >= s.SegmentMs ||
-				len(job.Batches)+len(run) > tierplan.MaxJobBatches {
-				full = true
-				break
-			}
-		} else {
-			firstCreated = o.createdMs
-			job.BaseOffset = run[0].BaseOffset
-		}
-		if job.Seg.DataLength+n > layout.MaxSegmentData {
+		if !cut.Take(o.createdMs, n, len(run)) {
 			break
+		}
+		if len(job.Batches) == 0 {
+			job.BaseOffset = run[0].BaseOffset
 		}
 		for _, bc := range run {
 			bc.ObjectKey, bc.ObjectSize = o.key, o.size
@@ -353,17 +333,8 @@ func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierplan.Job, bool, er
 	if err := it.Error(); err != nil {
 		return nil, false, fmt.Errorf("tier: iterate: %w", err)
 	}
-	if len(job.Batches) == 0 {
-		return nil, false, nil
-	}
-	// Less than a segment is past the WAL retention: wait for more, so
-	// that a steady partition's segments reach segment.bytes rather than
-	// holding one planning round's worth each, but not past a second
-	// local.retention.ms, so that no batch stays in the WAL tier much
-	// longer than twice its retention (a quiet partition's segment holds
-	// what it wrote meanwhile).
-	if !full && !overBytes && job.Seg.DataLength < s.SegmentBytes && nowMs-firstCreated < 2*s.LocalMs {
-		return nil, false, nil
+	if !cut.Ready() {
+		return nil, false, nil // nothing, or less than a segment that can wait
 	}
 	job.Seg.Base = job.BaseOffset
 	job.Seg.Batches = int64(len(job.Batches))
@@ -429,13 +400,8 @@ func (c *Coordinator) CompleteTierJob(ctx context.Context, req coordapi.Complete
 		}
 		return c.completeCompaction(req, job, refuse, nowMs)
 	}
-	switch {
-	case req.BaseOffset != job.BaseOffset || req.LastOffset != job.LastOffset:
-		return refuse("job %d covers offsets %d-%d, not %d-%d", job.ID, job.BaseOffset, job.LastOffset, req.BaseOffset, req.LastOffset)
-	case req.DataLength != job.Seg.DataLength:
-		return refuse("job %d's batches are %d bytes, the segment's data %d", job.ID, job.Seg.DataLength, req.DataLength)
-	case req.ObjectKey == "" || req.ObjectSize <= req.DataLength:
-		return refuse("job %d's segment %q of %d bytes cannot hold %d bytes of data and its indexes", job.ID, req.ObjectKey, req.ObjectSize, req.DataLength)
+	if err := tierplan.CheckConsolidation(job, &req); err != nil {
+		return refuse("%v", err)
 	}
 	t, st, err := c.partitionLocked(req.TopicID, req.Partition)
 	if err != nil {
