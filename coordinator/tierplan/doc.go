@@ -21,10 +21,12 @@
 // Config.ReadCovered.
 //
 // What it decides, with no state: a topic's tier and cleaner settings
-// from its configs (SettingsOf, CompactSettingsOf), whether a compacted
-// partition is due for a pass (PlanCompaction), which offsets a table job
-// would cover (Span) and which slot keys a topic's table jobs take
-// (TableJobPart).
+// from its configs (SettingsOf, CompactSettingsOf), which WAL runs a
+// consolidation job takes (Cut), whether a compacted partition is due for
+// a pass (PlanCompaction), which offsets a table job would cover (Span)
+// and which slot keys a topic's table jobs take (TableJobPart), and
+// whether a broker's completion report matches its job (CheckConsolidation,
+// CheckCompaction, CheckTable).
 //
 // The registry is generic over its key type (Key), so that the
 // coordinator keeps its own partition key.
