@@ -119,10 +119,18 @@ func validateCommitRequest(req *coordapi.CommitRequest) error {
 	return nil
 }
 
+// partKey names a partition; the tier planner keys its jobs by it
+// (tierplan.Key).
 type partKey struct {
 	topic     coordapi.TopicID
 	partition int32
 }
+
+// Topic is k's topic (tierplan.Key).
+func (k partKey) Topic() coordapi.TopicID { return k.topic }
+
+// Partition is k's partition (tierplan.Key).
+func (k partKey) Partition() int32 { return k.partition }
 
 // pendingPart is a partition's state as a commit in progress sees it.
 type pendingPart struct {

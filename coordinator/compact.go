@@ -5,111 +5,34 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/layout"
+	"github.com/floe-io/floe/coordinator/tierplan"
 )
 
-// Compaction planning. A compacted topic's partition has a cleaner
-// checkpoint (partState.cleanOffset): the records below it were cleaned
-// at least once. Its segments split into the clean part (below the
-// checkpoint) and the dirty part; the WAL tier is never compacted (it is
-// the uncleaned head, Kafka's active segment) and counts in neither. A
-// partition is due for a pass, as Kafka's LogCleanerManager decides, when
-// its cleanable dirty bytes (dirty segments whose newest record is older
-// than min.compaction.lag.ms) are at least min.cleanable.dirty.ratio of
-// the clean plus cleanable bytes, or when its oldest dirty record is older
-// than max.compaction.lag.ms, or when a tombstone the last pass kept
-// reached its delete horizon. A pass rewrites the segments from the log
-// start through the cleanable ones (tiered/doc.go, Compaction) and
-// CompleteTierJob swaps them for its output in one synced batch.
-
-// maxCompactSegments bounds the input segments of one compaction job, so
-// that its claim reply stays small; the rest wait for the next pass.
-const maxCompactSegments = 1000
-
-// compactSettings are a compacted topic's cleaner configs.
-type compactSettings struct {
-	compacts                              bool
-	minDirtyRatio                         float64
-	minLagMs, maxLagMs, deleteRetentionMs int64
-}
-
-// compactSettingsLocked reads t's cleaner configs. c.mu must be held.
-func compactSettingsLocked(t *topicState) compactSettings {
-	_, compacts := cleanupPolicy(t.configs)
-	s := compactSettings{
-		compacts:          compacts,
-		minDirtyRatio:     0.5,
-		minLagMs:          configInt(t.configs, coordapi.ConfigMinCompactionLagMs),
-		maxLagMs:          configInt(t.configs, coordapi.ConfigMaxCompactionLagMs),
-		deleteRetentionMs: configInt(t.configs, coordapi.ConfigDeleteRetentionMs),
-	}
-	if v, ok := t.configs[coordapi.ConfigMinCleanableDirtyRatio]; ok {
-		if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 && f <= 1 {
-			s.minDirtyRatio = f
-		}
-	}
-	return s
-}
-
-// configInt returns an integer topic config, or its default.
-func configInt(configs map[string]string, name string) int64 {
-	if v, ok := configs[name]; ok {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			return n
-		}
-	}
-	d, _ := coordapi.LookupTopicConfig(name)
-	n, _ := strconv.ParseInt(d.Default, 10, 64)
-	return n
-}
-
-// cleanupPolicy reports whether a topic's cleanup.policy (default delete)
-// includes delete and compact.
-func cleanupPolicy(configs map[string]string) (deletes, compacts bool) {
-	policy, ok := configs[coordapi.ConfigCleanupPolicy]
-	if !ok || policy == "" {
-		policy = "delete"
-	}
-	list := coordapi.SplitConfigList(policy)
-	return slices.Contains(list, "delete"), slices.Contains(list, "compact")
-}
+// Compaction planning (package tierplan draws when a pass is due): the
+// coordinator reads a compacted partition's segment rows for the
+// planner, and CompleteTierJob swaps a pass's inputs for its output in
+// one synced batch.
 
 // CompactionState is what the planner last found of one compacted
 // partition, for metrics.
-type CompactionState struct {
-	// CleanBytes and DirtyBytes are the segment bytes below and at or
-	// above the cleaner checkpoint; DirtyRatio is the cleanable dirty
-	// share that min.cleanable.dirty.ratio is compared with.
-	CleanBytes, DirtyBytes int64
-	DirtyRatio             float64
-	// LagMs is the age of the oldest uncleaned record (segments or WAL),
-	// 0 when none; LastCleanedMs when the last pass completed, -1 never.
-	LagMs, LastCleanedMs int64
-}
+type CompactionState = tierplan.CompactionState
 
 // CompactionStats counts what compaction passes did since Open.
-type CompactionStats struct {
-	// Passes counts completed passes; BytesIn and RecordsIn what they read
-	// of the segments they replaced, BytesOut and RecordsOut what they
-	// wrote.
-	Passes                                   int64
-	BytesIn, BytesOut, RecordsIn, RecordsOut int64
-}
+type CompactionStats = tierplan.CompactionStats
 
 // CompactionStates returns the planner's view of every compacted
 // partition, by topic name and partition.
 func (c *Coordinator) CompactionStates() map[string][]CompactionState {
-	c.tier.Lock()
-	defer c.tier.Unlock()
-	out := make(map[string][]CompactionState, len(c.tier.compaction))
+	views := c.tier.Compaction()
+	out := make(map[string][]CompactionState, len(views))
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	for pk, cs := range c.tier.compaction {
+	for pk, cs := range views {
 		t := c.mu.topicsByID[pk.topic]
 		if t == nil || int(pk.partition) >= len(t.parts) {
 			continue
@@ -125,46 +48,20 @@ func (c *Coordinator) CompactionStates() map[string][]CompactionState {
 }
 
 // CompactionStats returns the compaction counters.
-func (c *Coordinator) CompactionStats() CompactionStats {
-	c.tier.Lock()
-	defer c.tier.Unlock()
-	return c.tier.compactStats
-}
+func (c *Coordinator) CompactionStats() CompactionStats { return c.tier.CompactionStats() }
 
-// compactSegment is one segment row, for planning.
-type compactSegment struct {
-	object    uint64
-	key       string
-	size      int64
-	coord     coordapi.BatchCoord
-	createdMs int64
-}
-
-// compactView is a compacted partition's segments and what the planner
-// makes of them.
-type compactView struct {
-	st   partState
-	segs []compactSegment
-	// cleanable is how many of segs (a prefix) a pass may rewrite: those
-	// whose newest record is older than min.compaction.lag.ms, up to
-	// maxCompactSegments.
-	cleanable int
-	state     CompactionState
-	due       bool
-}
-
-// viewCompaction reads pk's segment rows and decides whether a pass is
-// due at nowMs.
-func (c *Coordinator) viewCompaction(t *topicState, partition int32, s compactSettings, nowMs int64) (compactView, error) {
+// viewCompaction reads pk's segment rows and has the planner decide
+// whether a pass is due at nowMs; st is the partition's state read.
+func (c *Coordinator) viewCompaction(t *topicState, partition int32, s tierplan.CompactSettings, nowMs int64) (v tierplan.View, st partState, err error) {
 	c.mu.RLock()
-	st := t.parts[partition]
+	st = t.parts[partition]
 	c.mu.RUnlock()
-	v := compactView{st: st}
-	v.state.LastCleanedMs = st.cleanedMs
 	if st.logStart >= st.walStart {
-		return v, nil
+		v.State.LastCleanedMs = st.cleanedMs
+		return v, st, nil
 	}
-	err := c.scanRows(layout.BatchKey(t.id, partition, st.logStart), layout.BatchKey(t.id, partition, st.walStart), func(_, _ []byte, object uint64, bc coordapi.BatchCoord) error {
+	var segs []tierplan.Segment
+	err = c.scanRows(layout.BatchKey(t.id, partition, st.logStart), layout.BatchKey(t.id, partition, st.walStart), func(_, _ []byte, object uint64, bc coordapi.BatchCoord) error {
 		if !bc.Segment {
 			return fmt.Errorf("WAL batch %d-%d below the WAL start %d", bc.BaseOffset, bc.LastOffset, st.walStart)
 		}
@@ -175,60 +72,24 @@ func (c *Coordinator) viewCompaction(t *topicState, partition int32, s compactSe
 			return fmt.Errorf("segment %d-%d references unknown object %d", bc.BaseOffset, bc.LastOffset, object)
 		}
 		bc.ObjectKey, bc.ObjectSize = o.key, o.size
-		v.segs = append(v.segs, compactSegment{object: object, key: o.key, size: o.size, coord: bc, createdMs: o.createdMs})
+		segs = append(segs, tierplan.Segment{Object: object, Key: o.key, Size: o.size, Coord: bc, CreatedMs: o.createdMs})
 		return nil
 	})
 	if err != nil {
-		return v, fmt.Errorf("compaction view of %s/%d: %w", t.name, partition, err)
+		return v, st, fmt.Errorf("compaction view of %s/%d: %w", t.name, partition, err)
 	}
-	var cleanable int64
-	oldestDirty := int64(-1) // timestamp of the first dirty segment's newest record
-	for i, sg := range v.segs {
-		n := int64(sg.coord.ByteLength)
-		newest := sg.coord.MaxTimestamp
-		if newest < 0 {
-			newest = sg.createdMs // no timestamp: when it was written stands in
-		}
-		if sg.coord.LastOffset < st.cleanOffset {
-			v.state.CleanBytes += n
-		} else {
-			v.state.DirtyBytes += n
-			if oldestDirty < 0 {
-				oldestDirty = newest
+	v = tierplan.PlanCompaction(segs, tierplan.Partition{
+		CleanOffset: st.cleanOffset, HorizonMs: st.horizonMs,
+		WALCreated: func() (int64, bool) {
+			if st.walStart >= st.hwm {
+				return 0, false
 			}
-		}
-		if v.cleanable == i && i < maxCompactSegments && nowMs-newest >= s.minLagMs {
-			v.cleanable = i + 1
-			if sg.coord.LastOffset >= st.cleanOffset {
-				cleanable += n
-			}
-		}
-	}
-	if total := v.state.CleanBytes + cleanable; total > 0 {
-		v.state.DirtyRatio = float64(cleanable) / float64(total)
-	}
-	// The oldest uncleaned record: in the first dirty segment, or the
-	// first WAL batch.
-	switch {
-	case oldestDirty >= 0:
-		v.state.LagMs = max(nowMs-oldestDirty, 0)
-	case st.walStart < st.hwm:
-		if created, ok, err := c.firstWALCreated(t.id, partition, st); err == nil && ok {
-			v.state.LagMs = max(nowMs-created, 0)
-		}
-	}
-	if v.cleanable == 0 {
-		return v, nil
-	}
-	switch {
-	case cleanable > 0 && v.state.DirtyRatio >= s.minDirtyRatio:
-		v.due = true
-	case cleanable > 0 && oldestDirty >= 0 && nowMs-oldestDirty >= s.maxLagMs:
-		v.due = true // max.compaction.lag.ms: due whatever the ratio
-	case st.horizonMs >= 0 && nowMs >= st.horizonMs:
-		v.due = true // tombstones reached their delete horizon
-	}
-	return v, nil
+			created, ok, err := c.firstWALCreated(t.id, partition, st)
+			return created, ok && err == nil
+		},
+	}, s, nowMs)
+	v.State.LastCleanedMs = st.cleanedMs
+	return v, st, nil
 }
 
 // planCompactions queues each compacted partition due for a pass, and
@@ -241,80 +102,69 @@ func (c *Coordinator) planCompactions(ctx context.Context) error {
 			return err
 		}
 		c.mu.RLock()
-		s := compactSettingsLocked(pr.t)
+		s := tierplan.CompactSettingsOf(pr.t.configs)
 		c.mu.RUnlock()
-		if !s.compacts {
+		if !s.Compacts {
 			continue
 		}
 		pk := partKey{pr.t.id, pr.partition}
 		seen[pk] = true
-		v, err := c.viewCompaction(pr.t, pr.partition, s, nowMs)
+		v, _, err := c.viewCompaction(pr.t, pr.partition, s, nowMs)
 		if err != nil {
 			return err
 		}
-		c.tier.Lock()
-		c.tier.compaction[pk] = v.state
-		if v.due {
-			c.queueLocked(pk, coordapi.TierJobCompact)
-		}
-		c.tier.Unlock()
+		c.tier.SetCompaction(pk, v.State, v.Due)
 	}
-	c.tier.Lock()
-	for pk := range c.tier.compaction {
-		if !seen[pk] {
-			delete(c.tier.compaction, pk)
-		}
-	}
-	c.tier.Unlock()
+	c.tier.KeepCompaction(seen)
 	return nil
 }
 
 // buildCompactJob plans a compaction pass of pk: its segments from the log
 // start through the cleanable ones. ok is false when none is due any
 // more.
-func (c *Coordinator) buildCompactJob(pk partKey, nowMs int64) (*tierJob, bool, error) {
+func (c *Coordinator) buildCompactJob(pk partKey, nowMs int64) (*tierplan.Job, bool, error) {
 	c.mu.RLock()
 	t := c.mu.topicsByID[pk.topic]
 	if t == nil || int(pk.partition) >= len(t.parts) {
 		c.mu.RUnlock()
 		return nil, false, nil
 	}
-	s := compactSettingsLocked(t)
-	segBytes := c.settingsLocked(t).segmentBytes
+	s := tierplan.CompactSettingsOf(t.configs)
+	segBytes := c.settingsLocked(t).SegmentBytes
 	indexed := t.kvReady()
 	c.mu.RUnlock()
-	if !s.compacts {
+	if !s.Compacts {
 		return nil, false, nil
 	}
-	v, err := c.viewCompaction(t, pk.partition, s, nowMs)
-	if err != nil || !v.due {
+	v, st, err := c.viewCompaction(t, pk.partition, s, nowMs)
+	if err != nil || !v.Due {
 		return nil, false, err
 	}
-	segs := v.segs[:v.cleanable]
+	segs := v.Segs[:v.Cleanable]
 	// Never past the last stable offset: an open transaction's records
 	// are not cleaned, as in Kafka.
-	for len(segs) > 0 && segs[len(segs)-1].coord.LastOffset >= v.st.lso() {
+	for len(segs) > 0 && segs[len(segs)-1].Coord.LastOffset >= st.lso() {
 		segs = segs[:len(segs)-1]
 	}
 	if len(segs) == 0 {
 		return nil, false, nil
 	}
-	job := &tierJob{gen: v.st.gen}
+	job := &tierplan.Job{Gen: st.gen}
 	job.Kind = coordapi.TierJobCompact
 	job.TopicID, job.Partition = pk.topic, pk.partition
-	job.BaseOffset, job.LastOffset = segs[0].coord.BaseOffset, segs[len(segs)-1].coord.LastOffset
+	job.BaseOffset, job.LastOffset = segs[0].Coord.BaseOffset, segs[len(segs)-1].Coord.LastOffset
 	job.LeaseMs = c.opts.TierJobLease.Milliseconds()
-	job.deadline = nowMs + job.LeaseMs
+	job.Deadline = nowMs + job.LeaseMs
 	cj := &coordapi.CompactJob{
-		DirtyOffset:       max(v.st.cleanOffset, v.st.logStart),
+		DirtyOffset:       max(st.cleanOffset, st.logStart),
 		KeyIndex:          indexed,
 		NowMs:             nowMs,
-		DeleteRetentionMs: s.deleteRetentionMs,
+		DeleteRetentionMs: s.DeleteRetentionMs,
 		SegmentBytes:      segBytes,
 	}
 	for _, sg := range segs {
-		cj.Segments = append(cj.Segments, sg.coord)
-		job.inputs = append(job.inputs, sg.object)
+		cj.Segments = append(cj.Segments, sg.Coord)
+		job.Inputs = append(job.Inputs, sg.Object)
 	}
 	cj.ProducerLastOffsets = c.producerLastOffsets(pk, job.BaseOffset, job.LastOffset)
 	c.mu.RLock()
@@ -352,40 +202,16 @@ func (c *Coordinator) producerLastOffsets(pk partKey, lo, hi int64) []int64 {
 // segments from the job's base offset through req.LastOffset are replaced
 // by req.Compacted.Segments in one synced batch, and the cleaner
 // checkpoint moves. c.commit is held; job is pk's active job.
-func (c *Coordinator) completeCompaction(req coordapi.CompleteTierJobRequest, job *tierJob, refuse func(string, ...any) error, nowMs int64) error {
+func (c *Coordinator) completeCompaction(req coordapi.CompleteTierJobRequest, job *tierplan.Job, refuse func(string, ...any) error, nowMs int64) error {
 	pk := partKey{req.TopicID, req.Partition}
 	res := req.Compacted
-	cj := job.Compact
-	if job.Kind != coordapi.TierJobCompact || cj == nil {
-		return refuse("job %d is not a compaction job", job.ID)
-	}
 	// The replaced inputs: a prefix of the job's, ending at req.LastOffset.
-	n := slices.IndexFunc(cj.Segments, func(bc coordapi.BatchCoord) bool { return bc.LastOffset == req.LastOffset }) + 1
-	switch {
-	case req.BaseOffset != job.BaseOffset || n == 0:
-		return refuse("job %d's segments do not end at offset %d from %d", job.ID, req.LastOffset, req.BaseOffset)
-	case len(res.Segments) == 0:
-		return refuse("job %d reports no segment", job.ID)
-	case res.CleanedThrough < cj.Segments[n-1].BaseOffset || res.CleanedThrough > max(req.LastOffset, cj.DirtyOffset-1):
-		return refuse("job %d cleaned through %d, outside its last replaced segment %d-%d", job.ID, res.CleanedThrough, cj.Segments[n-1].BaseOffset, req.LastOffset)
-	}
-	next := job.BaseOffset
-	for i, sg := range res.Segments {
-		switch {
-		case sg.BaseOffset != next || sg.LastOffset < sg.BaseOffset:
-			return refuse("job %d's segment %d covers %d-%d, not from %d", job.ID, i, sg.BaseOffset, sg.LastOffset, next)
-		case sg.ObjectKey == "" || sg.DataLength <= 0 || sg.DataLength > layout.MaxSegmentData || sg.ObjectSize <= sg.DataLength:
-			return refuse("job %d's segment %q of %d bytes cannot hold %d bytes of data and its indexes", job.ID, sg.ObjectKey, sg.ObjectSize, sg.DataLength)
-		case sg.Batches <= 0 || sg.Batches > sg.LastOffset-sg.BaseOffset+1:
-			return refuse("job %d's segment %q has %d batches over %d-%d", job.ID, sg.ObjectKey, sg.Batches, sg.BaseOffset, sg.LastOffset)
-		}
-		if _, dup := c.mu.objectsByKey[sg.ObjectKey]; dup {
-			return refuse("job %d: object %q is already known", job.ID, sg.ObjectKey)
-		}
-		next = sg.LastOffset + 1
-	}
-	if next != req.LastOffset+1 {
-		return refuse("job %d's segments end at %d, not %d", job.ID, next-1, req.LastOffset)
+	n, err := tierplan.CheckCompaction(job, &req, func(key string) bool {
+		_, dup := c.mu.objectsByKey[key]
+		return dup
+	})
+	if err != nil {
+		return refuse("%v", err)
 	}
 	t, st, err := c.partitionLocked(req.TopicID, req.Partition)
 	if err != nil {
@@ -403,7 +229,7 @@ func (c *Coordinator) completeCompaction(req coordapi.CompleteTierJobRequest, jo
 		rows = append(rows, object)
 		return nil
 	})
-	if err != nil || !slices.Equal(rows, job.inputs[:n]) {
+	if err != nil || !slices.Equal(rows, job.Inputs[:n]) {
 		return refuse("job %d: the partition's segments changed since it was planned", job.ID)
 	}
 	rs, err := c.rowStats(lower, upper)
@@ -422,7 +248,7 @@ func (c *Coordinator) completeCompaction(req coordapi.CompleteTierJobRequest, jo
 	for _, sg := range res.Segments {
 		obj := &objectState{
 			num: num, key: sg.ObjectKey, size: sg.ObjectSize, live: sg.DataLength,
-			state: ObjectLive, createdMs: nowMs, brokerID: job.broker,
+			state: ObjectLive, createdMs: nowMs, brokerID: job.Broker,
 		}
 		num++
 		row := layout.SegmentRow{
@@ -478,18 +304,7 @@ func (c *Coordinator) completeCompaction(req coordapi.CompleteTierJobRequest, jo
 	t.parts[pk.partition] = st
 	c.installObjectsLocked(objects)
 	c.mu.Unlock()
-	c.tier.Lock()
-	if c.tier.active[pk] == job {
-		delete(c.tier.active, pk)
-	}
-	c.tier.stats.JobsCompleted++
-	cs := &c.tier.compactStats
-	cs.Passes++
-	cs.BytesIn += res.BytesIn
-	cs.BytesOut += res.BytesOut
-	cs.RecordsIn += res.RecordsIn
-	cs.RecordsOut += res.RecordsOut
-	c.tier.Unlock()
+	c.tier.Compacted(pk, job, CompactionStats{Passes: 1, BytesIn: res.BytesIn, BytesOut: res.BytesOut, RecordsIn: res.RecordsIn, RecordsOut: res.RecordsOut})
 	c.log.Info("compacted", "topic", t.name, "partition", pk.partition, "base", job.BaseOffset, "last", req.LastOffset,
 		"segments_in", n, "segments_out", len(res.Segments), "bytes_in", res.BytesIn, "bytes_out", res.BytesOut,
 		"records_in", res.RecordsIn, "records_out", res.RecordsOut, "clean_offset", st.cleanOffset, "horizon_ms", st.horizonMs)

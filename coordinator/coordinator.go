@@ -21,6 +21,7 @@ import (
 	"github.com/floe-io/floe/coordinator/inline"
 	"github.com/floe-io/floe/coordinator/layout"
 	"github.com/floe-io/floe/coordinator/tables"
+	"github.com/floe-io/floe/coordinator/tierplan"
 	"github.com/floe-io/floe/coordinator/txn"
 	"github.com/floe-io/floe/coordinator/users"
 	"github.com/floe-io/floe/kvindex"
@@ -253,8 +254,9 @@ type Coordinator struct {
 	// inline is the flusher of inline objects, nil without
 	// Options.Inline.
 	inline *inline.Flusher
-	// tier is the consolidation planner's and retention's state (tier.go).
-	tier tierState
+	// tier is the tier planner's memory (package tierplan): its jobs, its
+	// queue and its counters.
+	tier *tierplan.Registry[partKey]
 	// loadedFormat is the state format Open found (formatVersion for a
 	// new database); load migrates older ones.
 	loadedFormat uint64
@@ -509,15 +511,15 @@ func Open(opts Options) (*Coordinator, error) {
 	}
 	opts.BrokerTTL = cmp.Or(opts.BrokerTTL, defaultBrokerTTL)
 	opts.GCGrace = cmp.Or(opts.GCGrace, defaultGCGrace)
-	opts.WALRetention = cmp.Or(opts.WALRetention, defaultWALRetention)
+	opts.WALRetention = cmp.Or(opts.WALRetention, tierplan.DefaultWALRetention)
 	opts.WALRetentionBytes = cmp.Or(opts.WALRetentionBytes, -1)
-	opts.TierInterval = cmp.Or(opts.TierInterval, defaultTierInterval)
-	opts.TableInterval = cmp.Or(opts.TableInterval, defaultTableInterval)
-	opts.TableMaintainInterval = cmp.Or(opts.TableMaintainInterval, defaultTableMaintainInterval)
+	opts.TierInterval = cmp.Or(opts.TierInterval, tierplan.DefaultTierInterval)
+	opts.TableInterval = cmp.Or(opts.TableInterval, tierplan.DefaultTableInterval)
+	opts.TableMaintainInterval = cmp.Or(opts.TableMaintainInterval, tierplan.DefaultTableMaintainInterval)
 	if opts.MaxObjectAge == 0 && (opts.GCStore != nil || opts.Shards > 1) {
 		opts.MaxObjectAge = opts.GCGrace / 2
 	}
-	opts.TierJobLease = max(min(cmp.Or(opts.TierJobLease, defaultTierJobLease), opts.GCGrace/2), time.Millisecond)
+	opts.TierJobLease = max(min(cmp.Or(opts.TierJobLease, tierplan.DefaultTierJobLease), opts.GCGrace/2), time.Millisecond)
 	opts.ProducerIDExpiration = cmp.Or(opts.ProducerIDExpiration, DefaultProducerIDExpiration)
 	opts.TransactionalIDExpiration = cmp.Or(opts.TransactionalIDExpiration, DefaultTransactionalIDExpiration)
 	opts.ExpirationCheckInterval = cmp.Or(opts.ExpirationCheckInterval, DefaultExpirationCheckInterval)
@@ -526,7 +528,7 @@ func Open(opts Options) (*Coordinator, error) {
 	c.brokers = brokers.New(opts.BrokerTTL, opts.Now, opts.Logger)
 	c.gc = collect.New(gcState{c}, opts.ObjectPeers, opts.GCGrace, opts.Now, opts.Logger)
 	c.follow = make(chan struct{}, 1)
-	c.initTier()
+	c.tier = c.newTier()
 	cache := pebble.NewCache(pebbleCacheSize)
 	defer cache.Unref()
 	popts := &pebble.Options{

@@ -62,6 +62,15 @@
 // coordinator's own; they take none of its locks but those their
 // interfaces take (txnPartitions).
 //
+// # Tier planning
+//
+// The tier loop (TierTick) and the tier jobs' calls (ClaimTierJob,
+// CompleteTierJob, AbandonTierJob) are planned by package tierplan, which
+// holds the jobs and decides from what this package reads of the rows;
+// this package reads the runs and segments from Pebble, enforces
+// retention and writes each completed job's swap in one synced batch
+// (tier.go, compact.go, tabletier.go).
+//
 // # Broker registry
 //
 // Brokers register (node id, advertised address, rack, internal address)
@@ -83,6 +92,8 @@
 //	    mu (RWMutex over topics, partitions and objects in memory; written
 //	        only with commit held, so commit's holder reads without it)
 //	sweeps (the tier loop's postings sweeps; mu is taken under it)
+//	the tier planner's lock (package tierplan's Registry: taken alone, or
+//	  under commit; a leaf, it takes none of these)
 //	pids (producer id allocation; taken under closeMu only)
 //	subs (subscriber lists: commits, topics; taken alone)
 //	the broker registry's lock (package brokers; taken alone)

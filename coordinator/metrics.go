@@ -18,7 +18,7 @@ import (
 // their bytes by state, the live brokers and the Pebble state's size; and
 // the tier counters (TierStats); and for compacted partitions the
 // planner's view (CompactionStates) with the compaction counters
-// (CompactionStats); and each table topic's lag (floe.table.lag.offsets
+// (CompactionStats); and each table topic's lag (floe.table.lag.Offsets
 // and floe.table.lag.seconds).
 // Unregister the returned registration before Close.
 func (c *Coordinator) RegisterMetrics(m metric.Meter) (metric.Registration, error) {
@@ -35,8 +35,8 @@ func (c *Coordinator) RegisterMetrics(m metric.Meter) (metric.Registration, erro
 		defer c.leave()
 		for name, lag := range c.tableLags() {
 			attrs := metric.WithAttributes(attribute.String("topic", name))
-			o.ObserveInt64(in.TableLag, lag.offsets, attrs)
-			o.ObserveFloat64(in.TableLagSeconds, float64(lag.ms)/1000, attrs)
+			o.ObserveInt64(in.TableLag, lag.Offsets, attrs)
+			o.ObserveFloat64(in.TableLagSeconds, float64(lag.Ms)/1000, attrs)
 		}
 		type objStat struct{ n, bytes int64 }
 		byState := map[ObjectState]objStat{}

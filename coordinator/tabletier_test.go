@@ -13,6 +13,7 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/layout"
+	"github.com/floe-io/floe/coordinator/tierplan"
 )
 
 // consolidateAll claims and completes every due consolidation job as a
@@ -140,7 +141,7 @@ func TestTableJobPlanning(t *testing.T) {
 	if cov := e.c.TableCovered(tp.ID); cov[0] != 5 || cov[1] != 5 {
 		t.Fatalf("covered %v", cov)
 	}
-	if lags := e.c.tableLags(); lags["orders"] != (tableLag{}) || len(lags) != 1 {
+	if lags := e.c.tableLags(); lags["orders"] != (tierplan.TableLag{}) || len(lags) != 1 {
 		t.Fatalf("table lags %v, want orders 0 and no other topic", lags)
 	}
 	// Nothing new: no job, however long.
@@ -152,12 +153,12 @@ func TestTableJobPlanning(t *testing.T) {
 	// New records reach the table once consolidated, from the covered
 	// offset; a job whose lease ends is planned again.
 	e.commit("w2", plain(tp.ID, 1, 2))
-	if lags := e.c.tableLags(); lags["orders"] != (tableLag{offsets: 3}) {
+	if lags := e.c.tableLags(); lags["orders"] != (tierplan.TableLag{Offsets: 3}) {
 		t.Fatalf("table lags %v, want orders 3 offsets, no tier pass saw them yet", lags)
 	}
 	tick(0) // a pass sees them: they wait from now
 	tick(21 * time.Minute)
-	if lags := e.c.tableLags(); lags["orders"] != (tableLag{offsets: 3, ms: (21 * time.Minute).Milliseconds()}) {
+	if lags := e.c.tableLags(); lags["orders"] != (tierplan.TableLag{Offsets: 3, Ms: (21 * time.Minute).Milliseconds()}) {
 		t.Fatalf("table lags %v, want orders 3 offsets for 21 minutes", lags)
 	}
 	e.consolidateAll(&seg)
@@ -251,9 +252,7 @@ func TestTableHold(t *testing.T) {
 		{5, 5},
 	} {
 		if step.covered >= 0 {
-			e.c.tier.Lock()
-			e.c.tableStateLocked(tp.ID).covered[0] = step.covered
-			e.c.tier.Unlock()
+			e.c.tier.SetTableCovered(tp.ID, 0, step.covered)
 		}
 		tick()
 		if st := e.state(tp.ID, 0); st.LogStartOffset != step.wantStart {
@@ -417,41 +416,6 @@ func TestTableCoveredPersisted(t *testing.T) {
 	}
 }
 
-// TestSawHWM: a partition keeps the high watermarks the tier passes saw
-// grow from the first past its covered offset on; past maxHWMSeen it
-// keeps every other one but the first, whose time the lag reads.
-func TestSawHWM(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		covered int64
-		seen    []hwmSeen // (ms, hwm) the passes saw, in order
-		want    []hwmSeen
-	}{
-		{name: "nothing uncovered", covered: 10, seen: []hwmSeen{{1, 5}, {2, 10}}, want: []hwmSeen{}},
-		{name: "from the first past covered", covered: 10, seen: []hwmSeen{{1, 5}, {2, 12}, {3, 12}, {4, 20}}, want: []hwmSeen{{2, 12}, {4, 20}}},
-		{name: "unchanged is not kept", covered: 0, seen: []hwmSeen{{1, 5}, {2, 5}, {3, 5}}, want: []hwmSeen{{1, 5}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ts := &tableState{covered: map[int32]int64{0: tc.covered}}
-			for _, s := range tc.seen {
-				ts.sawHWMLocked(tablePart{partition: 0, hwm: s.hwm}, s.ms)
-			}
-			if got := ts.grew[0]; len(got) != len(tc.want) || (len(got) > 0 && !slices.Equal(got, tc.want)) {
-				t.Fatalf("kept %v, want %v", got, tc.want)
-			}
-		})
-	}
-	t.Run("bounded", func(t *testing.T) {
-		ts := &tableState{covered: map[int32]int64{}}
-		for i := range int64(10 * maxHWMSeen) {
-			ts.sawHWMLocked(tablePart{partition: 0, hwm: i + 1}, i)
-		}
-		if g := ts.grew[0]; len(g) > maxHWMSeen || g[0] != (hwmSeen{0, 1}) {
-			t.Fatalf("%d kept, the first %v; want at most %d, the first (0, 1)", len(g), g[0], maxHWMSeen)
-		}
-	})
-}
-
 // TestTableJobFull: a table job that stops short of what segments hold
 // (its byte budget) queues the next as it completes, without waiting for
 // the interval, until the table has caught up; then the interval holds.
@@ -459,9 +423,7 @@ func TestTableJobFull(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.TierInterval = -1; o.TableInterval = time.Hour })
 	ctx := context.Background()
 	tp := e.topic("orders", 1, map[string]string{coordapi.ConfigTableEnabled: "true", "retention.ms": "-1"})
-	e.c.tier.Lock()
-	e.c.tier.tableJobBytes = 1 // a segment a job
-	e.c.tier.Unlock()
+	e.c.tier.SetTableLimits(1, 0) // a segment a job
 	var seg int
 	for _, w := range []string{"w1", "w2", "w3"} { // a segment each: 0-1, 2-3, 4-5
 		e.commit(w, plain(tp.ID, 0, 1))
@@ -514,9 +476,7 @@ func TestTableJobBudget(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.TierInterval = -1; o.TableInterval = time.Hour })
 	ctx := context.Background()
 	tp := e.topic("orders", 2, map[string]string{coordapi.ConfigTableEnabled: "true", "retention.ms": "-1"})
-	e.c.tier.Lock()
-	e.c.tier.tableJobBytes = 1
-	e.c.tier.Unlock()
+	e.c.tier.SetTableLimits(1, 0)
 	var seg int
 	for _, p := range []int32{1, 0} { // partition 1's records first: it waits longest
 		e.commit("w"+itoa(int64(p)), plain(tp.ID, p, 1))
@@ -549,7 +509,7 @@ func TestTableJobBudget(t *testing.T) {
 	}
 }
 
-// TestTableJobsConcurrent: up to maxTableJobs (here tableJobs) table jobs
+// TestTableJobsConcurrent: up to tierplan.MaxTableJobs (here tc.jobs) table jobs
 // of one topic run at once, on disjoint partitions; a job that stops short
 // queues its slot again as it completes; every partition's segments are
 // claimed once, in order, and the covered offsets end at the segments'
@@ -578,9 +538,7 @@ func TestTableJobsConcurrent(t *testing.T) {
 			e := newEnv(t, func(o *Options) { o.TierInterval = -1; o.TableInterval = time.Hour })
 			ctx := context.Background()
 			tp := e.topic("orders", int32(tc.partitions), map[string]string{coordapi.ConfigTableEnabled: "true", "retention.ms": "-1"})
-			e.c.tier.Lock()
-			e.c.tier.tableJobBytes, e.c.tier.tableJobs = tc.jobBytes, tc.jobs
-			e.c.tier.Unlock()
+			e.c.tier.SetTableLimits(tc.jobBytes, tc.jobs)
 			var seg int
 			for round := range 2 { // two segments a partition: 0-1, 2-3 (a commit is two offsets)
 				for p := range int32(tc.partitions) {
@@ -730,9 +688,7 @@ func TestTableJobsConcurrentLease(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.TierInterval = -1; o.TableInterval = time.Hour })
 	ctx := context.Background()
 	tp := e.topic("orders", 3, map[string]string{coordapi.ConfigTableEnabled: "true", "retention.ms": "-1"})
-	e.c.tier.Lock()
-	e.c.tier.tableJobBytes = 1
-	e.c.tier.Unlock()
+	e.c.tier.SetTableLimits(1, 0)
 	for p := range int32(3) {
 		e.commit("w"+itoa(int64(p)), plain(tp.ID, p, 1))
 	}

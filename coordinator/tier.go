@@ -2,13 +2,10 @@ package coordinator
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cockroachdb/pebble"
@@ -16,6 +13,7 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/layout"
+	"github.com/floe-io/floe/coordinator/tierplan"
 )
 
 // Tiering: the coordinator plans consolidation jobs, brokers run them, and
@@ -25,152 +23,28 @@ import (
 // collector deletes after its grace. See package layout for
 // the rows.
 
-// Tiering defaults.
-const (
-	defaultWALRetention = 10 * time.Minute
-	defaultTierInterval = 10 * time.Second
-	defaultTierJobLease = 2 * time.Minute
-	// maxJobBatches bounds the batches of one job, so that its claim reply
-	// stays well within a NATS message (about 20 bytes a batch).
-	maxJobBatches = 20000
-)
+// TierStats counts what tiering and retention did since Open.
+type TierStats = tierplan.Stats
 
-// tierSettings are a topic's effective tiering and retention configs.
-type tierSettings struct {
-	// localMs and localBytes are the WAL retention (-1: no limit).
-	localMs, localBytes int64
-	// segmentBytes and segmentMs cut a job's range.
-	segmentBytes, segmentMs int64
-	// retentionMs and retentionBytes are the delete policy's (-1: no
-	// limit); deletes is false for a compact-only topic, which keeps
-	// everything.
-	retentionMs, retentionBytes int64
-	deletes                     bool
+// newTier makes the planner's memory (package tierplan) for this
+// coordinator's shards, reading table topics' covered offsets from its
+// rows.
+func (c *Coordinator) newTier() *tierplan.Registry[partKey] {
+	return tierplan.NewRegistry(tierplan.Config[partKey]{
+		Shards:      c.opts.Shards,
+		Key:         func(id coordapi.TopicID, p int32) partKey { return partKey{id, p} },
+		ReadCovered: c.readTableCovered,
+		Log:         c.log,
+	})
 }
 
 // settingsLocked reads t's tier settings. c.mu (or c.commit) must be held.
-func (c *Coordinator) settingsLocked(t *topicState) tierSettings {
-	get := func(name string) int64 { return configInt(t.configs, name) }
-	s := tierSettings{
-		localMs: get(coordapi.ConfigLocalRetentionMs), localBytes: get(coordapi.ConfigLocalRetentionBytes),
-		segmentBytes: get(coordapi.ConfigSegmentBytes), segmentMs: get(coordapi.ConfigSegmentMs),
-		retentionMs: get(coordapi.ConfigRetentionMs), retentionBytes: get(coordapi.ConfigRetentionBytes),
-	}
-	if s.localMs == -2 {
-		s.localMs = c.opts.WALRetention.Milliseconds()
-	}
-	if s.localBytes == -2 {
-		s.localBytes = c.opts.WALRetentionBytes
-	}
-	if s.localBytes == 0 && c.opts.WALRetentionBytes == 0 {
-		s.localBytes = -1
-	}
-	s.segmentBytes = min(max(s.segmentBytes, 1), layout.MaxSegmentData)
-	var compacts bool
-	s.deletes, compacts = cleanupPolicy(t.configs)
-	if compacts {
-		// Compaction runs on segments only: a WAL batch older than
-		// max.compaction.lag.ms is consolidated then, so that it can be
-		// compacted in time.
-		if maxLag := configInt(t.configs, coordapi.ConfigMaxCompactionLagMs); maxLag > 0 && (s.localMs < 0 || maxLag < s.localMs) {
-			s.localMs = maxLag
-		}
-	}
-	return s
-}
-
-// tierJob is an assigned job in memory.
-type tierJob struct {
-	coordapi.TierJob
-	gen      uint64 // the partition's when the job was planned
-	deadline int64  // ms: completions after it are refused
-	broker   int32
-	// inputs are a compaction job's input segments' objects, in order.
-	inputs []uint64
-	// seg is the row the swap writes, but for its object; its dataLength
-	// is the job's batches' summed length.
-	seg layout.SegmentRow
-	// tableFull says a table job stopped short of what was there to
-	// take: its slot is queued again as it completes.
-	tableFull bool
-}
-
-// tierState is the planner's memory; its mutex is taken alone, or under
-// c.commit.
-type tierState struct {
-	sync.Mutex
-	nextID uint64
-	// active is the assigned job of each partition that has one.
-	active map[partKey]*tierJob
-	// due are the jobs the planner found due, in the order found: WAL
-	// past its retention, or a compaction pass; queued marks them.
-	due    []dueJob
-	queued map[dueJob]bool
-	stats  TierStats
-	// compaction is the planner's last view of each compacted partition.
-	compaction   map[partKey]CompactionState
-	compactStats CompactionStats
-	// tables is the table planner's memory of each table topic
-	// (tabletier.go).
-	tables map[coordapi.TopicID]*tableState
-	// tableJobBytes overrides maxTableJobBytes, tableJobs maxTableJobs
-	// (tests).
-	tableJobBytes int64
-	tableJobs     int
-}
-
-// dueJob is a partition due for a job of one kind.
-type dueJob struct {
-	pk   partKey
-	kind coordapi.TierJobKind
-}
-
-// queueLocked queues a job of kind for pk unless one is queued or pk has
-// an active job. c.tier must be held.
-func (c *Coordinator) queueLocked(pk partKey, kind coordapi.TierJobKind) {
-	d := dueJob{pk, kind}
-	if !c.tier.queued[d] && c.tier.active[pk] == nil {
-		c.tier.queued[d] = true
-		c.tier.due = append(c.tier.due, d)
-	}
-}
-
-// TierStats counts what tiering and retention did since Open.
-type TierStats struct {
-	// JobsAssigned, JobsCompleted, JobsRefused and JobsAbandoned count
-	// jobs by outcome; JobsExpired those whose lease ended first.
-	JobsAssigned, JobsCompleted, JobsRefused, JobsAbandoned, JobsExpired int64
-	// BytesConsolidated is the WAL bytes swapped into segments.
-	BytesConsolidated int64
-	// RetentionDeletions counts log start moves by retention.ms or
-	// retention.bytes; RetentionBytes the bytes they removed.
-	RetentionDeletions, RetentionBytes int64
-}
-
-func (c *Coordinator) initTier() {
-	c.tier.active = map[partKey]*tierJob{}
-	c.tier.queued = map[dueJob]bool{}
-	c.tier.compaction = map[partKey]CompactionState{}
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	// Job ids of different coordinator runs never meet: a completion of a
-	// job from before a restart is refused as unknown. With shards they
-	// stay below 2^63 / Shards, room for a run's jobs included, so that
-	// the brokers' router can fold the shard into them
-	// (coordinator/shards: id × Shards + shard) without overflow.
-	limit := uint64(1) << 63
-	if c.opts.Shards > 1 {
-		limit /= uint64(c.opts.Shards)
-	}
-	c.tier.nextID = binary.BigEndian.Uint64(b[:])%(limit/2) + 1
+func (c *Coordinator) settingsLocked(t *topicState) tierplan.Settings {
+	return tierplan.SettingsOf(t.configs, c.opts.WALRetention, c.opts.WALRetentionBytes)
 }
 
 // TierStats returns the tiering counters.
-func (c *Coordinator) TierStats() TierStats {
-	c.tier.Lock()
-	defer c.tier.Unlock()
-	return c.tier.stats
-}
+func (c *Coordinator) TierStats() TierStats { return c.tier.Stats() }
 
 // runTier plans jobs and enforces retention every interval until ctx ends.
 func (c *Coordinator) runTier(ctx context.Context) {
@@ -244,7 +118,7 @@ func (c *Coordinator) partitionsSnapshot() []partRef {
 type partRef struct {
 	t         *topicState
 	partition int32
-	settings  *tierSettings // its topic's, shared
+	settings  *tierplan.Settings // its topic's, shared
 }
 
 // planJobs queues each partition whose oldest WAL batch is older than its
@@ -263,9 +137,7 @@ func (c *Coordinator) planJobs(ctx context.Context) error {
 		if !due {
 			continue
 		}
-		c.tier.Lock()
-		c.queueLocked(pk, coordapi.TierJobConsolidate)
-		c.tier.Unlock()
+		c.tier.Queue(pk, coordapi.TierJobConsolidate)
 	}
 	return nil
 }
@@ -280,14 +152,14 @@ func (c *Coordinator) walDue(pr partRef, nowMs int64) (bool, error) {
 		return false, nil
 	}
 	s := pr.settings
-	if s.localBytes >= 0 && st.walBytes() > s.localBytes {
+	if s.LocalBytes >= 0 && st.walBytes() > s.LocalBytes {
 		return true, nil
 	}
-	if s.localMs < 0 {
+	if s.LocalMs < 0 {
 		return false, nil
 	}
 	created, ok, err := c.firstWALCreated(pr.t.id, pr.partition, st)
-	return ok && nowMs-created >= s.localMs, err
+	return ok && nowMs-created >= s.LocalMs, err
 }
 
 // firstWALCreated returns when the object of the partition's first WAL
@@ -334,17 +206,12 @@ func (c *Coordinator) ClaimTierJob(ctx context.Context, req coordapi.ClaimTierJo
 	}
 	defer c.leave()
 	nowMs := c.now().UnixMilli()
-	c.expireJobs(nowMs)
+	c.tier.Expire(nowMs)
 	for {
-		c.tier.Lock()
-		if len(c.tier.due) == 0 {
-			c.tier.Unlock()
-			return coordapi.TierJob{}, false, nil
-		}
 		// A table (or table maintenance) job goes to a broker that runs
 		// them (the first due job it can take); the others stay queued.
-		i := slices.IndexFunc(c.tier.due, func(d dueJob) bool {
-			switch d.kind {
+		d, busy, ok := c.tier.Next(func(kind coordapi.TierJobKind) bool {
+			switch kind {
 			case coordapi.TierJobTable:
 				return req.Tables
 			case coordapi.TierJobTableMaintain:
@@ -352,25 +219,21 @@ func (c *Coordinator) ClaimTierJob(ctx context.Context, req coordapi.ClaimTierJo
 			}
 			return true
 		})
-		if i < 0 {
-			c.tier.Unlock()
+		if !ok {
 			return coordapi.TierJob{}, false, nil
 		}
-		d := c.tier.due[i]
-		c.tier.due = slices.Delete(c.tier.due, i, i+1)
-		delete(c.tier.queued, d)
-		pk := d.pk
-		busy := c.tier.active[pk] != nil
-		c.tier.Unlock()
+		pk := d.Key
 		if busy {
 			continue
 		}
 		build := c.buildJob
-		switch d.kind {
+		switch d.Kind {
 		case coordapi.TierJobCompact:
 			build = c.buildCompactJob
 		case coordapi.TierJobTable:
-			build = func(pk partKey, nowMs int64) (*tierJob, bool, error) { return c.buildTableJob(pk, nowMs, req.TableWAL) }
+			build = func(pk partKey, nowMs int64) (*tierplan.Job, bool, error) {
+				return c.buildTableJob(pk, nowMs, req.TableWAL)
+			}
 		case coordapi.TierJobTableMaintain:
 			build = c.buildTableMaintainJob
 		}
@@ -381,57 +244,22 @@ func (c *Coordinator) ClaimTierJob(ctx context.Context, req coordapi.ClaimTierJo
 		if !ok {
 			continue
 		}
-		c.tier.Lock()
-		if c.tier.active[pk] != nil {
-			c.tier.Unlock()
+		if !c.tier.Assign(d, job, req.BrokerID) {
+			// Another job of pk, or (a table job) of its topic on one of
+			// its partitions, was assigned while it was built.
 			continue
 		}
-		if job.Kind == coordapi.TierJobTable && tableOverlaps(job, c.tableBusyLocked(pk.topic, pk)) {
-			// Another claim's job of the topic, built beside this one,
-			// took one of its partitions first: built again.
-			c.queueLocked(pk, d.kind)
-			c.tier.Unlock()
-			continue
-		}
-		job.ID = c.tier.nextID
-		c.tier.nextID++
-		job.broker = req.BrokerID
-		c.tier.active[pk] = job
-		c.tier.stats.JobsAssigned++
-		c.tier.Unlock()
 		c.log.Debug("tier job assigned", "job", job.ID, "topic", pk.topic, "partition", pk.partition,
-			"base", job.BaseOffset, "last", job.LastOffset, "batches", len(job.Batches), "bytes", job.seg.DataLength, "broker", req.BrokerID)
+			"base", job.BaseOffset, "last", job.LastOffset, "batches", len(job.Batches), "bytes", job.Seg.DataLength, "broker", req.BrokerID)
 		return job.TierJob, true, nil
 	}
 }
 
-// expireJobs drops the jobs whose lease ended at nowMs, queueing their
-// partitions again.
-func (c *Coordinator) expireJobs(nowMs int64) {
-	c.tier.Lock()
-	defer c.tier.Unlock()
-	for pk, j := range c.tier.active {
-		if nowMs >= j.deadline {
-			delete(c.tier.active, pk)
-			c.tier.stats.JobsExpired++
-			c.log.Warn("tier job lease ended", "job", j.ID, "topic", pk.topic, "partition", pk.partition, "broker", j.broker)
-			d := dueJob{pk, j.Kind}
-			if !c.tier.queued[d] {
-				c.tier.queued[d] = true
-				c.tier.due = append(c.tier.due, d)
-			}
-		}
-	}
-}
-
 // buildJob plans a job for pk: its WAL runs from the WAL start, in
-// order, while they are past the WAL retention (by their object's commit
-// time, or by the partition's WAL bytes over local.retention.bytes), up to
-// segment.bytes (at least one run), a segment.ms span of commit times and
-// maxJobBatches. A job by time alone that is shorter than a segment waits
-// until its first batch is twice local.retention.ms old. ok is false when
-// nothing is due.
-func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierJob, bool, error) {
+// order, as far as tierplan.Cut takes them. A job by time alone that is
+// shorter than a segment waits until its first batch is twice
+// local.retention.ms old. ok is false when nothing is due.
+func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierplan.Job, bool, error) {
 	c.mu.RLock()
 	t := c.mu.topicsByID[pk.topic]
 	if t == nil || int(pk.partition) >= len(t.parts) {
@@ -454,21 +282,14 @@ func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierJob, bool, error) 
 	}
 	defer it.Close()
 
-	job := &tierJob{gen: st.gen}
+	job := &tierplan.Job{Gen: st.gen}
 	job.TopicID, job.Partition, job.LogAppendTime = pk.topic, pk.partition, lat
 	job.LeaseMs = c.opts.TierJobLease.Milliseconds()
-	job.deadline = nowMs + job.LeaseMs
-	job.seg = layout.SegmentRow{LogAppendTime: lat, MaxTimestamp: -1, TSOffset: -1, TSLast: -1}
+	job.Deadline = nowMs + job.LeaseMs
+	job.Seg = layout.SegmentRow{LogAppendTime: lat, MaxTimestamp: -1, TSOffset: -1, TSLast: -1}
 	ts := newPartState()
-	// Over local.retention.bytes, the oldest runs go a whole segment at a
-	// time, not just enough to get under it: else every round would cut a
-	// sliver.
-	overBytes := s.localBytes >= 0 && st.walBytes() > s.localBytes
-	var (
-		firstCreated int64
-		run          []coordapi.BatchCoord
-		full         bool // cut by segment.bytes, segment.ms or the batch bound
-	)
+	cut := tierplan.NewCut(s, st.walBytes(), nowMs)
+	var run []coordapi.BatchCoord
 	for valid := it.First(); valid; valid = it.Next() {
 		last, err := layout.DecodeBatchKey(it.Key())
 		if err != nil {
@@ -495,48 +316,29 @@ func (c *Coordinator) buildJob(pk partKey, nowMs int64) (*tierJob, bool, error) 
 		for _, bc := range run {
 			n += int64(bc.ByteLength)
 		}
-		if !overBytes && (s.localMs < 0 || nowMs-o.createdMs < s.localMs) {
-			break // not past the WAL retention
-		}
-		if len(job.Batches) > 0 {
-			if job.seg.DataLength+n > s.segmentBytes || o.createdMs-firstCreated >= s.segmentMs ||
-				len(job.Batches)+len(run) > maxJobBatches {
-				full = true
-				break
-			}
-		} else {
-			firstCreated = o.createdMs
-			job.BaseOffset = run[0].BaseOffset
-		}
-		if job.seg.DataLength+n > layout.MaxSegmentData {
+		if !cut.Take(o.createdMs, n, len(run)) {
 			break
+		}
+		if len(job.Batches) == 0 {
+			job.BaseOffset = run[0].BaseOffset
 		}
 		for _, bc := range run {
 			bc.ObjectKey, bc.ObjectSize = o.key, o.size
 			job.Batches = append(job.Batches, bc)
 			ts.noteBatch(bc.BaseOffset, bc.LastOffset, bc.MaxTimestamp, bc.LogAppendTime)
 		}
-		job.seg.DataLength += n
+		job.Seg.DataLength += n
 		job.LastOffset = last
 	}
 	if err := it.Error(); err != nil {
 		return nil, false, fmt.Errorf("tier: iterate: %w", err)
 	}
-	if len(job.Batches) == 0 {
-		return nil, false, nil
+	if !cut.Ready() {
+		return nil, false, nil // nothing, or less than a segment that can wait
 	}
-	// Less than a segment is past the WAL retention: wait for more, so
-	// that a steady partition's segments reach segment.bytes rather than
-	// holding one planning round's worth each, but not past a second
-	// local.retention.ms, so that no batch stays in the WAL tier much
-	// longer than twice its retention (a quiet partition's segment holds
-	// what it wrote meanwhile).
-	if !full && !overBytes && job.seg.DataLength < s.segmentBytes && nowMs-firstCreated < 2*s.localMs {
-		return nil, false, nil
-	}
-	job.seg.Base = job.BaseOffset
-	job.seg.Batches = int64(len(job.Batches))
-	job.seg.MaxTimestamp, job.seg.TSOffset, job.seg.TSLast = ts.maxTimestamp, ts.maxTimestampOffset, ts.maxTimestampLast
+	job.Seg.Base = job.BaseOffset
+	job.Seg.Batches = int64(len(job.Batches))
+	job.Seg.MaxTimestamp, job.Seg.TSOffset, job.Seg.TSLast = ts.maxTimestamp, ts.maxTimestampOffset, ts.maxTimestampLast
 	return job, true, nil
 }
 
@@ -575,27 +377,15 @@ func (c *Coordinator) CompleteTierJob(ctx context.Context, req coordapi.Complete
 		return nil
 	}
 
-	c.tier.Lock()
-	job := c.tier.active[pk]
-	if job == nil || job.ID != req.JobID {
-		c.tier.stats.JobsRefused++
-		c.tier.Unlock()
+	job, ok := c.tier.Check(pk, req.JobID, nowMs)
+	switch {
+	case job == nil:
 		return refusef("job %d of %s/%d is not assigned", req.JobID, req.TopicID, req.Partition)
+	case !ok:
+		return refusef("job %d's lease ended %dms ago", job.ID, nowMs-job.Deadline)
 	}
-	if nowMs >= job.deadline {
-		delete(c.tier.active, pk)
-		c.tier.stats.JobsRefused++
-		c.tier.Unlock()
-		return refusef("job %d's lease ended %dms ago", job.ID, nowMs-job.deadline)
-	}
-	c.tier.Unlock()
 	refuse := func(format string, args ...any) error {
-		c.tier.Lock()
-		if c.tier.active[pk] == job {
-			delete(c.tier.active, pk)
-		}
-		c.tier.stats.JobsRefused++
-		c.tier.Unlock()
+		c.tier.Refuse(pk, job)
 		return refusef(format, args...)
 	}
 	if job.Kind == coordapi.TierJobTableMaintain {
@@ -610,19 +400,14 @@ func (c *Coordinator) CompleteTierJob(ctx context.Context, req coordapi.Complete
 		}
 		return c.completeCompaction(req, job, refuse, nowMs)
 	}
-	switch {
-	case req.BaseOffset != job.BaseOffset || req.LastOffset != job.LastOffset:
-		return refuse("job %d covers offsets %d-%d, not %d-%d", job.ID, job.BaseOffset, job.LastOffset, req.BaseOffset, req.LastOffset)
-	case req.DataLength != job.seg.DataLength:
-		return refuse("job %d's batches are %d bytes, the segment's data %d", job.ID, job.seg.DataLength, req.DataLength)
-	case req.ObjectKey == "" || req.ObjectSize <= req.DataLength:
-		return refuse("job %d's segment %q of %d bytes cannot hold %d bytes of data and its indexes", job.ID, req.ObjectKey, req.ObjectSize, req.DataLength)
+	if err := tierplan.CheckConsolidation(job, &req); err != nil {
+		return refuse("%v", err)
 	}
 	t, st, err := c.partitionLocked(req.TopicID, req.Partition)
 	if err != nil {
 		return refuse("job %d: %v", job.ID, err)
 	}
-	if st.gen != job.gen {
+	if st.gen != job.Gen {
 		return refuse("job %d: the partition's log changed since it was planned", job.ID)
 	}
 	if _, dup := c.mu.objectsByKey[req.ObjectKey]; dup {
@@ -638,18 +423,18 @@ func (c *Coordinator) CompleteTierJob(ctx context.Context, req coordapi.Complete
 	if err != nil {
 		return fmt.Errorf("complete tier job %d: %w", job.ID, err)
 	}
-	if rs.segments != 0 || rs.batches != int64(len(job.Batches)) || rs.bytes != job.seg.DataLength {
+	if rs.segments != 0 || rs.batches != int64(len(job.Batches)) || rs.bytes != job.Seg.DataLength {
 		// Cannot happen while gen is unchanged; refuse rather than swap
 		// rows the job did not copy.
-		c.log.Error("tier job range does not match its rows", "job", job.ID, "batches", rs.batches, "want", len(job.Batches), "bytes", rs.bytes, "want_bytes", job.seg.DataLength)
+		c.log.Error("tier job range does not match its rows", "job", job.ID, "batches", rs.batches, "want", len(job.Batches), "bytes", rs.bytes, "want_bytes", job.Seg.DataLength)
 		return refuse("job %d: the partition's rows do not match the job", job.ID)
 	}
 
 	obj := &objectState{
 		num: c.commit.nextObject, key: req.ObjectKey, size: req.ObjectSize, live: req.DataLength,
-		state: ObjectLive, createdMs: nowMs, brokerID: job.broker,
+		state: ObjectLive, createdMs: nowMs, brokerID: job.Broker,
 	}
-	seg := job.seg
+	seg := job.Seg
 	seg.Object = obj.num
 	segRow := layout.AppendSegmentRow(nil, &seg)
 	b := c.db.NewBatch()
@@ -674,13 +459,7 @@ func (c *Coordinator) CompleteTierJob(ctx context.Context, req coordapi.Complete
 	t.parts[pk.partition] = st
 	c.installObjectsLocked(objects)
 	c.mu.Unlock()
-	c.tier.Lock()
-	if c.tier.active[pk] == job {
-		delete(c.tier.active, pk)
-	}
-	c.tier.stats.JobsCompleted++
-	c.tier.stats.BytesConsolidated += req.DataLength
-	c.tier.Unlock()
+	c.tier.Completed(pk, job, req.DataLength)
 	c.log.Info("consolidated", "topic", t.name, "partition", pk.partition, "base", job.BaseOffset, "last", job.LastOffset,
 		"batches", len(job.Batches), "bytes", req.DataLength, "segment", req.ObjectKey, "wal_start", st.walStart)
 	return nil
@@ -694,16 +473,7 @@ func (c *Coordinator) AbandonTierJob(ctx context.Context, jobID uint64, reason s
 		return err
 	}
 	defer c.leave()
-	c.tier.Lock()
-	defer c.tier.Unlock()
-	for pk, j := range c.tier.active {
-		if j.ID == jobID {
-			delete(c.tier.active, pk)
-			c.tier.stats.JobsAbandoned++
-			c.log.Warn("tier job abandoned", "job", jobID, "topic", pk.topic, "partition", pk.partition, "broker", j.broker, "reason", reason)
-			return nil
-		}
-	}
+	c.tier.Abandon(jobID, reason)
 	return nil
 }
 
@@ -718,7 +488,7 @@ func (c *Coordinator) enforceRetention(ctx context.Context) error {
 			return err
 		}
 		s := pr.settings
-		if !s.deletes || s.retentionMs < 0 && s.retentionBytes < 0 {
+		if !s.Deletes || s.RetentionMs < 0 && s.RetentionBytes < 0 {
 			continue
 		}
 		if err := c.retainPartition(pr, nowMs); err != nil {
@@ -737,14 +507,14 @@ func (c *Coordinator) retainPartition(pr partRef, nowMs int64) error {
 		return nil // deleted meanwhile, or empty
 	}
 	s := pr.settings
-	byTime := s.retentionMs >= 0
-	bySize := s.retentionBytes >= 0 && st.bytes > s.retentionBytes
+	byTime := s.RetentionMs >= 0
+	bySize := s.RetentionBytes >= 0 && st.bytes > s.RetentionBytes
 	if !byTime && !bySize {
 		return nil
 	}
 	var expiredBefore int64 = math.MinInt64
 	if byTime {
-		expiredBefore = nowMs - s.retentionMs
+		expiredBefore = nowMs - s.RetentionMs
 	}
 	if !bySize && st.firstTsGen == st.gen+1 && st.firstTsStart == st.logStart && st.firstTs >= expiredBefore {
 		// The first row, unchanged since it was read, is not expired: a
@@ -785,7 +555,7 @@ func (c *Coordinator) retainPartition(pr partRef, nowMs int64) error {
 			c.mu.Unlock()
 		}
 		byTime = byTime && ts < expiredBefore
-		bySize = bySize && remaining-int64(bc.ByteLength) >= s.retentionBytes
+		bySize = bySize && remaining-int64(bc.ByteLength) >= s.RetentionBytes
 		if !byTime && !bySize {
 			return errStopScan
 		}
@@ -807,9 +577,6 @@ func (c *Coordinator) retainPartition(pr partRef, nowMs int64) error {
 	c.mu.RLock()
 	after := t.parts[pr.partition].bytes
 	c.mu.RUnlock()
-	c.tier.Lock()
-	c.tier.stats.RetentionDeletions++
-	c.tier.stats.RetentionBytes += before - after
-	c.tier.Unlock()
+	c.tier.Retained(before - after)
 	return nil
 }

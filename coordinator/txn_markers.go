@@ -2,43 +2,14 @@ package coordinator
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
-	"github.com/floe-io/floe/record"
+	"github.com/floe-io/floe/coordinator/txn"
 )
-
-// Control record types of a transaction marker's key (Kafka's
-// ControlRecordType).
-const (
-	controlAbort  int16 = 0
-	controlCommit int16 = 1
-)
-
-// markerBatch builds the control batch of a transaction marker, as Kafka
-// writes it: transactional and control bits, the producer's id and epoch,
-// no sequence, one record whose key is version 0 and the marker type and
-// whose value is version 0 and the coordinator epoch (0: floe has one
-// transaction coordinator).
-func markerBatch(pid int64, epoch int16, commit bool, nowMs int64) ([]byte, error) {
-	typ := controlAbort
-	if commit {
-		typ = controlCommit
-	}
-	key := binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint16(nil, 0), uint16(typ))
-	value := binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint16(nil, 0), 0)
-	return record.Build(record.BuildOptions{
-		Attributes:    record.AttrTransactional | record.AttrControl,
-		BaseTimestamp: nowMs,
-		ProducerID:    pid,
-		ProducerEpoch: epoch,
-		BaseSequence:  -1,
-	}, []record.Record{{Key: key, Value: value}})
-}
 
 // WriteTxnMarkers writes a transaction's markers, commit or abort, into
 // every partition of parts: one object holding a control batch per
@@ -59,7 +30,7 @@ func (p txnPartitions) WriteTxnMarkers(ctx context.Context, pid int64, epoch int
 	var data []byte
 	batches := make([]coordapi.CommitBatch, 0, len(parts))
 	for _, tp := range parts {
-		b, err := markerBatch(pid, epoch, commit, nowMs)
+		b, err := txn.MarkerBatch(pid, epoch, commit, nowMs)
 		if err != nil {
 			return err
 		}

@@ -43,6 +43,9 @@
 // Prepare and Complete finishes the transaction at its next Tick after
 // New, as does a completion that failed.
 //
+// A marker is the control batch Kafka writes (MarkerBatch): the batch
+// coordinator commits one a partition for WriteTxnMarkers.
+//
 // Every view a step installs is installed after its row is durable, so
 // that the partitions never accept a batch that a crash would make the
 // transaction forget.
