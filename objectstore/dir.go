@@ -30,12 +30,16 @@ const tmpPrefix = ".floe-tmp-"
 // (O_DIRECT; see dir_write.go).
 //
 // Because keys are paths, Dir cannot hold both "a" and "a/b"; floe's key
-// layouts never need that. Empty directories left by Delete are not
+// layouts never need that. Up to 512 recently read objects' files stay
+// open (dir_files.go), dropped as their keys are written or deleted.
+// Empty directories left by Delete are not
 // removed, and temporary files of a Put interrupted by a crash stay on
 // disk (invisible to List) until removed by hand.
 type Dir struct {
 	root string
 	w    writer // see dir_write.go: O_DIRECT where the file system takes it
+	// files keeps recently read objects' files open (dir_files.go).
+	files openFiles
 	// staged holds the objects of Stage until Persist or Put writes them.
 	staged struct {
 		sync.RWMutex
@@ -54,7 +58,9 @@ func NewDir(root string) (*Dir, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("object store dir: %w", err)
 	}
-	return &Dir{root: abs, w: writer{directMin: directWriteMin}}, nil
+	d := &Dir{root: abs, w: writer{directMin: directWriteMin}}
+	d.files.max = dirOpenFiles
+	return d, nil
 }
 
 // Root returns the absolute directory the store lives in.
@@ -98,6 +104,7 @@ func (d *Dir) Put(ctx context.Context, key string, data []byte) error {
 	if err := d.writeFileAtomic(dir, p, data); err != nil {
 		return fmt.Errorf("put %s: %w", key, err)
 	}
+	d.files.invalidate(key)
 	d.unstage(key)
 	return nil
 }
@@ -160,6 +167,7 @@ func (d *Dir) Persist(ctx context.Context, keys []string) error {
 		if err != nil {
 			return fmt.Errorf("persist %s: %w", key, err)
 		}
+		d.files.invalidate(key)
 		files = append(files, file{key, o.at})
 		paths = append(paths, p)
 	}
@@ -305,11 +313,11 @@ func syncPath(p string) error {
 // GetRange reads length bytes of key from offset with one ReadAt: with
 // O_DIRECT for a large range where Put writes with it (see readDirect).
 func (d *Dir) GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error) {
-	f, p, n, staged, err := d.openRange(ctx, key, offset, length)
-	if err != nil || f == nil {
+	of, p, n, staged, err := d.openRange(ctx, key, offset, length)
+	if err != nil || of == nil {
 		return slices.Clone(staged), err
 	}
-	defer f.Close()
+	defer d.files.release(of)
 	if n >= directReadMin && d.w.direct() {
 		buf, err := readDirect(p, offset, n)
 		if !errors.Is(err, errDirectRefused) {
@@ -320,17 +328,17 @@ func (d *Dir) GetRange(ctx context.Context, key string, offset, length int64) ([
 		}
 	}
 	buf := make([]byte, n)
-	if _, err := readFull(f, key, buf, offset); err != nil {
+	if _, err := readFull(of.f, key, buf, offset); err != nil {
 		return nil, err
 	}
 	return buf, nil
 }
 
 // openRange opens key for a read of length bytes (to the end if length <
-// 0) at offset and returns the file, its path, and the length that exists
-// there; or, for a staged object, no file and the staged bytes of the
-// range.
-func (d *Dir) openRange(ctx context.Context, key string, offset, length int64) (f *os.File, p string, n int64, staged []byte, err error) {
+// 0) at offset and returns the file (held: the caller releases it), its
+// path, and the length that exists there; or, for a staged object, no file
+// and the staged bytes of the range.
+func (d *Dir) openRange(ctx context.Context, key string, offset, length int64) (of *openFile, p string, n int64, staged []byte, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, "", 0, nil, fmt.Errorf("get %s: %w", key, err)
 	}
@@ -344,21 +352,14 @@ func (d *Dir) openRange(ctx context.Context, key string, offset, length int64) (
 		}
 		return nil, p, n, o.data[offset : offset+n : offset+n], nil
 	}
-	if f, err = os.Open(p); err != nil {
+	if of, err = d.files.acquire(key, p); err != nil {
 		return nil, "", 0, nil, fmt.Errorf("get %s: %w", key, mapNotExist(err))
 	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = ErrNotFound
+	if n, err = checkRange(key, of.size, offset, length); err != nil {
+		d.files.release(of)
+		return nil, "", 0, nil, err
 	}
-	if err == nil {
-		n, err = checkRange(key, fi.Size(), offset, length)
-	}
-	if err != nil {
-		f.Close()
-		return nil, "", 0, nil, fmt.Errorf("get %s: %w", key, err)
-	}
-	return f, p, n, nil, nil
+	return of, p, n, nil, nil
 }
 
 // readFull reads len(buf) bytes of f at offset, an end of file right after
@@ -378,11 +379,11 @@ func readFull(f *os.File, key string, buf []byte, offset int64) (int, error) {
 // copied. The tier jobs read their WAL ranges this way, into buffers they
 // reuse (a third of the lifecycle soak's allocations were these reads).
 func (d *Dir) ReadRangeAt(ctx context.Context, key string, offset int64, dst []byte) (int, error) {
-	f, p, n, staged, err := d.openRange(ctx, key, offset, int64(len(dst)))
-	if err != nil || f == nil {
+	of, p, n, staged, err := d.openRange(ctx, key, offset, int64(len(dst)))
+	if err != nil || of == nil {
 		return copy(dst, staged), err
 	}
-	defer f.Close()
+	defer d.files.release(of)
 	if n >= directReadMin && d.w.direct() {
 		buf, err := readDirect(p, offset, n)
 		if !errors.Is(err, errDirectRefused) {
@@ -392,7 +393,7 @@ func (d *Dir) ReadRangeAt(ctx context.Context, key string, offset int64, dst []b
 			return copy(dst, buf), nil
 		}
 	}
-	return readFull(f, key, dst[:n], offset)
+	return readFull(of.f, key, dst[:n], offset)
 }
 
 // Delete removes key; a missing key is not an error. The removal is not
@@ -416,7 +417,9 @@ func (d *Dir) Delete(ctx context.Context, key string) error {
 	if fi.IsDir() {
 		return nil // a directory is not an object
 	}
-	if err := os.Remove(p); err != nil && !isNotExist(err) {
+	err = os.Remove(p)
+	d.files.invalidate(key)
+	if err != nil && !isNotExist(err) {
 		return fmt.Errorf("delete %s: %w", key, err)
 	}
 	return nil

@@ -146,6 +146,7 @@ func (u *dirUpload) Commit(ctx context.Context) error {
 	if err := syncDir(u.dir); err != nil {
 		return fmt.Errorf("upload %s: %w", u.key, err)
 	}
+	u.d.files.invalidate(u.key)
 	u.d.unstage(u.key)
 	return nil
 }
