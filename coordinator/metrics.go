@@ -18,7 +18,7 @@ import (
 // their bytes by state, the live brokers and the Pebble state's size; and
 // the tier counters (TierStats); and for compacted partitions the
 // planner's view (CompactionStates) with the compaction counters
-// (CompactionStats); and each table topic's lag (floe.table.lag.Offsets
+// (CompactionStats); and each table topic's lag (floe.table.lag.offsets
 // and floe.table.lag.seconds).
 // Unregister the returned registration before Close.
 func (c *Coordinator) RegisterMetrics(m metric.Meter) (metric.Registration, error) {
