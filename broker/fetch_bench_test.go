@@ -1,15 +1,10 @@
 package broker
 
 import (
-	"bufio"
 	"context"
-	"encoding/binary"
 	"fmt"
-	"io"
-	"net"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/pebble/vfs"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -68,41 +63,7 @@ func BenchmarkFetchRequest(b *testing.B) {
 		b.Fatal(err)
 	}
 	br := New(Options{NodeID: 1, Logger: testkit.Logger()}, Deps{Coordinator: coord, Appender: in, Reader: held})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go br.Serve(ln)
-	b.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = br.Close(ctx)
-		_ = in.Close(ctx)
-	})
-	nc, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer nc.Close()
-	rd := bufio.NewReader(nc)
-	var size [4]byte
-	var resp []byte
-	roundTrip := func(frame []byte) []byte {
-		if _, err := nc.Write(frame); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := io.ReadFull(rd, size[:]); err != nil {
-			b.Fatal(err)
-		}
-		n := int(binary.BigEndian.Uint32(size[:]))
-		if cap(resp) < n {
-			resp = make([]byte, n)
-		}
-		if _, err := io.ReadFull(rd, resp[:n]); err != nil {
-			b.Fatal(err)
-		}
-		return resp[:n]
-	}
+	roundTrip := serveBench(b, br, in)
 	formatter := kmsg.NewRequestFormatter(kmsg.FormatterClientID("bench"))
 
 	// 2 MiB of batches of 16 records of 1 KiB: twice what one fetch reads.
