@@ -339,18 +339,7 @@ func (c *Cache) readAheadLocked(ctx context.Context, key string, objectSize, idx
 // that follow the tail of the log never GET it. It copies data: the caller
 // may reuse its buffer. Chunks already resident or loading are left alone;
 // chunks that cannot fit (everything else is reserved by loads) are skipped.
-func (c *Cache) Put(key string, data []byte) { c.put(key, data, false) }
-
-// PutOwned is Put of a buffer the caller gives up: the cache keeps data
-// itself instead of a copy when the object is one chunk, counting its whole
-// capacity, and the caller must never modify data again. The ingester's
-// objects are: copying each into the cache was a tenth of a loaded broker's
-// allocations.
-func (c *Cache) PutOwned(key string, data []byte) {
-	c.put(key, data, c.chunkCount(int64(len(data))) == 1)
-}
-
-func (c *Cache) put(key string, data []byte, owned bool) {
+func (c *Cache) Put(key string, data []byte) {
 	cb := c.opts.ChunkBytes
 	size := int64(len(data))
 	for idx := int64(0); idx < c.chunkCount(size); idx++ {
@@ -361,12 +350,7 @@ func (c *Cache) put(key string, data []byte, owned bool) {
 		if skip {
 			continue
 		}
-		var e *entry
-		if owned {
-			e = &entry{key: k, data: data[:size:size], spare: int64(cap(data)) - size}
-		} else {
-			e = &entry{key: k, data: bytes.Clone(data[idx*cb : idx*cb+c.chunkLen(size, idx)])} // copy outside the lock
-		}
+		e := &entry{key: k, data: bytes.Clone(data[idx*cb : idx*cb+c.chunkLen(size, idx)])} // copy outside the lock
 		// A freshly written chunk is what tailing consumers read next, each
 		// byte once (so reads never earn it credit): give it one credit, so
 		// it moves on to main instead of leaving when small fills, and a
@@ -377,7 +361,7 @@ func (c *Cache) put(key string, data []byte, owned bool) {
 			c.mu.Unlock()
 			return
 		}
-		if c.mu.entries[k] == nil && c.mu.flights[k] == nil && c.makeRoomLocked(e.held()) {
+		if c.mu.entries[k] == nil && c.mu.flights[k] == nil && c.makeRoomLocked(e.size()) {
 			e.lastAccess.Store(c.now())
 			c.insertLocked(e)
 			c.stats.puts.Add(1)

@@ -510,46 +510,6 @@ func TestPutWriteThrough(t *testing.T) {
 	}
 }
 
-func TestPutOwned(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		size, cap int64
-		owned     bool  // the cache keeps the caller's buffer
-		bytes     int64 // Stats.Bytes after the put
-	}{
-		{"one chunk, spare capacity counted", testChunk / 2, testChunk, true, testChunk},
-		{"one chunk, exact", testChunk, testChunk, true, testChunk},
-		{"a short tail joins the chunk", testChunk + testChunk/16, 2 * testChunk, true, 2 * testChunk},
-		{"several chunks: copied", 2*testChunk + 100, 3 * testChunk, false, 2*testChunk + 100},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := newTestCache(t, newFakeStore(), Options{ChunkBytes: testChunk, MaxBytes: 16 * testChunk})
-			buf := make([]byte, tc.size, tc.cap)
-			for i := range buf {
-				buf[i] = byte(i * 7)
-			}
-			want := bytes.Clone(buf)
-			c.PutOwned("obj", buf)
-			if s := c.Stats(); s.Bytes != tc.bytes || s.Gets != 0 {
-				t.Fatalf("after PutOwned: Bytes %d, Gets %d; want %d, 0", s.Bytes, s.Gets, tc.bytes)
-			}
-			got, err := c.GetRange(context.Background(), "obj", tc.size, 0, tc.size)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Fatal("wrong bytes")
-			}
-			if shared := &got[0] == &buf[0]; shared != tc.owned {
-				t.Fatalf("read shares the put buffer: %v, want %v", shared, tc.owned)
-			}
-			if cap(got) > len(got) && tc.owned {
-				t.Fatalf("a read of an owned buffer reaches its spare capacity: len %d cap %d", len(got), cap(got))
-			}
-		})
-	}
-}
-
 func TestDiskTier(t *testing.T) {
 	dir := t.TempDir()
 	leftover := filepath.Join(dir, "00000000000000ff.chunk")

@@ -143,7 +143,7 @@ func (c *Cache) checkInvariants() error {
 			if c.mu.entries[e.key] != e {
 				return fmt.Errorf("%s: entry %v not in map", q.name, e.key)
 			}
-			bytes += e.held()
+			bytes += e.size()
 			count++
 			prev = e
 		}

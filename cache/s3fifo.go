@@ -24,10 +24,6 @@ type chunkKey struct {
 type entry struct {
 	key  chunkKey
 	data []byte // never modified once the entry is published
-	// spare is the capacity past data's end of a buffer the cache was
-	// given rather than copied (PutOwned): memory it holds and counts
-	// toward MaxBytes, though no read reaches it.
-	spare int64
 
 	freq       atomic.Int32 // re-reads since insertion or last main pass, capped at maxFreq
 	readHigh   atomic.Int64 // highest chunk-relative byte end served so far
@@ -44,10 +40,6 @@ type entry struct {
 
 // size is the number of bytes of the chunk.
 func (e *entry) size() int64 { return int64(len(e.data)) }
-
-// held is the memory the entry keeps: its chunk and the spare capacity of
-// a buffer it was given. The queues and MaxBytes count it.
-func (e *entry) held() int64 { return int64(len(e.data)) + e.spare }
 
 // touch records a read of [lo, hi) of the chunk at time now. A read that
 // starts below the highest byte served before re-reads data and counts as
@@ -97,7 +89,7 @@ func (q *fifo) pushHead(e *entry) {
 		q.tail = e
 	}
 	q.head = e
-	q.bytes += e.held()
+	q.bytes += e.size()
 	q.n++
 }
 
@@ -113,7 +105,7 @@ func (q *fifo) remove(e *entry) {
 		q.tail = e.prev
 	}
 	e.prev, e.next = nil, nil
-	q.bytes -= e.held()
+	q.bytes -= e.size()
 	q.n--
 }
 

@@ -58,14 +58,6 @@ type WriteThrough interface {
 	Put(key string, data []byte)
 }
 
-// OwningWriteThrough is a WriteThrough that can also keep a buffer it is
-// given instead of a copy; ingest gives it the objects whose buffers it
-// does not recycle (all but the largest), and never writes them again.
-type OwningWriteThrough interface {
-	WriteThrough
-	PutOwned(key string, data []byte)
-}
-
 // Batch is one validated record batch to append.
 type Batch struct {
 	// Data is the batch exactly as the producer sent it.
@@ -141,9 +133,8 @@ type object struct {
 	uploadErr error
 	// inline is set for an object committed with its bytes, not uploaded
 	// (Options.InlineMax); lent, when the coordinator keeps buf itself
-	// until it writes it, and given, when the cache keeps it (putCache):
-	// either way buf is not recycled.
-	inline, lent, given bool
+	// until it writes it, so that buf is not recycled.
+	inline, lent bool
 	// span is the object's span when traced (trace.go), links the
 	// requests' spans until it starts.
 	span  trace.Span
@@ -181,7 +172,7 @@ type Ingester struct {
 	// here); small objects use right-sized buffers.
 	bigBufs sync.Pool
 	// bufs recycles the smaller buffers, by size class: an object's buffer
-	// once the cache has a copy (putCache), and the one it outgrew. Made
+	// once it finishes (the cache has its own copy), and the one it outgrew. Made
 	// to measure, growing by append, and copied into the cache, they were
 	// two fifths of a loaded broker's allocations (objects of 75-390 KiB
 	// one after another at 20 MiB/s: most outgrew a buffer sized from the
@@ -531,7 +522,7 @@ func (in *Ingester) upload(o *object) {
 		err := in.store.Put(ctx, o.key, o.buf)
 		if err == nil {
 			if in.cache != nil {
-				in.putCache(o)
+				in.cache.Put(o.key, o.buf)
 			}
 			break
 		}
@@ -749,7 +740,7 @@ func (in *Ingester) finish(o *object, committed bool) {
 		// buffer is recycled, and before the yield below: consumers woken
 		// by the commit's notices read it next, and a read that misses the
 		// cache costs them more than the put costs a producer.
-		in.putCache(o)
+		in.cache.Put(o.key, o.buf)
 	}
 	if len(o.pendings) > 0 {
 		// The producers' goroutines were made runnable on this processor,
@@ -757,21 +748,9 @@ func (in *Ingester) finish(o *object, committed bool) {
 		// their answers go out now and what follows waits.
 		runtime.Gosched()
 	}
-	if !o.lent && !o.given {
+	if !o.lent {
 		in.recycle(o.buf)
 	}
-}
-
-// putCache writes o through to the cache: given up when its buffer is
-// close to its size (the cache counts the spare capacity against its
-// bytes), else copied, and the buffer recycled when o finishes.
-func (in *Ingester) putCache(o *object) {
-	if oc, ok := in.cache.(OwningWriteThrough); ok && cap(o.buf) < in.opts.MaxBytes && cap(o.buf)-len(o.buf) <= len(o.buf)/4 {
-		oc.PutOwned(o.key, o.buf)
-		o.given = true
-		return
-	}
-	in.cache.Put(o.key, o.buf)
 }
 
 // Buffered returns the bytes appended but not yet committed.

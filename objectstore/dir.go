@@ -318,6 +318,13 @@ func (d *Dir) GetRange(ctx context.Context, key string, offset, length int64) ([
 		return slices.Clone(staged), err
 	}
 	defer d.files.release(of)
+	return d.readOpen(of, p, key, offset, n, nil)
+}
+
+// readOpen reads n bytes at offset of key's open file of, at path p: with
+// O_DIRECT, into a buffer of its own, for a large range where Put writes
+// with it (see readDirect); else into dst, made if nil.
+func (d *Dir) readOpen(of *openFile, p, key string, offset, n int64, dst []byte) ([]byte, error) {
 	if n >= directReadMin && d.w.direct() {
 		buf, err := readDirect(p, offset, n)
 		if !errors.Is(err, errDirectRefused) {
@@ -327,11 +334,14 @@ func (d *Dir) GetRange(ctx context.Context, key string, offset, length int64) ([
 			return buf, nil
 		}
 	}
-	buf := make([]byte, n)
-	if _, err := readFull(of.f, key, buf, offset); err != nil {
+	if dst == nil {
+		dst = make([]byte, n)
+	}
+	got, err := readFull(of.f, key, dst[:n], offset)
+	if err != nil {
 		return nil, err
 	}
-	return buf, nil
+	return dst[:got], nil
 }
 
 // openRange opens key for a read of length bytes (to the end if length <
@@ -384,16 +394,14 @@ func (d *Dir) ReadRangeAt(ctx context.Context, key string, offset int64, dst []b
 		return copy(dst, staged), err
 	}
 	defer d.files.release(of)
-	if n >= directReadMin && d.w.direct() {
-		buf, err := readDirect(p, offset, n)
-		if !errors.Is(err, errDirectRefused) {
-			if err != nil {
-				return 0, fmt.Errorf("get %s [%d, +%d): %w", key, offset, n, err)
-			}
-			return copy(dst, buf), nil
-		}
+	b, err := d.readOpen(of, p, key, offset, n, dst)
+	if err != nil {
+		return 0, err
 	}
-	return readFull(of.f, key, dst[:n], offset)
+	if len(b) > 0 && &b[0] != &dst[0] {
+		copy(dst, b) // read with O_DIRECT into its own aligned buffer
+	}
+	return len(b), nil
 }
 
 // Delete removes key; a missing key is not an error. The removal is not
