@@ -139,8 +139,8 @@ func (d *Dir) Stage(ctx context.Context, key string, data []byte) error {
 }
 
 // Persist writes the staged objects among keys to their files and makes
-// them durable, as Put would each, but with one file-system sync for all
-// (syncfs(2) on Linux): a group of small objects costs the device one
+// them durable, as Put would each, but a large group with one file-system
+// sync for all (syncfs(2) on Linux; see syncFS): it costs the device one
 // journal commit and one cache flush instead of two each. It then drops
 // their memory copies. Keys not staged (put or deleted since) are skipped.
 func (d *Dir) Persist(ctx context.Context, keys []string) error {

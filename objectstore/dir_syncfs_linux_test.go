@@ -25,6 +25,32 @@ func TestParseDirty(t *testing.T) {
 	}
 }
 
+func TestUseSyncfs(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		n     int
+		dirty int64
+		ok    bool
+		want  bool
+	}{
+		{"a soak's group", 5, 0, true, false},
+		{"just under", syncFSMinFiles - 1, 0, true, false},
+		{"a low-load second's group", 100, 1 << 20, true, true},
+		{"at the smallest", syncFSMinFiles, syncFSMaxDirty, true, true},
+		{"much dirty", 100, syncFSMaxDirty + 1, true, false},
+		{"meminfo unread", 100, 0, false, false},
+	} {
+		read := false
+		got := useSyncfs(tc.n, func() (int64, bool) { read = true; return tc.dirty, tc.ok })
+		if got != tc.want {
+			t.Errorf("%s: useSyncfs(%d) = %v, want %v", tc.name, tc.n, got, tc.want)
+		}
+		if read != (tc.n >= syncFSMinFiles) {
+			t.Errorf("%s: /proc/meminfo read = %v for %d files", tc.name, read, tc.n)
+		}
+	}
+}
+
 // syncEach, the path syncFS takes when much is dirty, syncs what exists
 // and reports a file that does not.
 func TestSyncEach(t *testing.T) {

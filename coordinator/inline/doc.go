@@ -9,7 +9,7 @@
 //	                                        Pebble batch, synced:   the commit, and
 //	                                                                's' object-key -> bytes
 //	                            ◄── answer
-//	                           flusher:     Persist(keys of 1s)     durable, one syncfs a group
+//	                           flusher:     Persist(keys of 1s)     durable, one syncfs a large group
 //	                                        delete their 's' rows
 //
 // The staged row is written in the batch that commits the object, so a
