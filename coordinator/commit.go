@@ -147,6 +147,9 @@ type pendingPart struct {
 	prods int32
 	// checkpoint is set when the commit writes the partition's checkpoint.
 	checkpoint bool
+	// control is set when the commit holds a control batch (a
+	// transaction's marker) for the partition.
+	control bool
 }
 
 // pendingProducer is a producer state as a commit in progress sees it.
@@ -310,6 +313,9 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 		if cb.Transactional || cb.Control {
 			txnOps = append(txnOps, txnOp{part: slot[i], pid: cb.ProducerID, base: base, control: cb.Control, commit: cb.Commit})
 		}
+		if cb.Control {
+			pp.control = true
+		}
 		if t.kvIndexed && len(cb.Keys) > 0 {
 			if cb.Transactional {
 				// Its keys take effect when its transaction commits (txn.go).
@@ -359,9 +365,36 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 			return nil, nil, nil, err
 		}
 	}
+	// The kv-indexed partitions' high watermarks, for kvDurable: markers
+	// noted before the write, the rest once the log has it.
+	var kvMarks, kvMarkers []kvMark
+	for j := range parts {
+		pp := &parts[j]
+		if !pp.topic.kvIndexed || len(pp.batches) == 0 {
+			continue
+		}
+		m := kvMark{partKey{pp.topic.id, pp.partition}, pp.st.hwm}
+		kvMarks = append(kvMarks, m)
+		if pp.control {
+			kvMarkers = append(kvMarkers, m)
+		}
+	}
+	if len(kvMarkers) > 0 {
+		c.kvDur.markers(kvMarkers)
+	}
 	wait, err = c.writeAsync(b, pebble.Sync)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("pebble commit: %w", err)
+	}
+	if len(kvMarks) > 0 {
+		logged := wait
+		wait = func() error {
+			err := logged()
+			if err == nil {
+				c.kvDur.durable(kvMarks)
+			}
+			return err
+		}
 	}
 
 	// Written (and, without a log, durable): install in memory.

@@ -223,13 +223,16 @@ func (o *Options) Validate() error {
 // no Pebble reads.
 //
 // Locks, in the order they may be taken (see the package doc): closeMu,
-// commit, mu; pids, subs and brokers are taken alone.
+// commit, mu; pids, subs, brokers and kvDur are taken alone.
 type Coordinator struct {
 	opts Options
 	log  *slog.Logger
 	now  func() time.Time
 	db   *pebble.DB
 	kv   *kvindex.Index
+	// kvDur is which kv-indexed partitions' offsets the log has made
+	// durable (kv_durable.go); its own lock, taken alone.
+	kvDur kvDurable
 	// rebuilds are the running key index builds by topic; c.commit guards.
 	rebuilds map[coordapi.TopicID]rebuild
 	// postings is the per-key posting index of hierarchical topics;

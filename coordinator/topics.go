@@ -278,6 +278,7 @@ func (c *Coordinator) deleteTopicLocked(t *topicState) error {
 		delete(c.commit.txnKeys, partKey{t.id, int32(p)})
 	}
 	c.mu.Unlock()
+	c.kvDur.drop(t.id, len(t.parts))
 	for _, pk := range producers {
 		delete(c.commit.producers, pk)
 	}

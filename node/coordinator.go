@@ -188,9 +188,9 @@ type embedded struct {
 func (e embedded) KvGet(ctx context.Context, req coordapi.KvGetRequest) (coordapi.KvGetResult, error) {
 	if c := e.local.Coordinator(); c != nil {
 		res, err := c.KvGet(ctx, req)
-		if err == nil {
+		if err == nil && !c.KvDurable(req, res) {
 			// As a reply over NATS would: not before the log has what
-			// the lookup saw.
+			// the lookup saw, unless that was durable already.
 			err = e.local.Barrier()
 		}
 		return res, err
