@@ -17,8 +17,8 @@ import (
 // log gates). ha.Node.Barrier makes an answer wait for everything the
 // coordinator has done, which under load is always a commit or two in
 // flight: every lookup waited for the device's sync of commits that had
-// nothing to do with its key (a lookup's p99 of 2.9 ms against 1.8 ms
-// without the wait, 4 MiB/s beside 2,000 indexed records/s, 2026-12-07).
+// nothing to do with its key, 115-167 ms when those syncs stalled
+// (execution traces of the lifecycle soak, 2026-12-07).
 // A found key's answer depends on the commit that wrote its entry: the
 // commit holding its offset, or, for a transactional batch, the commit of
 // its transaction's marker, which writes the held keys. So an answer whose
