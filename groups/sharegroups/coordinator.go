@@ -74,12 +74,12 @@ func New(host Host, opts Options) *Coordinator {
 }
 
 // SubscribeCommits subscribes to the commit notices that wake held share
-// fetches, once: at Open when a share group exists, else at the first
-// ShareGroupHeartbeat, so that a group coordinator without share groups
-// takes none. On shard 0 of a sharded coordinator they come from every
-// shard over NATS, each notice naming its commit's batches, and decoding
-// them cost shard 0 about 4% of its CPU under a fleet's commits, for
-// nothing when no fetch can wait. Called at Open or within a call, so
+// fetches, once: at the Host's Open when a share group exists, else at the
+// first ShareGroupHeartbeat, so that a group coordinator without share
+// groups takes none. On shard 0 of a sharded coordinator they come from
+// every shard over NATS, each notice naming its commit's batches, and
+// decoding them cost shard 0 about 4% of its CPU under a fleet's commits,
+// for nothing when no fetch can wait. Called at Open or within a call, so
 // never after Close has stopped the subscription.
 func (c *Coordinator) SubscribeCommits() {
 	c.commits.Lock()

@@ -11,12 +11,12 @@ import (
 
 // lockScheduler orders share-partitions by their earliest record lock
 // deadline, as package groups' scheduler orders groups by theirs: one live
-// entry per share-partition, the one whose deadline Group.lockAt
-// records; other entries are stale and skipped. An entry is pushed when a
-// call leaves a share-partition with an earlier deadline than the one
-// scheduled (an acquisition), and at Open for every share-partition with
-// acquired records, whose stored deadlines may have passed while the
-// coordinator was down: they expire at once. A renewal or an
+// entry per share-partition, the one whose deadline Group.lockAt records;
+// other entries are stale and skipped. An entry is pushed when a call
+// leaves a share-partition with an earlier deadline than the one scheduled
+// (an acquisition), and at Restore for every share-partition with acquired
+// records, whose stored deadlines may have passed while the coordinator
+// was down: they expire at once. A renewal or an
 // acknowledgement that moves the earliest deadline later leaves the entry
 // be: it runs, finds nothing due, and schedules the next. Deadlines are
 // absolute milliseconds on the coordinator's clock, as stored.
@@ -75,7 +75,7 @@ func (g *group) armLocksLocked(t tp, p *share.Partition) {
 }
 
 // armAllLocksLocked schedules every share-partition of the group with
-// acquired records (at Open).
+// acquired records (at Restore).
 func (g *group) armAllLocksLocked() {
 	for id, ps := range g.s.parts {
 		for n, p := range ps {

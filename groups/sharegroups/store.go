@@ -73,7 +73,7 @@ func decodeShareStateRecord(b []byte) (shareStateRecord, error) {
 }
 
 // encodeShareMember is m's record: everything but its id (the key's) and
-// its session (it starts afresh at Open).
+// its session (it starts afresh at Restore).
 func encodeShareMember(m *member) []byte {
 	v := []byte{valenc.Version1}
 	v = appendOptString(v, m.rackID)
