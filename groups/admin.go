@@ -7,6 +7,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/groups/sharegroups"
 )
 
 // groupAuthorizedOperations is the bit field of the ACL operations on a
@@ -133,7 +135,7 @@ func (gs *Groups) ListGroups(_ context.Context, req *kmsg.ListGroupsRequest) *km
 		if c := g.mu.consumer; c != nil {
 			lg.ProtocolType, lg.GroupState, lg.GroupType = consumerProtocolType, c.stateLocked(), typeConsumer
 		} else if s := g.mu.share; s != nil {
-			lg.ProtocolType, lg.GroupState, lg.GroupType = shareProtocolType, s.stateLocked(), typeShare
+			lg.ProtocolType, lg.GroupState, lg.GroupType = sharegroups.ProtocolType, s.State(), sharegroups.GroupType
 		} else {
 			lg.ProtocolType, lg.GroupState, lg.GroupType = g.mu.protocolType, g.mu.state.String(), typeClassic
 		}

@@ -2,11 +2,12 @@
 // coordinator (package coordinator) in the coordinator service, with its own
 // Pebble: classic consumer groups (JoinGroup, SyncGroup,
 // Heartbeat, LeaveGroup), KIP-848 consumer groups (ConsumerGroupHeartbeat,
-// ConsumerGroupDescribe), KIP-932 share groups' membership
-// (ShareGroupHeartbeat, ShareGroupDescribe) and share-partitions (package
-// share), group configs (DescribeConfigs and IncrementalAlterConfigs of
-// GROUP resources), committed offsets (OffsetCommit, OffsetFetch,
-// OffsetDelete), transactional offsets (TxnOffsetCommit, completed by the
+// ConsumerGroupDescribe), the host of KIP-932 share groups (package
+// sharegroups: ShareGroupHeartbeat, ShareGroupDescribe, the acquisitions
+// of ShareFetch and ShareAcknowledge, the share-group offsets admin APIs;
+// share-partitions in package share), group configs (DescribeConfigs
+// and IncrementalAlterConfigs of GROUP resources), committed offsets
+// (OffsetCommit, OffsetFetch, OffsetDelete), transactional offsets (TxnOffsetCommit, completed by the
 // transaction coordinator with CompleteTxnOffsets) and group
 // administration (DescribeGroups, ListGroups, DeleteGroups), answering
 // with the error codes Apache Kafka returns.
@@ -78,42 +79,14 @@
 // group id: a classic or KIP-848 group's id is GROUP_ID_NOT_FOUND to
 // ShareGroupHeartbeat, a share group's INCONSISTENT_GROUP_PROTOCOL to
 // JoinGroup and GROUP_ID_NOT_FOUND to ConsumerGroupHeartbeat and
-// OffsetCommit, as in Kafka. Members join with epoch 0 and their own
-// member id, leave with -1, and are removed after
-// Options.ShareSessionTimeout without a heartbeat; at most
-// Options.ShareMaxGroupSize join. The simple assignor (share_group.go)
-// spreads the subscribed partitions: each partition to one member when
-// members are fewer, else each member one partition and each partition
-// ⌊M/P⌋ or ⌈M/P⌉ members, keeping what members had where the balance
-// allows. There is no revocation (many members may read one partition):
-// every membership, subscription or topic change bumps the group epoch,
-// and a member takes its target, and the epoch, at its next heartbeat.
-// The group is Empty or Stable, and stays (with its share-partitions)
-// until DeleteGroups, which drops its share-partitions too.
-//
-// When a partition first enters the target assignment, the heartbeat
-// starts its share-partition (package share) at the offset the group
-// config share.auto.offset.reset names: the high watermark (latest, the
-// default), the log start (earliest), or the first offset at or after now
-// minus a duration (by_duration:<ISO-8601>), read from
-// Options.Partitions; its head goes in the heartbeat's write. A member
-// removed has its acquired records released in the write that removes it.
-//
-// ShareAcquire (share_fetch.go) serves each ShareFetch and
-// ShareAcknowledge in one call, under the group's mutex: the
-// acknowledgements, all or nothing per partition, then records acquired
-// from the first available offset up to the high watermark (the last
-// stable offset under share.isolation.level read_committed), their batches
-// found in-process (Options.Partitions' FindBatches), then the call's rows
-// in one batch through the log, started under the mutex (so the log keeps
-// the group's order) and waited for after it, before it answers (so the
-// group's calls sync their writes together). With nothing to acquire
-// it waits, without the mutex, for a commit notice (Options.Partitions'
-// Subscribe), a release or an expiry, up to its max wait. Record locks
-// expire on their own heap (share_sched.go), one entry per share-partition
-// at its earliest lock deadline, re-armed at Open from the stored ones.
-// ShareRelease gives back what a member took through one broker, when its
-// share session there ends.
+// OffsetCommit, as in Kafka. Package sharegroups serves share groups (see
+// its doc): Groups forwards the share calls to it and hosts it
+// (share.go, sharegroups.Host): a share group's state lives in its group's
+// entry (group.mu.share) under group.mu, its sessions expire on this
+// package's scheduler, its records are written to this Pebble with the
+// group record, and its configs are among the group configs. The group
+// is Empty or Stable, and stays (with its share-partitions) until
+// DeleteGroups, which drops its share-partitions too.
 //
 // Group configs (group_configs.go) are stored per group id, before the
 // group exists too: share.auto.offset.reset, share.isolation.level
@@ -173,14 +146,11 @@
 // epoch at the first heartbeat. What is derived (partition owners, static
 // members, compiled regexes) is rebuilt at Open.
 //
-// A share group is written down as a KIP-848 group is: the group record
-// (type 2, its group epoch), its state key and one key per member in the
-// 'h' family, compared with the last write and written with the
-// share-partition rows ('q', package share's format) that changed, in one
-// batch through the log before the heartbeat answers. After a restart
-// members heartbeat at their epochs, sessions start afresh, and the
-// share-partitions are loaded with their acquisitions (Open fails on a
-// share-partition whose rows do not tile).
+// A share group is written down as a KIP-848 group is (package
+// sharegroups: the group record, type 2, its 'h' keys and its
+// share-partitions' 'q' rows, in one batch through the log before the
+// heartbeat answers); Open loads them (sharegroups.Load, Restore) and
+// fails on a share-partition whose rows do not tile.
 //
 // # Key families
 //
@@ -223,13 +193,8 @@
 //	                                                            (topic id(16), n × (partition, epoch
 //	                                                            assigned at)))
 //
-//	sgroup  'h' len(2) group                                    share group state: assignment epoch,
-//	                                                            metadata digest str
-//	smember 'h' len(2) group member id                          share group member: rack id (presence byte,
-//	                                                            str), client id str, client host str,
-//	                                                            epoch, previous epoch, n × topic str,
-//	                                                            target, assigned (each n × (topic id(16),
-//	                                                            n × partition))
+//	sgroup  'h' len(2) group                                    share group state, and its members: see
+//	smember 'h' len(2) group member id                          package sharegroups
 //	spart   'q' len(2) group topic-id(16) partition(4)          a share-partition's head, and its ranges
 //	srange  spart's key first-offset(8)                         under it: see package share
 //	gconfig 'f' group                                           group configs: n × (name str, value str)
@@ -256,12 +221,15 @@
 // Locks are taken in this order, never the reverse:
 //
 //	Groups.closeMu (read: every call while it uses the state; write: Close)
-//	  topicCache.mu (the topic snapshot; never held with group.mu)
-//	  group.mu (one group's state)
+//	  group.mu (one group's state, a share group's included)
+//	    topicCache.mu (the topic snapshot: under group.mu only when a
+//	    share group resolves a view; mostly taken before, alone)
 //	    Options.VerifyTxn (the transaction coordinator's locks)
 //	    Groups.mu (the group map)
 //	    scheduler.mu (the deadline heap)
 //	    Groups.cfg.mu (the group configs)
+//	    package sharegroups' own (its record lock heap, held acquisitions,
+//	    view cache): see its doc
 //
 // A call looks a group up under Groups.mu, releases it, then locks the
 // group; a group found dead (deleted meanwhile) is looked up again. No lock

@@ -11,6 +11,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/groups/sharegroups"
 )
 
 // State is a classic group's state, named as Apache Kafka names it in
@@ -161,8 +163,8 @@ type group struct {
 
 		// consumer is set for a KIP-848 consumer group.
 		consumer *consumerGroup
-		// share is set for a KIP-932 share group.
-		share *shareGroup
+		// share is set for a KIP-932 share group (package sharegroups).
+		share *sharegroups.Group
 
 		// schedAt and schedSeq name the group's entry in the scheduler;
 		// zero schedAt when it has none.
@@ -308,7 +310,7 @@ func (g *group) isSubscribedLocked(topic string) bool {
 		return c.isSubscribedLocked(topic)
 	}
 	if s := g.mu.share; s != nil {
-		return s.isSubscribedLocked(topic)
+		return s.IsSubscribed(topic)
 	}
 	if g.mu.subscribedKnown {
 		_, ok := g.mu.subscribed[topic]

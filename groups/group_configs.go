@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/floe-io/floe/groups/sharegroups"
 	"github.com/floe-io/floe/internal/valenc"
 )
 
@@ -135,14 +136,6 @@ func parseLockDurationMs(v string) (int64, error) {
 	return strconv.ParseInt(strings.TrimSpace(v), 10, 32)
 }
 
-// autoOffsetReset is a parsed share.auto.offset.reset.
-type autoOffsetReset struct {
-	earliest bool
-	// byDuration resets to the first offset at or after now - by.
-	byDuration bool
-	by         time.Duration
-}
-
 // isoDuration is java.time.Duration's text form, PnDTnHnMn.nS, each part
 // optional (at least one present), case-insensitive.
 var isoDuration = regexp.MustCompile(`(?i)^([-+]?)P(?:([-+]?[0-9]+)D)?(?:T(?:([-+]?[0-9]+)H)?(?:([-+]?[0-9]+)M)?(?:([-+]?[0-9]+)(?:[.,]([0-9]{0,9}))?S)?)?$`)
@@ -150,24 +143,24 @@ var isoDuration = regexp.MustCompile(`(?i)^([-+]?)P(?:([-+]?[0-9]+)D)?(?:T(?:([-
 // parseAutoOffsetReset reads share.auto.offset.reset as Kafka's
 // ShareGroupAutoOffsetResetStrategy: earliest, latest or
 // by_duration:<duration>, not negative.
-func parseAutoOffsetReset(v string) (autoOffsetReset, error) {
+func parseAutoOffsetReset(v string) (sharegroups.OffsetReset, error) {
 	s := strings.ToLower(v)
 	switch {
 	case s == "earliest":
-		return autoOffsetReset{earliest: true}, nil
+		return sharegroups.OffsetReset{Earliest: true}, nil
 	case s == "latest":
-		return autoOffsetReset{}, nil
+		return sharegroups.OffsetReset{}, nil
 	case strings.HasPrefix(s, "by_duration:"):
 		d, ok := parseISODuration(v[len("by_duration:"):])
 		if !ok {
-			return autoOffsetReset{}, fmt.Errorf("Invalid value %s for configuration %s: Unable to parse the given duration.", v, cfgShareAutoOffsetReset)
+			return sharegroups.OffsetReset{}, fmt.Errorf("Invalid value %s for configuration %s: Unable to parse the given duration.", v, cfgShareAutoOffsetReset)
 		}
 		if d < 0 {
-			return autoOffsetReset{}, fmt.Errorf("Invalid value %s for configuration %s: Negative duration is not supported.", v, cfgShareAutoOffsetReset)
+			return sharegroups.OffsetReset{}, fmt.Errorf("Invalid value %s for configuration %s: Negative duration is not supported.", v, cfgShareAutoOffsetReset)
 		}
-		return autoOffsetReset{byDuration: true, by: d}, nil
+		return sharegroups.OffsetReset{ByDuration: true, By: d}, nil
 	}
-	return autoOffsetReset{}, fmt.Errorf("Invalid value `%s` for configuration %s. The value must be either 'earliest', 'latest' or of the format 'by_duration:<PnDTnHnMn.nS>'.", v, cfgShareAutoOffsetReset)
+	return sharegroups.OffsetReset{}, fmt.Errorf("Invalid value `%s` for configuration %s. The value must be either 'earliest', 'latest' or of the format 'by_duration:<PnDTnHnMn.nS>'.", v, cfgShareAutoOffsetReset)
 }
 
 func parseISODuration(s string) (time.Duration, bool) {
@@ -306,7 +299,7 @@ func (gs *Groups) AlterGroupConfigs(_ context.Context, req *kmsg.IncrementalAlte
 		if code, msg := gs.alterGroupConfigs(rr, req.ValidateOnly); code != nil {
 			sr.ErrorCode, sr.ErrorMessage = code.Code, kmsg.StringPtr(msg)
 		} else if !req.ValidateOnly {
-			gs.applyShareConfig(rr.ResourceName)
+			gs.shares.ApplyConfig(rr.ResourceName)
 		}
 		resp.Resources = append(resp.Resources, sr)
 	}

@@ -2,7 +2,6 @@ package groups
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -14,15 +13,18 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/groups/sharegroups"
 )
 
-// ErrClosed is returned by DeleteTopicOffsets once the coordinator is
-// closed; the Kafka-facing methods answer NOT_COORDINATOR then.
-var ErrClosed = errors.New("groups: closed")
+// ErrClosed is returned by DeleteTopicOffsets, ShareAcquire and
+// ShareRelease once the coordinator is closed; the Kafka-facing methods
+// answer NOT_COORDINATOR then. It is sharegroups.ErrClosed.
+var ErrClosed = sharegroups.ErrClosed
 
 // Groups is the group coordinator: classic consumer groups (JoinGroup,
 // SyncGroup, Heartbeat, LeaveGroup), KIP-848 consumer groups, and the
-// committed offsets of both, durable in Pebble.
+// committed offsets of both, durable in Pebble; and the host of the share
+// group coordinator (package sharegroups), whose calls it forwards.
 //
 // Its methods take and return kmsg requests and responses at the request's
 // version; Kafka-level failures are error codes in the response. JoinGroup
@@ -45,7 +47,6 @@ type Groups struct {
 	}
 
 	sched      scheduler
-	locks      lockScheduler // share record locks (share_sched.go)
 	topicCache topicCache
 
 	// cfg holds the group configs by group (group_configs.go); its mutex
@@ -62,18 +63,9 @@ type Groups struct {
 	done   chan struct{}
 	// stopTopics ends the topic notices (TopicSubscriber); a no-op without.
 	stopTopics func()
-	// shareWait holds the ShareAcquires waiting for records
-	// (share_fetch.go); commits is the subscription to the commit notices
-	// that wake them (subscribeCommits).
-	shareWait shareWaiters
-	// shareViews are the views share groups read, by view id
-	// (share_views.go).
-	shareViews shareViewCache
-	commits    struct {
-		sync.Mutex
-		sub  CommitSubscriber // nil without (Options.Partitions is none)
-		stop func()           // nil until subscribed
-	}
+	// shares is the share group coordinator; its groups' state lives in
+	// the groups' entries (group.mu.share), under group.mu (share.go).
+	shares *sharegroups.Coordinator
 }
 
 // Open opens (creating if needed) the committed offsets and group metadata
@@ -86,6 +78,7 @@ func Open(opts Options) (*Groups, error) {
 	gs := &Groups{opts: opts, log: opts.Logger, now: opts.Now, done: make(chan struct{})}
 	gs.mu.groups = make(map[string]*group)
 	gs.sched.init()
+	gs.shares = sharegroups.New(shareHost{gs}, gs.shareOptions())
 	db, err := openDB(opts.Dir, opts.FS, opts.Logger, opts.Log)
 	if err != nil {
 		return nil, err
@@ -110,18 +103,16 @@ func Open(opts Options) (*Groups, error) {
 		}
 		if r.share {
 			hasShare = true
-			s := newShareGroup(r.generation, since)
-			s.writtenGroup = r.encode()
-			g.mu.share = s
-			if ls := l.shares[name]; ls != nil {
-				g.mu.Lock()
-				err := g.restoreShareLocked(ls, now)
-				g.mu.Unlock()
-				if err != nil {
-					db.Close()
-					return nil, fmt.Errorf("groups: load %s: share group %q: %w", opts.Dir, name, err)
-				}
-				nMembers += len(ls.members)
+			ls := l.shares[name]
+			g.mu.Lock()
+			err := gs.shares.Restore(g, r.generation, since, r.encode(), ls, now)
+			g.mu.Unlock()
+			if err != nil {
+				db.Close()
+				return nil, fmt.Errorf("groups: load %s: share group %q: %w", opts.Dir, name, err)
+			}
+			if ls != nil {
+				nMembers += ls.Members()
 			}
 		} else if r.consumer {
 			c := newConsumerGroup(r.generation, since)
@@ -178,7 +169,7 @@ func Open(opts Options) (*Groups, error) {
 	}
 	for name := range l.shares {
 		if r, ok := l.groups[name]; !ok || !r.share {
-			stray.deleteShare(name)
+			sharegroups.DeleteGroup(stray, name)
 		}
 	}
 	if err := stray.commit(); err != nil {
@@ -189,11 +180,8 @@ func Open(opts Options) (*Groups, error) {
 	if sub, ok := opts.Topics.(TopicSubscriber); ok {
 		gs.stopTopics = sub.SubscribeTopics(func([]coordapi.TopicNotice) { gs.dropTopics() })
 	}
-	if sub, ok := opts.Partitions.(CommitSubscriber); ok {
-		gs.commits.sub = sub
-	}
 	if hasShare {
-		gs.subscribeCommits()
+		gs.shares.SubscribeCommits()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	gs.cancel = cancel
@@ -215,11 +203,7 @@ func (gs *Groups) Close() error {
 	gs.closed = true
 	gs.closeMu.Unlock()
 	gs.stopTopics()
-	gs.commits.Lock()
-	if gs.commits.stop != nil {
-		gs.commits.stop()
-	}
-	gs.commits.Unlock()
+	gs.shares.Close()
 	gs.cancel()
 	<-gs.done
 	for _, g := range gs.snapshot() {
@@ -234,23 +218,6 @@ func (gs *Groups) Close() error {
 		return fmt.Errorf("groups: close pebble: %w", err)
 	}
 	return nil
-}
-
-// subscribeCommits subscribes to the commit notices that wake held share
-// fetches, once: at Open when a share group exists, else at the first
-// ShareGroupHeartbeat, so that a group coordinator without share groups
-// takes none. On shard 0 of a sharded coordinator they come from every
-// shard over NATS, each notice naming its commit's batches, and decoding
-// them cost shard 0 about 4% of its CPU under a fleet's commits, for
-// nothing when no fetch can wait. Called at Open or within a call
-// (enter), so never after Close has stopped the subscription.
-func (gs *Groups) subscribeCommits() {
-	gs.commits.Lock()
-	defer gs.commits.Unlock()
-	if gs.commits.sub == nil || gs.commits.stop != nil {
-		return
-	}
-	gs.commits.stop = gs.commits.sub.Subscribe(gs.shareWait.notify)
 }
 
 // enter starts a call: false once closed, else closeMu is held for reading

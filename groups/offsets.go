@@ -583,7 +583,7 @@ func (g *group) emptyForDeleteLocked() bool {
 		return c.emptyLocked()
 	}
 	if s := g.mu.share; s != nil {
-		return s.emptyLocked()
+		return s.Empty()
 	}
 	return g.mu.state == Empty && len(g.mu.members) == 0
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/pebble/vfs"
 
 	"github.com/floe-io/floe/groups/share"
+	"github.com/floe-io/floe/groups/sharegroups"
 )
 
 // Options configures a Groups coordinator. Durations mirror the Apache Kafka
@@ -81,9 +82,11 @@ type Options struct {
 	// Partitions reads partitions' log start offsets and high watermarks
 	// (share.auto.offset.reset: where a share-partition starts when a share
 	// group is first assigned it); *coordinator.Coordinator implements it.
-	// Default: Topics, when it implements PartitionReader; without one a
-	// share-partition starts at offset 0.
-	Partitions PartitionReader
+	// Share groups acquire records through it too (see
+	// sharegroups.Options.Partitions). Default: Topics, when it implements
+	// sharegroups.PartitionReader; without one a share-partition starts at
+	// offset 0.
+	Partitions sharegroups.PartitionReader
 
 	// ShareSessionTimeout is group.share.session.timeout.ms: a share group
 	// member that sends no heartbeat for this long is removed. Default: 45s.
@@ -219,7 +222,7 @@ func (o *Options) setDefaults() {
 		o.SharePartitionMaxRecordLocks = share.DefaultMaxRecordLocks
 	}
 	if o.Partitions == nil {
-		if p, ok := o.Topics.(PartitionReader); ok {
+		if p, ok := o.Topics.(sharegroups.PartitionReader); ok {
 			o.Partitions = p
 		}
 	}

@@ -83,7 +83,7 @@ func (g *group) nextDeadlineLocked() time.Time {
 		at(c.nextDeadlineLocked())
 	}
 	if s := g.mu.share; s != nil {
-		at(s.nextDeadlineLocked())
+		at(s.NextDeadline())
 	}
 	return next
 }
@@ -96,7 +96,7 @@ func (gs *Groups) expire() time.Time {
 	}
 	defer gs.leave()
 	now := gs.now()
-	nextLock := gs.expireLocks(now)
+	nextLock := gs.shares.ExpireLocks(now)
 	earlier := func(t time.Time) time.Time {
 		if nextLock.IsZero() || (!t.IsZero() && t.Before(nextLock)) {
 			return t
@@ -130,7 +130,7 @@ func (gs *Groups) expire() time.Time {
 			g.expireConsumerLocked(now)
 		}
 		if g.mu.share != nil {
-			g.expireShareLocked(now)
+			gs.shares.Expire(g, now)
 		}
 		g.wakeAtLocked(g.nextDeadlineLocked())
 		g.mu.Unlock()

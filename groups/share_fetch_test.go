@@ -269,9 +269,7 @@ func TestShareAcquireErrors(t *testing.T) {
 func (h *harness) waitHeld(tid topicID, n int) {
 	h.t.Helper()
 	testkit.CheckFor(h.t, 10*time.Second, time.Millisecond, func() error {
-		h.gs.shareWait.mu.Lock()
-		got := len(h.gs.shareWait.m[tp{tid, 0}])
-		h.gs.shareWait.mu.Unlock()
+		got := h.gs.shares.Held(tid, 0)
 		if got != n {
 			return fmt.Errorf("%d held share acquires, want %d", got, n)
 		}

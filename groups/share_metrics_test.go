@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/groups/sharegroups"
 )
 
 // shareMetricsOf returns group's metrics as ShareMetrics reports them.
-func (h *harness) shareMetricsOf(group string) ShareGroupMetrics {
+func (h *harness) shareMetricsOf(group string) sharegroups.GroupMetrics {
 	h.t.Helper()
-	var out *ShareGroupMetrics
-	if err := h.gs.ShareMetrics(context.Background(), func(m ShareGroupMetrics) {
+	var out *sharegroups.GroupMetrics
+	if err := h.gs.ShareMetrics(context.Background(), func(m sharegroups.GroupMetrics) {
 		if m.Group == group {
 			out = &m
 		}
@@ -33,7 +34,7 @@ func (h *harness) shareMetricsOf(group string) ShareGroupMetrics {
 func TestShareMetrics(t *testing.T) {
 	h, st, tid := shareFetchHarness(t, func(o *Options) { o.ShareDeliveryCountLimit = 2 })
 	type want struct {
-		counts                     ShareCounts
+		counts                     sharegroups.Counts
 		start, completed, inFlight int64
 	}
 	check := func(step string, w want) {
@@ -51,7 +52,7 @@ func TestShareMetrics(t *testing.T) {
 			t.Errorf("%s: partition, start, completed, in flight %s, want %s", step, got, exp)
 		}
 	}
-	var c ShareCounts
+	var c sharegroups.Counts
 	// Batches 0-2, 3-5 and 6-9.
 	h.acquire(acquireReq("m1", 1, tid, 6, coordapi.ShareAcquireBatchOptimized))
 	c.Acquired = 6
@@ -118,7 +119,7 @@ func TestShareMetricsInternalAcks(t *testing.T) {
 	if len(m.Topics) != 1 {
 		t.Fatalf("topics %+v", m.Topics)
 	}
-	want := ShareCounts{Acquired: 6, ArchivedAborted: 3, Released: 2}
+	want := sharegroups.Counts{Acquired: 6, ArchivedAborted: 3, Released: 2}
 	if got := m.Topics[0].Counts; got != want {
 		t.Errorf("counts\n\t%+v, want\n\t%+v", got, want)
 	}

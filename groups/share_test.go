@@ -308,78 +308,10 @@ func (h *harness) sharePart(group string, id topicID, p int32) *share.Partition 
 		return nil
 	}
 	defer g.mu.Unlock()
-	return g.sharePartitionLocked(coordapi.TopicID(id), p)
-}
-
-// TestSimpleAssign: the simple assignor's balance and stickiness.
-func TestSimpleAssign(t *testing.T) {
-	a, b := topicID{1}, topicID{2}
-	parts := func(id topicID, n int32) []tp {
-		var out []tp
-		for p := range n {
-			out = append(out, tp{id, p})
-		}
-		return out
+	if g.mu.share == nil {
+		return nil
 	}
-	for _, c := range []struct {
-		name string
-		subs [][]tp
-		prev []partitions
-		// want: each member's partition count; each partition's member
-		// count (by topic a, then b).
-		perMember    []int
-		perPartition map[tp]int
-		check        func(t *testing.T, out []partitions)
-	}{
-		{name: "3 members, 1 partition: all share it", subs: [][]tp{parts(a, 1), parts(a, 1), parts(a, 1)},
-			perMember: []int{1, 1, 1}, perPartition: map[tp]int{{a, 0}: 3}},
-		{name: "8 members, 4 partitions: two each", subs: slices.Repeat([][]tp{parts(a, 4)}, 8),
-			perMember: []int{1, 1, 1, 1, 1, 1, 1, 1}, perPartition: map[tp]int{{a, 0}: 2, {a, 1}: 2, {a, 2}: 2, {a, 3}: 2}},
-		{name: "2 members, 5 partitions: 3 and 2", subs: slices.Repeat([][]tp{parts(a, 5)}, 2),
-			perMember: []int{3, 2}, perPartition: map[tp]int{{a, 0}: 1, {a, 1}: 1, {a, 2}: 1, {a, 3}: 1, {a, 4}: 1}},
-		{name: "3 members, 2 partitions: one partition shared", subs: slices.Repeat([][]tp{parts(a, 2)}, 3),
-			perMember: []int{1, 1, 1}},
-		{name: "heterogeneous: each topic over its subscribers", subs: [][]tp{parts(a, 2), append(parts(a, 2), parts(b, 2)...), parts(b, 2)},
-			perMember: []int{1, 2, 1}, perPartition: map[tp]int{{a, 0}: 1, {a, 1}: 1, {b, 0}: 1, {b, 1}: 1}},
-		{name: "sticky: a new member takes from the others", subs: slices.Repeat([][]tp{parts(a, 4)}, 3),
-			prev:      []partitions{{a: {0, 1}}, {a: {2, 3}}, {}},
-			perMember: []int{2, 1, 1},
-			check: func(t *testing.T, out []partitions) {
-				for i, kept := range []partitions{{a: {0}}, {a: {2}}} {
-					if !kept.subsetOf(out[i]) {
-						t.Errorf("member %d: %v, want it to keep %v", i, out[i], kept)
-					}
-				}
-			}},
-		{name: "no subscription", subs: [][]tp{nil, parts(a, 1)}, perMember: []int{0, 1}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			prev := c.prev
-			if prev == nil {
-				prev = make([]partitions, len(c.subs))
-			}
-			out := simpleAssign(c.subs, prev)
-			count := map[tp]int{}
-			var per []int
-			for _, ps := range out {
-				per = append(per, ps.count())
-				for id, l := range ps {
-					for _, p := range l {
-						count[tp{id, p}]++
-					}
-				}
-			}
-			if !slices.Equal(per, c.perMember) {
-				t.Errorf("per member %v, want %v (%v)", per, c.perMember, out)
-			}
-			if c.perPartition != nil && fmt.Sprint(count) != fmt.Sprint(c.perPartition) {
-				t.Errorf("per partition %v, want %v", count, c.perPartition)
-			}
-			if c.check != nil {
-				c.check(t, out)
-			}
-		})
-	}
+	return g.mu.share.Partition(coordapi.TopicID(id), p)
 }
 
 // TestShareRestart: a share group with members and share-partitions
@@ -393,27 +325,19 @@ func TestShareRestart(t *testing.T) {
 	h.shareJoin("g", "m2", "t")
 	h.shareHeartbeat(shareHB("g", "m1", 1))
 	before := h.shareDescribe("g")
-	// An acquisition, as milestone 3's ShareFetch will make, written
-	// through the group's rows: it must come back.
-	g, _ := h.gs.lockGroup("g", false)
-	sp := g.sharePartitionLocked(coordapi.TopicID(tid), 0)
-	res := sp.Acquire(share.AcquireRequest{Member: "m1", Via: 1, NowMs: msOf(h.clk.Now()), Bound: 9, MaxRecords: 2})
-	if len(res.Acquired) != 1 {
-		g.mu.Unlock()
-		t.Fatalf("acquire: %+v", res)
+	// An acquisition, written through the group's rows: it must come
+	// back.
+	st.commit(tid, 2)
+	if a := h.acquire(acquireReq("m1", 1, tid, 2, coordapi.ShareAcquireRecordLimit)); acquired(a) != "7-8(1) batches 7-8" {
+		t.Fatalf("acquire: %s", acquired(a))
 	}
-	g.mu.share.partRows = append(g.mu.share.partRows, res.Rows...)
-	if err := g.persistShareLocked(); err != nil {
-		t.Fatal(err)
-	}
-	g.mu.Unlock()
 
 	h.restart()
 	after := h.shareDescribe("g")
 	if fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Fatalf("after restart:\n%+v\nbefore:\n%+v", after, before)
 	}
-	sp = h.sharePart("g", tid, 0)
+	sp := h.sharePart("g", tid, 0)
 	if sp == nil || sp.Start() != 7 || sp.End() != 9 || len(sp.Ranges()) != 1 || sp.Ranges()[0].Member != "m1" {
 		t.Fatalf("share-partition after restart: %v", sp)
 	}

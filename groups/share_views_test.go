@@ -197,9 +197,7 @@ func TestShareGroupOnView(t *testing.T) {
 				done <- result{a, err}
 			}()
 			testkit.CheckFor(t, 5*time.Second, time.Millisecond, func() error {
-				h.gs.shareWait.mu.Lock()
-				defer h.gs.shareWait.mu.Unlock()
-				if len(h.gs.shareWait.m[tp{base, 0}]) == 0 {
+				if h.gs.shares.Held(base, 0) == 0 {
 					return errors.New("no acquisition waits on the base partition")
 				}
 				return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
 
+	"github.com/floe-io/floe/groups/sharegroups"
 	"github.com/floe-io/floe/internal/valenc"
 )
 
@@ -265,7 +266,7 @@ func openDB(dir string, fs vfs.FS, log *slog.Logger, replicated Log) (*pebble.DB
 	v, closer, err := db.Get(formatKey)
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
-		b := batch{db.NewBatch(), replicated}
+		b := batch{db.NewBatch(), replicated, db}
 		_ = b.b.Set(formatKey, binary.BigEndian.AppendUint64(nil, formatVersion), nil)
 		if err := b.commit(); err != nil {
 			db.Close()
@@ -290,7 +291,7 @@ type loaded struct {
 	groups    map[string]groupRecord
 	stable    map[string]stableRecord
 	consumers map[string]*loadedConsumer
-	shares    map[string]*loadedShare
+	shares    map[string]*sharegroups.Loaded
 	configs   map[string]map[string]string
 	offsets   map[string]map[string]map[int32]offsetRecord
 	pending   map[string]map[int64]*txnOffsets
@@ -307,7 +308,7 @@ type loadedConsumer struct {
 
 func loadAll(db *pebble.DB) (loaded, error) {
 	l := loaded{groups: make(map[string]groupRecord), stable: make(map[string]stableRecord),
-		consumers: make(map[string]*loadedConsumer), shares: make(map[string]*loadedShare), offsets: make(map[string]map[string]map[int32]offsetRecord),
+		consumers: make(map[string]*loadedConsumer), shares: make(map[string]*sharegroups.Loaded), offsets: make(map[string]map[string]map[int32]offsetRecord),
 		pending: make(map[string]map[int64]*txnOffsets)}
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{famGroup}, UpperBound: []byte{famGroup + 1}})
 	if err != nil {
@@ -342,7 +343,7 @@ func loadAll(db *pebble.DB) (loaded, error) {
 	if err := loadConsumers(db, l.consumers); err != nil {
 		return l, err
 	}
-	if err := loadShares(db, l.shares); err != nil {
+	if err := sharegroups.Load(db, l.shares); err != nil {
 		return l, err
 	}
 	if l.configs, err = loadGroupConfigs(db); err != nil {
@@ -416,13 +417,15 @@ func loadPending(db *pebble.DB, l *loaded) error {
 }
 
 // batch collects the writes of one operation, committed through the log
-// when there is one, else with pebble.Sync.
+// when there is one, else with pebble.Sync. It is the share group
+// coordinator's sharegroups.Batch too (share.go).
 type batch struct {
 	b   *pebble.Batch
 	log Log
+	db  *pebble.DB
 }
 
-func (gs *Groups) newBatch() batch { return batch{gs.db.NewBatch(), gs.opts.Log} }
+func (gs *Groups) newBatch() batch { return batch{gs.db.NewBatch(), gs.opts.Log, gs.db} }
 
 func (b batch) setGroup(name string, r groupRecord) {
 	b.b.Set(groupKey(name), r.encode(), nil)
@@ -442,7 +445,7 @@ func (b batch) deleteGroup(name string) {
 	b.b.Delete(groupKey(name), nil)
 	b.b.Delete(stableKey(name), nil)
 	b.deleteConsumer(name)
-	b.deleteShare(name)
+	sharegroups.DeleteGroup(b, name)
 	p := offsetPrefix(name)
 	b.b.DeleteRange(p, prefixEnd(p), nil)
 	p = pendingPrefix(name)

@@ -9,29 +9,29 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
-	"github.com/floe-io/floe/groups"
+	"github.com/floe-io/floe/groups/sharegroups"
 )
 
 // shareOutcomes are the outcome label values of floe.share_group.records,
 // each with its count.
 var shareOutcomes = []struct {
 	name  string
-	count func(groups.ShareCounts) int64
+	count func(sharegroups.Counts) int64
 }{
-	{"acquired", func(c groups.ShareCounts) int64 { return c.Acquired }},
-	{"redelivered", func(c groups.ShareCounts) int64 { return c.Redelivered }},
-	{"acknowledged", func(c groups.ShareCounts) int64 { return c.Acknowledged }},
-	{"released", func(c groups.ShareCounts) int64 { return c.Released }},
-	{"rejected", func(c groups.ShareCounts) int64 { return c.Rejected }},
-	{"gap", func(c groups.ShareCounts) int64 { return c.Gap }},
-	{"archived_limit", func(c groups.ShareCounts) int64 { return c.ArchivedLimit }},
-	{"archived_log_start", func(c groups.ShareCounts) int64 { return c.ArchivedLogStart }},
-	{"archived_aborted", func(c groups.ShareCounts) int64 { return c.ArchivedAborted }},
+	{"acquired", func(c sharegroups.Counts) int64 { return c.Acquired }},
+	{"redelivered", func(c sharegroups.Counts) int64 { return c.Redelivered }},
+	{"acknowledged", func(c sharegroups.Counts) int64 { return c.Acknowledged }},
+	{"released", func(c sharegroups.Counts) int64 { return c.Released }},
+	{"rejected", func(c sharegroups.Counts) int64 { return c.Rejected }},
+	{"gap", func(c sharegroups.Counts) int64 { return c.Gap }},
+	{"archived_limit", func(c sharegroups.Counts) int64 { return c.ArchivedLimit }},
+	{"archived_log_start", func(c sharegroups.Counts) int64 { return c.ArchivedLogStart }},
+	{"archived_aborted", func(c sharegroups.Counts) int64 { return c.ArchivedAborted }},
 }
 
 // registerShare exposes the share groups' metrics on m, computed at each
 // collection from memory only, as registerLag does: the groups' counts and
-// share-partitions (groups.ShareMetrics) and the high watermarks of their
+// share-partitions (groups.Groups.ShareMetrics) and the high watermarks of their
 // partitions (highWatermarks: every shard's).
 //
 //	floe.share_group.records{group,topic,outcome}     records by outcome (counter)
@@ -102,7 +102,7 @@ func (s *Service) registerShare(m metric.Meter, maxSeries int) (metric.Registrat
 
 // shareGroupMetrics is one share group's metrics with its lags worked out.
 type shareGroupMetrics struct {
-	groups.ShareGroupMetrics
+	sharegroups.GroupMetrics
 	// lags are by topic and partition, as Topics; -1 where the high
 	// watermark is unknown (another shard's partition, or a topic deleted
 	// meanwhile), which counts nowhere.
@@ -117,8 +117,8 @@ type shareGroupMetrics struct {
 // of their partitions in one look-up, and caps the series as capLags does.
 func (s *Service) shareMetrics(ctx context.Context, maxSeries int) []shareGroupMetrics {
 	var out []shareGroupMetrics
-	if err := s.groups.ShareMetrics(ctx, func(m groups.ShareGroupMetrics) {
-		out = append(out, shareGroupMetrics{ShareGroupMetrics: m})
+	if err := s.groups.ShareMetrics(ctx, func(m sharegroups.GroupMetrics) {
+		out = append(out, shareGroupMetrics{GroupMetrics: m})
 	}); err != nil {
 		return nil // the topics could not be listed: nothing to report
 	}

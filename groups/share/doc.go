@@ -4,7 +4,8 @@
 // release or reject. It is pure: a Partition changes in memory and returns
 // the rows to write and what to answer; it takes no lock, reads no clock
 // (callers pass the coordinator's time in milliseconds) and does no I/O.
-// Package groups owns the locks, the log and the deadline scheduler.
+// Package sharegroups (hosted by package groups) owns the locks, the log
+// and the deadline scheduler.
 //
 // # Ranges
 //
@@ -51,12 +52,12 @@
 // # Rows
 //
 // A share-partition is stored in the group coordinator's Pebble, in the
-// family 'q' beside groups' own families (see package groups' doc): a head
-// row, and one row per range keyed by its first offset under the head's
-// key. Every operation returns Mutations for one batch: the head if SPSO,
-// end or the state epoch moved, a range deletion of the rows below a new
-// SPSO, and the ranges it split, changed or merged (a set, or a delete for
-// a range merged into its neighbour). Load reads the rows back into the
+// family 'q' beside groups' own families (see packages groups and
+// sharegroups): a head row, and one row per range keyed by its first
+// offset under the head's key. Every operation returns Mutations for one
+// batch: the head if SPSO, end or the state epoch moved, a range deletion
+// of the rows below a new SPSO, and the ranges it split, changed or merged
+// (a set, or a delete for a range merged into its neighbour). Load reads the rows back into the
 // same state. Keys are big-endian, so Pebble's order is offset order;
 // values start with a format byte (1) followed by varints
 // (encoding/binary); "str" is a uvarint length and the bytes.

@@ -1,4 +1,4 @@
-package groups
+package sharegroups
 
 import (
 	"bytes"
@@ -13,8 +13,8 @@ import (
 	"github.com/floe-io/floe/internal/valenc"
 )
 
-// A share group is written down as a KIP-848 group is (consumer_store.go):
-// the group record (type 2, the group epoch), one 'h' key with the
+// A share group is written down as package groups writes a KIP-848
+// group: the group record (the Host's, type 2, the group epoch), one 'h' key with the
 // assignment epoch and metadata digest, and one 'h' key per member; after
 // each operation the touched members whose bytes changed are written, with
 // the rows of share-partitions started or changed meanwhile (family 'q',
@@ -59,7 +59,7 @@ type shareStateRecord struct {
 }
 
 func (r shareStateRecord) encode() []byte {
-	v := []byte{valueV1}
+	v := []byte{valenc.Version1}
 	v = binary.AppendVarint(v, int64(r.assignmentEpoch))
 	return valenc.AppendString(v, r.metaSig)
 }
@@ -73,9 +73,9 @@ func decodeShareStateRecord(b []byte) (shareStateRecord, error) {
 }
 
 // encodeShareMember is m's record: everything but its id (the key's) and
-// its session (it starts afresh at Open).
-func encodeShareMember(m *shareMember) []byte {
-	v := []byte{valueV1}
+// its session (it starts afresh at Restore).
+func encodeShareMember(m *member) []byte {
+	v := []byte{valenc.Version1}
 	v = appendOptString(v, m.rackID)
 	v = valenc.AppendString(v, m.clientID)
 	v = valenc.AppendString(v, m.clientHost)
@@ -89,9 +89,9 @@ func encodeShareMember(m *shareMember) []byte {
 	return appendPartitions(v, m.assigned)
 }
 
-func decodeShareMember(id string, b []byte) (*shareMember, error) {
+func decodeShareMember(id string, b []byte) (*member, error) {
 	d := &memberDecoder{Decoder: valenc.New("share member", b)}
-	m := &shareMember{id: id}
+	m := &member{id: id}
 	m.rackID = d.optString()
 	m.clientID = d.String()
 	m.clientHost = d.String()
@@ -111,7 +111,7 @@ func decodeShareMember(id string, b []byte) (*shareMember, error) {
 	return m, nil
 }
 
-func (s *shareGroup) stateRecordLocked() shareStateRecord {
+func (s *Group) stateRecordLocked() shareStateRecord {
 	return shareStateRecord{assignmentEpoch: s.assignmentEpoch, metaSig: s.metaSig}
 }
 
@@ -130,36 +130,36 @@ func (g *group) persistShareLocked() error {
 }
 
 // persistShareStartLocked is persistShareLocked returning before the write
-// is durable (batch.start): the caller calls wait after releasing g.mu, and
+// is durable (Batch.Start): the caller calls wait after unlocking g, and
 // answers nothing derived from the write before it returns. The group's
 // later writes are applied after this one (Pebble's WAL, or the log, keeps
 // their order), so a later write's wait covers this one too.
 func (g *group) persistShareStartLocked() (wait func() error, err error) {
-	s := g.mu.share
+	s := g.s
 	if s.epoch == s.persistedEpoch && len(s.dirty) == 0 && len(s.partRows) == 0 && s.writtenGroup != nil {
 		return noWait, nil
 	}
-	gr := groupRecord{protocolType: shareProtocolType, generation: s.epoch, share: true}
-	if s.emptyLocked() {
-		gr.emptySinceMs = msOf(s.emptySince)
+	var emptySinceMs int64
+	if s.Empty() {
+		emptySinceMs = msOf(s.emptySince)
 	}
-	b := g.gs.newBatch()
-	gv := gr.encode()
+	b := g.c.host.NewBatch()
+	gk, gv := g.c.host.GroupRecord(g.name, s.epoch, emptySinceMs)
 	if !bytes.Equal(gv, s.writtenGroup) {
-		b.b.Set(groupKey(g.name), gv, nil)
+		b.Set(gk, gv)
 	}
 	sv := s.stateRecordLocked().encode()
 	if !bytes.Equal(sv, s.writtenState) {
-		b.b.Set(sharePrefix(g.name), sv, nil)
+		b.Set(sharePrefix(g.name), sv)
 	}
 	type write struct {
-		m *shareMember
+		m *member
 		v []byte
 	}
 	var writes []write
-	check := func(m *shareMember) {
+	check := func(m *member) {
 		if v := encodeShareMember(m); !bytes.Equal(v, m.written) {
-			b.b.Set(shareMemberKey(g.name, m.id), v, nil)
+			b.Set(shareMemberKey(g.name, m.id), v)
 			writes = append(writes, write{m, v})
 		}
 	}
@@ -167,13 +167,13 @@ func (g *group) persistShareStartLocked() (wait func() error, err error) {
 		if m := s.members[id]; m != nil {
 			check(m)
 		} else {
-			b.b.Delete(shareMemberKey(g.name, id), nil)
+			b.Delete(shareMemberKey(g.name, id))
 		}
 	}
 	for _, r := range s.partRows {
-		b.applyShare(r)
+		applyMutation(b, r)
 	}
-	wait, err = b.start(g.gs.db)
+	wait, err = b.Start()
 	if err != nil {
 		return nil, err
 	}
@@ -182,55 +182,73 @@ func (g *group) persistShareStartLocked() (wait func() error, err error) {
 		w.m.written = w.v
 	}
 	s.persistedEpoch, s.dirty, s.partRows = s.epoch, nil, nil
-	g.mu.persisted = true
+	g.SetPersisted()
 	return wait, nil
 }
 
-// applyShare adds one share-partition mutation to the batch.
-func (b batch) applyShare(m share.Mutation) {
+// applyMutation adds one share-partition mutation to b.
+func applyMutation(b Batch, m share.Mutation) {
 	switch m.Op {
 	case share.OpSet:
-		b.b.Set(m.Key, m.Value, nil)
+		b.Set(m.Key, m.Value)
 	case share.OpDelete:
-		b.b.Delete(m.Key, nil)
+		b.Delete(m.Key)
 	case share.OpDeleteRange:
-		b.b.DeleteRange(m.Key, m.End, nil)
+		b.DeleteRange(m.Key, m.End)
 	}
 }
 
-// deleteShare forgets a share group's state, members and share-partitions.
-func (b batch) deleteShare(name string) {
+// DeleteGroup adds to b the deletion of share group name's state, members
+// and share-partitions (its 'h' and 'q' keys): DeleteGroups, or keys left
+// by a failed write under a group id that is no share group.
+func DeleteGroup(b Batch, name string) {
 	p := sharePrefix(name)
-	b.b.DeleteRange(p, prefixEnd(p), nil)
+	b.DeleteRange(p, prefixEnd(p))
 	lo, hi := share.GroupSpan(name)
-	b.b.DeleteRange(lo, hi, nil)
+	b.DeleteRange(lo, hi)
 }
 
-// loadedShare is a share group's 'h' and 'q' keys as read at Open.
-type loadedShare struct {
+// prefixEnd returns the first key after every key with prefix p.
+func prefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		end[i]++
+		if end[i] != 0 {
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// Loaded is a share group's 'h' and 'q' keys as Load read them.
+type Loaded struct {
 	state    *shareStateRecord
 	stateRaw []byte
-	members  []*shareMember
+	members  []*member
 	// parts are the share-partitions' heads and ranges, by id.
-	parts map[share.ID]*loadedSharePart
+	parts map[share.ID]*loadedPart
 }
 
-type loadedSharePart struct {
+type loadedPart struct {
 	head []byte
 	rows []share.Row
 }
 
-func loadedShareOf(out map[string]*loadedShare, group string) *loadedShare {
+func loadedOf(out map[string]*Loaded, group string) *Loaded {
 	ls := out[group]
 	if ls == nil {
-		ls = &loadedShare{parts: map[share.ID]*loadedSharePart{}}
+		ls = &Loaded{parts: map[share.ID]*loadedPart{}}
 		out[group] = ls
 	}
 	return ls
 }
 
-// loadShares reads the 'h' and 'q' families into out, by group.
-func loadShares(db *pebble.DB, out map[string]*loadedShare) error {
+// Members is the number of members ls holds.
+func (ls *Loaded) Members() int { return len(ls.members) }
+
+// Load reads the 'h' and 'q' families into out, by group (at the Host's
+// Open, before Restore).
+func Load(db *pebble.DB, out map[string]*Loaded) error {
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{famShare}, UpperBound: []byte{famShare + 1}})
 	if err != nil {
 		return err
@@ -241,7 +259,7 @@ func loadShares(db *pebble.DB, out map[string]*loadedShare) error {
 			it.Close()
 			return err
 		}
-		ls := loadedShareOf(out, group)
+		ls := loadedOf(out, group)
 		raw := bytes.Clone(it.Value())
 		if member == "" {
 			r, err := decodeShareStateRecord(raw)
@@ -274,10 +292,10 @@ func loadShares(db *pebble.DB, out map[string]*loadedShare) error {
 			it.Close()
 			return err
 		}
-		ls := loadedShareOf(out, id.Group)
+		ls := loadedOf(out, id.Group)
 		lp := ls.parts[id]
 		if lp == nil {
-			lp = &loadedSharePart{}
+			lp = &loadedPart{}
 			ls.parts[id] = lp
 		}
 		if isRange {
@@ -289,21 +307,30 @@ func loadShares(db *pebble.DB, out map[string]*loadedShare) error {
 	return it.Close()
 }
 
-// restoreShareLocked brings back a share group's state, members and
-// share-partitions at Open. Each member's session starts afresh; the
-// share-partitions are loaded with the group's current configuration.
-func (g *group) restoreShareLocked(ls *loadedShare, now time.Time) error {
-	s := g.mu.share
+// Restore makes e (its mutex held) the share group its group record
+// names, at epoch, Empty since since, record being the record's bytes,
+// and brings back its state, members and share-partitions from ls when
+// there are any (at the Host's Open). Each member's session starts
+// afresh; the share-partitions are loaded with the group's current
+// configuration.
+func (c *Coordinator) Restore(e Entry, epoch int32, since time.Time, record []byte, ls *Loaded, now time.Time) error {
+	s := newGroup(epoch, since)
+	s.writtenGroup = record
+	e.SetShare(s)
+	if ls == nil {
+		return nil
+	}
+	g := c.open(e)
 	if ls.state != nil {
 		s.assignmentEpoch = min(ls.state.assignmentEpoch, s.epoch)
 		s.metaSig = ls.state.metaSig
 		s.writtenState = ls.stateRaw
 	}
 	for _, m := range ls.members {
-		m.session = now.Add(g.gs.opts.ShareSessionTimeout)
+		m.session = now.Add(g.c.opts.SessionTimeout)
 		s.members[m.id] = m
 	}
-	cfg := g.gs.shareConfig(g.name)
+	cfg := g.c.host.Config(g.name).Partition
 	for id, lp := range ls.parts {
 		if lp.head == nil {
 			return fmt.Errorf("share-partition %s: %w: ranges without a head", id, share.ErrCorrupt)
@@ -318,16 +345,23 @@ func (g *group) restoreShareLocked(ls *loadedShare, now time.Time) error {
 		}
 		s.parts[t][id.Partition] = p
 	}
-	g.wakeAtLocked(s.nextDeadlineLocked())
+	g.WakeAt(s.NextDeadline())
 	g.armAllLocksLocked()
 	return nil
 }
 
-// sharePartitionLocked returns the group's share-partition of one partition, for
-// tests and the share fetch path; nil when it was never started.
+// Partition returns the group's share-partition of one partition; nil
+// when it was never started. The Entry's mutex must be held while the
+// share-partition is used.
+func (s *Group) Partition(id coordapi.TopicID, partition int32) *share.Partition {
+	return s.parts[topicID(id)][partition]
+}
+
+// sharePartitionLocked is g's share-partition of one partition; nil when
+// g is no share group, or the share-partition was never started.
 func (g *group) sharePartitionLocked(id coordapi.TopicID, partition int32) *share.Partition {
-	if s := g.mu.share; s != nil {
-		return s.parts[topicID(id)][partition]
+	if g.s == nil {
+		return nil
 	}
-	return nil
+	return g.s.Partition(id, partition)
 }

@@ -1,4 +1,4 @@
-package groups
+package sharegroups
 
 import (
 	"context"
@@ -43,17 +43,17 @@ type CommitSubscriber interface {
 	Subscribe(fn func([]coordapi.CommitNotice)) (cancel func())
 }
 
-// shareWaiters are the held ShareAcquires, by partition: commits, releases
+// waiters are the held ShareAcquires, by partition: commits, releases
 // and expiries on a partition wake them (whatever their group: a spurious
 // wake costs one more look).
-type shareWaiters struct {
+type waiters struct {
 	mu sync.Mutex
 	m  map[tp]map[chan struct{}]struct{}
 }
 
 // register makes ch receive a wake for any of tps until the returned func
 // is called.
-func (w *shareWaiters) register(tps []tp, ch chan struct{}) func() {
+func (w *waiters) register(tps []tp, ch chan struct{}) func() {
 	w.mu.Lock()
 	if w.m == nil {
 		w.m = make(map[tp]map[chan struct{}]struct{})
@@ -78,7 +78,7 @@ func (w *shareWaiters) register(tps []tp, ch chan struct{}) func() {
 }
 
 // wake wakes the waiters of every partition in tps.
-func (w *shareWaiters) wake(tps ...tp) {
+func (w *waiters) wake(tps ...tp) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, t := range tps {
@@ -92,7 +92,7 @@ func (w *shareWaiters) wake(tps ...tp) {
 }
 
 // notify wakes the waiters of the partitions a commit notice names.
-func (w *shareWaiters) notify(ns []coordapi.CommitNotice) {
+func (w *waiters) notify(ns []coordapi.CommitNotice) {
 	tps := make([]tp, len(ns))
 	for i, n := range ns {
 		tps[i] = tp{topicID(n.TopicID), n.Partition}
@@ -120,9 +120,9 @@ func (w *shareWaiters) notify(ns []coordapi.CommitNotice) {
 // closed or could not write its state); acknowledgements may then have
 // been applied but not answered, and records acquired but not handed out
 // come back when their lock expires.
-func (gs *Groups) ShareAcquire(ctx context.Context, req coordapi.ShareAcquireRequest) (coordapi.ShareAcquireResponse, error) {
+func (c *Coordinator) ShareAcquire(ctx context.Context, req coordapi.ShareAcquireRequest) (coordapi.ShareAcquireResponse, error) {
 	var gen uint64
-	resp, got, err := gs.shareAcquireOnce(ctx, &req, true, &gen)
+	resp, got, err := c.shareAcquireOnce(ctx, &req, true, &gen)
 	if err != nil || got || req.MaxWaitMs <= 0 || req.Renew {
 		return resp, err
 	}
@@ -136,7 +136,7 @@ func (gs *Groups) ShareAcquire(ctx context.Context, req coordapi.ShareAcquireReq
 			return resp, nil // answer the failure at once
 		}
 		tps = append(tps, tp{topicID(p.Topic), p.Partition})
-		if data, _, err := gs.shareDataOf(ctx, topicID(p.Topic)); err == nil && data != topicID(p.Topic) {
+		if data, _, err := c.shareDataOf(ctx, topicID(p.Topic)); err == nil && data != topicID(p.Topic) {
 			// A view's records are committed to its base partition.
 			tps = append(tps, tp{data, p.Partition})
 		}
@@ -148,14 +148,14 @@ func (gs *Groups) ShareAcquire(ctx context.Context, req coordapi.ShareAcquireReq
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	wake := make(chan struct{}, 1)
-	defer gs.shareWait.register(tps, wake)()
+	defer c.wait.register(tps, wake)()
 	for {
 		// Registered before looking again, so that no wake slips between
 		// the look and the wait.
 		if ctx.Err() != nil {
 			return resp, nil // the caller left: acquire nothing for it
 		}
-		again, got, err := gs.shareAcquireOnce(ctx, &req, false, &gen)
+		again, got, err := c.shareAcquireOnce(ctx, &req, false, &gen)
 		if errors.Is(err, errShareReleased) {
 			return resp, nil // the broker gave up on this call
 		}
@@ -177,7 +177,7 @@ func (gs *Groups) ShareAcquire(ctx context.Context, req coordapi.ShareAcquireReq
 			return resp, nil
 		case <-ctx.Done():
 			return resp, nil
-		case <-gs.done:
+		case <-c.opts.Done:
 			return resp, nil
 		}
 	}
@@ -187,19 +187,19 @@ func (gs *Groups) ShareAcquire(ctx context.Context, req coordapi.ShareAcquireReq
 // released through its broker since it began: the broker's session ended
 // (closed, or its connection dropped), and nobody would deliver what it
 // acquired.
-var errShareReleased = errors.New("groups: the member's records were released through its broker")
+var errShareReleased = errors.New("sharegroups: the member's records were released through its broker")
 
 // shareAcquireOnce is one pass of ShareAcquire (shareAcquirePass), then
 // the wait for its write, made without the group's lock: the group's other
 // acquisitions go on meanwhile, and their writes are synced together
 // instead of one after the other under the lock.
-func (gs *Groups) shareAcquireOnce(ctx context.Context, req *coordapi.ShareAcquireRequest, withAcks bool, gen *uint64) (coordapi.ShareAcquireResponse, bool, error) {
-	resp, got, wait, err := gs.shareAcquirePass(ctx, req, withAcks, gen)
+func (c *Coordinator) shareAcquireOnce(ctx context.Context, req *coordapi.ShareAcquireRequest, withAcks bool, gen *uint64) (coordapi.ShareAcquireResponse, bool, error) {
+	resp, got, wait, err := c.shareAcquirePass(ctx, req, withAcks, gen)
 	if err != nil {
 		return resp, got, err
 	}
 	if werr := wait(); werr != nil {
-		gs.log.Error("persist share acquisitions", "group", req.Group, "err", werr)
+		c.log.Error("persist share acquisitions", "group", req.Group, "err", werr)
 		return resp, false, &coordapi.KafkaError{Code: kerr.CoordinatorNotAvailable, Message: "the share group state could not be written"}
 	}
 	return resp, got, nil
@@ -213,14 +213,14 @@ func (gs *Groups) shareAcquireOnce(ctx context.Context, req *coordapi.ShareAcqui
 // write is started under the group's lock, in the order of the group's
 // changes; wait returns once it is durable, and the answer must not leave
 // before.
-func (gs *Groups) shareAcquirePass(ctx context.Context, req *coordapi.ShareAcquireRequest, withAcks bool, gen *uint64) (resp coordapi.ShareAcquireResponse, got bool, wait func() error, err error) {
+func (c *Coordinator) shareAcquirePass(ctx context.Context, req *coordapi.ShareAcquireRequest, withAcks bool, gen *uint64) (resp coordapi.ShareAcquireResponse, got bool, wait func() error, err error) {
 	wait = noWait
-	if !gs.enter() {
+	if !c.host.Enter() {
 		return resp, false, wait, ErrClosed
 	}
-	defer gs.leave()
-	cfg := gs.shareConfig(req.Group)
-	readCommitted := gs.groupConfig(req.Group, cfgShareIsolationLevel) == "read_committed"
+	defer c.host.Leave()
+	gc := c.host.Config(req.Group)
+	cfg, readCommitted := gc.Partition, gc.ReadCommitted
 	resp.LockDurationMs = int32(cfg.LockDuration.Milliseconds())
 	resp.Partitions = make([]coordapi.ShareAcquired, len(req.Partitions))
 	for i, p := range req.Partitions {
@@ -228,10 +228,10 @@ func (gs *Groups) shareAcquirePass(ctx context.Context, req *coordapi.ShareAcqui
 		r.Topic, r.Partition = p.Topic, p.Partition
 		r.HighWatermark, r.LastStableOffset, r.LogStartOffset = -1, -1, -1
 	}
-	g, _ := gs.lockGroup(req.Group, false)
-	if g == nil || g.mu.share == nil {
+	g, _ := c.lockGroup(req.Group, false)
+	if g == nil || g.s == nil {
 		if g != nil {
-			g.mu.Unlock()
+			g.Unlock()
 		}
 		for i, p := range req.Partitions {
 			if withAcks && len(p.Acks) > 0 {
@@ -241,14 +241,14 @@ func (gs *Groups) shareAcquirePass(ctx context.Context, req *coordapi.ShareAcqui
 		}
 		return resp, false, wait, nil
 	}
-	defer g.mu.Unlock()
-	s := g.mu.share
+	defer g.Unlock()
+	s := g.s
 	if n := s.releases[releaseKey(req.Member, req.Via)]; withAcks {
 		*gen = n
 	} else if n != *gen {
 		return resp, false, wait, errShareReleased
 	}
-	nowMs := msOf(gs.now())
+	nowMs := msOf(c.now())
 	var woken []tp
 	note := func(t tp, res share.Result) {
 		s.countLocked(t, res.Stats)
@@ -319,7 +319,7 @@ func (gs *Groups) shareAcquirePass(ctx context.Context, req *coordapi.ShareAcqui
 	if len(s.partRows) > 0 {
 		w, perr := g.persistShareStartLocked()
 		if perr != nil {
-			gs.log.Error("persist share acquisitions", "group", req.Group, "err", perr)
+			c.log.Error("persist share acquisitions", "group", req.Group, "err", perr)
 			// The rows stay queued for the group's next write; records
 			// acquired here come back when their lock expires.
 			return resp, false, noWait, &coordapi.KafkaError{Code: kerr.CoordinatorNotAvailable, Message: "the share group state could not be written"}
@@ -333,7 +333,7 @@ func (gs *Groups) shareAcquirePass(ctx context.Context, req *coordapi.ShareAcqui
 		}
 	}
 	if len(woken) > 0 {
-		gs.shareWait.wake(woken...)
+		c.wait.wake(woken...)
 	}
 	return resp, got, wait, nil
 }
@@ -355,13 +355,13 @@ func (g *group) shareAcquirePartitionLocked(ctx context.Context, part *share.Par
 	maxRecords, maxBytes int, readCommitted bool, nowMs int64, note func(tp, share.Result)) ([]share.AcquiredRecords, coordapi.ShareAcquired) {
 	var out coordapi.ShareAcquired
 	out.HighWatermark, out.LastStableOffset, out.LogStartOffset = -1, -1, -1
-	pr := g.gs.opts.Partitions
+	pr := g.c.opts.Partitions
 	finder, ok := pr.(BatchFinder)
 	if !ok {
 		return nil, out // no batches to read: nothing to acquire
 	}
-	// A view's records are its base partition's (share_views.go).
-	data, key, derr := g.gs.shareDataOf(ctx, t.id)
+	// A view's records are its base partition's (views.go).
+	data, key, derr := g.c.shareDataOf(ctx, t.id)
 	if derr != nil {
 		out.ErrorCode = errorCodeOf(derr)
 		return nil, out
@@ -533,17 +533,17 @@ func errorCodeOf(err error) int16 {
 // when nil, every share-partition of the group: the member's share session
 // on that broker closed, its connection dropped, or it forgot those
 // partitions. Held acquires of the partitions wake.
-func (gs *Groups) ShareRelease(ctx context.Context, req coordapi.ShareReleaseRequest) error {
-	if !gs.enter() {
+func (c *Coordinator) ShareRelease(ctx context.Context, req coordapi.ShareReleaseRequest) error {
+	if !c.host.Enter() {
 		return ErrClosed
 	}
-	defer gs.leave()
-	g, _ := gs.lockGroup(req.Group, false)
+	defer c.host.Leave()
+	g, _ := c.lockGroup(req.Group, false)
 	if g == nil {
 		return nil
 	}
-	defer g.mu.Unlock()
-	s := g.mu.share
+	defer g.Unlock()
+	s := g.s
 	if s == nil {
 		return nil
 	}
@@ -575,12 +575,12 @@ func (gs *Groups) ShareRelease(ctx context.Context, req coordapi.ShareReleaseReq
 	}
 	if len(s.partRows) > 0 {
 		if err := g.persistShareLocked(); err != nil {
-			gs.log.Error("persist share release", "group", req.Group, "err", err)
+			c.log.Error("persist share release", "group", req.Group, "err", err)
 			return &coordapi.KafkaError{Code: kerr.CoordinatorNotAvailable, Message: "the share group state could not be written"}
 		}
 	}
 	if len(woken) > 0 {
-		gs.shareWait.wake(woken...)
+		c.wait.wake(woken...)
 	}
 	return nil
 }

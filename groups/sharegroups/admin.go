@@ -1,4 +1,4 @@
-package groups
+package sharegroups
 
 import (
 	"cmp"
@@ -37,7 +37,7 @@ func noShareState(p *kmsg.DescribeShareGroupOffsetsResponseGroupTopicPartition) 
 }
 
 // sharePartSummary is what a describe reads of one share-partition under
-// g.mu; the lag is computed after, without the lock.
+// the group's mutex; the lag is computed after, without the lock.
 type sharePartSummary struct {
 	id        coordapi.TopicID
 	partition int32
@@ -50,21 +50,21 @@ type sharePartSummary struct {
 // group's null Topics asks for every share-partition it has state for.
 // An unknown group has no share state: its partitions answer -1 (Kafka's
 // persister has nothing for them). An empty group id is INVALID_GROUP_ID.
-func (gs *Groups) DescribeShareGroupOffsets(ctx context.Context, req *kmsg.DescribeShareGroupOffsetsRequest) *kmsg.DescribeShareGroupOffsetsResponse {
+func (c *Coordinator) DescribeShareGroupOffsets(ctx context.Context, req *kmsg.DescribeShareGroupOffsetsRequest) *kmsg.DescribeShareGroupOffsetsResponse {
 	resp := req.ResponseKind().(*kmsg.DescribeShareGroupOffsetsResponse)
 	for _, rg := range req.Groups {
 		for _, rt := range rg.Topics {
-			gs.noteSubscribed([]string{rt.Topic}) // a view, named before any member's heartbeat
+			c.host.NoteSubscribed([]string{rt.Topic}) // a view, named before any member's heartbeat
 		}
 	}
-	snap, terr := gs.topics(ctx)
+	snap, terr := c.host.Topics(ctx)
 	for _, rg := range req.Groups {
-		resp.Groups = append(resp.Groups, gs.describeShareOffsets(ctx, rg, snap, terr))
+		resp.Groups = append(resp.Groups, c.describeShareOffsets(ctx, rg, snap, terr))
 	}
 	return resp
 }
 
-func (gs *Groups) describeShareOffsets(ctx context.Context, rg kmsg.DescribeShareGroupOffsetsRequestGroup, snap *topicSnapshot, terr error) kmsg.DescribeShareGroupOffsetsResponseGroup {
+func (c *Coordinator) describeShareOffsets(ctx context.Context, rg kmsg.DescribeShareGroupOffsetsRequestGroup, snap Topics, terr error) kmsg.DescribeShareGroupOffsetsResponseGroup {
 	dg := kmsg.NewDescribeShareGroupOffsetsResponseGroup()
 	dg.GroupID = rg.GroupID
 	fail := func(code *kerr.Error, msg string) kmsg.DescribeShareGroupOffsetsResponseGroup {
@@ -75,13 +75,13 @@ func (gs *Groups) describeShareOffsets(ctx context.Context, rg kmsg.DescribeShar
 		return fail(kerr.InvalidGroupID, "The group id must not be empty.")
 	}
 	if terr != nil {
-		gs.log.Warn("list topics for DescribeShareGroupOffsets", "group", rg.GroupID, "err", terr)
+		c.log.Warn("list topics for DescribeShareGroupOffsets", "group", rg.GroupID, "err", terr)
 		return fail(kerr.CoordinatorNotAvailable, "")
 	}
-	if !gs.enter() {
+	if !c.host.Enter() {
 		return fail(kerr.NotCoordinator, "")
 	}
-	defer gs.leave()
+	defer c.host.Leave()
 
 	// What was asked: by topic, the partitions (nil Topics: every
 	// share-partition with state, filled in under the lock).
@@ -93,17 +93,17 @@ func (gs *Groups) describeShareOffsets(ctx context.Context, rg kmsg.DescribeShar
 	}
 	var topics []asked
 	for _, rt := range rg.Topics {
-		meta, known := snap.byName[rt.Topic]
-		topics = append(topics, asked{name: rt.Topic, id: coordapi.TopicID(meta.id), known: known, parts: rt.Partitions})
+		meta, known := snap.Topic(rt.Topic)
+		topics = append(topics, asked{name: rt.Topic, id: meta.ID, known: known, parts: rt.Partitions})
 	}
 	var sums []sharePartSummary
-	if g, _ := gs.lockGroup(rg.GroupID, false); g != nil {
-		s := g.mu.share
+	if g, _ := c.lockGroup(rg.GroupID, false); g != nil {
+		s := g.s
 		if rg.Topics == nil && s != nil {
 			for id, ps := range s.parts {
-				name, ok := snap.byID[id]
+				name, ok := snap.TopicName(coordapi.TopicID(id))
 				if !ok {
-					name, ok = gs.shareViewName(ctx, id)
+					name, ok = c.shareViewName(ctx, id)
 				}
 				if !ok {
 					continue // a deleted topic: its state is unreachable
@@ -126,7 +126,7 @@ func (gs *Groups) describeShareOffsets(ctx context.Context, rg kmsg.DescribeShar
 				sums = append(sums, sum)
 			}
 		}
-		g.mu.Unlock()
+		g.Unlock()
 	} else {
 		for _, a := range topics {
 			for _, p := range a.parts {
@@ -135,7 +135,7 @@ func (gs *Groups) describeShareOffsets(ctx context.Context, rg kmsg.DescribeShar
 		}
 	}
 
-	readCommitted := gs.groupConfig(rg.GroupID, cfgShareIsolationLevel) == "read_committed"
+	readCommitted := c.host.Config(rg.GroupID).ReadCommitted
 	dg.Topics = []kmsg.DescribeShareGroupOffsetsResponseGroupTopic{}
 	i := 0
 	for _, a := range topics {
@@ -158,7 +158,7 @@ func (gs *Groups) describeShareOffsets(ctx context.Context, rg kmsg.DescribeShar
 				noShareState(&rp)
 			default:
 				rp.StartOffset, rp.LeaderEpoch = sum.start, shareLeaderEpoch
-				rp.Lag = gs.shareLag(ctx, sum, readCommitted)
+				rp.Lag = c.shareLag(ctx, sum, readCommitted)
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
@@ -170,19 +170,19 @@ func (gs *Groups) describeShareOffsets(ctx context.Context, rg kmsg.DescribeShar
 // shareLag is KIP-1226's lag of a share-partition: bound - SPSO -
 // completed, the bound being the high watermark, or the last stable offset
 // under read_committed; -1 when the partition's offsets cannot be read.
-func (gs *Groups) shareLag(ctx context.Context, sum sharePartSummary, readCommitted bool) int64 {
-	pr := gs.opts.Partitions
+func (c *Coordinator) shareLag(ctx context.Context, sum sharePartSummary, readCommitted bool) int64 {
+	pr := c.opts.Partitions
 	if pr == nil {
 		return -1
 	}
-	data, _, err := gs.shareDataOf(ctx, topicID(sum.id))
+	data, _, err := c.shareDataOf(ctx, topicID(sum.id))
 	if err != nil {
-		gs.log.Warn("resolve a view for share lag", "topic_id", sum.id, "err", err)
+		c.log.Warn("resolve a view for share lag", "topic_id", sum.id, "err", err)
 		return -1
 	}
 	st, err := pr.PartitionState(ctx, coordapi.TopicID(data), sum.partition) // a view's are its base's
 	if err != nil {
-		gs.log.Warn("read partition offsets for share lag", "topic_id", sum.id, "partition", sum.partition, "err", err)
+		c.log.Warn("read partition offsets for share lag", "topic_id", sum.id, "partition", sum.partition, "err", err)
 		return -1
 	}
 	bound := st.HighWatermark
@@ -198,29 +198,29 @@ func (gs *Groups) shareLag(ctx context.Context, sum sharePartSummary, readCommit
 // group of another type becomes a share group, as a heartbeat makes it.
 // converted reports that g became a share group here. On failure the
 // group is not locked.
-func (gs *Groups) lockShareForAdmin(name string, create bool) (g *group, created, converted bool, code *kerr.Error, msg string) {
+func (c *Coordinator) lockShareForAdmin(name string, create bool) (g *group, created, converted bool, code *kerr.Error, msg string) {
 	if name == "" {
 		return nil, false, false, kerr.InvalidGroupID, "The group id must not be empty."
 	}
-	g, created = gs.lockGroup(name, create)
+	g, created = c.lockGroup(name, create)
 	if g == nil {
 		return nil, false, false, kerr.GroupIDNotFound, fmt.Sprintf("Share group %s not found.", name)
 	}
-	if g.mu.share == nil {
-		if !g.unusedLocked() {
-			g.mu.Unlock()
+	if g.s == nil {
+		if !g.Unused() {
+			g.Unlock()
 			return nil, false, false, kerr.GroupIDNotFound, fmt.Sprintf("Group %s is not a share group.", name)
 		}
 		if !create {
-			g.mu.Unlock()
+			g.Unlock()
 			return nil, false, false, kerr.GroupIDNotFound, fmt.Sprintf("Share group %s not found.", name)
 		}
-		g.mu.share = newShareGroup(0, gs.now())
-		g.mu.state = Empty
+		g.s = newGroup(0, c.now())
+		g.SetShare(g.s)
 		converted = true
 	}
-	if !g.mu.share.emptyLocked() {
-		g.mu.Unlock()
+	if !g.s.Empty() {
+		g.Unlock()
 		return nil, false, false, kerr.NonEmptyGroup, fmt.Sprintf("Share group %s is not empty.", name)
 	}
 	return g, created, converted, nil, ""
@@ -230,22 +230,22 @@ func (gs *Groups) lockShareForAdmin(name string, create bool) (g *group, created
 // the topics, enters the coordinator and locks the group
 // (lockShareForAdmin); done unlocks and leaves. A nil group comes with the
 // code to answer the whole request with.
-func (gs *Groups) beginShareAdmin(ctx context.Context, api, name string, create bool) (
-	snap *topicSnapshot, g *group, created, converted bool, done func(), code *kerr.Error, msg string) {
-	snap, err := gs.topics(ctx)
+func (c *Coordinator) beginShareAdmin(ctx context.Context, api, name string, create bool) (
+	snap Topics, g *group, created, converted bool, done func(), code *kerr.Error, msg string) {
+	snap, err := c.host.Topics(ctx)
 	if err != nil {
-		gs.log.Warn("list topics for "+api, "group", name, "err", err)
+		c.log.Warn("list topics for "+api, "group", name, "err", err)
 		return nil, nil, false, false, nil, kerr.CoordinatorNotAvailable, ""
 	}
-	if !gs.enter() {
+	if !c.host.Enter() {
 		return nil, nil, false, false, nil, kerr.NotCoordinator, ""
 	}
-	g, created, converted, code, msg = gs.lockShareForAdmin(name, create)
+	g, created, converted, code, msg = c.lockShareForAdmin(name, create)
 	if g == nil {
-		gs.leave()
+		c.host.Leave()
 		return nil, nil, false, false, nil, code, msg
 	}
-	return snap, g, created, converted, func() { g.mu.Unlock(); gs.leave() }, nil, ""
+	return snap, g, created, converted, func() { g.Unlock(); c.host.Leave() }, nil, ""
 }
 
 // AlterShareGroupOffsets serves AlterShareGroupOffsets (v0): each named
@@ -254,10 +254,10 @@ func (gs *Groups) beginShareAdmin(ctx context.Context, api, name string, create 
 // had no state. The group is created when it does not exist. A group with
 // members is NON_EMPTY_GROUP; an unknown topic or partition is
 // UNKNOWN_TOPIC_OR_PARTITION, a negative offset INVALID_REQUEST.
-func (gs *Groups) AlterShareGroupOffsets(ctx context.Context, req *kmsg.AlterShareGroupOffsetsRequest) *kmsg.AlterShareGroupOffsetsResponse {
+func (c *Coordinator) AlterShareGroupOffsets(ctx context.Context, req *kmsg.AlterShareGroupOffsetsRequest) *kmsg.AlterShareGroupOffsetsResponse {
 	resp := req.ResponseKind().(*kmsg.AlterShareGroupOffsetsResponse)
 	for _, rt := range req.Topics {
-		gs.noteSubscribed([]string{rt.Topic}) // a view, named before any member's heartbeat
+		c.host.NoteSubscribed([]string{rt.Topic}) // a view, named before any member's heartbeat
 	}
 	// Each partition's answer, set to the group's failure if there is one.
 	answer := func(code int16, msg *string) {
@@ -278,25 +278,25 @@ func (gs *Groups) AlterShareGroupOffsets(ctx context.Context, req *kmsg.AlterSha
 		answer(code.Code, nilIfEmpty(msg))
 		return resp
 	}
-	snap, g, created, converted, done, code, msg := gs.beginShareAdmin(ctx, "AlterShareGroupOffsets", req.GroupID, true)
+	snap, g, created, converted, done, code, msg := c.beginShareAdmin(ctx, "AlterShareGroupOffsets", req.GroupID, true)
 	if g == nil {
 		return fail(code, msg)
 	}
 	defer done()
 	answer(0, nil)
-	s := g.mu.share
-	cfg := gs.shareConfig(g.name)
-	nowMs := msOf(gs.now())
+	s := g.s
+	cfg := c.host.Config(g.name).Partition
+	nowMs := msOf(c.now())
 	var woken []tp
 	for i, rt := range req.Topics {
-		meta, known := snap.byName[rt.Topic]
+		meta, known := snap.Topic(rt.Topic)
 		if known {
-			resp.Topics[i].TopicID = meta.id
+			resp.Topics[i].TopicID = meta.ID
 		}
 		for j, rp := range rt.Partitions {
 			out := &resp.Topics[i].Partitions[j]
 			switch {
-			case !known || rp.Partition < 0 || rp.Partition >= meta.partitions:
+			case !known || rp.Partition < 0 || rp.Partition >= meta.Partitions:
 				out.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				out.ErrorMessage = strPtr(fmt.Sprintf("The topic-partition %s-%d does not exist.", rt.Topic, rp.Partition))
 				continue
@@ -305,7 +305,7 @@ func (gs *Groups) AlterShareGroupOffsets(ctx context.Context, req *kmsg.AlterSha
 				out.ErrorMessage = strPtr(fmt.Sprintf("The start offset %d is negative.", rp.StartOffset))
 				continue
 			}
-			t := tp{meta.id, rp.Partition}
+			t := tp{meta.ID, rp.Partition}
 			if part := s.parts[t.id][t.p]; part != nil {
 				res := part.Reset(rp.StartOffset)
 				s.partRows = append(s.partRows, res.Rows...)
@@ -324,20 +324,21 @@ func (gs *Groups) AlterShareGroupOffsets(ctx context.Context, req *kmsg.AlterSha
 	if len(woken) == 0 {
 		// Nothing to write: a group made a share group here is not kept.
 		if converted {
-			g.mu.share = nil
+			g.s = nil
+			g.SetShare(nil)
 		}
 		if created {
-			g.removeLocked()
+			g.Remove()
 		}
 		return resp
 	}
 	if err := g.persistShareLocked(); err != nil {
-		gs.log.Error("persist altered share group offsets", "group", g.name, "err", err)
+		c.log.Error("persist altered share group offsets", "group", g.name, "err", err)
 		// The rows stay queued for the group's next write.
 		return fail(kerr.CoordinatorNotAvailable, "")
 	}
-	gs.shareWait.wake(woken...)
-	gs.log.Info("altered share group offsets", "group", g.name, "partitions", len(woken))
+	c.wait.wake(woken...)
+	c.log.Info("altered share group offsets", "group", g.name, "partitions", len(woken))
 	return resp
 }
 
@@ -347,10 +348,10 @@ func (gs *Groups) AlterShareGroupOffsets(ctx context.Context, req *kmsg.AlterSha
 // group is GROUP_ID_NOT_FOUND, one with members NON_EMPTY_GROUP; a topic
 // that does not exist, or of which the group has no state, is
 // UNKNOWN_TOPIC_OR_PARTITION, as in Kafka.
-func (gs *Groups) DeleteShareGroupOffsets(ctx context.Context, req *kmsg.DeleteShareGroupOffsetsRequest) *kmsg.DeleteShareGroupOffsetsResponse {
+func (c *Coordinator) DeleteShareGroupOffsets(ctx context.Context, req *kmsg.DeleteShareGroupOffsetsRequest) *kmsg.DeleteShareGroupOffsetsResponse {
 	resp := req.ResponseKind().(*kmsg.DeleteShareGroupOffsetsResponse)
 	for _, rt := range req.Topics {
-		gs.noteSubscribed([]string{rt.Topic}) // a view, named before any member's heartbeat
+		c.host.NoteSubscribed([]string{rt.Topic}) // a view, named before any member's heartbeat
 	}
 	answer := func(code int16, msg *string) {
 		resp.Topics = resp.Topics[:0]
@@ -365,33 +366,33 @@ func (gs *Groups) DeleteShareGroupOffsets(ctx context.Context, req *kmsg.DeleteS
 		answer(code.Code, nilIfEmpty(msg))
 		return resp
 	}
-	snap, g, _, _, done, code, msg := gs.beginShareAdmin(ctx, "DeleteShareGroupOffsets", req.GroupID, false)
+	snap, g, _, _, done, code, msg := c.beginShareAdmin(ctx, "DeleteShareGroupOffsets", req.GroupID, false)
 	if g == nil {
 		return fail(code, msg)
 	}
 	defer done()
 	answer(0, nil)
-	s := g.mu.share
+	s := g.s
 	deleted := 0
 	for i, rt := range req.Topics {
 		out := &resp.Topics[i]
-		meta, known := snap.byName[rt.Topic]
+		meta, known := snap.Topic(rt.Topic)
 		if !known {
 			out.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			out.ErrorMessage = strPtr(fmt.Sprintf("The topic %s does not exist.", rt.Topic))
 			continue
 		}
-		out.TopicID = meta.id
-		if len(s.parts[meta.id]) == 0 {
+		out.TopicID = meta.ID
+		if len(s.parts[meta.ID]) == 0 {
 			out.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			out.ErrorMessage = strPtr("There is no offset information to delete.")
 			continue
 		}
-		for p := range s.parts[meta.id] {
-			delete(s.lockAt, tp{meta.id, p})
+		for p := range s.parts[meta.ID] {
+			delete(s.lockAt, tp{meta.ID, p})
 		}
-		delete(s.parts, meta.id)
-		lo, hi := share.TopicSpan(g.name, coordapi.TopicID(meta.id))
+		delete(s.parts, meta.ID)
+		lo, hi := share.TopicSpan(g.name, meta.ID)
 		s.partRows = append(s.partRows, share.Mutation{Op: share.OpDeleteRange, Key: lo, End: hi})
 		deleted++
 	}
@@ -399,9 +400,9 @@ func (gs *Groups) DeleteShareGroupOffsets(ctx context.Context, req *kmsg.DeleteS
 		return resp
 	}
 	if err := g.persistShareLocked(); err != nil {
-		gs.log.Error("persist deleted share group offsets", "group", g.name, "err", err)
+		c.log.Error("persist deleted share group offsets", "group", g.name, "err", err)
 		return fail(kerr.CoordinatorNotAvailable, "")
 	}
-	gs.log.Info("deleted share group offsets", "group", g.name, "topics", deleted)
+	c.log.Info("deleted share group offsets", "group", g.name, "topics", deleted)
 	return resp
 }

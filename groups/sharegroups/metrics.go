@@ -1,4 +1,4 @@
-package groups
+package sharegroups
 
 import (
 	"cmp"
@@ -19,9 +19,9 @@ import (
 // coordinator, or a new HA leader, starts them at zero (a counter reset,
 // as Prometheus reads one).
 
-// ShareCounts are a share group's cumulative record counts on one topic,
+// Counts are a share group's cumulative record counts on one topic,
 // the outcomes of floe_share_group_records_total and the lock timeouts.
-type ShareCounts struct {
+type Counts struct {
 	// Acquired counts first deliveries, Redelivered later ones (after a
 	// release or a lock timeout).
 	Acquired, Redelivered int64
@@ -39,7 +39,7 @@ type ShareCounts struct {
 }
 
 // add sums st into c.
-func (c *ShareCounts) add(st share.Stats) {
+func (c *Counts) add(st share.Stats) {
 	c.Acquired += st.Acquired
 	c.Redelivered += st.Redelivered
 	c.Acknowledged += st.Acknowledged
@@ -53,39 +53,39 @@ func (c *ShareCounts) add(st share.Stats) {
 }
 
 // countLocked adds an operation's stats on topic t to the group's counts
-// (g.mu held).
-func (s *shareGroup) countLocked(t tp, st share.Stats) {
+// (the Entry's mutex held).
+func (s *Group) countLocked(t tp, st share.Stats) {
 	if st == (share.Stats{}) {
 		return
 	}
 	if s.counts == nil {
-		s.counts = make(map[topicID]*ShareCounts)
+		s.counts = make(map[topicID]*Counts)
 	}
 	c := s.counts[t.id]
 	if c == nil {
-		c = &ShareCounts{}
+		c = &Counts{}
 		s.counts[t.id] = c
 	}
 	c.add(st)
 }
 
-// ShareTopicMetrics is a share group's counts and share-partitions on one
+// TopicMetrics is a share group's counts and share-partitions on one
 // topic, as ShareMetrics reports them.
-type ShareTopicMetrics struct {
+type TopicMetrics struct {
 	Topic   string
 	TopicID [16]byte
 	// DataTopic and DataTopicID name the topic holding the records, whose
 	// offsets the lag is worked out from: a view's base topic, else Topic.
 	DataTopic   string
 	DataTopicID [16]byte
-	Counts      ShareCounts
+	Counts      Counts
 	// Partitions are the topic's share-partitions, by partition.
-	Partitions []SharePartitionMetrics
+	Partitions []PartitionMetrics
 }
 
-// SharePartitionMetrics is one share-partition's state: its lag is
+// PartitionMetrics is one share-partition's state: its lag is
 // bound - Start - Completed (KIP-1226, as DescribeShareGroupOffsets).
-type SharePartitionMetrics struct {
+type PartitionMetrics struct {
 	Partition int32
 	// Start is the SPSO; Completed the acknowledged or archived offsets
 	// past it.
@@ -95,16 +95,16 @@ type SharePartitionMetrics struct {
 	InFlight int64
 }
 
-// ShareGroupMetrics is one share group's metrics, as ShareMetrics reports
+// GroupMetrics is one share group's metrics, as ShareMetrics reports
 // them.
-type ShareGroupMetrics struct {
+type GroupMetrics struct {
 	Group string
 	// ReadCommitted reports share.isolation.level=read_committed: the lag's
 	// bound is then the last stable offset.
 	ReadCommitted bool
 	// Topics are the topics the group has counts or share-partitions on,
 	// by name.
-	Topics []ShareTopicMetrics
+	Topics []TopicMetrics
 }
 
 // ShareMetrics calls fn with every share group's metrics, in group name
@@ -113,34 +113,35 @@ type ShareGroupMetrics struct {
 // groups. Topics are named from the cached topic snapshot; the state of a
 // topic deleted since (or not yet listed) is left out. It does nothing
 // once closed, and returns the error of listing the topics.
-func (gs *Groups) ShareMetrics(ctx context.Context, fn func(ShareGroupMetrics)) error {
-	if !gs.enter() {
+func (c *Coordinator) ShareMetrics(ctx context.Context, fn func(GroupMetrics)) error {
+	if !c.host.Enter() {
 		return nil
 	}
-	defer gs.leave()
-	snap, err := gs.topics(ctx)
+	defer c.host.Leave()
+	snap, err := c.host.Topics(ctx)
 	if err != nil {
 		return err
 	}
-	groups := gs.snapshot()
-	slices.SortFunc(groups, func(a, b *group) int { return strings.Compare(a.name, b.name) })
+	groups := c.host.Groups()
+	slices.SortFunc(groups, func(a, b Entry) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, g := range groups {
-		g.mu.Lock()
-		s := g.mu.share
-		if g.mu.dead || s == nil {
-			g.mu.Unlock()
+		g.Lock()
+		s := g.Share()
+		if g.Dead() || s == nil {
+			g.Unlock()
 			continue
 		}
-		m := ShareGroupMetrics{Group: g.name}
+		m := GroupMetrics{Group: g.Name()}
 		byID := map[topicID]int{}
-		topic := func(id topicID) *ShareTopicMetrics {
+		topic := func(id topicID) *TopicMetrics {
 			i, ok := byID[id]
 			if !ok {
-				name, known := snap.byID[id]
+				name, known := snap.TopicName(coordapi.TopicID(id))
 				var view *coordapi.TopicView
 				if known {
-					view = snap.byName[name].view
-				} else if v, vok, _ := gs.shareViewOf(ctx, id); vok {
+					t, _ := snap.Topic(name)
+					view = t.View
+				} else if v, vok, _ := c.shareViewOf(ctx, id); vok {
 					name, known, view = v.name, true, &coordapi.TopicView{BaseID: coordapi.TopicID(v.base), BaseName: v.baseName, Key: v.key}
 				}
 				if !known {
@@ -148,7 +149,7 @@ func (gs *Groups) ShareMetrics(ctx context.Context, fn func(ShareGroupMetrics)) 
 				}
 				i = len(m.Topics)
 				byID[id] = i
-				tm := ShareTopicMetrics{Topic: name, TopicID: id, DataTopic: name, DataTopicID: id}
+				tm := TopicMetrics{Topic: name, TopicID: id, DataTopic: name, DataTopicID: id}
 				if view != nil {
 					tm.DataTopic, tm.DataTopicID = view.BaseName, view.BaseID
 				}
@@ -156,9 +157,9 @@ func (gs *Groups) ShareMetrics(ctx context.Context, fn func(ShareGroupMetrics)) 
 			}
 			return &m.Topics[i]
 		}
-		for id, c := range s.counts {
+		for id, n := range s.counts {
 			if t := topic(id); t != nil {
-				t.Counts = *c
+				t.Counts = *n
 			}
 		}
 		for id, ps := range s.parts {
@@ -167,17 +168,17 @@ func (gs *Groups) ShareMetrics(ctx context.Context, fn func(ShareGroupMetrics)) 
 				continue
 			}
 			for n, p := range ps {
-				t.Partitions = append(t.Partitions, SharePartitionMetrics{
+				t.Partitions = append(t.Partitions, PartitionMetrics{
 					Partition: n, Start: p.Start(), Completed: p.Completed(), InFlight: acquiredOf(p),
 				})
 			}
 		}
-		g.mu.Unlock()
-		m.ReadCommitted = gs.groupConfig(g.name, cfgShareIsolationLevel) == "read_committed"
+		g.Unlock()
+		m.ReadCommitted = c.host.Config(g.Name()).ReadCommitted
 		for i := range m.Topics {
-			slices.SortFunc(m.Topics[i].Partitions, func(a, b SharePartitionMetrics) int { return cmp.Compare(a.Partition, b.Partition) })
+			slices.SortFunc(m.Topics[i].Partitions, func(a, b PartitionMetrics) int { return cmp.Compare(a.Partition, b.Partition) })
 		}
-		slices.SortFunc(m.Topics, func(a, b ShareTopicMetrics) int { return strings.Compare(a.Topic, b.Topic) })
+		slices.SortFunc(m.Topics, func(a, b TopicMetrics) int { return strings.Compare(a.Topic, b.Topic) })
 		fn(m)
 	}
 	return nil

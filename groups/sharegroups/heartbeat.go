@@ -1,4 +1,4 @@
-package groups
+package sharegroups
 
 import (
 	"context"
@@ -24,7 +24,7 @@ import (
 // time gets its share-partition, started by share.auto.offset.reset, in
 // the heartbeat's write. A group id held by a classic or KIP-848 group is
 // GROUP_ID_NOT_FOUND, as Kafka answers.
-func (gs *Groups) ShareGroupHeartbeat(ctx context.Context, c coordapi.ClientInfo, req *kmsg.ShareGroupHeartbeatRequest) *kmsg.ShareGroupHeartbeatResponse {
+func (c *Coordinator) ShareGroupHeartbeat(ctx context.Context, cl coordapi.ClientInfo, req *kmsg.ShareGroupHeartbeatRequest) *kmsg.ShareGroupHeartbeatResponse {
 	resp := req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
 	fail := func(code *kerr.Error, msg string) *kmsg.ShareGroupHeartbeatResponse {
 		resp.ErrorCode = code.Code
@@ -36,49 +36,50 @@ func (gs *Groups) ShareGroupHeartbeat(ctx context.Context, c coordapi.ClientInfo
 	if err := validateShareHeartbeat(req); err != nil {
 		return fail(err.code, err.msg)
 	}
-	if !gs.enter() {
+	if !c.host.Enter() {
 		return fail(kerr.NotCoordinator, "")
 	}
-	defer gs.leave()
-	gs.subscribeCommits() // before any member of a share group can fetch
+	defer c.host.Leave()
+	c.SubscribeCommits() // before any member of a share group can fetch
 	// Views ("base/KEY") are not listed: the snapshot resolves the names.
-	gs.noteSubscribed(req.SubscribedTopicNames)
-	snap, terr := gs.topics(ctx)
+	c.host.NoteSubscribed(req.SubscribedTopicNames)
+	snap, terr := c.host.Topics(ctx)
 	if terr != nil {
-		gs.log.Warn("list topics for a share group heartbeat", "group", req.GroupID, "err", terr)
+		c.log.Warn("list topics for a share group heartbeat", "group", req.GroupID, "err", terr)
 		return fail(kerr.CoordinatorNotAvailable, "")
 	}
-	g, created := gs.lockGroup(req.GroupID, req.MemberEpoch == 0)
+	g, created := c.lockGroup(req.GroupID, req.MemberEpoch == 0)
 	if g == nil {
 		return fail(kerr.GroupIDNotFound, fmt.Sprintf("Share group %s not found.", req.GroupID))
 	}
-	defer g.mu.Unlock()
-	if g.mu.share == nil {
-		if !g.unusedLocked() {
+	defer g.Unlock()
+	if g.s == nil {
+		if !g.Unused() {
 			return fail(kerr.GroupIDNotFound, fmt.Sprintf("Group %s is not a share group.", req.GroupID))
 		}
 		if req.MemberEpoch != 0 {
 			return fail(kerr.GroupIDNotFound, fmt.Sprintf("Share group %s not found.", req.GroupID))
 		}
-		g.mu.share = newShareGroup(0, gs.now())
-		g.mu.state = Empty
+		g.s = newGroup(0, c.now())
+		g.SetShare(g.s)
 	}
-	resp.HeartbeatIntervalMillis = int32(gs.opts.ShareHeartbeatInterval.Milliseconds())
-	herr := g.shareHeartbeatLocked(ctx, c, req, snap, resp)
+	resp.HeartbeatIntervalMillis = int32(c.opts.HeartbeatInterval.Milliseconds())
+	herr := g.shareHeartbeatLocked(ctx, cl, req, snap, resp)
 	// What the response announces is durable before it is sent, as for
 	// KIP-848 groups.
 	if err := g.persistShareLocked(); err != nil {
-		gs.log.Error("persist share group", "group", req.GroupID, "err", err)
+		c.log.Error("persist share group", "group", req.GroupID, "err", err)
 		resp = req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
-		resp.HeartbeatIntervalMillis = int32(gs.opts.ShareHeartbeatInterval.Milliseconds())
+		resp.HeartbeatIntervalMillis = int32(c.opts.HeartbeatInterval.Milliseconds())
 		return fail(kerr.CoordinatorNotAvailable, "")
 	}
 	if herr != nil {
 		fail(herr.code, herr.msg)
 	}
-	if created && g.mu.share.emptyLocked() && !g.mu.persisted {
-		g.mu.share = nil
-		g.removeLocked()
+	if created && g.s.Empty() && !g.Persisted() {
+		g.s = nil
+		g.SetShare(nil)
+		g.Remove()
 	}
 	return resp
 }
@@ -104,10 +105,10 @@ func validateShareHeartbeat(req *kmsg.ShareGroupHeartbeatRequest) *heartbeatErro
 }
 
 // shareHeartbeatLocked runs one heartbeat of a share group.
-func (g *group) shareHeartbeatLocked(ctx context.Context, cl coordapi.ClientInfo, req *kmsg.ShareGroupHeartbeatRequest, snap *topicSnapshot, resp *kmsg.ShareGroupHeartbeatResponse) *heartbeatError {
-	s := g.mu.share
-	now := g.gs.now()
-	defer func() { g.wakeAtLocked(s.nextDeadlineLocked()) }()
+func (g *group) shareHeartbeatLocked(ctx context.Context, cl coordapi.ClientInfo, req *kmsg.ShareGroupHeartbeatRequest, snap Topics, resp *kmsg.ShareGroupHeartbeatResponse) *heartbeatError {
+	s := g.s
+	now := g.c.now()
+	defer func() { g.WakeAt(s.NextDeadline()) }()
 	unknown := func() *heartbeatError {
 		return &heartbeatError{kerr.UnknownMemberID, fmt.Sprintf("Member %s is not a member of group %s.", req.MemberID, g.name)}
 	}
@@ -117,9 +118,9 @@ func (g *group) shareHeartbeatLocked(ctx context.Context, cl coordapi.ClientInfo
 		if m == nil {
 			return unknown()
 		}
-		g.gs.log.Info("share group member left", "group", g.name, "member_id", m.id)
+		g.c.log.Info("share group member left", "group", g.name, "member_id", m.id)
 		g.removeShareMemberLocked(m, now)
-		if !s.emptyLocked() {
+		if !s.Empty() {
 			s.computeTargetLocked(snap)
 			g.startSharePartitionsLocked(ctx)
 		}
@@ -133,13 +134,13 @@ func (g *group) shareHeartbeatLocked(ctx context.Context, cl coordapi.ClientInfo
 	case m == nil && req.MemberEpoch != 0:
 		return unknown()
 	case m == nil:
-		if max := g.gs.opts.ShareMaxGroupSize; len(s.members) >= max {
+		if max := g.c.opts.MaxGroupSize; len(s.members) >= max {
 			return &heartbeatError{kerr.GroupMaxSizeReached, fmt.Sprintf("The share group has reached its maximum capacity of %d members.", max)}
 		}
-		m = &shareMember{id: strings.Clone(req.MemberID), target: partitions{}, assigned: partitions{}}
+		m = &member{id: strings.Clone(req.MemberID), target: partitions{}, assigned: partitions{}}
 		s.members[m.id] = m
 		isNew = true
-		g.gs.log.Info("share group member joined", "group", g.name, "member_id", m.id)
+		g.c.log.Info("share group member joined", "group", g.name, "member_id", m.id)
 	case req.MemberEpoch == 0:
 		// A known member joining again (after FENCED_MEMBER_EPOCH, with
 		// the member id it keeps for its lifetime) is re-admitted in
@@ -168,7 +169,7 @@ func (g *group) shareHeartbeatLocked(ctx context.Context, cl coordapi.ClientInfo
 		s.computeTargetLocked(snap)
 	}
 	g.startSharePartitionsLocked(ctx)
-	m.session = now.Add(g.gs.opts.ShareSessionTimeout)
+	m.session = now.Add(g.c.opts.SessionTimeout)
 
 	// No revocation: the member takes its target at once.
 	before := m.assigned
@@ -185,8 +186,8 @@ func (g *group) shareHeartbeatLocked(ctx context.Context, cl coordapi.ClientInfo
 
 // removeShareMemberLocked drops m, bumps the group epoch and releases the
 // records m holds (their rows go with the group's next write).
-func (g *group) removeShareMemberLocked(m *shareMember, now time.Time) {
-	s := g.mu.share
+func (g *group) removeShareMemberLocked(m *member, now time.Time) {
+	s := g.s
 	delete(s.members, m.id)
 	s.markLocked(m.id)
 	for k := range s.releases {
@@ -206,67 +207,52 @@ func (g *group) removeShareMemberLocked(m *shareMember, now time.Time) {
 				s.partRows = append(s.partRows, res.Rows...)
 			}
 			if res.Wake {
-				g.gs.shareWait.wake(tp{id, n})
+				g.c.wait.wake(tp{id, n})
 			}
 		}
 	}
 }
 
-// expireShareLocked removes the members whose session expired. Their
-// targets go to the others at once when the group has a topic snapshot
-// (else at the next heartbeat).
-func (g *group) expireShareLocked(now time.Time) {
-	s := g.mu.share
+// Expire removes the members of share group e (its mutex held) whose
+// session expired, from the Host's deadline loop. Their targets go to the
+// others at once when the group has a topic snapshot (else at the next
+// heartbeat).
+func (c *Coordinator) Expire(e Entry, now time.Time) {
+	g := c.open(e)
+	s := g.s
 	removed := false
 	for _, m := range s.sortedMembersLocked() {
 		if m.session.IsZero() || now.Before(m.session) {
 			continue
 		}
-		g.gs.log.Info("share group member session expired, removing it", "group", g.name, "member_id", m.id, "member_epoch", m.epoch)
+		g.c.log.Info("share group member session expired, removing it", "group", g.name, "member_id", m.id, "member_epoch", m.epoch)
 		g.removeShareMemberLocked(m, now)
 		removed = true
 	}
 	if !removed {
 		return
 	}
-	if !s.emptyLocked() && s.sigSnap != nil {
+	if !s.Empty() && s.sigSnap != nil {
 		s.computeTargetLocked(s.sigSnap)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		g.startSharePartitionsLocked(ctx)
 		cancel()
 	}
 	if err := g.persistShareLocked(); err != nil {
-		g.gs.log.Error("persist share group", "group", g.name, "err", err)
+		g.c.log.Error("persist share group", "group", g.name, "err", err)
 	}
 }
 
-// shareConfig is the share-partition configuration of group: the broker
-// settings, with the group's share.record.lock.duration.ms.
-func (gs *Groups) shareConfig(group string) share.Config {
-	cfg := share.Config{
-		MaxRecordLocks:     gs.opts.SharePartitionMaxRecordLocks,
-		DeliveryCountLimit: gs.opts.ShareDeliveryCountLimit,
-		LockDuration:       gs.opts.ShareRecordLockDuration,
-	}
-	if ms, err := parseLockDurationMs(gs.groupConfig(group, cfgShareRecordLockDuration)); err == nil && ms > 0 {
-		cfg.LockDuration = time.Duration(ms) * time.Millisecond
-	}
-	if n, err := parseDeliveryCountLimit(gs.groupConfig(group, cfgShareDeliveryCountLimit)); err == nil && n > 0 {
-		cfg.DeliveryCountLimit = int(n)
-	}
-	return cfg
-}
-
-// applyShareConfig gives a share group's share-partitions the group's
-// current configuration, after a group config change.
-func (gs *Groups) applyShareConfig(group string) {
-	cfg := gs.shareConfig(group)
-	g, _ := gs.lockGroup(group, false)
+// ApplyConfig gives a share group's share-partitions the group's current
+// configuration, after a group config change (within a call, Host.Enter).
+func (c *Coordinator) ApplyConfig(group string) {
+	cfg := c.host.Config(group).Partition
+	g, _ := c.lockGroup(group, false)
 	if g == nil {
 		return
 	}
-	defer g.mu.Unlock()
-	if s := g.mu.share; s != nil {
+	defer g.Unlock()
+	if s := g.s; s != nil {
 		for _, ps := range s.parts {
 			for _, p := range ps {
 				p.SetConfig(cfg)
@@ -283,11 +269,11 @@ func (gs *Groups) applyShareConfig(group string) {
 // (s.startErr, rebuilt here, so that a partition no longer assigned
 // drops out).
 func (g *group) startSharePartitionsLocked(ctx context.Context) {
-	s := g.mu.share
+	s := g.s
 	s.startErr = nil
-	var reset *autoOffsetReset
+	var reset *OffsetReset
 	var cfg share.Config
-	nowMs := msOf(g.gs.now())
+	nowMs := msOf(g.c.now())
 	for _, m := range s.members {
 		for id, ps := range m.target {
 			for _, p := range ps {
@@ -295,15 +281,12 @@ func (g *group) startSharePartitionsLocked(ctx context.Context) {
 					continue
 				}
 				if reset == nil {
-					r, err := parseAutoOffsetReset(g.gs.groupConfig(g.name, cfgShareAutoOffsetReset))
-					if err != nil {
-						r = autoOffsetReset{}
-					}
-					reset, cfg = &r, g.gs.shareConfig(g.name)
+					gc := g.c.host.Config(g.name)
+					reset, cfg = &gc.Reset, gc.Partition
 				}
-				offset, err := g.gs.shareStartOffset(ctx, coordapi.TopicID(id), p, *reset)
+				offset, err := g.c.shareStartOffset(ctx, coordapi.TopicID(id), p, *reset)
 				if err != nil {
-					g.gs.log.Warn("start share-partition", "group", g.name, "topic_id", coordapi.TopicID(id), "partition", p, "err", err)
+					g.c.log.Warn("start share-partition", "group", g.name, "topic_id", coordapi.TopicID(id), "partition", p, "err", err)
 					if s.startErr == nil {
 						s.startErr = make(map[tp]error)
 					}
@@ -316,7 +299,7 @@ func (g *group) startSharePartitionsLocked(ctx context.Context) {
 				}
 				s.parts[id][p] = part
 				s.partRows = append(s.partRows, res.Rows...)
-				g.gs.log.Debug("started share-partition", "group", g.name, "topic_id", coordapi.TopicID(id), "partition", p, "offset", offset)
+				g.c.log.Debug("started share-partition", "group", g.name, "topic_id", coordapi.TopicID(id), "partition", p, "offset", offset)
 			}
 		}
 	}
@@ -327,18 +310,18 @@ func (g *group) startSharePartitionsLocked(ctx context.Context) {
 // at or after now - d (by_duration; the high watermark when there is
 // none). A view's offsets are its base partition's. Without
 // Options.Partitions every partition starts at 0.
-func (gs *Groups) shareStartOffset(ctx context.Context, view coordapi.TopicID, p int32, r autoOffsetReset) (int64, error) {
-	pr := gs.opts.Partitions
+func (c *Coordinator) shareStartOffset(ctx context.Context, view coordapi.TopicID, p int32, r OffsetReset) (int64, error) {
+	pr := c.opts.Partitions
 	if pr == nil {
 		return 0, nil
 	}
-	data, _, err := gs.shareDataOf(ctx, topicID(view))
+	data, _, err := c.shareDataOf(ctx, topicID(view))
 	if err != nil {
 		return 0, err
 	}
 	id := coordapi.TopicID(data)
-	if r.byDuration {
-		off, _, err := pr.ListOffset(ctx, id, p, gs.now().Add(-r.by).UnixMilli())
+	if r.ByDuration {
+		off, _, err := pr.ListOffset(ctx, id, p, c.now().Add(-r.By).UnixMilli())
 		if err != nil {
 			return 0, err
 		}
@@ -350,7 +333,7 @@ func (gs *Groups) shareStartOffset(ctx context.Context, view coordapi.TopicID, p
 	if err != nil {
 		return 0, err
 	}
-	if r.earliest {
+	if r.Earliest {
 		return st.LogStartOffset, nil
 	}
 	return st.HighWatermark, nil
@@ -373,11 +356,11 @@ func (ps partitions) shareHeartbeatAssignment() *kmsg.ShareGroupHeartbeatRespons
 // group's state (Empty or Stable), epochs, assignor ("simple") and
 // members with their assignments. An unknown group, or one that is not a
 // share group, is GROUP_ID_NOT_FOUND.
-func (gs *Groups) ShareGroupDescribe(ctx context.Context, req *kmsg.ShareGroupDescribeRequest) *kmsg.ShareGroupDescribeResponse {
+func (c *Coordinator) ShareGroupDescribe(ctx context.Context, req *kmsg.ShareGroupDescribeRequest) *kmsg.ShareGroupDescribeResponse {
 	resp := req.ResponseKind().(*kmsg.ShareGroupDescribeResponse)
-	snap, _ := gs.topics(ctx) // without names the assignments still carry ids
+	snap, _ := c.host.Topics(ctx) // without names the assignments still carry ids
 	for _, name := range req.GroupIDs {
-		dg := gs.describeShare(name, snap)
+		dg := c.describeShare(name, snap)
 		if req.IncludeAuthorizedOperations && dg.ErrorCode == 0 {
 			dg.AuthorizedOperations = groupAuthorizedOperations
 		}
@@ -386,24 +369,29 @@ func (gs *Groups) ShareGroupDescribe(ctx context.Context, req *kmsg.ShareGroupDe
 	return resp
 }
 
-func (gs *Groups) describeShare(name string, snap *topicSnapshot) kmsg.ShareGroupDescribeResponseGroup {
+func (c *Coordinator) describeShare(name string, snap Topics) kmsg.ShareGroupDescribeResponseGroup {
 	dg := kmsg.NewShareGroupDescribeResponseGroup()
 	dg.GroupID = name
-	g, release, code, msg := gs.lockForDescribe(name)
-	if g == nil {
-		dg.ErrorCode, dg.ErrorMessage = code, msg
+	if !c.host.Enter() {
+		dg.ErrorCode = kerr.NotCoordinator.Code
 		return dg
 	}
-	defer release()
-	s := g.mu.share
+	defer c.host.Leave()
+	g, _ := c.lockGroup(name, false)
+	if g == nil {
+		dg.ErrorCode, dg.ErrorMessage = kerr.GroupIDNotFound.Code, strPtr(fmt.Sprintf("Group %s not found.", name))
+		return dg
+	}
+	defer g.Unlock()
+	s := g.s
 	if s == nil {
 		dg.ErrorCode, dg.ErrorMessage = kerr.GroupIDNotFound.Code, strPtr(fmt.Sprintf("Group %s is not a share group.", name))
-		if g.unusedLocked() {
+		if g.Unused() {
 			dg.ErrorMessage = strPtr(fmt.Sprintf("Group %s not found.", name))
 		}
 		return dg
 	}
-	dg.GroupState, dg.GroupEpoch, dg.AssignmentEpoch, dg.Assignor = s.stateLocked(), s.epoch, s.assignmentEpoch, assignorSimple
+	dg.GroupState, dg.GroupEpoch, dg.AssignmentEpoch, dg.Assignor = s.State(), s.epoch, s.assignmentEpoch, assignorSimple
 	for _, m := range s.sortedMembersLocked() {
 		dm := kmsg.NewShareGroupDescribeResponseGroupMember()
 		dm.MemberID, dm.RackID, dm.MemberEpoch = m.id, m.rackID, m.epoch

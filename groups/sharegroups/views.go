@@ -1,4 +1,4 @@
-package groups
+package sharegroups
 
 import (
 	"context"
@@ -42,9 +42,9 @@ type shareView struct {
 	key      []byte
 }
 
-// shareViewCache keeps the views share groups read: a view's base and key
+// viewCache keeps the views share groups read: a view's base and key
 // never change (its id is derived from them), so entries are never stale.
-type shareViewCache struct {
+type viewCache struct {
 	mu sync.Mutex
 	m  map[topicID]shareView
 }
@@ -59,8 +59,8 @@ const maxShareViews = 10000
 // resolved (its base deleted, the resolver failing) answers its own id and
 // the error: reading the log under it then fails with the topic's error,
 // which the client is shown.
-func (gs *Groups) shareDataOf(ctx context.Context, id topicID) (topicID, []byte, error) {
-	v, ok, err := gs.shareViewOf(ctx, id)
+func (c *Coordinator) shareDataOf(ctx context.Context, id topicID) (topicID, []byte, error) {
+	v, ok, err := c.shareViewOf(ctx, id)
 	if !ok {
 		return id, nil, err
 	}
@@ -68,62 +68,62 @@ func (gs *Groups) shareDataOf(ctx context.Context, id topicID) (topicID, []byte,
 }
 
 // shareViewName is the name of view id, ok false when id is no view known.
-func (gs *Groups) shareViewName(ctx context.Context, id topicID) (string, bool) {
-	v, ok, _ := gs.shareViewOf(ctx, id)
+func (c *Coordinator) shareViewName(ctx context.Context, id topicID) (string, bool) {
+	v, ok, _ := c.shareViewOf(ctx, id)
 	return v.name, ok
 }
 
 // shareViewOf returns view id, ok false when id is a topic's, or a view
 // that cannot be resolved (then with the error). A view resolved is noted
-// in the topic cache (noteSubscribed), so that the next snapshots name it
+// in the Host's topic cache (Host.NoteSubscribed), so that the next snapshots name it
 // even before a member subscribed to it heartbeats (after a restart).
-func (gs *Groups) shareViewOf(ctx context.Context, id topicID) (shareView, bool, error) {
+func (c *Coordinator) shareViewOf(ctx context.Context, id topicID) (shareView, bool, error) {
 	if !coordapi.IsViewTopicID(coordapi.TopicID(id)) {
 		return shareView{}, false, nil
 	}
-	c := &gs.shareViews
-	c.mu.Lock()
-	v, ok := c.m[id]
-	c.mu.Unlock()
+	vc := &c.views
+	vc.mu.Lock()
+	v, ok := vc.m[id]
+	vc.mu.Unlock()
 	if ok {
 		return v, true, nil
 	}
 	var t coordapi.Topic
 	var err error
-	if r, ok := gs.opts.Topics.(TopicByIDResolver); ok {
+	if r := c.opts.Resolver; r != nil {
 		t, err = r.TopicByID(ctx, coordapi.TopicID(id))
 	} else {
-		t, err = gs.snapshotTopicByID(ctx, id)
+		t, err = c.snapshotTopicByID(ctx, id)
 	}
 	if err != nil || t.View == nil {
 		return shareView{}, false, err
 	}
 	v = shareView{name: t.Name, base: topicID(t.View.BaseID), baseName: t.View.BaseName, key: t.View.Key}
-	c.mu.Lock()
-	if c.m == nil {
-		c.m = make(map[topicID]shareView)
+	vc.mu.Lock()
+	if vc.m == nil {
+		vc.m = make(map[topicID]shareView)
 	}
-	if len(c.m) < maxShareViews {
-		c.m[id] = v
+	if len(vc.m) < maxShareViews {
+		vc.m[id] = v
 	}
-	c.mu.Unlock()
-	gs.noteSubscribed([]string{t.Name})
+	vc.mu.Unlock()
+	c.host.NoteSubscribed([]string{t.Name})
 	return v, true, nil
 }
 
 // snapshotTopicByID finds topic id in the topic snapshot, views noted by
 // heartbeats included.
-func (gs *Groups) snapshotTopicByID(ctx context.Context, id topicID) (coordapi.Topic, error) {
-	snap, err := gs.topics(ctx)
+func (c *Coordinator) snapshotTopicByID(ctx context.Context, id topicID) (coordapi.Topic, error) {
+	snap, err := c.host.Topics(ctx)
 	if err != nil {
 		return coordapi.Topic{}, err
 	}
-	name, ok := snap.byID[id]
+	name, ok := snap.TopicName(coordapi.TopicID(id))
 	if !ok {
 		return coordapi.Topic{}, fmt.Errorf("topic %s: %w", coordapi.TopicID(id), kerr.UnknownTopicID)
 	}
-	m := snap.byName[name]
-	return coordapi.Topic{ID: coordapi.TopicID(id), Name: name, Partitions: m.partitions, View: m.view}, nil
+	m, _ := snap.Topic(name)
+	return coordapi.Topic{ID: coordapi.TopicID(id), Name: name, Partitions: m.Partitions, View: m.View}, nil
 }
 
 // KeyBatchFinder finds the batches of a hierarchical topic's partition
@@ -163,7 +163,7 @@ func (g *group) shareAcquireKeyLocked(ctx context.Context, kf KeyBatchFinder, pa
 	if errors.Is(err, kerr.OffsetOutOfRange) {
 		// As shareAcquirePartitionLocked: archive what the log start
 		// passed and look again.
-		st, serr := g.gs.opts.Partitions.PartitionState(ctx, coordapi.TopicID(data), t.p)
+		st, serr := g.c.opts.Partitions.PartitionState(ctx, coordapi.TopicID(data), t.p)
 		if serr != nil {
 			out.ErrorCode = errorCodeOf(serr)
 			return nil, out, true
