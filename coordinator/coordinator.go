@@ -333,6 +333,11 @@ type Coordinator struct {
 		aborted map[partKey][]coordapi.AbortedTxn
 	}
 
+	// place is which partitions are this shard's: the shard count and the
+	// partitions moving between shards (handover.go); written with
+	// c.commit held, read by anyone.
+	place atomic.Pointer[placement]
+
 	// follow serializes the follows of an owner's topics (follow.go): a
 	// semaphore of one, so that a commit waiting behind a follow gives up
 	// with its context.
@@ -529,6 +534,7 @@ func Open(opts Options) (*Coordinator, error) {
 	c.gc = collect.New(gcState{c}, opts.ObjectPeers, opts.GCGrace, opts.Now, opts.Logger)
 	c.follow = make(chan struct{}, 1)
 	c.tier = c.newTier()
+	c.place.Store(&placement{shards: max(opts.Shards, 1)})
 	cache := pebble.NewCache(pebbleCacheSize)
 	defer cache.Unref()
 	popts := &pebble.Options{
@@ -695,6 +701,9 @@ func (c *Coordinator) load() (err error) {
 	c.commit.scratch.reset()
 
 	if err := c.loadMeta(); err != nil {
+		return err
+	}
+	if err := c.loadHandovers(); err != nil {
 		return err
 	}
 	if c.users, err = users.Open(familyRows{c, layout.PrefixUser}, c.log); err != nil {

@@ -32,6 +32,7 @@ const (
 	PrefixTableCovered  byte = 'c' // c <topic id>                      -> table covered value
 	PrefixKV            byte = 'k' // kvindex.Index's rows
 	PrefixPostings      byte = 'h' // kvindex.Postings' rows
+	PrefixHandover      byte = 'e' // e <topic id> <partition>         -> handover value
 )
 
 // Meta keys: rows of the meta family, each an 8-byte big-endian counter
