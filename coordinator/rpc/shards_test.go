@@ -2,8 +2,11 @@ package rpc_test
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
@@ -79,5 +82,56 @@ func TestClusterInfoOverNATS(t *testing.T) {
 				t.Fatalf("ClusterInfo = %+v, %v; want %+v", got, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestMovePartitionOverNATS hands a partition over between two served
+// coordinators through their clients, in several chunks: the one it joins
+// answers its batches and high watermark as the one it left did, the one
+// it left refuses it with NOT_LEADER_OR_FOLLOWER, and an idempotent
+// producer's retried batch is a duplicate where it arrived.
+func TestMovePartitionOverNATS(t *testing.T) {
+	ctx := context.Background()
+	from, to := newEnv(t, nil), newEnv(t, nil)
+	var peer coordinator.HandoverPeer = from.client // the client is a handover's peer
+	tp, err := from.client.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "t", Partitions: 1, ReplicationFactor: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := to.coord.FollowTopic(ctx, tp); err != nil { // the copy, under the same id
+		t.Fatal(err)
+	}
+	batch := func(seq int32) coordapi.CommitBatch {
+		return coordapi.CommitBatch{TopicID: tp.ID, ByteLength: 100, MaxTimestamp: 1, ProducerID: 9, ProducerEpoch: 0, BaseSequence: seq}
+	}
+	for i, key := range []string{"wal/a", "wal/b", "wal/c"} {
+		if _, err := from.client.CommitObject(ctx, &coordapi.CommitRequest{ObjectKey: key, ObjectSize: 100,
+			Batches: []coordapi.CommitBatch{batch(int32(i))}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	find := coordapi.FindBatchesRequest{TopicID: tp.ID, Offset: 0, MaxBytes: 1 << 20}
+	before, err := from.client.FindBatches(ctx, find)
+	if err != nil || len(before.Batches) != 3 {
+		t.Fatalf("before: %+v, %v", before, err)
+	}
+	chunks, err := coordinator.MovePartition(ctx, peer, to.client, tp.ID, 0, 1, 64)
+	if err != nil || chunks < 2 {
+		t.Fatalf("MovePartition: %d chunks, %v", chunks, err)
+	}
+	after, err := to.client.FindBatches(ctx, find)
+	if err != nil || !reflect.DeepEqual(after, before) {
+		t.Fatalf("the shard it joined answers %+v (%v), the one it left answered %+v", after, err, before)
+	}
+	if _, err := from.client.FindBatches(ctx, find); !errors.Is(err, kerr.NotLeaderForPartition) {
+		t.Fatalf("the shard it left answers %v, want NOT_LEADER_OR_FOLLOWER", err)
+	}
+	resp, err := to.client.CommitObject(ctx, &coordapi.CommitRequest{ObjectKey: "wal/c2", ObjectSize: 100,
+		Batches: []coordapi.CommitBatch{batch(2)}})
+	if err != nil || resp.Results[0].ErrorCode != 0 || resp.Results[0].BaseOffset != 2 {
+		t.Fatalf("the retried batch: %+v, %v; want a duplicate at offset 2", resp, err)
+	}
+	if chunks, err := coordinator.MovePartition(ctx, peer, to.client, tp.ID, 0, 1, 0); err != nil || chunks != 0 {
+		t.Fatalf("moving it again: %d chunks, %v; want nothing moved", chunks, err)
 	}
 }
