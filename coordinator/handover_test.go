@@ -401,3 +401,73 @@ func TestHandoverMovesSegmentsAndPostings(t *testing.T) {
 		t.Fatalf("after the new shard's consolidation: %+v, %v", r, err)
 	}
 }
+
+// TestHandoverSurvivesRestarts restarts both shards in the middle of a
+// move: the old keeps the partition fenced, the new goes on with the
+// import where it was (its handover row says one is in progress), and
+// the partition is served by the new shard once the last chunk is in.
+func TestHandoverSurvivesRestarts(t *testing.T) {
+	ctx := context.Background()
+	h := newHandoverShards(t)
+	tp := h.s0.topic("t", 64, nil)
+	for _, e := range []*testEnv{h.s1, h.s2} {
+		if _, err := e.c.FollowTopics(ctx, h.s0.c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := int32(-1)
+	for i := range int32(64) {
+		if coordapi.ShardOf(tp.ID, i, 2) == 1 && coordapi.ShardOf(tp.ID, i, 3) == 2 {
+			p = i
+			break
+		}
+	}
+	for i := range 4 {
+		h.s1.commit("wal/"+string(rune('a'+i)), plain(tp.ID, p, 1))
+	}
+	want := h.s1.state(tp.ID, p)
+	if err := h.s1.c.FencePartition(ctx, tp.ID, p, 1); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := h.s1.c.ExportPartition(ctx, tp.ID, p, nil, 64)
+	if err != nil || ch.Done {
+		t.Fatalf("first chunk: done %v, %v", ch.Done, err)
+	}
+	if err := h.s2.c.ImportPartition(ctx, &ch); err != nil {
+		t.Fatal(err)
+	}
+	h.s1.reopen()
+	h.s2.reopen()
+	wantCode(t, "commit on the fenced shard after its restart", h.s1.commit("wal/x", plain(tp.ID, p, 0))[0].ErrorCode, kerr.NotLeaderForPartition)
+	if _, err := h.s2.c.PartitionState(ctx, tp.ID, p); err == nil {
+		t.Fatal("the new shard serves the partition mid-import after its restart")
+	}
+	for cursor := ch.Cursor; ; {
+		ch, err := h.s1.c.ExportPartition(ctx, tp.ID, p, cursor, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.s2.c.ImportPartition(ctx, &ch); err != nil {
+			t.Fatalf("import after the restart: %v", err)
+		}
+		if ch.Done {
+			break
+		}
+		cursor = ch.Cursor
+	}
+	if err := h.s1.c.DropPartition(ctx, tp.ID, p); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.s2.state(tp.ID, p); got != want {
+		t.Fatalf("the new shard: %+v, want %+v", got, want)
+	}
+	for i := range 4 {
+		key := "wal/" + string(rune('a'+i))
+		if o := h.s2.object(key); o.LiveBytes != batchLen {
+			t.Fatalf("%s on the new shard: %+v", key, o)
+		}
+	}
+	if r := h.s2.commit("wal/y", plain(tp.ID, p, 0)); r[0].BaseOffset != want.HighWatermark {
+		t.Fatalf("the next commit on the new shard: %s, want offset %d", baseOffsets(r), want.HighWatermark)
+	}
+}
