@@ -41,8 +41,9 @@ import (
 // gives it of shards, but for the partitions with a handover row (moves,
 // by state). Immutable once stored: a change stores a copy.
 type placement struct {
-	shards int
-	moves  map[partKey]byte
+	shards  int
+	version uint64 // the shard map's (grow.go)
+	moves   map[partKey]byte
 }
 
 // owns reports whether a partition is this coordinator's: always, without
@@ -64,7 +65,7 @@ func (c *Coordinator) moveState(pk partKey) byte { return c.place.Load().moves[p
 // held.
 func (c *Coordinator) setMoveLocked(pk partKey, state byte) {
 	pl := c.place.Load()
-	next := &placement{shards: pl.shards, moves: maps.Clone(pl.moves)}
+	next := &placement{shards: pl.shards, version: pl.version, moves: maps.Clone(pl.moves)}
 	if next.moves == nil {
 		next.moves = map[partKey]byte{}
 	}
@@ -91,7 +92,20 @@ func (c *Coordinator) loadHandovers() error {
 	if err != nil {
 		return err
 	}
-	c.place.Store(&placement{shards: max(c.opts.Shards, 1), moves: moves})
+	var version uint64
+	v, closer, err := c.db.Get(layout.KeyMapVersion)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+	case err != nil:
+		return fmt.Errorf("coordinator: read the map version: %w", err)
+	default:
+		version, err = layout.DecodeUint64("map version", v)
+		_ = closer.Close()
+		if err != nil {
+			return err
+		}
+	}
+	c.place.Store(&placement{shards: max(c.opts.Shards, 1), version: version, moves: moves})
 	return nil
 }
 

@@ -30,6 +30,8 @@
 //	                 "macl-version"                               ACL change counter (package acls)
 //	                 "mshards", "mshard"                          the shard count and which shard this state
 //	                                                            is (coordinator/follow.go), written at the first open
+//	                 "mmap-version"                               the shard map's version, written with
+//	                                                            "mshards" when a growth commits (grow.go)
 //	topic name     'n' name                                     topic id (16 bytes)
 //	topic          't' topic-id(16)                             name str, partitions, created ms,
 //	                                                            n configs, n × (name str, value str)

@@ -49,6 +49,9 @@ var (
 	// that a state is never opened as another shard.
 	KeyShards = []byte("mshards")
 	KeyShard  = []byte("mshard")
+	// KeyMapVersion is the version of the shard map this shard serves
+	// by: written with KeyShards when a growth commits (absent: 0).
+	KeyMapVersion = []byte("mmap-version")
 	// KeyACLVersion is the ACL change counter (package acls).
 	KeyACLVersion = []byte("macl-version")
 )
