@@ -27,8 +27,8 @@
 // partition against a coordinator without it); claim_tier_job, complete_tier_job and abandon_tier_job
 // (consolidation jobs, see messages.go); object_states, forget_objects,
 // txn_view, and the handover's fence_partition, export_partition,
-// import_partition and drop_partition (between a sharded coordinator's
-// shards, shards.go); table_load,
+// import_partition, drop_partition and commit_shards (between a sharded
+// coordinator's shards, shards.go); table_load,
 // table_swap, table_list and table_namespaces (the Iceberg tables'
 // metadata pointers, Client.TableCatalog, tables.go); and, when the server is given a group
 // coordinator (ServerOptions.Groups), the group ops join_group, sync_group,

@@ -77,6 +77,7 @@ var requestCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encIdent, decIdent) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encTableSwapReq, decTableSwapReq) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encFenceReq, decFenceReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encCommitShardsReq, decCommitShardsReq) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encExportReq, decExportReq) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encPartitionChunk, decPartitionChunk) },
 	fuzzGroupReq,
@@ -241,6 +242,7 @@ func FuzzDecodeRequest(f *testing.F) {
 			Table: &coordapi.TableResult{SnapshotID: 77, Rows: 12, Covered: []coordapi.TableCovered{{Partition: 0, Next: 40}, {Partition: 2, Next: 31}}}})
 	})
 	seed(f, func(e *encoder) { encFenceReq(e, fenceReq{ID: idA, Partition: 7, Version: 2}) })
+	seed(f, func(e *encoder) { encCommitShardsReq(e, commitShardsReq{Shards: 3, Version: 2}) })
 	seed(f, func(e *encoder) {
 		encExportReq(e, exportReq{ID: idA, Partition: 7, Cursor: []byte("b\x01"), MaxBytes: 4096})
 	})

@@ -89,6 +89,9 @@ const (
 	opExportPartition = "export_partition"
 	opImportPartition = "import_partition"
 	opDropPartition   = "drop_partition"
+	// opCommitShards has a shard serve by a grown shard count and map
+	// version once shard 0 moved the partitions.
+	opCommitShards = "commit_shards"
 	// The table catalog ops (tables.go): brokers load, swap and list the
 	// Iceberg tables' metadata pointers, kept by shard 0.
 	opTableLoad       = "table_load"

@@ -122,6 +122,9 @@ var handlers = map[string]handler{
 	opDropPartition: unary(decTopicPartitionReq, func(c *coordinator.Coordinator, ctx context.Context, r topicPartitionReq) (empty, error) {
 		return empty{}, c.DropPartition(ctx, r.ID, r.Partition)
 	}, encEmpty),
+	opCommitShards: unary(decCommitShardsReq, func(c *coordinator.Coordinator, ctx context.Context, r commitShardsReq) (empty, error) {
+		return empty{}, c.CommitShards(ctx, r.Shards, r.Version)
+	}, encEmpty),
 	// The table catalog (tables.go).
 	opTableLoad:       unary(decIdent, tableLoad, encTableResp),
 	opTableSwap:       unary(decTableSwapReq, tableSwap, encTableResp),

@@ -299,3 +299,37 @@ func (c *Client) DropPartition(ctx context.Context, id coordapi.TopicID, partiti
 	}, decEmpty)
 	return err
 }
+
+// commitShardsReq is commit_shards' request.
+type commitShardsReq struct {
+	Shards  int
+	Version uint64
+}
+
+// commit_shards request: shards (uvarint), map version (uvarint). Reply:
+// empty.
+func encCommitShardsReq(e *encoder, r commitShardsReq) {
+	e.uvarint(uint64(max(r.Shards, 0)))
+	e.uvarint(r.Version)
+}
+
+func decCommitShardsReq(d *decoder) commitShardsReq {
+	var r commitShardsReq
+	if n := d.uvarint(); n > 1<<16 {
+		d.fail("shard count %d", n)
+	} else {
+		r.Shards = int(n)
+	}
+	r.Version = d.uvarint()
+	return r
+}
+
+// CommitShards has the shard serve by a grown shard count and map
+// version; see coordinator.Coordinator.CommitShards. Client implements
+// coordinator.ShardPeer.
+func (c *Client) CommitShards(ctx context.Context, shards int, version uint64) error {
+	_, err := call(c, ctx, opCommitShards, func(e *encoder) {
+		encCommitShardsReq(e, commitShardsReq{Shards: shards, Version: version})
+	}, decEmpty)
+	return err
+}

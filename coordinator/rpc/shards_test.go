@@ -135,3 +135,54 @@ func TestMovePartitionOverNATS(t *testing.T) {
 		t.Fatalf("moving it again: %d chunks, %v; want nothing moved", chunks, err)
 	}
 }
+
+// TestGrowOverNATS grows two served shards to three, shard 0 driving the
+// moves and the commits through the shards' clients: every partition's
+// record is then served by its shard of three, and every shard answers
+// cluster_info with 3.
+func TestGrowOverNATS(t *testing.T) {
+	ctx := context.Background()
+	s0 := newEnv(t, nil, func(o *coordinator.Options) { o.Shards, o.Shard = 2, 0 })
+	follower := func(shards, shard int) func(*coordinator.Options) {
+		return func(o *coordinator.Options) {
+			o.Shards, o.Shard, o.TopicOwner, o.TierInterval = shards, shard, s0.coord, -1
+		}
+	}
+	s1, s2 := newEnv(t, nil, follower(2, 1)), newEnv(t, nil, follower(3, 2))
+	envs := []*env{s0, s1, s2}
+	const parts = 16
+	tp, err := s0.client.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "t", Partitions: parts, ReplicationFactor: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range int32(parts) {
+		e := envs[coordapi.ShardOf(tp.ID, p, 2)]
+		resp, err := e.client.CommitObject(ctx, &coordapi.CommitRequest{ObjectKey: "wal/a", ObjectSize: 100,
+			Batches: []coordapi.CommitBatch{{TopicID: tp.ID, Partition: p, ByteLength: 100, MaxTimestamp: 1, ProducerID: -1}}})
+		if err != nil || resp.Results[0].ErrorCode != 0 {
+			t.Fatalf("commit to %d: %+v, %v", p, resp, err)
+		}
+	}
+	peers := []coordinator.ShardPeer{s0.client, s1.client, s2.client}
+	moved, err := s0.coord.Grow(ctx, 3, peers, 0)
+	if err != nil || moved == 0 {
+		t.Fatalf("Grow: %d moved, %v", moved, err)
+	}
+	for i, e := range envs {
+		if ci, err := e.client.ClusterInfo(ctx); err != nil || ci.Shards != 3 {
+			t.Fatalf("shard %d: cluster_info %+v, %v", i, ci, err)
+		}
+	}
+	for p := range int32(parts) {
+		owner := coordapi.ShardOf(tp.ID, p, 3)
+		for i, e := range envs {
+			st, err := e.client.PartitionState(ctx, tp.ID, p)
+			switch {
+			case i == owner && (err != nil || st.HighWatermark != 1):
+				t.Fatalf("partition %d on its shard %d: %+v, %v", p, i, st, err)
+			case i != owner && !errors.Is(err, kerr.NotLeaderForPartition):
+				t.Fatalf("partition %d on shard %d, not its own: %+v, %v", p, i, st, err)
+			}
+		}
+	}
+}
