@@ -155,6 +155,12 @@ type Options struct {
 	// shards, index i-1 for shard i: transaction markers of their
 	// partitions are committed there (WriteTxnMarkers). Default: none.
 	ShardPeers []MarkerPeer
+	// GrowPeers, on shard 0, are the other shards of the cluster --shards
+	// (Shards) counts, index i-1 for shard i, when that is more than the
+	// count the state serves by: shard 0 then grows the cluster to Shards
+	// from Open on (Grow, in the background, again until it succeeds),
+	// moving partitions through them. Default: none.
+	GrowPeers []ShardPeer
 	// ObjectPeers, on shard 0 of a sharded coordinator, are the other
 	// shards: its collector (GCStore) deletes an object only when none of
 	// them has it live or garbage for less than GCGrace, and has those
@@ -285,6 +291,11 @@ type Coordinator struct {
 	stopTxn func()
 	// stopFollow stops the follows of TopicOwner's topics (follow.go).
 	stopFollow func()
+	// layoutShards is the shard count the stored state serves by at
+	// Open (checkShardLayout); growTo, on shard 0, the count it grows
+	// the cluster to (0: none); stopGrow stops that growth.
+	layoutShards, growTo int
+	stopGrow             func()
 
 	commit struct {
 		sync.Mutex
@@ -609,6 +620,9 @@ func Open(opts Options) (*Coordinator, error) {
 	if opts.TopicOwner != nil {
 		c.startFollowing()
 	}
+	if c.growTo > 0 {
+		c.startGrowing()
+	}
 	if opts.TierInterval > 0 {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
@@ -642,6 +656,10 @@ func (c *Coordinator) Close() error {
 	if c.stopFollow != nil {
 		c.stopFollow() // before closeMu: a follow calls in
 		c.stopFollow = nil
+	}
+	if c.stopGrow != nil {
+		c.stopGrow() // likewise
+		c.stopGrow = nil
 	}
 	// The index builds stop before closeMu too: a build calls FindBatches,
 	// which waits for closeMu, and RebuildKVIndex waits for its build.
@@ -889,10 +907,13 @@ func (c *Coordinator) loadMeta() error {
 }
 
 // checkShardLayout records which shard of how many this state is, at its
-// first open, and refuses to open it as another: its partitions were
-// placed by that count (coordapi.ShardOf), and another would put some of
-// them on shards that do not hold their batches (a handover that moves
-// them is not built yet). A state from before shards is shard 0 of 1.
+// first open, and refuses to open it as another shard. The count it
+// serves by is the stored one (layoutShards): its partitions were placed
+// by it (coordapi.ShardOf), and it changes only when a growth commits
+// another (grow.go). Shard 0 started with a larger --shards grows the
+// cluster to it (growTo), through Options.GrowPeers; any other shard
+// started with another count serves by the stored one until shard 0's
+// growth commits it. A state from before shards is shard 0 of 1.
 func (c *Coordinator) checkShardLayout(fresh bool, read func(key []byte, what string) (uint64, error)) error {
 	want := [2]uint64{uint64(max(c.opts.Shards, 1)), uint64(c.opts.Shard)}
 	shards, err := read(layout.KeyShards, "shard count")
@@ -903,25 +924,40 @@ func (c *Coordinator) checkShardLayout(fresh bool, read func(key []byte, what st
 	if err != nil {
 		return err
 	}
-	have := [2]uint64{shards, shard}
 	if shards == 0 { // never written
-		if !fresh && want != [2]uint64{1, 0} {
-			return fmt.Errorf("coordinator: this state is of a coordinator without shards; --shards %d --shard %d would move partitions "+
-				"that hold batches to other shards, which needs a handover floe does not have yet", want[0], want[1])
+		have := want
+		if !fresh {
+			have = [2]uint64{1, 0}
 		}
-		have = want
+		if have[1] != want[1] {
+			return fmt.Errorf("coordinator: this state is of a coordinator without shards, which is shard 0, not shard %d (--shard)", want[1])
+		}
 		b := c.db.NewBatch()
 		defer b.Close()
-		_ = b.Set(layout.KeyShards, layout.EncodeUint64(want[0]), nil)
-		_ = b.Set(layout.KeyShard, layout.EncodeUint64(want[1]), nil)
+		_ = b.Set(layout.KeyShards, layout.EncodeUint64(have[0]), nil)
+		_ = b.Set(layout.KeyShard, layout.EncodeUint64(have[1]), nil)
 		if err := c.write(b, pebble.Sync); err != nil {
 			return fmt.Errorf("coordinator: write the shard layout: %w", err)
 		}
+		shards, shard = have[0], have[1]
 	}
-	if have != want {
-		return fmt.Errorf("coordinator: this state is shard %d of %d, not shard %d of %d (--shard, --shards): "+
-			"changing the count would move partitions that hold batches, which needs a handover floe does not have yet",
-			have[1], have[0], want[1], want[0])
+	if shard != want[1] {
+		return fmt.Errorf("coordinator: this state is shard %d of %d, not shard %d (--shard): it holds another shard's partitions",
+			shard, shards, want[1])
+	}
+	c.layoutShards = int(shards)
+	switch {
+	case want[0] == shards:
+	case want[0] > shards && c.opts.Shard == 0:
+		if len(c.opts.GrowPeers) != int(want[0])-1 {
+			return fmt.Errorf("coordinator: growing the cluster from %d to %d shards (--shards) needs the %d other shards as peers (Options.GrowPeers), not %d",
+				shards, want[0], want[0]-1, len(c.opts.GrowPeers))
+		}
+		c.growTo = int(want[0])
+		c.log.Info("the cluster grows", "shards", shards, "to", want[0])
+	default:
+		c.log.Warn("--shards is not the count this state serves by: serving by the state's until shard 0 commits another (a growth)",
+			"shard", shard, "flag", want[0], "state", shards)
 	}
 	return nil
 }

@@ -123,9 +123,12 @@ func TestCommitFollowsUnknownTopic(t *testing.T) {
 	}
 }
 
-// TestShardLayoutKept: a state opened as one shard of a count is refused
-// as any other (its partitions were placed by that count), and a state
-// from before shards is shard 0 of 1.
+// TestShardLayoutKept: a state opened as one shard is refused as any
+// other (it holds that shard's partitions); opened with another count it
+// serves by its own (shard 0's growth commits another), but for shard 0
+// given a larger count, which grows the cluster and is refused without
+// the peers to grow it through; a state from before shards is shard 0 of
+// 1.
 func TestShardLayoutKept(t *testing.T) {
 	owner := newEnv(t)
 	for _, tc := range []struct {
@@ -136,7 +139,9 @@ func TestShardLayoutKept(t *testing.T) {
 		needsOwner bool
 	}{
 		{"same layout", [2]int{3, 1}, [2]int{3, 1}, false, true},
-		{"another count", [2]int{3, 1}, [2]int{4, 1}, true, true},
+		{"another count", [2]int{3, 1}, [2]int{4, 1}, false, true},
+		{"a smaller count", [2]int{3, 1}, [2]int{2, 1}, false, true},
+		{"shard 0, a larger count, no peers", [2]int{2, 0}, [2]int{3, 0}, true, false},
 		{"another shard", [2]int{3, 1}, [2]int{3, 2}, true, true},
 		{"no shards, then shards", [2]int{0, 0}, [2]int{2, 0}, true, false},
 		{"no shards, then one shard", [2]int{0, 0}, [2]int{1, 0}, false, false},
@@ -160,6 +165,12 @@ func TestShardLayoutKept(t *testing.T) {
 			}
 			if refused := err != nil; refused != tc.refused {
 				t.Fatalf("opened as shard %d of %d after shard %d of %d: %v", tc.then[1], tc.then[0], tc.first[1], tc.first[0], err)
+			}
+			if err != nil {
+				return
+			}
+			if ci, err := c.ClusterInfo(context.Background()); err != nil || ci.Shards != max(tc.first[0], 1) {
+				t.Fatalf("serves by %+v (%v), want the state's count %d", ci, err, max(tc.first[0], 1))
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cockroachdb/pebble"
 
@@ -164,4 +165,38 @@ func (c *Coordinator) Grow(ctx context.Context, shards int, peers []ShardPeer, c
 		}
 		c.log.Warn("grow: a shard refused the new map; moving again", "pass", pass, "err", err)
 	}
+}
+
+// growRetry is how soon a growth that failed is tried again.
+const growRetry = time.Second
+
+// startGrowing grows the cluster to growTo through GrowPeers in the
+// background, trying again after each failure, until it succeeds or
+// Close.
+func (c *Coordinator) startGrowing() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	c.stopGrow = func() { cancel(); <-done }
+	peers := append([]ShardPeer{c}, c.opts.GrowPeers...)
+	go func() {
+		defer close(done)
+		t := time.NewTicker(growRetry)
+		defer t.Stop()
+		for {
+			moved, err := c.Grow(ctx, c.growTo, peers, 0)
+			if err == nil {
+				c.log.Info("grew the cluster", "shards", c.growTo, "partitions_moved", moved)
+				return
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			c.log.Warn("grow the cluster; trying again", "shards", c.growTo, "moved", moved, "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
 }

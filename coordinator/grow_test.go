@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/objectstore"
 )
 
@@ -200,5 +201,40 @@ func TestGrowMovesLateWrites(t *testing.T) {
 	}
 	if _, err := h.s1.c.PartitionState(ctx, late.ID, p); !errors.Is(err, kerr.NotLeaderForPartition) {
 		t.Fatalf("the late partition on its old shard: %v", err)
+	}
+}
+
+// TestGrowAtOpen: shard 0 opened with a larger count than its state's
+// grows the cluster in the background through its GrowPeers, and every
+// shard then serves by the larger count.
+func TestGrowAtOpen(t *testing.T) {
+	ctx := context.Background()
+	h := newHandoverShards(t)
+	tp := h.s0.topic("t", 16, nil)
+	for _, e := range []*testEnv{h.s1, h.s2} { // their owner is shard 0 before its restart
+		if _, err := e.c.FollowTopics(ctx, h.s0.c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	envs := []*testEnv{h.s0, h.s1}
+	for p := range int32(16) {
+		envs[coordapi.ShardOf(tp.ID, p, 2)].commit(fmt.Sprintf("wal/%d", p), plain(tp.ID, p, 0))
+	}
+	h.s0.opts.Shards = 3
+	h.s0.opts.GrowPeers = []ShardPeer{h.s1.c, h.s2.c}
+	h.s0.reopen()
+	testkit.CheckFor(t, 10*time.Second, time.Millisecond, func() error {
+		for i, e := range []*testEnv{h.s0, h.s1, h.s2} {
+			if ci, err := e.c.ClusterInfo(ctx); err != nil || ci.Shards != 3 {
+				return fmt.Errorf("shard %d serves by %+v (%v)", i, ci, err)
+			}
+		}
+		return nil
+	})
+	for p := range int32(16) {
+		e := []*testEnv{h.s0, h.s1, h.s2}[coordapi.ShardOf(tp.ID, p, 3)]
+		if st := e.state(tp.ID, p); st.HighWatermark != 1 {
+			t.Fatalf("partition %d on its shard of 3: %+v", p, st)
+		}
 	}
 }

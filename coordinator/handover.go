@@ -105,7 +105,7 @@ func (c *Coordinator) loadHandovers() error {
 			return err
 		}
 	}
-	c.place.Store(&placement{shards: max(c.opts.Shards, 1), version: version, moves: moves})
+	c.place.Store(&placement{shards: max(c.layoutShards, 1), version: version, moves: moves})
 	return nil
 }
 
