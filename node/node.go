@@ -241,6 +241,9 @@ type Node struct {
 	tracer  trace.Tracer
 	// stopTier stops the consolidation job runner, if started.
 	stopTier func()
+	// stopFollow stops the router's follow of the cluster's shard count,
+	// if started (a cluster broker).
+	stopFollow func()
 	closed   bool
 }
 
@@ -621,6 +624,10 @@ func (n *Node) Close(ctx context.Context) error {
 		}
 	}
 	n.stopHeartbeat(ctx)
+	if n.stopFollow != nil {
+		n.stopFollow()
+		n.stopFollow = nil
+	}
 	errs = append(errs, n.closeParts())
 	return errors.Join(errs...)
 }
