@@ -74,7 +74,11 @@
 // the leader did. The import renumbers batch rows to this shard's objects
 // of the same keys and counts their bytes live before the old shard takes
 // them off its own, so shard 0's collection never finds an object of the
-// partition unreferenced on every shard.
+// partition unreferenced on every shard. Growing the shard count (grow.go)
+// is shard 0's Grow: MovePartition for every partition whose jump hash
+// changes, then CommitShards on every shard, shard 0 last; a shard 0
+// opened with a larger Options.Shards than its state's runs it in the
+// background (GrowPeers).
 //
 // # Tier planning
 //
@@ -99,7 +103,8 @@
 //
 //	follow (FollowTopics, FollowTopicID: a shard's follows of shard 0's
 //	        topics, one at a time; the calls it makes take the rest;
-//	        ImportPartition follows an unknown topic before it enters)
+//	        ImportPartition follows an unknown topic before it enters;
+//	        Grow, like a follow, holds none: the calls it makes enter)
 //	closeMu (read: every public call; write: Close)
 //	  commit (serializes mutations: commits, topic admin, DeleteRecords,
 //	          ExpireProducers; guards producer state, what partitions

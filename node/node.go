@@ -244,7 +244,7 @@ type Node struct {
 	// stopFollow stops the router's follow of the cluster's shard count,
 	// if started (a cluster broker).
 	stopFollow func()
-	closed   bool
+	closed     bool
 }
 
 // Start opens the state, binds the listeners and starts serving.

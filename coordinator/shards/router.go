@@ -11,6 +11,10 @@
 // Transactions are shard 0's (its transaction coordinator): it writes
 // their markers on the shards that own their partitions, which ask it for
 // a producer's view before they take its transactional batches.
+//
+// The shard count is followed (Follow): when shard 0's cluster_info says
+// the cluster grew (coordinator.Grow), the router routes over the new
+// count from then on and subscribes to the new shards' commit notices.
 package shards
 
 import (
