@@ -225,7 +225,7 @@ func run(args []string) error {
 				peer := rpc.NewClient(nc, rpc.ShardCluster(cfg.cluster, i), rpc.ClientOptions{Logger: log})
 				cfg.coord.ObjectPeers = append(cfg.coord.ObjectPeers, peer)
 				cfg.coord.ShardPeers = append(cfg.coord.ShardPeers, peer) // transaction markers
-				cfg.coord.GrowPeers = append(cfg.coord.GrowPeers, peer) // a growth's handover (a --shards above the state's)
+				cfg.coord.GrowPeers = append(cfg.coord.GrowPeers, peer)   // a growth's handover (a --shards above the state's)
 				shardPeers = append(shardPeers, peer)
 			}
 		} else {
