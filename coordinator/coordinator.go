@@ -620,9 +620,6 @@ func Open(opts Options) (*Coordinator, error) {
 	if opts.TopicOwner != nil {
 		c.startFollowing()
 	}
-	if c.growTo > 0 {
-		c.startGrowing()
-	}
 	if opts.TierInterval > 0 {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
@@ -635,6 +632,9 @@ func Open(opts Options) (*Coordinator, error) {
 	c.log.Info("coordinator opened", "dir", opts.Dir,
 		"topics", len(c.mu.topicsByID), "objects", len(c.mu.objects),
 		"producer_states", len(c.commit.producers), "next_producer_id", c.pids.next)
+	if c.growTo > 0 {
+		c.startGrowing() // last: it changes what the log line above reads
+	}
 	return c, nil
 }
 
