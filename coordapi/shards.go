@@ -58,6 +58,9 @@ type ClusterInfo struct {
 	Shards int
 	// Shard is the answering shard's index.
 	Shard int
+	// MapVersion is the version of the shard map the shard serves by: 0
+	// before any growth, one more at each (coordinator.Grow).
+	MapVersion uint64
 }
 
 // PartitionChunk is one part of a partition's rows on its way from the

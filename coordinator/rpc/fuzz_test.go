@@ -307,7 +307,7 @@ func FuzzDecodeReply(f *testing.F) {
 			Principal: "User:*", Host: "10.0.0.1", Operation: kmsg.ACLOperationAll, Permission: kmsg.ACLPermissionTypeDeny}}}})
 	})
 	seed(f, func(e *encoder) { encACLNotice(e, 7) })
-	seed(f, func(e *encoder) { encClusterInfo(e, coordapi.ClusterInfo{Shards: 3, Shard: 2}) })
+	seed(f, func(e *encoder) { encClusterInfo(e, coordapi.ClusterInfo{Shards: 3, Shard: 2, MapVersion: 1}) })
 	seed(f, func(e *encoder) {
 		encPartitionChunk(e, coordapi.PartitionChunk{TopicID: idA, Partition: 7, First: true,
 			Rows:    []coordapi.ChunkRow{{Key: []byte("b1"), Value: []byte{2, 0, 5}}, {Key: []byte("k1"), Value: []byte{0, 1}}},

@@ -104,14 +104,21 @@ func (c *Client) TxnView(ctx context.Context, pid int64) (coordapi.TxnView, bool
 	return r.View, r.Found, err
 }
 
-// cluster_info request: empty. Reply: shards (uvarint), shard (uvarint).
+// cluster_info request: empty. Reply: shards (uvarint), shard (uvarint),
+// map version (uvarint; absent from coordinators before the handover:
+// 0).
 func encClusterInfo(e *encoder, ci coordapi.ClusterInfo) {
 	e.uvarint(uint64(ci.Shards))
 	e.uvarint(uint64(ci.Shard))
+	e.uvarint(ci.MapVersion)
 }
 
 func decClusterInfo(d *decoder) coordapi.ClusterInfo {
-	return coordapi.ClusterInfo{Shards: int(d.uvarint()), Shard: int(d.uvarint())}
+	ci := coordapi.ClusterInfo{Shards: int(d.uvarint()), Shard: int(d.uvarint())}
+	if d.left() > 0 {
+		ci.MapVersion = d.uvarint()
+	}
+	return ci
 }
 
 // ClusterInfo asks the coordinator for the cluster's layout; see

@@ -169,7 +169,7 @@ func TestGrowOverNATS(t *testing.T) {
 		t.Fatalf("Grow: %d moved, %v", moved, err)
 	}
 	for i, e := range envs {
-		if ci, err := e.client.ClusterInfo(ctx); err != nil || ci.Shards != 3 {
+		if ci, err := e.client.ClusterInfo(ctx); err != nil || ci.Shards != 3 || ci.MapVersion != 1 {
 			t.Fatalf("shard %d: cluster_info %+v, %v", i, ci, err)
 		}
 	}

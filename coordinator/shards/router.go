@@ -127,7 +127,7 @@ func (r *Router) Follow(ctx context.Context, interval time.Duration, info func(c
 			if err := r.Grow(grown); err != nil {
 				log.Warn("shards: route over the grown cluster", "err", err)
 			} else {
-				log.Info("shards: the cluster grew; routing over it", "shards", ci.Shards, "from", len(cur))
+				log.Info("shards: the cluster grew; routing over it", "shards", ci.Shards, "from", len(cur), "map_version", ci.MapVersion)
 			}
 		}
 		select {
