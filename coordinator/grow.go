@@ -29,6 +29,7 @@ import (
 type ShardPeer interface {
 	HandoverPeer
 	CommitShards(ctx context.Context, shards int, version uint64) error
+	ClusterInfo(ctx context.Context) (coordapi.ClusterInfo, error)
 }
 
 var _ ShardPeer = (*Coordinator)(nil)
@@ -126,6 +127,18 @@ func (c *Coordinator) Grow(ctx context.Context, shards int, peers []ShardPeer, c
 		return 0, fmt.Errorf("grow to %d shards: %d peers", shards, len(peers))
 	}
 	from, version := pl.shards, pl.version+1
+	// Every shard answers, as the shard it is meant to be, before any
+	// partition is fenced: a move towards a shard that is not up would
+	// leave its partition refused by both until it is.
+	for i, p := range peers {
+		ci, err := p.ClusterInfo(ctx)
+		switch {
+		case err != nil:
+			return 0, fmt.Errorf("grow to %d shards: shard %d: %w", shards, i, err)
+		case ci.Shard != i:
+			return 0, fmt.Errorf("grow to %d shards: peer %d answers as shard %d", shards, i, ci.Shard)
+		}
+	}
 	done := map[partKey]bool{}
 	for pass := 1; ; pass++ {
 		topics, err := c.Topics(ctx)

@@ -238,3 +238,34 @@ func TestGrowAtOpen(t *testing.T) {
 		}
 	}
 }
+
+// downPeer is a shard that does not answer.
+type downPeer struct{ ShardPeer }
+
+func (downPeer) ClusterInfo(context.Context) (coordapi.ClusterInfo, error) {
+	return coordapi.ClusterInfo{}, errors.New("no responders")
+}
+
+// TestGrowWaitsForEveryShard: with the new shard not answering, Grow
+// fences nothing (the partitions it would move stay writable on their
+// shards) and fails; with peers in the wrong order it fails too.
+func TestGrowWaitsForEveryShard(t *testing.T) {
+	ctx := context.Background()
+	h := newHandoverShards(t)
+	tp := h.s0.topic("t", 16, nil)
+	if _, err := h.s1.c.FollowTopics(ctx, h.s0.c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.s0.c.Grow(ctx, 3, []ShardPeer{h.s0.c, h.s1.c, downPeer{h.s2.c}}, 0); err == nil {
+		t.Fatal("Grow with the new shard down succeeded")
+	}
+	if _, err := h.s0.c.Grow(ctx, 3, []ShardPeer{h.s0.c, h.s2.c, h.s1.c}, 0); err == nil {
+		t.Fatal("Grow with shards 1 and 2 swapped succeeded")
+	}
+	envs := []*testEnv{h.s0, h.s1}
+	for p := range int32(16) {
+		if r := envs[coordapi.ShardOf(tp.ID, p, 2)].commit(fmt.Sprintf("wal/%d", p), plain(tp.ID, p, 0)); r[0].ErrorCode != 0 {
+			t.Fatalf("partition %d after the failed growths: %s", p, baseOffsets(r))
+		}
+	}
+}
