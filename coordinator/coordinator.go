@@ -926,8 +926,18 @@ func (c *Coordinator) checkShardLayout(fresh bool, read func(key []byte, what st
 	}
 	if shards == 0 { // never written
 		have := want
-		if !fresh {
+		switch {
+		case !fresh:
 			have = [2]uint64{1, 0}
+		case c.opts.Shard > 0:
+			// A shard joining a cluster that has not grown to it yet
+			// serves by the cluster's count, which gives it nothing,
+			// until shard 0's growth commits the new one: a broker that
+			// routes by the new count too early is refused, rather than
+			// writing where the growth will import.
+			if n, ok := c.ownerShards(); ok && n <= c.opts.Shard {
+				have[0] = uint64(n)
+			}
 		}
 		if have[1] != want[1] {
 			return fmt.Errorf("coordinator: this state is of a coordinator without shards, which is shard 0, not shard %d (--shard)", want[1])
@@ -960,6 +970,25 @@ func (c *Coordinator) checkShardLayout(fresh bool, read func(key []byte, what st
 			"shard", shard, "flag", want[0], "state", shards)
 	}
 	return nil
+}
+
+// ownerShards asks TopicOwner (shard 0) the count it serves by, if it
+// answers ClusterInfo; ok is false when it cannot be asked.
+func (c *Coordinator) ownerShards() (n int, ok bool) {
+	o, can := c.opts.TopicOwner.(interface {
+		ClusterInfo(ctx context.Context) (coordapi.ClusterInfo, error)
+	})
+	if !can {
+		return 0, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), followTimeout)
+	defer cancel()
+	ci, err := o.ClusterInfo(ctx)
+	if err != nil {
+		c.log.Warn("ask shard 0 the cluster's shard count; serving by --shards", "err", err)
+		return 0, false
+	}
+	return ci.Shards, true
 }
 
 // scan calls fn for every key of one family, in key order.

@@ -130,7 +130,7 @@ func TestCommitFollowsUnknownTopic(t *testing.T) {
 // the peers to grow it through; a state from before shards is shard 0 of
 // 1.
 func TestShardLayoutKept(t *testing.T) {
-	owner := newEnv(t)
+	owner := newEnv(t, func(o *Options) { o.Shards = 3 }) // the cluster's count: shard 1 is one of it
 	for _, tc := range []struct {
 		name       string
 		first      [2]int // shards, shard at the first open

@@ -63,6 +63,15 @@ func TestGrowShards(t *testing.T) {
 	src := envs[coordapi.ShardOf(tp.ID, txnPart, 2)]
 	wantCode(t, "transactional batch", src.commit("wal/txn", txnBatch("etl", tp.ID, txnPart, 0, prod.ProducerID, prod.ProducerEpoch, 0))[0].ErrorCode, nil)
 
+	// The new shard, started with --shards 3 before the growth, serves
+	// by the cluster's 2 until then: a commit routed by 3 too early is
+	// refused, not written where the growth will import.
+	if ci, err := envs[2].c.ClusterInfo(ctx); err != nil || ci.Shards != 2 || ci.Shard != 2 {
+		t.Fatalf("the new shard before the growth: %+v, %v", ci, err)
+	}
+	wantCode(t, "a commit on the new shard before the growth",
+		envs[2].commit("wal/early", idem(txnPart, 9))[0].ErrorCode, kerr.NotLeaderForPartition)
+
 	// A shard holding a partition 3 shards would take from it refuses the
 	// new map until the partition is moved.
 	if err := envs[1].c.CommitShards(ctx, 3, 1); !errors.Is(err, ErrUnmoved) {

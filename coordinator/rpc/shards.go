@@ -123,10 +123,13 @@ func decClusterInfo(d *decoder) coordapi.ClusterInfo {
 
 // ClusterInfo asks the coordinator for the cluster's layout; see
 // coordinator.Coordinator.ClusterInfo. A coordinator too old to know the
-// op answers an error, as for any unknown op.
+// op answers an error, as for any unknown op. A new shard's Shard is not
+// below its Shards until the growth that adds it commits.
 func (c *Client) ClusterInfo(ctx context.Context) (coordapi.ClusterInfo, error) {
 	ci, err := call(c, ctx, opClusterInfo, func(e *encoder) { encEmpty(e, empty{}) }, decClusterInfo)
-	if err == nil && (ci.Shards < 1 || ci.Shard >= ci.Shards) {
+	// A shard may be above the count it serves by: a new shard waits for
+	// the growth that adds it (coordinator.Grow).
+	if err == nil && ci.Shards < 1 {
 		return ci, &clientError{opClusterInfo, ErrInternal, fmt.Errorf("%w: shard %d of %d", errMalformed, ci.Shard, ci.Shards)}
 	}
 	return ci, err
