@@ -911,9 +911,10 @@ func (c *Coordinator) loadMeta() error {
 // serves by is the stored one (layoutShards): its partitions were placed
 // by it (coordapi.ShardOf), and it changes only when a growth commits
 // another (grow.go). Shard 0 started with a larger --shards grows the
-// cluster to it (growTo), through Options.GrowPeers; any other shard
-// started with another count serves by the stored one until shard 0's
-// growth commits it. A state from before shards is shard 0 of 1.
+// cluster to it (growTo), through Options.GrowPeers, and is refused a
+// smaller one (its peers would leave shards out); any other shard started
+// with another count serves by the stored one until shard 0's growth
+// commits it. A state from before shards is shard 0 of 1.
 func (c *Coordinator) checkShardLayout(fresh bool, read func(key []byte, what string) (uint64, error)) error {
 	want := [2]uint64{uint64(max(c.opts.Shards, 1)), uint64(c.opts.Shard)}
 	shards, err := read(layout.KeyShards, "shard count")
@@ -965,6 +966,12 @@ func (c *Coordinator) checkShardLayout(fresh bool, read func(key []byte, what st
 		}
 		c.growTo = int(want[0])
 		c.log.Info("the cluster grows", "shards", shards, "to", want[0])
+	case c.opts.Shard == 0:
+		// Its collector and its transaction markers reach the shards its
+		// peers name, which --shards counts: fewer than the state's
+		// would delete objects only a shard left out refers to.
+		return fmt.Errorf("coordinator: this state is shard 0 of %d (a growth committed it): start it with --shards %d, not %d, so that it reaches every shard",
+			shards, shards, want[0])
 	default:
 		c.log.Warn("--shards is not the count this state serves by: serving by the state's until shard 0 commits another (a growth)",
 			"shard", shard, "flag", want[0], "state", shards)

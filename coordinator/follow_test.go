@@ -142,6 +142,7 @@ func TestShardLayoutKept(t *testing.T) {
 		{"another count", [2]int{3, 1}, [2]int{4, 1}, false, true},
 		{"a smaller count", [2]int{3, 1}, [2]int{2, 1}, false, true},
 		{"shard 0, a larger count, no peers", [2]int{2, 0}, [2]int{3, 0}, true, false},
+		{"shard 0, a smaller count", [2]int{3, 0}, [2]int{2, 0}, true, false},
 		{"another shard", [2]int{3, 1}, [2]int{3, 2}, true, true},
 		{"no shards, then shards", [2]int{0, 0}, [2]int{2, 0}, true, false},
 		{"no shards, then one shard", [2]int{0, 0}, [2]int{1, 0}, false, false},
