@@ -765,10 +765,13 @@ func TestShardedNATSNodeLoss(t *testing.T) {
 // --coordinator-shards 2, follows cluster_info to three shards; the
 // producer's batches refused meanwhile (NOT_LEADER_OR_FOLLOWER) are
 // retried; every record ends up in the log exactly once, where
-// acknowledged, and the moved partitions are served by shard 2.
+// acknowledged (read back after shard 0 collected garbage through the
+// growth, a 2s grace), and the moved partitions are served by shard 2.
 func TestShardedGrow(t *testing.T) {
 	c := floetest.RunClusterWith(t, 0, floetest.ClusterOptions{
-		CoordinatorArgs: []string{"--shards", "2"},
+		// A short grace: shard 0 collects while partitions move, and
+		// must not take an object either shard refers to.
+		CoordinatorArgs: []string{"--shards", "2", "--gc-grace", "2s"},
 		BrokerArgs:      []string{"--coordinator-shards", "2"},
 	})
 	startShard(t, c, 1, 2, t.TempDir())
