@@ -278,3 +278,40 @@ func TestGrowWaitsForEveryShard(t *testing.T) {
 		}
 	}
 }
+
+// TestGrowFromOneShard grows a coordinator without shards to two: the new
+// shard, joining a cluster of one, serves nothing until the growth (not
+// every partition, as a count of one would say), then its own.
+func TestGrowFromOneShard(t *testing.T) {
+	ctx := context.Background()
+	var s1 *testEnv
+	s0 := newEnv(t, func(o *Options) { o.TxnCheckInterval, o.TierInterval = -1, -1 })
+	s1 = newEnv(t, func(o *Options) {
+		o.Shards, o.Shard, o.TxnCheckInterval, o.TierInterval = 2, 1, -1, -1
+		o.TopicOwner, o.FollowInterval, o.Now = s0.c, time.Hour, s0.clock.Now
+	})
+	tp := s0.topic("t", 8, nil)
+	if _, err := s1.c.FollowTopics(ctx, s0.c); err != nil {
+		t.Fatal(err)
+	}
+	for p := range int32(8) {
+		s0.commit(fmt.Sprintf("wal/%d", p), plain(tp.ID, p, 0))
+		if _, err := s1.c.PartitionState(ctx, tp.ID, p); !errors.Is(err, kerr.NotLeaderForPartition) {
+			t.Fatalf("the new shard serves partition %d before the growth: %v", p, err)
+		}
+	}
+	s0.opts.Shards, s0.opts.GrowPeers = 2, []ShardPeer{s1.c}
+	s0.reopen()
+	testkit.CheckFor(t, 10*time.Second, time.Millisecond, func() error {
+		if ci, err := s0.c.ClusterInfo(ctx); err != nil || ci.Shards != 2 {
+			return fmt.Errorf("shard 0 serves by %+v (%v)", ci, err)
+		}
+		return nil
+	})
+	for p := range int32(8) {
+		e := []*testEnv{s0, s1}[coordapi.ShardOf(tp.ID, p, 2)]
+		if st := e.state(tp.ID, p); st.HighWatermark != 1 {
+			t.Fatalf("partition %d on its shard of 2: %+v", p, st)
+		}
+	}
+}

@@ -55,7 +55,9 @@ func (c *Coordinator) owns(id coordapi.TopicID, partition int32) bool {
 			return s == layout.HandoverIn
 		}
 	}
-	return pl.shards <= 1 || coordapi.ShardOf(id, partition, pl.shards) == c.opts.Shard
+	// ShardOf answers 0 for a count of 1, which a shard above 0 serves by
+	// while it waits for the growth that adds it.
+	return coordapi.ShardOf(id, partition, pl.shards) == c.opts.Shard
 }
 
 // moveState returns a partition's handover state, 0 for none.
