@@ -102,7 +102,7 @@ func (lateOwner) SubscribeTopics(func([]coordapi.TopicNotice)) (cancel func()) {
 // TestCommitFollowsUnknownTopic: a shard that has not heard of a topic
 // asks its owner for it when a commit names it, and commits.
 func TestCommitFollowsUnknownTopic(t *testing.T) {
-	owner := newEnv(t)
+	owner := newEnv(t, func(o *Options) { o.Shards = 2 }) // shard 0 of the shard's cluster
 	shard := newEnv(t, func(o *Options) {
 		o.Shards, o.Shard = 2, 1
 		o.TopicOwner, o.FollowInterval = lateOwner{owner.c}, time.Hour
@@ -180,7 +180,7 @@ func TestShardLayoutKept(t *testing.T) {
 // TestCommitFollowsNewPartitions: a commit to a partition the owner added
 // since the shard's copy was taken follows the topic first.
 func TestCommitFollowsNewPartitions(t *testing.T) {
-	owner := newEnv(t)
+	owner := newEnv(t, func(o *Options) { o.Shards = 2 }) // shard 0 of the shard's cluster
 	shard := newEnv(t, func(o *Options) {
 		o.Shards, o.Shard = 2, 1
 		o.TopicOwner, o.FollowInterval = lateOwner{owner.c}, time.Hour
