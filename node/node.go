@@ -146,9 +146,10 @@ type Config struct {
 	// (--coordinator-timeout). Default: 5s.
 	CoordinatorTimeout time.Duration
 	// CoordinatorShards is how many shards the cluster's coordinator has
-	// (--coordinator-shards, its coordinators' --shards): the broker
-	// sends each partition's calls to its shard (coordinator/shards).
-	// Only with NATSURL. Default: 1.
+	// (--coordinator-shards, its coordinators' --shards) when the broker
+	// starts: the broker sends each partition's calls to its shard
+	// (coordinator/shards), and follows the cluster's growth from there
+	// (cluster_info). Only with NATSURL. Default: 1.
 	CoordinatorShards int
 	// HeartbeatInterval is how often the broker renews its registration
 	// with the coordinator. Default: 2s.
