@@ -58,4 +58,65 @@ type ClusterInfo struct {
 	Shards int
 	// Shard is the answering shard's index.
 	Shard int
+	// MapVersion is the version of the shard map the shard serves by: 0
+	// before any growth, one more at each (coordinator.Grow).
+	MapVersion uint64
+}
+
+// PartitionChunk is one part of a partition's rows on its way from the
+// shard it leaves to the shard it joins (the handover of
+// docs/design/coordinator-shards.md, "Adding shards"): the old shard's
+// ExportPartition answers chunks in key order, each the next after
+// Cursor, and the new shard's ImportPartition writes them through its log.
+// Rows are the coordinator's own encoding (package coordinator/layout),
+// moved as they are but for the object numbers of batch rows, which are
+// per shard: Objects names each that Rows use.
+type PartitionChunk struct {
+	TopicID   TopicID
+	Partition int32
+	// First is set on a partition's first chunk: the import drops
+	// whatever rows of the partition it holds (an import a crash
+	// interrupted) before it writes the chunk's, so that an export
+	// started again from the beginning imports the same rows.
+	First bool
+	// Rows are the partition's rows of the families keyed by partition
+	// (batch runs and segments, postings, key index, aborted, open and
+	// held-keys transaction rows), key and value, in key order.
+	Rows []ChunkRow
+	// Objects are the objects the batch rows of Rows name, by the old
+	// shard's object number.
+	Objects []ChunkObject
+	// Cursor is the last key of Rows, where the next export starts; nil
+	// with Done.
+	Cursor []byte
+	// Done is set on the last chunk, which also carries the partition's
+	// checkpoint, its producer states and its table's covered offset: the
+	// import makes the partition the new shard's once it has them.
+	Done bool
+	// Checkpoint is the partition's checkpoint value ('p' row).
+	Checkpoint []byte
+	// Producers are the partition's producer state rows ('r'), key and
+	// value.
+	Producers []ChunkRow
+	// TableCovered is the table planner's covered offset of the
+	// partition, -1 for none.
+	TableCovered int64
+	// Gone is set, alone, when the exporting shard dropped the partition
+	// after an earlier handover: its rows are where it moved.
+	Gone bool
+}
+
+// ChunkRow is one row of a PartitionChunk.
+type ChunkRow struct {
+	Key, Value []byte
+}
+
+// ChunkObject is an object a PartitionChunk's batch rows name: its number
+// on the exporting shard, its key and what its row records.
+type ChunkObject struct {
+	Num       uint64
+	Key       string
+	Size      int64
+	CreatedMs int64
+	BrokerID  int32
 }

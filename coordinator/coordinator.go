@@ -155,6 +155,12 @@ type Options struct {
 	// shards, index i-1 for shard i: transaction markers of their
 	// partitions are committed there (WriteTxnMarkers). Default: none.
 	ShardPeers []MarkerPeer
+	// GrowPeers, on shard 0, are the other shards of the cluster --shards
+	// (Shards) counts, index i-1 for shard i, when that is more than the
+	// count the state serves by: shard 0 then grows the cluster to Shards
+	// from Open on (Grow, in the background, again until it succeeds),
+	// moving partitions through them. Default: none.
+	GrowPeers []ShardPeer
 	// ObjectPeers, on shard 0 of a sharded coordinator, are the other
 	// shards: its collector (GCStore) deletes an object only when none of
 	// them has it live or garbage for less than GCGrace, and has those
@@ -288,6 +294,11 @@ type Coordinator struct {
 	stopTxn func()
 	// stopFollow stops the follows of TopicOwner's topics (follow.go).
 	stopFollow func()
+	// layoutShards is the shard count the stored state serves by at
+	// Open (checkShardLayout); growTo, on shard 0, the count it grows
+	// the cluster to (0: none); stopGrow stops that growth.
+	layoutShards, growTo int
+	stopGrow             func()
 
 	commit struct {
 		sync.Mutex
@@ -335,6 +346,11 @@ type Coordinator struct {
 		// offset (txn.go).
 		aborted map[partKey][]coordapi.AbortedTxn
 	}
+
+	// place is which partitions are this shard's: the shard count and the
+	// partitions moving between shards (handover.go); written with
+	// c.commit held, read by anyone.
+	place atomic.Pointer[placement]
 
 	// follow serializes the follows of an owner's topics (follow.go): a
 	// semaphore of one, so that a commit waiting behind a follow gives up
@@ -532,6 +548,7 @@ func Open(opts Options) (*Coordinator, error) {
 	c.gc = collect.New(gcState{c}, opts.ObjectPeers, opts.GCGrace, opts.Now, opts.Logger)
 	c.follow = make(chan struct{}, 1)
 	c.tier = c.newTier()
+	c.place.Store(&placement{shards: max(opts.Shards, 1)})
 	cache := pebble.NewCache(pebbleCacheSize)
 	defer cache.Unref()
 	popts := &pebble.Options{
@@ -618,6 +635,9 @@ func Open(opts Options) (*Coordinator, error) {
 	c.log.Info("coordinator opened", "dir", opts.Dir,
 		"topics", len(c.mu.topicsByID), "objects", len(c.mu.objects),
 		"producer_states", len(c.commit.producers), "next_producer_id", c.pids.next)
+	if c.growTo > 0 {
+		c.startGrowing() // last: it changes what the log line above reads
+	}
 	return c, nil
 }
 
@@ -639,6 +659,10 @@ func (c *Coordinator) Close() error {
 	if c.stopFollow != nil {
 		c.stopFollow() // before closeMu: a follow calls in
 		c.stopFollow = nil
+	}
+	if c.stopGrow != nil {
+		c.stopGrow() // likewise
+		c.stopGrow = nil
 	}
 	// The index builds stop before closeMu too: a build calls FindBatches,
 	// which waits for closeMu, and RebuildKVIndex waits for its build.
@@ -698,6 +722,9 @@ func (c *Coordinator) load() (err error) {
 	c.commit.scratch.reset()
 
 	if err := c.loadMeta(); err != nil {
+		return err
+	}
+	if err := c.loadHandovers(); err != nil {
 		return err
 	}
 	if c.users, err = users.Open(familyRows{c, layout.PrefixUser}, c.log); err != nil {
@@ -883,10 +910,14 @@ func (c *Coordinator) loadMeta() error {
 }
 
 // checkShardLayout records which shard of how many this state is, at its
-// first open, and refuses to open it as another: its partitions were
-// placed by that count (coordapi.ShardOf), and another would put some of
-// them on shards that do not hold their batches (a handover that moves
-// them is not built yet). A state from before shards is shard 0 of 1.
+// first open, and refuses to open it as another shard. The count it
+// serves by is the stored one (layoutShards): its partitions were placed
+// by it (coordapi.ShardOf), and it changes only when a growth commits
+// another (grow.go). Shard 0 started with a larger --shards grows the
+// cluster to it (growTo), through Options.GrowPeers, and is refused a
+// smaller one (its peers would leave shards out); any other shard started
+// with another count serves by the stored one until shard 0's growth
+// commits it. A state from before shards is shard 0 of 1.
 func (c *Coordinator) checkShardLayout(fresh bool, read func(key []byte, what string) (uint64, error)) error {
 	want := [2]uint64{uint64(max(c.opts.Shards, 1)), uint64(c.opts.Shard)}
 	shards, err := read(layout.KeyShards, "shard count")
@@ -897,27 +928,77 @@ func (c *Coordinator) checkShardLayout(fresh bool, read func(key []byte, what st
 	if err != nil {
 		return err
 	}
-	have := [2]uint64{shards, shard}
 	if shards == 0 { // never written
-		if !fresh && want != [2]uint64{1, 0} {
-			return fmt.Errorf("coordinator: this state is of a coordinator without shards; --shards %d --shard %d would move partitions "+
-				"that hold batches to other shards, which needs a handover floe does not have yet", want[0], want[1])
+		have := want
+		switch {
+		case !fresh:
+			have = [2]uint64{1, 0}
+		case c.opts.Shard > 0:
+			// A shard joining a cluster that has not grown to it yet
+			// serves by the cluster's count, which gives it nothing,
+			// until shard 0's growth commits the new one: a broker that
+			// routes by the new count too early is refused, rather than
+			// writing where the growth will import.
+			if n, ok := c.ownerShards(); ok && n <= c.opts.Shard {
+				have[0] = uint64(n)
+			}
 		}
-		have = want
+		if have[1] != want[1] {
+			return fmt.Errorf("coordinator: this state is of a coordinator without shards, which is shard 0, not shard %d (--shard)", want[1])
+		}
 		b := c.db.NewBatch()
 		defer b.Close()
-		_ = b.Set(layout.KeyShards, layout.EncodeUint64(want[0]), nil)
-		_ = b.Set(layout.KeyShard, layout.EncodeUint64(want[1]), nil)
+		_ = b.Set(layout.KeyShards, layout.EncodeUint64(have[0]), nil)
+		_ = b.Set(layout.KeyShard, layout.EncodeUint64(have[1]), nil)
 		if err := c.write(b, pebble.Sync); err != nil {
 			return fmt.Errorf("coordinator: write the shard layout: %w", err)
 		}
+		shards, shard = have[0], have[1]
 	}
-	if have != want {
-		return fmt.Errorf("coordinator: this state is shard %d of %d, not shard %d of %d (--shard, --shards): "+
-			"changing the count would move partitions that hold batches, which needs a handover floe does not have yet",
-			have[1], have[0], want[1], want[0])
+	if shard != want[1] {
+		return fmt.Errorf("coordinator: this state is shard %d of %d, not shard %d (--shard): it holds another shard's partitions",
+			shard, shards, want[1])
+	}
+	c.layoutShards = int(shards)
+	switch {
+	case want[0] == shards:
+	case want[0] > shards && c.opts.Shard == 0:
+		if len(c.opts.GrowPeers) != int(want[0])-1 {
+			return fmt.Errorf("coordinator: growing the cluster from %d to %d shards (--shards) needs the %d other shards as peers (Options.GrowPeers), not %d",
+				shards, want[0], want[0]-1, len(c.opts.GrowPeers))
+		}
+		c.growTo = int(want[0])
+		c.log.Info("the cluster grows", "shards", shards, "to", want[0])
+	case c.opts.Shard == 0:
+		// Its collector and its transaction markers reach the shards its
+		// peers name, which --shards counts: fewer than the state's
+		// would delete objects only a shard left out refers to.
+		return fmt.Errorf("coordinator: this state is shard 0 of %d (a growth committed it): start it with --shards %d, not %d, so that it reaches every shard",
+			shards, shards, want[0])
+	default:
+		c.log.Warn("--shards is not the count this state serves by: serving by the state's until shard 0 commits another (a growth)",
+			"shard", shard, "flag", want[0], "state", shards)
 	}
 	return nil
+}
+
+// ownerShards asks TopicOwner (shard 0) the count it serves by, if it
+// answers ClusterInfo; ok is false when it cannot be asked.
+func (c *Coordinator) ownerShards() (n int, ok bool) {
+	o, can := c.opts.TopicOwner.(interface {
+		ClusterInfo(ctx context.Context) (coordapi.ClusterInfo, error)
+	})
+	if !can {
+		return 0, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), followTimeout)
+	defer cancel()
+	ci, err := o.ClusterInfo(ctx)
+	if err != nil {
+		c.log.Warn("ask shard 0 the cluster's shard count; serving by --shards", "err", err)
+		return 0, false
+	}
+	return ci.Shards, true
 }
 
 // scan calls fn for every key of one family, in key order.

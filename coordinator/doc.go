@@ -62,6 +62,24 @@
 // coordinator's own; they take none of its locks but those their
 // interfaces take (txnPartitions).
 //
+// # Handover
+//
+// A partition moves between shards (handover.go) by FencePartition on the
+// shard it leaves, ExportPartition's chunks imported by ImportPartition on
+// the shard it joins, and DropPartition on the first; MovePartition
+// drives the four over HandoverPeer (a *Coordinator, or rpc.Client over
+// NATS). Each writes through the log: the partition's handover row ('e')
+// is, over the shard count, what says whether the partition is this
+// shard's (owns), so a standby promoted mid-move refuses and serves what
+// the leader did. The import renumbers batch rows to this shard's objects
+// of the same keys and counts their bytes live before the old shard takes
+// them off its own, so shard 0's collection never finds an object of the
+// partition unreferenced on every shard. Growing the shard count (grow.go)
+// is shard 0's Grow: MovePartition for every partition whose jump hash
+// changes, then CommitShards on every shard, shard 0 last; a shard 0
+// opened with a larger Options.Shards than its state's runs it in the
+// background (GrowPeers).
+//
 // # Tier planning
 //
 // The tier loop (TierTick) and the tier jobs' calls (ClaimTierJob,
@@ -84,13 +102,17 @@
 // Locks are taken in this order, never the reverse:
 //
 //	follow (FollowTopics, FollowTopicID: a shard's follows of shard 0's
-//	        topics, one at a time; the calls it makes take the rest)
+//	        topics, one at a time; the calls it makes take the rest;
+//	        ImportPartition follows an unknown topic before it enters;
+//	        Grow, like a follow, holds none: the calls it makes enter)
 //	closeMu (read: every public call; write: Close)
 //	  commit (serializes mutations: commits, topic admin, DeleteRecords,
 //	          ExpireProducers; guards producer state, what partitions
 //	          appended since their checkpoints and the object counter)
 //	    mu (RWMutex over topics, partitions and objects in memory; written
 //	        only with commit held, so commit's holder reads without it)
+//	    place (an atomic pointer to the placement, handover.go: stored
+//	           with commit held, loaded under any lock or none)
 //	sweeps (the tier loop's postings sweeps; mu is taken under it)
 //	the tier planner's lock (package tierplan's Registry: taken alone, or
 //	  under commit; a leaf, it takes none of these)

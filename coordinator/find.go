@@ -23,16 +23,9 @@ func (c *Coordinator) partitionLocked(id coordapi.TopicID, partition int32) (*to
 		return nil, partState{}, fmt.Errorf("topic %q partition %d: %w", t.name, partition, kerr.UnknownTopicOrPartition)
 	}
 	if !c.owns(id, partition) {
-		return nil, partState{}, fmt.Errorf("topic %q partition %d is shard %d's, not this shard's (%d): %w", t.name, partition,
-			coordapi.ShardOf(id, partition, c.opts.Shards), c.opts.Shard, kerr.NotLeaderForPartition)
+		return nil, partState{}, c.notOwnedError(t, partition)
 	}
 	return t, t.parts[partition], nil
-}
-
-// owns reports whether a partition is this coordinator's: always, without
-// shards.
-func (c *Coordinator) owns(id coordapi.TopicID, partition int32) bool {
-	return c.opts.Shards <= 1 || coordapi.ShardOf(id, partition, c.opts.Shards) == c.opts.Shard
 }
 
 // PartitionState returns a partition's log start offset and high

@@ -245,11 +245,14 @@ func (c *Coordinator) FollowTopicID(ctx context.Context, owner TopicOwner, id co
 }
 
 // ClusterInfo answers the cluster's layout as this shard keeps it: the
-// shard count and its own index (1 and 0 without shards).
+// shard count it serves by (its --shards, or the count a growth committed
+// since, grow.go), its own index (1 and 0 without shards) and the map
+// version.
 func (c *Coordinator) ClusterInfo(ctx context.Context) (coordapi.ClusterInfo, error) {
 	if err := c.enter(ctx); err != nil {
 		return coordapi.ClusterInfo{}, err
 	}
 	defer c.leave()
-	return coordapi.ClusterInfo{Shards: max(c.opts.Shards, 1), Shard: c.opts.Shard}, nil
+	pl := c.place.Load()
+	return coordapi.ClusterInfo{Shards: pl.shards, Shard: c.opts.Shard, MapVersion: pl.version}, nil
 }

@@ -102,7 +102,7 @@ func (lateOwner) SubscribeTopics(func([]coordapi.TopicNotice)) (cancel func()) {
 // TestCommitFollowsUnknownTopic: a shard that has not heard of a topic
 // asks its owner for it when a commit names it, and commits.
 func TestCommitFollowsUnknownTopic(t *testing.T) {
-	owner := newEnv(t)
+	owner := newEnv(t, func(o *Options) { o.Shards = 2 }) // shard 0 of the shard's cluster
 	shard := newEnv(t, func(o *Options) {
 		o.Shards, o.Shard = 2, 1
 		o.TopicOwner, o.FollowInterval = lateOwner{owner.c}, time.Hour
@@ -123,11 +123,14 @@ func TestCommitFollowsUnknownTopic(t *testing.T) {
 	}
 }
 
-// TestShardLayoutKept: a state opened as one shard of a count is refused
-// as any other (its partitions were placed by that count), and a state
-// from before shards is shard 0 of 1.
+// TestShardLayoutKept: a state opened as one shard is refused as any
+// other (it holds that shard's partitions); opened with another count it
+// serves by its own (shard 0's growth commits another), but for shard 0
+// given a larger count, which grows the cluster and is refused without
+// the peers to grow it through; a state from before shards is shard 0 of
+// 1.
 func TestShardLayoutKept(t *testing.T) {
-	owner := newEnv(t)
+	owner := newEnv(t, func(o *Options) { o.Shards = 3 }) // the cluster's count: shard 1 is one of it
 	for _, tc := range []struct {
 		name       string
 		first      [2]int // shards, shard at the first open
@@ -136,7 +139,10 @@ func TestShardLayoutKept(t *testing.T) {
 		needsOwner bool
 	}{
 		{"same layout", [2]int{3, 1}, [2]int{3, 1}, false, true},
-		{"another count", [2]int{3, 1}, [2]int{4, 1}, true, true},
+		{"another count", [2]int{3, 1}, [2]int{4, 1}, false, true},
+		{"a smaller count", [2]int{3, 1}, [2]int{2, 1}, false, true},
+		{"shard 0, a larger count, no peers", [2]int{2, 0}, [2]int{3, 0}, true, false},
+		{"shard 0, a smaller count", [2]int{3, 0}, [2]int{2, 0}, true, false},
 		{"another shard", [2]int{3, 1}, [2]int{3, 2}, true, true},
 		{"no shards, then shards", [2]int{0, 0}, [2]int{2, 0}, true, false},
 		{"no shards, then one shard", [2]int{0, 0}, [2]int{1, 0}, false, false},
@@ -161,6 +167,12 @@ func TestShardLayoutKept(t *testing.T) {
 			if refused := err != nil; refused != tc.refused {
 				t.Fatalf("opened as shard %d of %d after shard %d of %d: %v", tc.then[1], tc.then[0], tc.first[1], tc.first[0], err)
 			}
+			if err != nil {
+				return
+			}
+			if ci, err := c.ClusterInfo(context.Background()); err != nil || ci.Shards != max(tc.first[0], 1) {
+				t.Fatalf("serves by %+v (%v), want the state's count %d", ci, err, max(tc.first[0], 1))
+			}
 		})
 	}
 }
@@ -168,7 +180,7 @@ func TestShardLayoutKept(t *testing.T) {
 // TestCommitFollowsNewPartitions: a commit to a partition the owner added
 // since the shard's copy was taken follows the topic first.
 func TestCommitFollowsNewPartitions(t *testing.T) {
-	owner := newEnv(t)
+	owner := newEnv(t, func(o *Options) { o.Shards = 2 }) // shard 0 of the shard's cluster
 	shard := newEnv(t, func(o *Options) {
 		o.Shards, o.Shard = 2, 1
 		o.TopicOwner, o.FollowInterval = lateOwner{owner.c}, time.Hour

@@ -259,8 +259,8 @@ func (c *Coordinator) expireProducers(maxIdle time.Duration) (int, error) {
 	)
 	seen := map[partKey]bool{}
 	for pk, ps := range c.commit.producers {
-		if !isExpired(pk, ps) {
-			continue
+		if !isExpired(pk, ps) || !c.owns(pk.topic, pk.partition) {
+			continue // a partition moving out keeps its rows as exported
 		}
 		expired = append(expired, pk)
 		_ = b.Delete(layout.ProducerKey(pk.producerID, pk.topic, pk.partition), nil)

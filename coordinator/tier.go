@@ -223,8 +223,8 @@ func (c *Coordinator) ClaimTierJob(ctx context.Context, req coordapi.ClaimTierJo
 			return coordapi.TierJob{}, false, nil
 		}
 		pk := d.Key
-		if busy {
-			continue
+		if busy || !c.owns(pk.topic, pk.partition) {
+			continue // not this shard's since it was queued (a handover)
 		}
 		build := c.buildJob
 		switch d.Kind {
@@ -379,6 +379,11 @@ func (c *Coordinator) CompleteTierJob(ctx context.Context, req coordapi.Complete
 
 	job, ok := c.tier.Check(pk, req.JobID, nowMs)
 	switch {
+	case job != nil && !c.owns(pk.topic, pk.partition):
+		// Moving to another shard (handover.go): its rows are being
+		// exported, or gone.
+		c.tier.Refuse(pk, job)
+		return refusef("job %d: %s/%d is moving to another shard", job.ID, req.TopicID, req.Partition)
 	case job == nil:
 		return refusef("job %d of %s/%d is not assigned", req.JobID, req.TopicID, req.Partition)
 	case !ok:

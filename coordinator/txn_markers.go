@@ -52,9 +52,13 @@ func (p txnPartitions) WriteTxnMarkers(ctx context.Context, pid int64, epoch int
 	}
 	// One object; on a sharded coordinator each shard commits the markers
 	// of its own partitions (Options.ShardPeers), this one first.
-	byShard := make([][]coordapi.CommitBatch, max(c.opts.Shards, 1))
+	// By the count this shard serves by: a growth commits it here last
+	// (grow.go), so a marker of a partition moving is refused by its old
+	// shard until then, and EndTxn is retried.
+	shards := c.place.Load().shards
+	byShard := make([][]coordapi.CommitBatch, shards)
 	for _, b := range batches {
-		s := coordapi.ShardOf(b.TopicID, b.Partition, c.opts.Shards)
+		s := coordapi.ShardOf(b.TopicID, b.Partition, shards)
 		byShard[s] = append(byShard[s], b)
 	}
 	for s, bs := range byShard {

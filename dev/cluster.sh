@@ -26,7 +26,8 @@
 # as above, and each shard i above 0 has two more, coordinator-s<i>-1 and
 # -2 (HTTP +60+2i and +61+2i), one leading and one standing by; the brokers
 # route by it. The count is kept with the cluster's state: a later up
-# without SHARDS starts the same count, and another count is refused.
+# without SHARDS starts the same count, and another count is refused (adding
+# shards to a running cluster is done by hand: docs/operations.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
@@ -161,7 +162,7 @@ up() {
   fi
   if [ -n "$saved_shards" ] && [ "$shards" != "$saved_shards" ]; then
     echo "$dir holds a cluster of $saved_shards coordinator shard(s); SHARDS=$shards would move partitions," >&2
-    echo "which needs a handover floe does not have yet: run dev/cluster.sh down && rm -rf $dir to start afresh" >&2
+    echo "which this script does not do (docs/operations.md says how to add shards by hand): run dev/cluster.sh down && rm -rf $dir to start afresh" >&2
     exit 1
   fi
   mkdir -p "$dir"

@@ -755,3 +755,73 @@ func TestShardedNATSNodeLoss(t *testing.T) {
 	waitGroupCaughtUp(t, ctx, kadm.NewClient(pinnedClient(t, b2.KafkaAddr)), group, topic, 20*time.Second)
 	t.Logf("read back %d records, each acknowledged one once (%d unacknowledged); total %s", read, unacked, time.Since(start).Round(time.Millisecond))
 }
+
+// TestShardedGrow grows a running cluster from two coordinator shards to
+// three while an idempotent producer writes to a topic whose partitions
+// are on both: shard 2 is started, then shard 0 is restarted with
+// --shards 3 and moves each partition whose jump hash changes to shard 2
+// (fenced on its old shard, exported, imported, dropped) before every
+// shard commits the new count. The broker, started with
+// --coordinator-shards 2, follows cluster_info to three shards; the
+// producer's batches refused meanwhile (NOT_LEADER_OR_FOLLOWER) are
+// retried; every record ends up in the log exactly once, where
+// acknowledged (read back after shard 0 collected garbage through the
+// growth, a 2s grace), and the moved partitions are served by shard 2.
+func TestShardedGrow(t *testing.T) {
+	c := floetest.RunClusterWith(t, 0, floetest.ClusterOptions{
+		// A short grace: shard 0 collects while partitions move, and
+		// must not take an object either shard refers to.
+		CoordinatorArgs: []string{"--shards", "2", "--gc-grace", "2s"},
+		BrokerArgs:      []string{"--coordinator-shards", "2"},
+	})
+	startShard(t, c, 1, 2, t.TempDir())
+	b1 := c.AddBroker(1)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute) // a bound: the producer stops on its own
+	defer cancel()
+
+	const topic, partitions = "sharded-grow", 12
+	adm := kadm.NewClient(pinnedClient(t, b1.KafkaAddr))
+	if _, err := adm.CreateTopic(ctx, partitions, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	topics, err := adm.ListTopics(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := coordapi.TopicID(topics[topic].ID)
+	var moving []int32
+	for p := range int32(partitions) {
+		if coordapi.ShardOf(id, p, 2) != coordapi.ShardOf(id, p, 3) {
+			moving = append(moving, p)
+		}
+	}
+	if len(moving) == 0 {
+		t.Fatal("no partition of the topic moves to a third shard")
+	}
+	cl := pinnedClient(t, b1.KafkaAddr, crashProducerOpts(60*time.Second)...)
+	stop := make(chan struct{})
+	p := startSeqProducer(ctx, cl, topic, 1, partitions, 30000, stop)
+	p.waitAcks(t, 1000, 20*time.Second)
+
+	startShard(t, c, 2, 3, t.TempDir())
+	c.Coord.Stop()
+	c.StartCoordinatorWith("--shards", "3")
+	nc := natstest.Connect(t, c.NATS)
+	shard0 := rpc.NewClient(nc, floetest.ClusterName, rpc.ClientOptions{Timeout: 2 * time.Second})
+	shard2 := rpc.NewClient(nc, rpc.ShardCluster(floetest.ClusterName, 2), rpc.ClientOptions{Timeout: 2 * time.Second})
+	testkit.CheckFor(t, 60*time.Second, 20*time.Millisecond, func() error {
+		ci, err := shard0.ClusterInfo(ctx)
+		if err != nil || ci.Shards != 3 {
+			return fmt.Errorf("shard 0's cluster_info: %+v, %v; waiting for 3 shards", ci, err)
+		}
+		return nil
+	})
+	t.Logf("grown to 3 shards after %d acknowledgements; partitions %v moved to shard 2", p.ackCount(), moving)
+	finishExactlyOnce(t, ctx, p, stop, b1.KafkaAddr, topic, partitions, 2000)
+	for _, part := range moving {
+		st, err := shard2.PartitionState(ctx, id, part)
+		if err != nil || st.HighWatermark == 0 {
+			t.Errorf("moved partition %d on shard 2: %+v, %v", part, st, err)
+		}
+	}
+}

@@ -34,6 +34,10 @@ const (
 	// embeddedLeadTimeout bounds how long the embedded coordinator takes to
 	// replay its log and open.
 	embeddedLeadTimeout = 5 * time.Minute
+	// shardsFollowInterval is how often a cluster broker asks shard 0
+	// for the cluster's shard count (cluster_info); a commit refused as
+	// another shard's asks at once.
+	shardsFollowInterval = 2 * time.Second
 )
 
 // startCoordinator gives the node its coordinator client: connected to the
@@ -59,15 +63,25 @@ func (n *Node) startCoordinator(copts coordinator.Options) error {
 		}
 		n.nc = nc
 		n.client = rpc.NewClient(nc, cfg.Cluster, rpc.ClientOptions{Timeout: cfg.CoordinatorTimeout, Logger: n.log})
-		if cfg.CoordinatorShards > 1 {
-			all := []coordapi.Coordinator{n.client}
-			for i := 1; i < cfg.CoordinatorShards; i++ {
-				all = append(all, rpc.NewClient(nc, rpc.ShardCluster(cfg.Cluster, i), rpc.ClientOptions{Timeout: cfg.CoordinatorTimeout, Logger: n.log}))
-			}
-			if n.shards, err = shards.New(all); err != nil {
-				return err
-			}
+		dial := func(shard int) coordapi.Coordinator {
+			return rpc.NewClient(nc, rpc.ShardCluster(cfg.Cluster, shard), rpc.ClientOptions{Timeout: cfg.CoordinatorTimeout, Logger: n.log})
 		}
+		all := []coordapi.Coordinator{n.client}
+		for i := 1; i < cfg.CoordinatorShards; i++ {
+			all = append(all, dial(i))
+		}
+		if n.shards, err = shards.New(all); err != nil {
+			return err
+		}
+		// The cluster's shard count, followed: a growth (shard 0's
+		// handover) adds shards this broker then routes over.
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		n.stopFollow = func() { cancel(); <-done }
+		go func() {
+			defer close(done)
+			n.shards.Follow(ctx, shardsFollowInterval, n.client.ClusterInfo, dial, n.log)
+		}()
 		n.log.Info("using the cluster's coordinator", "nats_url", cfg.NATSURL, "cluster", cfg.Cluster, "shards", max(cfg.CoordinatorShards, 1))
 		return nil
 	}

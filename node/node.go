@@ -146,9 +146,10 @@ type Config struct {
 	// (--coordinator-timeout). Default: 5s.
 	CoordinatorTimeout time.Duration
 	// CoordinatorShards is how many shards the cluster's coordinator has
-	// (--coordinator-shards, its coordinators' --shards): the broker
-	// sends each partition's calls to its shard (coordinator/shards).
-	// Only with NATSURL. Default: 1.
+	// (--coordinator-shards, its coordinators' --shards) when the broker
+	// starts: the broker sends each partition's calls to its shard
+	// (coordinator/shards), and follows the cluster's growth from there
+	// (cluster_info). Only with NATSURL. Default: 1.
 	CoordinatorShards int
 	// HeartbeatInterval is how often the broker renews its registration
 	// with the coordinator. Default: 2s.
@@ -241,7 +242,10 @@ type Node struct {
 	tracer  trace.Tracer
 	// stopTier stops the consolidation job runner, if started.
 	stopTier func()
-	closed   bool
+	// stopFollow stops the router's follow of the cluster's shard count,
+	// if started (a cluster broker).
+	stopFollow func()
+	closed     bool
 }
 
 // Start opens the state, binds the listeners and starts serving.
@@ -621,6 +625,10 @@ func (n *Node) Close(ctx context.Context) error {
 		}
 	}
 	n.stopHeartbeat(ctx)
+	if n.stopFollow != nil {
+		n.stopFollow()
+		n.stopFollow = nil
+	}
 	errs = append(errs, n.closeParts())
 	return errors.Join(errs...)
 }

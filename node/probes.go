@@ -42,14 +42,15 @@ func (n *Node) readiness() *probe.Readiness {
 }
 
 // checkShards compares the shard count this broker routes over with the
-// cluster's.
+// cluster's: it follows the cluster's growth (shards.Router.Follow), but
+// never routes over fewer shards than --coordinator-shards says.
 func (n *Node) checkShards(ctx context.Context) error {
 	ci, err := n.client.ClusterInfo(ctx)
 	if err != nil {
 		return fmt.Errorf("cluster_info: %w", err)
 	}
-	if routes := max(n.cfg.CoordinatorShards, 1); ci.Shards != routes {
-		return fmt.Errorf("this broker routes over %d coordinator shards (--coordinator-shards) but the cluster's coordinators have %d (--shards)", routes, ci.Shards)
+	if routes := n.shards.Shards(); ci.Shards != routes {
+		return fmt.Errorf("this broker routes over %d coordinator shards (--coordinator-shards, or a growth it followed) but the cluster's coordinators have %d", routes, ci.Shards)
 	}
 	return nil
 }

@@ -135,7 +135,7 @@ func newFlagSet() (*flag.FlagSet, *flags) {
 	fs.StringVar(&f.cfg.NATSListen, "nats-listen", "", "host:port for the embedded NATS server to listen on, so other brokers can share its coordinator (default: in-process only)")
 	fs.StringVar(&f.cfg.Cluster, "cluster", "floe", "cluster name: the prefix of its NATS subjects")
 	fs.DurationVar(&f.cfg.CoordinatorTimeout, "coordinator-timeout", 5*time.Second, "deadline of each request to the coordinator")
-	fs.IntVar(&f.cfg.CoordinatorShards, "coordinator-shards", 1, "how many shards the cluster's coordinator has (its coordinators' --shards): each partition's calls go to its shard; with --nats-url only")
+	fs.IntVar(&f.cfg.CoordinatorShards, "coordinator-shards", 1, "how many shards the cluster's coordinator has (its coordinators' --shards) when the broker starts: each partition's calls go to its shard, and the broker follows the cluster's growth from there (cluster_info); with --nats-url only")
 	fs.StringVar(&f.cfg.TLS.Files.CertFile, "tls-cert", "", "certificate (PEM, with its chain) for TLS on the Kafka and HTTP listeners; re-read when the file changes")
 	fs.StringVar(&f.cfg.TLS.Files.KeyFile, "tls-key", "", "the key of --tls-cert (PEM)")
 	fs.StringVar(&f.cfg.TLS.Files.ClientCAFile, "tls-client-ca", "", "CA bundle (PEM) client certificates must chain to: mutual TLS, the principal taken from the certificate (see --tls-principal-mapping-rules); /kv then requires credentials")

@@ -120,7 +120,7 @@ func newFlagSet() (*flag.FlagSet, *config) {
 	fs.StringVar(&cfg.ha.ID, "coordinator-id", "", "this coordinator's id among the cluster's coordinators, the same across restarts (default: <hostname>:<absolute data dir>)")
 	fs.DurationVar(&cfg.ha.SnapshotInterval, "snapshot-interval", ha.DefaultSnapshotInterval, "how often the leader snapshots its state into the object store and trims the log below the oldest snapshot kept (needs --s3-bucket)")
 	fs.IntVar(&cfg.ha.SnapshotsKept, "snapshots-kept", ha.DefaultSnapshotsKept, "how many snapshots are kept")
-	fs.IntVar(&cfg.coord.Shards, "shards", 1, "how many coordinator shards the cluster's partitions are spread over (docs/design/coordinator-shards.md); every coordinator and broker (--coordinator-shards) of the cluster must say the same")
+	fs.IntVar(&cfg.coord.Shards, "shards", 1, "how many coordinator shards the cluster's partitions are spread over (docs/design/coordinator-shards.md): a state serves by the count it was first started with, or the count a growth committed since; shard 0 started with a larger count grows the cluster to it, moving partitions to the new shards (start those first)")
 	fs.IntVar(&cfg.coord.Shard, "shard", 0, "which shard, 0 to --shards - 1, this coordinator serves (and stands by for): shard 0 keeps topics, producer ids, transactions, groups, users and ACLs and collects garbage for all, the others follow its topics")
 	fs.IntVar(&cfg.ha.InflightMessages, "log-inflight-messages", ha.DefaultInflightMessages, "how many log messages the leader has awaiting JetStream's acknowledgement before it merges the next commits into one message (-1: one message a commit; 0: the default)")
 	return fs, cfg
@@ -225,6 +225,7 @@ func run(args []string) error {
 				peer := rpc.NewClient(nc, rpc.ShardCluster(cfg.cluster, i), rpc.ClientOptions{Logger: log})
 				cfg.coord.ObjectPeers = append(cfg.coord.ObjectPeers, peer)
 				cfg.coord.ShardPeers = append(cfg.coord.ShardPeers, peer) // transaction markers
+				cfg.coord.GrowPeers = append(cfg.coord.GrowPeers, peer)   // a growth's handover (a --shards above the state's)
 				shardPeers = append(shardPeers, peer)
 			}
 		} else {

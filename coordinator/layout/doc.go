@@ -30,6 +30,8 @@
 //	                 "macl-version"                               ACL change counter (package acls)
 //	                 "mshards", "mshard"                          the shard count and which shard this state
 //	                                                            is (coordinator/follow.go), written at the first open
+//	                 "mmap-version"                               the shard map's version, written with
+//	                                                            "mshards" when a growth commits (grow.go)
 //	topic name     'n' name                                     topic id (16 bytes)
 //	topic          't' topic-id(16)                             name str, partitions, created ms,
 //	                                                            n configs, n × (name str, value str)
@@ -77,11 +79,22 @@
 //	                                                            (coordinator/tabletier.go)
 //	base's view    'w' base-topic-id(16) view-topic-id(16)      format 1, nothing else: finds a base
 //	                                                            topic's views when it is deleted (coordinator/views.go)
+//	handover       'e' topic-id(16) partition(4)                format 1, state(1), map version: a partition
+//	                                                            moving between shards (coordinator/handover.go):
+//	                                                            1 out (fenced here), 2 importing, 3 in
+//	                                                            (imported here), 4 gone (dropped here); it
+//	                                                            decides whether the partition is this shard's
+//	                                                            over the shard count
 //	staged object  's' object key                               the object's bytes: an inline object
 //	                                                            committed, not yet persisted (coordinator/inline)
 //	key index      'k' (kvindex.Index owns the layout)          kv.index.enabled topics: key -> offset
 //	postings       'h' (kvindex.Postings owns the layout)       hierarchical.enabled topics: (key, batch
 //	                                                            base offset) -> last offset, batch bytes
+//
+// The handover family is new and needs no migration: a state that never
+// took part in a handover has no row of it. A build without it would
+// ignore the rows, serving a partition moved away as its own again: do not
+// go back to one after a handover.
 //
 // The staged family is new in format 3's layout and needs no migration: it
 // is empty after a clean Close (the flusher persists what it holds), and

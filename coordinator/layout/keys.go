@@ -32,6 +32,7 @@ const (
 	PrefixTableCovered  byte = 'c' // c <topic id>                      -> table covered value
 	PrefixKV            byte = 'k' // kvindex.Index's rows
 	PrefixPostings      byte = 'h' // kvindex.Postings' rows
+	PrefixHandover      byte = 'e' // e <topic id> <partition>         -> handover value
 )
 
 // Meta keys: rows of the meta family, each an 8-byte big-endian counter
@@ -48,6 +49,9 @@ var (
 	// that a state is never opened as another shard.
 	KeyShards = []byte("mshards")
 	KeyShard  = []byte("mshard")
+	// KeyMapVersion is the version of the shard map this shard serves
+	// by: written with KeyShards when a growth commits (absent: 0).
+	KeyMapVersion = []byte("mmap-version")
 	// KeyACLVersion is the ACL change counter (package acls).
 	KeyACLVersion = []byte("macl-version")
 )

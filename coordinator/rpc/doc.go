@@ -25,8 +25,10 @@
 // without it); find_key_batches (a hierarchical view's batches from the
 // posting index, see messages.go; a broker falls back to reading the whole
 // partition against a coordinator without it); claim_tier_job, complete_tier_job and abandon_tier_job
-// (consolidation jobs, see messages.go); object_states, forget_objects and
-// txn_view (between a sharded coordinator's shards, shards.go); table_load,
+// (consolidation jobs, see messages.go); object_states, forget_objects,
+// txn_view, and the handover's fence_partition, export_partition,
+// import_partition, drop_partition and commit_shards (between a sharded
+// coordinator's shards, shards.go); table_load,
 // table_swap, table_list and table_namespaces (the Iceberg tables'
 // metadata pointers, Client.TableCatalog, tables.go); and, when the server is given a group
 // coordinator (ServerOptions.Groups), the group ops join_group, sync_group,

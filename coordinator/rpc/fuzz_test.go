@@ -76,6 +76,10 @@ var requestCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encFindKeyBatchesReq, decFindKeyBatchesReq) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encIdent, decIdent) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encTableSwapReq, decTableSwapReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encFenceReq, decFenceReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encCommitShardsReq, decCommitShardsReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encExportReq, decExportReq) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encPartitionChunk, decPartitionChunk) },
 	fuzzGroupReq,
 }
 
@@ -125,6 +129,7 @@ var responseCodecs = []func(t *testing.T, data []byte){
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encObjectStates, decObjectStates) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encTxnViewResp, decTxnViewResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encClusterInfo, decClusterInfo) },
+	func(t *testing.T, b []byte) { fuzzCodec(t, b, encPartitionChunk, decPartitionChunk) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encKvLookupResp, decKvLookupResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encKvGetResp, decKvGetResp) },
 	func(t *testing.T, b []byte) { fuzzCodec(t, b, encBool, decBool) },
@@ -236,6 +241,17 @@ func FuzzDecodeRequest(f *testing.F) {
 		encCompleteTierJobReq(e, coordapi.CompleteTierJobRequest{JobID: 9, TopicID: idA, Partition: -1,
 			Table: &coordapi.TableResult{SnapshotID: 77, Rows: 12, Covered: []coordapi.TableCovered{{Partition: 0, Next: 40}, {Partition: 2, Next: 31}}}})
 	})
+	seed(f, func(e *encoder) { encFenceReq(e, fenceReq{ID: idA, Partition: 7, Version: 2}) })
+	seed(f, func(e *encoder) { encCommitShardsReq(e, commitShardsReq{Shards: 3, Version: 2}) })
+	seed(f, func(e *encoder) {
+		encExportReq(e, exportReq{ID: idA, Partition: 7, Cursor: []byte("b\x01"), MaxBytes: 4096})
+	})
+	seed(f, func(e *encoder) {
+		encPartitionChunk(e, coordapi.PartitionChunk{TopicID: idA, Partition: 7, First: true,
+			Rows:    []coordapi.ChunkRow{{Key: []byte("b1"), Value: []byte{2, 0, 5}}, {Key: []byte("k1"), Value: []byte{0, 1}}},
+			Objects: []coordapi.ChunkObject{{Num: 5, Key: "wal/a", Size: 100, CreatedMs: 1_700_000_000_000, BrokerID: 3}},
+			Cursor:  []byte("k1"), TableCovered: -1})
+	})
 	seed(f, func(e *encoder) {
 		encTableSwapReq(e, tableSwapReq{ID: catalog.Ident{Namespace: []string{"floe", "eu"}, Name: "orders"},
 			Prev: "s3://b/tables/floe/orders/metadata/00001.metadata.json", Next: "s3://b/tables/floe/orders/metadata/00002.metadata.json"})
@@ -291,7 +307,20 @@ func FuzzDecodeReply(f *testing.F) {
 			Principal: "User:*", Host: "10.0.0.1", Operation: kmsg.ACLOperationAll, Permission: kmsg.ACLPermissionTypeDeny}}}})
 	})
 	seed(f, func(e *encoder) { encACLNotice(e, 7) })
-	seed(f, func(e *encoder) { encClusterInfo(e, coordapi.ClusterInfo{Shards: 3, Shard: 2}) })
+	seed(f, func(e *encoder) { encClusterInfo(e, coordapi.ClusterInfo{Shards: 3, Shard: 2, MapVersion: 1}) })
+	seed(f, func(e *encoder) {
+		encPartitionChunk(e, coordapi.PartitionChunk{TopicID: idA, Partition: 7, First: true,
+			Rows:    []coordapi.ChunkRow{{Key: []byte("b1"), Value: []byte{2, 0, 5}}, {Key: []byte("k1"), Value: []byte{0, 1}}},
+			Objects: []coordapi.ChunkObject{{Num: 5, Key: "wal/a", Size: 100, CreatedMs: 1_700_000_000_000, BrokerID: 3}},
+			Cursor:  []byte("k1"), TableCovered: -1})
+	})
+	seed(f, func(e *encoder) {
+		encPartitionChunk(e, coordapi.PartitionChunk{TopicID: idA, Partition: 7, Done: true, Checkpoint: []byte{3, 0, 9},
+			Producers: []coordapi.ChunkRow{{Key: []byte("r1"), Value: []byte{1, 0}}}, TableCovered: 42})
+	})
+	seed(f, func(e *encoder) {
+		encPartitionChunk(e, coordapi.PartitionChunk{TopicID: idA, Partition: 7, Gone: true, TableCovered: -1})
+	})
 	seed(f, func(e *encoder) {
 		encObjectStates(e, []coordapi.ObjectState{{}, {Known: true}, {Known: true, GarbageSinceMs: 1_700_000_000_000}})
 	})

@@ -82,6 +82,16 @@ const (
 	// opClusterInfo answers the cluster's layout (its shard count), which
 	// brokers route by.
 	opClusterInfo = "cluster_info"
+	// The handover ops (shards.go): a partition moving between shards is
+	// fenced on the shard it leaves, exported from it a chunk at a time,
+	// imported by the shard it joins, and dropped from the first.
+	opFencePartition  = "fence_partition"
+	opExportPartition = "export_partition"
+	opImportPartition = "import_partition"
+	opDropPartition   = "drop_partition"
+	// opCommitShards has a shard serve by a grown shard count and map
+	// version once shard 0 moved the partitions.
+	opCommitShards = "commit_shards"
 	// The table catalog ops (tables.go): brokers load, swap and list the
 	// Iceberg tables' metadata pointers, kept by shard 0.
 	opTableLoad       = "table_load"

@@ -109,6 +109,22 @@ var handlers = map[string]handler{
 	opClusterInfo: unary(decEmpty, func(c *coordinator.Coordinator, ctx context.Context, _ empty) (coordapi.ClusterInfo, error) {
 		return c.ClusterInfo(ctx)
 	}, encClusterInfo),
+	// The handover (shards.go).
+	opFencePartition: unary(decFenceReq, func(c *coordinator.Coordinator, ctx context.Context, r fenceReq) (empty, error) {
+		return empty{}, c.FencePartition(ctx, r.ID, r.Partition, r.Version)
+	}, encEmpty),
+	opExportPartition: unary(decExportReq, func(c *coordinator.Coordinator, ctx context.Context, r exportReq) (coordapi.PartitionChunk, error) {
+		return c.ExportPartition(ctx, r.ID, r.Partition, r.Cursor, r.MaxBytes)
+	}, encPartitionChunk),
+	opImportPartition: unary(decPartitionChunk, func(c *coordinator.Coordinator, ctx context.Context, ch coordapi.PartitionChunk) (empty, error) {
+		return empty{}, c.ImportPartition(ctx, &ch)
+	}, encEmpty),
+	opDropPartition: unary(decTopicPartitionReq, func(c *coordinator.Coordinator, ctx context.Context, r topicPartitionReq) (empty, error) {
+		return empty{}, c.DropPartition(ctx, r.ID, r.Partition)
+	}, encEmpty),
+	opCommitShards: unary(decCommitShardsReq, func(c *coordinator.Coordinator, ctx context.Context, r commitShardsReq) (empty, error) {
+		return empty{}, c.CommitShards(ctx, r.Shards, r.Version)
+	}, encEmpty),
 	// The table catalog (tables.go).
 	opTableLoad:       unary(decIdent, tableLoad, encTableResp),
 	opTableSwap:       unary(decTableSwapReq, tableSwap, encTableResp),

@@ -433,3 +433,85 @@ func TestRouterRefusesUnroutableJobID(t *testing.T) {
 		t.Fatalf("shard 1's abandoned jobs: %v", shards[1].abandoned)
 	}
 }
+
+// TestRouterFollowsGrowth: a router over two shards follows the cluster's
+// growth to three (shard 0's Grow): it routes over three once shard 0
+// says so, a commit to a partition moved to the new shard lands there,
+// and the new shard's commit notices reach the subscriptions made before.
+func TestRouterFollowsGrowth(t *testing.T) {
+	ctx := context.Background()
+	cs := openShards(t, 2)
+	third, err := coordinator.Open(coordinator.Options{Dir: t.TempDir(), Logger: testkit.Logger(), TierInterval: -1, TxnCheckInterval: -1,
+		Shards: 3, Shard: 2, TopicOwner: cs[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = third.Close() })
+	r := router(t, cs)
+	var mu sync.Mutex
+	noticed := map[int32]int64{}
+	cancelSub := r.Subscribe(func(ns []coordapi.CommitNotice) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, n := range ns {
+			noticed[n.Partition] = n.HighWatermark
+		}
+	})
+	defer cancelSub()
+	tp, err := r.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "t", Partitions: 16, ReplicationFactor: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := int32(-1)
+	for i := range int32(16) {
+		if coordapi.ShardOf(tp.ID, i, 3) == 2 {
+			p = i
+			break
+		}
+	}
+	commit := func(key string) coordapi.BatchResult {
+		t.Helper()
+		resp, err := r.CommitObject(ctx, &coordapi.CommitRequest{ObjectKey: key, ObjectSize: 100,
+			Batches: []coordapi.CommitBatch{{TopicID: tp.ID, Partition: p, ByteLength: 100, MaxTimestamp: 1, ProducerID: -1}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Results[0]
+	}
+	if res := commit("wal/a"); res.ErrorCode != 0 || res.BaseOffset != 0 {
+		t.Fatalf("commit before the growth: %+v", res)
+	}
+	fctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.Follow(fctx, 5*time.Millisecond, cs[0].ClusterInfo, func(int) coordapi.Coordinator { return third }, testkit.Logger())
+	}()
+	defer func() { stop(); <-done }()
+	if _, err := third.FollowTopics(ctx, cs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs[0].Grow(ctx, 3, []coordinator.ShardPeer{cs[0], cs[1], third}, 0); err != nil {
+		t.Fatal(err)
+	}
+	testkit.CheckFor(t, 10*time.Second, time.Millisecond, func() error {
+		if n := r.Shards(); n != 3 {
+			return fmt.Errorf("routing over %d shards", n)
+		}
+		return nil
+	})
+	if res := commit("wal/b"); res.ErrorCode != 0 || res.BaseOffset != 1 {
+		t.Fatalf("commit after the growth: %+v", res)
+	}
+	if st, err := third.PartitionState(ctx, tp.ID, p); err != nil || st.HighWatermark != 2 {
+		t.Fatalf("the new shard: %+v, %v", st, err)
+	}
+	testkit.CheckFor(t, 10*time.Second, time.Millisecond, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if noticed[p] != 2 {
+			return fmt.Errorf("partition %d noticed at %d", p, noticed[p])
+		}
+		return nil
+	})
+}
