@@ -18,6 +18,7 @@ import (
 	"github.com/floe-io/floe/coordinator/acls"
 	"github.com/floe-io/floe/coordinator/brokers"
 	"github.com/floe-io/floe/coordinator/collect"
+	"github.com/floe-io/floe/coordinator/follow"
 	"github.com/floe-io/floe/coordinator/inline"
 	"github.com/floe-io/floe/coordinator/layout"
 	"github.com/floe-io/floe/coordinator/tables"
@@ -352,10 +353,9 @@ type Coordinator struct {
 	// c.commit held, read by anyone.
 	place atomic.Pointer[placement]
 
-	// follow serializes the follows of an owner's topics (follow.go): a
-	// semaphore of one, so that a commit waiting behind a follow gives up
-	// with its context.
-	follow chan struct{}
+	// follower follows an owner's topics into this coordinator's (package
+	// follow); its follows are serialized by a lock of its own.
+	follower *follow.Follower
 
 	// pids allocates producer ids and bumps their epochs (InitProducerID).
 	pids struct {
@@ -546,7 +546,7 @@ func Open(opts Options) (*Coordinator, error) {
 	c := &Coordinator{opts: opts, log: opts.Logger, now: opts.Now, markers: opts.Markers, markerPrefix: opts.GCPrefix}
 	c.brokers = brokers.New(opts.BrokerTTL, opts.Now, opts.Logger)
 	c.gc = collect.New(gcState{c}, opts.ObjectPeers, opts.GCGrace, opts.Now, opts.Logger)
-	c.follow = make(chan struct{}, 1)
+	c.follower = follow.New(followCopy{c})
 	c.tier = c.newTier()
 	c.place.Store(&placement{shards: max(opts.Shards, 1)})
 	cache := pebble.NewCache(pebbleCacheSize)
@@ -621,7 +621,7 @@ func Open(opts Options) (*Coordinator, error) {
 		}()
 	}
 	if opts.TopicOwner != nil {
-		c.startFollowing()
+		c.stopFollow = c.follower.Start(opts.TopicOwner, opts.FollowInterval, opts.Shard, c.log)
 	}
 	if opts.TierInterval > 0 {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -991,7 +991,7 @@ func (c *Coordinator) ownerShards() (n int, ok bool) {
 	if !can {
 		return 0, false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), followTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), follow.Timeout)
 	defer cancel()
 	ci, err := o.ClusterInfo(ctx)
 	if err != nil {
