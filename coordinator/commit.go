@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/kvdurable"
 	"github.com/floe-io/floe/coordinator/layout"
 )
 
@@ -365,22 +366,22 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 			return nil, nil, nil, err
 		}
 	}
-	// The kv-indexed partitions' high watermarks, for kvDurable: markers
+	// The kv-indexed partitions' high watermarks, for c.kvDur: markers
 	// noted before the write, the rest once the log has it.
-	var kvMarks, kvMarkers []kvMark
+	var kvMarks, kvMarkers []kvdurable.Mark[partKey]
 	for j := range parts {
 		pp := &parts[j]
 		if !pp.topic.kvIndexed || len(pp.batches) == 0 {
 			continue
 		}
-		m := kvMark{partKey{pp.topic.id, pp.partition}, pp.st.hwm}
+		m := kvdurable.Mark[partKey]{Key: partKey{pp.topic.id, pp.partition}, HWM: pp.st.hwm}
 		kvMarks = append(kvMarks, m)
 		if pp.control {
 			kvMarkers = append(kvMarkers, m)
 		}
 	}
 	if len(kvMarkers) > 0 {
-		c.kvDur.markers(kvMarkers)
+		c.kvDur.Markers(kvMarkers)
 	}
 	wait, err = c.writeAsync(b, pebble.Sync)
 	if err != nil {
@@ -391,7 +392,7 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 		wait = func() error {
 			err := logged()
 			if err == nil {
-				c.kvDur.durable(kvMarks)
+				c.kvDur.Durable(kvMarks)
 			}
 			return err
 		}

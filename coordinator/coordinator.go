@@ -20,6 +20,7 @@ import (
 	"github.com/floe-io/floe/coordinator/collect"
 	"github.com/floe-io/floe/coordinator/follow"
 	"github.com/floe-io/floe/coordinator/inline"
+	"github.com/floe-io/floe/coordinator/kvdurable"
 	"github.com/floe-io/floe/coordinator/layout"
 	"github.com/floe-io/floe/coordinator/tables"
 	"github.com/floe-io/floe/coordinator/tierplan"
@@ -238,8 +239,8 @@ type Coordinator struct {
 	db   *pebble.DB
 	kv   *kvindex.Index
 	// kvDur is which kv-indexed partitions' offsets the log has made
-	// durable (kv_durable.go); its own lock, taken alone.
-	kvDur kvDurable
+	// durable (package kvdurable); its own lock, taken alone.
+	kvDur kvdurable.Tracker[partKey]
 	// rebuilds are the running key index builds by topic; c.commit guards.
 	rebuilds map[coordapi.TopicID]rebuild
 	// postings is the per-key posting index of hierarchical topics;

@@ -222,7 +222,11 @@ func (c *Coordinator) deleteTopicLocked(t *topicState) error {
 		delete(c.commit.txnKeys, partKey{t.id, int32(p)})
 	}
 	c.mu.Unlock()
-	c.kvDur.drop(t.id, len(t.parts))
+	forget := make([]partKey, len(t.parts))
+	for p := range forget {
+		forget[p] = partKey{t.id, int32(p)}
+	}
+	c.kvDur.Forget(forget...)
 	for _, pk := range producers {
 		delete(c.commit.producers, pk)
 	}
