@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/idempotence"
 	"github.com/floe-io/floe/coordinator/kvdurable"
 	"github.com/floe-io/floe/coordinator/layout"
 )
@@ -273,7 +274,7 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 				}
 			}
 			prod = &prods[k]
-			code, dup := prod.st.check(cb)
+			code, dup := idempotence.Check(&prod.st.Producer, cb)
 			if code != 0 {
 				res.ErrorCode = code
 				continue
@@ -304,7 +305,7 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 			BaseOffset: base, LastOffset: last, MaxTimestamp: ts, LogAppendTime: t.logAppendTime,
 		})
 		if prod != nil {
-			prod.st.record(cb, base, ts, nowMs)
+			idempotence.Record(&prod.st.Producer, cb, base, ts, nowMs)
 			prod.changed = true
 			if !prod.st.dirty {
 				prod.st.dirty, prod.newlyDirty = true, true
