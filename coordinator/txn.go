@@ -17,6 +17,7 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/layout"
+	"github.com/floe-io/floe/coordinator/markers"
 	"github.com/floe-io/floe/coordinator/txn"
 )
 
@@ -46,9 +47,7 @@ type TxnOffsets = txn.Offsets
 
 // MarkerStore is where the coordinator writes the objects holding
 // transaction markers: the cluster's object store.
-type MarkerStore interface {
-	Put(ctx context.Context, key string, data []byte) error
-}
+type MarkerStore = markers.Store
 
 // txnView is what commits check a transactional batch against: the
 // producer's epoch and ongoing transaction (coordapi.TxnView). c.commit
