@@ -14,6 +14,7 @@ import (
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/layout"
 	"github.com/floe-io/floe/coordinator/logread"
+	"github.com/floe-io/floe/coordinator/rowscan"
 	"github.com/floe-io/floe/kvindex"
 )
 
@@ -118,7 +119,7 @@ func (c *Coordinator) KvGet(ctx context.Context, req coordapi.KvGetRequest) (coo
 	}
 	fr := coordapi.FindBatchesResponse{PartitionState: st.public()}
 	var nums []uint64
-	fr.Batches, nums, err = scanBatches(it, fb, math.MaxInt64)
+	fr.Batches, nums, err = rowscan.Batches(it, fb, math.MaxInt64)
 	if cerr := it.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("kv get: iterate: %w", cerr)
 	}
