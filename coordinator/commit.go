@@ -6,9 +6,9 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble"
-	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/commitcheck"
 	"github.com/floe-io/floe/coordinator/idempotence"
 	"github.com/floe-io/floe/coordinator/kvdurable"
 	"github.com/floe-io/floe/coordinator/layout"
@@ -66,7 +66,7 @@ func (c *Coordinator) commitObject(ctx context.Context, req *coordapi.CommitRequ
 		return nil, nil, err
 	}
 	defer c.leave()
-	if err := validateCommitRequest(req); err != nil {
+	if err := commitcheck.Request(req); err != nil {
 		return nil, nil, fmt.Errorf("commit object %q: %w", req.ObjectKey, err)
 	}
 	if err := c.checkObjectAge(req); err != nil {
@@ -94,31 +94,6 @@ func (c *Coordinator) commitObject(ctx context.Context, req *coordapi.CommitRequ
 		c.inline.Queue(req.ObjectKey)
 	}
 	return resp, notices, nil
-}
-
-// validateCommitRequest rejects requests no correct broker sends.
-func validateCommitRequest(req *coordapi.CommitRequest) error {
-	if req.ObjectKey == "" {
-		return coordapi.Errorf(kerr.InvalidRequest, "empty object key")
-	}
-	if req.ObjectSize < 0 {
-		return coordapi.Errorf(kerr.InvalidRequest, "negative object size %d", req.ObjectSize)
-	}
-	if req.Inline != nil && (int64(len(req.Inline)) != req.ObjectSize || len(req.Inline) > coordapi.MaxInlineObject) {
-		return coordapi.Errorf(kerr.InvalidRequest, "inline object of %d bytes for an object of %d (at most %d)",
-			len(req.Inline), req.ObjectSize, coordapi.MaxInlineObject)
-	}
-	for i := range req.Batches {
-		b := &req.Batches[i]
-		if b.ByteOffset < 0 || b.ByteLength <= 0 || b.ByteOffset+int64(b.ByteLength) > req.ObjectSize {
-			return coordapi.Errorf(kerr.InvalidRequest, "batch %d at [%d, +%d) is outside the object of %d bytes",
-				i, b.ByteOffset, b.ByteLength, req.ObjectSize)
-		}
-		if b.LastOffsetDelta < 0 {
-			return coordapi.Errorf(kerr.InvalidRequest, "batch %d has negative last offset delta %d", i, b.LastOffsetDelta)
-		}
-	}
-	return nil
 }
 
 // partKey names a partition; the tier planner keys its jobs by it
