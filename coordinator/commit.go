@@ -26,7 +26,7 @@ import (
 // Per-batch outcomes are Kafka error codes in the results:
 // UNKNOWN_TOPIC_ID for an unknown topic id, UNKNOWN_TOPIC_OR_PARTITION for
 // a partition out of range, INVALID_PRODUCER_EPOCH and
-// OUT_OF_ORDER_SEQUENCE_NUMBER (see the idempotence rules in producers.go),
+// OUT_OF_ORDER_SEQUENCE_NUMBER (see the idempotence rules in package idempotence),
 // INVALID_RECORD for an idempotent batch without epoch or sequence. A
 // request whose shape is wrong (no object key, batch outside the object)
 // fails as a whole with an error wrapping kerr.InvalidRequest.

@@ -294,7 +294,7 @@ func (c *Coordinator) ImportPartition(ctx context.Context, ch *coordapi.Partitio
 		if err != nil {
 			return wrap(err)
 		}
-		for num, n := range rs.dead {
+		for num, n := range rs.Dead {
 			live[num] -= n
 		}
 		for _, r := range ranges {
@@ -558,7 +558,7 @@ func (c *Coordinator) DropPartition(ctx context.Context, id coordapi.TopicID, pa
 		}
 	}
 	_ = b.Set(layout.HandoverKey(id, partition), layout.EncodeHandover(layout.HandoverGone, 0), nil)
-	objects := c.deadBytesLocked(b, rs.dead, c.now().UnixMilli())
+	objects := c.deadBytesLocked(b, rs.Dead, c.now().UnixMilli())
 	c.indexEpoch.Add(1) // before the drop is committed
 	if err := c.write(b, pebble.Sync); err != nil {
 		return fmt.Errorf("drop %s/%d: %w", id, partition, err)
@@ -574,7 +574,7 @@ func (c *Coordinator) DropPartition(ctx context.Context, id coordapi.TopicID, pa
 	delete(c.commit.logs, pk)
 	c.setMoveLocked(pk, layout.HandoverGone)
 	c.log.Info("partition dropped after its handover", "topic", t.name, "partition", partition,
-		"batches", rs.batches, "segments", rs.segments, "objects_touched", len(objects))
+		"batches", rs.Batches, "segments", rs.Segments, "objects_touched", len(objects))
 	return nil
 }
 

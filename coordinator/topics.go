@@ -199,7 +199,7 @@ func (c *Coordinator) deleteTopicLocked(t *topicState) error {
 		return err
 	}
 	_ = b.DeleteRange(lower, upper, nil)
-	objects := c.deadBytesLocked(b, rs.dead, nowMs)
+	objects := c.deadBytesLocked(b, rs.Dead, nowMs)
 
 	var producers []producerStateKey
 	for pk := range c.commit.producers {
@@ -233,7 +233,7 @@ func (c *Coordinator) deleteTopicLocked(t *topicState) error {
 	for p := range t.parts {
 		delete(c.commit.logs, partKey{t.id, int32(p)})
 	}
-	c.log.Info("topic deleted", "topic", t.name, "id", t.id, "batches", rs.batches, "segments", rs.segments, "objects_touched", len(objects))
+	c.log.Info("topic deleted", "topic", t.name, "id", t.id, "batches", rs.Batches, "segments", rs.Segments, "objects_touched", len(objects))
 	return nil
 }
 

@@ -5,10 +5,14 @@
 // read_committed FindKeyBatches answers with them (WithAbortMarkers). The
 // coordinator opens the iterator under its locks, so that it sees every
 // batch below the high watermark it read; this package only reads the
-// iterator, and holds no state and no locks.
+// iterator, and holds no state and no locks. It also sums a range of
+// batch rows (RowStats: what deleting them takes from their objects) and
+// walks their batches (Rows), over the coordinator's scans (Scan).
 package rowscan
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -163,4 +167,78 @@ func WithAbortMarkers(it *pebble.Iterator, req coordapi.FindKeyBatchesRequest, r
 	}
 	outB, outN = append(outB, batches[i:]...), append(outN, nums[i:]...)
 	return outB, outN, nil
+}
+
+// Scan calls fn for every row in [lower, upper), in key order, and
+// returns fn's first error as it is: the coordinator's scanRange.
+type Scan func(lower, upper []byte, fn func(k, v []byte) error) error
+
+// ErrStop ends a Rows scan early, without error.
+var ErrStop = errors.New("coordinator: stop scan")
+
+// Stats is what a range of batch family rows holds, and what deleting
+// them takes away.
+type Stats struct {
+	// Dead is, per object, the summed length of the rows' batches (a
+	// segment row: its data length): what deleting them takes from the
+	// objects' live bytes.
+	Dead map[uint64]int64
+	// Batches counts WAL batches, Segments segment rows; Bytes is every
+	// row's length, SegBytes the segments' part of it.
+	Batches, Segments int64
+	Bytes, SegBytes   int64
+	// RowBytes is the rows' encoded size, keys and values.
+	RowBytes int64
+}
+
+// RowStats sums the rows scan shows in [lower, upper).
+func RowStats(scan Scan, lower, upper []byte) (Stats, error) {
+	rs := Stats{Dead: map[uint64]int64{}}
+	var lastRow []byte // the row whose bytes were counted last
+	err := Rows(scan, lower, upper, func(k, v []byte, object uint64, bc coordapi.BatchCoord) error {
+		if !bytes.Equal(k, lastRow) {
+			rs.RowBytes += int64(len(k) + len(v))
+			lastRow = append(lastRow[:0], k...)
+		}
+		n := int64(bc.ByteLength)
+		rs.Dead[object] += n
+		rs.Bytes += n
+		if bc.Segment {
+			rs.Segments++
+			rs.SegBytes += n
+		} else {
+			rs.Batches++
+		}
+		return nil
+	})
+	return rs, err
+}
+
+// Rows calls fn for every batch of the rows scan shows in [lower,
+// upper), in offset order, with the object its row names (a segment row:
+// one coordinate with Segment set). fn returning ErrStop ends the scan
+// without error; k and v are only valid during the call.
+func Rows(scan Scan, lower, upper []byte, fn func(k, v []byte, object uint64, bc coordapi.BatchCoord) error) error {
+	err := scan(lower, upper, func(k, v []byte) error {
+		last, err := layout.DecodeBatchKey(k)
+		if err != nil {
+			return err
+		}
+		r, err := layout.NewRunReader(last, v)
+		for err == nil {
+			var (
+				bc coordapi.BatchCoord
+				ok bool
+			)
+			if bc, ok, err = r.Next(); !ok || err != nil {
+				break
+			}
+			err = fn(k, v, r.Object(), bc)
+		}
+		return err
+	})
+	if errors.Is(err, ErrStop) {
+		return nil
+	}
+	return err
 }
