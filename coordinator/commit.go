@@ -12,6 +12,7 @@ import (
 	"github.com/floe-io/floe/coordinator/idempotence"
 	"github.com/floe-io/floe/coordinator/kvdurable"
 	"github.com/floe-io/floe/coordinator/layout"
+	"github.com/floe-io/floe/coordinator/sortedwrites"
 )
 
 // CommitObject commits one uploaded object: for each batch, in order, it
@@ -314,9 +315,9 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 
 	sc.slot, sc.parts, sc.prods = slot, parts, prods // kept, grown, for the next commit
 	w := c.commitWrites(&sc.writes, obj, isNew, parts, prods, prodIndex, accepted)
-	b := c.db.NewBatchWithSize(len(w.arena) + 16*len(w.kvs))
+	b := c.db.NewBatchWithSize(w.BatchSize())
 	defer b.Close()
-	w.apply(b)
+	w.Apply(b)
 	if req.Inline != nil {
 		// The object itself, until the flusher has put it (package inline).
 		_ = b.Set(layout.StagedKey(req.ObjectKey), req.Inline, nil)
@@ -449,16 +450,14 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 // accepted batches, with the producer states it changed, the checkpoints
 // due, and the object (updated in place with the accepted bytes). It sets
 // the checkpoint flag of the partitions it checkpoints.
-func (c *Coordinator) commitWrites(w *sortedWrites, obj *objectState, isNew bool, parts []pendingPart, prods []pendingProducer,
-	prodIndex map[producerStateKey]int32, accepted int64) *sortedWrites {
+func (c *Coordinator) commitWrites(w *sortedwrites.Writes, obj *objectState, isNew bool, parts []pendingPart, prods []pendingProducer,
+	prodIndex map[producerStateKey]int32, accepted int64) *sortedwrites.Writes {
 	size := 64 + len(obj.key)
 	for j := range parts {
 		size += layout.BatchKeyLen + 24 + 16*len(parts[j].batches)
 	}
 	size += len(prods) * (8 + 20*layout.MaxProducerBatches)
-	w.arena = slices.Grow(w.arena[:0], size)
-	w.kvs = slices.Grow(w.kvs[:0], len(parts)+2)
-	w.start, w.mid = 0, 0
+	w.Reset(size, len(parts)+2)
 	for j := range parts {
 		pp := &parts[j]
 		if len(pp.batches) == 0 {
@@ -470,24 +469,24 @@ func (c *Coordinator) commitWrites(w *sortedWrites, obj *objectState, isNew bool
 			MaxTimestamp: pp.st.maxTimestamp, MaxTimestampOffset: pp.st.maxTimestampOffset,
 			MaxTimestampLast: pp.st.maxTimestampLast,
 		}
-		rowStart := len(w.arena)
-		w.arena = layout.AppendBatchKey(w.arena, pk.topic, pk.partition, pp.st.hwm-1)
-		w.endKey()
-		w.arena = layout.AppendBatchRun(w.arena, &h, pp.batches)
+		rowStart := len(w.Arena)
+		w.Arena = layout.AppendBatchKey(w.Arena, pk.topic, pk.partition, pp.st.hwm-1)
+		w.EndKey()
+		w.Arena = layout.AppendBatchRun(w.Arena, &h, pp.batches)
 		m := 0
 		for k := pp.prods; k >= 0; k = prods[k].next {
 			if prods[k].changed {
 				m++
 			}
 		}
-		w.arena = layout.AppendRunProducerCount(w.arena, m)
+		w.Arena = layout.AppendRunProducerCount(w.Arena, m)
 		for k := pp.prods; k >= 0; k = prods[k].next {
 			if prods[k].changed {
-				w.arena = layout.AppendRunProducer(w.arena, prods[k].key.producerID, &prods[k].st.Producer)
+				w.Arena = layout.AppendRunProducer(w.Arena, prods[k].key.producerID, &prods[k].st.Producer)
 			}
 		}
-		w.endValue()
-		pp.st.metaBytes += int64(len(w.arena) - rowStart)
+		w.EndValue()
+		pp.st.metaBytes += int64(len(w.Arena) - rowStart)
 
 		pl := c.commit.logs[pk]
 		runs := 1
@@ -498,7 +497,7 @@ func (c *Coordinator) commitWrites(w *sortedWrites, obj *objectState, isNew bool
 			continue
 		}
 		pp.checkpoint = true
-		w.set(layout.PartitionKey(pk.topic, pk.partition), pp.st.encode())
+		w.Set(layout.PartitionKey(pk.topic, pk.partition), pp.st.encode())
 		if pl != nil {
 			for _, id := range pl.dirty {
 				prk := producerStateKey{id, pk.topic, pk.partition}
@@ -506,18 +505,18 @@ func (c *Coordinator) commitWrites(w *sortedWrites, obj *objectState, isNew bool
 				if k, ok := prodIndex[prk]; ok {
 					st = &prods[k].st
 				}
-				w.arena = layout.AppendProducerKey(w.arena, prk.producerID, prk.topic, prk.partition)
-				w.endKey()
-				w.arena = layout.AppendProducer(w.arena, &st.Producer)
-				w.endValue()
+				w.Arena = layout.AppendProducerKey(w.Arena, prk.producerID, prk.topic, prk.partition)
+				w.EndKey()
+				w.Arena = layout.AppendProducer(w.Arena, &st.Producer)
+				w.EndValue()
 			}
 		}
 		for k := pp.prods; k >= 0; k = prods[k].next {
 			if prods[k].newlyDirty {
-				w.arena = layout.AppendProducerKey(w.arena, prods[k].key.producerID, prods[k].key.topic, prods[k].key.partition)
-				w.endKey()
-				w.arena = layout.AppendProducer(w.arena, &prods[k].st.Producer)
-				w.endValue()
+				w.Arena = layout.AppendProducerKey(w.Arena, prods[k].key.producerID, prods[k].key.topic, prods[k].key.partition)
+				w.EndKey()
+				w.Arena = layout.AppendProducer(w.Arena, &prods[k].st.Producer)
+				w.EndValue()
 			}
 		}
 	}
@@ -529,10 +528,10 @@ func (c *Coordinator) commitWrites(w *sortedWrites, obj *objectState, isNew bool
 		obj.state, obj.garbageSinceMs = ObjectLive, 0
 	}
 	if isNew || accepted > 0 {
-		w.set(layout.ObjectKey(obj.num), obj.encode())
+		w.Set(layout.ObjectKey(obj.num), obj.encode())
 	}
 	if isNew {
-		w.set(layout.KeyNextObject, layout.EncodeUint64(obj.num+1))
+		w.Set(layout.KeyNextObject, layout.EncodeUint64(obj.num+1))
 	}
 	return w
 }
@@ -589,7 +588,7 @@ type commitScratch struct {
 	parts     []pendingPart
 	prodIndex map[producerStateKey]int32
 	prods     []pendingProducer
-	writes    sortedWrites
+	writes    sortedwrites.Writes
 }
 
 // maxScratchBatches bounds the commit size whose scratch memory is kept.
