@@ -345,21 +345,14 @@ func (c *Coordinator) ImportPartition(ctx context.Context, ch *coordapi.Partitio
 		}
 		cp.MetaBytes = meta
 		_ = b.Set(layout.PartitionKey(id, partition), layout.EncodePartition(&cp), nil)
-		producers = make(map[producerStateKey]*producerState, len(ch.Producers))
-		for _, row := range ch.Producers {
-			pid, ptopic, ppart, err := layout.DecodeProducerKey(row.Key)
-			if err != nil {
-				return wrap(err)
-			}
-			if ptopic != id || ppart != partition {
-				return wrap(fmt.Errorf("producer row %x is not the partition's", row.Key))
-			}
-			pv, err := layout.DecodeProducer(row.Value)
-			if err != nil {
-				return wrap(err)
-			}
-			producers[producerStateKey{pid, id, partition}] = &producerState{Producer: pv}
-			_ = b.Set(row.Key, row.Value, nil)
+		ps, err := handover.Producers(ch)
+		if err != nil {
+			return wrap(err)
+		}
+		producers = make(map[producerStateKey]*producerState, len(ps))
+		for i, p := range ps {
+			producers[producerStateKey{p.ID, id, partition}] = &producerState{Producer: p.State}
+			_ = b.Set(ch.Producers[i].Key, ch.Producers[i].Value, nil)
 		}
 		covered := map[int32]int64{}
 		if err := c.readTableCovered(id, covered); err != nil {

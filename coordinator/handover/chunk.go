@@ -183,3 +183,30 @@ func PlanRows(ch *coordapi.PartitionChunk, ranges [][2][]byte, next uint64, live
 	out.Next = next
 	return out, nil
 }
+
+// Producer is a producer's state on the partition a last chunk carries.
+type Producer struct {
+	ID    int64
+	State layout.Producer
+}
+
+// Producers decodes a last chunk's producer rows, in order, refusing one
+// of another partition than the chunk's.
+func Producers(ch *coordapi.PartitionChunk) ([]Producer, error) {
+	out := make([]Producer, 0, len(ch.Producers))
+	for _, row := range ch.Producers {
+		pid, ptopic, ppart, err := layout.DecodeProducerKey(row.Key)
+		if err != nil {
+			return nil, err
+		}
+		if ptopic != ch.TopicID || ppart != ch.Partition {
+			return nil, fmt.Errorf("producer row %x is not the partition's", row.Key)
+		}
+		pv, err := layout.DecodeProducer(row.Value)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Producer{ID: pid, State: pv})
+	}
+	return out, nil
+}
