@@ -6,10 +6,13 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble"
-	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/commitcheck"
+	"github.com/floe-io/floe/coordinator/idempotence"
+	"github.com/floe-io/floe/coordinator/kvdurable"
 	"github.com/floe-io/floe/coordinator/layout"
+	"github.com/floe-io/floe/coordinator/sortedwrites"
 )
 
 // CommitObject commits one uploaded object: for each batch, in order, it
@@ -24,7 +27,7 @@ import (
 // Per-batch outcomes are Kafka error codes in the results:
 // UNKNOWN_TOPIC_ID for an unknown topic id, UNKNOWN_TOPIC_OR_PARTITION for
 // a partition out of range, INVALID_PRODUCER_EPOCH and
-// OUT_OF_ORDER_SEQUENCE_NUMBER (see the idempotence rules in producers.go),
+// OUT_OF_ORDER_SEQUENCE_NUMBER (see the idempotence rules in package idempotence),
 // INVALID_RECORD for an idempotent batch without epoch or sequence. A
 // request whose shape is wrong (no object key, batch outside the object)
 // fails as a whole with an error wrapping kerr.InvalidRequest.
@@ -64,7 +67,7 @@ func (c *Coordinator) commitObject(ctx context.Context, req *coordapi.CommitRequ
 		return nil, nil, err
 	}
 	defer c.leave()
-	if err := validateCommitRequest(req); err != nil {
+	if err := commitcheck.Request(req); err != nil {
 		return nil, nil, fmt.Errorf("commit object %q: %w", req.ObjectKey, err)
 	}
 	if err := c.checkObjectAge(req); err != nil {
@@ -92,31 +95,6 @@ func (c *Coordinator) commitObject(ctx context.Context, req *coordapi.CommitRequ
 		c.inline.Queue(req.ObjectKey)
 	}
 	return resp, notices, nil
-}
-
-// validateCommitRequest rejects requests no correct broker sends.
-func validateCommitRequest(req *coordapi.CommitRequest) error {
-	if req.ObjectKey == "" {
-		return coordapi.Errorf(kerr.InvalidRequest, "empty object key")
-	}
-	if req.ObjectSize < 0 {
-		return coordapi.Errorf(kerr.InvalidRequest, "negative object size %d", req.ObjectSize)
-	}
-	if req.Inline != nil && (int64(len(req.Inline)) != req.ObjectSize || len(req.Inline) > coordapi.MaxInlineObject) {
-		return coordapi.Errorf(kerr.InvalidRequest, "inline object of %d bytes for an object of %d (at most %d)",
-			len(req.Inline), req.ObjectSize, coordapi.MaxInlineObject)
-	}
-	for i := range req.Batches {
-		b := &req.Batches[i]
-		if b.ByteOffset < 0 || b.ByteLength <= 0 || b.ByteOffset+int64(b.ByteLength) > req.ObjectSize {
-			return coordapi.Errorf(kerr.InvalidRequest, "batch %d at [%d, +%d) is outside the object of %d bytes",
-				i, b.ByteOffset, b.ByteLength, req.ObjectSize)
-		}
-		if b.LastOffsetDelta < 0 {
-			return coordapi.Errorf(kerr.InvalidRequest, "batch %d has negative last offset delta %d", i, b.LastOffsetDelta)
-		}
-	}
-	return nil
 }
 
 // partKey names a partition; the tier planner keys its jobs by it
@@ -272,7 +250,7 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 				}
 			}
 			prod = &prods[k]
-			code, dup := prod.st.check(cb)
+			code, dup := idempotence.Check(&prod.st.Producer, cb)
 			if code != 0 {
 				res.ErrorCode = code
 				continue
@@ -303,7 +281,7 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 			BaseOffset: base, LastOffset: last, MaxTimestamp: ts, LogAppendTime: t.logAppendTime,
 		})
 		if prod != nil {
-			prod.st.record(cb, base, ts, nowMs)
+			idempotence.Record(&prod.st.Producer, cb, base, ts, nowMs)
 			prod.changed = true
 			if !prod.st.dirty {
 				prod.st.dirty, prod.newlyDirty = true, true
@@ -337,9 +315,9 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 
 	sc.slot, sc.parts, sc.prods = slot, parts, prods // kept, grown, for the next commit
 	w := c.commitWrites(&sc.writes, obj, isNew, parts, prods, prodIndex, accepted)
-	b := c.db.NewBatchWithSize(len(w.arena) + 16*len(w.kvs))
+	b := c.db.NewBatchWithSize(w.BatchSize())
 	defer b.Close()
-	w.apply(b)
+	w.Apply(b)
 	if req.Inline != nil {
 		// The object itself, until the flusher has put it (package inline).
 		_ = b.Set(layout.StagedKey(req.ObjectKey), req.Inline, nil)
@@ -365,22 +343,22 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 			return nil, nil, nil, err
 		}
 	}
-	// The kv-indexed partitions' high watermarks, for kvDurable: markers
+	// The kv-indexed partitions' high watermarks, for c.kvDur: markers
 	// noted before the write, the rest once the log has it.
-	var kvMarks, kvMarkers []kvMark
+	var kvMarks, kvMarkers []kvdurable.Mark[partKey]
 	for j := range parts {
 		pp := &parts[j]
 		if !pp.topic.kvIndexed || len(pp.batches) == 0 {
 			continue
 		}
-		m := kvMark{partKey{pp.topic.id, pp.partition}, pp.st.hwm}
+		m := kvdurable.Mark[partKey]{Key: partKey{pp.topic.id, pp.partition}, HWM: pp.st.hwm}
 		kvMarks = append(kvMarks, m)
 		if pp.control {
 			kvMarkers = append(kvMarkers, m)
 		}
 	}
 	if len(kvMarkers) > 0 {
-		c.kvDur.markers(kvMarkers)
+		c.kvDur.Markers(kvMarkers)
 	}
 	wait, err = c.writeAsync(b, pebble.Sync)
 	if err != nil {
@@ -391,7 +369,7 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 		wait = func() error {
 			err := logged()
 			if err == nil {
-				c.kvDur.durable(kvMarks)
+				c.kvDur.Durable(kvMarks)
 			}
 			return err
 		}
@@ -472,16 +450,14 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 // accepted batches, with the producer states it changed, the checkpoints
 // due, and the object (updated in place with the accepted bytes). It sets
 // the checkpoint flag of the partitions it checkpoints.
-func (c *Coordinator) commitWrites(w *sortedWrites, obj *objectState, isNew bool, parts []pendingPart, prods []pendingProducer,
-	prodIndex map[producerStateKey]int32, accepted int64) *sortedWrites {
+func (c *Coordinator) commitWrites(w *sortedwrites.Writes, obj *objectState, isNew bool, parts []pendingPart, prods []pendingProducer,
+	prodIndex map[producerStateKey]int32, accepted int64) *sortedwrites.Writes {
 	size := 64 + len(obj.key)
 	for j := range parts {
 		size += layout.BatchKeyLen + 24 + 16*len(parts[j].batches)
 	}
 	size += len(prods) * (8 + 20*layout.MaxProducerBatches)
-	w.arena = slices.Grow(w.arena[:0], size)
-	w.kvs = slices.Grow(w.kvs[:0], len(parts)+2)
-	w.start, w.mid = 0, 0
+	w.Reset(size, len(parts)+2)
 	for j := range parts {
 		pp := &parts[j]
 		if len(pp.batches) == 0 {
@@ -493,24 +469,24 @@ func (c *Coordinator) commitWrites(w *sortedWrites, obj *objectState, isNew bool
 			MaxTimestamp: pp.st.maxTimestamp, MaxTimestampOffset: pp.st.maxTimestampOffset,
 			MaxTimestampLast: pp.st.maxTimestampLast,
 		}
-		rowStart := len(w.arena)
-		w.arena = layout.AppendBatchKey(w.arena, pk.topic, pk.partition, pp.st.hwm-1)
-		w.endKey()
-		w.arena = layout.AppendBatchRun(w.arena, &h, pp.batches)
+		rowStart := len(w.Arena)
+		w.Arena = layout.AppendBatchKey(w.Arena, pk.topic, pk.partition, pp.st.hwm-1)
+		w.EndKey()
+		w.Arena = layout.AppendBatchRun(w.Arena, &h, pp.batches)
 		m := 0
 		for k := pp.prods; k >= 0; k = prods[k].next {
 			if prods[k].changed {
 				m++
 			}
 		}
-		w.arena = layout.AppendRunProducerCount(w.arena, m)
+		w.Arena = layout.AppendRunProducerCount(w.Arena, m)
 		for k := pp.prods; k >= 0; k = prods[k].next {
 			if prods[k].changed {
-				w.arena = layout.AppendRunProducer(w.arena, prods[k].key.producerID, &prods[k].st.Producer)
+				w.Arena = layout.AppendRunProducer(w.Arena, prods[k].key.producerID, &prods[k].st.Producer)
 			}
 		}
-		w.endValue()
-		pp.st.metaBytes += int64(len(w.arena) - rowStart)
+		w.EndValue()
+		pp.st.metaBytes += int64(len(w.Arena) - rowStart)
 
 		pl := c.commit.logs[pk]
 		runs := 1
@@ -521,7 +497,7 @@ func (c *Coordinator) commitWrites(w *sortedWrites, obj *objectState, isNew bool
 			continue
 		}
 		pp.checkpoint = true
-		w.set(layout.PartitionKey(pk.topic, pk.partition), pp.st.encode())
+		w.Set(layout.PartitionKey(pk.topic, pk.partition), pp.st.encode())
 		if pl != nil {
 			for _, id := range pl.dirty {
 				prk := producerStateKey{id, pk.topic, pk.partition}
@@ -529,18 +505,18 @@ func (c *Coordinator) commitWrites(w *sortedWrites, obj *objectState, isNew bool
 				if k, ok := prodIndex[prk]; ok {
 					st = &prods[k].st
 				}
-				w.arena = layout.AppendProducerKey(w.arena, prk.producerID, prk.topic, prk.partition)
-				w.endKey()
-				w.arena = layout.AppendProducer(w.arena, &st.Producer)
-				w.endValue()
+				w.Arena = layout.AppendProducerKey(w.Arena, prk.producerID, prk.topic, prk.partition)
+				w.EndKey()
+				w.Arena = layout.AppendProducer(w.Arena, &st.Producer)
+				w.EndValue()
 			}
 		}
 		for k := pp.prods; k >= 0; k = prods[k].next {
 			if prods[k].newlyDirty {
-				w.arena = layout.AppendProducerKey(w.arena, prods[k].key.producerID, prods[k].key.topic, prods[k].key.partition)
-				w.endKey()
-				w.arena = layout.AppendProducer(w.arena, &prods[k].st.Producer)
-				w.endValue()
+				w.Arena = layout.AppendProducerKey(w.Arena, prods[k].key.producerID, prods[k].key.topic, prods[k].key.partition)
+				w.EndKey()
+				w.Arena = layout.AppendProducer(w.Arena, &prods[k].st.Producer)
+				w.EndValue()
 			}
 		}
 	}
@@ -552,10 +528,10 @@ func (c *Coordinator) commitWrites(w *sortedWrites, obj *objectState, isNew bool
 		obj.state, obj.garbageSinceMs = ObjectLive, 0
 	}
 	if isNew || accepted > 0 {
-		w.set(layout.ObjectKey(obj.num), obj.encode())
+		w.Set(layout.ObjectKey(obj.num), obj.encode())
 	}
 	if isNew {
-		w.set(layout.KeyNextObject, layout.EncodeUint64(obj.num+1))
+		w.Set(layout.KeyNextObject, layout.EncodeUint64(obj.num+1))
 	}
 	return w
 }
@@ -612,7 +588,7 @@ type commitScratch struct {
 	parts     []pendingPart
 	prodIndex map[producerStateKey]int32
 	prods     []pendingProducer
-	writes    sortedWrites
+	writes    sortedwrites.Writes
 }
 
 // maxScratchBatches bounds the commit size whose scratch memory is kept.

@@ -240,7 +240,7 @@ func (c *Coordinator) completeCompaction(req coordapi.CompleteTierJobRequest, jo
 	b := c.db.NewBatch()
 	defer b.Close()
 	_ = b.DeleteRange(lower, upper, nil)
-	objects := c.deadBytesLocked(b, rs.dead, nowMs)
+	objects := c.deadBytesLocked(b, rs.Dead, nowMs)
 	outs := make([]*objectState, 0, len(res.Segments))
 	var outBytes, rowBytes int64
 	outRows := make([]layout.SegmentRow, 0, len(res.Segments)) // the outputs' rows, in order
@@ -265,10 +265,10 @@ func (c *Coordinator) completeCompaction(req coordapi.CompleteTierJobRequest, jo
 		rowBytes += int64(len(k) + len(v))
 	}
 	_ = b.Set(layout.KeyNextObject, layout.EncodeUint64(num), nil)
-	st.bytes += outBytes - rs.bytes
-	st.segBytes += outBytes - rs.segBytes
-	st.segments += int64(len(res.Segments)) - rs.segments
-	st.metaBytes += rowBytes - rs.rowBytes
+	st.bytes += outBytes - rs.Bytes
+	st.segBytes += outBytes - rs.SegBytes
+	st.segments += int64(len(res.Segments)) - rs.Segments
+	st.metaBytes += rowBytes - rs.RowBytes
 	st.cleanOffset = max(st.cleanOffset, res.CleanedThrough+1)
 	st.horizonMs = res.TombstoneHorizonMs
 	if st.horizonMs < 0 {

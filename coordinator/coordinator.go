@@ -18,7 +18,10 @@ import (
 	"github.com/floe-io/floe/coordinator/acls"
 	"github.com/floe-io/floe/coordinator/brokers"
 	"github.com/floe-io/floe/coordinator/collect"
+	"github.com/floe-io/floe/coordinator/follow"
+	"github.com/floe-io/floe/coordinator/handover"
 	"github.com/floe-io/floe/coordinator/inline"
+	"github.com/floe-io/floe/coordinator/kvdurable"
 	"github.com/floe-io/floe/coordinator/layout"
 	"github.com/floe-io/floe/coordinator/tables"
 	"github.com/floe-io/floe/coordinator/tierplan"
@@ -138,7 +141,7 @@ type Options struct {
 	// this shard does not keep. Default: 1 shard, this one (0).
 	Shards, Shard int
 	// TopicOwner, on shards other than 0, is shard 0: the coordinator
-	// keeps a copy of its topics (follow.go), taken at Open, at each of
+	// keeps a copy of its topics (package follow), taken at Open, at each of
 	// its topic notices and every FollowInterval, and asked for a topic a
 	// commit names before that commit is refused. Default: none (this
 	// coordinator owns its topics).
@@ -174,7 +177,7 @@ type Options struct {
 	// the collector already took as an orphan: it deletes unknown WAL
 	// objects once their store time is GCGrace old, so refusing them at
 	// half of it leaves the other half for clock skew between brokers,
-	// the store and this coordinator (objectage.go). Keys that are not
+	// the store and this coordinator (package commitcheck). Keys that are not
 	// UUIDv7 are not checked. Default: GCGrace/2 when this coordinator
 	// collects garbage (GCStore) or is one of several shards, which shard
 	// 0 collects for; else never. Negative: never.
@@ -237,8 +240,8 @@ type Coordinator struct {
 	db   *pebble.DB
 	kv   *kvindex.Index
 	// kvDur is which kv-indexed partitions' offsets the log has made
-	// durable (kv_durable.go); its own lock, taken alone.
-	kvDur kvDurable
+	// durable (package kvdurable); its own lock, taken alone.
+	kvDur kvdurable.Tracker[partKey]
 	// rebuilds are the running key index builds by topic; c.commit guards.
 	rebuilds map[coordapi.TopicID]rebuild
 	// postings is the per-key posting index of hierarchical topics;
@@ -292,7 +295,7 @@ type Coordinator struct {
 	markerPrefix string
 	// stopTxn stops the transaction timeout loop.
 	stopTxn func()
-	// stopFollow stops the follows of TopicOwner's topics (follow.go).
+	// stopFollow stops the follows of TopicOwner's topics (package follow).
 	stopFollow func()
 	// layoutShards is the shard count the stored state serves by at
 	// Open (checkShardLayout); growTo, on shard 0, the count it grows
@@ -352,10 +355,9 @@ type Coordinator struct {
 	// c.commit held, read by anyone.
 	place atomic.Pointer[placement]
 
-	// follow serializes the follows of an owner's topics (follow.go): a
-	// semaphore of one, so that a commit waiting behind a follow gives up
-	// with its context.
-	follow chan struct{}
+	// follower follows an owner's topics into this coordinator's (package
+	// follow); its follows are serialized by a lock of its own.
+	follower *follow.Follower
 
 	// pids allocates producer ids and bumps their epochs (InitProducerID).
 	pids struct {
@@ -546,7 +548,7 @@ func Open(opts Options) (*Coordinator, error) {
 	c := &Coordinator{opts: opts, log: opts.Logger, now: opts.Now, markers: opts.Markers, markerPrefix: opts.GCPrefix}
 	c.brokers = brokers.New(opts.BrokerTTL, opts.Now, opts.Logger)
 	c.gc = collect.New(gcState{c}, opts.ObjectPeers, opts.GCGrace, opts.Now, opts.Logger)
-	c.follow = make(chan struct{}, 1)
+	c.follower = follow.New(followCopy{c})
 	c.tier = c.newTier()
 	c.place.Store(&placement{shards: max(opts.Shards, 1)})
 	cache := pebble.NewCache(pebbleCacheSize)
@@ -621,7 +623,7 @@ func Open(opts Options) (*Coordinator, error) {
 		}()
 	}
 	if opts.TopicOwner != nil {
-		c.startFollowing()
+		c.stopFollow = c.follower.Start(opts.TopicOwner, opts.FollowInterval, opts.Shard, c.log)
 	}
 	if opts.TierInterval > 0 {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -910,16 +912,11 @@ func (c *Coordinator) loadMeta() error {
 }
 
 // checkShardLayout records which shard of how many this state is, at its
-// first open, and refuses to open it as another shard. The count it
-// serves by is the stored one (layoutShards): its partitions were placed
-// by it (coordapi.ShardOf), and it changes only when a growth commits
-// another (grow.go). Shard 0 started with a larger --shards grows the
-// cluster to it (growTo), through Options.GrowPeers, and is refused a
-// smaller one (its peers would leave shards out); any other shard started
-// with another count serves by the stored one until shard 0's growth
-// commits it. A state from before shards is shard 0 of 1.
+// first open, and refuses to open it as another shard
+// (handover.OpenLayout): it serves by the stored count (layoutShards),
+// and shard 0 started with a larger --shards grows the cluster to it
+// (growTo), through Options.GrowPeers.
 func (c *Coordinator) checkShardLayout(fresh bool, read func(key []byte, what string) (uint64, error)) error {
-	want := [2]uint64{uint64(max(c.opts.Shards, 1)), uint64(c.opts.Shard)}
 	shards, err := read(layout.KeyShards, "shard count")
 	if err != nil {
 		return err
@@ -928,56 +925,27 @@ func (c *Coordinator) checkShardLayout(fresh bool, read func(key []byte, what st
 	if err != nil {
 		return err
 	}
-	if shards == 0 { // never written
-		have := want
-		switch {
-		case !fresh:
-			have = [2]uint64{1, 0}
-		case c.opts.Shard > 0:
-			// A shard joining a cluster that has not grown to it yet
-			// serves by the cluster's count, which gives it nothing,
-			// until shard 0's growth commits the new one: a broker that
-			// routes by the new count too early is refused, rather than
-			// writing where the growth will import.
-			if n, ok := c.ownerShards(); ok && n <= c.opts.Shard {
-				have[0] = uint64(n)
-			}
-		}
-		if have[1] != want[1] {
-			return fmt.Errorf("coordinator: this state is of a coordinator without shards, which is shard 0, not shard %d (--shard)", want[1])
-		}
+	l, lerr := handover.OpenLayout(handover.Opening{Shards: c.opts.Shards, Shard: c.opts.Shard, Stored: shards, StoredShard: shard,
+		Fresh: fresh, OwnerShards: c.ownerShards, GrowPeers: len(c.opts.GrowPeers)})
+	if l.Write {
 		b := c.db.NewBatch()
 		defer b.Close()
-		_ = b.Set(layout.KeyShards, layout.EncodeUint64(have[0]), nil)
-		_ = b.Set(layout.KeyShard, layout.EncodeUint64(have[1]), nil)
+		_ = b.Set(layout.KeyShards, layout.EncodeUint64(l.Shards), nil)
+		_ = b.Set(layout.KeyShard, layout.EncodeUint64(l.Shard), nil)
 		if err := c.write(b, pebble.Sync); err != nil {
 			return fmt.Errorf("coordinator: write the shard layout: %w", err)
 		}
-		shards, shard = have[0], have[1]
 	}
-	if shard != want[1] {
-		return fmt.Errorf("coordinator: this state is shard %d of %d, not shard %d (--shard): it holds another shard's partitions",
-			shard, shards, want[1])
+	if lerr != nil {
+		return lerr
 	}
-	c.layoutShards = int(shards)
+	c.layoutShards, c.growTo = int(l.Shards), l.GrowTo
 	switch {
-	case want[0] == shards:
-	case want[0] > shards && c.opts.Shard == 0:
-		if len(c.opts.GrowPeers) != int(want[0])-1 {
-			return fmt.Errorf("coordinator: growing the cluster from %d to %d shards (--shards) needs the %d other shards as peers (Options.GrowPeers), not %d",
-				shards, want[0], want[0]-1, len(c.opts.GrowPeers))
-		}
-		c.growTo = int(want[0])
-		c.log.Info("the cluster grows", "shards", shards, "to", want[0])
-	case c.opts.Shard == 0:
-		// Its collector and its transaction markers reach the shards its
-		// peers name, which --shards counts: fewer than the state's
-		// would delete objects only a shard left out refers to.
-		return fmt.Errorf("coordinator: this state is shard 0 of %d (a growth committed it): start it with --shards %d, not %d, so that it reaches every shard",
-			shards, shards, want[0])
-	default:
+	case l.GrowTo > 0:
+		c.log.Info("the cluster grows", "shards", l.Shards, "to", uint64(l.GrowTo))
+	case l.Behind:
 		c.log.Warn("--shards is not the count this state serves by: serving by the state's until shard 0 commits another (a growth)",
-			"shard", shard, "flag", want[0], "state", shards)
+			"shard", l.Shard, "flag", uint64(max(c.opts.Shards, 1)), "state", l.Shards)
 	}
 	return nil
 }
@@ -985,20 +953,7 @@ func (c *Coordinator) checkShardLayout(fresh bool, read func(key []byte, what st
 // ownerShards asks TopicOwner (shard 0) the count it serves by, if it
 // answers ClusterInfo; ok is false when it cannot be asked.
 func (c *Coordinator) ownerShards() (n int, ok bool) {
-	o, can := c.opts.TopicOwner.(interface {
-		ClusterInfo(ctx context.Context) (coordapi.ClusterInfo, error)
-	})
-	if !can {
-		return 0, false
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), followTimeout)
-	defer cancel()
-	ci, err := o.ClusterInfo(ctx)
-	if err != nil {
-		c.log.Warn("ask shard 0 the cluster's shard count; serving by --shards", "err", err)
-		return 0, false
-	}
-	return ci.Shards, true
+	return handover.AskShards(c.opts.TopicOwner, follow.Timeout, c.log)
 }
 
 // scan calls fn for every key of one family, in key order.

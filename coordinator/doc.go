@@ -62,23 +62,26 @@
 // coordinator's own; they take none of its locks but those their
 // interfaces take (txnPartitions).
 //
-// # Handover
+// # Shards
 //
-// A partition moves between shards (handover.go) by FencePartition on the
-// shard it leaves, ExportPartition's chunks imported by ImportPartition on
-// the shard it joins, and DropPartition on the first; MovePartition
-// drives the four over HandoverPeer (a *Coordinator, or rpc.Client over
-// NATS). Each writes through the log: the partition's handover row ('e')
-// is, over the shard count, what says whether the partition is this
-// shard's (owns), so a standby promoted mid-move refuses and serves what
-// the leader did. The import renumbers batch rows to this shard's objects
-// of the same keys and counts their bytes live before the old shard takes
-// them off its own, so shard 0's collection never finds an object of the
-// partition unreferenced on every shard. Growing the shard count (grow.go)
-// is shard 0's Grow: MovePartition for every partition whose jump hash
-// changes, then CommitShards on every shard, shard 0 last; a shard 0
-// opened with a larger Options.Shards than its state's runs it in the
-// background (GrowPeers).
+// A partition moves between shards (package handover draws it) by
+// FencePartition on the shard it leaves, ExportPartition's chunks
+// imported by ImportPartition on the shard it joins, and DropPartition on
+// the first: handover.go is this shard's side of each, its rows and
+// locks; handover.Move drives the four over HandoverPeer, and
+// handover.Grow the growth of the shard count (Grow, CommitShards in
+// grow.go). Each call writes through the log: the partition's handover
+// row ('e') is, over the shard count, what says whether the partition is
+// this shard's (owns), so a standby promoted mid-move refuses and serves
+// what the leader did. A shard above 0 keeps a copy of shard 0's topics
+// (package follow, through followCopy).
+//
+// # Rules and readers
+//
+// Pure parts decide from what this package reads, in packages of their
+// own: idempotence, topicrules, commitcheck (a commit request), rowscan
+// (what reads answer from batch rows), sortedwrites, logread (the log
+// read back for index builds), kvdurable and markers (a transaction's).
 //
 // # Tier planning
 //
@@ -101,7 +104,7 @@
 //
 // Locks are taken in this order, never the reverse:
 //
-//	follow (FollowTopics, FollowTopicID: a shard's follows of shard 0's
+//	follow (package follow's semaphore: a shard's follows of shard 0's
 //	        topics, one at a time; the calls it makes take the rest;
 //	        ImportPartition follows an unknown topic before it enters;
 //	        Grow, like a follow, holds none: the calls it makes enter)

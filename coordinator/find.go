@@ -10,6 +10,7 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/layout"
+	"github.com/floe-io/floe/coordinator/rowscan"
 )
 
 // partitionLocked returns a partition's topic and state. c.mu (or
@@ -109,7 +110,7 @@ func (c *Coordinator) FindBatches(ctx context.Context, req coordapi.FindBatchesR
 	}
 
 	var nums []uint64 // object of each batch
-	resp.Batches, nums, err = scanBatches(it, req, limit)
+	resp.Batches, nums, err = rowscan.Batches(it, req, limit)
 	if cerr := it.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("find batches: iterate: %w", cerr)
 	}
@@ -216,7 +217,7 @@ func (c *Coordinator) FindBatchesMulti(ctx context.Context, reqs []coordapi.Find
 			return nil, err
 		}
 		it.SetBounds(layout.BatchKey(req.TopicID, req.Partition, req.Offset), layout.BatchKey(req.TopicID, req.Partition, out[i].HighWatermark))
-		batches, objs, err := scanBatches(it, req, limits[i])
+		batches, objs, err := rowscan.Batches(it, req, limits[i])
 		if err != nil {
 			c.log.Error("find batches", "topic", req.TopicID, "partition", req.Partition, "offset", req.Offset, "err", err)
 			out[i].ErrorCode = kerr.KafkaStorageError.Code
@@ -258,65 +259,6 @@ func errorCode(err error) int16 {
 		return ke.Code
 	}
 	return kerr.KafkaStorageError.Code
-}
-
-// scanBatches reads, from it (positioned anywhere, bounded to req's
-// partition from req.Offset to the high watermark), the batches FindBatches
-// answers for req, and the object number of each: none at or after limit
-// (the high watermark, or the last stable offset for read_committed).
-func scanBatches(it *pebble.Iterator, req coordapi.FindBatchesRequest, limit int64) ([]coordapi.BatchCoord, []uint64, error) {
-	var (
-		batches []coordapi.BatchCoord
-		nums    []uint64
-		total   int64
-	)
-	for valid := it.First(); valid; valid = it.Next() {
-		last, err := layout.DecodeBatchKey(it.Key())
-		if err != nil {
-			return nil, nil, err
-		}
-		v, err := it.ValueAndErr()
-		if err != nil {
-			return nil, nil, fmt.Errorf("find batches: read: %w", err)
-		}
-		r, err := layout.NewRunReader(last, v)
-		for err == nil {
-			var (
-				bc coordapi.BatchCoord
-				ok bool
-			)
-			if bc, ok, err = r.Next(); !ok || err != nil {
-				break
-			}
-			if bc.LastOffset < req.Offset {
-				continue // before the batch holding Offset, in the first run
-			}
-			if bc.BaseOffset >= limit {
-				return batches, nums, nil
-			}
-			if bc.Segment {
-				// A segment is answered alone: its reader finds the batch
-				// holding Offset in it, and the next fetch goes on after.
-				if len(batches) == 0 {
-					batches, nums = append(batches, bc), append(nums, r.Object())
-				}
-				return batches, nums, nil
-			}
-			if len(batches) > 0 && total+int64(bc.ByteLength) > int64(req.MaxBytes) {
-				return batches, nums, nil
-			}
-			total += int64(bc.ByteLength)
-			batches = append(batches, bc)
-			nums = append(nums, r.Object())
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-	}
-	if err := it.Error(); err != nil {
-		return nil, nil, fmt.Errorf("find batches: iterate: %w", err)
-	}
-	return batches, nums, nil
 }
 
 func (c *Coordinator) outOfRange(id coordapi.TopicID, partition int32, offset int64, st partState) error {

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/markers"
 )
 
 // TxnOwner is shard 0's transaction coordinator, as another shard asks it
@@ -18,9 +19,7 @@ type TxnOwner interface {
 
 // MarkerPeer is another shard, as shard 0 commits the transaction markers
 // of its partitions there: *rpc.Client, or a *Coordinator.
-type MarkerPeer interface {
-	CommitObject(ctx context.Context, req *coordapi.CommitRequest) (*coordapi.CommitResponse, error)
-}
+type MarkerPeer = markers.Peer
 
 // TxnView returns producer id pid's view as this coordinator's
 // transaction coordinator holds it (shard 0's, for the other shards'

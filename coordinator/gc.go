@@ -34,7 +34,7 @@ type ObjectPeer = collect.Peer
 // is made under the commit lock (removeGarbageRecords), after which no
 // commit can revive a removed record's object (commits of an object come
 // within seconds of its upload, and one later than Options.MaxObjectAge,
-// half the grace, is refused: objectage.go).
+// half the grace, is refused: package commitcheck).
 func (c *Coordinator) CollectGarbage(ctx context.Context, store GCStore, prefix string) (GCStats, error) {
 	if err := c.enter(ctx); err != nil {
 		return GCStats{}, err
@@ -60,7 +60,7 @@ type gcState struct{ c *Coordinator }
 // (over 100,000) held it for milliseconds, and every commit waits for
 // c.mu to install its state. An object committed between two chunks is
 // young, and an orphan candidate must be a grace old, which no commit can
-// name (objectage.go), so the chunks need not agree.
+// name (package commitcheck), so the chunks need not agree.
 func (s gcState) Candidates(listed []objectstore.ObjectInfo, nowMs, graceMs int64) (orphans []objectstore.ObjectInfo, garbage []collect.Object) {
 	c := s.c
 	for chunk := range slices.Chunk(listed, candidatesChunk) {

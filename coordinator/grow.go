@@ -4,33 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/cockroachdb/pebble"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/handover"
 	"github.com/floe-io/floe/coordinator/layout"
 )
 
-// Growing the shard count from N to M (docs/design/coordinator-shards.md,
-// "Adding shards"): shard 0 moves every partition whose jump hash changes
-// (MovePartition, handover.go), then has every shard commit M and the map
-// version (CommitShards), the other shards first and itself last, so that
-// brokers, which take the count from shard 0, route by M only once every
-// shard serves by it. A shard commits M only when it holds no partition
-// with data that M takes from it and that it did not hand over; a commit
-// refused for that (a partition created, or first written, after the
-// moves were listed) makes Grow list and move again. The commit holds the
-// shard's commit lock, so no commit lands between its check and its new
-// placement. Handover rows stay after the commit: they agree with M, and
-// keep a repeated Grow from moving a partition twice.
+// Growing the shard count (package handover draws it): this shard's
+// commit of a new count (CommitShards), and shard 0's Grow over its peers.
 
-// ShardPeer is a shard as Grow drives it: *rpc.Client, or a *Coordinator.
-type ShardPeer interface {
-	HandoverPeer
-	CommitShards(ctx context.Context, shards int, version uint64) error
-	ClusterInfo(ctx context.Context) (coordapi.ClusterInfo, error)
-}
+// ShardPeer is a shard as Grow drives it (package handover).
+type ShardPeer = handover.ShardPeer
 
 var _ ShardPeer = (*Coordinator)(nil)
 
@@ -102,86 +88,21 @@ var ErrUnmoved = errors.New("coordinator: a partition is not handed over yet")
 // errShrink refuses a shard count or map version below the current.
 var errShrink = errors.New("coordinator: shards are only added, and map versions only grow")
 
-// maxGrowPasses bounds Grow's passes of moves and commits: each pass
-// after the first moves only partitions written for the first time while
-// the one before ran.
-const maxGrowPasses = 5
-
 // Grow grows the cluster from this shard's count to shards: peers are
 // the shards of the grown cluster, peers[i] shard i (peers[0] this one,
 // or its client). Only shard 0 grows the cluster. It moves each partition
 // of every topic whose shard changes (in chunks of chunkBytes, 0:
 // DefaultChunkBytes), then commits the new count and map version on every
-// shard, shard 0 last. It returns how many partitions it moved. On an
-// error nothing acknowledged is lost (a partition half moved stays fenced
-// on its old shard, refused by both) and Grow is to be called again with
-// the same arguments: partitions moved already are not moved again.
+// shard, shard 0 last (handover.Grow). It returns how many partitions it
+// moved. On an error nothing acknowledged is lost (a partition half moved
+// stays fenced on its old shard, refused by both) and Grow is to be
+// called again with the same arguments: partitions moved already are not
+// moved again.
 func (c *Coordinator) Grow(ctx context.Context, shards int, peers []ShardPeer, chunkBytes int) (moved int, err error) {
 	pl := c.place.Load()
-	switch {
-	case c.opts.Shard != 0:
-		return 0, fmt.Errorf("grow: shard %d: only shard 0 grows the cluster", c.opts.Shard)
-	case shards <= pl.shards:
-		return 0, nil
-	case len(peers) != shards:
-		return 0, fmt.Errorf("grow to %d shards: %d peers", shards, len(peers))
-	}
-	from, version := pl.shards, pl.version+1
-	// Every shard answers, as the shard it is meant to be, before any
-	// partition is fenced: a move towards a shard that is not up would
-	// leave its partition refused by both until it is.
-	for i, p := range peers {
-		ci, err := p.ClusterInfo(ctx)
-		switch {
-		case err != nil:
-			return 0, fmt.Errorf("grow to %d shards: shard %d: %w", shards, i, err)
-		case ci.Shard != i:
-			return 0, fmt.Errorf("grow to %d shards: peer %d answers as shard %d", shards, i, ci.Shard)
-		}
-	}
-	done := map[partKey]bool{}
-	for pass := 1; ; pass++ {
-		topics, err := c.Topics(ctx)
-		if err != nil {
-			return moved, fmt.Errorf("grow: %w", err)
-		}
-		for _, t := range topics {
-			if t.View != nil {
-				continue // a view's data is its base topic's
-			}
-			for p := range int32(t.Partitions) {
-				pk := partKey{t.ID, p}
-				src, dst := coordapi.ShardOf(t.ID, p, from), coordapi.ShardOf(t.ID, p, shards)
-				if src == dst || done[pk] {
-					continue
-				}
-				if _, err := MovePartition(ctx, peers[src], peers[dst], t.ID, p, version, chunkBytes); err != nil {
-					return moved, fmt.Errorf("grow to %d shards: %w", shards, err)
-				}
-				done[pk] = true
-				moved++
-			}
-		}
-		err = nil
-		for i := 1; i <= shards && err == nil; i++ {
-			s := i % shards // shard 0 last
-			if err = peers[s].CommitShards(ctx, shards, version); err != nil {
-				err = fmt.Errorf("grow to %d shards: commit on shard %d: %w", shards, s, err)
-			}
-		}
-		if err == nil {
-			c.log.Info("cluster grown", "shards", shards, "from", from, "version", version, "partitions_moved", moved)
-			return moved, nil
-		}
-		if pass == maxGrowPasses {
-			return moved, err
-		}
-		c.log.Warn("grow: a shard refused the new map; moving again", "pass", pass, "err", err)
-	}
+	return handover.Grow(ctx, handover.Growth{Shard: c.opts.Shard, From: pl.shards, To: shards, Version: pl.version + 1,
+		Peers: peers, ChunkBytes: chunkBytes, Topics: c.Topics, Log: c.log})
 }
-
-// growRetry is how soon a growth that failed is tried again.
-const growRetry = time.Second
 
 // startGrowing grows the cluster to growTo through GrowPeers in the
 // background, trying again after each failure, until it succeeds or
@@ -193,23 +114,8 @@ func (c *Coordinator) startGrowing() {
 	peers := append([]ShardPeer{c}, c.opts.GrowPeers...)
 	go func() {
 		defer close(done)
-		t := time.NewTicker(growRetry)
-		defer t.Stop()
-		for {
-			moved, err := c.Grow(ctx, c.growTo, peers, 0)
-			if err == nil {
-				c.log.Info("grew the cluster", "shards", c.growTo, "partitions_moved", moved)
-				return
-			}
-			if ctx.Err() != nil {
-				return
-			}
-			c.log.Warn("grow the cluster; trying again", "shards", c.growTo, "moved", moved, "err", err)
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
+		handover.KeepGrowing(ctx, c.growTo, func(ctx context.Context) (int, error) {
+			return c.Grow(ctx, c.growTo, peers, 0)
+		}, c.log)
 	}()
 }

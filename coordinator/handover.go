@@ -1,9 +1,7 @@
 package coordinator
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -12,30 +10,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/handover"
 	"github.com/floe-io/floe/coordinator/layout"
 )
 
-// The handover moves a partition from the shard that owns it to another
-// (docs/design/coordinator-shards.md, "Adding shards"), in four calls:
-//
-//	old shard   FencePartition    'e' row "out": commits, DeleteRecords and
-//	                              tier jobs of the partition are refused
-//	                              (NOT_LEADER_OR_FOLLOWER, retriable)
-//	old shard   ExportPartition   its rows in key order, a chunk at a time
-//	new shard   ImportPartition   each chunk written through the new shard's
-//	                              log; the first drops what an interrupted
-//	                              import left, the last ('e' row "in")
-//	                              makes the partition the new shard's
-//	old shard   DropPartition     its rows deleted, their bytes taken off
-//	                              its objects ('e' row "gone")
-//
-// The import counts the moved batches' bytes live in objects of its own,
-// found by key or created under its own numbers, before the old shard
-// drops them: at every moment some shard has each of the partition's
-// objects live, and the old shard's drop makes them garbage only from
-// then on, so shard 0's collection (object_states) never takes one a
-// shard refers to. A handover row is the last word on whether the
-// partition is this shard's, over the shard count (owns).
+// The handover (package handover draws its four calls and the growth):
+// this shard's side of each call, which reads and writes the partition's
+// rows and its handover row ('e'), the last word on whether the partition
+// is this shard's over the shard count (owns).
 
 // placement is which partitions are this shard's: those coordapi.ShardOf
 // gives it of shards, but for the partitions with a handover row (moves,
@@ -163,9 +145,8 @@ func (c *Coordinator) FencePartition(ctx context.Context, id coordapi.TopicID, p
 	return nil
 }
 
-// DefaultChunkBytes is ExportPartition's chunk size when asked for none:
-// well within NATS's default largest message (1 MiB).
-const DefaultChunkBytes = 256 << 10
+// DefaultChunkBytes is ExportPartition's chunk size when asked for none.
+const DefaultChunkBytes = handover.DefaultChunkBytes
 
 // ExportPartition answers the chunk of a fenced partition's rows that
 // follows cursor (nil: the first), at most about maxBytes of keys and
@@ -196,46 +177,11 @@ func (c *Coordinator) ExportPartition(ctx context.Context, id coordapi.TopicID, 
 		return ch, fmt.Errorf("export %s/%d: %w", id, partition,
 			coordapi.Errorf(kerr.NotLeaderForPartition, "the partition is not fenced for a handover on shard %d", c.opts.Shard))
 	}
-	var after []byte // the first key the chunk may hold
-	if len(cursor) > 0 {
-		after = append(append([]byte(nil), cursor...), 0)
+	rows, objects, full, err := handover.ExportRows(layout.PartitionRowsBounds(id, partition), cursor, maxBytes, c.scanRange)
+	if err != nil {
+		return ch, fmt.Errorf("export %s/%d: %w", id, partition, err)
 	}
-	objects := map[uint64]bool{}
-	size, full := 0, false
-	for _, r := range layout.PartitionRowsBounds(id, partition) {
-		lower, upper := r[0], r[1]
-		if after != nil {
-			if bytes.Compare(after, upper) >= 0 {
-				continue
-			}
-			if bytes.Compare(after, lower) > 0 {
-				lower = after
-			}
-		}
-		err := c.scanRange(lower, upper, func(k, v []byte) error {
-			if size >= maxBytes {
-				full = true
-				return errStopScan
-			}
-			row := coordapi.ChunkRow{Key: bytes.Clone(k), Value: bytes.Clone(v)}
-			if k[0] == layout.PrefixBatch {
-				num, _, err := layout.RowObject(v)
-				if err != nil {
-					return fmt.Errorf("batch row %x: %w", k, err)
-				}
-				objects[num] = true
-			}
-			ch.Rows = append(ch.Rows, row)
-			size += len(k) + len(v)
-			return nil
-		})
-		if err != nil && !errors.Is(err, errStopScan) {
-			return ch, fmt.Errorf("export %s/%d: %w", id, partition, err)
-		}
-		if full {
-			break
-		}
-	}
+	ch.Rows = rows
 	if len(objects) > 0 {
 		c.mu.RLock()
 		for num := range objects {
@@ -338,14 +284,6 @@ func (c *Coordinator) ImportPartition(ctx context.Context, ch *coordapi.Partitio
 		return wrap(errors.New("no import of the partition is in progress: start again from its first chunk"))
 	}
 	ranges := layout.PartitionRowsBounds(id, partition)
-	inRanges := func(k []byte) bool {
-		for _, r := range ranges {
-			if bytes.Compare(k, r[0]) >= 0 && bytes.Compare(k, r[1]) < 0 {
-				return true
-			}
-		}
-		return false
-	}
 	nowMs := c.now().UnixMilli()
 	b := c.db.NewBatch()
 	defer b.Close()
@@ -356,7 +294,7 @@ func (c *Coordinator) ImportPartition(ctx context.Context, ch *coordapi.Partitio
 		if err != nil {
 			return wrap(err)
 		}
-		for num, n := range rs.dead {
+		for num, n := range rs.Dead {
 			live[num] -= n
 		}
 		for _, r := range ranges {
@@ -369,62 +307,19 @@ func (c *Coordinator) ImportPartition(ctx context.Context, ch *coordapi.Partitio
 			}
 		}
 	}
-	chunkObjects := make(map[uint64]*coordapi.ChunkObject, len(ch.Objects))
-	for i := range ch.Objects {
-		chunkObjects[ch.Objects[i].Num] = &ch.Objects[i]
+	local := func(key string) (uint64, bool) { num, ok := c.mu.objectsByKey[key]; return num, ok }
+	rows, err := handover.PlanRows(ch, ranges, c.commit.nextObject, live, local, c.batchRowBytes)
+	if err != nil {
+		return wrap(err)
 	}
-	next := c.commit.nextObject
-	// meta is the encoded size of the chunk's batch rows as written here
-	// (object numbers differ in length from shard to shard), written the
-	// keys they were written under.
-	var meta int64
-	written := map[string]bool{}
-	created := map[string]*objectState{} // new objects, by key
-	createdNums := map[uint64]*objectState{}
-	for _, row := range ch.Rows {
-		if !inRanges(row.Key) {
-			return wrap(fmt.Errorf("row %x is not the partition's", row.Key))
-		}
-		v := row.Value
-		if row.Key[0] == layout.PrefixBatch {
-			n, num, err := rowBytes(row.Key, v)
-			if err != nil {
-				return wrap(err)
-			}
-			co := chunkObjects[num]
-			if co == nil {
-				return wrap(fmt.Errorf("batch row %x names object %d, which the chunk does not", row.Key, num))
-			}
-			local, ok := c.mu.objectsByKey[co.Key]
-			if !ok {
-				o := created[co.Key]
-				if o == nil {
-					o = &objectState{num: next, key: co.Key, size: co.Size, state: ObjectGarbage,
-						createdMs: co.CreatedMs, garbageSinceMs: nowMs, brokerID: co.BrokerID}
-					created[co.Key] = o
-					createdNums[o.num] = o
-					next++
-				}
-				local = o.num
-			}
-			if !ch.First {
-				// A chunk sent again: the row it replaces counted once.
-				if oldN, oldNum, found, err := c.batchRowBytes(row.Key); err != nil {
-					return wrap(err)
-				} else if found {
-					live[oldNum] -= oldN
-				}
-			}
-			live[local] += n
-			if v, err = layout.WithRowObject(v, local); err != nil {
-				return wrap(err)
-			}
-			meta += int64(len(row.Key) + len(v))
-			if ch.Done && !ch.First {
-				written[string(row.Key)] = true
-			}
-		}
-		_ = b.Set(row.Key, v, nil)
+	next, meta, written := rows.Next, rows.Meta, rows.Written
+	createdNums := make(map[uint64]*objectState, len(rows.Created))
+	for num, co := range rows.Created {
+		createdNums[num] = &objectState{num: num, key: co.Key, size: co.Size, state: ObjectGarbage,
+			createdMs: co.CreatedMs, garbageSinceMs: nowMs, brokerID: co.BrokerID}
+	}
+	for _, row := range rows.Rows {
+		_ = b.Set(row.Key, row.Value, nil)
 	}
 	var (
 		cp        layout.Partition
@@ -450,21 +345,14 @@ func (c *Coordinator) ImportPartition(ctx context.Context, ch *coordapi.Partitio
 		}
 		cp.MetaBytes = meta
 		_ = b.Set(layout.PartitionKey(id, partition), layout.EncodePartition(&cp), nil)
-		producers = make(map[producerStateKey]*producerState, len(ch.Producers))
-		for _, row := range ch.Producers {
-			pid, ptopic, ppart, err := layout.DecodeProducerKey(row.Key)
-			if err != nil {
-				return wrap(err)
-			}
-			if ptopic != id || ppart != partition {
-				return wrap(fmt.Errorf("producer row %x is not the partition's", row.Key))
-			}
-			pv, err := layout.DecodeProducer(row.Value)
-			if err != nil {
-				return wrap(err)
-			}
-			producers[producerStateKey{pid, id, partition}] = &producerState{Producer: pv}
-			_ = b.Set(row.Key, row.Value, nil)
+		ps, err := handover.Producers(ch)
+		if err != nil {
+			return wrap(err)
+		}
+		producers = make(map[producerStateKey]*producerState, len(ps))
+		for i, p := range ps {
+			producers[producerStateKey{p.ID, id, partition}] = &producerState{Producer: p.State}
+			_ = b.Set(ch.Producers[i].Key, ch.Producers[i].Value, nil)
 		}
 		covered := map[int32]int64{}
 		if err := c.readTableCovered(id, covered); err != nil {
@@ -555,30 +443,7 @@ func (c *Coordinator) ImportPartition(ctx context.Context, ch *coordapi.Partitio
 	return nil
 }
 
-// rowBytes returns what a batch row counts in its object's live bytes
-// (its batches' lengths; a segment row's data length) and the object it
-// names, as rowStats counts them.
-func rowBytes(k, v []byte) (n int64, object uint64, err error) {
-	last, err := layout.DecodeBatchKey(k)
-	if err != nil {
-		return 0, 0, err
-	}
-	r, err := layout.NewRunReader(last, v)
-	for err == nil {
-		bc, ok, nerr := r.Next()
-		if !ok || nerr != nil {
-			err = nerr
-			break
-		}
-		n += int64(bc.ByteLength)
-	}
-	if err != nil {
-		return 0, 0, fmt.Errorf("batch row %x: %w", k, err)
-	}
-	return n, r.Object(), nil
-}
-
-// batchRowBytes is rowBytes of the row of key k in Pebble, if any.
+// batchRowBytes is handover.RowBytes of the row of key k in Pebble, if any.
 func (c *Coordinator) batchRowBytes(k []byte) (n int64, object uint64, found bool, err error) {
 	v, closer, err := c.db.Get(k)
 	if errors.Is(err, pebble.ErrNotFound) {
@@ -588,7 +453,7 @@ func (c *Coordinator) batchRowBytes(k []byte) (n int64, object uint64, found boo
 		return 0, 0, false, fmt.Errorf("read %x: %w", k, err)
 	}
 	defer closer.Close()
-	n, object, err = rowBytes(k, v)
+	n, object, err = handover.RowBytes(k, v)
 	return n, object, err == nil, err
 }
 
@@ -611,50 +476,11 @@ func (c *Coordinator) loadPartTxnsLocked(pk partKey) error {
 		var err error
 		switch r[0][0] {
 		case layout.PrefixTxnOpen:
-			err = c.scanRange(r[0], r[1], func(k, v []byte) error {
-				_, pid, _, err := decodeTxnPartKey("open transaction", k, 29)
-				if err != nil {
-					return err
-				}
-				first, err := layout.DecodeOffset("open transaction", v)
-				if err != nil {
-					return err
-				}
-				m := c.commit.openTxns[pk]
-				if m == nil {
-					m = map[int64]int64{}
-					c.commit.openTxns[pk] = m
-				}
-				m[pid] = first
-				return nil
-			})
+			err = c.scanRange(r[0], r[1], c.loadOpenTxnLocked)
 		case layout.PrefixAborted:
-			err = c.scanRange(r[0], r[1], func(k, v []byte) error {
-				_, last, rest, err := decodeTxnPartKey("aborted transaction", k, 37)
-				if err != nil {
-					return err
-				}
-				first, err := layout.DecodeOffset("aborted transaction", v)
-				if err != nil {
-					return err
-				}
-				c.mu.aborted[pk] = append(c.mu.aborted[pk], coordapi.AbortedTxn{
-					ProducerID: int64(binary.BigEndian.Uint64(rest)), FirstOffset: first, LastOffset: last})
-				return nil
-			})
+			err = c.scanRange(r[0], r[1], c.loadAbortedLocked)
 		case layout.PrefixTxnKeys:
-			err = c.scanRange(r[0], r[1], func(k, v []byte) error {
-				_, pid, rest, err := decodeTxnPartKey("transaction keys", k, 37)
-				if err != nil {
-					return err
-				}
-				keys, err := layout.DecodeTxnKeys(v)
-				if err != nil {
-					return err
-				}
-				c.holdKeysLocked(pendingKeys{pid: pid, kv: kvApply{pk.topic, pk.partition, int64(binary.BigEndian.Uint64(rest)), keys}})
-				return nil
-			})
+			err = c.scanRange(r[0], r[1], c.loadTxnKeysLocked)
 		}
 		if err != nil {
 			return err
@@ -725,7 +551,7 @@ func (c *Coordinator) DropPartition(ctx context.Context, id coordapi.TopicID, pa
 		}
 	}
 	_ = b.Set(layout.HandoverKey(id, partition), layout.EncodeHandover(layout.HandoverGone, 0), nil)
-	objects := c.deadBytesLocked(b, rs.dead, c.now().UnixMilli())
+	objects := c.deadBytesLocked(b, rs.Dead, c.now().UnixMilli())
 	c.indexEpoch.Add(1) // before the drop is committed
 	if err := c.write(b, pebble.Sync); err != nil {
 		return fmt.Errorf("drop %s/%d: %w", id, partition, err)
@@ -741,56 +567,11 @@ func (c *Coordinator) DropPartition(ctx context.Context, id coordapi.TopicID, pa
 	delete(c.commit.logs, pk)
 	c.setMoveLocked(pk, layout.HandoverGone)
 	c.log.Info("partition dropped after its handover", "topic", t.name, "partition", partition,
-		"batches", rs.batches, "segments", rs.segments, "objects_touched", len(objects))
+		"batches", rs.Batches, "segments", rs.Segments, "objects_touched", len(objects))
 	return nil
 }
 
-// HandoverPeer is a shard as a handover drives it: *rpc.Client, or a
-// *Coordinator.
-type HandoverPeer interface {
-	FencePartition(ctx context.Context, id coordapi.TopicID, partition int32, version uint64) error
-	ExportPartition(ctx context.Context, id coordapi.TopicID, partition int32, cursor []byte, maxBytes int) (coordapi.PartitionChunk, error)
-	ImportPartition(ctx context.Context, ch *coordapi.PartitionChunk) error
-	DropPartition(ctx context.Context, id coordapi.TopicID, partition int32) error
-}
+// HandoverPeer is a shard as a handover drives it (package handover).
+type HandoverPeer = handover.Peer
 
 var _ HandoverPeer = (*Coordinator)(nil)
-
-// MovePartition hands partition (id, partition) over from shard from to
-// shard to as part of map version version: fence, export in chunks of
-// chunkBytes (0: DefaultChunkBytes) imported one by one, drop. It returns
-// how many chunks it moved. On an error the partition is left fenced on
-// from (refused by both shards) and MovePartition is to be called again:
-// it starts over from the first chunk, which the import takes as a new
-// copy. A partition from dropped already (a move that failed after its
-// drop) is not moved again.
-func MovePartition(ctx context.Context, from, to HandoverPeer, id coordapi.TopicID, partition int32, version uint64, chunkBytes int) (chunks int, err error) {
-	if err := from.FencePartition(ctx, id, partition, version); err != nil {
-		return 0, fmt.Errorf("move %s/%d: %w", id, partition, err)
-	}
-	var cursor []byte
-	for {
-		ch, err := from.ExportPartition(ctx, id, partition, cursor, chunkBytes)
-		if err != nil {
-			return chunks, fmt.Errorf("move %s/%d: export after %d chunks: %w", id, partition, chunks, err)
-		}
-		if ch.Gone {
-			return chunks, nil
-		}
-		if err := to.ImportPartition(ctx, &ch); err != nil {
-			return chunks, fmt.Errorf("move %s/%d: import chunk %d: %w", id, partition, chunks, err)
-		}
-		chunks++
-		if ch.Done {
-			break
-		}
-		if len(ch.Cursor) == 0 {
-			return chunks, fmt.Errorf("move %s/%d: chunk %d is neither the last nor says where the next starts", id, partition, chunks)
-		}
-		cursor = ch.Cursor
-	}
-	if err := from.DropPartition(ctx, id, partition); err != nil {
-		return chunks, fmt.Errorf("move %s/%d: drop: %w", id, partition, err)
-	}
-	return chunks, nil
-}

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/handover"
 	"github.com/floe-io/floe/objectstore"
 )
 
@@ -36,10 +37,10 @@ func newHandoverShards(t *testing.T) *handoverShards {
 	return h
 }
 
-// move hands partition p over from one shard to another (MovePartition).
+// move hands partition p over from one shard to another (handover.Move).
 func move(t *testing.T, from, to *testEnv, id coordapi.TopicID, p int32, chunkBytes int) (chunks int) {
 	t.Helper()
-	n, err := MovePartition(context.Background(), from.c, to.c, id, p, 1, chunkBytes)
+	n, err := handover.Move(context.Background(), from.c, to.c, id, p, 1, chunkBytes)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,9 +13,9 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/layout"
+	"github.com/floe-io/floe/coordinator/logread"
+	"github.com/floe-io/floe/coordinator/rowscan"
 	"github.com/floe-io/floe/kvindex"
-	"github.com/floe-io/floe/record"
-	"github.com/floe-io/floe/tiered"
 )
 
 // ObjectReader reads batch bytes back from object storage, for rebuilding
@@ -119,7 +119,7 @@ func (c *Coordinator) KvGet(ctx context.Context, req coordapi.KvGetRequest) (coo
 	}
 	fr := coordapi.FindBatchesResponse{PartitionState: st.public()}
 	var nums []uint64
-	fr.Batches, nums, err = scanBatches(it, fb, math.MaxInt64)
+	fr.Batches, nums, err = rowscan.Batches(it, fb, math.MaxInt64)
 	if cerr := it.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("kv get: iterate: %w", cerr)
 	}
@@ -316,85 +316,8 @@ func (s logSource) HighWatermark(ctx context.Context, id [16]byte, partition int
 	return st.hwm, err
 }
 
+// Batches reads the partition's batches back from the object store
+// (logread.Batches).
 func (s logSource) Batches(ctx context.Context, id [16]byte, partition int32, from int64) iter.Seq2[kvindex.LogBatch, error] {
-	return func(yield func(kvindex.LogBatch, error) bool) {
-		offset := from
-		for {
-			found, err := s.c.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: coordapi.TopicID(id), Partition: partition, Offset: offset, MaxBytes: 4 << 20})
-			if errors.Is(err, kerr.OffsetOutOfRange) && offset < found.LogStartOffset {
-				offset = found.LogStartOffset
-				continue
-			}
-			if err != nil {
-				yield(kvindex.LogBatch{}, err)
-				return
-			}
-			if len(found.Batches) == 0 {
-				return
-			}
-			for _, bc := range found.Batches {
-				if bc.Segment {
-					next, ok := s.segmentBatches(ctx, bc, offset, yield)
-					if !ok {
-						return
-					}
-					offset = next
-					continue
-				}
-				data, err := s.c.opts.Objects.GetRange(ctx, bc.ObjectKey, bc.ByteOffset, int64(bc.ByteLength))
-				if err != nil {
-					yield(kvindex.LogBatch{}, fmt.Errorf("read batch %d of %s: %w", bc.BaseOffset, bc.ObjectKey, err))
-					return
-				}
-				if !yield(kvindex.LogBatch{Data: data, BaseOffset: bc.BaseOffset}, nil) {
-					return
-				}
-				offset = bc.LastOffset + 1
-			}
-		}
-	}
-}
-
-// segmentWindow is how much of a segment's data segmentBatches reads at a
-// time.
-const segmentWindow = 8 << 20
-
-// segmentBatches yields the batches of segment seg from the one holding
-// offset on, reading its data part a window at a time (its batches carry
-// their real base offsets). It returns the offset after the segment, and
-// false when it stopped early (an error was yielded, or yield said stop).
-func (s logSource) segmentBatches(ctx context.Context, seg coordapi.BatchCoord, offset int64, yield func(kvindex.LogBatch, error) bool) (int64, bool) {
-	fail := func(err error) (int64, bool) {
-		yield(kvindex.LogBatch{}, fmt.Errorf("read segment %s: %w", seg.ObjectKey, err))
-		return 0, false
-	}
-	var pos int64
-	for pos < int64(seg.ByteLength) {
-		data, err := s.c.opts.Objects.GetRange(ctx, seg.ObjectKey, pos, min(segmentWindow, int64(seg.ByteLength)-pos))
-		if err != nil {
-			return fail(err)
-		}
-		if h, err := record.ParseHeader(data); err == nil && h.Size() > len(data) {
-			// One batch larger than the window: read the rest of it.
-			rest, err := s.c.opts.Objects.GetRange(ctx, seg.ObjectKey, pos+int64(len(data)), int64(h.Size()-len(data)))
-			if err != nil {
-				return fail(err)
-			}
-			data = append(data, rest...)
-		}
-		used := 0
-		for h, b := range tiered.Batches(data) {
-			if h.BaseOffset+int64(h.LastOffsetDelta) >= offset && !yield(kvindex.LogBatch{Data: b, BaseOffset: h.BaseOffset}, nil) {
-				return 0, false
-			}
-			used += len(b)
-		}
-		if used == 0 {
-			// Batches stops at a header that does not parse or a batch
-			// past the data.
-			return fail(fmt.Errorf("no whole batch at byte %d", pos))
-		}
-		pos += int64(used)
-	}
-	return seg.LastOffset + 1, true
+	return logread.Batches(ctx, s.c, s.c.opts.Objects, coordapi.TopicID(id), partition, from)
 }

@@ -146,7 +146,7 @@ func TestKvDurable(t *testing.T) {
 	if _, err := e.c.DeleteTopic(ctx, "kv"); err != nil {
 		t.Fatal(err)
 	}
-	if e.c.kvDur.covers(partKey{kv.ID, 0}, 1) {
+	if e.c.kvDur.Covers(partKey{kv.ID, 0}, 1) {
 		t.Error("a deleted topic's partition is still durable")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/logread"
 	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/kvindex"
 	"github.com/floe-io/floe/objectstore"
@@ -185,7 +186,7 @@ func TestLogSourceSegmentBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sizes := []int{100, segmentWindow + 1000, 100, 100} // values of one record each
+	sizes := []int{100, logread.SegmentWindow + 1000, 100, 100} // values of one record each
 	for i, n := range sizes {
 		b, err := record.Build(record.BuildOptions{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
 			[]record.Record{{Key: []byte{byte(i)}, Value: make([]byte, n)}})
@@ -208,7 +209,7 @@ func TestLogSourceSegmentBatches(t *testing.T) {
 		BaseOffset: 0, LastOffset: info.LastOffset, Segment: true}
 	for _, from := range []int64{0, 1, 2, 3} {
 		var got []int64
-		next, ok := logSource{e.c}.segmentBatches(ctx, seg, from, func(b kvindex.LogBatch, err error) bool {
+		next, ok := logread.SegmentBatches(ctx, e.c.opts.Objects, seg, from, func(b kvindex.LogBatch, err error) bool {
 			if err != nil {
 				t.Fatalf("from %d: %v", from, err)
 			}
@@ -233,7 +234,7 @@ func TestLogSourceSegmentBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	var failed error
-	if _, ok := (logSource{e.c}).segmentBatches(ctx, bad, 0, func(_ kvindex.LogBatch, err error) bool { failed = err; return false }); ok || failed == nil {
+	if _, ok := logread.SegmentBatches(ctx, e.c.opts.Objects, bad, 0, func(_ kvindex.LogBatch, err error) bool { failed = err; return false }); ok || failed == nil {
 		t.Errorf("a segment of zeros: ok %v, err %v; want an error", ok, failed)
 	}
 }

@@ -90,7 +90,7 @@ func (c *Coordinator) migrateFormat2(parts []partKey) error {
 		if err != nil {
 			return fmt.Errorf("coordinator: migrate format 2: %w", err)
 		}
-		st.bytes, st.segBytes, st.segments, st.metaBytes = rs.bytes, rs.segBytes, rs.segments, rs.rowBytes
+		st.bytes, st.segBytes, st.segments, st.metaBytes = rs.Bytes, rs.SegBytes, rs.Segments, rs.RowBytes
 		c.checkpointLocked(b, pk, st, nil)
 	}
 	_ = b.Set(layout.KeyFormatVersion, layout.EncodeUint64(layout.FormatVersion), nil)

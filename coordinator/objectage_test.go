@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/commitcheck"
 	"github.com/floe-io/floe/objectstore"
 )
 
@@ -40,9 +41,9 @@ func TestObjectKeyTime(t *testing.T) {
 		{key: "wal/obj-1"},
 		{key: ""},
 	} {
-		got, ok := objectKeyTime(tc.key)
+		got, ok := commitcheck.KeyTime(tc.key)
 		if ok != tc.ok || ok && !got.Equal(tc.want) {
-			t.Errorf("objectKeyTime(%q) = %v, %v; want %v, %v", tc.key, got, ok, tc.want, tc.ok)
+			t.Errorf("KeyTime(%q) = %v, %v; want %v, %v", tc.key, got, ok, tc.want, tc.ok)
 		}
 	}
 }

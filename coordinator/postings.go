@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/layout"
+	"github.com/floe-io/floe/coordinator/rowscan"
 	"github.com/floe-io/floe/kvindex"
 )
 
@@ -117,7 +117,7 @@ func (c *Coordinator) FindKeyBatches(ctx context.Context, req coordapi.FindKeyBa
 			resp.Through = resp.Batches[len(resp.Batches)-1].LastOffset + 1
 			return false
 		}
-		kb, num, ok, err := resolvePosting(it, req.TopicID, req.Partition, max(po.BaseOffset, st.logStart, req.Offset), po)
+		kb, num, ok, err := rowscan.ResolvePosting(it, req.TopicID, req.Partition, max(po.BaseOffset, st.logStart, req.Offset), po)
 		if err != nil {
 			ferr = err
 			return false
@@ -134,7 +134,7 @@ func (c *Coordinator) FindKeyBatches(ctx context.Context, req coordapi.FindKeyBa
 		// A read_committed consumer drops an aborted transaction's records
 		// until its abort marker: the markers in range go out with the
 		// key's batches.
-		resp.Batches, nums, ferr = c.withAbortMarkers(it, req, resp, nums, aborted)
+		resp.Batches, nums, ferr = rowscan.WithAbortMarkers(it, req, resp, nums, aborted)
 	}
 	if cerr := it.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("find key batches: iterate: %w", cerr)
@@ -178,93 +178,6 @@ func (c *Coordinator) FindKeyBatches(ctx context.Context, req coordapi.FindKeyBa
 		resp.Aborted = c.abortedLocked(partKey{req.TopicID, req.Partition}, req.Offset, resp.Through)
 	}
 	return resp, nil
-}
-
-// resolvePosting finds, with it (over the partition's batch rows), where
-// the batch of posting po lives now: the row holding offset at (the
-// posting's base offset, or a later one of its batch when the log start or
-// the fetch offset cut into it), then the batch in the row holding it. ok is
-// false when no batch overlapping the posting's offsets is there any more
-// (compaction removed it). It returns the object number of the coordinate.
-func resolvePosting(it *pebble.Iterator, id coordapi.TopicID, partition int32, at int64, po kvindex.Posting) (kb coordapi.KeyBatch, object uint64, ok bool, err error) {
-	for valid := it.SeekGE(layout.BatchKey(id, partition, at)); valid; valid = it.Next() {
-		last, err := layout.DecodeBatchKey(it.Key())
-		if err != nil {
-			return kb, 0, false, err
-		}
-		v, err := it.ValueAndErr()
-		if err != nil {
-			return kb, 0, false, fmt.Errorf("read batch row: %w", err)
-		}
-		r, err := layout.NewRunReader(last, v)
-		for err == nil {
-			var (
-				bc   coordapi.BatchCoord
-				more bool
-			)
-			if bc, more, err = r.Next(); !more || err != nil {
-				break
-			}
-			switch {
-			case bc.LastOffset < at:
-				continue
-			case bc.Segment:
-				if bc.BaseOffset > po.LastOffset {
-					return kb, 0, false, nil
-				}
-				return coordapi.KeyBatch{Coord: bc, BaseOffset: po.BaseOffset, LastOffset: po.LastOffset}, r.Object(), true, nil
-			case bc.BaseOffset > po.LastOffset:
-				return kb, 0, false, nil
-			default:
-				return coordapi.KeyBatch{Coord: bc, BaseOffset: bc.BaseOffset, LastOffset: bc.LastOffset}, r.Object(), true, nil
-			}
-		}
-		if err != nil {
-			return kb, 0, false, err
-		}
-	}
-	return kb, 0, false, it.Error()
-}
-
-// withAbortMarkers merges into resp's batches (nums their objects) the
-// abort markers of aborted that fall in the answer's range, in offset
-// order.
-func (c *Coordinator) withAbortMarkers(it *pebble.Iterator, req coordapi.FindKeyBatchesRequest, resp coordapi.FindKeyBatchesResponse,
-	nums []uint64, aborted []coordapi.AbortedTxn) ([]coordapi.KeyBatch, []uint64, error) {
-	var (
-		batches  = resp.Batches
-		outB     []coordapi.KeyBatch
-		outN     []uint64
-		i        int
-		resolved = map[int64]bool{}
-	)
-	markers := make([]int64, 0, len(aborted))
-	for _, a := range aborted {
-		if a.LastOffset >= req.Offset && a.LastOffset < resp.Through && !resolved[a.LastOffset] {
-			resolved[a.LastOffset] = true
-			markers = append(markers, a.LastOffset)
-		}
-	}
-	slices.Sort(markers)
-	for _, m := range markers {
-		kb, num, ok, err := resolvePosting(it, req.TopicID, req.Partition, m, kvindex.Posting{BaseOffset: m, LastOffset: m})
-		if err != nil {
-			return nil, nil, err
-		}
-		if !ok {
-			continue
-		}
-		for i < len(batches) && batches[i].BaseOffset < kb.BaseOffset {
-			outB, outN = append(outB, batches[i]), append(outN, nums[i])
-			i++
-		}
-		if i < len(batches) && batches[i].BaseOffset == kb.BaseOffset {
-			continue // already answered
-		}
-		outB, outN = append(outB, kb), append(outN, num)
-	}
-	outB, outN = append(outB, batches[i:]...), append(outN, nums[i:]...)
-	return outB, outN, nil
 }
 
 // deletePostingsBelow removes key's postings of batches starting below

@@ -11,30 +11,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/coordinator/idempotence"
 	"github.com/floe-io/floe/coordinator/layout"
 )
 
-// Idempotence follows Apache Kafka 3.x (ProducerStateManager):
-//
-//   - State is per (producer id, topic, partition): the producer epoch and the
-//     sequence ranges of its last 5 batches with the base offsets they got.
-//   - A batch whose epoch equals the state's and whose (base, last) sequence
-//     equals one of the 5 is a duplicate: it answers the original base offset
-//     with no error and gets no new offsets.
-//   - A lower epoch is INVALID_PRODUCER_EPOCH.
-//   - A higher epoch must start at sequence 0, else OUT_OF_ORDER_SEQUENCE_NUMBER;
-//     it replaces the state.
-//   - The same epoch must continue the last batch: base = last + 1, wrapping
-//     from MaxInt32 to 0; else OUT_OF_ORDER_SEQUENCE_NUMBER.
-//   - A producer with no state here (new, or expired) is accepted at any
-//     sequence: Kafka stopped answering UNKNOWN_PRODUCER_ID for this in 2.5
-//     (KIP-360), and clients then continue their sequence unharmed.
-//
-// Batches of one object see each other: the commit works on a copy of the
-// state that each accepted batch advances.
+// Idempotence follows Apache Kafka 3.x: package idempotence decides a
+// batch against its producer's state (Check) and remembers it (Record).
 
 // noProducerEpoch marks a state that has seen no batch.
-const noProducerEpoch int16 = -1
+const noProducerEpoch = idempotence.NoEpoch
 
 // firstProducerID is the first producer id handed out.
 const firstProducerID int64 = 1
@@ -44,7 +29,6 @@ var (
 	codeUnknownTopicOrPartition = kerr.UnknownTopicOrPartition.Code
 	codeUnknownTopicID          = kerr.UnknownTopicID.Code
 	codeInvalidProducerEpoch    = kerr.InvalidProducerEpoch.Code
-	codeOutOfOrderSequence      = kerr.OutOfOrderSequenceNumber.Code
 	codeInvalidRecord           = kerr.InvalidRecord.Code
 	codeNotLeader               = kerr.NotLeaderForPartition.Code
 )
@@ -64,71 +48,6 @@ type producerState struct {
 	// checkpoint (checkpoint.go): its latest value is in a batch run, not
 	// yet in its producer record.
 	dirty bool
-}
-
-// seqBatch is one remembered batch: its sequence range and what it was
-// answered.
-type seqBatch = layout.SeqBatch
-
-// lastSequence is the sequence of the batch's last record, wrapping like
-// Kafka's DefaultRecordBatch.incrementSequence.
-func lastSequence(baseSeq, lastOffsetDelta int32) int32 {
-	if baseSeq > math.MaxInt32-lastOffsetDelta {
-		return lastOffsetDelta - (math.MaxInt32 - baseSeq) - 1
-	}
-	return baseSeq + lastOffsetDelta
-}
-
-// inSequence reports whether next may follow last.
-func inSequence(last, next int32) bool {
-	return int64(next) == int64(last)+1 || (next == 0 && last == math.MaxInt32)
-}
-
-// check decides a batch of this producer: an error code, or a duplicate
-// (the remembered batch), or neither (append it, then call record).
-func (p *producerState) check(cb *coordapi.CommitBatch) (code int16, dup *seqBatch) {
-	lastSeq := lastSequence(cb.BaseSequence, cb.LastOffsetDelta)
-	if cb.ProducerEpoch == p.Epoch {
-		for i := 0; i < p.N; i++ {
-			if b := &p.Batches[i]; b.BaseSeq == cb.BaseSequence && b.LastSeq == lastSeq {
-				return 0, b
-			}
-		}
-	}
-	if p.Epoch == noProducerEpoch {
-		return 0, nil // unknown producer: any sequence
-	}
-	switch {
-	case cb.ProducerEpoch < p.Epoch:
-		return codeInvalidProducerEpoch, nil
-	case cb.ProducerEpoch > p.Epoch:
-		if cb.BaseSequence != 0 {
-			return codeOutOfOrderSequence, nil
-		}
-	case p.N > 0 && !inSequence(p.Batches[p.N-1].LastSeq, cb.BaseSequence):
-		return codeOutOfOrderSequence, nil
-	}
-	return 0, nil
-}
-
-// record remembers an accepted batch.
-func (p *producerState) record(cb *coordapi.CommitBatch, baseOffset, timestamp, nowMs int64) {
-	if cb.ProducerEpoch != p.Epoch {
-		p.Epoch = cb.ProducerEpoch
-		p.N, p.Batches = 0, [layout.MaxProducerBatches]seqBatch{}
-	}
-	if p.N == layout.MaxProducerBatches {
-		copy(p.Batches[:], p.Batches[1:])
-		p.N--
-	}
-	p.Batches[p.N] = seqBatch{
-		BaseSeq:    cb.BaseSequence,
-		LastSeq:    lastSequence(cb.BaseSequence, cb.LastOffsetDelta),
-		BaseOffset: baseOffset,
-		Timestamp:  timestamp,
-	}
-	p.N++
-	p.LastUpdateMs = nowMs
 }
 
 // InitProducerID hands out a producer id and epoch (Kafka's InitProducerId

@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/layout"
+	"github.com/floe-io/floe/coordinator/rowscan"
 )
 
 // DeleteRecords moves a partition's log start up to offset (Kafka's
@@ -84,8 +84,8 @@ func (c *Coordinator) deleteRecordsLocked(t *topicState, partition int32, st par
 		}
 		i := 0
 		for i < len(run) && run[i].LastOffset < offset {
-			rs.dead[h.Object] += int64(run[i].ByteLength)
-			rs.bytes += int64(run[i].ByteLength)
+			rs.Dead[h.Object] += int64(run[i].ByteLength)
+			rs.Bytes += int64(run[i].ByteLength)
 			i++
 		}
 		if i > 0 {
@@ -94,8 +94,8 @@ func (c *Coordinator) deleteRecordsLocked(t *topicState, partition int32, st par
 			// its encoding whole.
 			nv := append(layout.AppendBatchRun(nil, &h, run[i:]), prods...)
 			_ = b.Set(k, nv, nil)
-			rs.batches += int64(i)
-			rs.rowBytes += int64(len(v) - len(nv))
+			rs.Batches += int64(i)
+			rs.RowBytes += int64(len(v) - len(nv))
 		}
 		return errStopScan
 	})
@@ -110,10 +110,10 @@ func (c *Coordinator) deleteRecordsLocked(t *topicState, partition int32, st par
 	}
 	st.logStart = offset
 	st.walStart = max(st.walStart, offset)
-	st.bytes -= rs.bytes
-	st.segBytes -= rs.segBytes
-	st.segments -= rs.segments
-	st.metaBytes -= rs.rowBytes
+	st.bytes -= rs.Bytes
+	st.segBytes -= rs.SegBytes
+	st.segments -= rs.Segments
+	st.metaBytes -= rs.RowBytes
 	if st.maxTimestampLast >= 0 && st.maxTimestampLast < offset {
 		// The max-timestamp batch is gone: find the new one among the rest.
 		if err := c.recomputeMaxTimestampLocked(id, partition, &st); err != nil {
@@ -124,7 +124,7 @@ func (c *Coordinator) deleteRecordsLocked(t *topicState, partition int32, st par
 	// above the deleted ones.
 	pk := partKey{id, partition}
 	c.checkpointLocked(b, pk, &st, nil)
-	objects := c.deadBytesLocked(b, rs.dead, c.now().UnixMilli())
+	objects := c.deadBytesLocked(b, rs.Dead, c.now().UnixMilli())
 	if err := c.write(b, pebble.Sync); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
@@ -134,12 +134,12 @@ func (c *Coordinator) deleteRecordsLocked(t *topicState, partition int32, st par
 	c.installObjectsLocked(objects)
 	c.mu.Unlock()
 	c.log.Info("records deleted", "why", why, "topic", t.name, "partition", partition, "log_start", offset,
-		"batches", rs.batches, "segments", rs.segments, "bytes", rs.bytes)
+		"batches", rs.Batches, "segments", rs.Segments, "bytes", rs.Bytes)
 	return nil
 }
 
-// errStopScan ends a scanRange early.
-var errStopScan = errors.New("coordinator: stop scan")
+// errStopScan ends a scanRange, or a scanRows, early.
+var errStopScan = rowscan.ErrStop
 
 // recomputeMaxTimestampLocked rebuilds st's max-timestamp tracking from the
 // batches whose last offset is at or above st.logStart. c.commit must be
@@ -192,69 +192,14 @@ func (p *partState) noteSegment(s *layout.SegmentRow) {
 	p.maxTimestamp, p.maxTimestampOffset, p.maxTimestampLast = s.MaxTimestamp, s.TSOffset, s.TSLast
 }
 
-// rowStats is what a range of batch family rows holds, and what deleting
-// them takes away.
-type rowStats struct {
-	// dead is, per object, the summed length of the rows' batches (a
-	// segment row: its data length): what deleting them takes from the
-	// objects' live bytes.
-	dead map[uint64]int64
-	// batches counts WAL batches, segments segment rows; bytes is every
-	// row's length, segBytes the segments' part of it.
-	batches, segments int64
-	bytes, segBytes   int64
-	// rowBytes is the rows' encoded size, keys and values.
-	rowBytes int64
-}
-
-// rowStats sums the rows keyed in [lower, upper).
-func (c *Coordinator) rowStats(lower, upper []byte) (rowStats, error) {
-	rs := rowStats{dead: map[uint64]int64{}}
-	var lastRow []byte // the row whose bytes were counted last
-	err := c.scanRows(lower, upper, func(k, v []byte, object uint64, bc coordapi.BatchCoord) error {
-		if !bytes.Equal(k, lastRow) {
-			rs.rowBytes += int64(len(k) + len(v))
-			lastRow = append(lastRow[:0], k...)
-		}
-		n := int64(bc.ByteLength)
-		rs.dead[object] += n
-		rs.bytes += n
-		if bc.Segment {
-			rs.segments++
-			rs.segBytes += n
-		} else {
-			rs.batches++
-		}
-		return nil
-	})
-	return rs, err
+// rowStats sums the rows keyed in [lower, upper) (rowscan.RowStats).
+func (c *Coordinator) rowStats(lower, upper []byte) (rowscan.Stats, error) {
+	return rowscan.RowStats(c.scanRange, lower, upper)
 }
 
 // scanRows calls fn for every batch of the rows keyed in [lower, upper),
-// in offset order, with the object its row names (a segment row: one
-// coordinate with Segment set). fn returning errStopScan ends the scan
-// without error; k and v are only valid during the call.
+// in offset order (rowscan.Rows); fn returning errStopScan ends the scan
+// without error.
 func (c *Coordinator) scanRows(lower, upper []byte, fn func(k, v []byte, object uint64, bc coordapi.BatchCoord) error) error {
-	err := c.scanRange(lower, upper, func(k, v []byte) error {
-		last, err := layout.DecodeBatchKey(k)
-		if err != nil {
-			return err
-		}
-		r, err := layout.NewRunReader(last, v)
-		for err == nil {
-			var (
-				bc coordapi.BatchCoord
-				ok bool
-			)
-			if bc, ok, err = r.Next(); !ok || err != nil {
-				break
-			}
-			err = fn(k, v, r.Object(), bc)
-		}
-		return err
-	})
-	if errors.Is(err, errStopScan) {
-		return nil
-	}
-	return err
+	return rowscan.Rows(c.scanRange, lower, upper, fn)
 }

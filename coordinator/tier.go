@@ -428,10 +428,10 @@ func (c *Coordinator) CompleteTierJob(ctx context.Context, req coordapi.Complete
 	if err != nil {
 		return fmt.Errorf("complete tier job %d: %w", job.ID, err)
 	}
-	if rs.segments != 0 || rs.batches != int64(len(job.Batches)) || rs.bytes != job.Seg.DataLength {
+	if rs.Segments != 0 || rs.Batches != int64(len(job.Batches)) || rs.Bytes != job.Seg.DataLength {
 		// Cannot happen while gen is unchanged; refuse rather than swap
 		// rows the job did not copy.
-		c.log.Error("tier job range does not match its rows", "job", job.ID, "batches", rs.batches, "want", len(job.Batches), "bytes", rs.bytes, "want_bytes", job.Seg.DataLength)
+		c.log.Error("tier job range does not match its rows", "job", job.ID, "batches", rs.Batches, "want", len(job.Batches), "bytes", rs.Bytes, "want_bytes", job.Seg.DataLength)
 		return refuse("job %d: the partition's rows do not match the job", job.ID)
 	}
 
@@ -448,11 +448,11 @@ func (c *Coordinator) CompleteTierJob(ctx context.Context, req coordapi.Complete
 	_ = b.Set(lastKey, segRow, nil)
 	_ = b.Set(layout.ObjectKey(obj.num), obj.encode(), nil)
 	_ = b.Set(layout.KeyNextObject, layout.EncodeUint64(obj.num+1), nil)
-	objects := c.deadBytesLocked(b, rs.dead, nowMs)
+	objects := c.deadBytesLocked(b, rs.Dead, nowMs)
 	st.walStart = job.LastOffset + 1
 	st.segBytes += req.DataLength
 	st.segments++
-	st.metaBytes += int64(len(lastKey)+len(segRow)) - rs.rowBytes
+	st.metaBytes += int64(len(lastKey)+len(segRow)) - rs.RowBytes
 	st.gen++
 	c.checkpointLocked(b, pk, &st, nil)
 	if err := c.writeWithNewObjects(b, []*objectState{obj}); err != nil {

@@ -287,8 +287,8 @@ func TestTierDataDriven(t *testing.T) {
 				if err != nil {
 					d.Fatalf(t, "%v", err)
 				}
-				if rs.rowBytes != st.metaBytes {
-					d.Fatalf(t, "metadata bytes %d, the rows hold %d", st.metaBytes, rs.rowBytes)
+				if rs.RowBytes != st.metaBytes {
+					d.Fatalf(t, "metadata bytes %d, the rows hold %d", st.metaBytes, rs.RowBytes)
 				}
 				return fmt.Sprintf("log_start=%d wal_start=%d hwm=%d bytes=%d wal_bytes=%d segments=%d seg_bytes=%d",
 					st.logStart, st.walStart, st.hwm, st.bytes, st.walBytes(), st.segments, st.segBytes)

@@ -8,59 +8,12 @@ import (
 	"strings"
 
 	"github.com/cockroachdb/pebble"
-	"github.com/google/uuid"
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/layout"
+	"github.com/floe-io/floe/coordinator/topicrules"
 )
-
-// maxTopicNameLen is Kafka's limit (249, so that partition directory names
-// fit in 255 bytes).
-const maxTopicNameLen = 249
-
-// validateTopicName applies Kafka's topic name rules, and also allows '/'
-// inside a name (not first or last): floe keeps no partition directories,
-// and Kafka tools and clients pass such names through (see
-// coordapi/views.go: a '/' means a hierarchical view only when the part
-// before it names a topic with hierarchical.enabled).
-func validateTopicName(name string) error {
-	switch {
-	case name == "":
-		return coordapi.Errorf(kerr.InvalidTopicException, "Topic name is illegal, it can't be empty")
-	case name == "." || name == "..":
-		return coordapi.Errorf(kerr.InvalidTopicException, "Topic name cannot be \".\" or \"..\"")
-	case len(name) > maxTopicNameLen:
-		return coordapi.Errorf(kerr.InvalidTopicException,
-			"Topic name is illegal, it can't be longer than %d characters, topic name: %s", maxTopicNameLen, name)
-	}
-	for i := 0; i < len(name); i++ {
-		b := name[i]
-		slash := b == '/' && i > 0 && i < len(name)-1
-		if !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '.' || b == '_' || b == '-' || slash) {
-			return coordapi.Errorf(kerr.InvalidTopicException,
-				"Topic name %q is illegal, it contains a character other than ASCII alphanumerics, '.', '_', '-' and '/' (not first or last)", name)
-		}
-	}
-	return nil
-}
-
-// collisionName maps '.' to '_': Kafka refuses topics whose names differ
-// only there, because metric names would collide.
-func collisionName(name string) string { return strings.ReplaceAll(name, ".", "_") }
-
-// newTopicID returns a random topic id that Kafka would also hand out: not
-// zero, not the metadata topic's id (1), and not starting with '-' in
-// base64 (Kafka's Uuid.randomUuid rules, so tools can parse it).
-func newTopicID() coordapi.TopicID {
-	for {
-		id := coordapi.TopicID(uuid.New())
-		if id.IsZero() || id == (coordapi.TopicID{15: 1}) || id[0]>>2 == 62 {
-			continue
-		}
-		return id
-	}
-}
 
 // toTopic copies a topicState into its exported form. The caller holds mu
 // (or commit).
@@ -91,7 +44,7 @@ func (c *Coordinator) createTopic(ctx context.Context, req coordapi.CreateTopicR
 	wrap := func(err error) (coordapi.Topic, error) {
 		return coordapi.Topic{}, fmt.Errorf("create topic %q: %w", req.Name, err)
 	}
-	if err := validateTopicName(req.Name); err != nil {
+	if err := topicrules.ValidateName(req.Name); err != nil {
 		return wrap(err)
 	}
 	var changed coordapi.TopicNotice
@@ -102,27 +55,18 @@ func (c *Coordinator) createTopic(ctx context.Context, req coordapi.CreateTopicR
 	if _, ok := c.mu.topicsByName[req.Name]; ok {
 		return wrap(coordapi.Errorf(kerr.TopicAlreadyExists, "Topic '%s' already exists.", req.Name))
 	}
-	cn := collisionName(req.Name)
+	cn := topicrules.CollisionName(req.Name)
 	for name := range c.mu.topicsByName {
-		if collisionName(name) == cn {
+		if topicrules.CollisionName(name) == cn {
 			return wrap(coordapi.Errorf(kerr.InvalidTopicException, "Topic '%s' collides with existing topic: %s", req.Name, name))
 		}
 	}
-	partitions := req.Partitions
-	switch {
-	case partitions == -1:
-		partitions = c.opts.DefaultPartitions
-	case partitions <= 0:
-		return wrap(coordapi.Errorf(kerr.InvalidPartitions, "Number of partitions was set to an invalid non-positive value."))
-	case partitions > maxPartitions:
-		return wrap(coordapi.Errorf(kerr.InvalidPartitions, "Number of partitions %d is above the maximum of %d.", partitions, maxPartitions))
+	partitions, err := topicrules.Partitions(req.Partitions, c.opts.DefaultPartitions, maxPartitions)
+	if err != nil {
+		return wrap(err)
 	}
-	switch rf := req.ReplicationFactor; {
-	case rf == 0 || rf < -1:
-		return wrap(coordapi.Errorf(kerr.InvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value."))
-	case rf > 3:
-		return wrap(coordapi.Errorf(kerr.InvalidReplicationFactor,
-			"Replication factor: %d larger than available brokers: 3 (object storage keeps the copies; use -1, 1, 2 or 3).", rf))
+	if err := topicrules.ReplicationFactor(req.ReplicationFactor); err != nil {
+		return wrap(err)
 	}
 	configs, err := coordapi.ValidateTopicConfigs(req.Configs, false, c.opts.KVIndexEnabled)
 	if id != (coordapi.TopicID{}) {
@@ -153,7 +97,7 @@ func (c *Coordinator) createTopic(ctx context.Context, req coordapi.CreateTopicR
 	}
 	t.id = id
 	if id == (coordapi.TopicID{}) {
-		t.id = newTopicID()
+		t.id = topicrules.NewID()
 	} else if _, taken := c.mu.topicsByID[id]; taken {
 		return wrap(coordapi.Errorf(kerr.TopicAlreadyExists, "Topic id %s already exists.", id))
 	}
@@ -255,7 +199,7 @@ func (c *Coordinator) deleteTopicLocked(t *topicState) error {
 		return err
 	}
 	_ = b.DeleteRange(lower, upper, nil)
-	objects := c.deadBytesLocked(b, rs.dead, nowMs)
+	objects := c.deadBytesLocked(b, rs.Dead, nowMs)
 
 	var producers []producerStateKey
 	for pk := range c.commit.producers {
@@ -278,14 +222,18 @@ func (c *Coordinator) deleteTopicLocked(t *topicState) error {
 		delete(c.commit.txnKeys, partKey{t.id, int32(p)})
 	}
 	c.mu.Unlock()
-	c.kvDur.drop(t.id, len(t.parts))
+	forget := make([]partKey, len(t.parts))
+	for p := range forget {
+		forget[p] = partKey{t.id, int32(p)}
+	}
+	c.kvDur.Forget(forget...)
 	for _, pk := range producers {
 		delete(c.commit.producers, pk)
 	}
 	for p := range t.parts {
 		delete(c.commit.logs, partKey{t.id, int32(p)})
 	}
-	c.log.Info("topic deleted", "topic", t.name, "id", t.id, "batches", rs.batches, "segments", rs.segments, "objects_touched", len(objects))
+	c.log.Info("topic deleted", "topic", t.name, "id", t.id, "batches", rs.Batches, "segments", rs.Segments, "objects_touched", len(objects))
 	return nil
 }
 
@@ -372,7 +320,7 @@ func (c *Coordinator) alterTopicConfigs(ctx context.Context, name string, ops []
 	if t == nil {
 		return wrap(kerr.UnknownTopicOrPartition)
 	}
-	next, err := applyConfigOps(t.configs, ops, incremental)
+	next, err := topicrules.ApplyConfigOps(t.configs, ops, incremental)
 	if err != nil {
 		return wrap(err)
 	}
@@ -450,91 +398,6 @@ func (c *Coordinator) alterTopicConfigs(ctx context.Context, name string, ops []
 	changed = coordapi.TopicNotice{ID: t.id, Name: t.name}
 	c.log.Info("topic configs altered", "topic", name, "configs", next, "incremental", incremental)
 	return nil
-}
-
-// applyConfigOps returns the explicit config set that results from ops.
-// Values are validated afterwards, on the whole set.
-func applyConfigOps(current map[string]string, ops []coordapi.ConfigOp, incremental bool) (map[string]string, error) {
-	seen := make(map[string]bool, len(ops))
-	for _, op := range ops {
-		if seen[op.Name] {
-			return nil, coordapi.Errorf(kerr.InvalidRequest, "Error due to duplicate config keys: %s", op.Name)
-		}
-		seen[op.Name] = true
-	}
-	if !incremental {
-		next := make(map[string]string, len(ops))
-		for _, op := range ops {
-			if _, ok := coordapi.LookupTopicConfig(op.Name); !ok {
-				return nil, coordapi.Errorf(kerr.InvalidConfig, "Unknown topic config name: %s", op.Name)
-			}
-			if op.Value != nil {
-				next[op.Name] = *op.Value
-			}
-		}
-		return next, nil
-	}
-	next := maps.Clone(current)
-	if next == nil {
-		next = map[string]string{}
-	}
-	for _, op := range ops {
-		d, ok := coordapi.LookupTopicConfig(op.Name)
-		if !ok {
-			return nil, coordapi.Errorf(kerr.InvalidConfig, "Unknown topic config name: %s", op.Name)
-		}
-		if op.Op != coordapi.OpDelete && op.Value == nil {
-			return nil, coordapi.Errorf(kerr.InvalidRequest, "Null value not supported for : %s", op.Name)
-		}
-		switch op.Op {
-		case coordapi.OpSet:
-			next[op.Name] = *op.Value
-		case coordapi.OpDelete:
-			delete(next, op.Name)
-		case coordapi.OpAppend, coordapi.OpSubtract:
-			verb := "append"
-			if op.Op == coordapi.OpSubtract {
-				verb = "subtract"
-			}
-			if d.Type != coordapi.ConfigTypeList {
-				return nil, coordapi.Errorf(kerr.InvalidConfig, "Config value %s is not allowed for config key: %s", verb, op.Name)
-			}
-			base, ok := next[op.Name]
-			if !ok {
-				base = d.Default
-			}
-			items := coordapi.SplitConfigList(base)
-			if op.Op == coordapi.OpAppend {
-				for _, v := range coordapi.SplitConfigList(*op.Value) {
-					if !containsString(items, v) {
-						items = append(items, v)
-					}
-				}
-			} else {
-				drop := coordapi.SplitConfigList(*op.Value)
-				kept := items[:0]
-				for _, v := range items {
-					if !containsString(drop, v) {
-						kept = append(kept, v)
-					}
-				}
-				items = kept
-			}
-			next[op.Name] = strings.Join(items, ",")
-		default:
-			return nil, coordapi.Errorf(kerr.InvalidRequest, "Unknown config op type %d for %s", op.Op, op.Name)
-		}
-	}
-	return next, nil
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Topic returns a topic by name. Kafka-level failure:

@@ -17,6 +17,7 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/layout"
+	"github.com/floe-io/floe/coordinator/markers"
 	"github.com/floe-io/floe/coordinator/txn"
 )
 
@@ -46,9 +47,7 @@ type TxnOffsets = txn.Offsets
 
 // MarkerStore is where the coordinator writes the objects holding
 // transaction markers: the cluster's object store.
-type MarkerStore interface {
-	Put(ctx context.Context, key string, data []byte) error
-}
+type MarkerStore = markers.Store
 
 // txnView is what commits check a transactional batch against: the
 // producer's epoch and ongoing transaction (coordapi.TxnView). c.commit
@@ -97,59 +96,69 @@ func (c *Coordinator) loadTxns() error {
 	if err != nil {
 		return err
 	}
-	err = c.scan(layout.PrefixTxnOpen, func(k, v []byte) error {
-		pk, pid, _, err := decodeTxnPartKey("open transaction", k, 29)
-		if err != nil {
-			return err
-		}
-		first, err := layout.DecodeOffset("open transaction", v)
-		if err != nil {
-			return err
-		}
-		m := c.commit.openTxns[pk]
-		if m == nil {
-			m = map[int64]int64{}
-			c.commit.openTxns[pk] = m
-		}
-		m[pid] = first
-		return nil
-	})
-	if err != nil {
+	if err := c.scan(layout.PrefixTxnOpen, c.loadOpenTxnLocked); err != nil {
 		return err
 	}
 	for pk := range c.commit.openTxns {
 		c.setFirstOpenLocked(pk)
 	}
 	c.commit.txnKeys = map[partKey]map[int64][]kvApply{}
-	err = c.scan(layout.PrefixTxnKeys, func(k, v []byte) error {
-		pk, pid, rest, err := decodeTxnPartKey("transaction keys", k, 37)
-		if err != nil {
-			return err
-		}
-		base := int64(binary.BigEndian.Uint64(rest))
-		keys, err := layout.DecodeTxnKeys(v)
-		if err != nil {
-			return err
-		}
-		c.holdKeysLocked(pendingKeys{pid: pid, kv: kvApply{pk.topic, pk.partition, base, keys}})
-		return nil
-	})
+	if err := c.scan(layout.PrefixTxnKeys, c.loadTxnKeysLocked); err != nil {
+		return err
+	}
+	return c.scan(layout.PrefixAborted, c.loadAbortedLocked)
+}
+
+// loadOpenTxnLocked installs an open transaction's row ('y'). c.commit
+// and c.mu must be held, unless c is not shared.
+func (c *Coordinator) loadOpenTxnLocked(k, v []byte) error {
+	pk, pid, _, err := decodeTxnPartKey("open transaction", k, 29)
 	if err != nil {
 		return err
 	}
-	return c.scan(layout.PrefixAborted, func(k, v []byte) error {
-		pk, last, rest, err := decodeTxnPartKey("aborted transaction", k, 37)
-		if err != nil {
-			return err
-		}
-		pid := int64(binary.BigEndian.Uint64(rest))
-		first, err := layout.DecodeOffset("aborted transaction", v)
-		if err != nil {
-			return err
-		}
-		c.mu.aborted[pk] = append(c.mu.aborted[pk], coordapi.AbortedTxn{ProducerID: pid, FirstOffset: first, LastOffset: last})
-		return nil
-	})
+	first, err := layout.DecodeOffset("open transaction", v)
+	if err != nil {
+		return err
+	}
+	m := c.commit.openTxns[pk]
+	if m == nil {
+		m = map[int64]int64{}
+		c.commit.openTxns[pk] = m
+	}
+	m[pid] = first
+	return nil
+}
+
+// loadTxnKeysLocked holds a transactional batch's keys from their row
+// ('z'). c.commit and c.mu must be held, unless c is not shared.
+func (c *Coordinator) loadTxnKeysLocked(k, v []byte) error {
+	pk, pid, rest, err := decodeTxnPartKey("transaction keys", k, 37)
+	if err != nil {
+		return err
+	}
+	base := int64(binary.BigEndian.Uint64(rest))
+	keys, err := layout.DecodeTxnKeys(v)
+	if err != nil {
+		return err
+	}
+	c.holdKeysLocked(pendingKeys{pid: pid, kv: kvApply{pk.topic, pk.partition, base, keys}})
+	return nil
+}
+
+// loadAbortedLocked installs an aborted transaction's row ('q'). c.commit
+// and c.mu must be held, unless c is not shared.
+func (c *Coordinator) loadAbortedLocked(k, v []byte) error {
+	pk, last, rest, err := decodeTxnPartKey("aborted transaction", k, 37)
+	if err != nil {
+		return err
+	}
+	pid := int64(binary.BigEndian.Uint64(rest))
+	first, err := layout.DecodeOffset("aborted transaction", v)
+	if err != nil {
+		return err
+	}
+	c.mu.aborted[pk] = append(c.mu.aborted[pk], coordapi.AbortedTxn{ProducerID: pid, FirstOffset: first, LastOffset: last})
+	return nil
 }
 
 // setFirstOpenLocked sets a partition's first open offset from its open

@@ -10,6 +10,7 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
+	"github.com/floe-io/floe/coordinator/handover"
 )
 
 // TestObjectStatesOverNATS asks a served shard what it knows of objects
@@ -115,9 +116,9 @@ func TestMovePartitionOverNATS(t *testing.T) {
 	if err != nil || len(before.Batches) != 3 {
 		t.Fatalf("before: %+v, %v", before, err)
 	}
-	chunks, err := coordinator.MovePartition(ctx, peer, to.client, tp.ID, 0, 1, 64)
+	chunks, err := handover.Move(ctx, peer, to.client, tp.ID, 0, 1, 64)
 	if err != nil || chunks < 2 {
-		t.Fatalf("MovePartition: %d chunks, %v", chunks, err)
+		t.Fatalf("Move: %d chunks, %v", chunks, err)
 	}
 	after, err := to.client.FindBatches(ctx, find)
 	if err != nil || !reflect.DeepEqual(after, before) {
@@ -131,7 +132,7 @@ func TestMovePartitionOverNATS(t *testing.T) {
 	if err != nil || resp.Results[0].ErrorCode != 0 || resp.Results[0].BaseOffset != 2 {
 		t.Fatalf("the retried batch: %+v, %v; want a duplicate at offset 2", resp, err)
 	}
-	if chunks, err := coordinator.MovePartition(ctx, peer, to.client, tp.ID, 0, 1, 0); err != nil || chunks != 0 {
+	if chunks, err := handover.Move(ctx, peer, to.client, tp.ID, 0, 1, 0); err != nil || chunks != 0 {
 		t.Fatalf("moving it again: %d chunks, %v; want nothing moved", chunks, err)
 	}
 }
