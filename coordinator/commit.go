@@ -343,8 +343,8 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 			return nil, nil, nil, err
 		}
 	}
-	// The kv-indexed partitions' high watermarks, for c.kvDur: markers
-	// noted before the write, the rest once the log has it.
+	// The kv-indexed partitions' high watermarks, for c.kvDur: noted
+	// before the write, and again once the log has it.
 	var kvMarks, kvMarkers []kvdurable.Mark[partKey]
 	for j := range parts {
 		pp := &parts[j]
@@ -357,8 +357,8 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 			kvMarkers = append(kvMarkers, m)
 		}
 	}
-	if len(kvMarkers) > 0 {
-		c.kvDur.Markers(kvMarkers)
+	if len(kvMarks) > 0 {
+		c.kvDur.Writing(kvMarks, kvMarkers)
 	}
 	wait, err = c.writeAsync(b, pebble.Sync)
 	if err != nil {

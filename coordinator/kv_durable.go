@@ -14,7 +14,7 @@ func (c *Coordinator) KvDurable(req coordapi.KvGetRequest, res coordapi.KvGetRes
 	case !res.Ready:
 		return false
 	case !res.Found:
-		return c.kvDur.Covers(pk, res.HighWatermark)
+		return c.kvDur.AllDurable(pk)
 	case res.Offset < res.LogStartOffset || res.Offset >= res.HighWatermark:
 		return false // the log start or high watermark decided it
 	default:

@@ -18,7 +18,7 @@
 // offset is below durable and whose partition had no marker committed
 // since that high watermark is durable already. A key not found may have
 // been tombstoned by any commit the lookup saw: its answer is durable once
-// every commit below the high watermark read after the lookup is.
+// every commit written to its partition so far is.
 //
 // A Tracker has one lock, taken alone: under none of the coordinator's,
 // and taking none.
@@ -34,6 +34,9 @@ type Tracker[K comparable] struct {
 	// log made durable (it only grows: the log makes commits durable in
 	// order).
 	hwm map[K]int64
+	// applied is each partition's high watermark after the last commit
+	// written to it, set before the write.
+	applied map[K]int64
 	// marker is the high watermark after the last commit with a control
 	// batch (a transaction's marker) in each partition, set before its
 	// write: its keys become the index's then.
@@ -46,14 +49,19 @@ type Mark[K comparable] struct {
 	HWM int64
 }
 
-// Markers notes commits with markers, before their write.
-func (d *Tracker[K]) Markers(ms []Mark[K]) {
+// Writing notes a commit's partitions before its write: ms all of them,
+// markers those where it holds a control batch (a transaction's marker).
+// A lookup that sees the write in the index finds them noted.
+func (d *Tracker[K]) Writing(ms, markers []Mark[K]) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.marker == nil {
-		d.marker = make(map[K]int64)
+	if d.applied == nil {
+		d.applied, d.marker = make(map[K]int64), make(map[K]int64)
 	}
 	for _, m := range ms {
+		d.applied[m.Key] = max(d.applied[m.Key], m.HWM)
+	}
+	for _, m := range markers {
 		d.marker[m.Key] = max(d.marker[m.Key], m.HWM)
 	}
 }
@@ -79,12 +87,25 @@ func (d *Tracker[K]) Covers(k K, end int64) bool {
 	return ok && end <= h && d.marker[k] <= h
 }
 
+// AllDurable reports whether every commit written to a partition so far
+// is durable: what a key not found needs, since any of them may have
+// tombstoned it (the high watermark a lookup reads may lag the index,
+// which a commit's write changes before the coordinator installs its
+// high watermark).
+func (d *Tracker[K]) AllDurable(k K) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	h, ok := d.hwm[k]
+	return ok && d.applied[k] <= h && d.marker[k] <= h
+}
+
 // Forget forgets partitions (a deleted topic's).
 func (d *Tracker[K]) Forget(keys ...K) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, k := range keys {
 		delete(d.hwm, k)
+		delete(d.applied, k)
 		delete(d.marker, k)
 	}
 }
