@@ -1,8 +1,9 @@
 // Package ingest is floe's produce path. Batches from every partition are
 // appended, unchanged, to one open object buffer; the buffer rolls into an
-// object at a size or a linger time (or early when the uploader is idle and
-// the PUT budget allows, once the producers still sending had a few
-// milliseconds to add to it); objects upload in parallel and commit to the
+// object at a size or a linger time (or early when the uploader is idle, or
+// the object large enough to go beside the running uploads, and the PUT
+// budget allows, once the producers still sending had a few milliseconds
+// to add to it); objects upload in parallel and commit to the
 // coordinator strictly in object order; each Append's Pending completes
 // with its offsets only after the commit is durable.
 //
@@ -192,7 +193,8 @@ type Ingester struct {
 		// uploading counts rolled objects whose upload has not ended (an
 		// inline object's ends with its commit); an early roll waits for
 		// it to be 0, so that the next object's upload overlaps the
-		// previous object's commit but not its upload.
+		// previous object's commit but not its upload, unless the object
+		// holds Options.UploadAheadBytes.
 		uploading int
 		buffered  int64
 		// roomFreed is closed and replaced whenever buffered bytes drop.
@@ -362,7 +364,8 @@ func (in *Ingester) AppendFrom(ctx context.Context, src Source, timeout time.Dur
 }
 
 // maybeRollLocked rolls the open object if it is full, or early if nothing
-// is being uploaded or committed and the PUT budget allows; otherwise it
+// is being uploaded (or it holds Options.UploadAheadBytes and fewer than
+// MaxUploads are) and the PUT budget allows; otherwise it
 // makes sure a timer will roll it. in.mu must be held.
 func (in *Ingester) maybeRollLocked(now time.Time) {
 	o := in.mu.cur
@@ -375,6 +378,10 @@ func (in *Ingester) maybeRollLocked(now time.Time) {
 		return
 	}
 	idle := in.mu.uploading == 0
+	// Or, large enough, beside the uploads still running
+	// (Options.UploadAheadBytes).
+	idle = idle || in.opts.UploadAheadBytes > 0 && len(o.buf) >= in.opts.UploadAheadBytes &&
+		in.mu.uploading < in.opts.MaxUploads
 	ready := idle && in.earlyRollReadyLocked(o, now)
 	if ready && in.mu.budget.tryTake(now) {
 		in.rollLocked(now, false)

@@ -307,6 +307,8 @@ func TestOptionsValidate(t *testing.T) {
 		{"negative inline", Options{InlineMax: -1}, false},
 		{"inline over the most", Options{InlineMax: coordapi.MaxInlineObject + 1}, false},
 		{"negative inline rate", Options{InlineMax: 1000, InlineMaxRate: -1}, false},
+		{"upload ahead", Options{UploadAheadBytes: UploadAheadFree}, true},
+		{"negative upload ahead", Options{UploadAheadBytes: -1}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -580,5 +582,73 @@ func TestEarlyRollWaitSleeps(t *testing.T) {
 	}
 	if wakes := in.wakes.Load() - before; wakes > 2 {
 		t.Errorf("the roll timer fired %d times during one early-roll wait, want at most 2", wakes)
+	}
+}
+
+// gatedPutter holds every Put until release is closed.
+type gatedPutter struct {
+	objectstore.Store
+	release chan struct{}
+}
+
+func (g gatedPutter) Put(ctx context.Context, key string, data []byte) error {
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return g.Store.Put(ctx, key, data)
+}
+
+// With UploadAheadBytes an object that holds that many bytes rolls beside
+// the uploads still running, up to MaxUploads; without it, an early roll
+// waits until no upload runs. The rolls are counted under the ingester's
+// lock, right after the Append that made them (or not).
+func TestUploadAhead(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ahead int
+		// uploading after each append of the sizes below: the first
+		// rolls at once (idle); then 600, 600 (1,200 bytes), 1,000,
+		// 1,000 (MaxUploads is 3).
+		want []int
+	}{
+		{"off", 0, []int{1, 1, 1, 1, 1}},
+		{"1000 bytes", 1000, []int{1, 1, 2, 3, 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := gatedPutter{objectstore.NewMemory(), make(chan struct{})}
+			c := &fakeCommitter{}
+			in := newTestIngester(t, Options{Linger: time.Hour, MaxPutRate: math.MaxFloat64, MaxUploads: 3,
+				UploadAheadBytes: tc.ahead}, store, c)
+			release := sync.OnceFunc(func() { close(store.release) })
+			t.Cleanup(release) // before the ingester's Close, should the test fail
+			var pendings []*Pending
+			for i, size := range []int{100, 600, 600, 1000, 1000} {
+				p, err := in.Append(waitCtx(t), []Batch{batch(0, uint64(i), size)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				pendings = append(pendings, p)
+				in.mu.Lock()
+				uploading := in.mu.uploading
+				in.mu.Unlock()
+				if uploading != tc.want[i] {
+					t.Fatalf("after append %d (%d bytes): %d uploading, want %d", i, size, uploading, tc.want[i])
+				}
+			}
+			release()
+			var last int64 = -1
+			for i, p := range pendings {
+				res, err := p.Wait(waitCtx(t))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res[0].BaseOffset <= last {
+					t.Fatalf("append %d at offset %d, after %d: out of order", i, res[0].BaseOffset, last)
+				}
+				last = res[0].BaseOffset
+			}
+		})
 	}
 }

@@ -169,10 +169,19 @@ type Config struct {
 	// request is authorized against the coordinator's ACLs; /kv can ask the
 	// broker the same with (*broker.Broker).AuthorizeTopic.
 	Broker broker.Options
+	// PutBudget says what a PUT costs on the S3 store
+	// (--ingest-put-budget): PutBudgetS3, the default, keeps PUTs within
+	// the budget of Ingest.MaxPutRate and MaxPutsPerGiB, as AWS bills
+	// each; PutBudgetNone, for a store that bills nothing per request (a
+	// MinIO of one's own), rolls objects as the local directory does and
+	// uploads them several at once. Only on S3.
+	PutBudget string
 	// Ingest configures the produce path. A zero MaxPutRate picks the
 	// store's: ingest.PutRateLocal on the local directory (a PUT costs
 	// nothing), ingest.PutRateS3 on S3. A zero MaxPutsPerGiB picks
 	// ingest.PutsPerGiBS3 on S3 (none elsewhere); a negative one is none.
+	// A zero UploadAheadBytes picks ingest.UploadAheadFree on S3 with
+	// PutBudget "none" (never elsewhere); a negative one is never.
 	// A zero EarlyRollWait picks ingest.EarlyRollWaitLocal on the local
 	// directory (none on S3, where the PUT budget bounds objects); a
 	// negative one is none.
@@ -396,44 +405,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		return nil, fmt.Errorf("open cache: %w", err)
 	}
 
-	iopts := cfg.Ingest
-	if iopts.MaxUploads == 0 && onS3 {
-		iopts.MaxUploads = ingest.MaxUploadsS3
-	}
-	if iopts.MaxPutRate == 0 {
-		// A PUT costs nothing on a local directory, and money on S3.
-		iopts.MaxPutRate = ingest.PutRateLocal
-		if onS3 {
-			iopts.MaxPutRate = ingest.PutRateS3
-		}
-	}
-	switch {
-	case iopts.MaxPutsPerGiB == 0 && onS3:
-		iopts.MaxPutsPerGiB = ingest.PutsPerGiBS3
-	case iopts.MaxPutsPerGiB < 0:
-		iopts.MaxPutsPerGiB = 0 // none
-	}
-	switch {
-	case iopts.EarlyRollWait == 0 && !onS3:
-		// No PUT budget bounds the objects on a local directory.
-		iopts.EarlyRollWait = ingest.EarlyRollWaitLocal
-	case iopts.EarlyRollWait < 0:
-		iopts.EarlyRollWait = 0 // none
-	}
-	switch {
-	case iopts.InlineMax == 0 && inline:
-		iopts.InlineMax = ingest.InlineLocal
-	case iopts.InlineMax < 0 || !inline:
-		iopts.InlineMax = 0 // none
-	}
-	if iopts.Prefix == "" {
-		iopts.Prefix = cfg.S3Prefix
-	}
-	if iopts.BrokerID == 0 {
-		iopts.BrokerID = cfg.Broker.NodeID
-	}
-	if iopts.Logger == nil {
-		iopts.Logger = cfg.Logger
+	iopts, err := ingestOptions(cfg, onS3, inline)
+	if err != nil {
+		return nil, err
 	}
 	iopts.Meter = n.metrics.Meter("floe/ingest")
 	if n.ingest, err = ingest.New(iopts, n.store, n.brokerCoordinator(), n.cache); err != nil {
