@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -84,6 +85,23 @@ func TestConsumerMemberCodec(t *testing.T) {
 				t.Fatalf("decoded %+v", m)
 			}
 		})
+	}
+}
+
+// consumerMemberGolden are testMembers' records as written to the 'c'
+// family: a change to these bytes is a change of the on-disk format.
+var consumerMemberGolden = map[string]string{
+	"dyn":    "01000000000000000000000000000000",
+	"static": "010104696e737401067261636b2d3106636c69656e74092f31302e302e302e310e0a01e0d4030572616e6765020161016206666f6f2d2e2a010102030000000000000000000000000002000202010203000000000000000000000000000100ff09000000000000000000000000000003060880897a01ff0900000000000000000000000000000104020102030000000000000000000000000001000eff090000000000000000000000000000040402060a080a80897a0c",
+	"left":   "01010269320000000306020000000001010203000000000000000000000000000104000000",
+}
+
+// TestConsumerMemberGolden: members are written as the golden bytes say.
+func TestConsumerMemberGolden(t *testing.T) {
+	for _, m := range testMembers() {
+		if got, want := hex.EncodeToString(encodeConsumerMember(m)), consumerMemberGolden[m.id]; got != want {
+			t.Errorf("%s: record changed:\n got %s\nwant %s", m.id, got, want)
+		}
 	}
 }
 
