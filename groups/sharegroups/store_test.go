@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/floe-io/floe/groups/members"
 	"github.com/floe-io/floe/internal/valenc"
 )
 
@@ -15,13 +16,13 @@ import (
 func testShareMembers() []*member {
 	t1, t2 := topicID{1, 2, 3}, topicID{0xff, 9}
 	return []*member{
-		{id: "new", target: partitions{}, assigned: partitions{}},
+		{id: "new", target: members.Partitions{}, assigned: members.Partitions{}},
 		{id: "full", rackID: strPtr("rack-1"), clientID: "client", clientHost: "/10.0.0.1",
 			epoch: 7, prevEpoch: 5, topics: []string{"a", "b"},
-			target:   partitions{t1: {0, 1}, t2: {3}},
-			assigned: partitions{t1: {0}, t2: {3, 4, 1000000}}},
+			target:   members.Partitions{t1: {0, 1}, t2: {3}},
+			assigned: members.Partitions{t1: {0}, t2: {3, 4, 1000000}}},
 		{id: "left", epoch: -1, prevEpoch: 3, topics: []string{"only"},
-			target: partitions{t2: {2}}, assigned: partitions{}},
+			target: members.Partitions{t2: {2}}, assigned: members.Partitions{}},
 	}
 }
 
