@@ -207,7 +207,7 @@ func (g *group) consumerHeartbeatLocked(cl coordapi.ClientInfo, req *kmsg.Consum
 		changed = true
 	}
 	if req.SubscribedTopicNames != nil {
-		if topics := subscription(req.SubscribedTopicNames); !slices.Equal(topics, m.topics) {
+		if topics := members.Subscription(req.SubscribedTopicNames); !slices.Equal(topics, m.topics) {
 			m.topics = topics
 			changed = true
 		}

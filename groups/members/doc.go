@@ -1,7 +1,8 @@
 // Package members holds what KIP-848 consumer group members (package
 // groups) and KIP-932 share group members (package sharegroups) have in
 // common: the set of partitions a member is assigned, gives back or is
-// targeted to own (Partitions), and the layout of the fields their member
+// targeted to own (Partitions), the subscribed topic names as a member
+// keeps them (Subscription), and the layout of the fields their member
 // records share (AppendOptString, AppendStrings, AppendPartitions and
 // Decoder). Each package keeps its own member type and record, and writes
 // its record's fields in its own order; this package writes the fields.

@@ -158,7 +158,7 @@ func (g *group) shareHeartbeatLocked(ctx context.Context, cl coordapi.ClientInfo
 	}
 	changed := false
 	if req.SubscribedTopicNames != nil {
-		if topics := subscription(req.SubscribedTopicNames); !slices.Equal(topics, m.topics) {
+		if topics := members.Subscription(req.SubscribedTopicNames); !slices.Equal(topics, m.topics) {
 			m.topics = topics
 			changed = true
 		}
