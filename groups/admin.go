@@ -79,7 +79,7 @@ func (gs *Groups) describe(version int16, name string, snap *topicSnapshot) kmsg
 			meta.Topics = slices.Clone(m.topics)
 			dm.ProtocolMetadata = meta.AppendTo(nil)
 			assignment := kmsg.NewConsumerMemberAssignment()
-			for _, id := range m.assigned.sortedIDs() {
+			for _, id := range m.assigned.SortedIDs() {
 				t := kmsg.NewConsumerMemberAssignmentTopic()
 				if snap != nil {
 					t.Topic = snap.byID[id]

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/floe-io/floe/groups/members"
 )
 
 // Server assignors of KIP-848 groups.
@@ -70,10 +72,10 @@ type assignTP struct {
 // current group epoch.
 func (c *consumerGroup) computeTargetLocked(snap *topicSnapshot) {
 	c.assignor = c.preferredAssignorLocked()
-	members := c.sortedMembersLocked()
-	subs := make(map[string]map[string]bool, len(members))
+	ms := c.sortedMembersLocked()
+	subs := make(map[string]map[string]bool, len(ms))
 	all := map[string]bool{}
-	for _, m := range members {
+	for _, m := range ms {
 		subs[m.id] = m.subscribedLocked(snap)
 		for t := range subs[m.id] {
 			all[t] = true
@@ -87,16 +89,16 @@ func (c *consumerGroup) computeTargetLocked(snap *topicSnapshot) {
 		}
 	}
 	slices.SortFunc(tps, func(a, b assignTP) int { return cmp.Or(strings.Compare(a.topic, b.topic), cmp.Compare(a.p, b.p)) })
-	var targets map[string]partitions
+	var targets map[string]members.Partitions
 	if c.assignor == assignorRange {
-		targets = assignRange(members, subs, tps)
+		targets = assignRange(ms, subs, tps)
 	} else {
-		targets = assignUniform(members, subs, tps)
+		targets = assignUniform(ms, subs, tps)
 	}
-	for _, m := range members {
+	for _, m := range ms {
 		m.target = targets[m.id]
 		if m.target == nil {
-			m.target = partitions{}
+			m.target = members.Partitions{}
 		}
 	}
 	c.assignmentEpoch = c.epoch
@@ -123,27 +125,27 @@ func (c *consumerGroup) metadataChangedLocked(snap *topicSnapshot) bool {
 // unassigned partitions go to the least loaded eligible member, then
 // partitions move one at a time from a member to an eligible one with at
 // least two fewer, until none can.
-func assignUniform(members []*consumerMember, subs map[string]map[string]bool, tps []assignTP) map[string]partitions {
-	out := make(map[string]partitions, len(members))
-	load := make(map[string]int, len(members))
+func assignUniform(ms []*consumerMember, subs map[string]map[string]bool, tps []assignTP) map[string]members.Partitions {
+	out := make(map[string]members.Partitions, len(ms))
+	load := make(map[string]int, len(ms))
 	owner := make(map[assignTP]string, len(tps))
 	valid := make(map[assignTP]bool, len(tps))
 	for _, tp := range tps {
 		valid[tp] = true
 	}
-	for _, m := range members {
-		out[m.id] = partitions{}
+	for _, m := range ms {
+		out[m.id] = members.Partitions{}
 		for _, tp := range tps {
-			if m.target.has(tp.id, tp.p) && subs[m.id][tp.topic] && owner[tp] == "" {
+			if m.target.Has(tp.id, tp.p) && subs[m.id][tp.topic] && owner[tp] == "" {
 				owner[tp] = m.id
-				out[m.id].add(tp.id, tp.p)
+				out[m.id].Add(tp.id, tp.p)
 				load[m.id]++
 			}
 		}
 	}
 	leastLoaded := func(tp assignTP) string {
 		best := ""
-		for _, m := range members {
+		for _, m := range ms {
 			if subs[m.id][tp.topic] && (best == "" || load[m.id] < load[best]) {
 				best = m.id
 			}
@@ -162,7 +164,7 @@ func assignUniform(members []*consumerMember, subs map[string]map[string]bool, t
 			load[from]--
 		}
 		owner[tp] = to
-		out[to].add(tp.id, tp.p)
+		out[to].Add(tp.id, tp.p)
 		load[to]++
 	}
 	for _, tp := range tps {
@@ -194,8 +196,8 @@ func assignUniform(members []*consumerMember, subs map[string]map[string]bool, t
 // subscribes to, the first members one more when the partitions do not
 // divide evenly. Static members come first, by instance id, then dynamic
 // ones by member id.
-func assignRange(members []*consumerMember, subs map[string]map[string]bool, tps []assignTP) map[string]partitions {
-	ordered := slices.Clone(members)
+func assignRange(ms []*consumerMember, subs map[string]map[string]bool, tps []assignTP) map[string]members.Partitions {
+	ordered := slices.Clone(ms)
 	slices.SortFunc(ordered, func(a, b *consumerMember) int {
 		switch {
 		case a.instanceID != nil && b.instanceID != nil:
@@ -207,9 +209,9 @@ func assignRange(members []*consumerMember, subs map[string]map[string]bool, tps
 		}
 		return strings.Compare(a.id, b.id)
 	})
-	out := make(map[string]partitions, len(members))
-	for _, m := range members {
-		out[m.id] = partitions{}
+	out := make(map[string]members.Partitions, len(ms))
+	for _, m := range ms {
+		out[m.id] = members.Partitions{}
 	}
 	for start := 0; start < len(tps); {
 		end := start
@@ -232,7 +234,7 @@ func assignRange(members []*consumerMember, subs map[string]map[string]bool, tps
 					q++
 				}
 				for _, tp := range topic[next : next+q] {
-					out[m.id].add(tp.id, tp.p)
+					out[m.id].Add(tp.id, tp.p)
 				}
 				next += q
 			}

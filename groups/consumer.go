@@ -8,6 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/groups/members"
 )
 
 // KIP-848 consumer group states, as Kafka names them.
@@ -93,9 +95,9 @@ type consumerMember struct {
 	regex  string
 	re     *regexp.Regexp
 
-	target   partitions // what the assignor gives it
-	assigned partitions // what it was told to own
-	revoking partitions // what it must give back before moving on
+	target   members.Partitions // what the assignor gives it
+	assigned members.Partitions // what it was told to own
+	revoking members.Partitions // what it must give back before moving on
 	// since holds the member epoch at which each partition it holds
 	// (assigned or revoking) was assigned to it (KIP-1251): a commit at
 	// an older epoch is accepted for partitions held since then.
@@ -185,10 +187,10 @@ func (c *consumerGroup) isSubscribedLocked(topic string) bool {
 
 // setAssignmentLocked replaces m's assigned and revoking partitions, moves
 // their ownership, and stamps the partitions new to m with epoch.
-func (c *consumerGroup) setAssignmentLocked(m *consumerMember, assigned, revoking partitions, epoch int32) {
+func (c *consumerGroup) setAssignmentLocked(m *consumerMember, assigned, revoking members.Partitions, epoch int32) {
 	c.releaseLocked(m)
 	since := make(map[topicID]map[int32]int32)
-	for _, ps := range []partitions{assigned, revoking} {
+	for _, ps := range []members.Partitions{assigned, revoking} {
 		for id, l := range ps {
 			if since[id] == nil {
 				since[id] = make(map[int32]int32, len(l))
@@ -210,7 +212,7 @@ func (c *consumerGroup) setAssignmentLocked(m *consumerMember, assigned, revokin
 
 // releaseLocked drops m's ownership of everything it holds.
 func (c *consumerGroup) releaseLocked(m *consumerMember) {
-	for _, ps := range []partitions{m.assigned, m.revoking} {
+	for _, ps := range []members.Partitions{m.assigned, m.revoking} {
 		for id, l := range ps {
 			owners := c.owners[id]
 			for _, p := range l {
@@ -225,7 +227,7 @@ func (c *consumerGroup) releaseLocked(m *consumerMember) {
 	}
 }
 
-func (c *consumerGroup) claimLocked(m *consumerMember, ps partitions) {
+func (c *consumerGroup) claimLocked(m *consumerMember, ps members.Partitions) {
 	for id, l := range ps {
 		owners := c.owners[id]
 		if owners == nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/groups/members"
 )
 
 // ConsumerGroupHeartbeat serves KIP-848's ConsumerGroupHeartbeat (v0-v1):
@@ -169,7 +170,7 @@ func (g *group) consumerHeartbeatLocked(cl coordapi.ClientInfo, req *kmsg.Consum
 		m.prevEpoch, m.epoch = m.epoch, staticLeftEpoch
 		m.state = memberStable
 		m.revokeBy = time.Time{}
-		c.setAssignmentLocked(m, m.assigned, partitions{}, m.epoch)
+		c.setAssignmentLocked(m, m.assigned, members.Partitions{}, m.epoch)
 		resp.MemberID, resp.MemberEpoch = &m.id, staticLeftEpoch
 		return nil
 	}
@@ -206,7 +207,7 @@ func (g *group) consumerHeartbeatLocked(cl coordapi.ClientInfo, req *kmsg.Consum
 		changed = true
 	}
 	if req.SubscribedTopicNames != nil {
-		if topics := subscription(req.SubscribedTopicNames); !slices.Equal(topics, m.topics) {
+		if topics := members.Subscription(req.SubscribedTopicNames); !slices.Equal(topics, m.topics) {
 			m.topics = topics
 			changed = true
 		}
@@ -224,7 +225,7 @@ func (g *group) consumerHeartbeatLocked(cl coordapi.ClientInfo, req *kmsg.Consum
 	m.session = now.Add(g.gs.opts.ConsumerSessionTimeout)
 
 	before := m.assigned
-	var owned partitions
+	var owned members.Partitions
 	if req.Topics != nil {
 		owned = ownedPartitions(req.Topics)
 	}
@@ -232,8 +233,8 @@ func (g *group) consumerHeartbeatLocked(cl coordapi.ClientInfo, req *kmsg.Consum
 
 	resp.MemberID, resp.MemberEpoch = &m.id, m.epoch
 	full := req.RebalanceTimeoutMillis != -1 && (req.SubscribedTopicNames != nil || req.SubscribedTopicRegex != nil) && req.Topics != nil
-	if req.MemberEpoch == 0 || full || !m.assigned.equal(before) {
-		resp.Assignment = m.assigned.heartbeatAssignment()
+	if req.MemberEpoch == 0 || full || !m.assigned.Equal(before) {
+		resp.Assignment = heartbeatAssignment(m.assigned)
 	}
 	return nil
 }
@@ -266,13 +267,13 @@ func (g *group) consumerJoinLocked(id string, req *kmsg.ConsumerGroupHeartbeatRe
 		return nil, false, &heartbeatError{kerr.GroupMaxSizeReached, fmt.Sprintf("The consumer group has reached its maximum capacity of %d members.", max)}
 	}
 	m := &consumerMember{id: strings.Clone(id), instanceID: cloneStrPtr(req.InstanceID), state: memberStable,
-		target: partitions{}, assigned: partitions{}, revoking: partitions{}}
+		target: members.Partitions{}, assigned: members.Partitions{}, revoking: members.Partitions{}}
 	if predecessor != nil {
 		g.gs.log.Info("static consumer group member replaced", "group", g.name, "instance_id", *req.InstanceID, "member_id", id, "old_member_id", predecessor.id)
 		c.removeMemberLocked(predecessor, g.gs.now())
 		m.topics, m.regex, m.re, m.assignor = predecessor.topics, predecessor.regex, predecessor.re, predecessor.assignor
-		m.target = predecessor.target.clone()
-		c.setAssignmentLocked(m, predecessor.assigned.clone(), partitions{}, c.assignmentEpoch)
+		m.target = predecessor.target.Clone()
+		c.setAssignmentLocked(m, predecessor.assigned.Clone(), members.Partitions{}, c.assignmentEpoch)
 	} else {
 		g.gs.log.Info("consumer group member joined", "group", g.name, "member_id", id)
 	}
@@ -308,7 +309,7 @@ func (c *consumerGroup) heartbeatingMemberLocked(req *kmsg.ConsumerGroupHeartbea
 	case req.MemberEpoch > m.epoch:
 		return nil, fenced()
 	case req.MemberEpoch < m.epoch:
-		if req.MemberEpoch != m.prevEpoch || req.Topics == nil || !ownedPartitions(req.Topics).subsetOf(m.assigned) {
+		if req.MemberEpoch != m.prevEpoch || req.Topics == nil || !ownedPartitions(req.Topics).SubsetOf(m.assigned) {
 			return nil, fenced()
 		}
 	}
@@ -379,8 +380,8 @@ func (gs *Groups) describeConsumer(name string, snap *topicSnapshot) kmsg.Consum
 		if m.regex != "" {
 			dm.SubscribedTopicRegex = strPtr(m.regex)
 		}
-		dm.Assignment = m.assigned.describeAssignment(snap)
-		dm.TargetAssignment = m.target.describeAssignment(snap)
+		dm.Assignment = m.assigned.DescribeAssignment(snap.topicName)
+		dm.TargetAssignment = m.target.DescribeAssignment(snap.topicName)
 		dm.MemberType = 1 // consumer: joined with ConsumerGroupHeartbeat
 		dg.Members = append(dg.Members, dm)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 
+	"github.com/floe-io/floe/groups/members"
 	"github.com/floe-io/floe/internal/valenc"
 )
 
@@ -92,8 +93,8 @@ func (c *consumerGroup) stateRecordLocked() consumerStateRecord {
 // what is derived from the rest (the compiled regex).
 func encodeConsumerMember(m *consumerMember) []byte {
 	v := []byte{valueV1}
-	v = appendOptString(v, m.instanceID)
-	v = appendOptString(v, m.rackID)
+	v = members.AppendOptString(v, m.instanceID)
+	v = members.AppendOptString(v, m.rackID)
 	v = valenc.AppendString(v, m.clientID)
 	v = valenc.AppendString(v, m.clientHost)
 	v = binary.AppendVarint(v, int64(m.epoch))
@@ -101,14 +102,11 @@ func encodeConsumerMember(m *consumerMember) []byte {
 	v = append(v, byte(m.state))
 	v = binary.AppendVarint(v, m.rebalance.Milliseconds())
 	v = valenc.AppendString(v, m.assignor)
-	v = binary.AppendUvarint(v, uint64(len(m.topics)))
-	for _, t := range m.topics {
-		v = valenc.AppendString(v, t)
-	}
+	v = members.AppendStrings(v, m.topics)
 	v = valenc.AppendString(v, m.regex)
-	v = appendPartitions(v, m.target)
-	v = appendPartitions(v, m.assigned)
-	v = appendPartitions(v, m.revoking)
+	v = members.AppendPartitions(v, m.target)
+	v = members.AppendPartitions(v, m.assigned)
+	v = members.AppendPartitions(v, m.revoking)
 	ids := slices.Collect(maps.Keys(m.since))
 	slices.SortFunc(ids, func(a, b topicID) int { return bytes.Compare(a[:], b[:]) })
 	v = binary.AppendUvarint(v, uint64(len(ids)))
@@ -124,115 +122,31 @@ func encodeConsumerMember(m *consumerMember) []byte {
 	return v
 }
 
-func appendOptString(v []byte, s *string) []byte {
-	if s == nil {
-		return append(v, 0)
-	}
-	v = append(v, 1)
-	return valenc.AppendString(v, *s)
-}
-
-// appendPartitions writes ps in topic id order, each list as it is kept
-// (sorted).
-func appendPartitions(v []byte, ps partitions) []byte {
-	ids := ps.sortedIDs()
-	v = binary.AppendUvarint(v, uint64(len(ids)))
-	for _, id := range ids {
-		v = append(v, id[:]...)
-		v = binary.AppendUvarint(v, uint64(len(ps[id])))
-		for _, p := range ps[id] {
-			v = binary.AppendVarint(v, int64(p))
-		}
-	}
-	return v
-}
-
-// memberDecoder reads a member record. Every count is checked against the
-// bytes left (each element takes at least one byte), so that a corrupt
-// value fails instead of allocating.
-type memberDecoder struct {
-	*valenc.Decoder
-	bad error
-}
-
-func (d *memberDecoder) count() uint64 {
-	n := d.Uvarint()
-	if d.Err() == nil && d.bad == nil && n > uint64(d.Len()) {
-		d.bad = fmt.Errorf("count %d with %d bytes left", n, d.Len())
-	}
-	if d.bad != nil {
-		return 0
-	}
-	return n
-}
-
-func (d *memberDecoder) optString() *string {
-	switch d.Byte() {
-	case 0:
-		return nil
-	case 1:
-		s := d.String()
-		return &s
-	default:
-		if d.bad == nil && d.Err() == nil {
-			d.bad = fmt.Errorf("bad presence byte")
-		}
-		return nil
-	}
-}
-
-func (d *memberDecoder) topicID() topicID {
-	var id topicID
-	copy(id[:], d.Bytes(uint64(len(id))))
-	return id
-}
-
-func (d *memberDecoder) partitions() partitions {
-	ps := partitions{}
-	n := d.count()
-	for i := uint64(0); i < n && d.Err() == nil; i++ {
-		id := d.topicID()
-		np := d.count()
-		l := make([]int32, 0, np)
-		for j := uint64(0); j < np && d.Err() == nil; j++ {
-			l = append(l, int32(d.Varint()))
-		}
-		// Lists are kept sorted and free of duplicates, whatever the
-		// bytes say.
-		l = append(l, ps[id]...)
-		slices.Sort(l)
-		ps[id] = slices.Compact(l)
-	}
-	return ps
-}
-
 // decodeConsumerMember reads the record of member id.
 func decodeConsumerMember(id string, b []byte) (*consumerMember, error) {
-	d := &memberDecoder{Decoder: valenc.New("consumer member", b)}
+	d := members.NewDecoder("consumer member", valueV1, b)
 	m := &consumerMember{id: id}
-	m.instanceID = d.optString()
-	m.rackID = d.optString()
+	m.instanceID = d.OptString()
+	m.rackID = d.OptString()
 	m.clientID = d.String()
 	m.clientHost = d.String()
 	m.epoch = int32(d.Varint())
 	m.prevEpoch = int32(d.Varint())
 	m.state = memberState(d.Byte())
-	if m.state > memberUnreleased && d.bad == nil {
-		d.bad = fmt.Errorf("unknown member state %d", m.state)
+	if m.state > memberUnreleased {
+		d.Corrupt(fmt.Errorf("unknown member state %d", m.state))
 	}
 	m.rebalance = time.Duration(d.Varint()) * time.Millisecond
 	m.assignor = d.String()
-	for n, i := d.count(), uint64(0); i < n && d.Err() == nil; i++ {
-		m.topics = append(m.topics, d.String())
-	}
+	m.topics = d.Strings()
 	m.regex = d.String()
-	m.target = d.partitions()
-	m.assigned = d.partitions()
-	m.revoking = d.partitions()
+	m.target = d.Partitions()
+	m.assigned = d.Partitions()
+	m.revoking = d.Partitions()
 	m.since = make(map[topicID]map[int32]int32)
-	for n, i := d.count(), uint64(0); i < n && d.Err() == nil; i++ {
-		tid := d.topicID()
-		np := d.count()
+	for n, i := d.Count(), uint64(0); i < n && d.Err() == nil; i++ {
+		tid := d.TopicID()
+		np := d.Count()
 		ps := m.since[tid]
 		if ps == nil {
 			ps = make(map[int32]int32, np)
@@ -243,10 +157,7 @@ func decodeConsumerMember(id string, b []byte) (*consumerMember, error) {
 			ps[int32(p)] = int32(e)
 		}
 	}
-	if d.bad != nil {
-		return nil, fmt.Errorf("decode consumer member value: %w", d.bad)
-	}
-	if err := d.Done("consumer member"); err != nil {
+	if err := d.Done(); err != nil {
 		return nil, err
 	}
 	return m, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -15,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/floe-io/floe/groups/members"
 	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/internal/valenc"
 )
@@ -22,17 +24,17 @@ import (
 func testMembers() []*consumerMember {
 	t1, t2 := topicID{1, 2, 3}, topicID{0xff, 9}
 	return []*consumerMember{
-		{id: "dyn", state: memberStable, target: partitions{}, assigned: partitions{}, revoking: partitions{},
+		{id: "dyn", state: memberStable, target: members.Partitions{}, assigned: members.Partitions{}, revoking: members.Partitions{},
 			since: map[topicID]map[int32]int32{}},
 		{id: "static", instanceID: strPtr("inst"), rackID: strPtr("rack-1"), clientID: "client", clientHost: "/10.0.0.1",
 			epoch: 7, prevEpoch: 5, state: memberUnrevoked, rebalance: 30 * time.Second, assignor: "range",
 			topics: []string{"a", "b"}, regex: "foo-.*",
-			target:   partitions{t1: {0, 1}},
-			assigned: partitions{t1: {0}, t2: {3, 4, 1000000}},
-			revoking: partitions{t2: {2}},
+			target:   members.Partitions{t1: {0, 1}},
+			assigned: members.Partitions{t1: {0}, t2: {3, 4, 1000000}},
+			revoking: members.Partitions{t2: {2}},
 			since:    map[topicID]map[int32]int32{t1: {0: 7}, t2: {3: 5, 4: 5, 1000000: 6, 2: 1}}},
 		{id: "left", instanceID: strPtr("i2"), epoch: staticLeftEpoch, prevEpoch: 3, state: memberUnreleased,
-			target: partitions{t1: {2}}, assigned: partitions{}, revoking: partitions{},
+			target: members.Partitions{t1: {2}}, assigned: members.Partitions{}, revoking: members.Partitions{},
 			since: map[topicID]map[int32]int32{}},
 	}
 }
@@ -84,6 +86,23 @@ func TestConsumerMemberCodec(t *testing.T) {
 				t.Fatalf("decoded %+v", m)
 			}
 		})
+	}
+}
+
+// consumerMemberGolden are testMembers' records as written to the 'c'
+// family: a change to these bytes is a change of the on-disk format.
+var consumerMemberGolden = map[string]string{
+	"dyn":    "01000000000000000000000000000000",
+	"static": "010104696e737401067261636b2d3106636c69656e74092f31302e302e302e310e0a01e0d4030572616e6765020161016206666f6f2d2e2a010102030000000000000000000000000002000202010203000000000000000000000000000100ff09000000000000000000000000000003060880897a01ff0900000000000000000000000000000104020102030000000000000000000000000001000eff090000000000000000000000000000040402060a080a80897a0c",
+	"left":   "01010269320000000306020000000001010203000000000000000000000000000104000000",
+}
+
+// TestConsumerMemberGolden: members are written as the golden bytes say.
+func TestConsumerMemberGolden(t *testing.T) {
+	for _, m := range testMembers() {
+		if got, want := hex.EncodeToString(encodeConsumerMember(m)), consumerMemberGolden[m.id]; got != want {
+			t.Errorf("%s: record changed:\n got %s\nwant %s", m.id, got, want)
+		}
 	}
 }
 
@@ -240,7 +259,7 @@ func TestConsumerGroupSurvivesRestart(t *testing.T) {
 	for _, m := range members {
 		r := h.hb(fullHB("g", m, epochs[m], owned[m], "t"))
 		wantHB(t, "heartbeat "+m+" after restart", r, nil, epochs[m])
-		if got := assigned(r); !got.equal(owned[m]) {
+		if got := assigned(r); !got.Equal(owned[m]) {
 			t.Fatalf("%s assigned %v after restart, had %v", m, got, owned[m])
 		}
 		wantHB(t, "keepalive "+m+" after restart", h.hb(keepaliveHB("g", m, epochs[m])), nil, epochs[m])
@@ -289,7 +308,7 @@ func TestConsumerRestartFencesMissingMember(t *testing.T) {
 		heartbeat()
 	}
 	wantHB(t, "c after its session", h.hb(keepaliveHB("g", "c", epochs["c"])), kerr.UnknownMemberID, 0)
-	if owned["a"].count()+owned["b"].count() != 6 || owned["a"].intersects(owned["b"]) {
+	if owned["a"].Count()+owned["b"].Count() != 6 || owned["a"].Intersects(owned["b"]) {
 		t.Fatalf("a %v b %v, want all 6 partitions between them", owned["a"], owned["b"])
 	}
 	if n, _ := h.consumerKeys("g"); n != 2 {
@@ -315,7 +334,7 @@ func TestConsumerRestartMidRevocation(t *testing.T) {
 	ra := h.hb(fullHB("g", "a", old, owned["a"], "t"))
 	wantHB(t, "a told to revoke", ra, nil, old)
 	keep := assigned(ra)
-	if keep.count() != 2 {
+	if keep.Count() != 2 {
 		t.Fatalf("a keeps %v", keep)
 	}
 	image := h.consumerImage("g")
@@ -332,19 +351,19 @@ func TestConsumerRestartMidRevocation(t *testing.T) {
 		t.Fatalf("a after restart: state %d revoke by %v", st, revokeBy)
 	}
 	// b still waits for a; a still revokes at its old epoch.
-	rb = h.hb(fullHB("g", "b", rb.MemberEpoch, partitions{}, "t"))
+	rb = h.hb(fullHB("g", "b", rb.MemberEpoch, members.Partitions{}, "t"))
 	wantCode(t, "b", rb.ErrorCode, nil)
-	if assigned(rb).count() != 0 {
+	if assigned(rb).Count() != 0 {
 		t.Fatalf("b got %v while a still owns it", assigned(rb))
 	}
 	ra = h.hb(fullHB("g", "a", old, owned["a"], "t"))
 	wantHB(t, "a still revoking", ra, nil, old)
 	ra = h.hb(fullHB("g", "a", old, keep, "t"))
-	if ra.ErrorCode != 0 || ra.MemberEpoch <= old || !assigned(ra).equal(keep) {
+	if ra.ErrorCode != 0 || ra.MemberEpoch <= old || !assigned(ra).Equal(keep) {
 		t.Fatalf("a after revoking: %s epoch %d assigned %v", errName(ra.ErrorCode), ra.MemberEpoch, assigned(ra))
 	}
-	rb = h.hb(fullHB("g", "b", rb.MemberEpoch, partitions{}, "t"))
-	if got := assigned(rb); got.count() != 2 || got.intersects(keep) {
+	rb = h.hb(fullHB("g", "b", rb.MemberEpoch, members.Partitions{}, "t"))
+	if got := assigned(rb); got.Count() != 2 || got.Intersects(keep) {
 		t.Fatalf("b got %v, a keeps %v", got, keep)
 	}
 	// KIP-1251: the epochs partitions were assigned at survived.
@@ -378,8 +397,8 @@ func TestConsumerRestartRevocationTimeout(t *testing.T) {
 	}
 	h.advance(5 * time.Second)
 	wantHB(t, "a after its rebalance timeout", h.hb(keepaliveHB("g", "a", epochs["a"])), kerr.UnknownMemberID, 0)
-	r := h.hb(fullHB("g", "b", rb.MemberEpoch, partitions{}, "t"))
-	if assigned(r).count() != 4 {
+	r := h.hb(fullHB("g", "b", rb.MemberEpoch, members.Partitions{}, "t"))
+	if assigned(r).Count() != 4 {
 		t.Fatalf("b got %v, want all 4", assigned(r))
 	}
 }
@@ -395,7 +414,7 @@ func TestConsumerStaticLeftSurvivesRestart(t *testing.T) {
 	}
 	ra, rb := join("a1", "ia"), join("b1", "ib")
 	epochs := map[string]int32{"a1": ra.MemberEpoch, "b1": rb.MemberEpoch}
-	owned := map[string]partitions{"a1": assigned(ra), "b1": assigned(rb)}
+	owned := map[string]members.Partitions{"a1": assigned(ra), "b1": assigned(rb)}
 	for range 3 {
 		for _, m := range []string{"a1", "b1"} {
 			req := fullHB("g", m, epochs[m], owned[m], "t")
@@ -408,7 +427,7 @@ func TestConsumerStaticLeftSurvivesRestart(t *testing.T) {
 			}
 		}
 	}
-	if owned["b1"].count() != 2 {
+	if owned["b1"].Count() != 2 {
 		t.Fatalf("b1 owns %v", owned["b1"])
 	}
 	leave := keepaliveHB("g", "b1", staticLeftEpoch)
@@ -421,13 +440,13 @@ func TestConsumerStaticLeftSurvivesRestart(t *testing.T) {
 	req.InstanceID = kmsg.StringPtr("ia")
 	r := h.hb(req)
 	wantHB(t, "a1 after restart", r, nil, epochs["a1"])
-	if !assigned(r).equal(owned["a1"]) {
+	if !assigned(r).Equal(owned["a1"]) {
 		t.Fatalf("a1 got %v, had %v", assigned(r), owned["a1"])
 	}
 	wantCode(t, "the left member heartbeating", h.hb(keepaliveHB("g", "b1", epochs["b1"])).ErrorCode, kerr.FencedMemberEpoch)
 	rb2 := join("b2", "ib")
 	wantHB(t, "b2 replaces b1 after restart", rb2, nil, epochs["b1"])
-	if !assigned(rb2).equal(owned["b1"]) {
+	if !assigned(rb2).Equal(owned["b1"]) {
 		t.Fatalf("b2 got %v, b1 had %v", assigned(rb2), owned["b1"])
 	}
 	if e := h.groupEpoch("g"); e != groupEpoch {
@@ -578,7 +597,7 @@ func TestConsumerStateAlwaysDurable(t *testing.T) {
 	type client struct {
 		id, instance string
 		epoch        int32 // -1: not joined
-		owned        partitions
+		owned        members.Partitions
 		away         bool // left with epoch -2
 	}
 	var clients []*client

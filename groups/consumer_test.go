@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/groups/members"
 )
 
 // fakeTopics is a TopicLister whose topics tests change.
@@ -91,10 +92,10 @@ func joinHB(group, memberID string, topics ...string) *kmsg.ConsumerGroupHeartbe
 }
 
 // fullHB is a heartbeat reporting owned.
-func fullHB(group, memberID string, epoch int32, owned partitions, topics ...string) *kmsg.ConsumerGroupHeartbeatRequest {
+func fullHB(group, memberID string, epoch int32, owned members.Partitions, topics ...string) *kmsg.ConsumerGroupHeartbeatRequest {
 	req := joinHB(group, memberID, topics...)
 	req.MemberEpoch = epoch
-	for _, id := range owned.sortedIDs() {
+	for _, id := range owned.SortedIDs() {
 		req.Topics = append(req.Topics, kmsg.ConsumerGroupHeartbeatRequestTopic{TopicID: id, Partitions: owned[id]})
 	}
 	return req
@@ -112,14 +113,14 @@ func (h *harness) hb(req *kmsg.ConsumerGroupHeartbeatRequest) *kmsg.ConsumerGrou
 	return h.gs.ConsumerGroupHeartbeat(context.Background(), client, req)
 }
 
-func assigned(resp *kmsg.ConsumerGroupHeartbeatResponse) partitions {
+func assigned(resp *kmsg.ConsumerGroupHeartbeatResponse) members.Partitions {
 	if resp.Assignment == nil {
 		return nil
 	}
-	ps := partitions{}
+	ps := members.Partitions{}
 	for _, t := range resp.Assignment.Topics {
 		for _, p := range t.Partitions {
-			ps.add(t.TopicID, p)
+			ps.Add(t.TopicID, p)
 		}
 	}
 	return ps
@@ -184,7 +185,7 @@ func TestConsumerRebalanceRevokesFirst(t *testing.T) {
 	tid := ft.set("t", 4)
 	a := h.hb(joinHB("g", "a", "t"))
 	wantHB(t, "a joins", a, nil, 1)
-	if got := assigned(a); got.count() != 4 {
+	if got := assigned(a); got.Count() != 4 {
 		t.Fatalf("a's assignment %v, want all 4", got)
 	}
 	ka := h.hb(keepaliveHB("g", "a", 1))
@@ -195,28 +196,28 @@ func TestConsumerRebalanceRevokesFirst(t *testing.T) {
 
 	b := h.hb(joinHB("g", "b", "t"))
 	wantHB(t, "b joins", b, nil, 2)
-	if got := assigned(b); got.count() != 0 {
+	if got := assigned(b); got.Count() != 0 {
 		t.Fatalf("b got %v before a released anything", got)
 	}
 	// a is told to give two partitions back, at its old epoch.
 	ra := h.hb(fullHB("g", "a", 1, assigned(a), "t"))
 	wantHB(t, "a heartbeat", ra, nil, 1)
 	keep := assigned(ra)
-	if keep.count() != 2 {
+	if keep.Count() != 2 {
 		t.Fatalf("a keeps %v, want 2 partitions", keep)
 	}
 	// b heartbeats before a released: still nothing.
-	rb := h.hb(fullHB("g", "b", 2, partitions{}, "t"))
+	rb := h.hb(fullHB("g", "b", 2, members.Partitions{}, "t"))
 	wantHB(t, "b heartbeat", rb, nil, 2)
-	if assigned(rb).count() != 0 {
+	if assigned(rb).Count() != 0 {
 		t.Fatalf("b got %v while a still owns it", assigned(rb))
 	}
 	// a reports the revocation done: it moves to epoch 2.
 	ra = h.hb(fullHB("g", "a", 1, keep, "t"))
 	wantHB(t, "a revoked", ra, nil, 2)
-	rb = h.hb(fullHB("g", "b", 2, partitions{}, "t"))
+	rb = h.hb(fullHB("g", "b", 2, members.Partitions{}, "t"))
 	got := assigned(rb)
-	if got.count() != 2 || got.intersects(keep) {
+	if got.Count() != 2 || got.Intersects(keep) {
 		t.Fatalf("b got %v, a keeps %v", got, keep)
 	}
 	if st := h.consumerState("g"); st != consumerStable {
@@ -237,14 +238,14 @@ func (h *harness) consumerState(group string) string {
 	return g.mu.consumer.stateLocked()
 }
 
-// stableConsumers joins members to group subscribing to "t" and runs
+// stableConsumers joins members ids to group subscribing to "t" and runs
 // heartbeats until everyone owns its target; it returns each member's
 // epoch and assignment.
-func (h *harness) stableConsumers(group string, members ...string) (map[string]int32, map[string]partitions) {
+func (h *harness) stableConsumers(group string, ids ...string) (map[string]int32, map[string]members.Partitions) {
 	h.t.Helper()
 	epochs := map[string]int32{}
-	owned := map[string]partitions{}
-	for _, m := range members {
+	owned := map[string]members.Partitions{}
+	for _, m := range ids {
 		r := h.hb(joinHB(group, m, "t"))
 		if r.ErrorCode != 0 {
 			h.t.Fatalf("join %s: %s", m, errName(r.ErrorCode))
@@ -252,7 +253,7 @@ func (h *harness) stableConsumers(group string, members ...string) (map[string]i
 		epochs[m], owned[m] = r.MemberEpoch, assigned(r)
 	}
 	for range 10 {
-		for _, m := range members {
+		for _, m := range ids {
 			r := h.hb(fullHB(group, m, epochs[m], owned[m], "t"))
 			if r.ErrorCode != 0 {
 				h.t.Fatalf("heartbeat %s: %s", m, errName(r.ErrorCode))
@@ -305,7 +306,7 @@ func TestConsumerLeaveAndSessionExpiry(t *testing.T) {
 	ft.set("t", 6)
 	epochs, owned := h.stableConsumers("g", "a", "b", "c")
 	for _, m := range []string{"a", "b", "c"} {
-		if owned[m].count() != 2 {
+		if owned[m].Count() != 2 {
 			t.Fatalf("%s owns %v, want 2 partitions", m, owned[m])
 		}
 	}
@@ -327,7 +328,7 @@ func TestConsumerLeaveAndSessionExpiry(t *testing.T) {
 			}
 		}
 	}
-	if owned["a"].count()+owned["b"].count() != 6 {
+	if owned["a"].Count()+owned["b"].Count() != 6 {
 		t.Fatalf("a %v b %v, want all 6 partitions", owned["a"], owned["b"])
 	}
 	// b stops heartbeating: after the 45s session, a gets everything.
@@ -340,7 +341,7 @@ func TestConsumerLeaveAndSessionExpiry(t *testing.T) {
 			owned["a"] = assigned(r)
 		}
 	}
-	if owned["a"].count() != 6 {
+	if owned["a"].Count() != 6 {
 		t.Fatalf("a owns %v after b expired", owned["a"])
 	}
 	wantHB(t, "expired member", h.hb(keepaliveHB("g", "b", epochs["b"])), kerr.UnknownMemberID, 0)
@@ -352,7 +353,7 @@ func TestConsumerRebalanceTimeoutFences(t *testing.T) {
 	epochs, owned := h.stableConsumers("g", "a")
 	h.hb(joinHB("g", "b", "t"))
 	r := h.hb(fullHB("g", "a", epochs["a"], owned["a"], "t"))
-	if r.MemberEpoch != epochs["a"] || assigned(r).count() != 2 {
+	if r.MemberEpoch != epochs["a"] || assigned(r).Count() != 2 {
 		t.Fatalf("a should be revoking: epoch %d assignment %v", r.MemberEpoch, assigned(r))
 	}
 	// a keeps heartbeating but never gives the partitions back.
@@ -362,9 +363,9 @@ func TestConsumerRebalanceTimeoutFences(t *testing.T) {
 		h.hb(keepaliveHB("g", "b", 2))
 	}
 	wantHB(t, "a after its rebalance timeout", h.hb(keepaliveHB("g", "a", epochs["a"])), kerr.UnknownMemberID, 0)
-	rb := h.hb(fullHB("g", "b", 2, partitions{}, "t"))
+	rb := h.hb(fullHB("g", "b", 2, members.Partitions{}, "t"))
 	wantCode(t, "b", rb.ErrorCode, nil)
-	if assigned(rb).count() != 4 {
+	if assigned(rb).Count() != 4 {
 		t.Fatalf("b got %v, want all 4", assigned(rb))
 	}
 }
@@ -378,7 +379,7 @@ func TestConsumerStaticMember(t *testing.T) {
 	ra := join("a1", "ia")
 	rb := join("b1", "ib")
 	epochs := map[string]int32{"a1": ra.MemberEpoch, "b1": rb.MemberEpoch}
-	owned := map[string]partitions{"a1": assigned(ra), "b1": assigned(rb)}
+	owned := map[string]members.Partitions{"a1": assigned(ra), "b1": assigned(rb)}
 	for range 3 {
 		for _, m := range []string{"a1", "b1"} {
 			r := h.hb(fullHB("g", m, epochs[m], owned[m], "t"))
@@ -388,7 +389,7 @@ func TestConsumerStaticMember(t *testing.T) {
 			}
 		}
 	}
-	if owned["b1"].count() != 2 {
+	if owned["b1"].Count() != 2 {
 		t.Fatalf("b1 owns %v", owned["b1"])
 	}
 	wantCode(t, "instance held by an active member", join("b2", "ib").ErrorCode, kerr.UnreleasedInstanceID)
@@ -406,7 +407,7 @@ func TestConsumerStaticMember(t *testing.T) {
 	groupEpoch := h.groupEpoch("g")
 	rb2 := join("b2", "ib")
 	wantHB(t, "b2 replaces b1", rb2, nil, epochs["b1"])
-	if !assigned(rb2).equal(owned["b1"]) {
+	if !assigned(rb2).Equal(owned["b1"]) {
 		t.Fatalf("b2 got %v, b1 had %v", assigned(rb2), owned["b1"])
 	}
 	if e := h.groupEpoch("g"); e != groupEpoch {
@@ -436,8 +437,8 @@ func TestConsumerRangeAssignor(t *testing.T) {
 	ta, tb := c.members["a"].target, c.members["b"].target
 	assignor := c.assignor
 	g.mu.Unlock()
-	want := partitions{t1: {0, 1}, t2: {0, 1}}
-	if assignor != "range" || !ta.equal(want) || !tb.equal(partitions{t1: {2}, t2: {2}}) {
+	want := members.Partitions{t1: {0, 1}, t2: {0, 1}}
+	if assignor != "range" || !ta.Equal(want) || !tb.Equal(members.Partitions{t1: {2}, t2: {2}}) {
 		t.Fatalf("assignor %s targets a %v b %v", assignor, ta, tb)
 	}
 }
@@ -449,7 +450,7 @@ func TestConsumerUniformBalance(t *testing.T) {
 	_, owned := h.stableConsumers("g", members...)
 	total := 0
 	for _, m := range members {
-		n := owned[m].count()
+		n := owned[m].Count()
 		if n < 3 || n > 4 {
 			t.Fatalf("%s owns %d partitions", m, n)
 		}
@@ -495,11 +496,11 @@ func TestConsumerJoinsNewTopic(t *testing.T) {
 			}
 			r := h.hb(joinHB("g2", "b", "fresh"))
 			wantCode(t, "join fresh", r.ErrorCode, nil)
-			want := partitions{fresh: {0, 1, 2}}
+			want := members.Partitions{fresh: {0, 1, 2}}
 			if !notify {
 				want = nil // the snapshot before the topic, within its TTL
 			}
-			if got := assigned(r); !got.equal(want) {
+			if got := assigned(r); !got.Equal(want) {
 				t.Fatalf("first assignment %v, want %v", got, want)
 			}
 		})
@@ -515,7 +516,7 @@ func TestConsumerRegexSubscription(t *testing.T) {
 	req.SubscribedTopicRegex = kmsg.StringPtr("foo-.*")
 	r := h.hb(req)
 	wantCode(t, "join", r.ErrorCode, nil)
-	if got := assigned(r); !got.equal(partitions{foo1: {0}, foo2: {0}}) {
+	if got := assigned(r); !got.Equal(members.Partitions{foo1: {0}, foo2: {0}}) {
 		t.Fatalf("regex assignment %v", got)
 	}
 	// A new matching topic joins the assignment.
@@ -523,7 +524,7 @@ func TestConsumerRegexSubscription(t *testing.T) {
 	ft.set("xfoo-4", 1) // the regex matches whole names only
 	h.topicsChanged()
 	r = h.hb(fullHB("g", "a", r.MemberEpoch, assigned(r)))
-	if got := assigned(r); !got.equal(partitions{foo1: {0}, foo2: {0}, foo3: {0}}) {
+	if got := assigned(r); !got.Equal(members.Partitions{foo1: {0}, foo2: {0}, foo3: {0}}) {
 		t.Fatalf("assignment after a new topic %v", got)
 	}
 }
@@ -663,7 +664,7 @@ func TestConsumerCommitAssignmentEpochs(t *testing.T) {
 		keptP = l[0]
 	}
 	for p := range int32(4) {
-		if !kept.has(ft.set("t", 4), p) {
+		if !kept.Has(ft.set("t", 4), p) {
 			gaveP = p
 		}
 	}
@@ -700,7 +701,7 @@ func TestConsumerCommitOldEpochAfterRestart(t *testing.T) {
 		keptP = l[0]
 	}
 	for p := range int32(4) {
-		if !kept.has(tid, p) {
+		if !kept.Has(tid, p) {
 			gaveP = p
 		}
 	}

@@ -3,7 +3,6 @@ package groups
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -30,15 +29,4 @@ func cloneNonNil(ts []string) []string {
 		return []string{}
 	}
 	return slices.Clone(ts)
-}
-
-// subscription is a heartbeat's subscribed topic names as a member keeps
-// them: copied out of the request's buffer, sorted, without duplicates.
-func subscription(names []string) []string {
-	topics := make([]string, len(names))
-	for i, t := range names {
-		topics[i] = strings.Clone(t)
-	}
-	slices.Sort(topics)
-	return slices.Compact(topics)
 }

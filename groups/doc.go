@@ -199,6 +199,11 @@
 //	srange  spart's key first-offset(8)                         under it: see package share
 //	gconfig 'f' group                                           group configs: n × (name str, value str)
 //
+// A member record's presence-byte strings, topic list and partition sets
+// are written by package members, as a share group member's are (its doc
+// draws their bytes); the record's format byte and field order are this
+// package's.
+//
 // A stable record is used only when its generation is the group record's:
 // the join phase of the next generation deletes it in the same batch that
 // writes the new generation.

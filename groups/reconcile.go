@@ -1,13 +1,17 @@
 package groups
 
-import "time"
+import (
+	"time"
+
+	"github.com/floe-io/floe/groups/members"
+)
 
 // reconcileLocked moves m towards its target assignment, as Kafka's
 // CurrentAssignmentBuilder: partitions leaving m are revoked first (m keeps
 // its epoch until it reports them gone); then m moves to the assignment
 // epoch and gets the target partitions other members have released. owned
 // is what the heartbeat reports m owns, nil when it did not say.
-func (c *consumerGroup) reconcileLocked(m *consumerMember, owned partitions, now time.Time) {
+func (c *consumerGroup) reconcileLocked(m *consumerMember, owned members.Partitions, now time.Time) {
 	wasUnrevoked, oldEpoch := m.state == memberUnrevoked, m.epoch
 	switch {
 	case m.state == memberStable && m.epoch == c.assignmentEpoch:
@@ -26,19 +30,19 @@ func (c *consumerGroup) reconcileLocked(m *consumerMember, owned partitions, now
 
 // ownsAny reports whether owned still holds one of pending; a member that
 // did not report what it owns is taken to still own everything.
-func ownsAny(pending, owned partitions) bool {
+func ownsAny(pending, owned members.Partitions) bool {
 	if len(pending) == 0 {
 		return false
 	}
 	if owned == nil {
 		return true
 	}
-	return pending.intersects(owned)
+	return pending.Intersects(owned)
 }
 
 // computeNextLocked is Kafka's CurrentAssignmentBuilder.computeNextAssignment.
-func (c *consumerGroup) computeNextLocked(m *consumerMember, owned partitions) {
-	keep, revoke, add := partitions{}, partitions{}, partitions{}
+func (c *consumerGroup) computeNextLocked(m *consumerMember, owned members.Partitions) {
+	keep, revoke, add := members.Partitions{}, members.Partitions{}, members.Partitions{}
 	unreleased := false
 	ids := make(map[topicID]bool)
 	for id := range m.target {
@@ -49,20 +53,20 @@ func (c *consumerGroup) computeNextLocked(m *consumerMember, owned partitions) {
 	}
 	for id := range ids {
 		for _, p := range m.assigned[id] {
-			if m.target.has(id, p) {
-				keep.add(id, p)
+			if m.target.Has(id, p) {
+				keep.Add(id, p)
 			} else {
-				revoke.add(id, p)
+				revoke.Add(id, p)
 			}
 		}
 		for _, p := range m.target[id] {
-			if m.assigned.has(id, p) {
+			if m.assigned.Has(id, p) {
 				continue
 			}
 			// A partition still held by another member waits
 			// until that member revoked it.
 			if owner := c.owners[id][p]; owner == "" || owner == m.id {
-				add.add(id, p)
+				add.Add(id, p)
 			} else {
 				unreleased = true
 			}
@@ -76,7 +80,7 @@ func (c *consumerGroup) computeNextLocked(m *consumerMember, owned partitions) {
 	default:
 		for id, l := range add {
 			for _, p := range l {
-				keep.add(id, p)
+				keep.Add(id, p)
 			}
 		}
 		m.state = memberStable
@@ -86,6 +90,6 @@ func (c *consumerGroup) computeNextLocked(m *consumerMember, owned partitions) {
 		if m.epoch != c.assignmentEpoch {
 			m.prevEpoch, m.epoch = m.epoch, c.assignmentEpoch
 		}
-		c.setAssignmentLocked(m, keep, partitions{}, m.epoch)
+		c.setAssignmentLocked(m, keep, members.Partitions{}, m.epoch)
 	}
 }

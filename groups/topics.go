@@ -41,6 +41,15 @@ type topicSnapshot struct {
 	byID   map[topicID]string
 }
 
+// topicName is the name of topic id in snap; "" when snap is nil or does
+// not know it (ConsumerGroupDescribe then shows the id alone).
+func (snap *topicSnapshot) topicName(id topicID) string {
+	if snap == nil {
+		return ""
+	}
+	return snap.byID[id]
+}
+
 // topicCacheTTL bounds how stale the topic metadata behind a KIP-848
 // heartbeat may be without topic notices (TopicSubscriber): new partitions
 // and topics matching a subscription are picked up within it.

@@ -54,7 +54,7 @@ func TestConsumerSubscribesToView(t *testing.T) {
 			resp := h.hb(joinHB(group, "m1", tc.topics...))
 			wantHB(t, "join", resp, nil, 1)
 			got := assigned(resp)
-			if got.count() != tc.want {
+			if got.Count() != tc.want {
 				t.Fatalf("assigned %v, want %d partitions", got, tc.want)
 			}
 			if tc.want > 0 && len(got[topicID(view.ID)]) != tc.want {

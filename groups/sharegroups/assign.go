@@ -5,6 +5,8 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+
+	"github.com/floe-io/floe/groups/members"
 )
 
 // tp is one topic partition, by topic id.
@@ -29,10 +31,10 @@ func (a tp) compare(b tp) int {
 // ⌈M/P⌉ members; with fewer, each partition goes to one member, and each
 // member gets ⌊P/M⌋ or ⌈P/M⌉. Members keep what they had where the
 // balance allows.
-func simpleAssign(subs [][]tp, prev []partitions) []partitions {
-	out := make([]partitions, len(subs))
+func simpleAssign(subs [][]tp, prev []members.Partitions) []members.Partitions {
+	out := make([]members.Partitions, len(subs))
 	for i := range out {
-		out[i] = partitions{}
+		out[i] = members.Partitions{}
 	}
 	homogeneous := true
 	for i := 1; i < len(subs); i++ {
@@ -72,7 +74,7 @@ func simpleAssign(subs [][]tp, prev []partitions) []partitions {
 }
 
 // spread assigns parts over the members ms (indexes into prev and out).
-func spread(parts []tp, ms []int, prev, out []partitions) {
+func spread(parts []tp, ms []int, prev, out []members.Partitions) {
 	if len(parts) == 0 || len(ms) == 0 {
 		return
 	}
@@ -97,8 +99,8 @@ func spread(parts []tp, ms []int, prev, out []partitions) {
 		for _, i := range ms {
 			kept := false
 			for _, x := range parts {
-				if prev[i].has(x.id, x.p) && take(x) {
-					out[i].add(x.id, x.p)
+				if prev[i].Has(x.id, x.p) && take(x) {
+					out[i].Add(x.id, x.p)
 					kept = true
 					break
 				}
@@ -121,7 +123,7 @@ func spread(parts []tp, ms []int, prev, out []partitions) {
 			}
 			x := parts[best]
 			take(x)
-			out[i].add(x.id, x.p)
+			out[i].Add(x.id, x.p)
 		}
 		return
 	}
@@ -142,8 +144,8 @@ func spread(parts []tp, ms []int, prev, out []partitions) {
 	owned := make(map[tp]bool, P)
 	for _, i := range ms {
 		for _, x := range parts {
-			if !owned[x] && prev[i].has(x.id, x.p) && take(i) {
-				out[i].add(x.id, x.p)
+			if !owned[x] && prev[i].Has(x.id, x.p) && take(i) {
+				out[i].Add(x.id, x.p)
 				owned[x] = true
 			}
 		}
@@ -163,6 +165,6 @@ func spread(parts []tp, ms []int, prev, out []partitions) {
 			}
 		}
 		take(best)
-		out[best].add(x.id, x.p)
+		out[best].Add(x.id, x.p)
 	}
 }

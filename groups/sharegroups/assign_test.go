@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/floe-io/floe/groups/members"
 )
 
 // TestSimpleAssign: the simple assignor's balance and stickiness.
@@ -19,12 +21,12 @@ func TestSimpleAssign(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		subs [][]tp
-		prev []partitions
+		prev []members.Partitions
 		// want: each member's partition count; each partition's member
 		// count (by topic a, then b).
 		perMember    []int
 		perPartition map[tp]int
-		check        func(t *testing.T, out []partitions)
+		check        func(t *testing.T, out []members.Partitions)
 	}{
 		{name: "3 members, 1 partition: all share it", subs: [][]tp{parts(a, 1), parts(a, 1), parts(a, 1)},
 			perMember: []int{1, 1, 1}, perPartition: map[tp]int{{a, 0}: 3}},
@@ -37,11 +39,11 @@ func TestSimpleAssign(t *testing.T) {
 		{name: "heterogeneous: each topic over its subscribers", subs: [][]tp{parts(a, 2), append(parts(a, 2), parts(b, 2)...), parts(b, 2)},
 			perMember: []int{1, 2, 1}, perPartition: map[tp]int{{a, 0}: 1, {a, 1}: 1, {b, 0}: 1, {b, 1}: 1}},
 		{name: "sticky: a new member takes from the others", subs: slices.Repeat([][]tp{parts(a, 4)}, 3),
-			prev:      []partitions{{a: {0, 1}}, {a: {2, 3}}, {}},
+			prev:      []members.Partitions{{a: {0, 1}}, {a: {2, 3}}, {}},
 			perMember: []int{2, 1, 1},
-			check: func(t *testing.T, out []partitions) {
-				for i, kept := range []partitions{{a: {0}}, {a: {2}}} {
-					if !kept.subsetOf(out[i]) {
+			check: func(t *testing.T, out []members.Partitions) {
+				for i, kept := range []members.Partitions{{a: {0}}, {a: {2}}} {
+					if !kept.SubsetOf(out[i]) {
 						t.Errorf("member %d: %v, want it to keep %v", i, out[i], kept)
 					}
 				}
@@ -51,13 +53,13 @@ func TestSimpleAssign(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			prev := c.prev
 			if prev == nil {
-				prev = make([]partitions, len(c.subs))
+				prev = make([]members.Partitions, len(c.subs))
 			}
 			out := simpleAssign(c.subs, prev)
 			count := map[tp]int{}
 			var per []int
 			for _, ps := range out {
-				per = append(per, ps.count())
+				per = append(per, ps.Count())
 				for id, l := range ps {
 					for _, p := range l {
 						count[tp{id, p}]++

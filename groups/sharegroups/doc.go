@@ -81,8 +81,10 @@
 // In the Host's Pebble, beside package groups' families (see its doc);
 // lengths are big-endian uint16, values start with a format byte (1)
 // followed by varints (encoding/binary); "str" is a uvarint length and the
-// bytes. Members' fields are written as package groups writes a KIP-848
-// member's.
+// bytes. A member record's rack id (presence byte, str), topics and
+// partition sets are written by package members, as a KIP-848 member's
+// are (its doc draws their bytes); the record's format byte and field
+// order are this package's.
 //
 //	family  key                                         value
 //	------  ------------------------------------------  ------------------------------------------

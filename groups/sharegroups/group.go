@@ -10,8 +10,12 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/groups/members"
 	"github.com/floe-io/floe/groups/share"
 )
+
+// topicID is a topic's UUID, as KIP-932 requests name topics.
+type topicID = members.TopicID
 
 // Share group states, as Kafka's ShareGroup names them.
 const (
@@ -102,8 +106,8 @@ type member struct {
 	prevEpoch int32
 	topics    []string // subscribed topic names, sorted
 
-	target   partitions // what the assignor gives it
-	assigned partitions // what it was told it has
+	target   members.Partitions // what the assignor gives it
+	assigned members.Partitions // what it was told it has
 
 	// session is when the member is removed without a heartbeat.
 	session time.Time
@@ -211,10 +215,10 @@ func (s *Group) metadataChangedLocked(snap Topics) bool {
 
 // computeTargetLocked runs the simple assignor at the group epoch.
 func (s *Group) computeTargetLocked(snap Topics) {
-	members := s.sortedMembersLocked()
-	subs := make([][]tp, len(members))
-	prev := make([]partitions, len(members))
-	for i, m := range members {
+	ms := s.sortedMembersLocked()
+	subs := make([][]tp, len(ms))
+	prev := make([]members.Partitions, len(ms))
+	for i, m := range ms {
 		for _, t := range m.topics {
 			tm, ok := snap.Topic(t)
 			if !ok {
@@ -228,8 +232,8 @@ func (s *Group) computeTargetLocked(snap Topics) {
 		prev[i] = m.target
 	}
 	targets := simpleAssign(subs, prev)
-	for i, m := range members {
-		if !m.target.equal(targets[i]) {
+	for i, m := range ms {
+		if !m.target.Equal(targets[i]) {
 			m.target = targets[i]
 			s.markLocked(m.id)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/groups/members"
 	"github.com/floe-io/floe/groups/share"
 )
 
@@ -137,7 +138,7 @@ func (g *group) shareHeartbeatLocked(ctx context.Context, cl coordapi.ClientInfo
 		if max := g.c.opts.MaxGroupSize; len(s.members) >= max {
 			return &heartbeatError{kerr.GroupMaxSizeReached, fmt.Sprintf("The share group has reached its maximum capacity of %d members.", max)}
 		}
-		m = &member{id: strings.Clone(req.MemberID), target: partitions{}, assigned: partitions{}}
+		m = &member{id: strings.Clone(req.MemberID), target: members.Partitions{}, assigned: members.Partitions{}}
 		s.members[m.id] = m
 		isNew = true
 		g.c.log.Info("share group member joined", "group", g.name, "member_id", m.id)
@@ -157,7 +158,7 @@ func (g *group) shareHeartbeatLocked(ctx context.Context, cl coordapi.ClientInfo
 	}
 	changed := false
 	if req.SubscribedTopicNames != nil {
-		if topics := subscription(req.SubscribedTopicNames); !slices.Equal(topics, m.topics) {
+		if topics := members.Subscription(req.SubscribedTopicNames); !slices.Equal(topics, m.topics) {
 			m.topics = topics
 			changed = true
 		}
@@ -175,11 +176,11 @@ func (g *group) shareHeartbeatLocked(ctx context.Context, cl coordapi.ClientInfo
 	before := m.assigned
 	if m.epoch != s.assignmentEpoch {
 		m.prevEpoch, m.epoch = m.epoch, s.assignmentEpoch
-		m.assigned = m.target.clone()
+		m.assigned = m.target.Clone()
 	}
 	resp.MemberID, resp.MemberEpoch = &m.id, m.epoch
-	if req.MemberEpoch == 0 || !m.assigned.equal(before) {
-		resp.Assignment = m.assigned.shareHeartbeatAssignment()
+	if req.MemberEpoch == 0 || !m.assigned.Equal(before) {
+		resp.Assignment = shareHeartbeatAssignment(m.assigned)
 	}
 	return nil
 }
@@ -341,10 +342,10 @@ func (c *Coordinator) shareStartOffset(ctx context.Context, view coordapi.TopicI
 
 // shareHeartbeatAssignment is ps as a ShareGroupHeartbeat response carries
 // it.
-func (ps partitions) shareHeartbeatAssignment() *kmsg.ShareGroupHeartbeatResponseAssignment {
+func shareHeartbeatAssignment(ps members.Partitions) *kmsg.ShareGroupHeartbeatResponseAssignment {
 	a := kmsg.NewShareGroupHeartbeatResponseAssignment()
 	a.TopicPartitions = []kmsg.ShareGroupHeartbeatResponseAssignmentTopicPartition{}
-	for _, id := range ps.sortedIDs() {
+	for _, id := range ps.SortedIDs() {
 		t := kmsg.NewShareGroupHeartbeatResponseAssignmentTopicPartition()
 		t.TopicID, t.Partitions = id, slices.Clone(ps[id])
 		a.TopicPartitions = append(a.TopicPartitions, t)
@@ -367,6 +368,19 @@ func (c *Coordinator) ShareGroupDescribe(ctx context.Context, req *kmsg.ShareGro
 		resp.Groups = append(resp.Groups, dg)
 	}
 	return resp
+}
+
+// topicNames names topic ids as snap knows them: "" for one it does not
+// know, and for every one when snap is nil (ShareGroupDescribe then shows
+// the ids alone).
+func topicNames(snap Topics) func(topicID) string {
+	return func(id topicID) string {
+		if snap == nil {
+			return ""
+		}
+		name, _ := snap.TopicName(coordapi.TopicID(id))
+		return name
+	}
 }
 
 func (c *Coordinator) describeShare(name string, snap Topics) kmsg.ShareGroupDescribeResponseGroup {
@@ -398,7 +412,7 @@ func (c *Coordinator) describeShare(name string, snap Topics) kmsg.ShareGroupDes
 		dm.ClientID, dm.ClientHost = m.clientID, m.clientHost
 		dm.SubscribedTopicNames = cloneNonNil(m.topics)
 		dm.Assignment.TopicPartitions = []kmsg.ShareGroupDescribeResponseGroupMemberAssignmentTopicPartition{}
-		for _, tp := range m.assigned.describeAssignment(snap).TopicPartitions {
+		for _, tp := range m.assigned.DescribeAssignment(topicNames(snap)).TopicPartitions {
 			t := kmsg.NewShareGroupDescribeResponseGroupMemberAssignmentTopicPartition()
 			t.TopicID, t.Topic, t.Partitions = tp.TopicID, tp.Topic, tp.Partitions
 			dm.Assignment.TopicPartitions = append(dm.Assignment.TopicPartitions, t)

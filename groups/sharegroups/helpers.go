@@ -23,17 +23,6 @@ func invalid(format string, args ...any) *heartbeatError {
 	return &heartbeatError{kerr.InvalidRequest, fmt.Sprintf(format, args...)}
 }
 
-// subscription is a heartbeat's subscribed topic names as a member keeps
-// them: copied out of the request's buffer, sorted, without duplicates.
-func subscription(names []string) []string {
-	topics := make([]string, len(names))
-	for i, t := range names {
-		topics[i] = strings.Clone(t)
-	}
-	slices.Sort(topics)
-	return slices.Compact(topics)
-}
-
 // cloneNonNil copies ts, an empty slice for none: describe answers carry
 // [] rather than null.
 func cloneNonNil(ts []string) []string {

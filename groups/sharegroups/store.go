@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/groups/members"
 	"github.com/floe-io/floe/groups/share"
 	"github.com/floe-io/floe/internal/valenc"
 )
@@ -76,36 +77,28 @@ func decodeShareStateRecord(b []byte) (shareStateRecord, error) {
 // its session (it starts afresh at Restore).
 func encodeShareMember(m *member) []byte {
 	v := []byte{valenc.Version1}
-	v = appendOptString(v, m.rackID)
+	v = members.AppendOptString(v, m.rackID)
 	v = valenc.AppendString(v, m.clientID)
 	v = valenc.AppendString(v, m.clientHost)
 	v = binary.AppendVarint(v, int64(m.epoch))
 	v = binary.AppendVarint(v, int64(m.prevEpoch))
-	v = binary.AppendUvarint(v, uint64(len(m.topics)))
-	for _, t := range m.topics {
-		v = valenc.AppendString(v, t)
-	}
-	v = appendPartitions(v, m.target)
-	return appendPartitions(v, m.assigned)
+	v = members.AppendStrings(v, m.topics)
+	v = members.AppendPartitions(v, m.target)
+	return members.AppendPartitions(v, m.assigned)
 }
 
 func decodeShareMember(id string, b []byte) (*member, error) {
-	d := &memberDecoder{Decoder: valenc.New("share member", b)}
+	d := members.NewDecoder("share member", valenc.Version1, b)
 	m := &member{id: id}
-	m.rackID = d.optString()
+	m.rackID = d.OptString()
 	m.clientID = d.String()
 	m.clientHost = d.String()
 	m.epoch = int32(d.Varint())
 	m.prevEpoch = int32(d.Varint())
-	for n, i := d.count(), uint64(0); i < n && d.Err() == nil; i++ {
-		m.topics = append(m.topics, d.String())
-	}
-	m.target = d.partitions()
-	m.assigned = d.partitions()
-	if d.bad != nil {
-		return nil, fmt.Errorf("decode share member value: %w", d.bad)
-	}
-	if err := d.Done("share member"); err != nil {
+	m.topics = d.Strings()
+	m.target = d.Partitions()
+	m.assigned = d.Partitions()
+	if err := d.Done(); err != nil {
 		return nil, err
 	}
 	return m, nil
