@@ -9,8 +9,8 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/commitcheck"
+	"github.com/floe-io/floe/coordinator/durable"
 	"github.com/floe-io/floe/coordinator/idempotence"
-	"github.com/floe-io/floe/coordinator/kvdurable"
 	"github.com/floe-io/floe/coordinator/layout"
 	"github.com/floe-io/floe/coordinator/sortedwrites"
 )
@@ -343,36 +343,25 @@ func (c *Coordinator) commitObjectLocked(req *coordapi.CommitRequest) (_ *coorda
 			return nil, nil, nil, err
 		}
 	}
-	// The kv-indexed partitions' high watermarks, for c.kvDur: noted
-	// before the write, and again once the log has it.
-	var kvMarks, kvMarkers []kvdurable.Mark[partKey]
+	// The partitions' high watermarks, for c.dur: noted before the
+	// write, and again once the log has it.
+	marks := make([]durable.Mark[partKey], 0, len(parts))
 	for j := range parts {
-		pp := &parts[j]
-		if !pp.topic.kvIndexed || len(pp.batches) == 0 {
-			continue
-		}
-		m := kvdurable.Mark[partKey]{Key: partKey{pp.topic.id, pp.partition}, HWM: pp.st.hwm}
-		kvMarks = append(kvMarks, m)
-		if pp.control {
-			kvMarkers = append(kvMarkers, m)
+		if pp := &parts[j]; len(pp.batches) > 0 {
+			marks = append(marks, durable.Mark[partKey]{Key: partKey{pp.topic.id, pp.partition}, HWM: pp.st.hwm, Marker: pp.control})
 		}
 	}
-	if len(kvMarks) > 0 {
-		c.kvDur.Writing(kvMarks, kvMarkers)
-	}
-	wait, err = c.writeAsync(b, pebble.Sync)
+	c.dur.Writing(marks)
+	logged, err := c.writeAsync(b, pebble.Sync)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("pebble commit: %w", err)
 	}
-	if len(kvMarks) > 0 {
-		logged := wait
-		wait = func() error {
-			err := logged()
-			if err == nil {
-				c.kvDur.Durable(kvMarks)
-			}
-			return err
+	wait = func() error {
+		err := logged()
+		if err == nil {
+			c.dur.Durable(marks)
 		}
+		return err
 	}
 
 	// Written (and, without a log, durable): install in memory.

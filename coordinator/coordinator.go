@@ -18,10 +18,10 @@ import (
 	"github.com/floe-io/floe/coordinator/acls"
 	"github.com/floe-io/floe/coordinator/brokers"
 	"github.com/floe-io/floe/coordinator/collect"
+	"github.com/floe-io/floe/coordinator/durable"
 	"github.com/floe-io/floe/coordinator/follow"
 	"github.com/floe-io/floe/coordinator/handover"
 	"github.com/floe-io/floe/coordinator/inline"
-	"github.com/floe-io/floe/coordinator/kvdurable"
 	"github.com/floe-io/floe/coordinator/layout"
 	"github.com/floe-io/floe/coordinator/tables"
 	"github.com/floe-io/floe/coordinator/tierplan"
@@ -232,16 +232,21 @@ func (o *Options) Validate() error {
 // no Pebble reads.
 //
 // Locks, in the order they may be taken (see the package doc): closeMu,
-// commit, mu; pids, subs, brokers and kvDur are taken alone.
+// commit, mu; pids, subs, brokers and dur are taken alone.
 type Coordinator struct {
 	opts Options
 	log  *slog.Logger
 	now  func() time.Time
 	db   *pebble.DB
 	kv   *kvindex.Index
-	// kvDur is which kv-indexed partitions' offsets the log has made
-	// durable (package kvdurable); its own lock, taken alone.
-	kvDur kvdurable.Tracker[partKey]
+	// dur is which partitions' offsets the log has made durable (package
+	// durable); its own lock, taken alone.
+	dur durable.Tracker[partKey]
+	// unsettled counts the writes other than commits (write, Log.Commit)
+	// that the log does not have yet: while there are none, an answer
+	// within the durable high watermarks depends on nothing the log lacks
+	// (FindBatchesSettled).
+	unsettled atomic.Int64
 	// rebuilds are the running key index builds by topic; c.commit guards.
 	rebuilds map[coordapi.TopicID]rebuild
 	// postings is the per-key posting index of hierarchical topics;

@@ -81,7 +81,9 @@
 // Pure parts decide from what this package reads, in packages of their
 // own: idempotence, topicrules, commitcheck (a commit request), rowscan
 // (what reads answer from batch rows), sortedwrites, logread (the log
-// read back for index builds), kvdurable and markers (a transaction's).
+// read back for index builds), durable (which offsets the log has: reads
+// answer no further, and leave without waiting for it) and markers (a
+// transaction's).
 //
 // # Tier planning
 //

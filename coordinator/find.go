@@ -43,6 +43,7 @@ func (c *Coordinator) PartitionState(ctx context.Context, id coordapi.TopicID, p
 	if err != nil {
 		return coordapi.PartitionState{}, err
 	}
+	c.settle(partKey{id, partition}, &st, true) // as FindBatches answers
 	return st.public(), nil
 }
 
@@ -70,11 +71,27 @@ func (p *partState) lso() int64 {
 // Kafka-level failures: UnknownTopicID, UnknownTopicOrPartition,
 // OffsetOutOfRange (Offset below the log start or above the high
 // watermark).
+//
+// It answers no further than the partition's durable high watermark
+// (package durable), as Kafka's followers' replication bounds what its
+// consumers read: the high watermark and last stable offset it reports
+// are those.
 func (c *Coordinator) FindBatches(ctx context.Context, req coordapi.FindBatchesRequest) (coordapi.FindBatchesResponse, error) {
+	resp, _, err := c.FindBatchesSettled(ctx, req)
+	return resp, err
+}
+
+// FindBatchesSettled is FindBatches, also saying whether its answer
+// depends only on what the coordinator's log has (settled): then it may
+// leave without waiting for the log (rpc.ServerOptions.SettledGate).
+func (c *Coordinator) FindBatchesSettled(ctx context.Context, req coordapi.FindBatchesRequest) (_ coordapi.FindBatchesResponse, settled bool, _ error) {
 	if err := c.enter(ctx); err != nil {
-		return coordapi.FindBatchesResponse{}, err
+		return coordapi.FindBatchesResponse{}, false, err
 	}
 	defer c.leave()
+	// Read at the end: a write whose change an answer saw counted itself
+	// unsettled before it made the change.
+	defer func() { settled = settled && c.unsettled.Load() == 0 }()
 
 	// The state and the iterator are taken together under mu: partition
 	// state is installed only after Pebble commits, so the iterator sees
@@ -85,20 +102,23 @@ func (c *Coordinator) FindBatches(ctx context.Context, req coordapi.FindBatchesR
 	_, st, err := c.partitionLocked(req.TopicID, req.Partition)
 	if err != nil {
 		c.mu.RUnlock()
-		return coordapi.FindBatchesResponse{}, err
+		return coordapi.FindBatchesResponse{}, false, err
 	}
-	resp := coordapi.FindBatchesResponse{PartitionState: st.public()}
 	if req.Offset < st.logStart || req.Offset > st.hwm {
 		c.mu.RUnlock()
-		return resp, c.outOfRange(req.TopicID, req.Partition, req.Offset, st)
+		return coordapi.FindBatchesResponse{PartitionState: st.public()}, false, c.outOfRange(req.TopicID, req.Partition, req.Offset, st)
 	}
+	// Within the high watermark, but maybe beyond the durable one: no
+	// batches yet.
+	settled = c.settle(partKey{req.TopicID, req.Partition}, &st, req.ReadCommitted)
+	resp := coordapi.FindBatchesResponse{PartitionState: st.public()}
 	limit := st.hwm
 	if req.ReadCommitted {
 		limit = st.lso()
 	}
 	if req.Offset >= limit {
 		c.mu.RUnlock()
-		return resp, nil
+		return resp, settled, nil
 	}
 	it, err := c.db.NewIter(&pebble.IterOptions{
 		LowerBound: layout.BatchKey(req.TopicID, req.Partition, req.Offset),
@@ -106,7 +126,7 @@ func (c *Coordinator) FindBatches(ctx context.Context, req coordapi.FindBatchesR
 	})
 	c.mu.RUnlock()
 	if err != nil {
-		return resp, fmt.Errorf("find batches: new iterator: %w", err)
+		return resp, false, fmt.Errorf("find batches: new iterator: %w", err)
 	}
 
 	var nums []uint64 // object of each batch
@@ -115,7 +135,7 @@ func (c *Coordinator) FindBatches(ctx context.Context, req coordapi.FindBatchesR
 		err = fmt.Errorf("find batches: iterate: %w", cerr)
 	}
 	if err != nil {
-		return resp, err
+		return resp, false, err
 	}
 
 	c.mu.RLock()
@@ -124,7 +144,21 @@ func (c *Coordinator) FindBatches(ctx context.Context, req coordapi.FindBatchesR
 	if err == nil && req.ReadCommitted {
 		resp.Aborted = c.abortedLocked(partKey{req.TopicID, req.Partition}, req.Offset, limit)
 	}
-	return resp, err
+	return resp, settled, err
+}
+
+// settle caps st, a partition's state read for an answer, at what the log
+// has made durable (Tracker.ReadLimit): its high watermark, and so its
+// last stable offset, at the durable high watermark (not below the log
+// start). Where that cannot be told (its first commit here in flight, or,
+// for an answer that depends on markers, one of them), it leaves st as it
+// is and returns false: the answer waits for the log. c.mu must be held.
+func (c *Coordinator) settle(pk partKey, st *partState, markers bool) bool {
+	limit, ok := c.dur.ReadLimit(pk, st.hwm, markers)
+	if ok {
+		st.hwm = max(limit, st.logStart)
+	}
+	return ok
 }
 
 // finishLocked completes resp, the batches scanned for req (nums their
@@ -167,11 +201,24 @@ func (c *Coordinator) finishLocked(req coordapi.FindBatchesRequest, resp *coorda
 // the partitions: every state is read, and one Pebble iterator taken,
 // under the same hold, so that the iterator sees every batch below each
 // high watermark read; a second hold settles offsets removed meanwhile.
+//
+// Like FindBatches it answers no further than each partition's durable
+// high watermark.
 func (c *Coordinator) FindBatchesMulti(ctx context.Context, reqs []coordapi.FindBatchesRequest) ([]coordapi.FindBatchesResult, error) {
+	out, _, err := c.FindBatchesMultiSettled(ctx, reqs)
+	return out, err
+}
+
+// FindBatchesMultiSettled is FindBatchesMulti, also saying whether its
+// answer depends only on what the coordinator's log has (as
+// FindBatchesSettled).
+func (c *Coordinator) FindBatchesMultiSettled(ctx context.Context, reqs []coordapi.FindBatchesRequest) (_ []coordapi.FindBatchesResult, settled bool, _ error) {
 	if err := c.enter(ctx); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer c.leave()
+	settled = true
+	defer func() { settled = settled && c.unsettled.Load() == 0 }() // as FindBatchesSettled
 
 	out := make([]coordapi.FindBatchesResult, len(reqs))
 	scan := make([]bool, len(reqs))    // partitions with batches to read
@@ -182,16 +229,22 @@ func (c *Coordinator) FindBatchesMulti(ctx context.Context, reqs []coordapi.Find
 		_, st, err := c.partitionLocked(req.TopicID, req.Partition)
 		if err != nil {
 			out[i].ErrorCode = errorCode(err)
+			settled = false
 			continue
 		}
+		if req.Offset < st.logStart || req.Offset > st.hwm {
+			out[i].PartitionState = st.public()
+			out[i].ErrorCode = kerr.OffsetOutOfRange.Code
+			settled = false
+			continue
+		}
+		settled = c.settle(partKey{req.TopicID, req.Partition}, &st, req.ReadCommitted) && settled
 		out[i].PartitionState = st.public()
 		limits[i] = st.hwm
 		if req.ReadCommitted {
 			limits[i] = st.lso()
 		}
 		switch {
-		case req.Offset < st.logStart || req.Offset > st.hwm:
-			out[i].ErrorCode = kerr.OffsetOutOfRange.Code
 		case req.Offset < limits[i]:
 			scan[i] = true
 			scans++
@@ -199,12 +252,12 @@ func (c *Coordinator) FindBatchesMulti(ctx context.Context, reqs []coordapi.Find
 	}
 	if scans == 0 {
 		c.mu.RUnlock()
-		return out, nil
+		return out, settled, nil
 	}
 	it, err := c.db.NewIter(&pebble.IterOptions{})
 	c.mu.RUnlock()
 	if err != nil {
-		return nil, fmt.Errorf("find batches: new iterator: %w", err)
+		return nil, false, fmt.Errorf("find batches: new iterator: %w", err)
 	}
 
 	nums := make([][]uint64, len(reqs))
@@ -214,20 +267,20 @@ func (c *Coordinator) FindBatchesMulti(ctx context.Context, reqs []coordapi.Find
 		}
 		if err := ctx.Err(); err != nil {
 			_ = it.Close()
-			return nil, err
+			return nil, false, err
 		}
 		it.SetBounds(layout.BatchKey(req.TopicID, req.Partition, req.Offset), layout.BatchKey(req.TopicID, req.Partition, out[i].HighWatermark))
 		batches, objs, err := rowscan.Batches(it, req, limits[i])
 		if err != nil {
 			c.log.Error("find batches", "topic", req.TopicID, "partition", req.Partition, "offset", req.Offset, "err", err)
 			out[i].ErrorCode = kerr.KafkaStorageError.Code
-			scan[i] = false
+			scan[i], settled = false, false
 			continue
 		}
 		out[i].Batches, nums[i] = batches, objs
 	}
 	if err := it.Close(); err != nil {
-		return nil, fmt.Errorf("find batches: iterate: %w", err)
+		return nil, false, fmt.Errorf("find batches: iterate: %w", err)
 	}
 
 	c.mu.RLock()
@@ -237,7 +290,7 @@ func (c *Coordinator) FindBatchesMulti(ctx context.Context, reqs []coordapi.Find
 			continue
 		}
 		if err := c.finishLocked(req, &out[i].FindBatchesResponse, nums[i]); err != nil {
-			out[i].ErrorCode = errorCode(err)
+			out[i].ErrorCode, settled = errorCode(err), false
 			if out[i].ErrorCode == kerr.KafkaStorageError.Code {
 				c.log.Error("find batches", "topic", req.TopicID, "partition", req.Partition, "offset", req.Offset, "err", err)
 				out[i].FindBatchesResponse = coordapi.FindBatchesResponse{}
@@ -248,7 +301,7 @@ func (c *Coordinator) FindBatchesMulti(ctx context.Context, reqs []coordapi.Find
 			out[i].Aborted = c.abortedLocked(partKey{req.TopicID, req.Partition}, req.Offset, limits[i])
 		}
 	}
-	return out, nil
+	return out, settled, nil
 }
 
 // errorCode is err's Kafka error code, KAFKA_STORAGE_ERROR (retriable)
@@ -294,6 +347,7 @@ func (c *Coordinator) ListOffset(ctx context.Context, id coordapi.TopicID, parti
 		c.mu.RUnlock()
 		return -1, -1, err
 	}
+	c.settle(partKey{id, partition}, &st, true) // as FindBatches answers
 	switch timestamp {
 	case coordapi.TimestampEarliest, coordapi.TimestampEarliestLocal:
 		c.mu.RUnlock()

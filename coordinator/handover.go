@@ -257,6 +257,8 @@ func (c *Coordinator) ImportPartition(ctx context.Context, ch *coordapi.Partitio
 	defer c.leave()
 	c.commit.Lock()
 	defer c.commit.Unlock()
+	// Its history here starts again (package durable).
+	defer c.dur.Forget(partKey{id, partition})
 	wrap := func(err error) error { return fmt.Errorf("import %s/%d: %w", id, partition, err) }
 	c.mu.RLock()
 	t := c.mu.topicsByID[id]
@@ -505,6 +507,7 @@ func (c *Coordinator) DropPartition(ctx context.Context, id coordapi.TopicID, pa
 	c.commit.Lock()
 	defer c.commit.Unlock()
 	pk := partKey{id, partition}
+	defer c.dur.Forget(pk) // its history here ends (package durable)
 	switch c.moveState(pk) {
 	case layout.HandoverGone:
 		return nil

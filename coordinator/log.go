@@ -28,6 +28,8 @@ type Log interface {
 // write commits b through the log, or, without one, to Pebble with opts
 // (pebble.Sync for every change a client is answered about).
 func (c *Coordinator) write(b *pebble.Batch, opts *pebble.WriteOptions) error {
+	c.unsettled.Add(1)
+	defer c.unsettled.Add(-1)
 	if c.opts.Log != nil {
 		return c.opts.Log.Commit(b)
 	}

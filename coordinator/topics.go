@@ -226,7 +226,7 @@ func (c *Coordinator) deleteTopicLocked(t *topicState) error {
 	for p := range forget {
 		forget[p] = partKey{t.id, int32(p)}
 	}
-	c.kvDur.Forget(forget...)
+	c.dur.Forget(forget...)
 	for _, pk := range producers {
 		delete(c.commit.producers, pk)
 	}

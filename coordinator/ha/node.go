@@ -730,6 +730,14 @@ func (n *Node) lead(ctx context.Context, js jetstream.JetStream, stream jetstrea
 	sopts.Coordinator.Log = dbLog{w, dbCoordinator}
 	sopts.Groups.Log = dbLog{w, dbGroups}
 	sopts.Gate = gate
+	// A reply that depends only on what the log has waits for nothing
+	// but the lease's check.
+	sopts.SettledGate = func() error {
+		if !l.valid() {
+			return fmt.Errorf("%w: its lease ran out", ErrNotLeader)
+		}
+		return nil
+	}
 	// Each term subscribes in a queue group of its own: a deposed leader
 	// still subscribed (stopped, hung) gets a copy of each request rather
 	// than a share of them.

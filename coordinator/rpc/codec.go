@@ -14,7 +14,13 @@ import (
 var errMalformed = errors.New("rpc: malformed message")
 
 // encoder appends the format's primitives to b.
-type encoder struct{ b []byte }
+type encoder struct {
+	b []byte
+	// settled, set by a handler, says its reply depends only on what the
+	// coordinator's log has: ServerOptions.SettledGate is asked before it
+	// instead of Gate.
+	settled bool
+}
 
 func (e *encoder) byte(v byte) { e.b = append(e.b, v) }
 

@@ -143,7 +143,7 @@ var encoders = sync.Pool{New: func() any { return &encoder{b: make([]byte, 0, 25
 // maxPooledBuffer keeps rare huge buffers out of the pool.
 const maxPooledBuffer = 1 << 20
 
-func getEncoder() *encoder { e := encoders.Get().(*encoder); e.b = e.b[:0]; return e }
+func getEncoder() *encoder { e := encoders.Get().(*encoder); e.b, e.settled = e.b[:0], false; return e }
 
 func putEncoder(e *encoder) {
 	if cap(e.b) <= maxPooledBuffer {

@@ -191,6 +191,8 @@ type Server struct {
 	c       *coordinator.Coordinator
 	groups  *groups.Groups // nil: group ops are not served
 	gate    func() error   // ServerOptions.Gate
+	// settledGate is ServerOptions.SettledGate.
+	settledGate func() error
 	// instance names this server, differently on every start: see opPing.
 	instance string
 	log      *slog.Logger
@@ -248,6 +250,13 @@ type ServerOptions struct {
 	// sets it so that a leader whose lease ran out answers nothing it
 	// computed, however late it runs.
 	Gate func() error
+	// SettledGate, when set with Gate, is asked instead of it before a
+	// reply that depends only on what the coordinator's log has: fetches'
+	// FindBatches, which read no further than the durable high watermarks
+	// (coordinator.FindBatchesSettled). Package ha sets it to check its
+	// lease without waiting for the log: a consumer's fetch does not wait
+	// for commits of other partitions in flight. Default: Gate.
+	SettledGate func() error
 	// QueueGroup is the queue group the server subscribes in. Default:
 	// "floe-coordinator". Package ha gives each term its own, so that a
 	// leader that lost its lease without knowing it (stopped, hung) does
@@ -277,7 +286,7 @@ func serveOps(ctx context.Context, nc *nats.Conn, cluster string, c *coordinator
 		return nil, fmt.Errorf("rpc: histogram: %w", err)
 	}
 	sctx, cancel := context.WithCancel(ctx)
-	s := &Server{nc: nc, cluster: cluster, c: c, groups: opts.Groups, gate: opts.Gate, instance: newInstanceID(), log: opts.Logger, ctx: sctx, cancel: cancel,
+	s := &Server{nc: nc, cluster: cluster, c: c, groups: opts.Groups, gate: opts.Gate, settledGate: opts.SettledGate, instance: newInstanceID(), log: opts.Logger, ctx: sctx, cancel: cancel,
 		sem: make(chan struct{}, maxConcurrent), work: make(chan request), heldSem: make(chan struct{}, maxHeldGroupRequests), duration: duration}
 	s.heldCtx, s.heldCancel = context.WithCancel(sctx)
 	ops := make(map[string]handler, len(handlers)+len(groupOps))
@@ -458,8 +467,11 @@ func (s *Server) serve(op string, h handler, m *nats.Msg) {
 		err = h(s, ctx, &d, e)
 		cancel()
 	}
-	if s.gate != nil {
-		if gerr := s.gate(); gerr != nil {
+	if gate := s.gate; gate != nil {
+		if e.settled && err == nil && s.settledGate != nil {
+			gate = s.settledGate
+		}
+		if gerr := gate(); gerr != nil {
 			err = gerr
 		}
 	}
@@ -503,10 +515,11 @@ func (s *Server) handleFindBatches(ctx context.Context, d *decoder, e *encoder) 
 	if d.err != nil {
 		return &coordapi.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
 	}
-	resp, err := s.c.FindBatches(ctx, req)
+	resp, settled, err := s.c.FindBatchesSettled(ctx, req)
 	if err != nil {
 		return err
 	}
+	e.settled = settled
 	start := len(e.b)
 	for {
 		encFindBatchesResp(e, resp)
@@ -528,10 +541,11 @@ func (s *Server) handleFindBatchesMulti(ctx context.Context, d *decoder, e *enco
 	if d.err != nil {
 		return &coordapi.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
 	}
-	results, err := s.c.FindBatchesMulti(ctx, reqs)
+	results, settled, err := s.c.FindBatchesMultiSettled(ctx, reqs)
 	if err != nil {
 		return err
 	}
+	e.settled = settled
 	var m multiReplyEncoder
 	limit := s.payloadLimit()
 	for i := range results {

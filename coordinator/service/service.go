@@ -62,6 +62,9 @@ type Options struct {
 	MaxLagSeries int
 	// Gate, when set, is asked before every reply (rpc.ServerOptions.Gate).
 	Gate func() error
+	// SettledGate, when set, is asked instead of Gate before a reply that
+	// depends only on what the log has (rpc.ServerOptions.SettledGate).
+	SettledGate func() error
 	// QueueGroup is the NATS queue group of the service's subscriptions
 	// (rpc.ServerOptions.QueueGroup).
 	QueueGroup string
@@ -160,7 +163,7 @@ func Start(nc *nats.Conn, opts Options) (_ *Service, err error) {
 	// Served until Close, not until a context ends: a draining broker of
 	// the embedded default still commits what it buffered.
 	if s.srv, err = rpc.ServeWith(context.Background(), nc, opts.Cluster, s.coord,
-		rpc.ServerOptions{Logger: opts.Logger, Meter: rpcMeter, Groups: s.groups, Gate: opts.Gate, QueueGroup: opts.QueueGroup}); err != nil {
+		rpc.ServerOptions{Logger: opts.Logger, Meter: rpcMeter, Groups: s.groups, Gate: opts.Gate, SettledGate: opts.SettledGate, QueueGroup: opts.QueueGroup}); err != nil {
 		return nil, err
 	}
 	return s, nil
