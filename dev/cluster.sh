@@ -18,8 +18,10 @@
 #
 # S3_PROFILE=s3-standard (s3-express, slow-tail, none; see package
 # s3latency) puts cmd/s3-latency-proxy between MinIO and the coordinators
-# and brokers, so that the cluster sees real S3's latency. BROKER_FLAGS adds
-# flags to every broker.
+# and brokers, so that the cluster sees real S3's latency (and the brokers
+# keep S3's PUT budget; without a profile they run --ingest-put-budget none,
+# as a MinIO of one's own bills nothing per PUT). BROKER_FLAGS adds flags to
+# every broker.
 #
 # SHARDS=3 dev/cluster.sh up starts a coordinator of 3 shards
 # (docs/design/coordinator-shards.md): coordinator-1 and -2 serve shard 0
@@ -52,6 +54,10 @@ proxy_port=$((base + 50))
 s3_endpoint="http://127.0.0.1:$minio_port"
 if [ -n "${S3_PROFILE:-}" ]; then s3_endpoint="http://127.0.0.1:$proxy_port"; fi
 s3=(--s3-bucket floe --s3-endpoint "$s3_endpoint" --s3-path-style --s3-region us-east-1)
+# A MinIO of one's own bills nothing per PUT: brokers roll and upload for
+# latency (--ingest-put-budget none), unless a latency profile plays S3.
+budget=(--ingest-put-budget none)
+if [ -n "${S3_PROFILE:-}" ]; then budget=(); fi
 read -r -a broker_flags <<< "${BROKER_FLAGS:-}"
 saved_shards=$(cat "$dir/shards" 2>/dev/null || true)
 shards="${SHARDS:-${saved_shards:-1}}"
@@ -204,7 +210,7 @@ up() {
   for i in 1 2 3; do
     start "broker-$i" "$dir/bin/broker" --node-id "$i" --nats-url "$nats_urls" --coordinator-shards "$shards" \
       --data-dir "$dir/broker-$i" --kafka-addr "127.0.0.1:$(kafka_port "$i")" --http-addr "127.0.0.1:$(http_port "$i")" \
-      --kv-index-enabled --s3-create-bucket "${s3[@]}" ${broker_flags[@]+"${broker_flags[@]}"}
+      --kv-index-enabled --s3-create-bucket "${s3[@]}" ${budget[@]+"${budget[@]}"} ${broker_flags[@]+"${broker_flags[@]}"}
     wait_http "http://127.0.0.1:$(http_port "$i")/healthz"
   done
   status

@@ -31,8 +31,10 @@
 # it one at a time, each deleting its data after it, as it writes GBs),
 # E2E_RATE, GROUPS_RATE (records/s), JSON_DIR (keep the loadtest JSON
 # reports there), FLOE_M2 (Maven repository, default ~/.cache/floe-m2),
-# MINIO_BROKER_FLAGS (more flags for the broker on MinIO, e.g.
-# "--ingest-max-put-rate 25": the README's PUT budget table prices them).
+# MINIO_BROKER_FLAGS (the flags of the broker on MinIO; default
+# "--ingest-put-budget none": a MinIO of one's own bills nothing per PUT, so
+# the broker rolls and uploads for latency, not for the S3 bill; set it to
+# "--ingest-put-budget s3" for the PUT budget of AWS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION="${DURATION:-15s}"
@@ -53,7 +55,8 @@ out="${JSON_DIR:-$work/json}"
 mkdir -p "$out"
 
 declare -A boot metrics spid
-read -r -a minio_flags <<< "${MINIO_BROKER_FLAGS:-}"
+MINIO_BROKER_FLAGS="${MINIO_BROKER_FLAGS---ingest-put-budget none}"
+read -r -a minio_flags <<< "$MINIO_BROKER_FLAGS"
 minio_pid=""
 # start_sys SYSTEM: starts kafka, dir (floe embedded) or minio (MinIO and floe on it).
 start_sys() {
