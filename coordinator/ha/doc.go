@@ -11,7 +11,11 @@
 // in the same critical section, so that its databases go through exactly
 // the states a standby's do, in log order; and it answers nothing until the
 // stream has acknowledged every message published before the answer (the
-// rpc server's gate waits on it, and a write on its own entry). No feature
+// rpc server's gate waits on it, and a write on its own entry), but for the
+// answers that depend only on what the stream has: a fetch's FindBatches
+// reads no further than the durable high watermarks (package
+// coordinator/durable), and checks the lease alone
+// (rpc.ServerOptions.SettledGate). No feature
 // has replication code of its own: a new kind of state is replicated by
 // being written in a batch.
 //
@@ -104,8 +108,8 @@
 // queue group of its term's, so brokers reach it with no configuration, and
 // a deposed leader still subscribed (stopped, hung) gets a copy of each
 // request rather than a share of them; a leader's every reply is gated on
-// its lease and its log, so that a paused leader, once resumed, answers
-// nothing it computed.
+// its lease and (but for the settled reads above) its log, so that a
+// paused leader, once resumed, answers nothing it computed.
 //
 // A standby that takes the lease applies the log to its end, appends its
 // leader entry, and opens the coordinator service on its databases, which
