@@ -309,11 +309,11 @@ func (b *Broker) findCoordinates(ctx context.Context, parts []*partFetch, budget
 	// partition like the rest.
 	rest = append(rest, b.findKeyBatches(ctx, views)...)
 	for _, p := range rest {
-		find := b.tails.find
+		find := b.tails.Find
 		if p.readCommitted {
-			find = b.tails.findCommitted // none if the partition has aborted transactions
+			find = b.tails.FindCommitted // none if the partition has aborted transactions
 		}
-		if found, ok := find(p.tp, p.offset, p.ask); ok {
+		if found, ok := find(p.tp.id, p.tp.partition, p.offset, p.ask); ok {
 			p.found = found
 			continue
 		}
@@ -366,7 +366,7 @@ func (b *Broker) findCoordinates(ctx context.Context, parts []*partFetch, budget
 	for i, p := range misses {
 		p.found, p.code = results[i].FindBatchesResponse, results[i].ErrorCode
 		if p.code == 0 {
-			b.tails.verify(p.tp, p.found.PartitionState)
+			b.tails.Verify(p.tp.id, p.tp.partition, p.found.PartitionState)
 		}
 	}
 }
@@ -563,7 +563,7 @@ func (b *Broker) readPlanned(ctx context.Context, parts []*partFetch, bufs *[][]
 			// Consolidation moved the batches and the collector deleted
 			// their WAL object: the tail cache's coordinates (if they came
 			// from it) are stale; the next fetch asks the coordinator.
-			b.tails.forget(parts[r.part].tp)
+			b.tails.Forget(parts[r.part].tp.id, parts[r.part].tp.partition)
 		}
 		if r.first == 0 {
 			parts[r.part].sp.ErrorCode = errorCode(r.err)

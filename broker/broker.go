@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/floe-io/floe/broker/tailcache"
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/ingest"
 	"github.com/floe-io/floe/internal/bufpool"
@@ -179,7 +180,7 @@ type Broker struct {
 	log          *slog.Logger
 
 	waiters     *waiters
-	tails       *tailCache
+	tails       *tailcache.Cache
 	topics      *topicCache
 	unsubscribe func()
 	registry    registry
@@ -248,7 +249,7 @@ func New(opts Options, deps Deps) *Broker {
 		reader:      deps.Reader,
 		log:         opts.Logger,
 		waiters:     newWaiters(),
-		tails:       newTailCache(),
+		tails:       tailcache.New(),
 		topics:      newTopicCache(coord),
 		metrics:     newBrokerMetrics(opts.Meter),
 		zoneMetrics: newZoneMetrics(metrics.OrNoop(opts.Meter), opts.Rack),
@@ -270,7 +271,7 @@ func New(opts Options, deps Deps) *Broker {
 	b.mu.conns = make(map[*conn]struct{})
 	b.drained, b.stopDrained = context.WithCancel(context.Background())
 	stopCommits := coord.Subscribe(func(ns []coordapi.CommitNotice) {
-		b.tails.notify(ns) // before waking fetches, so they find the batches
+		b.tails.Notify(ns) // before waking fetches, so they find the batches
 		b.waiters.notify(ns)
 	})
 	stopTopics := coord.SubscribeTopics(b.topics.invalidate)

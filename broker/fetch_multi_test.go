@@ -390,7 +390,7 @@ func (f *fetchFixture) replayNotices(t *testing.T, b *Broker) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b.tails.notify([]coordapi.CommitNotice{{TopicID: tp.topic.ID, Partition: p, HighWatermark: found.HighWatermark,
+			b.tails.Notify([]coordapi.CommitNotice{{TopicID: tp.topic.ID, Partition: p, HighWatermark: found.HighWatermark,
 				LogStartOffset: found.LogStartOffset, LastStableOffset: found.LastStableOffset, Batches: found.Batches}})
 		}
 	}
