@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/floe-io/floe/broker/fetchread"
 	"github.com/floe-io/floe/coordapi"
 )
 
@@ -131,9 +132,9 @@ func (b *Broker) listOffset(ctx context.Context, id coordapi.TopicID, partition 
 		return -1, -1, -1, nil, nil
 	}
 	if timestamp >= 0 || timestamp == coordapi.TimestampMax {
-		if o, t, err := b.exactTimestampOffset(ctx, id, partition, timestamp, offset); err == nil {
+		if o, t, err := b.reads.ExactTimestampOffset(ctx, id, partition, timestamp, offset); err == nil {
 			offset, ts = o, t
-		} else if errors.Is(err, errNoSuchRecord) {
+		} else if errors.Is(err, fetchread.ErrNoSuchRecord) {
 			return -1, -1, -1, nil, nil // the segment's qualifying batches lie below the log start
 		} else {
 			// The batch could not be read back: the batch-granular answer

@@ -52,7 +52,7 @@ func (b *Broker) deleteRecords(ctx context.Context, tl topicLookup, rp kmsg.Dele
 	// The coordinator checks the offset against the high watermark under
 	// the lock that commits take, so no commit slips in between.
 	low, err := b.coord.DeleteRecords(ctx, tl.t.ID, rp.Partition, rp.Offset)
-	b.tails.Forget(tl.t.ID, rp.Partition) // its log start moved
+	b.reads.Forget(tl.t.ID, rp.Partition) // its log start moved
 	if err != nil {
 		return -1, byName(err)
 	}

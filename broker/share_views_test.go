@@ -14,6 +14,7 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/objectstore"
+	"github.com/floe-io/floe/record"
 )
 
 // TestShareFetchView: a share group on a hierarchical view ("hv/KEY") is
@@ -144,4 +145,29 @@ func TestShareFetchViewSegments(t *testing.T) {
 	if err := sc.FlushAcks(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// viewOffsets returns "offset:key" of every record in data and each
+// batch's offset range, checking every batch.
+func viewOffsets(t *testing.T, data []byte) (recs, batches []string) {
+	t.Helper()
+	for len(data) > 0 {
+		h, err := record.ParseHeader(data)
+		if err != nil || h.Size() > len(data) {
+			t.Fatalf("batch header: %v", err)
+		}
+		if _, err := record.ValidateStored(data[:h.Size()]); err != nil {
+			t.Fatal(err)
+		}
+		batches = append(batches, fmt.Sprintf("%d-%d", h.BaseOffset, h.BaseOffset+int64(h.LastOffsetDelta)))
+		err = record.Records(data[:h.Size()], func(r *record.Record) error {
+			recs = append(recs, fmt.Sprintf("%d:%s", h.BaseOffset+int64(r.OffsetDelta), r.Key))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = data[h.Size():]
+	}
+	return recs, batches
 }

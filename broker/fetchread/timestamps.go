@@ -1,4 +1,4 @@
-package broker
+package fetchread
 
 import (
 	"context"
@@ -17,8 +17,8 @@ var errFound = errors.New("found")
 // inside it (batchInSegment): for a timestamp search (target >= 0) the first
 // batch from offset on whose max timestamp is at least target, which may
 // start after offset.
-func (b *Broker) readBatch(ctx context.Context, id coordapi.TopicID, partition int32, offset, target int64) ([]byte, coordapi.BatchCoord, error) {
-	found, err := b.coord.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: id, Partition: partition, Offset: offset, MaxBytes: 1})
+func (rd *Reader) readBatch(ctx context.Context, id coordapi.TopicID, partition int32, offset, target int64) ([]byte, coordapi.BatchCoord, error) {
+	found, err := rd.coord.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: id, Partition: partition, Offset: offset, MaxBytes: 1})
 	if err != nil {
 		return nil, coordapi.BatchCoord{}, err
 	}
@@ -28,31 +28,32 @@ func (b *Broker) readBatch(ctx context.Context, id coordapi.TopicID, partition i
 	bc := found.Batches[0]
 	if bc.Segment {
 		seg := bc
-		bc, err = b.batchInSegment(ctx, seg, offset, target)
+		bc, err = rd.batchInSegment(ctx, seg, offset, target)
 		if errors.Is(err, errNoneInSegment) {
-			bc, err = b.batchAtTimestamp(ctx, id, partition, seg.LastOffset+1, target)
+			bc, err = rd.batchAtTimestamp(ctx, id, partition, seg.LastOffset+1, target)
 		}
 		if err != nil {
-			b.logSegmentError(ctx, "list offsets", err)
+			rd.logSegmentError(ctx, "list offsets", err)
 			return nil, coordapi.BatchCoord{}, err
 		}
 	}
-	data, err := b.reader.GetRange(ctx, bc.ObjectKey, bc.ObjectSize, bc.ByteOffset, int64(bc.ByteLength))
+	data, err := rd.ranges.GetRange(ctx, bc.ObjectKey, bc.ObjectSize, bc.ByteOffset, int64(bc.ByteLength))
 	if err != nil {
 		return nil, bc, fmt.Errorf("read batch at offset %d from %s: %w", bc.BaseOffset, bc.ObjectKey, err)
 	}
 	return data, bc, nil
 }
 
-// exactTimestampOffset narrows the coordinator's batch-granular ListOffsets
+// ExactTimestampOffset narrows the coordinator's batch-granular ListOffsets
 // answer to the record, as Kafka answers: for a timestamp search, the first
 // record of the batch with timestamp >= target; for TimestampMax, the
 // first record holding the batch's max timestamp. offset is the
 // coordinator's answer: an offset within the right batch, or for a
 // timestamp search in a tiered segment, the segment's start (or the log
-// start), at or before the right batch.
-func (b *Broker) exactTimestampOffset(ctx context.Context, id coordapi.TopicID, partition int32, target, offset int64) (int64, int64, error) {
-	data, bc, err := b.readBatch(ctx, id, partition, offset, target)
+// start), at or before the right batch. It returns the record's offset
+// and timestamp, ErrNoSuchRecord when no record reaches target.
+func (rd *Reader) ExactTimestampOffset(ctx context.Context, id coordapi.TopicID, partition int32, target, offset int64) (int64, int64, error) {
+	data, bc, err := rd.readBatch(ctx, id, partition, offset, target)
 	if err != nil {
 		return 0, 0, err
 	}
