@@ -20,12 +20,14 @@ import (
 const LeaderEpoch = 0
 
 // Coordinator is what the read path asks the batch coordinator: where a
-// partition's batches live (coordapi.Coordinator implements it).
+// partition's batches live, its offsets, the batch of a timestamp
+// (coordapi.Coordinator implements it).
 type Coordinator interface {
 	FindBatches(ctx context.Context, req coordapi.FindBatchesRequest) (coordapi.FindBatchesResponse, error)
 	FindBatchesMulti(ctx context.Context, reqs []coordapi.FindBatchesRequest) ([]coordapi.FindBatchesResult, error)
 	FindKeyBatches(ctx context.Context, req coordapi.FindKeyBatchesRequest) (coordapi.FindKeyBatchesResponse, error)
 	PartitionState(ctx context.Context, id coordapi.TopicID, partition int32) (coordapi.PartitionState, error)
+	ListOffset(ctx context.Context, id coordapi.TopicID, partition int32, timestamp int64) (offset, ts int64, err error)
 }
 
 // RangeReader reads batch bytes back from object storage; the chunk cache

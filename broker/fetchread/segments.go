@@ -62,9 +62,9 @@ func (rd *Reader) batchInSegment(ctx context.Context, seg coordapi.BatchCoord, o
 // is then in a later row.
 var errNoneInSegment = errors.New("no batch at or above the timestamp")
 
-// ErrNoSuchRecord is ExactTimestampOffset's answer when no record from the
-// offset asked on reaches the timestamp; ListOffsets answers -1.
-var ErrNoSuchRecord = errors.New("no record at or above the timestamp")
+// errNoSuchRecord: no record from the offset asked on reaches the
+// timestamp; ListOffsets answers -1.
+var errNoSuchRecord = errors.New("no record at or above the timestamp")
 
 // maxTimestampPages bounds the coordinator lookups of batchAtTimestamp.
 const maxTimestampPages = 1000
@@ -80,7 +80,7 @@ func (rd *Reader) batchAtTimestamp(ctx context.Context, id coordapi.TopicID, par
 			return coordapi.BatchCoord{}, err
 		}
 		if len(found.Batches) == 0 {
-			return coordapi.BatchCoord{}, ErrNoSuchRecord
+			return coordapi.BatchCoord{}, errNoSuchRecord
 		}
 		if seg := found.Batches[0]; seg.Segment {
 			bc, err := rd.batchInSegment(ctx, seg, offset, target)
