@@ -146,7 +146,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Res
 						if staleTopic(br.ErrorCode) {
 							// The coordinator knows the topic otherwise
 							// (deleted, grown, indexed): ask it again.
-							b.topics.invalidate([]coordapi.TopicNotice{{Name: resp.Topics[pp.topic].Topic}})
+							b.topics.Invalidate([]coordapi.TopicNotice{{Name: resp.Topics[pp.topic].Topic}})
 						}
 						break
 					}
@@ -189,7 +189,7 @@ func (b *Broker) produceTopic(ctx context.Context, seen map[string]coordapi.Topi
 	if t, ok := seen[name]; ok {
 		return t, nil
 	}
-	t, err := b.topics.byName(ctx, name)
+	t, err := b.topics.ByName(ctx, name)
 	if err != nil {
 		return t, err
 	}

@@ -99,9 +99,9 @@ func (b *Broker) releaseBufs(r *request) {
 // name.
 func (b *Broker) fetchTopic(ctx context.Context, version int16, name string, id [16]byte) (coordapi.Topic, error) {
 	if version >= 13 {
-		return b.topics.byID(ctx, coordapi.TopicID(id))
+		return b.topics.ByID(ctx, coordapi.TopicID(id))
 	}
-	return b.topics.byName(ctx, name)
+	return b.topics.ByName(ctx, name)
 }
 
 // fetchOnce reads what is there now. It returns the response, the bytes of

@@ -124,7 +124,7 @@ func (b *Broker) lookupTopic(ctx context.Context, seen map[string]topicLookup, n
 	if tl, ok := seen[name]; ok {
 		return tl
 	}
-	t, err := b.topics.byName(ctx, name)
+	t, err := b.topics.ByName(ctx, name)
 	tl := topicLookup{t: t, err: byName(err)}
 	seen[name] = tl
 	return tl

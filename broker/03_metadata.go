@@ -174,7 +174,7 @@ func (b *Broker) metadata(ctx context.Context, r *request) (*kmsg.MetadataRespon
 		}
 		// Metadata asks the coordinator itself, and leaves the answer for
 		// the requests a client sends next (ListOffsets, Fetch, Produce).
-		b.topics.put(t)
+		b.topics.Put(t)
 		resp.Topics = append(resp.Topics, b.metadataTopic(t, leaders))
 	}
 	return resp, nil

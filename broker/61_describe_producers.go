@@ -20,7 +20,7 @@ func (b *Broker) handleDescribeProducers(ctx context.Context, r *request) (kmsg.
 		st := kmsg.NewDescribeProducersResponseTopic()
 		st.Topic = rt.Topic
 		var code int16
-		t, err := b.topics.byName(ctx, rt.Topic)
+		t, err := b.topics.ByName(ctx, rt.Topic)
 		switch {
 		case !b.authorizedTopic(r, kmsg.ACLOperationRead, rt.Topic):
 			code = kerr.TopicAuthorizationFailed.Code

@@ -47,7 +47,7 @@ func (b *Broker) shareTopics(ctx context.Context, r *request, ids [][16]byte, pa
 	var out []sharePart
 	for i, id := range ids {
 		var code int16
-		t, err := b.topics.byID(ctx, coordapi.TopicID(id))
+		t, err := b.topics.ByID(ctx, coordapi.TopicID(id))
 		switch {
 		case errors.Is(err, kerr.UnknownTopicOrPartition) || errors.Is(err, kerr.UnknownTopicID):
 			code = kerr.UnknownTopicID.Code

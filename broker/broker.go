@@ -16,6 +16,8 @@
 //	                  parked fetches woken by commit notices
 //	broker/tailcache  the coordinates of each partition's newest batches,
 //	                  from commit notices, for tailing consumers
+//
+// and the topics it looks up come through broker/topiccache.
 package broker
 
 import (
@@ -33,6 +35,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/floe-io/floe/broker/fetchread"
+	"github.com/floe-io/floe/broker/topiccache"
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/ingest"
 	"github.com/floe-io/floe/internal/bufpool"
@@ -184,7 +187,7 @@ type Broker struct {
 	groups coordapi.GroupCoordinator
 	log    *slog.Logger
 
-	topics      *topicCache
+	topics      *topiccache.Cache
 	unsubscribe func()
 	registry    registry
 	metrics     *brokerMetrics
@@ -243,7 +246,7 @@ func New(opts Options, deps Deps) *Broker {
 		groups:      deps.Groups,
 		ingest:      deps.Appender,
 		log:         opts.Logger,
-		topics:      newTopicCache(coord),
+		topics:      topiccache.New(coord, topiccache.Options{}),
 		metrics:     newBrokerMetrics(opts.Meter),
 		zoneMetrics: newZoneMetrics(metrics.OrNoop(opts.Meter), opts.Rack),
 	}
@@ -260,7 +263,7 @@ func New(opts Options, deps Deps) *Broker {
 	stopCommits := coord.Subscribe(func(ns []coordapi.CommitNotice) {
 		b.reads.Notify(ns)
 	})
-	stopTopics := coord.SubscribeTopics(b.topics.invalidate)
+	stopTopics := coord.SubscribeTopics(b.topics.Invalidate)
 	b.unsubscribe = func() { stopCommits(); stopTopics() }
 	return b
 }
@@ -361,6 +364,14 @@ func (b *Broker) Close(ctx context.Context) error {
 		<-done
 		return ctx.Err()
 	}
+}
+
+// topicChanged drops a topic this broker just changed (deleted, altered,
+// grown) from its cache, so that the broker's own next request sees the
+// change without waiting for the coordinator's notice, which travels
+// separately.
+func (b *Broker) topicChanged(id coordapi.TopicID, name string) {
+	b.topics.Invalidate([]coordapi.TopicNotice{{ID: id, Name: name}})
 }
 
 // ParkedFetches returns how many fetches are parked right now, waiting at

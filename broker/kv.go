@@ -24,7 +24,7 @@ type kvService struct{ b *Broker }
 // keep fresh; a stale answer is caught by the lookup's own (KvGet says
 // whether the topic is still indexed).
 func (s kvService) Topic(ctx context.Context, name string) (kvindex.TopicInfo, error) {
-	t, err := s.b.topics.byName(ctx, name)
+	t, err := s.b.topics.ByName(ctx, name)
 	if errors.Is(err, kerr.UnknownTopicOrPartition) {
 		return kvindex.TopicInfo{}, kvindex.ErrUnknownTopic
 	}

@@ -27,7 +27,7 @@ func (b *Broker) shareViews(ctx context.Context, parts []*fetchread.ShareRead) {
 		if !coordapi.IsViewTopicID(p.Topic) || len(p.Acq.Acquired) == 0 {
 			continue
 		}
-		t, err := b.topics.byID(ctx, p.Topic)
+		t, err := b.topics.ByID(ctx, p.Topic)
 		switch {
 		case err != nil:
 			p.Code = errorCode(err)
