@@ -16,7 +16,7 @@ import (
 // A view's fetch reads only the batches holding its key: the coordinator's
 // posting index names them (FindKeyBatches), each resolved to where it lives
 // now, and the fetch reads just their byte ranges, then filters them to the
-// key (filterView). The steps follow fetchOnce's:
+// key (filterView). The steps follow Plan and Read:
 //
 //	findKeyBatches     FindKeyBatches per view partition (not the tail
 //	                   cache: it holds every key's batches); a topic whose
@@ -26,7 +26,7 @@ import (
 //	                   inside it (the segment's index, then exact reads of
 //	                   the headers), never the whole segment
 //	planFetch          as for any partition
-//	readPlanned        exact ranged GETs for ranges small against a cache
+//	Read               exact ranged GETs for ranges small against a cache
 //	                   chunk (directReadBelow) when the key's batches are
 //	                   sparse (sparseParts), else cache chunks; then
 //	                   filterView, then a bare header up to what the
@@ -188,7 +188,7 @@ func sparseParts(parts []*Part, reads []rangeRead, chunkBytes int64) []bool {
 	return sparse
 }
 
-// chunkBytes is the chunk size of the broker's reader, 0 when it has no
+// chunkBytes is the chunk size of the Reader's ranges, 0 when they have no
 // exact reads.
 func (rd *Reader) chunkBytes() int64 {
 	if d, ok := rd.ranges.(DirectRangeReader); ok {
