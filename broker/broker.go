@@ -17,7 +17,8 @@
 //	broker/tailcache  the coordinates of each partition's newest batches,
 //	                  from commit notices, for tailing consumers
 //
-// and the topics it looks up come through broker/topiccache.
+// The topics it looks up come through broker/topiccache, and the batches
+// it is sent are checked by broker/producecheck before ingest takes them.
 package broker
 
 import (

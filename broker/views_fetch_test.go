@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/floe-io/floe/broker/producecheck"
 	"github.com/floe-io/floe/cache"
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/objectstore"
@@ -41,7 +42,7 @@ func commitViewBatches(t *testing.T, c coordapi.Coordinator, store objectstore.S
 		if err != nil {
 			t.Fatal(err)
 		}
-		ks, _, err := checkRecordKeys(data, false, false, true)
+		ks, _, err := producecheck.Records(data, producecheck.Rules{Hierarchical: true})
 		if err != nil {
 			t.Fatal(err)
 		}
