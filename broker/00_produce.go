@@ -64,7 +64,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Res
 			case !allowed:
 				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case terr != nil:
-				sp.ErrorCode = errorCode(terr)
+				sp.ErrorCode = coordapi.ErrorCode(terr)
 			case isInternalTopic(rt.Topic):
 				sp.ErrorCode = kerr.InvalidTopicException.Code // Kafka: cannot append to an internal topic
 			case t.View != nil:
@@ -79,7 +79,7 @@ func (b *Broker) handleProduce(ctx context.Context, r *request) func() (kmsg.Res
 					err = producecheck.Transactional(pb, req.TransactionID)
 				}
 				if err != nil {
-					sp.ErrorCode = errorCode(err)
+					sp.ErrorCode = coordapi.ErrorCode(err)
 					msg := err.Error()
 					sp.ErrorMessage = &msg
 					break

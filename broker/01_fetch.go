@@ -166,7 +166,7 @@ func (b *Broker) fetchOnce(ctx context.Context, r *request, req *kmsg.FetchReque
 			}
 			switch {
 			case terr != nil:
-				sp.ErrorCode = errorCode(terr)
+				sp.ErrorCode = coordapi.ErrorCode(terr)
 				if req.Version >= 13 && errors.Is(terr, kerr.UnknownTopicOrPartition) {
 					sp.ErrorCode = kerr.UnknownTopicID.Code
 				}

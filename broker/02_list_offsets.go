@@ -56,7 +56,7 @@ func (b *Broker) handleListOffsets(ctx context.Context, r *request) (kmsg.Respon
 			case seen[tp{rt.Topic, rp.Partition}] > 1:
 				sp.ErrorCode = kerr.InvalidRequest.Code
 			case tl.err != nil:
-				sp.ErrorCode = errorCode(tl.err)
+				sp.ErrorCode = coordapi.ErrorCode(tl.err)
 			case rp.Partition < 0 || rp.Partition >= tl.t.Partitions:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
@@ -83,7 +83,7 @@ func (b *Broker) handleListOffsets(ctx context.Context, r *request) (kmsg.Respon
 					}
 				}
 				if err != nil {
-					sp.ErrorCode = errorCode(err)
+					sp.ErrorCode = coordapi.ErrorCode(err)
 					break
 				}
 				sp.Offset, sp.Timestamp, sp.LeaderEpoch = offset, ts, epoch

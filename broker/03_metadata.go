@@ -168,7 +168,7 @@ func (b *Broker) metadata(ctx context.Context, r *request) (*kmsg.MetadataRespon
 		if err != nil {
 			mt := kmsg.NewMetadataResponseTopic()
 			mt.Topic, mt.TopicID = rt.Topic, rt.TopicID
-			mt.ErrorCode = errorCode(err)
+			mt.ErrorCode = coordapi.ErrorCode(err)
 			resp.Topics = append(resp.Topics, mt)
 			continue
 		}

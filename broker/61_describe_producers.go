@@ -5,6 +5,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // DescribeProducers: v0 (flexible). The producers with state on each
@@ -25,7 +27,7 @@ func (b *Broker) handleDescribeProducers(ctx context.Context, r *request) (kmsg.
 		case !b.authorizedTopic(r, kmsg.ACLOperationRead, rt.Topic):
 			code = kerr.TopicAuthorizationFailed.Code
 		case err != nil:
-			code = errorCode(err)
+			code = coordapi.ErrorCode(err)
 		}
 		for _, p := range rt.Partitions {
 			sp := kmsg.NewDescribeProducersResponseTopicPartition()
@@ -37,7 +39,7 @@ func (b *Broker) handleDescribeProducers(ctx context.Context, r *request) (kmsg.
 			}
 			prods, err := b.coord.DescribeProducers(ctx, dataID(t), p)
 			if err != nil {
-				sp.ErrorCode = errorCode(err)
+				sp.ErrorCode = coordapi.ErrorCode(err)
 				sp.ErrorMessage = errorMessage(err)
 			}
 			for _, pd := range prods {

@@ -52,7 +52,7 @@ func (b *Broker) shareTopics(ctx context.Context, r *request, ids [][16]byte, pa
 		case errors.Is(err, kerr.UnknownTopicOrPartition) || errors.Is(err, kerr.UnknownTopicID):
 			code = kerr.UnknownTopicID.Code
 		case err != nil:
-			code = errorCode(err)
+			code = coordapi.ErrorCode(err)
 		case !b.authorizedTopic(r, kmsg.ACLOperationRead, t.Name):
 			code = kerr.TopicAuthorizationFailed.Code
 		}

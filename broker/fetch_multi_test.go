@@ -268,7 +268,7 @@ func sequentialFetch(t *testing.T, c coordapi.Coordinator, store objectstore.Sto
 		}
 		found, err := c.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: p.topic.ID, Partition: p.partition, Offset: p.offset, MaxBytes: int32(limit)})
 		if err != nil {
-			sp.ErrorCode = errorCode(err)
+			sp.ErrorCode = coordapi.ErrorCode(err)
 			if errors.Is(err, kerr.OffsetOutOfRange) {
 				st, _ := c.PartitionState(ctx, p.topic.ID, p.partition)
 				setState(st)

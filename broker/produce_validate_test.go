@@ -136,7 +136,7 @@ func TestValidatePartitionChecksRecords(t *testing.T) {
 					}
 				}
 				batches, err := b.validatePartition(topic, 0, tc.records)
-				if got := errorCode(err); got != want {
+				if got := coordapi.ErrorCode(err); got != want {
 					t.Fatalf("topic %s: code %d (%v), want %d: %v", name, got, kerr.ErrorForCode(got), want, err)
 				}
 				if err != nil {

@@ -30,7 +30,7 @@ func (b *Broker) shareViews(ctx context.Context, parts []*fetchread.ShareRead) {
 		t, err := b.topics.ByID(ctx, p.Topic)
 		switch {
 		case err != nil:
-			p.Code = errorCode(err)
+			p.Code = coordapi.ErrorCode(err)
 		case t.View != nil:
 			p.View = t.View
 		}

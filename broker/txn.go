@@ -53,7 +53,7 @@ func (b *Broker) txnPartitions(ctx context.Context, r *request, topics map[strin
 		t, err := b.topics.ByName(ctx, name)
 		switch {
 		case err != nil:
-			codes[name] = errorCode(err)
+			codes[name] = coordapi.ErrorCode(err)
 			continue
 		case t.View != nil:
 			codes[name] = kerr.InvalidTopicException.Code

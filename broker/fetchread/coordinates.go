@@ -107,7 +107,7 @@ func (rd *Reader) findCoordinates(ctx context.Context, parts []*Part, budget int
 			results[i] = rd.findBatches(ctx, reqs[i])
 		})
 	case err != nil:
-		code := errorCode(err)
+		code := coordapi.ErrorCode(err)
 		results = make([]coordapi.FindBatchesResult, len(reqs))
 		for i := range results {
 			results[i].ErrorCode = code
@@ -130,7 +130,7 @@ func (rd *Reader) findBatches(ctx context.Context, req coordapi.FindBatchesReque
 	if err == nil {
 		return coordapi.FindBatchesResult{FindBatchesResponse: found}
 	}
-	r := coordapi.FindBatchesResult{ErrorCode: errorCode(err)}
+	r := coordapi.FindBatchesResult{ErrorCode: coordapi.ErrorCode(err)}
 	r.HighWatermark, r.LogStartOffset, r.LastStableOffset = -1, -1, -1 // unknown
 	if errors.Is(err, kerr.OffsetOutOfRange) {
 		if st, serr := rd.coord.PartitionState(ctx, req.TopicID, req.Partition); serr == nil {
@@ -161,7 +161,7 @@ func (rd *Reader) expandSegments(ctx context.Context, parts []*Part) {
 		batches, err := rd.segmentBatches(ctx, p.found.Batches[0], p.Offset, p.ask)
 		if err != nil {
 			rd.logSegmentError(ctx, "fetch", err)
-			p.code, p.found.Batches = errorCode(err), nil
+			p.code, p.found.Batches = coordapi.ErrorCode(err), nil
 			return
 		}
 		p.found.Batches = batches

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/objectstore"
 	"github.com/floe-io/floe/record"
 )
@@ -99,7 +100,7 @@ func (rd *Reader) Read(ctx context.Context, parts []*Part, bufs *[][]byte) (int,
 			rd.tails.Forget(parts[r.part].Topic, parts[r.part].Partition)
 		}
 		if r.first == 0 {
-			parts[r.part].Resp.ErrorCode = errorCode(r.err)
+			parts[r.part].Resp.ErrorCode = coordapi.ErrorCode(r.err)
 			failed = true
 		}
 	}

@@ -64,7 +64,7 @@ func (rd *Reader) findKeyBatches(ctx context.Context, views []*Part) (fallback [
 		case err != nil:
 			// As findBatches answers: OFFSET_OUT_OF_RANGE with the
 			// partition's offsets (an error reply carries none), else -1.
-			p.code = errorCode(err)
+			p.code = coordapi.ErrorCode(err)
 			p.found.PartitionState = coordapi.PartitionState{LogStartOffset: -1, HighWatermark: -1, LastStableOffset: -1}
 			if errors.Is(err, kerr.OffsetOutOfRange) {
 				if st, serr := rd.coord.PartitionState(ctx, p.Topic, p.Partition); serr == nil {
@@ -110,13 +110,13 @@ func (rd *Reader) resolveKeySegments(ctx context.Context, parts []*Part) {
 				continue
 			}
 			if rd.viewSegments == nil {
-				p.code = errorCode(errNoSegmentReader)
+				p.code = coordapi.ErrorCode(errNoSegmentReader)
 				return
 			}
 			found, err := rd.viewSegments.Batches(ctx, kb.Coord, max(kb.BaseOffset, p.Offset), 1)
 			if err != nil {
 				rd.logSegmentError(ctx, "view fetch", err)
-				p.code = errorCode(err)
+				p.code = coordapi.ErrorCode(err)
 				return
 			}
 			if bc := found[0]; bc.BaseOffset <= kb.LastOffset && bc.LastOffset >= kb.BaseOffset {
