@@ -147,27 +147,20 @@ func TestShareFetchViewSegments(t *testing.T) {
 	}
 }
 
-// viewOffsets returns "offset:key" of every record in data and each
-// batch's offset range, checking every batch.
+// viewOffsets returns "offset:key" of every record in data (forRecords,
+// which checks every batch) and each batch's offset range.
 func viewOffsets(t *testing.T, data []byte) (recs, batches []string) {
 	t.Helper()
-	for len(data) > 0 {
-		h, err := record.ParseHeader(data)
-		if err != nil || h.Size() > len(data) {
-			t.Fatalf("batch header: %v", err)
-		}
-		if _, err := record.ValidateStored(data[:h.Size()]); err != nil {
-			t.Fatal(err)
-		}
+	if err := forRecords(data, func(o int64, key string) { recs = append(recs, fmt.Sprintf("%d:%s", o, key)) }); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := record.Split(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range raw {
+		h, _ := record.ParseHeader(b) // parsed by forRecords already
 		batches = append(batches, fmt.Sprintf("%d-%d", h.BaseOffset, h.BaseOffset+int64(h.LastOffsetDelta)))
-		err = record.Records(data[:h.Size()], func(r *record.Record) error {
-			recs = append(recs, fmt.Sprintf("%d:%s", h.BaseOffset+int64(r.OffsetDelta), r.Key))
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		data = data[h.Size():]
 	}
 	return recs, batches
 }
