@@ -56,7 +56,7 @@ func (b *Broker) handleListOffsets(ctx context.Context, r *request) (kmsg.Respon
 			case seen[tp{rt.Topic, rp.Partition}] > 1:
 				sp.ErrorCode = kerr.InvalidRequest.Code
 			case tl.err != nil:
-				sp.ErrorCode = errorCode(tl.err)
+				sp.ErrorCode = coordapi.ErrorCode(tl.err)
 			case rp.Partition < 0 || rp.Partition >= tl.t.Partitions:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
@@ -64,7 +64,8 @@ func (b *Broker) handleListOffsets(ctx context.Context, r *request) (kmsg.Respon
 					sp.ErrorCode = err.Code
 					break
 				}
-				offset, ts, epoch, ps, err := b.listOffset(ctx, dataID(tl.t), rp.Partition, rp.Timestamp)
+				offset, ts, epoch, ps, err := b.reads.ListOffset(ctx, dataID(tl.t), rp.Partition, rp.Timestamp)
+				err = byName(err)
 				if err == nil && req.IsolationLevel == 1 && offset >= 0 && rp.Timestamp != coordapi.TimestampEarliest && rp.Timestamp != coordapi.TimestampEarliestLocal {
 					if ps == nil {
 						var st coordapi.PartitionState
@@ -82,7 +83,7 @@ func (b *Broker) handleListOffsets(ctx context.Context, r *request) (kmsg.Respon
 					}
 				}
 				if err != nil {
-					sp.ErrorCode = errorCode(err)
+					sp.ErrorCode = coordapi.ErrorCode(err)
 					break
 				}
 				sp.Offset, sp.Timestamp, sp.LeaderEpoch = offset, ts, epoch
@@ -92,56 +93,6 @@ func (b *Broker) handleListOffsets(ctx context.Context, r *request) (kmsg.Respon
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
-}
-
-// listOffset resolves one ListOffsets timestamp to (offset, timestamp,
-// leader epoch), all -1 when there is none. The coordinator knows every
-// special timestamp (-1 latest, -2 earliest, -3 max, -4 earliest local, -5
-// latest tiered); any other value searches by timestamp, as in Kafka.
-//
-// The leader epoch is the one of the returned offset: leaderEpoch, except
-// for a partition that never had a record, whose epoch history is empty
-// (-1, as Kafka answers).
-//
-// The earliest and latest offsets, what a starting consumer asks for, come
-// from the partition's state, which also says whether it ever had a record:
-// one coordinator call, not a ListOffset and then a PartitionState. ps is
-// that state when it was fetched, for the caller to reuse.
-func (b *Broker) listOffset(ctx context.Context, id coordapi.TopicID, partition int32, timestamp int64) (offset, ts int64, epoch int32, ps *coordapi.PartitionState, err error) {
-	switch timestamp {
-	case coordapi.TimestampEarliest, coordapi.TimestampEarliestLocal, coordapi.TimestampLatest:
-		st, err := b.coord.PartitionState(ctx, id, partition)
-		if err != nil {
-			return -1, -1, -1, nil, byName(err)
-		}
-		offset, epoch = st.LogStartOffset, leaderEpoch
-		if timestamp == coordapi.TimestampLatest {
-			offset = st.HighWatermark
-		}
-		if st.HighWatermark == 0 {
-			epoch = -1 // never written
-		}
-		return offset, -1, epoch, &st, nil
-	}
-	offset, ts, err = b.coord.ListOffset(ctx, id, partition, timestamp)
-	if err != nil {
-		return -1, -1, -1, nil, byName(err)
-	}
-	if offset < 0 {
-		return -1, -1, -1, nil, nil
-	}
-	if timestamp >= 0 || timestamp == coordapi.TimestampMax {
-		if o, t, err := b.exactTimestampOffset(ctx, id, partition, timestamp, offset); err == nil {
-			offset, ts = o, t
-		} else if errors.Is(err, errNoSuchRecord) {
-			return -1, -1, -1, nil, nil // the segment's qualifying batches lie below the log start
-		} else {
-			// The batch could not be read back: the batch-granular answer
-			// (at or before the exact one) still lets the client go on.
-			b.log.Warn("list offsets by timestamp: answering the batch's offset", "offset", offset, "err", err)
-		}
-	}
-	return offset, ts, leaderEpoch, nil, nil
 }
 
 // checkLeaderEpoch fences a request's current leader epoch (-1 skips the
@@ -173,7 +124,7 @@ func (b *Broker) lookupTopic(ctx context.Context, seen map[string]topicLookup, n
 	if tl, ok := seen[name]; ok {
 		return tl
 	}
-	t, err := b.topics.byName(ctx, name)
+	t, err := b.topics.ByName(ctx, name)
 	tl := topicLookup{t: t, err: byName(err)}
 	seen[name] = tl
 	return tl

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/floe-io/floe/broker/fetchread"
 	"github.com/floe-io/floe/coordapi"
 )
 
@@ -20,9 +21,9 @@ import (
 // TOPIC_AUTHORIZATION_FAILED; auto-creation needs CLUSTER or TOPIC CREATE.
 func init() { register(kmsg.Metadata, 0, 12, (*Broker).handleMetadata) }
 
-// leaderEpoch is the fixed leader epoch of every partition. A diskless log is
-// never truncated, so one epoch forever is correct for OffsetForLeaderEpoch.
-const leaderEpoch = 0
+// leaderEpoch is the fixed leader epoch of every partition, the one the
+// read path patches into every batch it answers.
+const leaderEpoch = fetchread.LeaderEpoch
 
 // brokerInfo is one live broker as Metadata describes it.
 type brokerInfo struct {
@@ -167,13 +168,13 @@ func (b *Broker) metadata(ctx context.Context, r *request) (*kmsg.MetadataRespon
 		if err != nil {
 			mt := kmsg.NewMetadataResponseTopic()
 			mt.Topic, mt.TopicID = rt.Topic, rt.TopicID
-			mt.ErrorCode = errorCode(err)
+			mt.ErrorCode = coordapi.ErrorCode(err)
 			resp.Topics = append(resp.Topics, mt)
 			continue
 		}
 		// Metadata asks the coordinator itself, and leaves the answer for
 		// the requests a client sends next (ListOffsets, Fetch, Produce).
-		b.topics.put(t)
+		b.topics.Put(t)
 		resp.Topics = append(resp.Topics, b.metadataTopic(t, leaders))
 	}
 	return resp, nil

@@ -163,7 +163,7 @@ func (b *Broker) checkReplicas(partition int32, replicas []int32, want int) erro
 }
 
 func setCreateTopicError(st *kmsg.CreateTopicsResponseTopic, version int16, err error) {
-	st.ErrorCode = errorCode(err)
+	st.ErrorCode = coordapi.ErrorCode(err)
 	if version >= 1 {
 		st.ErrorMessage = adminErrorMessage(err)
 	}

@@ -75,7 +75,7 @@ func (b *Broker) handleDeleteTopics(ctx context.Context, r *request) (kmsg.Respo
 			}
 		}
 		if err != nil {
-			st.ErrorCode = errorCode(err)
+			st.ErrorCode = coordapi.ErrorCode(err)
 			if req.Version >= 5 {
 				st.ErrorMessage = adminErrorMessage(err)
 			}

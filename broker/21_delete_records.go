@@ -5,6 +5,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // DeleteRecords: v0-v2. v2+ flexible. Moves each partition's log start up
@@ -27,13 +29,13 @@ func (b *Broker) handleDeleteRecords(ctx context.Context, r *request) (kmsg.Resp
 			sp.LowWatermark = -1
 			switch {
 			case tl.err != nil:
-				sp.ErrorCode = errorCode(tl.err)
+				sp.ErrorCode = coordapi.ErrorCode(tl.err)
 			case rp.Partition < 0 || rp.Partition >= tl.t.Partitions:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
 				low, err := b.deleteRecords(ctx, tl, rp)
 				if err != nil {
-					sp.ErrorCode = errorCode(err)
+					sp.ErrorCode = coordapi.ErrorCode(err)
 					break
 				}
 				sp.LowWatermark = low
@@ -52,7 +54,7 @@ func (b *Broker) deleteRecords(ctx context.Context, tl topicLookup, rp kmsg.Dele
 	// The coordinator checks the offset against the high watermark under
 	// the lock that commits take, so no commit slips in between.
 	low, err := b.coord.DeleteRecords(ctx, tl.t.ID, rp.Partition, rp.Offset)
-	b.tails.forget(topicPartition{tl.t.ID, rp.Partition}) // its log start moved
+	b.reads.Forget(tl.t.ID, rp.Partition) // its log start moved
 	if err != nil {
 		return -1, byName(err)
 	}

@@ -5,6 +5,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // OffsetForLeaderEpoch: v0-v4. v1+ returns the leader epoch; v2+ fences on
@@ -32,7 +34,7 @@ func (b *Broker) handleOffsetForLeaderEpoch(ctx context.Context, r *request) (km
 			sp.Partition = rp.Partition
 			switch {
 			case tl.err != nil:
-				sp.ErrorCode = errorCode(tl.err)
+				sp.ErrorCode = coordapi.ErrorCode(tl.err)
 			case rp.Partition < 0 || rp.Partition >= tl.t.Partitions:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			case req.Version >= 2 && checkLeaderEpoch(rp.CurrentLeaderEpoch) != nil:
@@ -42,7 +44,7 @@ func (b *Broker) handleOffsetForLeaderEpoch(ctx context.Context, r *request) (km
 			default:
 				ps, err := b.coord.PartitionState(ctx, dataID(tl.t), rp.Partition)
 				if err != nil {
-					sp.ErrorCode = errorCode(byName(err))
+					sp.ErrorCode = coordapi.ErrorCode(byName(err))
 					break
 				}
 				sp.LeaderEpoch = rp.LeaderEpoch

@@ -20,7 +20,7 @@ func (b *Broker) handleDescribeACLs(ctx context.Context, r *request) (kmsg.Respo
 	req := r.req.(*kmsg.DescribeACLsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeACLsResponse)
 	fail := func(err error) (kmsg.Response, error) {
-		resp.ErrorCode = errorCode(err)
+		resp.ErrorCode = coordapi.ErrorCode(err)
 		resp.ErrorMessage = errorMessage(err)
 		return resp, nil
 	}

@@ -27,7 +27,7 @@ func (b *Broker) handleCreateACLs(ctx context.Context, r *request) (kmsg.Respons
 	}
 	failAll := func(err error) (kmsg.Response, error) {
 		for i := range resp.Results {
-			resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = errorCode(err), errorMessage(err)
+			resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = coordapi.ErrorCode(err), errorMessage(err)
 		}
 		return resp, nil
 	}
@@ -47,7 +47,7 @@ func (b *Broker) handleCreateACLs(ctx context.Context, r *request) (kmsg.Respons
 			Principal: c.Principal, Host: c.Host, Operation: c.Operation, Permission: c.PermissionType,
 		}
 		if err := coordapi.ValidateBinding(bd); err != nil {
-			resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = errorCode(err), errorMessage(err)
+			resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = coordapi.ErrorCode(err), errorMessage(err)
 			continue
 		}
 		valid = append(valid, bd)
@@ -58,7 +58,7 @@ func (b *Broker) handleCreateACLs(ctx context.Context, r *request) (kmsg.Respons
 	}
 	if err := b.coord.CreateACLs(ctx, valid); err != nil {
 		for _, i := range at {
-			resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = errorCode(err), errorMessage(err)
+			resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = coordapi.ErrorCode(err), errorMessage(err)
 		}
 		return resp, nil
 	}

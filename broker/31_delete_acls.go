@@ -26,7 +26,7 @@ func (b *Broker) handleDeleteACLs(ctx context.Context, r *request) (kmsg.Respons
 	}
 	failAll := func(err error) (kmsg.Response, error) {
 		for i := range resp.Results {
-			resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = errorCode(err), errorMessage(err)
+			resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = coordapi.ErrorCode(err), errorMessage(err)
 		}
 		return resp, nil
 	}
@@ -46,7 +46,7 @@ func (b *Broker) handleDeleteACLs(ctx context.Context, r *request) (kmsg.Respons
 			Principal: f.Principal, Host: f.Host, Operation: f.Operation, Permission: f.PermissionType,
 		}
 		if err := coordapi.ValidateFilter(filter); err != nil {
-			resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = errorCode(err), errorMessage(err)
+			resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = coordapi.ErrorCode(err), errorMessage(err)
 			continue
 		}
 		valid = append(valid, filter)
@@ -61,7 +61,7 @@ func (b *Broker) handleDeleteACLs(ctx context.Context, r *request) (kmsg.Respons
 	}
 	if err != nil {
 		for _, i := range at {
-			resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = errorCode(err), errorMessage(err)
+			resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = coordapi.ErrorCode(err), errorMessage(err)
 		}
 		return resp, nil
 	}

@@ -66,7 +66,7 @@ func (b *Broker) handleDescribeConfigs(ctx context.Context, r *request) (kmsg.Re
 			err = unsupportedResource(rr.ResourceType)
 		}
 		if err != nil {
-			sr.ErrorCode = errorCode(err)
+			sr.ErrorCode = coordapi.ErrorCode(err)
 			sr.ErrorMessage = adminErrorMessage(err)
 			resp.Resources = append(resp.Resources, sr)
 			continue

@@ -51,7 +51,7 @@ func (b *Broker) handleAlterConfigs(ctx context.Context, r *request) (kmsg.Respo
 			err = b.alterConfigs(ctx, rr.ResourceType, rr.ResourceName, ops, false, req.ValidateOnly)
 		}
 		if err != nil {
-			sr.ErrorCode = errorCode(err)
+			sr.ErrorCode = coordapi.ErrorCode(err)
 			sr.ErrorMessage = adminErrorMessage(err)
 		}
 		resp.Resources = append(resp.Resources, sr)

@@ -36,7 +36,7 @@ func (b *Broker) handleCreatePartitions(ctx context.Context, r *request) (kmsg.R
 			err = b.createPartitions(ctx, rt, req.ValidateOnly)
 		}
 		if err != nil {
-			st.ErrorCode = errorCode(err)
+			st.ErrorCode = coordapi.ErrorCode(err)
 			st.ErrorMessage = adminErrorMessage(err)
 		}
 		resp.Topics = append(resp.Topics, st)

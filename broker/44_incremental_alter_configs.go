@@ -44,7 +44,7 @@ func (b *Broker) handleIncrementalAlterConfigs(ctx context.Context, r *request) 
 			err = b.incrementalAlterConfigs(ctx, rr, req.ValidateOnly)
 		}
 		if err != nil {
-			sr.ErrorCode = errorCode(err)
+			sr.ErrorCode = coordapi.ErrorCode(err)
 			sr.ErrorMessage = adminErrorMessage(err)
 		}
 		resp.Resources = append(resp.Resources, sr)

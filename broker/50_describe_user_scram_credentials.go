@@ -29,7 +29,7 @@ func (b *Broker) handleDescribeUserSCRAMCredentials(ctx context.Context, r *requ
 	}
 	infos, err := b.coord.DescribeUserScramCredentials(ctx, users)
 	if err != nil {
-		resp.ErrorCode = errorCode(err)
+		resp.ErrorCode = coordapi.ErrorCode(err)
 		msg := err.Error()
 		resp.ErrorMessage = &msg
 		return resp, nil

@@ -39,7 +39,7 @@ func (b *Broker) handleAlterUserSCRAMCredentials(ctx context.Context, r *request
 	}
 	if err != nil {
 		// Every user named fails alike.
-		code := errorCode(err)
+		code := coordapi.ErrorCode(err)
 		msg := err.Error()
 		seen := map[string]bool{}
 		for _, u := range append(names(req.Deletions, func(d kmsg.AlterUserSCRAMCredentialsRequestDeletion) string { return d.Name }),

@@ -5,6 +5,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/coordapi"
 )
 
 // DescribeProducers: v0 (flexible). The producers with state on each
@@ -20,12 +22,12 @@ func (b *Broker) handleDescribeProducers(ctx context.Context, r *request) (kmsg.
 		st := kmsg.NewDescribeProducersResponseTopic()
 		st.Topic = rt.Topic
 		var code int16
-		t, err := b.topics.byName(ctx, rt.Topic)
+		t, err := b.topics.ByName(ctx, rt.Topic)
 		switch {
 		case !b.authorizedTopic(r, kmsg.ACLOperationRead, rt.Topic):
 			code = kerr.TopicAuthorizationFailed.Code
 		case err != nil:
-			code = errorCode(err)
+			code = coordapi.ErrorCode(err)
 		}
 		for _, p := range rt.Partitions {
 			sp := kmsg.NewDescribeProducersResponseTopicPartition()
@@ -37,7 +39,7 @@ func (b *Broker) handleDescribeProducers(ctx context.Context, r *request) (kmsg.
 			}
 			prods, err := b.coord.DescribeProducers(ctx, dataID(t), p)
 			if err != nil {
-				sp.ErrorCode = errorCode(err)
+				sp.ErrorCode = coordapi.ErrorCode(err)
 				sp.ErrorMessage = errorMessage(err)
 			}
 			for _, pd := range prods {

@@ -63,7 +63,7 @@ func (b *Broker) txnTopics(ctx context.Context, r *request, tps []coordapi.Topic
 	for _, tp := range tps {
 		i, ok := index[tp.TopicID]
 		if !ok {
-			t, err := b.topics.byID(ctx, tp.TopicID)
+			t, err := b.topics.ByID(ctx, tp.TopicID)
 			if err != nil || !b.authorizedTopic(r, kmsg.ACLOperationDescribe, t.Name) {
 				index[tp.TopicID] = -1
 				continue

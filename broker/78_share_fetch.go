@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/floe-io/floe/broker/fetchread"
 	"github.com/floe-io/floe/coordapi"
 )
 
@@ -46,12 +47,12 @@ func (b *Broker) shareTopics(ctx context.Context, r *request, ids [][16]byte, pa
 	var out []sharePart
 	for i, id := range ids {
 		var code int16
-		t, err := b.topics.byID(ctx, coordapi.TopicID(id))
+		t, err := b.topics.ByID(ctx, coordapi.TopicID(id))
 		switch {
 		case errors.Is(err, kerr.UnknownTopicOrPartition) || errors.Is(err, kerr.UnknownTopicID):
 			code = kerr.UnknownTopicID.Code
 		case err != nil:
-			code = errorCode(err)
+			code = coordapi.ErrorCode(err)
 		case !b.authorizedTopic(r, kmsg.ACLOperationRead, t.Name):
 			code = kerr.TopicAuthorizationFailed.Code
 		}
@@ -70,7 +71,7 @@ func (b *Broker) shareTopics(ctx context.Context, r *request, ids [][16]byte, pa
 // shareAcquire asks the coordinator for the session's records and acks,
 // and reads the bytes of what was acquired. Partitions the coordinator
 // could not serve answer KAFKA_STORAGE_ERROR (retriable), as Fetch does.
-func (b *Broker) shareAcquire(ctx context.Context, areq coordapi.ShareAcquireRequest, read bool) (coordapi.ShareAcquireResponse, map[topicPartition]*shareRead) {
+func (b *Broker) shareAcquire(ctx context.Context, areq coordapi.ShareAcquireRequest, read bool) (coordapi.ShareAcquireResponse, map[topicPartition]*fetchread.ShareRead) {
 	// A release of the member's records still in flight here comes first:
 	// it must not give back what this call acquires.
 	b.shares.waitReleases(ctx, shareSessionKey{areq.Group, areq.Member})
@@ -88,7 +89,7 @@ func (b *Broker) shareAcquire(ctx context.Context, areq coordapi.ShareAcquireReq
 		for i, p := range areq.Partitions {
 			aresp.Partitions[i].Topic, aresp.Partitions[i].Partition = p.Topic, p.Partition
 		}
-		return aresp, map[topicPartition]*shareRead{}
+		return aresp, map[topicPartition]*fetchread.ShareRead{}
 	}
 	if err != nil {
 		b.log.Debug("share acquire", "group", areq.Group, "err", err)
@@ -102,14 +103,14 @@ func (b *Broker) shareAcquire(ctx context.Context, areq coordapi.ShareAcquireReq
 			}
 		}
 	}
-	reads := map[topicPartition]*shareRead{}
+	reads := map[topicPartition]*fetchread.ShareRead{}
 	if read {
-		var list []*shareRead
+		var list []*fetchread.ShareRead
 		for i := range aresp.Partitions {
 			a := &aresp.Partitions[i]
 			if len(a.Acquired) > 0 {
-				sr := &shareRead{tp: topicPartition{a.Topic, a.Partition}, acq: a}
-				reads[sr.tp] = sr
+				sr := &fetchread.ShareRead{TopicPartition: fetchread.TopicPartition{Topic: a.Topic, Partition: a.Partition}, Acq: a}
+				reads[topicPartition{a.Topic, a.Partition}] = sr
 				list = append(list, sr)
 			}
 		}
@@ -274,7 +275,7 @@ func (b *Broker) handleShareFetch(ctx context.Context, r *request) (kmsg.Respons
 		tp := topicPartition{a.Topic, a.Partition}
 		rd := reads[tp]
 		hasAck := len(areq.Partitions[i].Acks) > 0 || ackRefused[tp]
-		if epoch != shareInitialEpoch && !added[tp] && a.ErrorCode == 0 && !hasAck && (rd == nil || rd.code == 0 && len(rd.records) == 0) {
+		if epoch != shareInitialEpoch && !added[tp] && a.ErrorCode == 0 && !hasAck && (rd == nil || rd.Code == 0 && len(rd.Records) == 0) {
 			continue
 		}
 		answered[tp] = true
@@ -288,10 +289,10 @@ func (b *Broker) handleShareFetch(ctx context.Context, r *request) (kmsg.Respons
 		}
 		switch {
 		case rd == nil:
-		case rd.code != 0:
-			sp.ErrorCode = rd.code
+		case rd.Code != 0:
+			sp.ErrorCode = rd.Code
 		default:
-			sp.Records = rd.records
+			sp.Records = rd.Records
 			for _, ar := range a.Acquired {
 				sp.AcquiredRecords = append(sp.AcquiredRecords, kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{
 					FirstOffset: ar.First, LastOffset: ar.Last, DeliveryCount: ar.DeliveryCount})

@@ -6,6 +6,19 @@
 // diskless cluster. Produce goes to ingest, which buffers batches from many
 // partitions into one object; Fetch asks the coordinator where batches live
 // and reads them back through the chunk cache.
+//
+// The broker owns the connections, SASL, authorization (ACLs), topic
+// lookups, share sessions and zones, and shapes every answer. What it
+// reads back is the read path's, which knows none of those:
+//
+//	broker/fetchread    coordinates, tiered segments, the byte budget's plan,
+//	                  ranged reads through the cache, patching for the wire;
+//	                  parked fetches woken by commit notices
+//	broker/tailcache  the coordinates of each partition's newest batches,
+//	                  from commit notices, for tailing consumers
+//
+// The topics it looks up come through broker/topiccache, and the batches
+// it is sent are checked by broker/producecheck before ingest takes them.
 package broker
 
 import (
@@ -22,11 +35,12 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/floe-io/floe/broker/fetchread"
+	"github.com/floe-io/floe/broker/topiccache"
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/ingest"
 	"github.com/floe-io/floe/internal/bufpool"
 	"github.com/floe-io/floe/metrics"
-	"github.com/floe-io/floe/tiered"
 )
 
 // Appender is the produce path: ingest's object buffer. AppendFrom waits
@@ -38,10 +52,10 @@ type Appender interface {
 }
 
 // RangeReader reads batch bytes back from object storage; the chunk cache
-// implements it. Returned bytes must not be modified.
-type RangeReader interface {
-	GetRange(ctx context.Context, key string, objectSize, offset, length int64) ([]byte, error)
-}
+// implements it. Returned bytes must not be modified. A RangeReader that
+// is also a fetchread.DirectRangeReader (the chunk cache is) serves small
+// reads of views and /kv without loading chunks.
+type RangeReader = fetchread.RangeReader
 
 // Options configure a Broker.
 type Options struct {
@@ -165,33 +179,20 @@ type Broker struct {
 	conns  atomic.Uint64
 	coord  coordapi.Coordinator
 	ingest Appender
-	reader RangeReader
 	// bufs recycles the fetch path's records and answer frames.
 	bufs bufpool.Pool
-	// segments finds batches inside tiered segment objects, read through
-	// reader; nil without one.
-	segments *tiered.Reader
-	// viewSegments finds a view's batches inside segments with exact
-	// reads (DirectRangeReader) where the reader has them, else it is
-	// segments.
-	viewSegments *tiered.Reader
-	groups       coordapi.GroupCoordinator
-	log          *slog.Logger
+	// reads is the read path: Fetch's, ShareFetch's, ListOffsets' and
+	// /kv's batches, read back through the chunk cache, and the fetches
+	// waiting for new ones.
+	reads  *fetchread.Reader
+	groups coordapi.GroupCoordinator
+	log    *slog.Logger
 
-	waiters     *waiters
-	tails       *tailCache
-	topics      *topicCache
+	topics      *topiccache.Cache
 	unsubscribe func()
 	registry    registry
 	metrics     *brokerMetrics
 	zoneMetrics *zoneMetrics
-	// findMultiAt is when (Unix ns) Fetch may next try FindBatchesMulti:
-	// a coordinator that does not know it is asked per partition until
-	// then.
-	findMultiAt atomic.Int64
-	// findKeyAt is when (Unix ns) a view fetch may next try
-	// FindKeyBatches: until then it reads the base partition.
-	findKeyAt atomic.Int64
 	// offsetsTopicReady is set once __consumer_offsets exists.
 	offsetsTopicReady atomic.Bool
 	// acls keeps the authorizer current; nil when ACLs are off
@@ -245,35 +246,25 @@ func New(opts Options, deps Deps) *Broker {
 		coord:       coord,
 		groups:      deps.Groups,
 		ingest:      deps.Appender,
-		reader:      deps.Reader,
 		log:         opts.Logger,
-		waiters:     newWaiters(),
-		tails:       newTailCache(),
-		topics:      newTopicCache(coord),
+		topics:      topiccache.New(coord, topiccache.Options{}),
 		metrics:     newBrokerMetrics(opts.Meter),
 		zoneMetrics: newZoneMetrics(metrics.OrNoop(opts.Meter), opts.Rack),
 	}
-	if deps.Reader != nil {
-		b.segments = tiered.NewReader(deps.Reader, tiered.ReaderOptions{})
-		b.viewSegments = b.segments
-		if d, ok := deps.Reader.(DirectRangeReader); ok {
-			b.viewSegments = tiered.NewReader(directRanges{d}, tiered.ReaderOptions{})
-		}
-	}
+	b.reads = b.newReads(deps.Reader)
 	b.denials = newDenials(opts.Logger, b.metrics)
 	if opts.ACLsEnabled {
 		b.acls = newACLWatcher(coord, opts.SuperUsers, opts.ACLRefreshInterval, opts.Logger)
 	}
-	observeParked(opts.Meter, b.waiters)
+	observeParked(opts.Meter, b.reads)
 	observeShareSessions(opts.Meter, &b.shares)
 	b.mu.listeners = make(map[net.Listener]struct{})
 	b.mu.conns = make(map[*conn]struct{})
 	b.drained, b.stopDrained = context.WithCancel(context.Background())
 	stopCommits := coord.Subscribe(func(ns []coordapi.CommitNotice) {
-		b.tails.notify(ns) // before waking fetches, so they find the batches
-		b.waiters.notify(ns)
+		b.reads.Notify(ns)
 	})
-	stopTopics := coord.SubscribeTopics(b.topics.invalidate)
+	stopTopics := coord.SubscribeTopics(b.topics.Invalidate)
 	b.unsubscribe = func() { stopCommits(); stopTopics() }
 	return b
 }
@@ -376,8 +367,22 @@ func (b *Broker) Close(ctx context.Context) error {
 	}
 }
 
+// topicChanged drops a topic this broker just changed (deleted, altered,
+// grown) from its cache, so that the broker's own next request sees the
+// change without waiting for the coordinator's notice, which travels
+// separately.
+func (b *Broker) topicChanged(id coordapi.TopicID, name string) {
+	b.topics.Invalidate([]coordapi.TopicNotice{{ID: id, Name: name}})
+}
+
 // ParkedFetches returns how many fetches are parked right now, waiting at
 // the log end for new records or their max wait (the gauge
 // floe.kafka.fetch.parked). Tests wait on it before producing, so that a
 // produce wakes a parked fetch rather than racing it.
-func (b *Broker) ParkedFetches() int { return int(b.waiters.parked.Load()) }
+func (b *Broker) ParkedFetches() int { return int(b.reads.Parked()) }
+
+// newReads returns the read path over reader (nil: reads fail).
+func (b *Broker) newReads(reader RangeReader) *fetchread.Reader {
+	return fetchread.New(b.coord, reader, &b.bufs, fetchread.Options{
+		Concurrency: b.opts.FetchConcurrency, Logger: b.opts.Logger, Tracer: b.opts.Tracer})
+}

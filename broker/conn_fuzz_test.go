@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/floe-io/floe/broker/producecheck"
 	"github.com/floe-io/floe/record"
 )
 
@@ -117,7 +118,7 @@ func checkProduceBatch(t *testing.T, data []byte) {
 		return
 	}
 	for _, kind := range []struct{ compacted, indexed bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
-		keys, nullKeys, err := checkRecords(data, kind.compacted, kind.indexed)
+		keys, nullKeys, err := producecheck.Records(data, producecheck.Rules{Compacted: kind.compacted, KVIndexed: kind.indexed})
 		if err == nil {
 			if !kind.indexed && (keys != nil || nullKeys != 0) {
 				t.Fatalf("keys from a topic without the index")
@@ -126,7 +127,7 @@ func checkProduceBatch(t *testing.T, data []byte) {
 		}
 		var ke *kerr.Error
 		if !errors.As(err, &ke) || (ke != kerr.InvalidRecord && ke != kerr.CorruptMessage && ke != kerr.MessageTooLarge) {
-			t.Fatalf("checkRecords(compacted %v, indexed %v): %v", kind.compacted, kind.indexed, err)
+			t.Fatalf("Records(compacted %v, indexed %v): %v", kind.compacted, kind.indexed, err)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/floe-io/floe/broker/fetchread"
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
 	"github.com/floe-io/floe/internal/testkit"
@@ -267,7 +268,7 @@ func sequentialFetch(t *testing.T, c coordapi.Coordinator, store objectstore.Sto
 		}
 		found, err := c.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: p.topic.ID, Partition: p.partition, Offset: p.offset, MaxBytes: int32(limit)})
 		if err != nil {
-			sp.ErrorCode = errorCode(err)
+			sp.ErrorCode = coordapi.ErrorCode(err)
 			if errors.Is(err, kerr.OffsetOutOfRange) {
 				st, _ := c.PartitionState(ctx, p.topic.ID, p.partition)
 				setState(st)
@@ -390,7 +391,7 @@ func (f *fetchFixture) replayNotices(t *testing.T, b *Broker) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b.tails.notify([]coordapi.CommitNotice{{TopicID: tp.topic.ID, Partition: p, HighWatermark: found.HighWatermark,
+			b.reads.Notify([]coordapi.CommitNotice{{TopicID: tp.topic.ID, Partition: p, HighWatermark: found.HighWatermark,
 				LogStartOffset: found.LogStartOffset, LastStableOffset: found.LastStableOffset, Batches: found.Batches}})
 		}
 	}
@@ -534,6 +535,9 @@ func TestFetchOldCoordinator(t *testing.T) {
 	f := newFetchFixture(t)
 	coord := &countingCoord{Coordinator: f.c, old: true}
 	b := newFetchBroker(t, Deps{Coordinator: coord, Reader: storeReader{f.store}})
+	now := time.Now()
+	b.reads = fetchread.New(coord, storeReader{f.store}, &b.bufs, fetchread.Options{
+		Concurrency: b.opts.FetchConcurrency, Logger: b.log, Now: func() time.Time { return now }})
 	parts := f.parts(1 << 20)
 	want := sequentialFetch(t, f.c, f.store, 1<<20, 0, parts)
 	for range 3 {
@@ -550,7 +554,7 @@ func TestFetchOldCoordinator(t *testing.T) {
 	// The coordinator is upgraded; past the retry delay the batched call
 	// is tried again, and used.
 	coord.old = false
-	b.findMultiAt.Store(time.Now().UnixNano())
+	now = now.Add(time.Minute)
 	brokerFetch(t, b, 1<<20, 0, parts)
 	brokerFetch(t, b, 1<<20, 0, parts)
 	if m, s := coord.multi.Load(), coord.single.Load(); m != 3 || s != 3*int64(len(parts)) {
@@ -647,7 +651,7 @@ func TestFetchAsksFairly(t *testing.T) {
 		if len(asked) != len(parts) {
 			t.Fatalf("budget %d: %d partitions asked, want %d", tt.budget, len(asked), len(parts))
 		}
-		fair := max(2*int(tt.budget)/len(parts), minFairAsk)
+		fair := max(2*int(tt.budget)/len(parts), 1<<20) // at least 1 MiB
 		for i, r := range asked {
 			want := min(int(tt.maxBytes), int(tt.budget))
 			if i > 0 {

@@ -26,7 +26,7 @@ func TestFetchRecordsNeverNull(t *testing.T) {
 	}
 	id := coordapi.TopicID(cresp.Topics[0].TopicID)
 	store := objectstore.NewMemory()
-	b.reader = storeReader{store}
+	b.reads = b.newReads(storeReader{store})
 	commitBatches(t, c, store, id, 0, []int64{1000, 1000, 1000})
 
 	for _, v := range servedVersions(t, kmsg.Fetch) {

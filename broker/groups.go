@@ -90,7 +90,7 @@ func (b *Broker) knownPartitions(ctx context.Context, r *request, op kmsg.ACLOpe
 		for j, p := range partitions[i] {
 			switch {
 			case tl.err != nil:
-				codes[i][j] = errorCode(tl.err)
+				codes[i][j] = coordapi.ErrorCode(tl.err)
 				if codes[i][j] == kerr.KafkaStorageError.Code {
 					// The coordinator did not answer (a failover): the
 					// code group clients retry on, as for the group

@@ -24,7 +24,7 @@ type kvService struct{ b *Broker }
 // keep fresh; a stale answer is caught by the lookup's own (KvGet says
 // whether the topic is still indexed).
 func (s kvService) Topic(ctx context.Context, name string) (kvindex.TopicInfo, error) {
-	t, err := s.b.topics.byName(ctx, name)
+	t, err := s.b.topics.ByName(ctx, name)
 	if errors.Is(err, kerr.UnknownTopicOrPartition) {
 		return kvindex.TopicInfo{}, kvindex.ErrUnknownTopic
 	}
@@ -70,16 +70,14 @@ func (s kvService) Lookup(ctx context.Context, id [16]byte, partition int32, key
 // append time already, so the ref has no LogAppendTime. A segment gone from
 // the store was collected after retention removed it since the lookup.
 func (s kvService) ResolveSegment(ctx context.Context, seg kvindex.BatchRef, offset int64) (kvindex.BatchRef, error) {
-	batches, err := s.b.segmentBatches(ctx, coordapi.BatchCoord{ObjectKey: seg.Object, ObjectSize: seg.ObjectSize,
-		ByteOffset: seg.ByteOffset, ByteLength: seg.ByteLength, BaseOffset: seg.BaseOffset, Segment: true}, offset, 1)
+	bc, err := s.b.reads.SegmentBatch(ctx, "kv", coordapi.BatchCoord{ObjectKey: seg.Object, ObjectSize: seg.ObjectSize,
+		ByteOffset: seg.ByteOffset, ByteLength: seg.ByteLength, BaseOffset: seg.BaseOffset, Segment: true}, offset)
 	if err != nil {
-		s.b.logSegmentError(ctx, "kv", err)
 		if errors.Is(err, objectstore.ErrNotFound) {
 			err = fmt.Errorf("%w: %w", kvindex.ErrOffsetOutOfRange, err)
 		}
 		return kvindex.BatchRef{}, err
 	}
-	bc := batches[0]
 	return kvindex.BatchRef{Object: bc.ObjectKey, ObjectSize: bc.ObjectSize, ByteOffset: bc.ByteOffset,
 		ByteLength: bc.ByteLength, BaseOffset: bc.BaseOffset, Remote: true}, nil
 }
@@ -95,15 +93,7 @@ func (s kvService) ResolveSegment(ctx context.Context, seg kvindex.BatchRef, off
 // DeleteRecords or retention removed its batches since the lookup: the
 // record is gone.
 func (s kvService) ReadBatch(ctx context.Context, ref kvindex.BatchRef, from, length int32) ([]byte, error) {
-	var (
-		data []byte
-		err  error
-	)
-	if d, ok := s.b.reader.(DirectRangeReader); ok && int64(length)*directReadBelow <= d.ChunkBytes() {
-		data, err = d.GetRangeDirect(ctx, ref.Object, ref.ObjectSize, ref.ByteOffset+int64(from), int64(length))
-	} else {
-		data, err = s.b.reader.GetRange(ctx, ref.Object, ref.ObjectSize, ref.ByteOffset+int64(from), int64(length))
-	}
+	data, err := s.b.reads.ReadRange(ctx, ref.Object, ref.ObjectSize, ref.ByteOffset+int64(from), int64(length))
 	if err != nil {
 		err = fmt.Errorf("read batch at offset %d from %s: %w", ref.BaseOffset, ref.Object, err)
 		if errors.Is(err, objectstore.ErrNotFound) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/floe-io/floe/broker/topiccache"
 	"github.com/floe-io/floe/cache"
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator"
@@ -137,7 +138,7 @@ func TestKVOneCoordinatorCallPerLookup(t *testing.T) {
 	store := objectstore.NewMemory()
 	b := newTestBroker(t, Deps{Coordinator: cc, Reader: storeReader{store}})
 	now := time.Now()
-	b.topics.now = func() time.Time { return now } // the cached topic never expires here
+	b.topics = topiccache.New(cc, topiccache.Options{Now: func() time.Time { return now }}) // the cached topic never expires here
 	tp := createTopic(t, real, "kv", 1, map[string]string{"cleanup.policy": "compact", "kv.index.enabled": "true"})
 	commitKeyed(t, real, store, tp.ID, 0, record.CodecNone, []string{"a", "b", "c"})             // offsets 0-2
 	commitKeyed(t, real, store, tp.ID, 0, record.CodecSnappy, []string{"d", "e"}, []string{"f"}) // 3-4, 5

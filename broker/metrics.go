@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/floe-io/floe/broker/fetchread"
 	"github.com/floe-io/floe/metrics"
 )
 
@@ -46,11 +47,11 @@ func newBrokerMetrics(m metric.Meter) *brokerMetrics {
 }
 
 // observeParked reports the fetches parked in a long poll right now.
-func observeParked(m metric.Meter, w *waiters) {
+func observeParked(m metric.Meter, reads *fetchread.Reader) {
 	_, _ = metrics.OrNoop(m).Int64ObservableGauge("floe.kafka.fetch.parked", metric.WithUnit("{request}"),
 		metric.WithDescription("Fetches parked at the log end, waiting for new records or their max wait."),
 		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
-			o.Observe(w.parked.Load())
+			o.Observe(reads.Parked())
 			return nil
 		}))
 }

@@ -136,7 +136,7 @@ func TestValidatePartitionChecksRecords(t *testing.T) {
 					}
 				}
 				batches, err := b.validatePartition(topic, 0, tc.records)
-				if got := errorCode(err); got != want {
+				if got := coordapi.ErrorCode(err); got != want {
 					t.Fatalf("topic %s: code %d (%v), want %d: %v", name, got, kerr.ErrorForCode(got), want, err)
 				}
 				if err != nil {
@@ -161,25 +161,5 @@ func TestValidatePartitionChecksRecords(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// BenchmarkCheckRecordsIndexed measures the produce path's record pass on a
-// kv-indexed topic: a 500-record lz4 batch, keys extracted for the index.
-func BenchmarkCheckRecordsIndexed(b *testing.B) {
-	recs := make([]record.Record, 500)
-	for i := range recs {
-		recs[i] = record.Record{Key: fmt.Appendf(nil, "key-%06d", i), Value: make([]byte, 100)}
-	}
-	data, err := record.Build(record.BuildOptions{Codec: record.CodecLZ4, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, recs)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		keys, _, err := checkRecords(data, true, true)
-		if err != nil || len(keys) != len(recs) {
-			b.Fatalf("%d keys, %v", len(keys), err)
-		}
 	}
 }

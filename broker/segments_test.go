@@ -421,9 +421,9 @@ func TestListOffsetsInSegment(t *testing.T) {
 	type answer struct{ offset, ts int64 }
 	list := func(b *Broker, id coordapi.TopicID, ts int64) answer {
 		t.Helper()
-		o, got, _, _, err := b.listOffset(ctx, id, 0, ts)
+		o, got, _, _, err := b.reads.ListOffset(ctx, id, 0, ts)
 		if err != nil {
-			t.Fatalf("listOffset(%d): %v", ts, err)
+			t.Fatalf("ListOffset(%d): %v", ts, err)
 		}
 		return answer{o, got}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/objectstore"
+	"github.com/floe-io/floe/record"
 )
 
 // TestShareFetchView: a share group on a hierarchical view ("hv/KEY") is
@@ -144,4 +145,22 @@ func TestShareFetchViewSegments(t *testing.T) {
 	if err := sc.FlushAcks(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// viewOffsets returns "offset:key" of every record in data (forRecords,
+// which checks every batch) and each batch's offset range.
+func viewOffsets(t *testing.T, data []byte) (recs, batches []string) {
+	t.Helper()
+	if err := forRecords(data, func(o int64, key string) { recs = append(recs, fmt.Sprintf("%d:%s", o, key)) }); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := record.Split(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range raw {
+		h, _ := record.ParseHeader(b) // parsed by forRecords already
+		batches = append(batches, fmt.Sprintf("%d-%d", h.BaseOffset, h.BaseOffset+int64(h.LastOffsetDelta)))
+	}
+	return recs, batches
 }

@@ -41,6 +41,12 @@ const shareReleaseTimeout = 10 * time.Second
 
 type shareSessionKey struct{ group, member string }
 
+// topicPartition names one partition of a share session by topic id.
+type topicPartition struct {
+	id        coordapi.TopicID
+	partition int32
+}
+
 // shareSession is one member's share session on this broker; the cache's
 // mutex guards it.
 type shareSession struct {

@@ -50,10 +50,10 @@ func (b *Broker) txnPartitions(ctx context.Context, r *request, topics map[strin
 			codes[name] = kerr.TopicAuthorizationFailed.Code
 			continue
 		}
-		t, err := b.topics.byName(ctx, name)
+		t, err := b.topics.ByName(ctx, name)
 		switch {
 		case err != nil:
-			codes[name] = errorCode(err)
+			codes[name] = coordapi.ErrorCode(err)
 			continue
 		case t.View != nil:
 			codes[name] = kerr.InvalidTopicException.Code

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/floe-io/floe/broker/producecheck"
 	"github.com/floe-io/floe/cache"
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/objectstore"
@@ -41,7 +42,7 @@ func commitViewBatches(t *testing.T, c coordapi.Coordinator, store objectstore.S
 		if err != nil {
 			t.Fatal(err)
 		}
-		ks, _, err := checkRecordKeys(data, false, false, true)
+		ks, _, err := producecheck.Records(data, producecheck.Rules{Hierarchical: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -364,36 +365,5 @@ func TestViewFetchInSegment(t *testing.T) {
 	t.Logf("read %d bytes: the key's batches %d, the segment %d", read, keyBytes, seg.ObjectSize)
 	if read < int64(keyBytes) || read*4 > seg.ObjectSize {
 		t.Errorf("read %d bytes; the key's batches hold %d, the segment %d", read, keyBytes, seg.ObjectSize)
-	}
-}
-
-// TestSparseParts: exact reads for a key in few batches per range, cache
-// chunks for one packed into long runs of batches.
-func TestSparseParts(t *testing.T) {
-	const chunk = 4 << 20
-	tests := []struct {
-		name    string
-		batches int
-		ranges  []int // lengths
-		want    bool
-	}{
-		{"one small batch", 1, []int{12 << 10}, true},
-		{"a batch per range", 10, []int{12 << 10, 12 << 10, 12 << 10, 12 << 10, 12 << 10, 12 << 10, 12 << 10, 12 << 10, 12 << 10, 12 << 10}, true},
-		{"two small batches back to back", 2, []int{24 << 10}, true},
-		{"long runs of batches", 16, []int{900 << 10, 900 << 10}, false},
-		{"runs of small batches", 16, []int{96 << 10, 96 << 10}, true},
-		{"no range", 0, nil, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			p := &partFetch{batches: make([]coordapi.BatchCoord, tc.batches)}
-			var reads []rangeRead
-			for _, l := range tc.ranges {
-				reads = append(reads, rangeRead{part: 0, length: l})
-			}
-			if got := sparseParts([]*partFetch{p}, reads, chunk)[0]; got != tc.want {
-				t.Errorf("sparse = %v, want %v", got, tc.want)
-			}
-		})
 	}
 }

@@ -36,3 +36,18 @@ func (e *KafkaError) Unwrap() error { return e.Code }
 func Errorf(code *kerr.Error, format string, args ...any) error {
 	return &KafkaError{Code: code, Message: fmt.Sprintf(format, args...)}
 }
+
+// ErrorCode is the Kafka error code a response answers for err, a failure
+// of the coordinator, the object store or ingest: the wrapped *kerr.Error's
+// code when there is one, else KAFKA_STORAGE_ERROR, which clients retry
+// (nothing was acknowledged). 0 for nil.
+func ErrorCode(err error) int16 {
+	if err == nil {
+		return 0
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Code
+	}
+	return kerr.KafkaStorageError.Code
+}

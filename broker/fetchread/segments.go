@@ -1,4 +1,4 @@
-package broker
+package fetchread
 
 import (
 	"context"
@@ -13,18 +13,18 @@ import (
 // coordinate of a whole segment object (coordapi.BatchCoord.Segment), never
 // followed by batches. Every path that gets coordinates from the coordinator
 // (Fetch, ListOffsets by timestamp, /kv) finds the batches inside the segment
-// here, through b.segments, before it goes on as with batches of the WAL.
+// here, through rd.segments, before it goes on as with batches of the WAL.
 
 // errNoSegmentReader fails reads of segments by a broker without a Reader.
-var errNoSegmentReader = errors.New("broker: no reader for tiered segments")
+var errNoSegmentReader = errors.New("fetchread: no reader for tiered segments")
 
 // segmentBatches returns the batches inside segment seg from the one holding
 // offset on, within maxBytes, as FindBatches answers batches.
-func (b *Broker) segmentBatches(ctx context.Context, seg coordapi.BatchCoord, offset int64, maxBytes int32) ([]coordapi.BatchCoord, error) {
-	if b.segments == nil {
+func (rd *Reader) segmentBatches(ctx context.Context, seg coordapi.BatchCoord, offset int64, maxBytes int32) ([]coordapi.BatchCoord, error) {
+	if rd.segments == nil {
 		return nil, errNoSegmentReader
 	}
-	batches, err := b.segments.Batches(ctx, seg, offset, maxBytes)
+	batches, err := rd.segments.Batches(ctx, seg, offset, maxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("find offset %d in segment %s: %w", offset, seg.ObjectKey, err)
 	}
@@ -35,18 +35,18 @@ func (b *Broker) segmentBatches(ctx context.Context, seg coordapi.BatchCoord, of
 // exact within: for a timestamp search (target >= 0), the first batch from
 // offset on whose max timestamp is at least target; for TimestampMax, the
 // batch holding offset (the coordinator's answer lies in the right batch).
-func (b *Broker) batchInSegment(ctx context.Context, seg coordapi.BatchCoord, offset, target int64) (coordapi.BatchCoord, error) {
+func (rd *Reader) batchInSegment(ctx context.Context, seg coordapi.BatchCoord, offset, target int64) (coordapi.BatchCoord, error) {
 	if target < 0 {
-		batches, err := b.segmentBatches(ctx, seg, offset, 1)
+		batches, err := rd.segmentBatches(ctx, seg, offset, 1)
 		if err != nil {
 			return coordapi.BatchCoord{}, err
 		}
 		return batches[0], nil
 	}
-	if b.segments == nil {
+	if rd.segments == nil {
 		return coordapi.BatchCoord{}, errNoSegmentReader
 	}
-	bc, ok, err := b.segments.BatchAtTimestamp(ctx, seg, offset, target)
+	bc, ok, err := rd.segments.BatchAtTimestamp(ctx, seg, offset, target)
 	switch {
 	case err != nil:
 		return coordapi.BatchCoord{}, fmt.Errorf("find timestamp %d from offset %d in segment %s: %w", target, offset, seg.ObjectKey, err)
@@ -73,9 +73,9 @@ const maxTimestampPages = 1000
 // timestamp reaches target, across rows: segments through their time index,
 // WAL batches by their coordinates (no reads). It serves the rare
 // ListOffsets whose segment the log start cut past its qualifying batches.
-func (b *Broker) batchAtTimestamp(ctx context.Context, id coordapi.TopicID, partition int32, offset, target int64) (coordapi.BatchCoord, error) {
+func (rd *Reader) batchAtTimestamp(ctx context.Context, id coordapi.TopicID, partition int32, offset, target int64) (coordapi.BatchCoord, error) {
 	for range maxTimestampPages {
-		found, err := b.coord.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: id, Partition: partition, Offset: offset, MaxBytes: 1 << 20})
+		found, err := rd.coord.FindBatches(ctx, coordapi.FindBatchesRequest{TopicID: id, Partition: partition, Offset: offset, MaxBytes: 1 << 20})
 		if err != nil {
 			return coordapi.BatchCoord{}, err
 		}
@@ -83,7 +83,7 @@ func (b *Broker) batchAtTimestamp(ctx context.Context, id coordapi.TopicID, part
 			return coordapi.BatchCoord{}, errNoSuchRecord
 		}
 		if seg := found.Batches[0]; seg.Segment {
-			bc, err := b.batchInSegment(ctx, seg, offset, target)
+			bc, err := rd.batchInSegment(ctx, seg, offset, target)
 			if !errors.Is(err, errNoneInSegment) {
 				return bc, err
 			}
@@ -100,10 +100,23 @@ func (b *Broker) batchAtTimestamp(ctx context.Context, id coordapi.TopicID, part
 	return coordapi.BatchCoord{}, fmt.Errorf("no batch at timestamp %d within %d lookups from offset %d", target, maxTimestampPages, offset)
 }
 
+// SegmentBatch returns the batch of the tiered segment seg that holds
+// offset, found through the segment's index (loaded once per segment) and
+// batch headers read through the cache. A corrupt segment is logged, op
+// naming the reader (GET /kv: "kv").
+func (rd *Reader) SegmentBatch(ctx context.Context, op string, seg coordapi.BatchCoord, offset int64) (coordapi.BatchCoord, error) {
+	batches, err := rd.segmentBatches(ctx, seg, offset, 1)
+	if err != nil {
+		rd.logSegmentError(ctx, op, err)
+		return coordapi.BatchCoord{}, err
+	}
+	return batches[0], nil
+}
+
 // logSegmentError logs a segment read that failed on a corrupt segment: the
 // partition answers a retriable error, but retrying does not mend it.
-func (b *Broker) logSegmentError(ctx context.Context, op string, err error) {
+func (rd *Reader) logSegmentError(ctx context.Context, op string, err error) {
 	if errors.Is(err, tiered.ErrCorrupt) {
-		b.log.ErrorContext(ctx, "corrupt tiered segment", "op", op, "err", err)
+		rd.opts.Logger.ErrorContext(ctx, "corrupt tiered segment", "op", op, "err", err)
 	}
 }

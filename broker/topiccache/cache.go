@@ -1,4 +1,9 @@
-package broker
+// Package topiccache caches topic metadata by name and by id for the
+// broker's requests, so that neither a producer's request nor a tailing
+// consumer's fetch waits for a coordinator round trip. The coordinator's
+// topic notices drop what changed (Invalidate); a TTL bounds what a lost
+// notice can leave stale.
+package topiccache
 
 import (
 	"context"
@@ -13,15 +18,16 @@ import (
 // bounds what a lost notice (a NATS disconnect) can leave stale.
 const topicTTL = time.Second
 
-// topicCache caches topic metadata for Produce and Fetch, so that neither a
+// Cache caches topic metadata for Produce and Fetch, so that neither a
 // producer's request nor a tailing consumer's fetch waits for a coordinator
 // round trip (Produce's would hold up the connection's read loop, and with
 // it every pipelined request behind it). A stale entry is safe: the
 // coordinator checks every committed batch against its own topic state
 // (a deleted topic, a partition out of range, an index turned on), and the
-// broker drops the entry when a commit says so.
-type topicCache struct {
-	coord coordapi.Coordinator
+// broker drops the entry when a commit says so. It is safe for concurrent
+// use.
+type Cache struct {
+	coord Lookup
 	now   func() time.Time
 	mu    struct {
 		sync.Mutex
@@ -35,14 +41,32 @@ type cachedTopic struct {
 	expires time.Time
 }
 
-func newTopicCache(coord coordapi.Coordinator) *topicCache {
-	tc := &topicCache{coord: coord, now: time.Now}
+// Lookup is where a Cache looks up the topics it does not hold: the
+// coordinator (coordapi.Coordinator implements it).
+type Lookup interface {
+	Topic(ctx context.Context, name string) (coordapi.Topic, error)
+	TopicByID(ctx context.Context, id coordapi.TopicID) (coordapi.Topic, error)
+}
+
+// Options configure a Cache.
+type Options struct {
+	// Now is the clock entries expire by. Default: time.Now.
+	Now func() time.Time
+}
+
+// New returns an empty Cache that looks topics up in coord.
+func New(coord Lookup, opts Options) *Cache {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	tc := &Cache{coord: coord, now: opts.Now}
 	tc.mu.byName = make(map[string]cachedTopic)
 	tc.mu.byID = make(map[coordapi.TopicID]cachedTopic)
 	return tc
 }
 
-func (tc *topicCache) put(t coordapi.Topic) {
+// Put caches t, as a fresh answer of the coordinator's.
+func (tc *Cache) Put(t coordapi.Topic) {
 	ct := cachedTopic{t, tc.now().Add(topicTTL)}
 	tc.mu.Lock()
 	tc.mu.byName[t.Name] = ct
@@ -50,8 +74,9 @@ func (tc *topicCache) put(t coordapi.Topic) {
 	tc.mu.Unlock()
 }
 
-// invalidate drops the cached entries of the topics in ns (topic notices).
-func (tc *topicCache) invalidate(ns []coordapi.TopicNotice) {
+// Invalidate drops the cached entries of the topics in ns (topic notices,
+// or a change this broker just made).
+func (tc *Cache) Invalidate(ns []coordapi.TopicNotice) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	for _, n := range ns {
@@ -63,8 +88,8 @@ func (tc *topicCache) invalidate(ns []coordapi.TopicNotice) {
 	}
 }
 
-// byName returns the named topic; errors are not cached.
-func (tc *topicCache) byName(ctx context.Context, name string) (coordapi.Topic, error) {
+// ByName returns the named topic; errors are not cached.
+func (tc *Cache) ByName(ctx context.Context, name string) (coordapi.Topic, error) {
 	tc.mu.Lock()
 	ct, ok := tc.mu.byName[name]
 	tc.mu.Unlock()
@@ -73,13 +98,13 @@ func (tc *topicCache) byName(ctx context.Context, name string) (coordapi.Topic, 
 	}
 	t, err := tc.coord.Topic(ctx, name)
 	if err == nil {
-		tc.put(t)
+		tc.Put(t)
 	}
 	return t, err
 }
 
-// byID returns the topic with id; errors are not cached.
-func (tc *topicCache) byID(ctx context.Context, id coordapi.TopicID) (coordapi.Topic, error) {
+// ByID returns the topic with id; errors are not cached.
+func (tc *Cache) ByID(ctx context.Context, id coordapi.TopicID) (coordapi.Topic, error) {
 	tc.mu.Lock()
 	ct, ok := tc.mu.byID[id]
 	tc.mu.Unlock()
@@ -88,15 +113,7 @@ func (tc *topicCache) byID(ctx context.Context, id coordapi.TopicID) (coordapi.T
 	}
 	t, err := tc.coord.TopicByID(ctx, id)
 	if err == nil {
-		tc.put(t)
+		tc.Put(t)
 	}
 	return t, err
-}
-
-// topicChanged drops a topic this broker just changed (deleted, altered,
-// grown) from its cache, so that the broker's own next request sees the
-// change without waiting for the coordinator's notice, which travels
-// separately.
-func (b *Broker) topicChanged(id coordapi.TopicID, name string) {
-	b.topics.invalidate([]coordapi.TopicNotice{{ID: id, Name: name}})
 }

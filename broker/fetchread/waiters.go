@@ -1,4 +1,4 @@
-package broker
+package fetchread
 
 import (
 	"sync"
@@ -7,10 +7,10 @@ import (
 	"github.com/floe-io/floe/coordapi"
 )
 
-// topicPartition names one partition by topic id.
-type topicPartition struct {
-	id        coordapi.TopicID
-	partition int32
+// TopicPartition names one partition by topic id.
+type TopicPartition struct {
+	Topic     coordapi.TopicID
+	Partition int32
 }
 
 // waiters wakes long-polling fetches when a partition they wait on gets new
@@ -21,19 +21,30 @@ type waiters struct {
 	parked atomic.Int64
 	mu     struct {
 		sync.Mutex
-		byPartition map[topicPartition]map[chan struct{}]struct{}
+		byPartition map[TopicPartition]map[chan struct{}]struct{}
 	}
 }
 
 func newWaiters() *waiters {
 	w := &waiters{}
-	w.mu.byPartition = make(map[topicPartition]map[chan struct{}]struct{})
+	w.mu.byPartition = make(map[TopicPartition]map[chan struct{}]struct{})
 	return w
 }
 
+// Register makes ch receive a wake-up when any of tps gets new records
+// (ch has capacity 1; a wake-up is never blocked on, so one pending is
+// enough). The returned func unregisters it.
+func (rd *Reader) Register(tps []TopicPartition, ch chan struct{}) func() {
+	return rd.waiters.register(tps, ch)
+}
+
+// Parked returns how many fetches are registered now, waiting at the log
+// end (the gauge floe.kafka.fetch.parked).
+func (rd *Reader) Parked() int64 { return rd.waiters.parked.Load() }
+
 // register makes ch receive a wake-up when any of tps advances. The
 // returned func unregisters it.
-func (w *waiters) register(tps []topicPartition, ch chan struct{}) func() {
+func (w *waiters) register(tps []TopicPartition, ch chan struct{}) func() {
 	w.parked.Add(1)
 	w.mu.Lock()
 	for _, tp := range tps {
@@ -65,7 +76,7 @@ func (w *waiters) notify(ns []coordapi.CommitNotice) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, n := range ns {
-		for ch := range w.mu.byPartition[topicPartition{n.TopicID, n.Partition}] {
+		for ch := range w.mu.byPartition[TopicPartition{n.TopicID, n.Partition}] {
 			select {
 			case ch <- struct{}{}:
 			default:

@@ -1,10 +1,11 @@
-package broker
+package fetchread
 
 import (
 	"bytes"
 	"fmt"
 	"testing"
 
+	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/record"
 )
 
@@ -79,6 +80,37 @@ func TestFilterView(t *testing.T) {
 			onlyA := append(append([]byte{}, b2...), viewBatch(t, 6, codec, "A")...)
 			if got := filterView(onlyA, []byte("A")); !bytes.Equal(got, onlyA) || &got[0] != &onlyA[0] {
 				t.Error("batches of only the view's key are not passed through as they are, uncopied")
+			}
+		})
+	}
+}
+
+// TestSparseParts: exact reads for a key in few batches per range, cache
+// chunks for one packed into long runs of batches.
+func TestSparseParts(t *testing.T) {
+	const chunk = 4 << 20
+	tests := []struct {
+		name    string
+		batches int
+		ranges  []int // lengths
+		want    bool
+	}{
+		{"one small batch", 1, []int{12 << 10}, true},
+		{"a batch per range", 10, []int{12 << 10, 12 << 10, 12 << 10, 12 << 10, 12 << 10, 12 << 10, 12 << 10, 12 << 10, 12 << 10, 12 << 10}, true},
+		{"two small batches back to back", 2, []int{24 << 10}, true},
+		{"long runs of batches", 16, []int{900 << 10, 900 << 10}, false},
+		{"runs of small batches", 16, []int{96 << 10, 96 << 10}, true},
+		{"no range", 0, nil, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &Part{batches: make([]coordapi.BatchCoord, tc.batches)}
+			var reads []rangeRead
+			for _, l := range tc.ranges {
+				reads = append(reads, rangeRead{part: 0, length: l})
+			}
+			if got := sparseParts([]*Part{p}, reads, chunk)[0]; got != tc.want {
+				t.Errorf("sparse = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package broker
+package tailcache
 
 import (
 	"testing"
@@ -21,10 +21,10 @@ func tailNotice(id coordapi.TopicID, hwm int64, bases ...int64) coordapi.CommitN
 
 // stoppedTail returns a tail cache whose clock reads *now, and partition 0
 // of topic id.
-func stoppedTail(id coordapi.TopicID, now *time.Time) (*tailCache, topicPartition) {
-	tc := newTailCache()
+func stoppedTail(id coordapi.TopicID, now *time.Time) (*Cache, partition) {
+	tc := New()
 	tc.now = func() time.Time { return *now }
-	return tc, topicPartition{id, 0}
+	return tc, partition{id, 0}
 }
 
 func TestTailCache(t *testing.T) {
@@ -32,12 +32,12 @@ func TestTailCache(t *testing.T) {
 	now := time.Unix(1000, 0)
 	tc, tp := stoppedTail(id, &now)
 
-	if _, ok := tc.find(tp, 0, 1000); ok {
+	if _, ok := tc.Find(tp.id, tp.p, 0, 1000); ok {
 		t.Fatal("hit on an empty cache")
 	}
-	tc.notify([]coordapi.CommitNotice{tailNotice(id, 10, 0, 5)})
-	tc.notify([]coordapi.CommitNotice{tailNotice(id, 15, 10)})
-	tc.notify([]coordapi.CommitNotice{tailNotice(id, 12, 10)}) // older, overtaken: ignored
+	tc.Notify([]coordapi.CommitNotice{tailNotice(id, 10, 0, 5)})
+	tc.Notify([]coordapi.CommitNotice{tailNotice(id, 15, 10)})
+	tc.Notify([]coordapi.CommitNotice{tailNotice(id, 12, 10)}) // older, overtaken: ignored
 
 	tests := []struct {
 		name      string
@@ -57,7 +57,7 @@ func TestTailCache(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			now = now.Add(tt.advance)
-			resp, ok := tc.find(tp, tt.offset, tt.maxBytes)
+			resp, ok := tc.Find(tp.id, tp.p, tt.offset, tt.maxBytes)
 			if ok != tt.hit {
 				t.Fatalf("hit %v, want %v", ok, tt.hit)
 			}
@@ -76,19 +76,19 @@ func TestTailCache(t *testing.T) {
 
 	// A lost notice leaves a gap: the next notice starts the cache over, and
 	// offsets before it go to the coordinator.
-	tc.notify([]coordapi.CommitNotice{tailNotice(id, 30, 20)})
-	if _, ok := tc.find(tp, 16, 1000); ok {
+	tc.Notify([]coordapi.CommitNotice{tailNotice(id, 30, 20)})
+	if _, ok := tc.Find(tp.id, tp.p, 16, 1000); ok {
 		t.Fatal("served an offset from across a gap")
 	}
-	if resp, ok := tc.find(tp, 25, 1000); !ok || len(resp.Batches) != 1 || resp.Batches[0].BaseOffset != 20 {
+	if resp, ok := tc.Find(tp.id, tp.p, 25, 1000); !ok || len(resp.Batches) != 1 || resp.Batches[0].BaseOffset != 20 {
 		t.Fatalf("after the gap: %v %+v", ok, resp)
 	}
 	// The coordinator reporting more than the notices did drops the batches.
-	tc.verify(tp, coordapi.PartitionState{HighWatermark: 40, LastStableOffset: 40})
-	if _, ok := tc.find(tp, 25, 1000); ok {
+	tc.Verify(tp.id, tp.p, coordapi.PartitionState{HighWatermark: 40, LastStableOffset: 40})
+	if _, ok := tc.Find(tp.id, tp.p, 25, 1000); ok {
 		t.Fatal("served coordinates the coordinator has outrun")
 	}
-	if _, ok := tc.find(tp, 40, 1000); !ok {
+	if _, ok := tc.Find(tp.id, tp.p, 40, 1000); !ok {
 		t.Fatal("a verified high watermark is not trusted")
 	}
 }
@@ -98,27 +98,27 @@ func TestTailCache(t *testing.T) {
 // coordinator lists them).
 func TestTailCacheCommitted(t *testing.T) {
 	id := coordapi.TopicID{2}
-	tp := topicPartition{id, 0}
-	tc := newTailCache()
+	tp := partition{id, 0}
+	tc := New()
 	n := tailNotice(id, 30, 0, 10, 20)
 	n.LastStableOffset = 10 // a transaction open from 10
-	tc.notify([]coordapi.CommitNotice{n})
-	if resp, ok := tc.findCommitted(tp, 0, 1000); !ok || len(resp.Batches) != 1 || resp.LastStableOffset != 10 {
+	tc.Notify([]coordapi.CommitNotice{n})
+	if resp, ok := tc.FindCommitted(tp.id, tp.p, 0, 1000); !ok || len(resp.Batches) != 1 || resp.LastStableOffset != 10 {
 		t.Fatalf("read_committed from 0: %+v %v, want the batch below the LSO", resp, ok)
 	}
-	if resp, ok := tc.findCommitted(tp, 10, 1000); !ok || len(resp.Batches) != 0 {
+	if resp, ok := tc.FindCommitted(tp.id, tp.p, 10, 1000); !ok || len(resp.Batches) != 0 {
 		t.Fatalf("read_committed at the LSO: %+v %v, want nothing yet", resp, ok)
 	}
-	if resp, ok := tc.find(tp, 10, 1000); !ok || len(resp.Batches) != 2 {
+	if resp, ok := tc.Find(tp.id, tp.p, 10, 1000); !ok || len(resp.Batches) != 2 {
 		t.Fatalf("read_uncommitted at 10: %+v %v, want both batches", resp, ok)
 	}
 	n2 := tailNotice(id, 31, 30)
 	n2.HasAborted = true
-	tc.notify([]coordapi.CommitNotice{n2})
-	if _, ok := tc.findCommitted(tp, 0, 1000); ok {
+	tc.Notify([]coordapi.CommitNotice{n2})
+	if _, ok := tc.FindCommitted(tp.id, tp.p, 0, 1000); ok {
 		t.Fatal("read_committed answered from the cache with aborted transactions in the partition")
 	}
-	if _, ok := tc.find(tp, 30, 1000); !ok {
+	if _, ok := tc.Find(tp.id, tp.p, 30, 1000); !ok {
 		t.Fatal("read_uncommitted missed")
 	}
 }
@@ -138,7 +138,7 @@ func TestTailCacheRing(t *testing.T) {
 		}
 		hwm += int64(len(notice.Batches))
 		notice.HighWatermark, notice.LastStableOffset = hwm, hwm
-		tc.notify([]coordapi.CommitNotice{notice})
+		tc.Notify([]coordapi.CommitNotice{notice})
 	}
 	for range tailBatches + 100 { // wraps the ring more than once
 		send()
@@ -151,7 +151,7 @@ func TestTailCacheRing(t *testing.T) {
 		offset int64
 		hit    bool
 	}{{oldest - 1, false}, {oldest, true}, {oldest + 200, true}, {hwm - 1, true}, {hwm, true}} {
-		resp, ok := tc.find(tp, tc2.offset, 1<<30)
+		resp, ok := tc.Find(tp.id, tp.p, tc2.offset, 1<<30)
 		if ok != tc2.hit {
 			t.Fatalf("offset %d: hit %v, want %v", tc2.offset, ok, tc2.hit)
 		}

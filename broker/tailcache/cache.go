@@ -1,4 +1,4 @@
-package broker
+package tailcache
 
 import (
 	"sort"
@@ -18,17 +18,23 @@ const (
 	tailTrust = time.Second
 )
 
-// tailCache serves batch coordinates for consumers at the head of the log
+// Cache serves batch coordinates for consumers at the head of the log
 // from what commit notices reported, so that tailing fetches need no
 // coordinator round trip. Per partition it keeps the most recent committed
 // batches (contiguous, ending at the high watermark), never a tiered
-// segment's coordinate.
-type tailCache struct {
+// segment's coordinate. It is safe for concurrent use.
+type Cache struct {
 	now func() time.Time
 	mu  struct {
 		sync.RWMutex
-		parts map[topicPartition]*tail
+		parts map[partition]*tail
 	}
+}
+
+// partition names one partition by topic id.
+type partition struct {
+	id coordapi.TopicID
+	p  int32
 }
 
 type tail struct {
@@ -40,62 +46,21 @@ type tail struct {
 	verified   time.Time
 }
 
-// coordRing holds a partition's most recent batch coordinates, at most
-// tailBatches, oldest first. Once full, a new coordinate overwrites the
-// oldest in place: a busy partition gets a notice every few milliseconds,
-// and trimming a slice by copying it to a new one cost a copy of all 512
-// coordinates per notice (a fifth of a soak broker's allocations).
-type coordRing struct {
-	buf  []coordapi.BatchCoord // grows to tailBatches, then wraps
-	head int                   // index in buf of the oldest, once full
-}
-
-func (r *coordRing) len() int { return len(r.buf) }
-
-// at returns the i-th oldest coordinate.
-func (r *coordRing) at(i int) *coordapi.BatchCoord {
-	j := r.head + i
-	if j >= len(r.buf) {
-		j -= len(r.buf)
-	}
-	return &r.buf[j]
-}
-
-// push appends bs, dropping the oldest beyond tailBatches.
-func (r *coordRing) push(bs []coordapi.BatchCoord) {
-	for _, b := range bs {
-		if len(r.buf) < tailBatches {
-			r.buf = append(r.buf, b)
-			continue
-		}
-		r.buf[r.head] = b
-		if r.head++; r.head == len(r.buf) {
-			r.head = 0
-		}
-	}
-}
-
-// reset empties the ring, keeping its memory; its old coordinates are
-// cleared so that their object keys can be collected.
-func (r *coordRing) reset() {
-	clear(r.buf)
-	r.buf, r.head = r.buf[:0], 0
-}
-
-func newTailCache() *tailCache {
-	tc := &tailCache{now: time.Now}
-	tc.mu.parts = make(map[topicPartition]*tail)
+// New returns an empty Cache.
+func New() *Cache {
+	tc := &Cache{now: time.Now}
+	tc.mu.parts = make(map[partition]*tail)
 	return tc
 }
 
-// notify records commit notices.
-func (tc *tailCache) notify(ns []coordapi.CommitNotice) {
+// Notify records commit notices.
+func (tc *Cache) Notify(ns []coordapi.CommitNotice) {
 	now := tc.now()
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	for i := range ns {
 		n := &ns[i]
-		tp := topicPartition{n.TopicID, n.Partition}
+		tp := partition{n.TopicID, n.Partition}
 		t := tc.mu.parts[tp]
 		if t == nil {
 			t = &tail{}
@@ -115,19 +80,20 @@ func (tc *tailCache) notify(ns []coordapi.CommitNotice) {
 	}
 }
 
-// forget drops a partition's cached coordinates, so that its next fetch
-// asks the coordinator: a read of them found their object gone.
-func (tc *tailCache) forget(tp topicPartition) {
+// Forget drops a partition's cached coordinates, so that its next fetch
+// asks the coordinator: a read of them found their object gone, or its log
+// start moved.
+func (tc *Cache) Forget(id coordapi.TopicID, p int32) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
-	delete(tc.mu.parts, tp)
+	delete(tc.mu.parts, partition{id, p})
 }
 
-// verify records a partition's offsets as read from the coordinator.
-func (tc *tailCache) verify(tp topicPartition, st coordapi.PartitionState) {
+// Verify records a partition's offsets as read from the coordinator.
+func (tc *Cache) Verify(id coordapi.TopicID, p int32, st coordapi.PartitionState) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
-	t := tc.mu.parts[tp]
+	t := tc.mu.parts[partition{id, p}]
 	if t == nil {
 		return // only partitions that get notices are cached
 	}
@@ -141,20 +107,20 @@ func (tc *tailCache) verify(tp topicPartition, st coordapi.PartitionState) {
 	}
 }
 
-// find answers FindBatches from the cache when it can: an offset inside the
+// Find answers FindBatches from the cache when it can: an offset inside the
 // cached batches, or at a recently verified high watermark.
-func (tc *tailCache) find(tp topicPartition, offset int64, maxBytes int32) (coordapi.FindBatchesResponse, bool) {
-	return tc.lookup(tp, offset, maxBytes, false)
+func (tc *Cache) Find(id coordapi.TopicID, p int32, offset int64, maxBytes int32) (coordapi.FindBatchesResponse, bool) {
+	return tc.lookup(partition{id, p}, offset, maxBytes, false)
 }
 
-// findCommitted is find for a read_committed fetch: batches below the last
+// FindCommitted is Find for a read_committed fetch: batches below the last
 // stable offset, and only for a partition without aborted transactions
 // (the coordinator lists those).
-func (tc *tailCache) findCommitted(tp topicPartition, offset int64, maxBytes int32) (coordapi.FindBatchesResponse, bool) {
-	return tc.lookup(tp, offset, maxBytes, true)
+func (tc *Cache) FindCommitted(id coordapi.TopicID, p int32, offset int64, maxBytes int32) (coordapi.FindBatchesResponse, bool) {
+	return tc.lookup(partition{id, p}, offset, maxBytes, true)
 }
 
-func (tc *tailCache) lookup(tp topicPartition, offset int64, maxBytes int32, committed bool) (coordapi.FindBatchesResponse, bool) {
+func (tc *Cache) lookup(tp partition, offset int64, maxBytes int32, committed bool) (coordapi.FindBatchesResponse, bool) {
 	tc.mu.RLock()
 	defer tc.mu.RUnlock()
 	t := tc.mu.parts[tp]

@@ -1,10 +1,10 @@
-package broker
+package fetchread
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -16,7 +16,7 @@ import (
 // A view's fetch reads only the batches holding its key: the coordinator's
 // posting index names them (FindKeyBatches), each resolved to where it lives
 // now, and the fetch reads just their byte ranges, then filters them to the
-// key (filterView). The steps follow fetchOnce's:
+// key (filterView). The steps follow Plan and Read:
 //
 //	findKeyBatches     FindKeyBatches per view partition (not the tail
 //	                   cache: it holds every key's batches); a topic whose
@@ -26,7 +26,7 @@ import (
 //	                   inside it (the segment's index, then exact reads of
 //	                   the headers), never the whole segment
 //	planFetch          as for any partition
-//	readPlanned        exact ranged GETs for ranges small against a cache
+//	Read               exact ranged GETs for ranges small against a cache
 //	                   chunk (directReadBelow) when the key's batches are
 //	                   sparse (sparseParts), else cache chunks; then
 //	                   filterView, then a bare header up to what the
@@ -37,16 +37,6 @@ import (
 // there: Kafka clients skip a batch with no records, taking its last offset
 // as read.
 
-// DirectRangeReader is a RangeReader that can also read a range without
-// loading cache chunks for it (cache.Cache.GetRangeDirect). A view fetch
-// uses it for small batches; without it every read goes through GetRange.
-type DirectRangeReader interface {
-	RangeReader
-	GetRangeDirect(ctx context.Context, key string, objectSize, offset, length int64) ([]byte, error)
-	// ChunkBytes is the cache's chunk size.
-	ChunkBytes() int64
-}
-
 // directReadBelow is the fraction of a chunk under which a view's range is
 // read directly: a range of a quarter chunk or more is worth its chunk.
 const directReadBelow = 4
@@ -55,29 +45,29 @@ const directReadBelow = 4
 // holding its key, concurrently, and returns the parts it could not answer
 // from postings (not ready, or a coordinator without FindKeyBatches), which
 // read the base partition instead.
-func (b *Broker) findKeyBatches(ctx context.Context, views []*partFetch) (fallback []*partFetch) {
+func (rd *Reader) findKeyBatches(ctx context.Context, views []*Part) (fallback []*Part) {
 	if len(views) == 0 {
 		return nil
 	}
-	if b.findKeyAt.Load() > nowNano() {
+	if rd.findKeyAt.Load() > rd.nowNano() {
 		return views
 	}
 	answered := make([]bool, len(views))
-	parallel(len(views), b.opts.FetchConcurrency, func(i int) {
+	parallel(len(views), rd.opts.Concurrency, func(i int) {
 		p := views[i]
-		resp, err := b.coord.FindKeyBatches(ctx, coordapi.FindKeyBatchesRequest{
-			TopicID: p.tp.id, Partition: p.tp.partition, Key: p.viewKey, Offset: p.offset, MaxBytes: p.ask, ReadCommitted: p.readCommitted})
+		resp, err := rd.coord.FindKeyBatches(ctx, coordapi.FindKeyBatchesRequest{
+			TopicID: p.Topic, Partition: p.Partition, Key: p.ViewKey, Offset: p.Offset, MaxBytes: p.ask, ReadCommitted: p.ReadCommitted})
 		switch {
 		case errors.Is(err, errors.ErrUnsupported):
-			b.findKeyAt.Store(nowNano() + int64(findMultiRetry))
+			rd.findKeyAt.Store(rd.nowNano() + int64(findMultiRetry))
 			return
 		case err != nil:
 			// As findBatches answers: OFFSET_OUT_OF_RANGE with the
 			// partition's offsets (an error reply carries none), else -1.
-			p.code = errorCode(err)
+			p.code = coordapi.ErrorCode(err)
 			p.found.PartitionState = coordapi.PartitionState{LogStartOffset: -1, HighWatermark: -1, LastStableOffset: -1}
 			if errors.Is(err, kerr.OffsetOutOfRange) {
-				if st, serr := b.coord.PartitionState(ctx, p.tp.id, p.tp.partition); serr == nil {
+				if st, serr := rd.coord.PartitionState(ctx, p.Topic, p.Partition); serr == nil {
 					p.found.PartitionState = st
 				}
 			}
@@ -100,18 +90,18 @@ func (b *Broker) findKeyBatches(ctx context.Context, views []*partFetch) (fallba
 
 // resolveKeySegments turns each posted part's key batches into batch
 // coordinates: a WAL batch as it is, a batch in a tiered segment found
-// through the segment's index (b.viewSegments, which reads headers with
+// through the segment's index (rd.viewSegments, which reads headers with
 // exact ranges). A posting whose batch is no longer in its segment
 // (compaction rewrote it away) is skipped. A segment that cannot be read
 // fails its partition as a failed read does.
-func (b *Broker) resolveKeySegments(ctx context.Context, parts []*partFetch) {
-	var posted []*partFetch
+func (rd *Reader) resolveKeySegments(ctx context.Context, parts []*Part) {
+	var posted []*Part
 	for _, p := range parts {
 		if p.posted && p.code == 0 {
 			posted = append(posted, p)
 		}
 	}
-	parallel(len(posted), b.opts.FetchConcurrency, func(i int) {
+	parallel(len(posted), rd.opts.Concurrency, func(i int) {
 		p := posted[i]
 		batches := make([]coordapi.BatchCoord, 0, len(p.keyBatches))
 		for _, kb := range p.keyBatches {
@@ -119,14 +109,14 @@ func (b *Broker) resolveKeySegments(ctx context.Context, parts []*partFetch) {
 				batches = append(batches, kb.Coord)
 				continue
 			}
-			if b.viewSegments == nil {
-				p.code = errorCode(errNoSegmentReader)
+			if rd.viewSegments == nil {
+				p.code = coordapi.ErrorCode(errNoSegmentReader)
 				return
 			}
-			found, err := b.viewSegments.Batches(ctx, kb.Coord, max(kb.BaseOffset, p.offset), 1)
+			found, err := rd.viewSegments.Batches(ctx, kb.Coord, max(kb.BaseOffset, p.Offset), 1)
 			if err != nil {
-				b.logSegmentError(ctx, "view fetch", err)
-				p.code = errorCode(err)
+				rd.logSegmentError(ctx, "view fetch", err)
+				p.code = coordapi.ErrorCode(err)
 				return
 			}
 			if bc := found[0]; bc.BaseOffset <= kb.LastOffset && bc.LastOffset >= kb.BaseOffset {
@@ -142,11 +132,11 @@ func (b *Broker) resolveKeySegments(ctx context.Context, parts []*partFetch) {
 // covered, when that is further. nil when there is nothing to cover, or
 // when the plan did not send every batch found (the next fetch goes on from
 // the last one sent).
-func viewTail(p *partFetch, sent int) []byte {
+func viewTail(p *Part, sent int) []byte {
 	if !p.posted || sent < len(p.found.Batches) {
 		return nil
 	}
-	start := p.offset
+	start := p.Offset
 	if sent > 0 {
 		start = max(start, p.found.Batches[sent-1].LastOffset+1)
 	}
@@ -156,7 +146,7 @@ func viewTail(p *partFetch, sent int) []byte {
 	}
 	last := min(end-1, start+math.MaxInt32)
 	return tiered.EmptyBatch(record.Header{
-		BaseOffset: start, PartitionLeaderEpoch: leaderEpoch, LastOffsetDelta: int32(last - start),
+		BaseOffset: start, PartitionLeaderEpoch: LeaderEpoch, LastOffsetDelta: int32(last - start),
 		MaxTimestamp: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1,
 	})
 }
@@ -165,11 +155,11 @@ func viewTail(p *partFetch, sent int) []byte {
 // with an exact GET rather than through cache chunks, and with what: when
 // the range is small against a chunk and the part is sparse (see
 // sparseParts).
-func (b *Broker) directRead(p *partFetch, sparse bool, length int) (DirectRangeReader, bool) {
+func (rd *Reader) directRead(p *Part, sparse bool, length int) (DirectRangeReader, bool) {
 	if !p.posted || !sparse {
 		return nil, false
 	}
-	d, ok := b.reader.(DirectRangeReader)
+	d, ok := rd.ranges.(DirectRangeReader)
 	if !ok || int64(length)*directReadBelow > d.ChunkBytes() {
 		return nil, false
 	}
@@ -183,7 +173,7 @@ func (b *Broker) directRead(p *partFetch, sparse bool, length int) (DirectRangeR
 // in most batches (producers batching many keys together), reads through
 // cache chunks with their read-ahead, as a topic's own fetch does: an
 // exact read a fetch would be slower there and read hardly fewer bytes.
-func sparseParts(parts []*partFetch, reads []rangeRead, chunkBytes int64) []bool {
+func sparseParts(parts []*Part, reads []rangeRead, chunkBytes int64) []bool {
 	ranges := make([]int, len(parts))
 	bytes := make([]int64, len(parts))
 	for _, r := range reads {
@@ -198,10 +188,10 @@ func sparseParts(parts []*partFetch, reads []rangeRead, chunkBytes int64) []bool
 	return sparse
 }
 
-// chunkBytes is the chunk size of the broker's reader, 0 when it has no
+// chunkBytes is the chunk size of the Reader's ranges, 0 when they have no
 // exact reads.
-func (b *Broker) chunkBytes() int64 {
-	if d, ok := b.reader.(DirectRangeReader); ok {
+func (rd *Reader) chunkBytes() int64 {
+	if d, ok := rd.ranges.(DirectRangeReader); ok {
 		return d.ChunkBytes()
 	}
 	return 0
@@ -211,14 +201,46 @@ func (b *Broker) chunkBytes() int64 {
 // chunk.
 const denseRangeOf = 8
 
-// directRanges reads through a DirectRangeReader's exact reads, for the
-// segment reader of view fetches.
-type directRanges struct{ d DirectRangeReader }
-
-// GetRange implements tiered.RangeReader.
-func (r directRanges) GetRange(ctx context.Context, key string, objectSize, offset, length int64) ([]byte, error) {
-	return r.d.GetRangeDirect(ctx, key, objectSize, offset, length)
+// filterView returns the batches of data (whole batches, patched for the
+// wire) with only the records whose key is key: a batch whose records all
+// match as it is, one with some rebuilt around them (same offsets, producer
+// fields and codec, a valid CRC), one with none dropped, but the last batch
+// kept as a bare header even then, so that a consumer's next offset moves
+// past what it was sent. Control batches stay. A batch that does not parse
+// ends the result there (the consumer asks again from its offset).
+func filterView(data, key []byte) []byte {
+	var out []byte // nil while every batch so far stays as it is
+	keep := func(r tiered.RecordInfo) bool { return r.Key != nil && bytes.Equal(r.Key, key) }
+	at := 0
+	for at < len(data) {
+		h, err := record.ParseHeader(data[at:])
+		if err != nil || h.Size() > len(data)-at {
+			break
+		}
+		n := h.Size()
+		last := at+n == len(data)
+		b, _, err := tiered.CompactBatch(data[at:at+n:at+n], tiered.CompactPolicy{
+			Keep:        keep,
+			Lazy:        true, // a key's batch is usually all its own
+			AskKeyless:  true,
+			RetainEmpty: func(record.Header) bool { return last },
+		})
+		if err != nil {
+			break
+		}
+		switch {
+		case out == nil && len(b) == n && &b[0] == &data[at]:
+			// Unchanged (CompactBatch returned the batch itself): no copy
+			// until a batch differs.
+		case out == nil:
+			out = append(append(make([]byte, 0, len(data)), data[:at]...), b...)
+		default:
+			out = append(out, b...)
+		}
+		at += n
+	}
+	if out == nil {
+		return data[:at]
+	}
+	return out
 }
-
-// nowNano is the wall clock in Unix nanoseconds, for the retry gates.
-func nowNano() int64 { return time.Now().UnixNano() }
