@@ -71,22 +71,7 @@ func TestKvDurable(t *testing.T) {
 		}
 		return ok
 	}
-	// slow runs do, a commit, while the log holds it; done releases it and
-	// waits for do to return (also at the test's end, should it fail first).
-	slow := func(do func()) (done func()) {
-		t.Helper()
-		release := make(chan struct{})
-		log.release = release
-		log.hold.Store(true)
-		finished := make(chan struct{})
-		go func() { defer close(finished); do() }()
-		<-log.started
-		log.hold.Store(false)
-		var once sync.Once
-		done = func() { once.Do(func() { close(release) }); <-finished }
-		t.Cleanup(done) // before the coordinator's Close, which waits for do
-		return done
-	}
+	slow := slowCommits(t, log)
 
 	if !absent("z") {
 		t.Error("z absent from a partition nothing was written to: not durable")
