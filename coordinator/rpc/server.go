@@ -137,7 +137,7 @@ var handlers = map[string]handler{
 	opListBrokers: unary(decEmpty, func(c *coordinator.Coordinator, ctx context.Context, _ empty) ([]coordapi.BrokerInfo, error) {
 		return c.ListBrokers(ctx)
 	}, encBrokerList),
-	opKvGet:              unary(decKvGetReq, (*coordinator.Coordinator).KvGet, encKvGetResp),
+	opKvGet:              (*Server).handleKvGet,
 	opAddPartitionsToTxn: unary(decAddPartitionsReq, (*coordinator.Coordinator).AddPartitionsToTxn, encCodes),
 	opAddOffsetsToTxn: unary(decAddOffsetsReq, func(c *coordinator.Coordinator, ctx context.Context, r addOffsetsReq) (empty, error) {
 		return empty{}, c.AddOffsetsToTxn(ctx, r.P, r.Group)
@@ -253,7 +253,8 @@ type ServerOptions struct {
 	// SettledGate, when set with Gate, is asked instead of it before a
 	// reply that depends only on what the coordinator's log has: fetches'
 	// FindBatches, which read no further than the durable high watermarks
-	// (coordinator.FindBatchesSettled). Package ha sets it to check its
+	// (coordinator.FindBatchesSettled), and /kv lookups of durable keys
+	// (coordinator.KvDurable). Package ha sets it to check its
 	// lease without waiting for the log: a consumer's fetch does not wait
 	// for commits of other partitions in flight. Default: Gate.
 	SettledGate func() error
@@ -530,6 +531,23 @@ func (s *Server) handleFindBatches(ctx context.Context, d *decoder, e *encoder) 
 		resp.Batches = resp.Batches[:min(keep, len(resp.Batches)-1)]
 		e.b = e.b[:start]
 	}
+}
+
+// handleKvGet answers kv_get; an answer that depends on durable commits
+// only (coordinator.KvDurable, as the embedded default's in-process
+// lookups decide) goes out through the settled gate.
+func (s *Server) handleKvGet(ctx context.Context, d *decoder, e *encoder) error {
+	req := decKvGetReq(d)
+	if d.err != nil {
+		return &coordapi.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
+	}
+	res, err := s.c.KvGet(ctx, req)
+	if err != nil {
+		return err
+	}
+	e.settled = s.c.KvDurable(req, res)
+	encKvGetResp(e, res)
+	return nil
 }
 
 // handleFindBatchesMulti answers find_batches_multi with the results that

@@ -17,7 +17,7 @@ import (
 )
 
 // TestSettledGate: a reply that depends only on what the log has
-// (FindBatches, FindBatchesMulti) is gated by SettledGate when one is set,
+// (FindBatches, FindBatchesMulti, a /kv lookup of a durable key) is gated by SettledGate when one is set,
 // every other reply by Gate; here Gate refuses everything, as a log that
 // never answers would hold it.
 func TestSettledGate(t *testing.T) {
@@ -34,17 +34,19 @@ func TestSettledGate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := natstest.StartWith(t, &server.Options{})
-			c, err := coordinator.Open(coordinator.Options{Dir: t.TempDir(), Logger: testkit.Logger()})
+			c, err := coordinator.Open(coordinator.Options{Dir: t.TempDir(), Logger: testkit.Logger(), KVIndexEnabled: true})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { c.Close() })
-			tp, err := c.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "t", Partitions: 1, ReplicationFactor: -1})
+			tp, err := c.CreateTopic(ctx, coordapi.CreateTopicRequest{Name: "t", Partitions: 1, ReplicationFactor: -1,
+				Configs: map[string]string{"cleanup.policy": "compact", "kv.index.enabled": "true"}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if _, err := c.CommitObject(ctx, &coordapi.CommitRequest{ObjectKey: "wal/1", ObjectSize: 100, BrokerID: 1,
-				Batches: []coordapi.CommitBatch{{TopicID: tp.ID, Partition: 0, ByteLength: 100, LastOffsetDelta: 2, ProducerID: -1}}}); err != nil {
+				Batches: []coordapi.CommitBatch{{TopicID: tp.ID, Partition: 0, ByteLength: 100, LastOffsetDelta: 2, ProducerID: -1,
+					Keys: []coordapi.KeyEntry{{Key: []byte("k"), OffsetDelta: 1}}}}}); err != nil {
 				t.Fatal(err)
 			}
 			srv, err := rpc.ServeWith(ctx, natstest.Connect(t, ns), "test", c, rpc.ServerOptions{Logger: testkit.Logger(),
@@ -68,6 +70,13 @@ func TestSettledGate(t *testing.T) {
 			}
 			if err == nil && len(multi[0].Batches) != 1 {
 				t.Fatalf("FindBatchesMulti: %d batches, want 1", len(multi[0].Batches))
+			}
+			kv, err := client.KvGet(ctx, coordapi.KvGetRequest{TopicID: tp.ID, Partition: 0, Key: []byte("k")})
+			if tc.findOK != (err == nil) {
+				t.Fatalf("KvGet: %v; want ok %v", err, tc.findOK)
+			}
+			if err == nil && (!kv.Found || kv.Offset != 1) {
+				t.Fatalf("KvGet: %+v, want k found at 1", kv)
 			}
 			if _, _, err := client.ListOffset(ctx, tp.ID, 0, coordapi.TimestampLatest); !errors.Is(err, kerr.NotLeaderForPartition) {
 				t.Fatalf("ListOffset, another reply: %v; want Gate's refusal", err)
