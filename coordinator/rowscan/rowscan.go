@@ -33,51 +33,28 @@ func Batches(it *pebble.Iterator, req coordapi.FindBatchesRequest, limit int64) 
 		nums    []uint64
 		total   int64
 	)
-	for valid := it.First(); valid; valid = it.Next() {
-		last, err := layout.DecodeBatchKey(it.Key())
-		if err != nil {
-			return nil, nil, err
+	err := iterCoords(it, it.First(), func(object uint64, bc coordapi.BatchCoord) error {
+		switch {
+		case bc.LastOffset < req.Offset:
+			return nil // before the batch holding Offset, in the first run
+		case bc.BaseOffset >= limit:
+			return ErrStop
+		case bc.Segment:
+			// A segment is answered alone: its reader finds the batch
+			// holding Offset in it, and the next fetch goes on after.
+			if len(batches) == 0 {
+				batches, nums = append(batches, bc), append(nums, object)
+			}
+			return ErrStop
+		case len(batches) > 0 && total+int64(bc.ByteLength) > int64(req.MaxBytes):
+			return ErrStop
 		}
-		v, err := it.ValueAndErr()
-		if err != nil {
-			return nil, nil, fmt.Errorf("find batches: read: %w", err)
-		}
-		r, err := layout.NewRunReader(last, v)
-		for err == nil {
-			var (
-				bc coordapi.BatchCoord
-				ok bool
-			)
-			if bc, ok, err = r.Next(); !ok || err != nil {
-				break
-			}
-			if bc.LastOffset < req.Offset {
-				continue // before the batch holding Offset, in the first run
-			}
-			if bc.BaseOffset >= limit {
-				return batches, nums, nil
-			}
-			if bc.Segment {
-				// A segment is answered alone: its reader finds the batch
-				// holding Offset in it, and the next fetch goes on after.
-				if len(batches) == 0 {
-					batches, nums = append(batches, bc), append(nums, r.Object())
-				}
-				return batches, nums, nil
-			}
-			if len(batches) > 0 && total+int64(bc.ByteLength) > int64(req.MaxBytes) {
-				return batches, nums, nil
-			}
-			total += int64(bc.ByteLength)
-			batches = append(batches, bc)
-			nums = append(nums, r.Object())
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-	}
-	if err := it.Error(); err != nil {
-		return nil, nil, fmt.Errorf("find batches: iterate: %w", err)
+		total += int64(bc.ByteLength)
+		batches, nums = append(batches, bc), append(nums, object)
+		return nil
+	})
+	if err != nil && !errors.Is(err, ErrStop) {
+		return nil, nil, fmt.Errorf("find batches: %w", err)
 	}
 	return batches, nums, nil
 }
@@ -89,43 +66,60 @@ func Batches(it *pebble.Iterator, req coordapi.FindBatchesRequest, limit int64) 
 // false when no batch overlapping the posting's offsets is there any more
 // (compaction removed it). It returns the object number of the coordinate.
 func ResolvePosting(it *pebble.Iterator, id coordapi.TopicID, partition int32, at int64, po kvindex.Posting) (kb coordapi.KeyBatch, object uint64, ok bool, err error) {
-	for valid := it.SeekGE(layout.BatchKey(id, partition, at)); valid; valid = it.Next() {
-		last, err := layout.DecodeBatchKey(it.Key())
-		if err != nil {
-			return kb, 0, false, err
+	err = iterCoords(it, it.SeekGE(layout.BatchKey(id, partition, at)), func(obj uint64, bc coordapi.BatchCoord) error {
+		switch {
+		case bc.LastOffset < at:
+			return nil
+		case bc.Segment:
+			if bc.BaseOffset <= po.LastOffset {
+				kb, object, ok = coordapi.KeyBatch{Coord: bc, BaseOffset: po.BaseOffset, LastOffset: po.LastOffset}, obj, true
+			}
+		case bc.BaseOffset <= po.LastOffset:
+			kb, object, ok = coordapi.KeyBatch{Coord: bc, BaseOffset: bc.BaseOffset, LastOffset: bc.LastOffset}, obj, true
 		}
+		return ErrStop
+	})
+	if err != nil && !errors.Is(err, ErrStop) {
+		return coordapi.KeyBatch{}, 0, false, err
+	}
+	return kb, object, ok, nil
+}
+
+// iterCoords calls fn for every batch of the batch rows it shows, from
+// the row valid says it stands on, with the object each row names (a
+// segment row: one coordinate with Segment set). fn's error, ErrStop
+// included, ends the walk and is returned as it is.
+func iterCoords(it *pebble.Iterator, valid bool, fn func(object uint64, bc coordapi.BatchCoord) error) error {
+	for ; valid; valid = it.Next() {
 		v, err := it.ValueAndErr()
 		if err != nil {
-			return kb, 0, false, fmt.Errorf("read batch row: %w", err)
+			return fmt.Errorf("read batch row: %w", err)
 		}
-		r, err := layout.NewRunReader(last, v)
-		for err == nil {
-			var (
-				bc   coordapi.BatchCoord
-				more bool
-			)
-			if bc, more, err = r.Next(); !more || err != nil {
-				break
-			}
-			switch {
-			case bc.LastOffset < at:
-				continue
-			case bc.Segment:
-				if bc.BaseOffset > po.LastOffset {
-					return kb, 0, false, nil
-				}
-				return coordapi.KeyBatch{Coord: bc, BaseOffset: po.BaseOffset, LastOffset: po.LastOffset}, r.Object(), true, nil
-			case bc.BaseOffset > po.LastOffset:
-				return kb, 0, false, nil
-			default:
-				return coordapi.KeyBatch{Coord: bc, BaseOffset: bc.BaseOffset, LastOffset: bc.LastOffset}, r.Object(), true, nil
-			}
-		}
-		if err != nil {
-			return kb, 0, false, err
+		if err := rowCoords(it.Key(), v, fn); err != nil {
+			return err
 		}
 	}
-	return kb, 0, false, it.Error()
+	if err := it.Error(); err != nil {
+		return fmt.Errorf("iterate batch rows: %w", err)
+	}
+	return nil
+}
+
+// rowCoords calls fn for every batch of the batch row k, v, as iterCoords.
+func rowCoords(k, v []byte, fn func(object uint64, bc coordapi.BatchCoord) error) error {
+	last, err := layout.DecodeBatchKey(k)
+	if err != nil {
+		return err
+	}
+	r, err := layout.NewRunReader(last, v)
+	for err == nil {
+		bc, more, nerr := r.Next()
+		if !more || nerr != nil {
+			return nerr
+		}
+		err = fn(r.Object(), bc)
+	}
+	return err
 }
 
 // WithAbortMarkers merges into resp's batches (nums their objects) the
@@ -220,22 +214,7 @@ func RowStats(scan Scan, lower, upper []byte) (Stats, error) {
 // without error; k and v are only valid during the call.
 func Rows(scan Scan, lower, upper []byte, fn func(k, v []byte, object uint64, bc coordapi.BatchCoord) error) error {
 	err := scan(lower, upper, func(k, v []byte) error {
-		last, err := layout.DecodeBatchKey(k)
-		if err != nil {
-			return err
-		}
-		r, err := layout.NewRunReader(last, v)
-		for err == nil {
-			var (
-				bc coordapi.BatchCoord
-				ok bool
-			)
-			if bc, ok, err = r.Next(); !ok || err != nil {
-				break
-			}
-			err = fn(k, v, r.Object(), bc)
-		}
-		return err
+		return rowCoords(k, v, func(object uint64, bc coordapi.BatchCoord) error { return fn(k, v, object, bc) })
 	})
 	if errors.Is(err, ErrStop) {
 		return nil
