@@ -377,17 +377,16 @@ func (in *Ingester) maybeRollLocked(now time.Time) {
 		in.rollLocked(now, true)
 		return
 	}
-	idle := in.mu.uploading == 0
-	// Or, large enough, beside the uploads still running
-	// (Options.UploadAheadBytes).
-	idle = idle || in.opts.UploadAheadBytes > 0 && len(o.buf) >= in.opts.UploadAheadBytes &&
+	// The uploader takes o when it is idle or, o large enough, beside the
+	// uploads still running (Options.UploadAheadBytes).
+	free := in.mu.uploading == 0 || in.opts.UploadAheadBytes > 0 && len(o.buf) >= in.opts.UploadAheadBytes &&
 		in.mu.uploading < in.opts.MaxUploads
-	ready := idle && in.earlyRollReadyLocked(o, now)
+	ready := free && in.earlyRollReadyLocked(o, now)
 	if ready && in.mu.budget.tryTake(now) {
 		in.rollLocked(now, false)
 		return
 	}
-	// Wake at the linger deadline, or earlier when the pipeline is idle
+	// Wake at the linger deadline, or earlier when the uploader is free
 	// and an early roll becomes possible: when the budget refills, and not
 	// before the early roll's wait ends if o is not ready yet. Until then
 	// only an append can make o ready (its bytes, or every producer
@@ -399,7 +398,7 @@ func (in *Ingester) maybeRollLocked(now time.Time) {
 	if !o.txnAt.IsZero() {
 		d = min(d, o.txnAt.Add(in.opts.TxnLinger).Sub(now))
 	}
-	if idle {
+	if free {
 		early := in.mu.budget.wait(now)
 		if !ready {
 			early = max(early, o.firstAt.Add(in.opts.EarlyRollWait).Sub(now))
