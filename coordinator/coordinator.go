@@ -27,6 +27,8 @@ import (
 	"github.com/floe-io/floe/coordinator/tierplan"
 	"github.com/floe-io/floe/coordinator/txn"
 	"github.com/floe-io/floe/coordinator/users"
+	"github.com/floe-io/floe/internal/keyspan"
+	"github.com/floe-io/floe/internal/pebblelog"
 	"github.com/floe-io/floe/kvindex"
 )
 
@@ -559,7 +561,7 @@ func Open(opts Options) (*Coordinator, error) {
 	cache := pebble.NewCache(pebbleCacheSize)
 	defer cache.Unref()
 	popts := &pebble.Options{
-		Logger:                      pebbleLogger{opts.Logger},
+		Logger:                      pebblelog.New(opts.Logger, "coordinator"),
 		Cache:                       cache,
 		MemTableSize:                pebbleMemTableSize,
 		MemTableStopWritesThreshold: 4,
@@ -606,38 +608,17 @@ func Open(opts Options) (*Coordinator, error) {
 		c.inline = inline.Start(opts.Inline, stagedRows{c}, c.log)
 	}
 	if opts.GCStore != nil {
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		c.stopGC = func() { cancel(); <-done }
-		go func() {
-			defer close(done)
-			c.RunGC(ctx, opts.GCStore, opts.GCPrefix, opts.GCInterval)
-		}()
+		c.stopGC = background(func(ctx context.Context) { c.RunGC(ctx, opts.GCStore, opts.GCPrefix, opts.GCInterval) })
 	}
-	if opts.TxnCheckInterval == 0 {
-		opts.TxnCheckInterval = defaultTxnCheckInterval
-	}
-
+	opts.TxnCheckInterval = cmp.Or(opts.TxnCheckInterval, defaultTxnCheckInterval)
 	if opts.TxnCheckInterval > 0 {
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		c.stopTxn = func() { cancel(); <-done }
-		go func() {
-			defer close(done)
-			c.runTxns(ctx, opts.TxnCheckInterval)
-		}()
+		c.stopTxn = background(func(ctx context.Context) { c.runTxns(ctx, opts.TxnCheckInterval) })
 	}
 	if opts.TopicOwner != nil {
 		c.stopFollow = c.follower.Start(opts.TopicOwner, opts.FollowInterval, opts.Shard, c.log)
 	}
 	if opts.TierInterval > 0 {
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		c.stopTier = func() { cancel(); <-done }
-		go func() {
-			defer close(done)
-			c.runTier(ctx)
-		}()
+		c.stopTier = background(c.runTier)
 	}
 	c.log.Info("coordinator opened", "dir", opts.Dir,
 		"topics", len(c.mu.topicsByID), "objects", len(c.mu.objects),
@@ -700,6 +681,18 @@ func (c *Coordinator) Close() error {
 		return fmt.Errorf("coordinator: close pebble: %w", err)
 	}
 	return nil
+}
+
+// background runs loop in its own goroutine until the returned stop is
+// called: stop cancels loop's context and waits for loop to return.
+func background(loop func(ctx context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		loop(ctx)
+	}()
+	return func() { cancel(); <-done }
 }
 
 // enter starts a public call: it fails on a done context or a closed
@@ -970,43 +963,5 @@ func (c *Coordinator) scan(prefix byte, fn func(k, v []byte) error) error {
 // scanRange calls fn for every key in [lower, upper), in key order. k and v
 // are only valid during the call.
 func (c *Coordinator) scanRange(lower, upper []byte, fn func(k, v []byte) error) error {
-	it, err := c.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
-	if err != nil {
-		return fmt.Errorf("coordinator: new iterator: %w", err)
-	}
-	for valid := it.First(); valid; valid = it.Next() {
-		v, err := it.ValueAndErr()
-		if err != nil {
-			_ = it.Close()
-			return fmt.Errorf("coordinator: read %x: %w", it.Key(), err)
-		}
-		if err := fn(it.Key(), v); err != nil {
-			_ = it.Close()
-			return err
-		}
-	}
-	if err := it.Close(); err != nil {
-		return fmt.Errorf("coordinator: iterate: %w", err)
-	}
-	return nil
-}
-
-// pebbleLogger sends Pebble's logs to slog: its chatter at debug level.
-// Fatalf panics: Pebble calls it when it cannot go on (a failed WAL write
-// leaves its commit pipeline broken), and the process must crash and
-// recover from the WAL on restart rather than keep serving.
-type pebbleLogger struct{ log *slog.Logger }
-
-func (l pebbleLogger) Infof(format string, args ...any) {
-	l.log.Debug("pebble: " + fmt.Sprintf(format, args...))
-}
-
-func (l pebbleLogger) Errorf(format string, args ...any) {
-	l.log.Error("pebble: " + fmt.Sprintf(format, args...))
-}
-
-func (l pebbleLogger) Fatalf(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	l.log.Error("pebble: fatal: " + msg)
-	panic("coordinator: pebble fatal: " + msg)
+	return keyspan.Scan(c.db, lower, upper, fn)
 }

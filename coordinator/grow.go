@@ -108,14 +108,10 @@ func (c *Coordinator) Grow(ctx context.Context, shards int, peers []ShardPeer, c
 // background, trying again after each failure, until it succeeds or
 // Close.
 func (c *Coordinator) startGrowing() {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	c.stopGrow = func() { cancel(); <-done }
 	peers := append([]ShardPeer{c}, c.opts.GrowPeers...)
-	go func() {
-		defer close(done)
+	c.stopGrow = background(func(ctx context.Context) {
 		handover.KeepGrowing(ctx, c.growTo, func(ctx context.Context) (int, error) {
 			return c.Grow(ctx, c.growTo, peers, 0)
 		}, c.log)
-	}()
+	})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/layout"
+	"github.com/floe-io/floe/internal/pebblelog"
 	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/internal/valenc"
 )
@@ -37,7 +38,7 @@ func appendBatchValueV1(b []byte, v *layout.BatchV1) []byte {
 // record. parts and producers are the state in memory before closing.
 func downgradeToFormat1(t *testing.T, dir string, parts map[partKey]partState, producers map[producerStateKey]producerState) {
 	t.Helper()
-	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{testkit.Logger()}})
+	db, err := pebble.Open(dir, &pebble.Options{Logger: pebblelog.New(testkit.Logger(), "coordinator")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func TestMigrateFormat2(t *testing.T) {
 	if err := e.c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, err := pebble.Open(e.opts.Dir, &pebble.Options{Logger: pebbleLogger{testkit.Logger()}})
+	db, err := pebble.Open(e.opts.Dir, &pebble.Options{Logger: pebblelog.New(testkit.Logger(), "coordinator")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +233,7 @@ func TestUnknownFormatRefused(t *testing.T) {
 	if err := e.c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, err := pebble.Open(e.opts.Dir, &pebble.Options{Logger: pebbleLogger{testkit.Logger()}})
+	db, err := pebble.Open(e.opts.Dir, &pebble.Options{Logger: pebblelog.New(testkit.Logger(), "coordinator")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/layout"
 	"github.com/floe-io/floe/coordinator/topicrules"
+	"github.com/floe-io/floe/internal/keyspan"
 )
 
 // toTopic copies a topicState into its exported form. The caller holds mu
@@ -187,10 +188,10 @@ func (c *Coordinator) deleteTopicLocked(t *topicState) error {
 	_ = b.Delete(layout.TopicKey(t.id), nil)
 	_ = b.Delete(layout.TableCoveredKey(t.id), nil) // its table's covered offsets (tabletier.go)
 	pl := layout.PartitionsPrefix(t.id)
-	_ = b.DeleteRange(pl, layout.PrefixEnd(pl), nil)
+	_ = b.DeleteRange(pl, keyspan.PrefixEnd(pl), nil)
 	for _, prefix := range []byte{layout.PrefixTxnOpen, layout.PrefixAborted, layout.PrefixTxnKeys} {
 		tl := append([]byte{prefix}, t.id[:]...)
-		_ = b.DeleteRange(tl, layout.PrefixEnd(tl), nil)
+		_ = b.DeleteRange(tl, keyspan.PrefixEnd(tl), nil)
 	}
 
 	lower, upper := layout.BatchTopicBounds(t.id)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/layout"
+	"github.com/floe-io/floe/internal/keyspan"
 	"github.com/floe-io/floe/internal/valenc"
 )
 
@@ -33,7 +34,7 @@ import (
 // when it finds the base gone.
 func (c *Coordinator) dropViewsLocked(b *pebble.Batch, base coordapi.TopicID) error {
 	lower := layout.BaseViewsPrefix(base)
-	upper := layout.PrefixEnd(lower)
+	upper := keyspan.PrefixEnd(lower)
 	it, err := c.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return fmt.Errorf("views of %s: %w", base, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"github.com/floe-io/floe/groups/members"
+	"github.com/floe-io/floe/internal/keyspan"
 	"github.com/floe-io/floe/internal/valenc"
 )
 
@@ -278,14 +279,9 @@ func (g *group) restoreConsumerLocked(lc *loadedConsumer, now time.Time) {
 
 // loadConsumers reads the consumer family into out, by group.
 func loadConsumers(db *pebble.DB, out map[string]*loadedConsumer) error {
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{famConsumer}, UpperBound: []byte{famConsumer + 1}})
-	if err != nil {
-		return err
-	}
-	for it.First(); it.Valid(); it.Next() {
-		group, member, err := parseConsumerKey(it.Key())
+	return keyspan.ScanFamily(db, famConsumer, func(k, v []byte) error {
+		group, member, err := parseConsumerKey(k)
 		if err != nil {
-			it.Close()
 			return err
 		}
 		lc := out[group]
@@ -293,23 +289,21 @@ func loadConsumers(db *pebble.DB, out map[string]*loadedConsumer) error {
 			lc = &loadedConsumer{}
 			out[group] = lc
 		}
-		raw := bytes.Clone(it.Value())
+		raw := bytes.Clone(v)
 		if member == "" {
 			r, err := decodeConsumerStateRecord(raw)
 			if err != nil {
-				it.Close()
 				return fmt.Errorf("consumer group %q: %w", group, err)
 			}
 			lc.state, lc.stateRaw = &r, raw
-			continue
+			return nil
 		}
 		m, err := decodeConsumerMember(member, raw)
 		if err != nil {
-			it.Close()
 			return fmt.Errorf("consumer group %q member %q: %w", group, member, err)
 		}
 		m.written = raw
 		lc.members = append(lc.members, m)
-	}
-	return it.Close()
+		return nil
+	})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/groups/members"
+	"github.com/floe-io/floe/internal/keyspan"
 	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/internal/valenc"
 )
@@ -200,7 +201,7 @@ func (h *harness) consumerImage(group string) string {
 func (h *harness) consumerKeys(group string) (members, state int) {
 	h.t.Helper()
 	p := consumerPrefix(group)
-	it, err := h.gs.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+	it, err := h.gs.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: keyspan.PrefixEnd(p)})
 	if err != nil {
 		h.t.Fatal(err)
 	}

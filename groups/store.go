@@ -11,6 +11,8 @@ import (
 	"github.com/cockroachdb/pebble/vfs"
 
 	"github.com/floe-io/floe/groups/sharegroups"
+	"github.com/floe-io/floe/internal/keyspan"
+	"github.com/floe-io/floe/internal/pebblelog"
 	"github.com/floe-io/floe/internal/valenc"
 )
 
@@ -111,18 +113,6 @@ func parseOffsetKey(k []byte) (group, topic string, partition int32, err error) 
 	topic = string(k[:n])
 	partition = int32(binary.BigEndian.Uint32(k[n:]))
 	return group, topic, partition, nil
-}
-
-// prefixEnd returns the first key after every key with prefix p.
-func prefixEnd(p []byte) []byte {
-	end := append([]byte(nil), p...)
-	for i := len(end) - 1; i >= 0; i-- {
-		end[i]++
-		if end[i] != 0 {
-			return end[:i+1]
-		}
-	}
-	return nil // p is all 0xff: no end
 }
 
 // pendingPrefix is the prefix of every pending offset key of group.
@@ -259,7 +249,7 @@ func decodePendingRecord(b []byte) (pendingRecord, error) {
 
 // openDB opens Pebble in dir (on fs; nil is the OS filesystem) and checks (or writes) the format version.
 func openDB(dir string, fs vfs.FS, log *slog.Logger, replicated Log) (*pebble.DB, error) {
-	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{log}, FS: fs})
+	db, err := pebble.Open(dir, &pebble.Options{Logger: pebblelog.New(log, "groups"), FS: fs})
 	if err != nil {
 		return nil, fmt.Errorf("groups: open pebble %s: %w", dir, err)
 	}
@@ -310,34 +300,26 @@ func loadAll(db *pebble.DB) (loaded, error) {
 	l := loaded{groups: make(map[string]groupRecord), stable: make(map[string]stableRecord),
 		consumers: make(map[string]*loadedConsumer), shares: make(map[string]*sharegroups.Loaded), offsets: make(map[string]map[string]map[int32]offsetRecord),
 		pending: make(map[string]map[int64]*txnOffsets)}
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{famGroup}, UpperBound: []byte{famGroup + 1}})
+	err := keyspan.ScanFamily(db, famGroup, func(k, v []byte) error {
+		r, err := decodeGroupRecord(v)
+		if err != nil {
+			return fmt.Errorf("group %q: %w", k[1:], err)
+		}
+		l.groups[string(k[1:])] = r
+		return nil
+	})
 	if err != nil {
 		return l, err
 	}
-	for it.First(); it.Valid(); it.Next() {
-		r, err := decodeGroupRecord(it.Value())
+	err = keyspan.ScanFamily(db, famStable, func(k, v []byte) error {
+		r, err := decodeStableRecord(v)
 		if err != nil {
-			it.Close()
-			return l, fmt.Errorf("group %q: %w", it.Key()[1:], err)
+			return fmt.Errorf("stable group %q: %w", k[1:], err)
 		}
-		l.groups[string(it.Key()[1:])] = r
-	}
-	if err := it.Close(); err != nil {
-		return l, err
-	}
-	it, err = db.NewIter(&pebble.IterOptions{LowerBound: []byte{famStable}, UpperBound: []byte{famStable + 1}})
+		l.stable[string(k[1:])] = r
+		return nil
+	})
 	if err != nil {
-		return l, err
-	}
-	for it.First(); it.Valid(); it.Next() {
-		r, err := decodeStableRecord(it.Value())
-		if err != nil {
-			it.Close()
-			return l, fmt.Errorf("stable group %q: %w", it.Key()[1:], err)
-		}
-		l.stable[string(it.Key()[1:])] = r
-	}
-	if err := it.Close(); err != nil {
 		return l, err
 	}
 	if err := loadConsumers(db, l.consumers); err != nil {
@@ -349,20 +331,14 @@ func loadAll(db *pebble.DB) (loaded, error) {
 	if l.configs, err = loadGroupConfigs(db); err != nil {
 		return l, err
 	}
-	it, err = db.NewIter(&pebble.IterOptions{LowerBound: []byte{famOffset}, UpperBound: []byte{famOffset + 1}})
-	if err != nil {
-		return l, err
-	}
-	for it.First(); it.Valid(); it.Next() {
-		group, topic, partition, err := parseOffsetKey(it.Key())
+	err = keyspan.ScanFamily(db, famOffset, func(k, v []byte) error {
+		group, topic, partition, err := parseOffsetKey(k)
 		if err != nil {
-			it.Close()
-			return l, err
+			return err
 		}
-		r, err := decodeOffsetRecord(it.Value())
+		r, err := decodeOffsetRecord(v)
 		if err != nil {
-			it.Close()
-			return l, fmt.Errorf("offset %s/%s/%d: %w", group, topic, partition, err)
+			return fmt.Errorf("offset %s/%s/%d: %w", group, topic, partition, err)
 		}
 		topics := l.offsets[group]
 		if topics == nil {
@@ -376,8 +352,9 @@ func loadAll(db *pebble.DB) (loaded, error) {
 		}
 		parts[partition] = r
 		l.maxSeq = max(l.maxSeq, r.seq)
-	}
-	if err := it.Close(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return l, err
 	}
 	return l, loadPending(db, &l)
@@ -385,19 +362,13 @@ func loadAll(db *pebble.DB) (loaded, error) {
 
 // loadPending reads the pending transactional offsets into l.
 func loadPending(db *pebble.DB, l *loaded) error {
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{famTxn}, UpperBound: []byte{famTxn + 1}})
-	if err != nil {
-		return err
-	}
-	for it.First(); it.Valid(); it.Next() {
-		group, producerID, topic, partition, err := parsePendingKey(it.Key())
+	return keyspan.ScanFamily(db, famTxn, func(k, v []byte) error {
+		group, producerID, topic, partition, err := parsePendingKey(k)
 		if err != nil {
-			it.Close()
 			return err
 		}
-		r, err := decodePendingRecord(it.Value())
+		r, err := decodePendingRecord(v)
 		if err != nil {
-			it.Close()
 			return fmt.Errorf("pending offset %s/%d/%s/%d: %w", group, producerID, topic, partition, err)
 		}
 		txns := l.pending[group]
@@ -412,8 +383,8 @@ func loadPending(db *pebble.DB, l *loaded) error {
 		}
 		t.put(topic, partition, r)
 		l.maxSeq = max(l.maxSeq, r.seq)
-	}
-	return it.Close()
+		return nil
+	})
 }
 
 // batch collects the writes of one operation, committed through the log
@@ -447,15 +418,15 @@ func (b batch) deleteGroup(name string) {
 	b.deleteConsumer(name)
 	sharegroups.DeleteGroup(b, name)
 	p := offsetPrefix(name)
-	b.b.DeleteRange(p, prefixEnd(p), nil)
+	b.b.DeleteRange(p, keyspan.PrefixEnd(p), nil)
 	p = pendingPrefix(name)
-	b.b.DeleteRange(p, prefixEnd(p), nil)
+	b.b.DeleteRange(p, keyspan.PrefixEnd(p), nil)
 }
 
 // deleteConsumer forgets a KIP-848 group's state and members.
 func (b batch) deleteConsumer(name string) {
 	p := consumerPrefix(name)
-	b.b.DeleteRange(p, prefixEnd(p), nil)
+	b.b.DeleteRange(p, keyspan.PrefixEnd(p), nil)
 }
 
 func (b batch) setOffset(group, topic string, partition int32, r offsetRecord) {
@@ -477,7 +448,7 @@ func (b batch) deletePending(group string, producerID int64, topic string, parti
 // deletePendingProducer forgets every pending offset of producerID in group.
 func (b batch) deletePendingProducer(group string, producerID int64) {
 	p := pendingProducerPrefix(group, producerID)
-	b.b.DeleteRange(p, prefixEnd(p), nil)
+	b.b.DeleteRange(p, keyspan.PrefixEnd(p), nil)
 }
 
 func (b batch) empty() bool { return b.b.Empty() }
@@ -569,21 +540,3 @@ func (gs *Groups) Checkpoint(dir string) error {
 }
 
 func msOf(t time.Time) int64 { return t.UnixMilli() }
-
-// pebbleLogger sends Pebble's logs to slog: its chatter at debug level.
-// Fatalf panics, as Pebble expects: it calls it when it cannot go on.
-type pebbleLogger struct{ log *slog.Logger }
-
-func (l pebbleLogger) Infof(format string, args ...any) {
-	l.log.Debug("pebble: " + fmt.Sprintf(format, args...))
-}
-
-func (l pebbleLogger) Errorf(format string, args ...any) {
-	l.log.Error("pebble: " + fmt.Sprintf(format, args...))
-}
-
-func (l pebbleLogger) Fatalf(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	l.log.Error("pebble fatal: " + msg)
-	panic("groups: pebble: " + msg)
-}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble"
+
+	"github.com/floe-io/floe/internal/keyspan"
 )
 
 // Posting layout; see the package documentation.
@@ -202,7 +204,7 @@ func (p *Postings) Find(topicID [16]byte, partition int32, key []byte, from int6
 		return fmt.Errorf("kvindex: find postings in negative partition %d", partition)
 	}
 	kp := p.appendKeyPrefix(nil, topicID, partition, key)
-	upper := prefixEnd(kp)
+	upper := keyspan.PrefixEnd(kp)
 	// The batch holding from starts at or before it: seek to the last posting
 	// at or below from, then go on.
 	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: kp, UpperBound: upper})
@@ -298,7 +300,7 @@ func (p *Postings) SweepPartition(ctx context.Context, topicID [16]byte, partiti
 	lower := make([]byte, 0, postingHeaderLen)
 	lower = append(append(lower, p.prefix), topicID[:]...)
 	lower = binary.BigEndian.AppendUint32(lower, uint32(partition))
-	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: prefixEnd(lower)})
+	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: keyspan.PrefixEnd(lower)})
 	if err != nil {
 		return 0, fmt.Errorf("kvindex: sweep postings: %w", err)
 	}
@@ -380,17 +382,4 @@ func (p *Postings) rebuilding(topicID [16]byte) (bool, error) {
 	}
 	closer.Close()
 	return true, nil
-}
-
-// prefixEnd returns the least key above every key starting with prefix, nil when
-// there is none (prefix is all 0xff).
-func prefixEnd(prefix []byte) []byte {
-	end := append([]byte(nil), prefix...)
-	for i := len(end) - 1; i >= 0; i-- {
-		if end[i] != 0xff {
-			end[i]++
-			return end[:i+1]
-		}
-	}
-	return nil
 }

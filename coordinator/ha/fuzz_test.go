@@ -9,6 +9,8 @@ import (
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
 	"github.com/nats-io/nats.go"
+
+	"github.com/floe-io/floe/internal/pebblelog"
 )
 
 // FuzzReplicaApply feeds a replica messages of any kind, part and content:
@@ -30,12 +32,12 @@ func FuzzReplicaApply(f *testing.F) {
 	f.Add("S", "", "2", []byte(`{"seq":1}`))
 	f.Add("c", "", "x", []byte{})
 	f.Fuzz(func(t *testing.T, kind, part, term string, data []byte) {
-		coord, err := pebble.Open("c", &pebble.Options{FS: vfs.NewMem(), Logger: quietPebble{}})
+		coord, err := pebble.Open("c", &pebble.Options{FS: vfs.NewMem(), Logger: pebblelog.New(nil, "ha")})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer coord.Close()
-		groups, err := pebble.Open("g", &pebble.Options{FS: vfs.NewMem(), Logger: quietPebble{}})
+		groups, err := pebble.Open("g", &pebble.Options{FS: vfs.NewMem(), Logger: pebblelog.New(nil, "ha")})
 		if err != nil {
 			t.Fatal(err)
 		}

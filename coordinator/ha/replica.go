@@ -12,6 +12,8 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/nats-io/nats.go"
+
+	"github.com/floe-io/floe/internal/pebblelog"
 )
 
 // errGap is returned when the stream no longer holds the entry a replica
@@ -69,10 +71,10 @@ type snapshotEntry struct {
 func openReplica(coordDir, groupsDir string, log *slog.Logger) (*replica, error) {
 	r := &replica{log: log, applied: map[string]position{}}
 	var err error
-	if r.coord, err = pebble.Open(coordDir, &pebble.Options{Logger: quietPebble{}}); err != nil {
+	if r.coord, err = pebble.Open(coordDir, &pebble.Options{Logger: pebblelog.New(nil, "ha")}); err != nil {
 		return nil, fmt.Errorf("ha: open %s: %w", coordDir, err)
 	}
-	if r.groups, err = pebble.Open(groupsDir, &pebble.Options{Logger: quietPebble{}}); err != nil {
+	if r.groups, err = pebble.Open(groupsDir, &pebble.Options{Logger: pebblelog.New(nil, "ha")}); err != nil {
 		r.coord.Close()
 		return nil, fmt.Errorf("ha: open %s: %w", groupsDir, err)
 	}
@@ -318,13 +320,4 @@ func checkBatch(repr []byte) error {
 		return fmt.Errorf("a batch with %d bytes after its %d records", len(p), count)
 	}
 	return nil
-}
-
-// quietPebble drops Pebble's informational logs.
-type quietPebble struct{}
-
-func (quietPebble) Infof(string, ...any)  {}
-func (quietPebble) Errorf(string, ...any) {}
-func (quietPebble) Fatalf(format string, args ...any) {
-	panic(fmt.Sprintf(format, args...))
 }

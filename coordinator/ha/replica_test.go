@@ -8,6 +8,8 @@ import (
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
 	"github.com/nats-io/nats.go"
+
+	"github.com/floe-io/floe/internal/pebblelog"
 )
 
 // TestReplicaSkipsOutOfTurn feeds a replica a log in which a deposed
@@ -17,7 +19,7 @@ import (
 // the next leader entry.
 func TestReplicaSkipsOutOfTurn(t *testing.T) {
 	open := func(name string) *pebble.DB {
-		db, err := pebble.Open(name, &pebble.Options{FS: vfs.NewMem(), Logger: quietPebble{}})
+		db, err := pebble.Open(name, &pebble.Options{FS: vfs.NewMem(), Logger: pebblelog.New(nil, "ha")})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 
+	"github.com/floe-io/floe/internal/pebblelog"
 	"github.com/floe-io/floe/objectstore"
 )
 
@@ -218,7 +219,7 @@ func (s snapshots) take(ctx context.Context, tmp string, term uint64, dbs map[st
 
 // checkpointApplied reads the applied sequence of the checkpoint in dir.
 func checkpointApplied(dir string) (position, error) {
-	db, err := pebble.Open(dir, &pebble.Options{ReadOnly: true, Logger: quietPebble{}})
+	db, err := pebble.Open(dir, &pebble.Options{ReadOnly: true, Logger: pebblelog.New(nil, "ha")})
 	if err != nil {
 		return position{}, fmt.Errorf("ha: open checkpoint: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/internal/keyspan"
 	"github.com/floe-io/floe/internal/valenc"
 )
 
@@ -75,7 +76,7 @@ func PartitionRowsBounds(id coordapi.TopicID, partition int32) [][2][]byte {
 		lower = append(lower, prefix)
 		lower = append(lower, id[:]...)
 		lower = binary.BigEndian.AppendUint32(lower, uint32(partition))
-		out = append(out, [2][]byte{lower, PrefixEnd(lower)})
+		out = append(out, [2][]byte{lower, keyspan.PrefixEnd(lower)})
 	}
 	return out
 }

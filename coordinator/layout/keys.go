@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/internal/keyspan"
 )
 
 // Key family prefixes. Each key starts with one byte naming its family;
@@ -122,7 +123,7 @@ func BatchPartitionBounds(id coordapi.TopicID, partition int32) (lower, upper []
 	lower = append(lower, PrefixBatch)
 	lower = append(lower, id[:]...)
 	lower = binary.BigEndian.AppendUint32(lower, uint32(partition))
-	return lower, PrefixEnd(lower)
+	return lower, keyspan.PrefixEnd(lower)
 }
 
 // BatchTopicBounds returns [lower, upper) covering every batch key of one
@@ -131,7 +132,7 @@ func BatchTopicBounds(id coordapi.TopicID) (lower, upper []byte) {
 	lower = make([]byte, 0, 17)
 	lower = append(lower, PrefixBatch)
 	lower = append(lower, id[:]...)
-	return lower, PrefixEnd(lower)
+	return lower, keyspan.PrefixEnd(lower)
 }
 
 // DecodeBatchKey returns the last offset of a batch key.
@@ -243,16 +244,4 @@ func DecodeTxnPartKey(what string, k []byte, size int) (topic coordapi.TopicID, 
 // FamilyBounds returns [lower, upper) covering a whole key family.
 func FamilyBounds(prefix byte) (lower, upper []byte) {
 	return []byte{prefix}, []byte{prefix + 1}
-}
-
-// PrefixEnd returns the smallest key greater than every key with prefix p.
-func PrefixEnd(p []byte) []byte {
-	end := append([]byte(nil), p...)
-	for i := len(end) - 1; i >= 0; i-- {
-		end[i]++
-		if end[i] != 0 {
-			return end[:i+1]
-		}
-	}
-	return nil // p is all 0xff: no upper bound
 }

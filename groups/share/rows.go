@@ -1,12 +1,12 @@
 package share
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 
 	"github.com/floe-io/floe/coordapi"
+	"github.com/floe-io/floe/internal/keyspan"
 	"github.com/floe-io/floe/internal/valenc"
 )
 
@@ -75,7 +75,7 @@ type Row struct {
 func GroupSpan(group string) (lo, hi []byte) {
 	lo = binary.BigEndian.AppendUint16([]byte{famPartition}, uint16(len(group)))
 	lo = append(lo, group...)
-	return lo, prefixEnd(lo)
+	return lo, keyspan.PrefixEnd(lo)
 }
 
 // TopicSpan returns the keys [lo, hi) of group's share-partitions of one
@@ -83,7 +83,7 @@ func GroupSpan(group string) (lo, hi []byte) {
 func TopicSpan(group string, topic coordapi.TopicID) (lo, hi []byte) {
 	lo, _ = GroupSpan(group)
 	lo = append(lo, topic[:]...)
-	return lo, prefixEnd(lo)
+	return lo, keyspan.PrefixEnd(lo)
 }
 
 // FamilySpan returns the keys [lo, hi) of every share-partition, for Open's
@@ -101,7 +101,7 @@ func HeadKey(id ID) []byte {
 // its ranges.
 func DeleteRows(id ID) Mutation {
 	h := HeadKey(id)
-	return Mutation{Op: OpDeleteRange, Key: h, End: prefixEnd(h)}
+	return Mutation{Op: OpDeleteRange, Key: h, End: keyspan.PrefixEnd(h)}
 }
 
 func rangeKey(head []byte, first int64) []byte {
@@ -138,25 +138,13 @@ func ParseKey(k []byte) (id ID, first int64, isRange bool, err error) {
 	return ID{}, 0, false, bad
 }
 
-// prefixEnd returns the first key after every key with prefix p.
-func prefixEnd(p []byte) []byte {
-	end := bytes.Clone(p)
-	for i := len(end) - 1; i >= 0; i-- {
-		end[i]++
-		if end[i] != 0 {
-			return end[:i+1]
-		}
-	}
-	return nil // p is all 0xff: no end
-}
-
 func (p *Partition) headRow() Mutation {
 	return Mutation{Op: OpSet, Key: p.head, Value: encodeHead(head{epoch: p.epoch, start: p.start, end: p.end, initMs: p.initMs})}
 }
 
 // clearRanges deletes every range row of p.
 func (p *Partition) clearRanges() Mutation {
-	return Mutation{Op: OpDeleteRange, Key: rangeKey(p.head, 0), End: prefixEnd(p.head)}
+	return Mutation{Op: OpDeleteRange, Key: rangeKey(p.head, 0), End: keyspan.PrefixEnd(p.head)}
 }
 
 // head is a head row's value.

@@ -11,6 +11,7 @@ import (
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/groups/members"
 	"github.com/floe-io/floe/groups/share"
+	"github.com/floe-io/floe/internal/keyspan"
 	"github.com/floe-io/floe/internal/valenc"
 )
 
@@ -196,21 +197,9 @@ func applyMutation(b Batch, m share.Mutation) {
 // by a failed write under a group id that is no share group.
 func DeleteGroup(b Batch, name string) {
 	p := sharePrefix(name)
-	b.DeleteRange(p, prefixEnd(p))
+	b.DeleteRange(p, keyspan.PrefixEnd(p))
 	lo, hi := share.GroupSpan(name)
 	b.DeleteRange(lo, hi)
-}
-
-// prefixEnd returns the first key after every key with prefix p.
-func prefixEnd(p []byte) []byte {
-	end := append([]byte(nil), p...)
-	for i := len(end) - 1; i >= 0; i-- {
-		end[i]++
-		if end[i] != 0 {
-			return end[:i+1]
-		}
-	}
-	return nil
 }
 
 // Loaded is a share group's 'h' and 'q' keys as Load read them.
