@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble"
+
 	"github.com/floe-io/floe/coordapi"
 )
 
@@ -113,4 +115,60 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 	}
 	b.ReportMetric(pct(0.50), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
+}
+
+// nosyncLog is a Log that applies each batch without a sync, as package
+// ha's leader does (the stream, not Pebble, is the durable copy): what is
+// left of a commit is the coordinator's own CPU.
+type nosyncLog struct{}
+
+func (nosyncLog) Commit(b *pebble.Batch) error { return b.Commit(pebble.NoSync) }
+
+func (nosyncLog) Start(b *pebble.Batch) (func() error, error) { return noWait, b.Commit(pebble.NoSync) }
+
+// BenchmarkCommitFleet commits objects of 50 batches on partitions drawn
+// uniformly from 100,000 (100 topics of 1,000), not idempotent, behind a
+// log that does not sync: the fleet simulator's shape at issue 39's knee
+// (scripts/fleet-sim.sh with BATCHES=50 PARTITIONS=100000), without NATS.
+// ns/op is the leader's CPU a commit, single-threaded.
+func BenchmarkCommitFleet(b *testing.B) {
+	const (
+		topics, partsPerTopic = 100, 1000
+		batches               = 50
+		batchBytes            = 16 << 10
+	)
+	e := newEnv(b, func(o *Options) { o.Log, o.TierInterval, o.TxnCheckInterval = nosyncLog{}, -1, -1 })
+	ids := make([]coordapi.TopicID, topics)
+	for i := range ids {
+		ids[i] = e.topic(fmt.Sprintf("fleet-%03d", i), partsPerTopic, nil).ID
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	reqs := make([]*coordapi.CommitRequest, 4096)
+	for i := range reqs {
+		req := &coordapi.CommitRequest{ObjectSize: batches * batchBytes, BrokerID: int32(i % 256),
+			Batches: make([]coordapi.CommitBatch, batches)}
+		seen := map[int]bool{}
+		for j := range req.Batches {
+			p := rng.IntN(topics * partsPerTopic)
+			for seen[p] {
+				p = rng.IntN(topics * partsPerTopic)
+			}
+			seen[p] = true
+			req.Batches[j] = plain(ids[p/partsPerTopic], int32(p%partsPerTopic), 9)
+			req.Batches[j].ByteOffset, req.Batches[j].ByteLength = int64(j*batchBytes), batchBytes
+		}
+		reqs[i] = req
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		req := reqs[i%len(reqs)]
+		req.ObjectKey = fmt.Sprintf("wal/%010d", i)
+		if _, err := e.c.CommitObject(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(batches*b.N)/b.Elapsed().Seconds(), "coords/s")
 }
