@@ -48,7 +48,9 @@ func Request(req *coordapi.CommitRequest) error {
 	}
 	for i := range req.Batches {
 		b := &req.Batches[i]
-		if b.ByteOffset < 0 || b.ByteLength <= 0 || b.ByteOffset+int64(b.ByteLength) > req.ObjectSize {
+		// ObjectSize - ByteLength, not ByteOffset + ByteLength: the sum
+		// overflows for an offset near math.MaxInt64.
+		if b.ByteOffset < 0 || b.ByteLength <= 0 || b.ByteOffset > req.ObjectSize-int64(b.ByteLength) {
 			return coordapi.Errorf(kerr.InvalidRequest, "batch %d at [%d, +%d) is outside the object of %d bytes",
 				i, b.ByteOffset, b.ByteLength, req.ObjectSize)
 		}

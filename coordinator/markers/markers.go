@@ -57,6 +57,9 @@ type Writer struct {
 // parts, at nowMs. A partition whose topic was deleted meanwhile gets
 // none (txn.Partitions).
 func (w Writer) Write(ctx context.Context, pid int64, epoch int16, parts []coordapi.TopicPartition, commit bool, nowMs int64) error {
+	if len(parts) == 0 {
+		return nil // no marker to write: no object, nothing for the collector
+	}
 	var data []byte
 	batches := make([]coordapi.CommitBatch, 0, len(parts))
 	for _, tp := range parts {
@@ -96,13 +99,16 @@ func (w Writer) Write(ctx context.Context, pid int64, epoch int16, parts []coord
 		var resp *coordapi.CommitResponse
 		if s == w.Shard {
 			resp, err = w.Local(req)
-		} else if s-1 < len(w.Peers) {
+		} else if s > 0 && s-1 < len(w.Peers) { // Peers are shard 0's: shard i at i-1
 			resp, err = w.Peers[s-1].CommitObject(ctx, req)
 		} else {
 			err = fmt.Errorf("shard %d has no peer to commit its markers on", s)
 		}
 		if err != nil {
 			return fmt.Errorf("commit %s (shard %d): %w", key, s, err)
+		}
+		if len(resp.Results) != len(bs) {
+			return fmt.Errorf("commit %s (shard %d): %d results for %d markers", key, s, len(resp.Results), len(bs))
 		}
 		for i, r := range resp.Results {
 			switch r.ErrorCode {

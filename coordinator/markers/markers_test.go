@@ -252,3 +252,43 @@ func checkObject(t *testing.T, key string, data []byte, parts []coordapi.TopicPa
 	}
 	return len(seen)
 }
+
+// TestWriteRefusals covers what Write refuses or skips rather than
+// crashing or leaving an orphan: no partitions (no object is put), a
+// shard other than 0 asked for shard 0's partitions (its Peers index
+// shards from 1), and a commit answering more results than markers.
+func TestWriteRefusals(t *testing.T) {
+	ctx := context.Background()
+	t.Run("no partitions: nothing put", func(t *testing.T) {
+		r := newRecorder()
+		if err := r.writer(1, 0).Write(ctx, 7, 0, nil, true, 1000); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.events) != 0 {
+			t.Fatalf("events %q, want none", r.events)
+		}
+	})
+	t.Run("shard 0's partition on another shard", func(t *testing.T) {
+		r := newRecorder()
+		w := r.writer(2, 0)
+		w.Shard = 1
+		w.Local = func(req *coordapi.CommitRequest) (*coordapi.CommitResponse, error) { return r.commit(1, req) }
+		err := w.Write(ctx, 7, 0, partsOn(t, 0, 2, 1), true, 1000)
+		if err == nil || !strings.Contains(err.Error(), "shard 0 has no peer") {
+			t.Fatalf("Write = %v, want shard 0 has no peer", err)
+		}
+	})
+	t.Run("more results than markers", func(t *testing.T) {
+		r := newRecorder()
+		w := r.writer(1, 0)
+		w.Local = func(req *coordapi.CommitRequest) (*coordapi.CommitResponse, error) {
+			resp, err := r.commit(0, req)
+			resp.Results = append(resp.Results, coordapi.BatchResult{})
+			return resp, err
+		}
+		err := w.Write(ctx, 7, 0, partsOn(t, 0, 1, 2), true, 1000)
+		if err == nil || !strings.Contains(err.Error(), "3 results for 2 markers") {
+			t.Fatalf("Write = %v, want 3 results for 2 markers", err)
+		}
+	})
+}
