@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble"
-	"github.com/cockroachdb/pebble/vfs"
 
 	"github.com/floe-io/floe/coordapi"
 	"github.com/floe-io/floe/coordinator/layout"
+	"github.com/floe-io/floe/internal/testkit"
 	"github.com/floe-io/floe/kvindex"
 )
 
@@ -72,11 +72,7 @@ func fixtureRows() []row {
 // openFixture returns an in-memory Pebble holding the fixture's rows.
 func openFixture(t *testing.T) *pebble.DB {
 	t.Helper()
-	db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := testkit.MemPebble(t)
 	b := db.NewBatch()
 	for _, r := range fixtureRows() {
 		if err := b.Set(r.k, r.v, nil); err != nil {

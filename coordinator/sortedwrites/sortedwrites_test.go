@@ -6,7 +6,8 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble"
-	"github.com/cockroachdb/pebble/vfs"
+
+	"github.com/floe-io/floe/internal/testkit"
 )
 
 // op is one call on a Writes: "set" (Set), "append" (k appended to Arena
@@ -41,21 +42,10 @@ func applied(t *testing.T, db *pebble.DB, w *Writes) []string {
 	return got
 }
 
-// openMem opens a Pebble database in memory, closed when t ends.
-func openMem(t *testing.T) *pebble.DB {
-	t.Helper()
-	db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	return db
-}
-
 // TestApply checks that Apply puts every write, Set or appended in place,
 // in a batch in bytewise key order, and BatchSize's estimate.
 func TestApply(t *testing.T) {
-	db := openMem(t)
+	db := testkit.MemPebble(t)
 	for _, tc := range []struct {
 		name     string
 		ops      []op
@@ -109,7 +99,7 @@ func TestApply(t *testing.T) {
 // Apply after a Reset holds only that commit's writes, committed to the
 // database as they were set.
 func TestReuse(t *testing.T) {
-	db := openMem(t)
+	db := testkit.MemPebble(t)
 	var w Writes
 	for round := range 3 {
 		w.Reset(64, 4)

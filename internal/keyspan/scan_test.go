@@ -7,15 +7,12 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble"
-	"github.com/cockroachdb/pebble/vfs"
+
+	"github.com/floe-io/floe/internal/testkit"
 )
 
 func TestScan(t *testing.T) {
-	db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := testkit.MemPebble(t)
 	for _, k := range []string{"a1", "a2", "b1", "b2", "b3", "c"} {
 		if err := db.Set([]byte(k), []byte("v"+k), pebble.NoSync); err != nil {
 			t.Fatal(err)
@@ -55,7 +52,7 @@ func TestScan(t *testing.T) {
 
 	stop := errors.New("stop")
 	n := 0
-	err = ScanFamily(db, 'b', func(k, v []byte) error {
+	err := ScanFamily(db, 'b', func(k, v []byte) error {
 		n++
 		return stop
 	})
