@@ -43,16 +43,6 @@ func (c *Coordinator) CollectGarbage(ctx context.Context, store GCStore, prefix 
 	return c.gc.Collect(ctx, store, prefix)
 }
 
-// collectGarbage is CollectGarbage with the round's deletes spread over
-// spread (collect.CollectSpread): the background loop's.
-func (c *Coordinator) collectGarbage(ctx context.Context, store GCStore, prefix string, spread time.Duration) (GCStats, error) {
-	if err := c.enter(ctx); err != nil {
-		return GCStats{}, err
-	}
-	defer c.leave()
-	return c.gc.CollectSpread(ctx, store, prefix, spread)
-}
-
 // candidatesChunk is how many listed keys Candidates looks up under one
 // hold of c.mu.
 const candidatesChunk = 4096
@@ -141,7 +131,7 @@ func (c *Coordinator) RunGC(ctx context.Context, store GCStore, prefix string, i
 			return
 		case <-t.C:
 		}
-		st, err := c.collectGarbage(ctx, store, prefix, interval/2)
+		st, err := c.CollectGarbage(ctx, store, prefix)
 		if err != nil && ctx.Err() == nil {
 			c.log.Warn("gc round failed", "err", err)
 		}

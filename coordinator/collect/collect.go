@@ -108,8 +108,6 @@ type Collector struct {
 	grace time.Duration
 	now   func() time.Time
 	log   *slog.Logger
-	// ticker makes CollectSpread's ticker of period d; tests replace it.
-	ticker func(d time.Duration) (c <-chan time.Time, stop func())
 	// waits is, on shard 0 of a sharded coordinator, when the other
 	// shards may next allow each object the collector asked about and
 	// they kept.
@@ -120,7 +118,7 @@ type Collector struct {
 // old, by the clock now, asking peers (the other shards, on shard 0)
 // first.
 func New(state State, peers []Peer, grace time.Duration, now func() time.Time, log *slog.Logger) *Collector {
-	return &Collector{state: state, peers: peers, grace: grace, now: now, log: log, ticker: realTicker}
+	return &Collector{state: state, peers: peers, grace: grace, now: now, log: log}
 }
 
 // Collect deletes, from store and then from the state, every object that
@@ -128,22 +126,6 @@ func New(state State, peers []Peer, grace time.Duration, now func() time.Time, l
 // <prefix>wal/ and <prefix>tiered/ older than the grace that the state
 // never committed.
 func (c *Collector) Collect(ctx context.Context, store Store, prefix string) (Stats, error) {
-	return c.CollectSpread(ctx, store, prefix, 0)
-}
-
-// minSpread is the fewest deletes CollectSpread spreads: fewer go at once.
-const minSpread = 64
-
-// CollectSpread is Collect with its deletes spread evenly over spread,
-// when there are at least minSpread of them: the background loop spreads
-// each round over half its interval, so that a round's thousands of
-// deletes on the local directory (each an unlink whose inode, bitmap and
-// directory blocks the file system writes back) do not reach the device
-// in one burst that every sync of the produce path then waits behind. A
-// cancelled ctx ends it between two deletes, returning ctx's error;
-// garbage whose record was removed and whose object was not yet deleted
-// is an orphan for the next round.
-func (c *Collector) CollectSpread(ctx context.Context, store Store, prefix string, spread time.Duration) (Stats, error) {
 	var st Stats
 	nowMs := c.now().UnixMilli()
 	graceMs := c.grace.Milliseconds()
@@ -169,12 +151,7 @@ func (c *Collector) CollectSpread(ctx context.Context, store Store, prefix strin
 		}
 	}
 
-	pace := c.newPacer(spread, len(orphans)+len(garbage))
-	defer pace.stop()
 	for _, o := range orphans {
-		if err := pace.wait(ctx); err != nil {
-			return st, err
-		}
 		if err := store.Delete(ctx, o.Key); err != nil {
 			return st, fmt.Errorf("gc: delete orphan %s: %w", o.Key, err)
 		}
@@ -195,9 +172,6 @@ func (c *Collector) CollectSpread(ctx context.Context, store Store, prefix strin
 		for i, o := range garbage[:n] {
 			if !removed[i] {
 				continue // revived by a retried commit meanwhile
-			}
-			if err := pace.wait(ctx); err != nil {
-				return st, err
 			}
 			if err := store.Delete(ctx, o.Key); err != nil {
 				// The record is gone, so the object is an orphan now: the
@@ -398,40 +372,4 @@ func (c *Collector) peersFilter(ctx context.Context, orphans []objectstore.Objec
 	orphans = slices.DeleteFunc(orphans, func(o objectstore.ObjectInfo) bool { return !ok[o.Key] })
 	garbage = slices.DeleteFunc(garbage, func(o Object) bool { return !ok[o.Key] })
 	return orphans, garbage, nil
-}
-
-// pacer spaces a round's deletes (CollectSpread): the first goes at once,
-// each next one a tick later.
-type pacer struct {
-	tick  <-chan time.Time // nil: no pacing
-	stop  func()
-	first bool
-}
-
-// newPacer paces n deletes over spread (none below minSpread).
-func (c *Collector) newPacer(spread time.Duration, n int) *pacer {
-	p := &pacer{first: true, stop: func() {}}
-	if spread > 0 && n >= minSpread {
-		p.tick, p.stop = c.ticker(max(spread/time.Duration(n), time.Microsecond))
-	}
-	return p
-}
-
-func realTicker(d time.Duration) (<-chan time.Time, func()) {
-	t := time.NewTicker(d)
-	return t.C, t.Stop
-}
-
-// wait returns when the next delete may go, or ctx's error.
-func (p *pacer) wait(ctx context.Context) error {
-	if p.first || p.tick == nil {
-		p.first = false
-		return ctx.Err()
-	}
-	select {
-	case <-p.tick:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -3,7 +3,6 @@ package collect
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"sync/atomic"
@@ -130,81 +129,5 @@ func TestDatedGone(t *testing.T) {
 	}
 	if _, err := dated(ctx, dir, []objectstore.ObjectInfo{{Key: "bad//key"}}, 0, 0); err == nil || errors.Is(err, objectstore.ErrNotFound) {
 		t.Fatalf("dated of an invalid key: %v, want an error", err)
-	}
-}
-
-// fakeTicker is a Collector's ticker whose ticks the test hands out: it
-// records the period asked for, and holds ticks buffered ticks.
-type fakeTicker struct {
-	period time.Duration
-	ch     chan time.Time
-}
-
-func (f *fakeTicker) ticker(d time.Duration) (<-chan time.Time, func()) {
-	f.period = d
-	return f.ch, func() {}
-}
-
-// CollectSpread spaces a round of at least minSpread deletes over its
-// spread (a tick of spread/n between two), the first at once; fewer, or
-// no spread, go at once. The ticker is the test's: a round takes as many
-// ticks as it has deletes after the first, and a round left without a
-// tick waits until its context ends.
-func TestCollectSpread(t *testing.T) {
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	later := func() time.Time { return time.Now().Add(time.Hour) }
-	for _, tc := range []struct {
-		name        string
-		objects     int
-		spread      time.Duration
-		ticks       int // ticks available
-		wantPeriod  time.Duration
-		wantDeleted int
-		wantTicks   int // ticks taken
-		wantErr     error
-	}{
-		{"no spread: all at once", minSpread, 0, 0, 0, minSpread, 0, nil},
-		{"too few to spread: all at once", minSpread - 1, time.Hour, 0, 0, minSpread - 1, 0, nil},
-		{"spread: a tick between two deletes", minSpread, minSpread * time.Second, minSpread, time.Second, minSpread, minSpread - 1, nil},
-		{"spread: no tick, one delete, then the deadline", minSpread, time.Hour, 0, time.Hour / minSpread, 1, 0, context.DeadlineExceeded},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := t.Context()
-			dir, err := objectstore.NewDir(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range tc.objects {
-				if err := dir.Put(ctx, coordapi.WALKey("", fmt.Sprintf("0190a0b0-0000-7000-8000-%012d", i)), []byte("x")); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if tc.wantErr != nil {
-				// A round that waits for a tick that never comes ends with
-				// its context.
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, 100*time.Millisecond)
-				defer cancel()
-			}
-			ft := &fakeTicker{ch: make(chan time.Time, minSpread)}
-			for range tc.ticks {
-				ft.ch <- time.Time{}
-			}
-			c := New(knownState{}, nil, 10*time.Minute, later, log)
-			c.ticker = ft.ticker
-			st, err := c.CollectSpread(ctx, dir, "", tc.spread)
-			if !errors.Is(err, tc.wantErr) || err == nil && tc.wantErr != nil {
-				t.Fatalf("CollectSpread: %v, want %v", err, tc.wantErr)
-			}
-			if st.Orphans != tc.wantDeleted {
-				t.Errorf("deleted %d, want %d", st.Orphans, tc.wantDeleted)
-			}
-			if ft.period != tc.wantPeriod {
-				t.Errorf("tick period %v, want %v", ft.period, tc.wantPeriod)
-			}
-			if taken := tc.ticks - len(ft.ch); taken != tc.wantTicks {
-				t.Errorf("ticks taken %d, want %d", taken, tc.wantTicks)
-			}
-		})
 	}
 }
