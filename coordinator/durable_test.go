@@ -35,7 +35,7 @@ func (l *slowLog) Start(b *pebble.Batch) (func() error, error) {
 	return func() error { <-release; return nil }, nil
 }
 
-// TestKvDurable: a lookup's answer is durable once the commit that wrote
+// TestKvDurable (KvGetSettled): a lookup's answer is durable once the commit that wrote
 // its key's entry is, the commit holding its offset or, for a
 // transaction's key, the commit of its marker; not while that commit waits
 // for the log, and not for a key another commit still in flight changed.
@@ -49,11 +49,11 @@ func TestKvDurable(t *testing.T) {
 	get := func(key string) (coordapi.KvGetResult, bool) {
 		t.Helper()
 		req := coordapi.KvGetRequest{TopicID: kv.ID, Partition: 0, Key: []byte(key)}
-		r, err := e.c.KvGet(context.Background(), req)
+		r, settled, err := e.c.KvGetSettled(context.Background(), req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return r, e.c.KvDurable(req, r)
+		return r, settled
 	}
 	durable := func(key string) (int64, bool) {
 		t.Helper()

@@ -1,14 +1,26 @@
 package coordinator
 
 import (
+	"context"
+
 	"github.com/floe-io/floe/coordapi"
 )
 
-// KvDurable reports whether a ready KvGet answer depends on durable commits
-// only, so that it may leave the process without waiting for the log (see
-// package durable): a key found at an offset in [log start, high
-// watermark), or a key not found.
-func (c *Coordinator) KvDurable(req coordapi.KvGetRequest, res coordapi.KvGetResult) bool {
+// KvGetSettled is KvGet, also saying whether its answer depends on durable
+// commits only, so that it may leave the process without waiting for the
+// log (see package durable), as FindBatchesSettled does for fetches.
+func (c *Coordinator) KvGetSettled(ctx context.Context, req coordapi.KvGetRequest) (_ coordapi.KvGetResult, settled bool, _ error) {
+	res, err := c.KvGet(ctx, req)
+	if err != nil {
+		return res, false, err
+	}
+	return res, c.kvSettled(req, res), nil
+}
+
+// kvSettled reports whether a KvGet answer is settled: a ready index's, for
+// a key found at an offset in [log start, high watermark) whose commit is
+// durable, or for a key not found when every commit to the partition is.
+func (c *Coordinator) kvSettled(req coordapi.KvGetRequest, res coordapi.KvGetResult) bool {
 	pk := partKey{req.TopicID, req.Partition}
 	switch {
 	case !res.Ready:

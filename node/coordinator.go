@@ -201,8 +201,8 @@ type embedded struct {
 // otherwise); see coordinator.Coordinator.KvGet.
 func (e embedded) KvGet(ctx context.Context, req coordapi.KvGetRequest) (coordapi.KvGetResult, error) {
 	if c := e.local.Coordinator(); c != nil {
-		res, err := c.KvGet(ctx, req)
-		if err == nil && !c.KvDurable(req, res) {
+		res, settled, err := c.KvGetSettled(ctx, req)
+		if err == nil && !settled {
 			// As a reply over NATS would: not before the log has what
 			// the lookup saw, unless that was durable already.
 			err = e.local.Barrier()

@@ -62,6 +62,26 @@ func unary[Req, Resp any](dec func(*decoder) Req, call func(*coordinator.Coordin
 	}
 }
 
+// settledUnary is unary for a call that also says whether its answer is
+// settled (it depends only on what the coordinator's log has): the reply
+// then goes out through ServerOptions.SettledGate. enc may trim the answer
+// to the payload limit, hence the Server.
+func settledUnary[Req, Resp any](dec func(*decoder) Req, call func(*coordinator.Coordinator, context.Context, Req) (Resp, bool, error),
+	enc func(*Server, *encoder, Req, Resp) error) handler {
+	return func(s *Server, ctx context.Context, d *decoder, e *encoder) error {
+		req := dec(d)
+		if d.err != nil {
+			return &coordapi.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
+		}
+		resp, settled, err := call(s.c, ctx, req)
+		if err != nil {
+			return err
+		}
+		e.settled = settled
+		return enc(s, e, req, resp)
+	}
+}
+
 // handlers maps every op to its handler.
 var handlers = map[string]handler{
 	opCreateTopic:     unary(decCreateTopicReq, (*coordinator.Coordinator).CreateTopic, encTopic),
@@ -76,10 +96,10 @@ var handlers = map[string]handler{
 	opTopic:       unary(decString, (*coordinator.Coordinator).Topic, encTopic),
 	opTopicByID:   unary(decID, (*coordinator.Coordinator).TopicByID, encTopic),
 	opTopics:      (*Server).handleTopics,
-	opFindBatches: (*Server).handleFindBatches,
+	opFindBatches: settledUnary(decFindBatchesReq, (*coordinator.Coordinator).FindBatchesSettled, (*Server).encFindBatches),
 	// find_batches_multi is new in this build: a coordinator without it
 	// has no subscriber for it, which brokers take as "ask per partition".
-	opFindBatchesMulti: (*Server).handleFindBatchesMulti,
+	opFindBatchesMulti: settledUnary(decFindBatchesMultiReq, (*coordinator.Coordinator).FindBatchesMultiSettled, (*Server).encFindBatchesMulti),
 	opPartitionState: unary(decTopicPartitionReq, func(c *coordinator.Coordinator, ctx context.Context, r topicPartitionReq) (coordapi.PartitionState, error) {
 		return c.PartitionState(ctx, r.ID, r.Partition)
 	}, encPartitionState),
@@ -137,7 +157,11 @@ var handlers = map[string]handler{
 	opListBrokers: unary(decEmpty, func(c *coordinator.Coordinator, ctx context.Context, _ empty) ([]coordapi.BrokerInfo, error) {
 		return c.ListBrokers(ctx)
 	}, encBrokerList),
-	opKvGet:              (*Server).handleKvGet,
+	opKvGet: settledUnary(decKvGetReq, (*coordinator.Coordinator).KvGetSettled,
+		func(_ *Server, e *encoder, _ coordapi.KvGetRequest, res coordapi.KvGetResult) error {
+			encKvGetResp(e, res)
+			return nil
+		}),
 	opAddPartitionsToTxn: unary(decAddPartitionsReq, (*coordinator.Coordinator).AddPartitionsToTxn, encCodes),
 	opAddOffsetsToTxn: unary(decAddOffsetsReq, func(c *coordinator.Coordinator, ctx context.Context, r addOffsetsReq) (empty, error) {
 		return empty{}, c.AddOffsetsToTxn(ctx, r.P, r.Group)
@@ -254,7 +278,7 @@ type ServerOptions struct {
 	// reply that depends only on what the coordinator's log has: fetches'
 	// FindBatches, which read no further than the durable high watermarks
 	// (coordinator.FindBatchesSettled), and /kv lookups of durable keys
-	// (coordinator.KvDurable). Package ha sets it to check its
+	// (coordinator.KvGetSettled). Package ha sets it to check its
 	// lease without waiting for the log: a consumer's fetch does not wait
 	// for commits of other partitions in flight. Default: Gate.
 	SettledGate func() error
@@ -509,18 +533,10 @@ func (s *Server) payloadLimit() int {
 	return int(s.nc.MaxPayload()) - replyOverhead
 }
 
-// handleFindBatches answers find_batches, dropping trailing batches that
-// would not fit in one message (a fetch returning fewer batches is fine).
-func (s *Server) handleFindBatches(ctx context.Context, d *decoder, e *encoder) error {
-	req := decFindBatchesReq(d)
-	if d.err != nil {
-		return &coordapi.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
-	}
-	resp, settled, err := s.c.FindBatchesSettled(ctx, req)
-	if err != nil {
-		return err
-	}
-	e.settled = settled
+// encFindBatches encodes find_batches' answer, dropping trailing batches
+// that would not fit in one message (a fetch returning fewer batches is
+// fine).
+func (s *Server) encFindBatches(e *encoder, _ coordapi.FindBatchesRequest, resp coordapi.FindBatchesResponse) error {
 	start := len(e.b)
 	for {
 		encFindBatchesResp(e, resp)
@@ -533,37 +549,11 @@ func (s *Server) handleFindBatches(ctx context.Context, d *decoder, e *encoder) 
 	}
 }
 
-// handleKvGet answers kv_get; an answer that depends on durable commits
-// only (coordinator.KvDurable, as the embedded default's in-process
-// lookups decide) goes out through the settled gate.
-func (s *Server) handleKvGet(ctx context.Context, d *decoder, e *encoder) error {
-	req := decKvGetReq(d)
-	if d.err != nil {
-		return &coordapi.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
-	}
-	res, err := s.c.KvGet(ctx, req)
-	if err != nil {
-		return err
-	}
-	e.settled = s.c.KvDurable(req, res)
-	encKvGetResp(e, res)
-	return nil
-}
-
-// handleFindBatchesMulti answers find_batches_multi with the results that
-// fit in one message: the first requests' results in order, the last one
-// possibly trimmed to fewer batches (see findmulti.go). The client asks
+// encFindBatchesMulti encodes find_batches_multi's answer with the results
+// that fit in one message: the first requests' results in order, the last
+// one possibly trimmed to fewer batches (see findmulti.go). The client asks
 // again for the rest.
-func (s *Server) handleFindBatchesMulti(ctx context.Context, d *decoder, e *encoder) error {
-	reqs := decFindBatchesMultiReq(d)
-	if d.err != nil {
-		return &coordapi.KafkaError{Code: kerr.InvalidRequest, Message: d.err.Error()}
-	}
-	results, settled, err := s.c.FindBatchesMultiSettled(ctx, reqs)
-	if err != nil {
-		return err
-	}
-	e.settled = settled
+func (s *Server) encFindBatchesMulti(e *encoder, reqs []coordapi.FindBatchesRequest, results []coordapi.FindBatchesResult) error {
 	var m multiReplyEncoder
 	limit := s.payloadLimit()
 	for i := range results {
