@@ -35,18 +35,15 @@ import (
 func (c *Coordinator) dropViewsLocked(b *pebble.Batch, base coordapi.TopicID) error {
 	lower := layout.BaseViewsPrefix(base)
 	upper := keyspan.PrefixEnd(lower)
-	it, err := c.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
-	if err != nil {
-		return fmt.Errorf("views of %s: %w", base, err)
-	}
-	for valid := it.First(); valid; valid = it.Next() {
-		if k := it.Key(); len(k) == 1+16+16 {
+	err := c.scanRange(lower, upper, func(k, _ []byte) error {
+		if len(k) == 1+16+16 {
 			var id coordapi.TopicID
 			copy(id[:], k[17:])
 			_ = b.Delete(layout.ViewKey(id), nil)
 		}
-	}
-	if err := it.Close(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("views of %s: %w", base, err)
 	}
 	_ = b.DeleteRange(lower, upper, nil)

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/groups/sharegroups"
+	"github.com/floe-io/floe/internal/keyspan"
 	"github.com/floe-io/floe/internal/valenc"
 )
 
@@ -407,17 +408,13 @@ func decodeGroupConfigs(b []byte) (map[string]string, error) {
 // loadGroupConfigs reads the 'f' family.
 func loadGroupConfigs(db *pebble.DB) (map[string]map[string]string, error) {
 	out := map[string]map[string]string{}
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{famConfig}, UpperBound: []byte{famConfig + 1}})
-	if err != nil {
-		return nil, err
-	}
-	for it.First(); it.Valid(); it.Next() {
-		m, err := decodeGroupConfigs(it.Value())
+	err := keyspan.ScanFamily(db, famConfig, func(k, v []byte) error {
+		m, err := decodeGroupConfigs(v)
 		if err != nil {
-			it.Close()
-			return nil, fmt.Errorf("group configs of %q: %w", it.Key()[1:], err)
+			return fmt.Errorf("group configs of %q: %w", k[1:], err)
 		}
-		out[string(it.Key()[1:])] = m
-	}
-	return out, it.Close()
+		out[string(k[1:])] = m
+		return nil
+	})
+	return out, err
 }

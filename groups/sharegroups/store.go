@@ -231,47 +231,36 @@ func (ls *Loaded) Members() int { return len(ls.members) }
 // Load reads the 'h' and 'q' families into out, by group (at the Host's
 // Open, before Restore).
 func Load(db *pebble.DB, out map[string]*Loaded) error {
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{famShare}, UpperBound: []byte{famShare + 1}})
-	if err != nil {
-		return err
-	}
-	for it.First(); it.Valid(); it.Next() {
-		group, member, err := parseShareKey(it.Key())
+	err := keyspan.ScanFamily(db, famShare, func(k, v []byte) error {
+		group, member, err := parseShareKey(k)
 		if err != nil {
-			it.Close()
 			return err
 		}
 		ls := loadedOf(out, group)
-		raw := bytes.Clone(it.Value())
+		raw := bytes.Clone(v)
 		if member == "" {
 			r, err := decodeShareStateRecord(raw)
 			if err != nil {
-				it.Close()
 				return fmt.Errorf("share group %q: %w", group, err)
 			}
 			ls.state, ls.stateRaw = &r, raw
-			continue
+			return nil
 		}
 		m, err := decodeShareMember(member, raw)
 		if err != nil {
-			it.Close()
 			return fmt.Errorf("share group %q member %q: %w", group, member, err)
 		}
 		m.written = raw
 		ls.members = append(ls.members, m)
-	}
-	if err := it.Close(); err != nil {
-		return err
-	}
-	lo, hi := share.FamilySpan()
-	it, err = db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	for it.First(); it.Valid(); it.Next() {
-		id, _, isRange, err := share.ParseKey(it.Key())
+	lo, hi := share.FamilySpan()
+	return keyspan.Scan(db, lo, hi, func(k, v []byte) error {
+		id, _, isRange, err := share.ParseKey(k)
 		if err != nil {
-			it.Close()
 			return err
 		}
 		ls := loadedOf(out, id.Group)
@@ -281,12 +270,12 @@ func Load(db *pebble.DB, out map[string]*Loaded) error {
 			ls.parts[id] = lp
 		}
 		if isRange {
-			lp.rows = append(lp.rows, share.Row{Key: bytes.Clone(it.Key()), Value: bytes.Clone(it.Value())})
+			lp.rows = append(lp.rows, share.Row{Key: bytes.Clone(k), Value: bytes.Clone(v)})
 		} else {
-			lp.head = bytes.Clone(it.Value())
+			lp.head = bytes.Clone(v)
 		}
-	}
-	return it.Close()
+		return nil
+	})
 }
 
 // Restore makes e (its mutex held) the share group its group record
