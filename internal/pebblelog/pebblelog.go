@@ -4,6 +4,7 @@
 package pebblelog
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 )
@@ -27,9 +28,12 @@ func New(log *slog.Logger, who string) Logger {
 	return Logger{log: log, who: who}
 }
 
-// Infof logs Pebble's informational messages at debug level.
+// Infof logs Pebble's informational messages at debug level, formatting
+// them only when that level is on.
 func (l Logger) Infof(format string, args ...any) {
-	l.log.Debug(l.who + ": pebble: " + fmt.Sprintf(format, args...))
+	if l.log.Enabled(context.Background(), slog.LevelDebug) {
+		l.log.Debug(l.who + ": pebble: " + fmt.Sprintf(format, args...))
+	}
 }
 
 // Errorf logs Pebble's errors.

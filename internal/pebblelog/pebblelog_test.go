@@ -34,6 +34,24 @@ func TestLogger(t *testing.T) {
 	l.Fatalf("wal %s", "broken")
 }
 
+// Without a logger the messages go nowhere, and Fatalf still panics.
 func TestNilLog(t *testing.T) {
-	New(nil, "ha").Errorf("no panic with no logger")
+	l := New(nil, "ha")
+	l.Infof("flushed")
+	l.Errorf("disk full")
+	defer func() {
+		if r := recover(); r != "ha: pebble fatal: wal broken" {
+			t.Fatalf("Fatalf panicked with %v", r)
+		}
+	}()
+	l.Fatalf("wal %s", "broken")
+}
+
+// Infof logs at debug level when it is on.
+func TestInfofAtDebug(t *testing.T) {
+	var buf bytes.Buffer
+	New(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), "coordinator").Infof("flushed %d", 3)
+	if !strings.Contains(buf.String(), "coordinator: pebble: flushed 3") {
+		t.Fatalf("Infof logged %q", buf.String())
+	}
 }
