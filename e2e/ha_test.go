@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/floe-io/floe/coordinator/rpc"
@@ -433,13 +434,38 @@ func waitGroupCaughtUp(t *testing.T, ctx context.Context, adm *kadm.Client, grou
 func createHATopic(t *testing.T, ctx context.Context, addr, topic string, partitions int32) {
 	t.Helper()
 	adm := kadm.NewClient(pinnedClient(t, addr))
+	failed := false
 	testkit.CheckFor(t, 20*time.Second, 100*time.Millisecond, func() error {
 		resp, err := adm.CreateTopic(ctx, partitions, 1, nil, topic)
 		if err == nil {
 			err = resp.Err
 		}
+		if errors.Is(err, kerr.TopicAlreadyExists) && failed {
+			// An earlier attempt's answer was lost while the coordinators
+			// changed leader, but its create was committed: Kafka's
+			// controller leaves a client the same doubt. The topic must
+			// be the one asked for.
+			return checkPartitionCount(ctx, adm, topic, partitions)
+		}
+		failed = failed || err != nil
 		return err
 	})
+}
+
+// checkPartitionCount fails unless topic exists with partitions partitions.
+func checkPartitionCount(ctx context.Context, adm *kadm.Client, topic string, partitions int32) error {
+	td, err := adm.ListTopics(ctx, topic)
+	if err != nil {
+		return err
+	}
+	d, ok := td[topic]
+	if !ok || d.Err != nil {
+		return fmt.Errorf("describe %s after it already existed: %v", topic, d.Err)
+	}
+	if got := int32(len(d.Partitions)); got != partitions {
+		return fmt.Errorf("topic %s exists with %d partitions, want %d", topic, got, partitions)
+	}
+	return nil
 }
 
 // logCoordinators logs, when the test failed, what each coordinator
