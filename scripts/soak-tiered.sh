@@ -17,6 +17,10 @@
 #
 #   DURATION=20m RATE=20480 PARTITIONS=16 WAL_RETENTION=2m GC_GRACE=10m \
 #     KV_RATE=2000 KV_LOOKUPS=471 ./scripts/soak-tiered.sh
+#
+# DATA_DIR puts the broker's data directory (its objects and its Pebble
+# state) under another directory, e.g. a file system mounted for the run,
+# instead of the temporary one; the run's subdirectory is removed at the end.
 DURATION="${DURATION:-30m}"
 RATE="${RATE:-61440}"                 # 60 MiB/s of 1 KiB records
 RECORD_SIZE="${RECORD_SIZE:-1024}"
@@ -34,11 +38,16 @@ BROKER_FLAGS="${BROKER_FLAGS:-}"     # more broker flags, e.g. --memory-limit=12
 PROGRESS="${PROGRESS:-0}"           # e.g. 30s: a progress line with that interval's p99s
 STORE="${STORE:-dir}"
 . scripts/bench-lib.sh
+data="$work/data"
+if [ -n "${DATA_DIR:-}" ]; then
+  data="$(mktemp -d "$DATA_DIR/soak-XXXXXX")"
+  trap 'cleanup; rm -rf "$data"' EXIT
+fi
 
 [ "$STORE" = minio ] && start_minio
-start_broker "$STORE" "$work/data" --wal-retention "$WAL_RETENTION" --gc-grace "$GC_GRACE" \
+start_broker "$STORE" "$data" --wal-retention "$WAL_RETENTION" --gc-grace "$GC_GRACE" \
   --consolidation-enabled="$CONSOLIDATION" --tier-interval 5s --tier-poll-interval 1s --kv-index-enabled $BROKER_FLAGS
-echo "broker pid $broker_pid, data in $work/data, $DURATION at $RATE records/s of $RECORD_SIZE B, retention.ms=$RETENTION_MS, wal retention $WAL_RETENTION, consolidation=$CONSOLIDATION, $CONSUMER_GROUPS groups"
+echo "broker pid $broker_pid, data in $data, $DURATION at $RATE records/s of $RECORD_SIZE B, retention.ms=$RETENTION_MS, wal retention $WAL_RETENTION, consolidation=$CONSOLIDATION, $CONSUMER_GROUPS groups"
 
 consumers=(--consumers 0)
 if [ "$CONSUMER_GROUPS" -gt 0 ]; then consumers=(--consumers 1 --group soak --consumer-groups "$CONSUMER_GROUPS"); fi
@@ -72,7 +81,7 @@ while kill -0 "$lt" 2>/dev/null; do
   live=$(curl -s "http://$http/metrics" | awk '/^floe_coordinator_objects\{.*state="live"/ {s+=$2} END {printf "%.0f", s}')
   wal=$(num "$(metric floe_partition_wal_bytes)"); seg=$(num "$(metric floe_partition_segment_bytes)")
   segs=$(metric floe_partition_segments); meta=$(num "$(metric floe_coordinator_metadata_bytes)")
-  store=$(du -sm "$work/data/objects" 2>/dev/null | cut -f1)
+  store=$(du -sm "$data/objects" 2>/dev/null | cut -f1)
   [ "$STORE" = minio ] && store=$(du -smc "$work"/minio-* 2>/dev/null | tail -1 | cut -f1)
   prod=$(num "$(metric floe_ingest_object_size_bytes_sum)")
   printf "%6.1f %9s %10s %9s %12.0f %12.0f %10s %12.1f %10s %12.0f\n" "$(echo "($(date +%s)-$start)/60" | bc -l)" \
