@@ -92,7 +92,12 @@ func SegmentBatches(ctx context.Context, objects Objects, seg coordapi.BatchCoor
 			return fail(err)
 		}
 		if h, err := record.ParseHeader(data); err == nil && h.Size() > len(data) {
-			// One batch larger than the window: read the rest of it.
+			// One batch larger than the window: read the rest of it, if
+			// the segment holds it (a header's length is the object's
+			// bytes, not to be trusted past the segment).
+			if int64(h.Size()) > int64(seg.ByteLength)-pos {
+				return fail(fmt.Errorf("a batch of %d bytes at byte %d runs past the segment's %d", h.Size(), pos, seg.ByteLength))
+			}
 			rest, err := objects.GetRange(ctx, seg.ObjectKey, pos+int64(len(data)), int64(h.Size()-len(data)))
 			if err != nil {
 				return fail(err)

@@ -155,6 +155,8 @@ func TestSegmentBatches(t *testing.T) {
 			nil, nil, []read{{"huge", 0, SegmentWindow, false}, {"huge", SegmentWindow, int64(len(huge[0])) - SegmentWindow, true}}, 0, false, true},
 		{"a batch one byte larger than a window", seg("edge", edge, 300, 300), 300, 0, false, 0,
 			[]int64{300}, edge, []read{{"edge", 0, SegmentWindow, false}, {"edge", SegmentWindow, 1, false}}, 301, true, false},
+		{"a batch past the segment's end", coordapi.BatchCoord{ObjectKey: "huge", ByteLength: SegmentWindow + 10, BaseOffset: 200, LastOffset: 202, Segment: true}, 200, 0, false, 0,
+			nil, nil, []read{{"huge", 0, SegmentWindow, false}}, 0, false, true},
 		{"a read fails", seg("small", small, 10, 19), 10, 0, true, 0,
 			nil, nil, []read{{"small", 0, smallLen, true}}, 0, false, true},
 		{"no whole batch", coordapi.BatchCoord{ObjectKey: "garbage", ByteLength: 100, BaseOffset: 0, LastOffset: 9, Segment: true}, 0, 0, false, 0,
