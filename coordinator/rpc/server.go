@@ -409,6 +409,7 @@ func (s *Server) dispatch(op string, h handler) nats.MsgHandler {
 	if heldOps[op] {
 		sem = s.heldSem
 	}
+	rec := outcomeOptions(op)
 	return func(m *nats.Msg) {
 		select {
 		case sem <- struct{}{}:
@@ -423,7 +424,7 @@ func (s *Server) dispatch(op string, h handler) nats.MsgHandler {
 		}
 		s.inflight.Add(1)
 		s.mu.Unlock()
-		r := request{op: op, h: h, m: m, sem: sem}
+		r := request{op: op, h: h, m: m, sem: sem, rec: rec}
 		select {
 		case s.work <- r: // an idle worker takes it
 		default:
@@ -439,6 +440,28 @@ type request struct {
 	h   handler
 	m   *nats.Msg
 	sem chan struct{}
+	rec *outcomes
+}
+
+// Outcomes of a request, as its duration's "outcome" attribute says them.
+const (
+	outcomeOK = iota
+	outcomeKafkaError
+	outcomeError
+)
+
+// outcomes holds an op's attribute sets for its duration, one an outcome,
+// built once: a set built per request cost an allocation and its hashing
+// on every find.
+type outcomes [3]metric.RecordOption
+
+// outcomeOptions returns op's outcomes.
+func outcomeOptions(op string) *outcomes {
+	var o outcomes
+	for i, name := range [...]string{outcomeOK: "ok", outcomeKafkaError: "kafka_error", outcomeError: "error"} {
+		o[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("op", op), attribute.String("outcome", name)))
+	}
+	return &o
 }
 
 // worker serves r, then the requests handed to it on s.work until none
@@ -447,7 +470,7 @@ func (s *Server) worker(r request) {
 	idle := time.NewTimer(workerIdle)
 	defer idle.Stop()
 	for {
-		s.serve(r.op, r.h, r.m)
+		s.serve(r)
 		<-r.sem
 		s.inflight.Done()
 		idle.Reset(workerIdle)
@@ -462,7 +485,8 @@ func (s *Server) worker(r request) {
 }
 
 // serve handles one request and sends its reply.
-func (s *Server) serve(op string, h handler, m *nats.Msg) {
+func (s *Server) serve(r request) {
+	op, h, m := r.op, r.h, r.m
 	if m.Reply == "" {
 		return // nobody to answer
 	}
@@ -503,19 +527,18 @@ func (s *Server) serve(op string, h handler, m *nats.Msg) {
 	if err == nil && int64(len(e.b)) > s.nc.MaxPayload() {
 		err = fmt.Errorf("reply of %d bytes exceeds the NATS max payload of %d", len(e.b), s.nc.MaxPayload())
 	}
-	outcome := "ok"
+	outcome := outcomeOK
 	if err != nil {
 		e.b = e.b[:1]
 		e.byte(statusError)
 		encError(e, err)
-		outcome = "kafka_error"
+		outcome = outcomeKafkaError
 		if !isKafkaError(err) {
-			outcome = "error"
+			outcome = outcomeError
 			s.log.Warn("coordinator request failed", "op", op, "err", err)
 		}
 	}
-	s.duration.Record(context.Background(), time.Since(start).Seconds(),
-		metric.WithAttributes(attribute.String("op", op), attribute.String("outcome", outcome)))
+	s.duration.Record(context.Background(), time.Since(start).Seconds(), r.rec[outcome])
 	if err := m.Respond(e.b); err != nil {
 		s.log.Debug("reply to coordinator request", "op", op, "err", err)
 	}
