@@ -40,7 +40,7 @@ func ExportRows(ranges [][2][]byte, cursor []byte, maxBytes int, scan Scan) (row
 			}
 		}
 		err := scan(lower, upper, func(k, v []byte) error {
-			if size >= maxBytes {
+			if len(rows) > 0 && size >= maxBytes {
 				full = true
 				return errFull
 			}

@@ -124,8 +124,6 @@ const growRetry = time.Second
 // KeepGrowing calls grow (a growth to shards shards) until it succeeds
 // or ctx ends, a growRetry after each failure.
 func KeepGrowing(ctx context.Context, shards int, grow func(context.Context) (moved int, err error), log *slog.Logger) {
-	t := time.NewTicker(growRetry)
-	defer t.Stop()
 	for {
 		moved, err := grow(ctx)
 		if err == nil {
@@ -136,8 +134,12 @@ func KeepGrowing(ctx context.Context, shards int, grow func(context.Context) (mo
 			return
 		}
 		log.Warn("grow the cluster; trying again", "shards", shards, "moved", moved, "err", err)
+		// A timer from the failure, not a ticker from the start: a
+		// growth that failed slowly still waits its growRetry.
+		t := time.NewTimer(growRetry)
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return
 		case <-t.C:
 		}
